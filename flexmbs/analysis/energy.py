@@ -1,0 +1,153 @@
+"""The energy balance of a run and Huang's criterion (FORMULATION.md section 7).
+
+    E(t) = T + V_g + U + V_s - W_nc       (J)
+
+is constant for every model, damped or driven, because W_nc (the `dissipated` series of
+the result file) is the work done on the system by the non-conservative forces. How far
+E(t) drifts from E(0) measures the integration error. Two criteria:
+
+* Huang's criterion (models with strain energy): ratio = max |E(t) - E(0)| / max U(t)
+  must be orders of magnitude below 1 for small deformations to be trusted.
+* Rigid models (U = 0): relative_drift = max |E(t) - E(0)| / largest_component, where
+  largest_component is the largest of max |T|, max |U|, max |V_s|, max |W_nc| and
+  max |V_g(t) - V_g(0)| (the variation of V_g: its zero is arbitrary, so its absolute
+  value would make the drift look small by moving the origin).
+
+The check passes when the criterion in use is below `ratio_limit`.
+"""
+
+import math
+import os
+
+import numpy as np
+
+from ..errors import ResultFileError
+from ..io.results import ENERGY_COMPONENTS, open_result
+
+__all__ = ["DEFAULT_RATIO_LIMIT", "energy_balance", "format_energy_report", "total_energy"]
+
+DEFAULT_RATIO_LIMIT = 1e-2  # "orders of magnitude below": two
+CRITERION_HUANG = "huang"
+CRITERION_RELATIVE = "relative"
+CRITERION_TEXT = {
+    CRITERION_HUANG: "Huang's criterion: max |E(t) - E(0)| / max U(t)",
+    CRITERION_RELATIVE: "relative drift (no strain energy): max |E(t) - E(0)| / "
+                        "largest energy component",
+}
+
+
+def _float(x):
+    """A JSON-able float: Python float, None for nan or inf."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _component_scales(energy):
+    """dict name -> max over time of |component| (J); gravity: max |V_g(t) - V_g(0)|."""
+    scales = {}
+    for name in ENERGY_COMPONENTS:
+        e = np.asarray(energy[name], dtype=float)
+        if name == "gravity":
+            e = e - e[0]
+        scales[name] = float(np.max(np.abs(e)))
+    return scales
+
+
+def total_energy(energy):
+    """E(t) = kinetic + gravity + strain + spring - dissipated (J), (n,)."""
+    e = {k: np.asarray(energy[k], dtype=float) for k in ENERGY_COMPONENTS}
+    return e["kinetic"] + e["gravity"] + e["strain"] + e["spring"] - e["dissipated"]
+
+
+def energy_balance(result, ratio_limit=DEFAULT_RATIO_LIMIT):
+    """The energy balance of a result (a Result or the path of a result file).
+
+    Returns a JSON-able dict (floats in J unless said; None where undefined or not
+    finite):
+      path, status, t_reached (s), samples, t_start, t_end (s);
+      energy_initial = E(0), energy_final = E(t_end);
+      drift_max = max |E(t) - E(0)|, t_drift_max (s) where it occurs;
+      strain_max = max U(t);
+      ratio = drift_max / strain_max (None for rigid models, strain_max == 0);
+      largest_component (see the module docstring) and largest_component_name;
+      relative_drift = drift_max / largest_component (None if that is 0);
+      criterion ("huang" when strain_max > 0, else "relative"), criterion_text,
+      criterion_value, ratio_limit, finite (all energies finite), passed (bool).
+    Raises ResultFileError if the result holds no samples.
+    """
+    if isinstance(result, (str, os.PathLike)):
+        result = open_result(result)
+    if not ratio_limit > 0:
+        raise ValueError(f"ratio_limit must be positive, got {ratio_limit}")
+    t = np.asarray(result.time, dtype=float)
+    if len(t) == 0:
+        raise ResultFileError(f"{result.path}: holds no samples (the run stopped before "
+                              "its first output); there is no energy balance to check")
+    energy = result.energy
+    e = total_energy(energy)
+    drift = np.abs(e - e[0])
+    finite = bool(np.all(np.isfinite(e)))
+    k = int(np.nanargmax(drift)) if np.any(np.isfinite(drift)) else 0
+    drift_max = float(np.max(drift))  # nan if any sample is nan
+    strain_max = float(np.max(np.asarray(energy["strain"], dtype=float)))
+    scales = _component_scales(energy)
+    largest_name = max(scales, key=lambda n: scales[n] if math.isfinite(scales[n]) else -1)
+    largest = scales[largest_name]
+    ratio = drift_max / strain_max if strain_max > 0 else None
+    relative = drift_max / largest if largest > 0 else None
+    criterion = CRITERION_HUANG if ratio is not None else CRITERION_RELATIVE
+    value = ratio if criterion == CRITERION_HUANG else relative
+    if value is None:  # nothing moves: no energy at all, and no drift either
+        value = 0.0 if drift_max == 0 else math.inf
+    passed = bool(finite and value < ratio_limit)
+    return {
+        "path": str(result.path), "status": result.status,
+        "t_reached": _float(result.t_reached), "samples": int(len(t)),
+        "t_start": _float(t[0]), "t_end": _float(t[-1]),
+        "energy_initial": _float(e[0]), "energy_final": _float(e[-1]),
+        "drift_max": _float(drift_max), "t_drift_max": _float(t[k]),
+        "strain_max": _float(strain_max),
+        "ratio": None if ratio is None else _float(ratio),
+        "largest_component": _float(largest), "largest_component_name": largest_name,
+        "relative_drift": None if relative is None else _float(relative),
+        "criterion": criterion, "criterion_text": CRITERION_TEXT[criterion],
+        "criterion_value": _float(value), "ratio_limit": float(ratio_limit),
+        "finite": finite, "passed": passed,
+    }
+
+
+def _g(x, unit=""):
+    """A number for the report ("n/a" for None)."""
+    if x is None:
+        return "n/a"
+    return f"{x:.6g}{' ' + unit if unit else ''}"
+
+
+def format_energy_report(balance):
+    """The energy balance (a dict from energy_balance) as text for people."""
+    b = balance
+    lines = [
+        f"energy balance of {b['path']}",
+        f"  status                     {b['status']}",
+        f"  time                       {_g(b['t_start'])} .. {_g(b['t_end'], 's')} "
+        f"({b['samples']} samples)",
+        f"  E(0)                       {_g(b['energy_initial'], 'J')}",
+        f"  E(t_end)                   {_g(b['energy_final'], 'J')}",
+        f"  max |E(t) - E(0)|          {_g(b['drift_max'], 'J')} at t = "
+        f"{_g(b['t_drift_max'], 's')}",
+        f"  max strain energy U        {_g(b['strain_max'], 'J')}",
+        f"  largest energy component   {_g(b['largest_component'], 'J')} "
+        f"({b['largest_component_name']})",
+        f"  drift / max U              {_g(b['ratio'])}"
+        + ("   (rigid model: no strain energy)" if b["ratio"] is None else ""),
+        f"  drift / largest component  {_g(b['relative_drift'])}",
+    ]
+    verdict = "PASS" if b["passed"] else "FAIL"
+    lines.append(f"criterion: {b['criterion_text']} = {_g(b['criterion_value'])} "
+                 f"(limit {b['ratio_limit']:g}): {verdict}")
+    if not b["finite"]:
+        lines.append("the energies are not finite (the run diverged)")
+    if b["status"] != "finished":
+        lines.append(f"note: the run did not finish (status: {b['status']}); the balance "
+                     "covers the samples written")
+    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""Numba settings for every kernel of flexmbs, in one place.
+
+Kernels compile lazily, on first call, for the one set of argument types that every
+model shares (no per-model code generation), and are cached on disk so that the second
+start of a run skips compilation.
+
+The cache lives in a folder named after a hash of the package's source: numba checks
+only the file of the function it loads, not the kernels that function calls, so a
+change anywhere in flexmbs must start a fresh cache. Environment:
+`FLEXMBS_NUMBA_CACHE=0` turns caching off; `FLEXMBS_CACHE_DIR` chooses the parent
+folder (default: $XDG_CACHE_HOME/flexmbs or ~/.cache/flexmbs). If NUMBA_CACHE_DIR is
+set, numba's own setting is kept.
+"""
+
+import hashlib
+import os
+import pathlib
+
+import numba
+
+__all__ = ["CACHE", "CACHE_DIR", "jit", "source_hash"]
+
+CACHE = os.environ.get("FLEXMBS_NUMBA_CACHE", "1") not in ("0", "false", "no")
+
+
+def source_hash():
+    """sha1 (12 hex digits) of every .py file of the flexmbs package."""
+    root = pathlib.Path(__file__).resolve().parent
+    h = hashlib.sha1()
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _cache_dir():
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    base = os.environ.get("FLEXMBS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "flexmbs")
+    return os.path.join(base, f"numba-{source_hash()}")
+
+
+CACHE_DIR = _cache_dir()
+if CACHE:
+    numba.config.CACHE_DIR = CACHE_DIR
+
+
+def jit(fn):
+    """numba.njit with the project's flags: nopython, cached, numpy error model."""
+    return numba.njit(cache=CACHE, error_model="numpy", nogil=True)(fn)

@@ -1,0 +1,141 @@
+"""Python face of the kernels: friendly functions of (CompiledModel, q, u, t) that
+return new arrays. For analysis, tests and the linearization; the integrators call the
+kernels directly with a preallocated Workspace.
+
+Body velocities are stacked per body (root to leaves) as [dr/dt (global, m/s);
+w (body axes, rad/s)], 6 rows per body.
+"""
+
+import numpy as np
+
+from ..kinematics.recursive import forward_kinematics, velocity_transformation_rate
+from . import energy as _energy
+from . import system as _system
+
+__all__ = ["body_poses", "velocity_transformation", "prescribed_velocity",
+           "body_velocities", "bias_acceleration", "velocity_transformation_rate_matrix",
+           "mass_matrix", "generalized_forces", "accelerations", "energies",
+           "driver_forces", "kinematics"]
+
+
+def _arr(x, n):
+    a = np.ascontiguousarray(np.asarray(x, dtype=float).reshape(-1))
+    if a.size != n:
+        raise ValueError(f"expected {n} values, got {a.size}")
+    return a
+
+
+def kinematics(cm, q, u=None, t=0.0):
+    """A Workspace after forward_kinematics at (t, q, u) (u = 0 if not given)."""
+    ws = cm.new_workspace()
+    u = np.zeros(cm.nq) if u is None else u
+    forward_kinematics(cm.arrays, ws, float(t), _arr(q, cm.nq), _arr(u, cm.nq))
+    return ws
+
+
+def body_poses(cm, q, t=0.0):
+    """(r (N, 3) frame origins, global; A (N, 3, 3) body-to-global rotations)."""
+    ws = kinematics(cm, q, None, t)
+    return ws.r.copy(), ws.rot.copy()
+
+
+def _columns(cm, ws, free):
+    """Rows of B per body at the free (free=True) or prescribed coordinates' columns."""
+    m = cm.arrays
+    cols = np.flatnonzero((m.coord_qindex >= 0) == free)
+    out = np.zeros((6 * cm.nbodies, len(cols)))
+    for i in range(cm.nbodies):
+        out[6 * i:6 * i + 3] = ws.jr[i][:, cols]
+        out[6 * i + 3:6 * i + 6] = ws.rot[i].T @ ws.jw[i][:, cols]
+    return out, cols
+
+
+def velocity_transformation(cm, q, t=0.0):
+    """B (6N, nq): body velocities = B u + b_t (H2.129)."""
+    b, _ = _columns(cm, kinematics(cm, q, None, t), True)
+    return b
+
+
+def prescribed_velocity(cm, q, t=0.0):
+    """b_t (6N,): the body velocities due to prescribed motion alone."""
+    ws = kinematics(cm, q, None, t)
+    b, cols = _columns(cm, ws, False)
+    return b @ ws.xd[cols]
+
+
+def body_velocities(cm, q, u, t=0.0):
+    """v (6N,) from the recursion (= B u + b_t)."""
+    ws = kinematics(cm, q, u, t)
+    return _stack(ws, ws.rd, ws.omega)
+
+
+def _stack(ws, lin, ang):
+    n = lin.shape[0]
+    out = np.zeros(6 * n)
+    for i in range(n):
+        out[6 * i:6 * i + 3] = lin[i]
+        out[6 * i + 3:6 * i + 6] = ws.rot[i].T @ ang[i]
+    return out
+
+
+def bias_acceleration(cm, q, u, t=0.0):
+    """a_bias (6N,) = (dB/dt) u + db_t/dt: body accelerations when du/dt = 0."""
+    ws = kinematics(cm, q, u, t)
+    return _stack(ws, ws.ar, ws.aw)
+
+
+def velocity_transformation_rate_matrix(cm, q, u, t=0.0):
+    """dB/dt (6N, nq) along the motion (q, u) at time t.
+
+    Body rows: d(jr)/dt and d(A^T jw)/dt = A^T (d(jw)/dt - omega x jw).
+    """
+    ws = kinematics(cm, q, u, t)
+    velocity_transformation_rate(cm.arrays, ws)
+    cols = np.flatnonzero(cm.arrays.coord_qindex >= 0)
+    out = np.zeros((6 * cm.nbodies, len(cols)))
+    for i in range(cm.nbodies):
+        out[6 * i:6 * i + 3] = ws.djr[i][:, cols]
+        jw = ws.jw[i][:, cols]
+        out[6 * i + 3:6 * i + 6] = ws.rot[i].T @ (ws.djw[i][:, cols]
+                                                  - np.cross(ws.omega[i], jw.T).T)
+    return out
+
+
+def mass_matrix(cm, q, t=0.0):
+    """M* (nq, nq)."""
+    ws = kinematics(cm, q, None, t)
+    _system.mass_matrix(cm.arrays, ws)
+    return ws.mass.copy()
+
+
+def generalized_forces(cm, q, u, t=0.0):
+    """Q* (nq,): quadratic-velocity, gravity, loads, joint springs and dampers, minus
+    the bias accelerations' inertia forces."""
+    ws = kinematics(cm, q, u, t)
+    _system.generalized_forces(cm.arrays, ws, float(t))
+    return ws.force.copy()
+
+
+def accelerations(cm, q, u, t=0.0):
+    """du/dt (nq,) = M*^-1 Q*."""
+    y = np.concatenate([_arr(q, cm.nq), _arr(u, cm.nq), [0.0]])
+    ws = cm.new_workspace()
+    out = np.zeros_like(y)
+    _system.state_derivative(cm.arrays, ws, float(t), y, out)
+    return out[cm.nq:2 * cm.nq]
+
+
+def driver_forces(cm, q, u, udot, t=0.0):
+    """Generalized force (nc,) each driver applies at its prescribed coordinate."""
+    ws = kinematics(cm, q, u, t)
+    _system.body_forces(cm.arrays, ws, float(t))
+    _system.dynamic_rows(cm.arrays, ws, _arr(udot, cm.nq), np.zeros(cm.nq))
+    return ws.tau.copy()
+
+
+def energies(cm, q, u, t=0.0, w_nc=0.0):
+    """dict kinetic, gravity, strain, spring, dissipated (J)."""
+    ws = kinematics(cm, q, u, t)
+    out = np.zeros(5)
+    _energy.energies(cm.arrays, ws, float(w_nc), out)
+    return dict(zip(_energy.ENERGY_NAMES, out))

@@ -1,0 +1,297 @@
+"""System equations of a tree (numba): M*, Q*, the residual, the state derivative, the
+power of the non-conservative forces.
+
+FORMULATION.md section 5 (Huang H2.140-2.147):
+
+    M* = sum_i B_i^T M_i B_i
+    Q* = sum_i B_i^T (Qv_i + Qe_i - M_i a_bias_i) + Q_joint
+    Q_joint = -k (x - x_rest) - c dx/dt          (joint springs and dampers)
+
+State y = [q, u, w] (sizes nq, nq, 1), w the work of the non-conservative forces
+(section 7). Residual form F(t, y, y') = [q' - u; M* u' - Q*; w' - P] = 0.
+
+Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `out`.
+"""
+
+import numpy as np
+
+from ..config import jit
+from ..kinematics.recursive import forward_kinematics
+from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
+from .timefunctions import evaluate_time_function
+
+__all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
+           "dynamic_rows", "residual", "state_derivative", "nonconservative_power",
+           "split_state"]
+
+
+@jit
+def split_state(y, nq):
+    """Views q, u, w of the state vector y = [q, u, w]."""
+    return y[:nq], y[nq:2 * nq], y[2 * nq:2 * nq + 1]
+
+
+@jit
+def body_columns(m, ws, i):
+    """ws.bcol[:, c] = body i's column c of B ([global; body axes]) at its ancestor
+    coordinates c (prescribed ones included); ws.mbcol[:, c] = M_i times it."""
+    rot = ws.rot[i]
+    for k in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
+        c = m.ancestor_coord[k]
+        for r in range(3):
+            ws.bcol[r, c] = ws.jr[i, r, c]
+        for r in range(3):
+            ws.bcol[3 + r, c] = rot[0, r] * ws.jw[i, 0, c] + rot[1, r] * ws.jw[i, 1, c] + \
+                rot[2, r] * ws.jw[i, 2, c]
+        apply_body_mass(m, i, rot, ws.bcol[0:3, c], ws.bcol[3:6, c], ws.mbcol, c)
+
+
+@jit
+def _body_angular_velocity(ws, i, out):
+    rot = ws.rot[i]
+    om = ws.omega[i]
+    for r in range(3):
+        out[r] = rot[0, r] * om[0] + rot[1, r] * om[1] + rot[2, r] * om[2]
+
+
+@jit
+def _applied_loads(m, ws, t):
+    """Adds the point forces and torques to ws.body_force (a generalized force
+    [F; s x (A^T F)] for a force F at body point s, [0; A^T T] for a torque T)."""
+    for f in range(m.force_type.shape[0]):
+        i = m.force_body[f]
+        rot = ws.rot[i]
+        evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t,
+                               ws.tf3)
+        scale = ws.tf3[0]
+        vec = ws.v3[0]
+        loc = ws.v3[1]
+        for r in range(3):
+            loc[r] = m.force_vector[f, r] * scale
+        if m.force_frame[f] == 1:  # marker axes -> body axes -> global
+            cm = m.force_rotation[f]
+            for r in range(3):
+                vec[r] = cm[r, 0] * loc[0] + cm[r, 1] * loc[1] + cm[r, 2] * loc[2]
+            for r in range(3):
+                loc[r] = rot[r, 0] * vec[0] + rot[r, 1] * vec[1] + rot[r, 2] * vec[2]
+        for r in range(3):  # body axes
+            vec[r] = rot[0, r] * loc[0] + rot[1, r] * loc[1] + rot[2, r] * loc[2]
+        if m.force_type[f] == 0:
+            s = m.force_position[f]
+            for r in range(3):
+                ws.body_force[i, r] += loc[r]
+            ws.body_force[i, 3] += s[1] * vec[2] - s[2] * vec[1]
+            ws.body_force[i, 4] += s[2] * vec[0] - s[0] * vec[2]
+            ws.body_force[i, 5] += s[0] * vec[1] - s[1] * vec[0]
+        else:
+            for r in range(3):
+                ws.body_force[i, 3 + r] += vec[r]
+
+
+@jit
+def body_forces(m, ws, t):
+    """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i (after forward_kinematics)."""
+    w = ws.v3[2]
+    vw = ws.v3[3]
+    nb = m.body_mass.shape[0]
+    for i in range(nb):
+        _body_angular_velocity(ws, i, w)
+        body_inertial_and_gravity_force(m, i, ws.rot[i], w, ws.body_force[i])
+        rot = ws.rot[i]
+        aw = ws.aw[i]
+        for r in range(3):
+            vw[r] = rot[0, r] * aw[0] + rot[1, r] * aw[1] + rot[2, r] * aw[2]
+        apply_body_mass(m, i, rot, ws.ar[i], vw, ws.mbcol, 0)
+        for r in range(6):
+            ws.body_force[i, r] -= ws.mbcol[r, 0]
+    _applied_loads(m, ws, t)
+
+
+@jit
+def _joint_force(m, ws, c):
+    """Q_joint at coordinate c: -k (x - rest) - c xd."""
+    return -m.coord_stiffness[c] * (ws.x[c] - m.coord_rest[c]) - m.coord_damping[c] * ws.xd[c]
+
+
+@jit
+def mass_matrix(m, ws):
+    """ws.mass = M* (nq x nq), symmetric positive definite (after forward_kinematics)."""
+    ws.mass[:, :] = 0.0
+    for i in range(m.body_mass.shape[0]):
+        body_columns(m, ws, i)
+        lo = m.ancestor_ptr[i]
+        hi = m.ancestor_ptr[i + 1]
+        for ka in range(lo, hi):
+            ca = m.ancestor_coord[ka]
+            qa = m.coord_qindex[ca]
+            if qa < 0:
+                continue
+            for kb in range(lo, ka + 1):
+                cb = m.ancestor_coord[kb]
+                qb = m.coord_qindex[cb]
+                if qb < 0:
+                    continue
+                s = 0.0
+                for r in range(6):
+                    s += ws.bcol[r, ca] * ws.mbcol[r, cb]
+                ws.mass[qa, qb] += s
+    nq = ws.mass.shape[0]
+    for a in range(nq):
+        for b in range(a + 1, nq):
+            ws.mass[a, b] = ws.mass[b, a]
+
+
+@jit
+def generalized_forces(m, ws, t):
+    """ws.force = Q* (size nq) (after forward_kinematics); also fills ws.body_force."""
+    body_forces(m, ws, t)
+    ws.force[:] = 0.0
+    nb = m.body_mass.shape[0]
+    for i in range(nb):
+        rot = ws.rot[i]
+        for k in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
+            c = m.ancestor_coord[k]
+            qc = m.coord_qindex[c]
+            if qc < 0:
+                continue
+            s = 0.0
+            for r in range(3):
+                s += ws.jr[i, r, c] * ws.body_force[i, r]
+                bw = rot[0, r] * ws.jw[i, 0, c] + rot[1, r] * ws.jw[i, 1, c] + \
+                    rot[2, r] * ws.jw[i, 2, c]
+                s += bw * ws.body_force[i, 3 + r]
+            ws.force[qc] += s
+    for c in range(m.coord_qindex.shape[0]):
+        qc = m.coord_qindex[c]
+        if qc >= 0:
+            ws.force[qc] += _joint_force(m, ws, c)
+
+
+@jit
+def dynamic_rows(m, ws, udot, out):
+    """out = M* udot - Q* (size nq) and ws.tau = the generalized force that each
+    prescribed coordinate's driver must apply (size nc, zero at free coordinates).
+
+    Per body g_i = M_i (B_i udot) - (Qv_i + Qe_i - M_i a_bias_i); then out = sum B_i^T g_i
+    - Q_joint at free columns, tau = sum B_i^T g_i - Q_joint at prescribed ones. No M*
+    is formed. Call after forward_kinematics and body_forces.
+    """
+    out[:] = 0.0
+    ws.tau[:] = 0.0
+    vr = ws.v3[4]
+    vw = ws.v3[5]
+    for i in range(m.body_mass.shape[0]):
+        rot = ws.rot[i]
+        vr[:] = 0.0
+        w3 = ws.v3[6]
+        w3[:] = 0.0
+        lo = m.ancestor_ptr[i]
+        hi = m.ancestor_ptr[i + 1]
+        for k in range(lo, hi):
+            c = m.ancestor_coord[k]
+            qc = m.coord_qindex[c]
+            if qc < 0:
+                continue
+            a = udot[qc]
+            for r in range(3):
+                vr[r] += ws.jr[i, r, c] * a
+                w3[r] += ws.jw[i, r, c] * a
+        for r in range(3):
+            vw[r] = rot[0, r] * w3[0] + rot[1, r] * w3[1] + rot[2, r] * w3[2]
+        apply_body_mass(m, i, rot, vr, vw, ws.mbcol, 0)
+        for r in range(6):
+            ws.mbcol[r, 0] -= ws.body_force[i, r]
+        for k in range(lo, hi):
+            c = m.ancestor_coord[k]
+            s = 0.0
+            for r in range(3):
+                s += ws.jr[i, r, c] * ws.mbcol[r, 0]
+                bw = rot[0, r] * ws.jw[i, 0, c] + rot[1, r] * ws.jw[i, 1, c] + \
+                    rot[2, r] * ws.jw[i, 2, c]
+                s += bw * ws.mbcol[3 + r, 0]
+            qc = m.coord_qindex[c]
+            if qc >= 0:
+                out[qc] += s
+            else:
+                ws.tau[c] += s
+    for c in range(m.coord_qindex.shape[0]):
+        qc = m.coord_qindex[c]
+        if qc >= 0:
+            out[qc] -= _joint_force(m, ws, c)
+        else:
+            ws.tau[c] -= _joint_force(m, ws, c)
+
+
+@jit
+def nonconservative_power(m, ws, t):
+    """P (W): power of dampers, drivers and applied loads (after dynamic_rows).
+
+    Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
+    the damper's, (tau - c xd) xd. Loads: F . (velocity of the point), T . omega.
+    """
+    p = 0.0
+    for c in range(m.coord_qindex.shape[0]):
+        xd = ws.xd[c]
+        if m.coord_qindex[c] >= 0:
+            p -= m.coord_damping[c] * xd * xd
+        else:
+            p += (ws.tau[c] - m.coord_damping[c] * xd) * xd
+    for f in range(m.force_type.shape[0]):
+        i = m.force_body[f]
+        rot = ws.rot[i]
+        evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t,
+                               ws.tf3)
+        scale = ws.tf3[0]
+        vec = ws.v3[0]
+        loc = ws.v3[1]
+        for r in range(3):
+            loc[r] = m.force_vector[f, r] * scale
+        if m.force_frame[f] == 1:
+            cm = m.force_rotation[f]
+            for r in range(3):
+                vec[r] = cm[r, 0] * loc[0] + cm[r, 1] * loc[1] + cm[r, 2] * loc[2]
+            for r in range(3):
+                loc[r] = rot[r, 0] * vec[0] + rot[r, 1] * vec[1] + rot[r, 2] * vec[2]
+        om = ws.omega[i]
+        if m.force_type[f] == 0:
+            s = m.force_position[f]
+            for r in range(3):  # arm A s (global)
+                vec[r] = rot[r, 0] * s[0] + rot[r, 1] * s[1] + rot[r, 2] * s[2]
+            v0 = ws.rd[i, 0] + om[1] * vec[2] - om[2] * vec[1]
+            v1 = ws.rd[i, 1] + om[2] * vec[0] - om[0] * vec[2]
+            v2 = ws.rd[i, 2] + om[0] * vec[1] - om[1] * vec[0]
+            p += loc[0] * v0 + loc[1] * v1 + loc[2] * v2
+        else:
+            p += loc[0] * om[0] + loc[1] * om[1] + loc[2] * om[2]
+    return p
+
+
+@jit
+def residual(m, ws, t, y, yp, out):
+    """F(t, y, y') = [q' - u; M* u' - Q*; w' - P] (size 2 nq + 1), FORMULATION.md 5."""
+    nq = ws.mass.shape[0]
+    q, u, _ = split_state(y, nq)
+    qp, up, wp = split_state(yp, nq)
+    forward_kinematics(m, ws, t, q, u)
+    body_forces(m, ws, t)
+    dynamic_rows(m, ws, up, out[nq:2 * nq])
+    for k in range(nq):
+        out[k] = qp[k] - u[k]
+    out[2 * nq] = wp[0] - nonconservative_power(m, ws, t)
+
+
+@jit
+def state_derivative(m, ws, t, y, out):
+    """y' = [u; M*^-1 Q*; P] for the ODE integrators (size 2 nq + 1)."""
+    nq = ws.mass.shape[0]
+    q, u, _ = split_state(y, nq)
+    forward_kinematics(m, ws, t, q, u)
+    mass_matrix(m, ws)
+    generalized_forces(m, ws, t)
+    if nq > 0:
+        ws.accel[:] = np.linalg.solve(ws.mass, ws.force)
+    for k in range(nq):
+        out[k] = u[k]
+        out[nq + k] = ws.accel[k]
+    dynamic_rows(m, ws, ws.accel, ws.force)  # fills ws.tau; ws.force is scratch here
+    out[2 * nq] = nonconservative_power(m, ws, t)

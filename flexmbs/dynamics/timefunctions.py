@@ -1,0 +1,75 @@
+"""Numba evaluation of the time-function laws packed by
+`flexmbs.model.timefunctions.compile_time_functions`."""
+
+import numpy as np
+
+from ..config import jit
+
+__all__ = ["evaluate_time_function"]
+
+TWO_PI = 2.0 * np.pi
+
+
+@jit
+def evaluate_time_function(kind, ptr, data, k, t, out):
+    """out[0:3] = f(t), f'(t), f''(t) of time function k."""
+    p = data[ptr[k]:ptr[k + 1]]
+    code = kind[k]
+    f = 0.0
+    fd = 0.0
+    fdd = 0.0
+    if code == 0:  # constant
+        f = p[0]
+    elif code == 1:  # rate
+        f = p[0] + p[1] * t
+        fd = p[1]
+    elif code == 2:  # polynomial, Horner for f, f', f''
+        for i in range(p.size - 1, -1, -1):
+            fdd = fdd * t + 2.0 * fd
+            fd = fd * t + f
+            f = f * t + p[i]
+    elif code == 3:  # harmonic
+        a, w, ph, off = p[0], p[1], p[2], p[3]
+        s = np.sin(w * t + ph)
+        c = np.cos(w * t + ph)
+        f = off + a * s
+        fd = a * w * c
+        fdd = -a * w * w * s
+    elif code == 4:  # spin-up (MODELS.md SPIN)
+        w, tt = p[0], p[1]
+        if t < tt:
+            c = tt / TWO_PI
+            arg = TWO_PI * t / tt
+            f = (w / tt) * (0.5 * t * t + c * c * (np.cos(arg) - 1.0))
+            fd = (w / tt) * (t - c * np.sin(arg))
+            fdd = (w / tt) * (1.0 - np.cos(arg))
+        else:
+            f = w * (t - 0.5 * tt)
+            fd = w
+    else:  # table: [n, breakpoints (n+1), coefficients (n, 4)]
+        n = int(p[0])
+        tb = p[1:n + 2]
+        coef = p[n + 2:]
+        if t < tb[0]:
+            f = coef[0]
+        elif t > tb[n]:
+            h = tb[n] - tb[n - 1]
+            c = coef[4 * (n - 1):4 * n]
+            f = c[0] + h * (c[1] + h * (c[2] + h * c[3]))
+        else:
+            lo = 0
+            hi = n  # the last interval includes its right end
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if tb[mid] <= t:
+                    lo = mid
+                else:
+                    hi = mid
+            s = t - tb[lo]
+            c = coef[4 * lo:4 * lo + 4]
+            f = c[0] + s * (c[1] + s * (c[2] + s * c[3]))
+            fd = c[1] + s * (2.0 * c[2] + 3.0 * s * c[3])
+            fdd = 2.0 * c[2] + 6.0 * s * c[3]
+    out[0] = f
+    out[1] = fd
+    out[2] = fdd

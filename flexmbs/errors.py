@@ -1,0 +1,54 @@
+"""Errors that reach the user.
+
+`ModelError` names where a bad input was found (file, item, field) and what was
+expected; the command line prints it on one line and exits with status 2.
+"""
+
+__all__ = ["FlexmbsError", "ModelError", "ResultFileError"]
+
+
+class FlexmbsError(Exception):
+    """Base class of the errors flexmbs reports to the user without a traceback."""
+
+
+class ModelError(FlexmbsError, ValueError):
+    """A model description that cannot be used.
+
+    Parameters
+    ----------
+    message : what is wrong and what was expected.
+    item : the item, e.g. ``joint "j2"``; ``None`` for the file as a whole.
+    field : the field of the item, e.g. ``axis``.
+    source : the file (or ``"<python>"`` for the builder API).
+    """
+
+    def __init__(self, message, item=None, field=None, source=None):
+        self.message = message
+        self.item = item
+        self.field = field
+        self.source = source
+        super().__init__(self._text())
+
+    def _text(self):
+        where = []
+        if self.source:
+            where.append(str(self.source))
+        if self.item:
+            where.append(self.item)
+        if self.field:
+            where.append(f'field "{self.field}"')
+        return (": ".join(where) + ": " if where else "") + self.message
+
+    def with_source(self, source):
+        """The same error, attributed to `source` if it has none yet."""
+        if self.source is None:
+            self.source = source
+            self.args = (self._text(),)
+        return self
+
+    def __str__(self):
+        return self._text()
+
+
+class ResultFileError(FlexmbsError):
+    """A result file that is missing, unreadable or not written by flexmbs."""

@@ -1,0 +1,536 @@
+"""The HDF5 result file: written while the run goes, read back as numpy arrays.
+
+Layout (docs/results.md; ARCHITECTURE.md "Result file"):
+
+    /                   attrs flexmbs_version, created (ISO 8601), status ("running",
+                        "finished" or "failed: <reason>"), t_reached (s, nan before the
+                        first commit)
+    /time               (n,) s; an HDF5 dimension scale attached to dim 0 of every
+                        time series (netCDF-4 compatible: xarray opens the file)
+    /coordinate         (nq,) names of the free coordinates; scale of dim 1 of q, u
+    /component<k>       (k,) component labels; scale of dim 1 of the sensors of size k
+    /q, /u              (n, nq) generalized coordinates and speeds, attr names
+    /energy/<name>      (n,) J: kinetic, gravity, strain, spring, dissipated, total
+    /sensors/<name>     (n, size)
+    /model              datasets text (the model file) and json (normalised model)
+    /topology           body_names, joint_names, parent, marker_names, body_path,
+                        joint_path, coordinate_names
+    /solver             attrs method, rtol, atol, settings (JSON) and the statistics of
+                        the run; array statistics as datasets
+
+Consistency after a crash: rows are buffered in memory and committed (every dataset
+resized and written, `t_reached` updated, then `flush()`) at most once every
+`flush_interval` seconds of wall time. Between two commits the file is not touched, so
+a process killed at any moment outside a commit (SIGKILL included) leaves a file that
+holds exactly the rows of the last commit and still says status "running".
+"""
+
+import datetime
+import json
+import math
+import os
+import time as _time
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+import flexmbs
+from ..errors import ResultFileError
+
+__all__ = ["ResultWriter", "Result", "open_result", "ENERGY_COMPONENTS", "ENERGY_NAMES",
+           "ENERGY_DESCRIPTIONS", "component_labels"]
+
+ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated")
+ENERGY_NAMES = ENERGY_COMPONENTS + ("total",)
+ENERGY_DESCRIPTIONS = {
+    "kinetic": "kinetic energy T = 1/2 sum v_i^T M_i v_i (J)",
+    "gravity": "gravitational potential V_g = -sum g^T (m_i r_i + A_i St_i) (J); "
+               "its zero is arbitrary, only its variation matters",
+    "strain": "strain energy U of the flexible bodies (J); 0 for rigid models",
+    "spring": "potential of the joint springs V_s = sum 1/2 k (x - x0)^2 (J)",
+    "dissipated": "W_nc: work done ON the system by the non-conservative forces "
+                  "(dampers, structural damping, drivers/prescribed motion, applied "
+                  "loads) since t = 0 (J); negative when energy is dissipated",
+    "total": "E = kinetic + gravity + strain + spring - dissipated (J); constant in "
+             "exact arithmetic for every model, damped or driven (FORMULATION.md 7)",
+}
+STATUS_RUNNING = "running"
+STATUS_FINISHED = "finished"
+FAILED_PREFIX = "failed: "
+STATUS_INTERRUPTED = FAILED_PREFIX + "interrupted by the user"
+CHUNK_BYTES = 64 * 1024  # target size of one chunk of a time series
+MIN_CHUNK_ROWS = 16
+
+
+def component_labels(size):
+    """Labels of the `size` columns of a sensor: x y z for 3 (vectors), xx xy .. zz for
+    9 (a rotation matrix, row-major), value for 1, 0 1 2 .. otherwise."""
+    if size == 1:
+        return ["value"]
+    if size == 3:
+        return ["x", "y", "z"]
+    if size == 9:
+        return [a + b for a in "xyz" for b in "xyz"]
+    return [str(k) for k in range(size)]
+
+
+def _strings(values):
+    """A numpy object array of str, stored by h5py as variable-length UTF-8."""
+    return np.array([str(v) for v in values], dtype=object)
+
+
+def _set_strings_attr(obj, name, values):
+    """A list of str as an attr (variable-length UTF-8; an empty list works too)."""
+    obj.attrs.create(name, _strings(values), dtype=h5py.string_dtype())
+
+
+def _chunk_rows(ncols):
+    """Rows per chunk so that a chunk holds about CHUNK_BYTES of float64."""
+    return max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * max(ncols, 1)))
+
+
+def _now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(
+        timespec="seconds")
+
+
+def _json_default(x):
+    """json.dumps fallback: numpy scalars and arrays as Python numbers and lists."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
+
+
+class ResultWriter:
+    """Writes one result file while a run goes.
+
+    Parameters
+    ----------
+    path : the file (created, parent directories too; an existing file is replaced).
+    model_text : the model file text ("" for a model built in Python).
+    model_json : the normalised model as a JSON string.
+    topology : flexmbs.model.topology.Topology of the model.
+    coordinate_names : (nq,) names of the free coordinates (the columns of q and u).
+    sensor_names, sensor_sizes : the sensors and their number of columns, in the
+        column order of the `sensors` rows given to `append`.
+    solver_name : the integration method, e.g. "BDF".
+    settings : the run settings (t_end, rtol, atol, ...), numbers or strings.
+    flush_interval : s of wall time between two commits to the file (0: every append).
+
+    Use `append` for each batch of output rows, `set_solver_statistics` at the end,
+    then `close(status)`; or use it as a context manager, which closes with
+    "finished", "failed: <exception>" or "failed: interrupted by the user".
+    """
+
+    def __init__(self, path, *, model_text, model_json, topology, coordinate_names,
+                 sensor_names, sensor_sizes, solver_name, settings, flush_interval=1.0):
+        if not flush_interval >= 0:
+            raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
+        if len(sensor_names) != len(sensor_sizes):
+            raise ValueError(f"sensor_names ({len(sensor_names)}) and sensor_sizes "
+                             f"({len(sensor_sizes)}) differ in length")
+        self.path = os.fspath(path)
+        self.flush_interval = float(flush_interval)
+        self.coordinate_names = [str(c) for c in coordinate_names]
+        self.sensor_names = [str(s) for s in sensor_names]
+        self.sensor_sizes = [int(k) for k in sensor_sizes]
+        self._sensor_offsets = np.concatenate([[0], np.cumsum(self.sensor_sizes)]).astype(int)
+        self._pending = []
+        self._pending_statistics = None
+        self._n = 0
+        self._t_last = -math.inf
+        self._t_reached = math.nan
+        self._closed = False
+        parent = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(parent, exist_ok=True)
+        # libver v108: attributes over 64 KiB (long name lists) go to dense storage.
+        # No file locking: readers (flexmbs info, h5py, xarray) may open the file while
+        # the run goes; between commits it is consistent.
+        self._file = h5py.File(self.path, "w", libver=("v108", "latest"), locking=False)
+        try:
+            self._create_layout(model_text, model_json, topology, solver_name, settings)
+            self._file.flush()
+        except BaseException:
+            self._file.close()
+            raise
+        self._last_commit = _time.monotonic()
+
+    # ----------------------------------------------------------------- layout
+    def _create_layout(self, model_text, model_json, topology, solver_name, settings):
+        f = self._file
+        f.attrs["flexmbs_version"] = flexmbs.__version__
+        f.attrs["created"] = _now_iso()
+        f.attrs["status"] = STATUS_RUNNING
+        f.attrs["t_reached"] = math.nan
+        self._write_model(model_text, model_json)
+        self._write_topology(topology)
+        self._write_solver_settings(solver_name, settings)
+        time = f.create_dataset("time", shape=(0,), maxshape=(None,), dtype="f8",
+                                chunks=(_chunk_rows(1),))
+        time.attrs["units"] = "s"
+        time.attrs["description"] = "simulated time of each output row (s)"
+        time.make_scale("time")
+        self._series = [("time", time, None)]
+        coord = f.create_dataset("coordinate", data=_strings(self.coordinate_names),
+                                 dtype=h5py.string_dtype())
+        coord.make_scale("coordinate")
+        for name in ("q", "u"):
+            self._add_series(name, len(self.coordinate_names), coord)
+            _set_strings_attr(self._series[-1][1], "names", self.coordinate_names)
+        f["q"].attrs["description"] = ("generalized coordinates: free joint coordinates "
+                                       "(m for translations, rad for rotations)")
+        f["u"].attrs["description"] = "generalized speeds u = dq/dt (m/s, rad/s)"
+        f.create_group("energy")
+        for name in ENERGY_NAMES:
+            ds = self._add_series(f"energy/{name}", None, None)
+            ds.attrs["units"] = "J"
+            ds.attrs["description"] = ENERGY_DESCRIPTIONS[name]
+        _set_strings_attr(f.create_group("sensors"), "names", self.sensor_names)
+        for name, size in zip(self.sensor_names, self.sensor_sizes):
+            ds = self._add_series(f"sensors/{name}", size, self._component_scale(size))
+            ds.attrs["size"] = size
+            _set_strings_attr(ds, "components", component_labels(size))
+
+    def _component_scale(self, size):
+        """The dimension scale /component<size> (created on first use)."""
+        name = f"component{size}"
+        if name not in self._file:
+            ds = self._file.create_dataset(name, data=_strings(component_labels(size)),
+                                           dtype=h5py.string_dtype())
+            ds.make_scale(name)
+        return self._file[name]
+
+    def _add_series(self, name, ncols, column_scale):
+        """A resizable float64 dataset (0,) or (0, ncols) with /time attached to dim 0."""
+        if ncols is None:
+            shape, maxshape, chunks = (0,), (None,), (_chunk_rows(1),)
+        else:
+            shape, maxshape = (0, ncols), (None, ncols)
+            chunks = (_chunk_rows(ncols), max(ncols, 1))
+            if ncols == 0:  # a chunk may not be wider than a fixed dimension
+                maxshape = (None, None)
+        ds = self._file.create_dataset(name, shape=shape, maxshape=maxshape, dtype="f8",
+                                       chunks=chunks)
+        ds.dims[0].attach_scale(self._file["time"])
+        if column_scale is not None:
+            ds.dims[1].attach_scale(column_scale)
+        self._series.append((name, ds, ncols))
+        return ds
+
+    def _write_model(self, model_text, model_json):
+        g = self._file.create_group("model")
+        g.create_dataset("text", data=str(model_text), dtype=h5py.string_dtype())
+        g.create_dataset("json", data=str(model_json), dtype=h5py.string_dtype())
+        g["text"].attrs["description"] = ("the model file as given (empty for a model "
+                                          "built in Python)")
+        g["json"].attrs["description"] = "the normalised model (JSON)"
+
+    def _write_topology(self, topology):
+        g = self._file.create_group("topology")
+        s = h5py.string_dtype()
+        g.create_dataset("body_names", data=_strings(topology.body_names), dtype=s)
+        g.create_dataset("joint_names", data=_strings(topology.joint_names), dtype=s)
+        g.create_dataset("parent", data=np.asarray(topology.parent, dtype=np.int64))
+        g.create_dataset("marker_names", data=_strings(topology.marker_names), dtype=s)
+        g.create_dataset("body_path", data=np.asarray(topology.body_path, dtype=np.int8))
+        g.create_dataset("joint_path", data=np.asarray(topology.joint_path, dtype=np.int8))
+        g.create_dataset("coordinate_names", data=_strings(self.coordinate_names), dtype=s)
+        g["parent"].attrs["description"] = "parent body index of each body, -1 = ground"
+        g["body_path"].attrs["description"] = "T[i, j] = 1 if body j is on the path " \
+                                              "from the ground to body i (H2.1)"
+        g["joint_path"].attrs["description"] = "chi[i, k] over the 2N joint markers (H2.2)"
+
+    def _write_solver_settings(self, solver_name, settings):
+        g = self._file.create_group("solver")
+        g.attrs["method"] = str(solver_name)
+        g.attrs["rtol"] = float(settings.get("rtol", math.nan))
+        g.attrs["atol"] = float(settings.get("atol", math.nan))
+        g.attrs["settings"] = json.dumps(dict(settings), default=_json_default)
+
+    # ----------------------------------------------------------------- rows
+    @property
+    def rows_committed(self):
+        """Number of rows in the file (the rows of the last commit)."""
+        return self._n
+
+    @property
+    def rows_pending(self):
+        """Number of rows appended but not yet committed."""
+        return sum(len(p[0]) for p in self._pending)
+
+    def append(self, t, q, u, energy, sensors):
+        """Buffer k output rows; commit them if flush_interval s passed since the last
+        commit.
+
+        t (k,) s, non-decreasing and not before the previous rows; q, u (k, nq);
+        energy: dict of (k,) arrays named kinetic, gravity, strain, spring, dissipated,
+        or a (k, 5) array in that column order (J; the total is computed here);
+        sensors (k, sum(sensor_sizes)).
+        """
+        self._check_open()
+        t = np.array(t, dtype=np.float64, ndmin=1)
+        if t.ndim != 1:
+            raise ValueError(f"t must be 1-D (k,), got shape {t.shape}")
+        k = len(t)
+        if k == 0:
+            return
+        if np.any(np.diff(t) < 0) or t[0] < self._t_last:
+            raise ValueError("t must not decrease (within a batch and from batch to batch)")
+        nq = len(self.coordinate_names)
+        rows = (t, _rows("q", q, k, nq), _rows("u", u, k, nq), _energy_rows(energy, k),
+                _rows("sensors", sensors, k, int(self._sensor_offsets[-1])))
+        self._pending.append(rows)
+        self._t_last = t[-1]
+        if _time.monotonic() - self._last_commit >= self.flush_interval:
+            self._commit()
+
+    def set_solver_statistics(self, statistics):
+        """Record the solver's statistics (written at the next commit or at close).
+
+        Scalars (int, float, str, bool) become attrs of /solver, arrays and lists of
+        numbers (e.g. order_counts) datasets in /solver, None is left out, anything
+        else is stored as a JSON string attr.
+        """
+        self._check_open()
+        self._pending_statistics = dict(statistics)
+
+    def flush(self):
+        """Commit the buffered rows now."""
+        self._check_open()
+        self._commit()
+
+    def close(self, status):
+        """Commit what is buffered, set the status and close the file.
+
+        status : "finished" or "failed: <reason>". A second close does nothing.
+        """
+        if self._closed:
+            return
+        status = str(status)
+        if status != STATUS_FINISHED and not status.startswith(FAILED_PREFIX):
+            raise ValueError('status must be "finished" or "failed: <reason>", '
+                             f"got {status!r}")
+        try:
+            self._commit(status)
+        finally:
+            self._closed = True
+            self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close(STATUS_FINISHED)
+        elif issubclass(exc_type, KeyboardInterrupt):
+            self.close(STATUS_INTERRUPTED)
+        else:
+            reason = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
+            self.close(FAILED_PREFIX + reason)
+        return False
+
+    def _check_open(self):
+        if self._closed:
+            raise ValueError(f"the result file {self.path} is closed")
+
+    def _commit(self, status=None):
+        """Resize and write every time series, update the attrs, flush the file."""
+        f = self._file
+        if self._pending:
+            t, q, u, e, s = (np.concatenate(c) for c in zip(*self._pending))
+            self._pending = []
+            n0, n1 = self._n, self._n + len(t)
+            total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
+            columns = {"time": t, "q": q, "u": u, "energy/total": total}
+            for j, name in enumerate(ENERGY_COMPONENTS):
+                columns[f"energy/{name}"] = e[:, j]
+            for j, name in enumerate(self.sensor_names):
+                a, b = self._sensor_offsets[j], self._sensor_offsets[j + 1]
+                columns[f"sensors/{name}"] = s[:, a:b]
+            for name, ds, _ in self._series:
+                ds.resize(n1, axis=0)
+                ds[n0:n1] = columns[name]
+            self._n = n1
+            self._t_reached = float(t[-1])
+        f.attrs["t_reached"] = self._t_reached
+        if self._pending_statistics is not None:
+            _write_statistics(f["solver"], self._pending_statistics)
+            self._pending_statistics = None
+        if status is not None:
+            f.attrs["status"] = status
+        f.flush()
+        self._last_commit = _time.monotonic()
+
+
+def _rows(name, x, k, ncols):
+    """x as a float64 (k, ncols) array; ValueError naming `name` if it does not fit."""
+    a = np.array(x, dtype=np.float64)  # a copy: the caller may reuse its buffers
+    if a.ndim == 1 and a.size == k * ncols and (k == 1 or ncols == 1):
+        a = a.reshape(k, ncols)
+    if a.shape != (k, ncols):
+        raise ValueError(f"{name} must have shape ({k}, {ncols}), got {a.shape}")
+    return a
+
+
+def _energy_rows(energy, k):
+    """The (k, 5) energy rows from a dict (names ENERGY_COMPONENTS) or an array."""
+    if isinstance(energy, dict):
+        unknown = set(energy) - set(ENERGY_COMPONENTS)
+        missing = [n for n in ENERGY_COMPONENTS if n not in energy]
+        if unknown or missing:
+            raise ValueError("energy must have exactly the keys "
+                             f"{', '.join(ENERGY_COMPONENTS)} (the total is computed); "
+                             f"missing {missing}, unknown "
+                             f"{sorted(unknown)}")
+        return np.column_stack([_rows(f"energy[{n!r}]", energy[n], k, 1)[:, 0]
+                                for n in ENERGY_COMPONENTS])
+    return _rows("energy", energy, k, len(ENERGY_COMPONENTS))
+
+
+def _write_statistics(group, statistics):
+    """Statistics as attrs (scalars) and datasets (arrays) of the /solver group."""
+    for key, value in statistics.items():
+        key = str(key)
+        if value is None:
+            continue
+        if isinstance(value, (str, bool, int, float, np.generic)):
+            group.attrs[key] = value
+            continue
+        if not isinstance(value, dict):
+            a = np.asarray(value)
+            if a.ndim >= 1 and a.dtype.kind in "biuf":
+                if key in group:
+                    del group[key]
+                group.create_dataset(key, data=a)
+                continue
+        group.attrs[key] = json.dumps(value, default=_json_default)
+
+
+# --------------------------------------------------------------------- reader
+@dataclass
+class Result:
+    """A result file read into memory (numpy arrays).
+
+    time (n,) s; q, u (n, nq); coordinate_names (nq,) list of str;
+    energy: dict name -> (n,) J for kinetic, gravity, strain, spring, dissipated, total;
+    sensors: dict name -> (n,) for sensors of size 1, else (n, size);
+    status: "running" (the run was killed or is still going), "finished" or
+    "failed: <reason>"; t_reached (s, nan if no row was committed);
+    model_text, model_json (str); topology: dict of arrays (body_names, joint_names,
+    parent, marker_names, body_path, joint_path, coordinate_names);
+    solver: attrs and arrays of /solver (method, rtol, atol, settings as a dict, and
+    the statistics of the run).
+    """
+    path: str
+    time: np.ndarray
+    q: np.ndarray
+    u: np.ndarray
+    coordinate_names: list
+    energy: dict
+    sensors: dict
+    status: str
+    t_reached: float
+    model_text: str = ""
+    model_json: str = ""
+    topology: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)
+    flexmbs_version: str = ""
+    created: str = ""
+
+    @property
+    def nsamples(self):
+        """Number of output rows n."""
+        return len(self.time)
+
+    @property
+    def finished(self):
+        return self.status == STATUS_FINISHED
+
+
+def open_result(path):
+    """Read a result file (read-only) into a Result.
+
+    Works on the file of a run that is still going (neither side uses HDF5 file
+    locking, and between commits the writer leaves the file consistent) and on the
+    file of a killed run (status stays "running"). Raises ResultFileError if the file
+    is missing, not HDF5 or not a flexmbs result file.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ResultFileError(f"{path}: no such result file")
+    if os.path.isdir(path):
+        raise ResultFileError(f"{path}: is a directory, not a result file")
+    try:
+        is_hdf5 = h5py.is_hdf5(path)
+    except OSError as exc:
+        raise ResultFileError(f"{path}: cannot be read ({exc})") from None
+    if not is_hdf5:
+        raise ResultFileError(f"{path}: not an HDF5 file (expected a flexmbs result file)")
+    try:
+        with h5py.File(path, "r", locking=False) as f:
+            if "status" not in f.attrs:
+                raise ResultFileError(f"{path}: not a flexmbs result file (HDF5, but no "
+                                      "'status' attribute at the root)")
+            return _read(path, f)
+    except ResultFileError:
+        raise
+    except (OSError, KeyError, ValueError) as exc:
+        raise ResultFileError(f"{path}: damaged or incomplete flexmbs result file "
+                              f"({type(exc).__name__}: {exc}); if its run is still "
+                              "going, try again") from None
+
+
+def _text(x):
+    """An attr or a scalar string dataset value as str."""
+    if isinstance(x, h5py.Dataset):
+        x = x[()]
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def _string_list(ds):
+    return [s.decode() if isinstance(s, bytes) else str(s) for s in ds[()]]
+
+
+def _read(path, f):
+    """The Result of an open file; series cut to their common length (a file killed
+    inside a commit may have some datasets longer than others)."""
+    series = {"time": f["time"], "q": f["q"], "u": f["u"]}
+    energy_names = [k for k in ENERGY_NAMES if k in f["energy"]]
+    sensor_names = [str(k) for k in f["sensors"].attrs.get("names", sorted(f["sensors"]))]
+    series.update({f"energy/{k}": f["energy"][k] for k in energy_names})
+    series.update({f"sensors/{k}": f["sensors"][k] for k in sensor_names})
+    n = min(ds.shape[0] for ds in series.values())
+    energy = {k: f["energy"][k][:n] for k in energy_names}
+    sensors = {}
+    for k in sensor_names:
+        a = f["sensors"][k][:n]
+        sensors[k] = a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
+    topology = {}
+    for k, ds in f["topology"].items():
+        topology[k] = (np.array(_string_list(ds), dtype=object)
+                       if h5py.check_string_dtype(ds.dtype) else ds[()])
+    solver = {k: _attr_value(v) for k, v in f["solver"].attrs.items()}
+    solver.update({k: ds[()] for k, ds in f["solver"].items()})
+    if isinstance(solver.get("settings"), str):
+        solver["settings"] = json.loads(solver["settings"])
+    return Result(
+        path=path, time=f["time"][:n], q=f["q"][:n], u=f["u"][:n],
+        coordinate_names=[str(s) for s in f["q"].attrs["names"]],
+        energy=energy, sensors=sensors, status=_text(f.attrs["status"]),
+        t_reached=float(f.attrs.get("t_reached", math.nan)),
+        model_text=_text(f["model/text"]), model_json=_text(f["model/json"]),
+        topology=topology, solver=solver,
+        flexmbs_version=_text(f.attrs.get("flexmbs_version", "")),
+        created=_text(f.attrs.get("created", "")))
+
+
+def _attr_value(v):
+    """numpy scalars as Python scalars, bytes as str."""
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

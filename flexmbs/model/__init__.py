@@ -1,0 +1,7 @@
+"""The model description, its TOML reader, topology and compilation to arrays."""
+
+from .description import GROUND, Model
+from .timefunctions import Constant, Harmonic, Polynomial, Ramp, SpinUp, Table
+
+__all__ = ["GROUND", "Model", "Constant", "Ramp", "Polynomial", "Harmonic", "SpinUp",
+           "Table"]

@@ -1,0 +1,306 @@
+"""CompiledModel: the model as flat, immutable numpy arrays for the kernels; Workspace:
+the preallocated scratch memory of one evaluation (Pinocchio's Model/Data split).
+
+Sizes: N moving bodies (root to leaves), nc joint coordinates (all of them, prescribed
+ones included, joint by joint in body order), nq = nu free coordinates (q), nf forces,
+ns sensors, ntf time functions. The state vector is y = [q (nq), u (nq), w (1)] where w
+is the work of the non-conservative forces (FORMULATION.md section 7).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .description import GROUND
+from .timefunctions import compile_time_functions
+from .topology import build_topology
+
+__all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
+           "SENSOR_CODES", "SENSOR_SIZES"]
+
+SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
+                "marker_orientation": 3, "marker_velocity": 4,
+                "marker_angular_velocity": 5}
+SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3}
+
+
+class ModelArrays(NamedTuple):
+    """The arrays the kernels read (never written after compilation).
+
+    gravity (3,) global, m/s^2
+    body_parent (N,) parent index, -1 = ground
+    body_mass (N,) kg; body_first_moment (N, 3) = m c (kg m, body axes);
+    body_inertia_origin (N, 3, 3) about the frame origin (kg m^2, body axes)
+    joint_parent_position / joint_child_position (N, 3): marker origins in their bodies
+    joint_parent_rotation / joint_child_rotation (N, 3, 3): marker axes in their bodies
+    joint_coord_start (N+1,): joint k owns coordinates [start[k], start[k+1])
+    joint_ntrans (N,): the first ntrans of them are translations
+    coord_axis (nc, 3): axis in the parent marker frame
+    coord_qindex (nc,): index in q, -1 if prescribed
+    coord_function (nc,): time-function index of a prescribed coordinate, else -1
+    coord_stiffness, coord_damping, coord_rest (nc,)
+    ancestor_ptr (N+1,), ancestor_coord: coordinates of the joints on the path from the
+        ground to body k are ancestor_coord[ancestor_ptr[k]:ancestor_ptr[k+1]] (sorted);
+        the only non-zero columns of body k's rows of B (body path matrix)
+    tf_kind, tf_ptr, tf_data: time functions
+    force_type (nf,) 0 force, 1 torque; force_body (nf,); force_position (nf, 3) and
+        force_rotation (nf, 3, 3) of the marker; force_vector (nf, 3);
+        force_frame (nf,) 0 global, 1 marker; force_function (nf,)
+    sensor_type, sensor_coord, sensor_body (-1 ground), sensor_position,
+        sensor_rotation, sensor_frame (-1 ground), sensor_offset (ns+1,) output columns
+    """
+    gravity: np.ndarray
+    body_parent: np.ndarray
+    body_mass: np.ndarray
+    body_first_moment: np.ndarray
+    body_inertia_origin: np.ndarray
+    joint_parent_position: np.ndarray
+    joint_parent_rotation: np.ndarray
+    joint_child_position: np.ndarray
+    joint_child_rotation: np.ndarray
+    joint_coord_start: np.ndarray
+    joint_ntrans: np.ndarray
+    coord_axis: np.ndarray
+    coord_qindex: np.ndarray
+    coord_function: np.ndarray
+    coord_stiffness: np.ndarray
+    coord_damping: np.ndarray
+    coord_rest: np.ndarray
+    ancestor_ptr: np.ndarray
+    ancestor_coord: np.ndarray
+    tf_kind: np.ndarray
+    tf_ptr: np.ndarray
+    tf_data: np.ndarray
+    force_type: np.ndarray
+    force_body: np.ndarray
+    force_position: np.ndarray
+    force_rotation: np.ndarray
+    force_vector: np.ndarray
+    force_frame: np.ndarray
+    force_function: np.ndarray
+    sensor_type: np.ndarray
+    sensor_coord: np.ndarray
+    sensor_body: np.ndarray
+    sensor_position: np.ndarray
+    sensor_rotation: np.ndarray
+    sensor_frame: np.ndarray
+    sensor_offset: np.ndarray
+
+
+class Workspace(NamedTuple):
+    """Scratch arrays of one evaluation (written by the kernels).
+
+    Per body (global axes unless said): r, rd, ar (N, 3) position, velocity and bias
+    acceleration of the frame origin; rot (N, 3, 3) A (body to global); omega, aw (N, 3)
+    angular velocity and bias angular acceleration; jr, jw (N, 3, nc) the partial
+    velocities d(rd)/d(xd_c), d(omega)/d(xd_c).
+    Per coordinate: x, xd, xdd (nc) values, rates, and accelerations (prescribed ones;
+    zero for free coordinates in the bias pass); tau (nc) generalized force needed at a
+    prescribed coordinate. mass (nq, nq) M*, force (nq,) Q*, accel (nq,) du/dt.
+    body_force (N, 6): [Qv + Qe - M a] of each body in [global force; body-axes moment].
+    bcol, mbcol (6, nc): one body's columns of B and of M_i B (assembly scratch).
+    djr, djw (N, 3, nc): time derivatives of jr, jw (only filled on request: dB/dt).
+    Small temporaries: tf3 (3,), m33 (4, 3, 3), v3 (8, 3).
+    """
+    r: np.ndarray
+    rot: np.ndarray
+    rd: np.ndarray
+    omega: np.ndarray
+    ar: np.ndarray
+    aw: np.ndarray
+    jr: np.ndarray
+    jw: np.ndarray
+    x: np.ndarray
+    xd: np.ndarray
+    xdd: np.ndarray
+    tau: np.ndarray
+    mass: np.ndarray
+    force: np.ndarray
+    accel: np.ndarray
+    body_force: np.ndarray
+    bcol: np.ndarray
+    mbcol: np.ndarray
+    djr: np.ndarray
+    djw: np.ndarray
+    tf3: np.ndarray
+    m33: np.ndarray
+    v3: np.ndarray
+
+
+class CompiledModel:
+    """A model compiled for the kernels: `arrays` (ModelArrays) plus the names and
+    initial state the Python side needs."""
+
+    def __init__(self, model, topology, arrays, coordinate_names, joint_coordinate_names,
+                 sensor_names, sensor_sizes, q0, u0):
+        self.model = model
+        self.topology = topology
+        self.arrays = arrays
+        self.coordinate_names = coordinate_names
+        self.joint_coordinate_names = joint_coordinate_names
+        self.sensor_names = sensor_names
+        self.sensor_sizes = sensor_sizes
+        self.q0 = q0
+        self.u0 = u0
+
+    @property
+    def nbodies(self):
+        return len(self.arrays.body_mass)
+
+    @property
+    def ncoords(self):
+        return len(self.arrays.coord_qindex)
+
+    @property
+    def nq(self):
+        return len(self.q0)
+
+    @property
+    def nstate(self):
+        """Length of y = [q, u, w]."""
+        return 2 * self.nq + 1
+
+    @property
+    def nsensor_values(self):
+        return int(self.arrays.sensor_offset[-1])
+
+    def initial_state(self):
+        return np.concatenate([self.q0, self.u0, [0.0]])
+
+    def new_workspace(self):
+        n, nc, nq = self.nbodies, self.ncoords, self.nq
+        z = np.zeros
+        return Workspace(
+            r=z((n, 3)), rot=z((n, 3, 3)), rd=z((n, 3)), omega=z((n, 3)), ar=z((n, 3)),
+            aw=z((n, 3)), jr=z((n, 3, nc)), jw=z((n, 3, nc)), x=z(nc), xd=z(nc), xdd=z(nc),
+            tau=z(nc), mass=z((nq, nq)), force=z(nq), accel=z(nq), body_force=z((n, 6)),
+            bcol=z((6, nc)), mbcol=z((6, nc)), djr=z((n, 3, nc)), djw=z((n, 3, nc)),
+            tf3=z(3), m33=z((4, 3, 3)), v3=z((8, 3)))
+
+
+def compile_model(model):
+    """Validate the topology and pack the model into a CompiledModel."""
+    topo = build_topology(model)
+    index = {b: k for k, b in enumerate(topo.body_names)}
+    n = len(topo.body_names)
+    joints = [model.joints[j] for j in topo.joint_names]
+    bodies = [model.bodies[b] for b in topo.body_names]
+
+    def marker(body, name):
+        return model.marker(body, name)
+
+    driven = {(d.joint, d.coordinate): d for d in model.drivers.values()}
+    functions = []
+    coord_start = np.zeros(n + 1, dtype=np.int64)
+    axes, qindex, fidx, stiff, damp, rest = [], [], [], [], [], []
+    names, jnames, q0, u0 = [], [], [], []
+    coord_of = {}
+    for k, j in enumerate(joints):
+        coord_start[k + 1] = coord_start[k] + j.ndof
+        for c, (axis, cname) in enumerate(zip(
+                list(j.translation_axes) + list(j.rotation_axes), j.coordinate_names())):
+            coord_of[(j.name, c)] = len(axes)
+            axes.append(axis)
+            jnames.append(cname)
+            stiff.append(j.stiffness[c])
+            damp.append(j.damping[c])
+            rest.append(j.rest[c])
+            d = driven.get((j.name, c))
+            if d is None:
+                qindex.append(len(names))
+                fidx.append(-1)
+                names.append(cname)
+                q0.append(j.initial[c])
+                u0.append(j.initial_rate[c])
+            else:
+                qindex.append(-1)
+                fidx.append(len(functions))
+                functions.append(d.function)
+    force_fidx = []
+    for f in model.forces.values():
+        force_fidx.append(len(functions))
+        functions.append(f.function)
+    tf_kind, tf_ptr, tf_data = compile_time_functions(functions)
+
+    anc_ptr = np.zeros(n + 1, dtype=np.int64)
+    anc = []
+    for i in range(n):
+        cols = []
+        for j in range(n):
+            if topo.body_path[i, j]:
+                cols += list(range(coord_start[j], coord_start[j + 1]))
+        anc += sorted(cols)
+        anc_ptr[i + 1] = len(anc)
+
+    forces = list(model.forces.values())
+    fm = [marker(f.body, f.marker) for f in forces]
+    sensors = list(model.sensors.values())
+    s_type, s_coord, s_body, s_pos, s_rot, s_frame, s_off = [], [], [], [], [], [], [0]
+    for s in sensors:
+        code = SENSOR_CODES[s.type]
+        s_type.append(code)
+        if code <= 1:
+            s_coord.append(coord_of[(s.joint, s.coordinate)])
+            s_body.append(-1)
+            s_pos.append(np.zeros(3))
+            s_rot.append(np.eye(3))
+            s_frame.append(-1)
+        else:
+            mk = marker(s.body, s.marker)
+            s_coord.append(-1)
+            s_body.append(-1 if s.body == GROUND else index[s.body])
+            s_pos.append(mk.position)
+            s_rot.append(mk.orientation)
+            s_frame.append(-1 if s.frame == GROUND else index[s.frame])
+        s_off.append(s_off[-1] + SENSOR_SIZES[code])
+
+    f64, i64 = np.float64, np.int64
+
+    def arr(x, shape, dtype=f64):
+        a = np.array(x, dtype=dtype)
+        return a.reshape(shape) if a.size == 0 else np.ascontiguousarray(a)
+
+    arrays = ModelArrays(
+        gravity=np.array(model.gravity, dtype=f64),
+        body_parent=np.array(topo.parent, dtype=i64),
+        body_mass=arr([b.mass for b in bodies], (0,)),
+        body_first_moment=arr([b.mass * b.com for b in bodies], (0, 3)),
+        body_inertia_origin=arr([b.inertia_about_origin for b in bodies], (0, 3, 3)),
+        joint_parent_position=arr([marker(j.parent, j.parent_marker).position for j in joints],
+                                  (0, 3)),
+        joint_parent_rotation=arr([marker(j.parent, j.parent_marker).orientation
+                                   for j in joints], (0, 3, 3)),
+        joint_child_position=arr([marker(j.child, j.child_marker).position for j in joints],
+                                 (0, 3)),
+        joint_child_rotation=arr([marker(j.child, j.child_marker).orientation
+                                  for j in joints], (0, 3, 3)),
+        joint_coord_start=coord_start,
+        joint_ntrans=arr([len(j.translation_axes) for j in joints], (0,), i64),
+        coord_axis=arr(axes, (0, 3)),
+        coord_qindex=arr(qindex, (0,), i64),
+        coord_function=arr(fidx, (0,), i64),
+        coord_stiffness=arr(stiff, (0,)),
+        coord_damping=arr(damp, (0,)),
+        coord_rest=arr(rest, (0,)),
+        ancestor_ptr=anc_ptr,
+        ancestor_coord=arr(anc, (0,), i64),
+        tf_kind=tf_kind, tf_ptr=tf_ptr, tf_data=tf_data,
+        force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
+        force_body=arr([index[f.body] for f in forces], (0,), i64),
+        force_position=arr([m.position for m in fm], (0, 3)),
+        force_rotation=arr([m.orientation for m in fm], (0, 3, 3)),
+        force_vector=arr([f.vector for f in forces], (0, 3)),
+        force_frame=arr([0 if f.frame == "global" else 1 for f in forces], (0,), i64),
+        force_function=arr(force_fidx, (0,), i64),
+        sensor_type=arr(s_type, (0,), i64),
+        sensor_coord=arr(s_coord, (0,), i64),
+        sensor_body=arr(s_body, (0,), i64),
+        sensor_position=arr(s_pos, (0, 3)),
+        sensor_rotation=arr(s_rot, (0, 3, 3)),
+        sensor_frame=arr(s_frame, (0,), i64),
+        sensor_offset=arr(s_off, (-1,), i64),
+    )
+    return CompiledModel(model, topo, arrays, names, jnames,
+                         [s.name for s in sensors],
+                         [SENSOR_SIZES[SENSOR_CODES[s.type]] for s in sensors],
+                         np.array(q0, dtype=f64), np.array(u0, dtype=f64))

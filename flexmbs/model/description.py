@@ -1,0 +1,554 @@
+"""The model description: bodies, markers, joints, drivers, forces, sensors, settings.
+
+Plain Python objects, validated as they are added; nothing here knows about numba.
+The TOML reader (`flexmbs.model.toml_reader`) and the Python builder API share this
+vocabulary: a model file is a list of calls to the `Model.add_*` methods.
+
+Units are SI (m, kg, s, rad, N, N m). Vectors of a marker or a joint are given in the
+frame of the body (or marker) that owns them.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+from .timefunctions import Constant, check_time_function
+
+__all__ = [
+    "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "FORCE_TYPES", "SOLVER_METHODS",
+    "Marker", "RigidBody", "Joint", "Driver", "Force", "Sensor",
+    "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz",
+]
+
+GROUND = "ground"
+JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
+               "planar", "free", "fixed", "general")
+SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
+                "marker_orientation", "marker_velocity", "marker_angular_velocity")
+FORCE_TYPES = ("force", "torque")
+SOLVER_METHODS = ("scipy-radau", "scipy-bdf", "dop853", "rk45", "ida")
+ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
+
+_EX, _EY, _EZ = np.eye(3)
+
+
+def rotation_from_euler_xyz(angles):
+    """Rotation matrix of sequential rotations about x, then the new y, then the new z."""
+    a, b, c = angles
+    ca, sa, cb, sb, cc, sc = np.cos(a), np.sin(a), np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    rx = np.array([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
+    ry = np.array([[cb, 0, sb], [0, 1, 0], [-sb, 0, cb]])
+    rz = np.array([[cc, -sc, 0], [sc, cc, 0], [0, 0, 1]])
+    return rx @ ry @ rz
+
+
+def _vector(value, n, item, fld, what="a"):
+    try:
+        v = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected {what} {n}-vector of numbers, got {value!r}",
+                         item, fld) from None
+    if v.shape != (n,):
+        raise ModelError(f"expected {what} {n}-vector of numbers, got {value!r}", item, fld)
+    if not np.all(np.isfinite(v)):
+        raise ModelError(f"expected finite numbers, got {value!r}", item, fld)
+    return v
+
+
+def _axis(value, item, fld):
+    v = _vector(value, 3, item, fld, "an axis as a")
+    n = np.linalg.norm(v)
+    if not n > 1e-12:
+        raise ModelError(f"expected a non-zero axis, got {value!r}", item, fld)
+    return v / n
+
+
+def _axes(value, item, fld, count=None):
+    try:
+        rows = list(value)
+    except TypeError:
+        raise ModelError(f"expected a list of 3-vectors, got {value!r}", item, fld) from None
+    if count is not None and len(rows) != count:
+        raise ModelError(f"expected {count} axes, got {len(rows)}", item, fld)
+    return np.array([_axis(r, item, f"{fld}[{k}]") for k, r in enumerate(rows)]).reshape(-1, 3)
+
+
+def _scalar(value, item, fld, positive=False, nonnegative=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ModelError(f"expected a number, got {value!r}", item, fld)
+    v = float(value)
+    if not np.isfinite(v):
+        raise ModelError(f"expected a finite number, got {value!r}", item, fld)
+    if positive and not v > 0:
+        raise ModelError(f"expected a positive number, got {value!r}", item, fld)
+    if nonnegative and v < 0:
+        raise ModelError(f"expected a number >= 0, got {value!r}", item, fld)
+    return v
+
+
+def _rotation(value, item, fld):
+    try:
+        c = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected a 3x3 rotation matrix, got {value!r}", item, fld) from None
+    if c.shape != (3, 3) or not np.all(np.isfinite(c)):
+        raise ModelError(f"expected a 3x3 rotation matrix, got {value!r}", item, fld)
+    if np.abs(c.T @ c - np.eye(3)).max() > 1e-9 or np.linalg.det(c) < 0:
+        raise ModelError("expected a proper orthonormal matrix (C^T C = I, det C = +1)",
+                         item, fld)
+    return c
+
+
+def _inertia_matrix(value, item, fld):
+    """Accepts [Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or a 3x3 matrix."""
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or not np.all(np.isfinite(a)):
+        raise ModelError("expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 "
+                         f"finite numbers, got {value!r}", item, fld)
+    if a.shape == (3,):
+        return np.diag(a)
+    if a.shape == (6,):
+        ixx, iyy, izz, ixy, ixz, iyz = a
+        return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    if a.shape == (3, 3):
+        if np.abs(a - a.T).max() > 1e-12 * max(1.0, np.abs(a).max()):
+            raise ModelError("expected a symmetric inertia matrix", item, fld)
+        return 0.5 * (a + a.T)
+    raise ModelError("expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 numbers, "
+                     f"got {value!r}", item, fld)
+
+
+def _per_coordinate(value, n, item, fld):
+    """A scalar (the same for every coordinate) or a list of n numbers."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return _vector(value, n, item, fld, "a")
+    return np.full(n, _scalar(value, item, fld))
+
+
+@dataclass
+class Marker:
+    """A frame fixed on a body: origin `position` (m) and axes `orientation` (3x3, the
+    columns are the marker axes in body coordinates)."""
+    name: str
+    body: str
+    position: np.ndarray
+    orientation: np.ndarray
+
+
+@dataclass
+class RigidBody:
+    """A rigid body. `com` (m) in the body frame; `inertia` (kg m^2) about the centre of
+    mass in body axes (the file may give it about the frame origin; it is converted)."""
+    name: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    markers: dict = field(default_factory=dict)
+
+    @property
+    def inertia_about_origin(self):
+        """I_O = I_C + m (|c|^2 I - c c^T) (parallel-axis theorem)."""
+        c = self.com
+        return self.inertia + self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+
+@dataclass
+class Joint:
+    """A joint from a marker on the parent body to a marker on the child body.
+
+    Its coordinates are the translations along `translation_axes`, then the rotations
+    about `rotation_axes` (unit vectors in the parent marker's frame; each rotation
+    about its axis in the frame turned by the previous ones).
+    """
+    name: str
+    type: str
+    parent: str
+    child: str
+    parent_marker: str
+    child_marker: str
+    translation_axes: np.ndarray
+    rotation_axes: np.ndarray
+    initial: np.ndarray
+    initial_rate: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    rest: np.ndarray
+    cut: bool = False
+
+    @property
+    def ndof(self):
+        return len(self.translation_axes) + len(self.rotation_axes)
+
+    def coordinate_names(self):
+        if self.ndof == 1:
+            return [self.name]
+        return [f"{self.name}[{k}]" for k in range(self.ndof)]
+
+
+@dataclass
+class Driver:
+    """Prescribed motion of one joint coordinate: x(t) = function(t)."""
+    name: str
+    joint: str
+    coordinate: int
+    function: object
+
+
+@dataclass
+class Force:
+    """A point force or a torque on a marker: `vector(t) = vector * function(t)`, in
+    global axes (`frame = "global"`) or in the marker's axes (`frame = "marker"`,
+    a follower load). N for a force, N m for a torque."""
+    name: str
+    type: str
+    body: str
+    marker: str
+    vector: np.ndarray
+    frame: str
+    function: object
+
+
+@dataclass
+class Sensor:
+    """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
+    several); marker sensors name `body` and `marker` and are expressed in the frame of
+    body `frame` (the ground by default)."""
+    name: str
+    type: str
+    joint: str = None
+    coordinate: int = None
+    body: str = None
+    marker: str = None
+    frame: str = GROUND
+
+
+@dataclass
+class SolverSettings:
+    method: str = "scipy-radau"
+    t_end: float = 1.0
+    rtol: float = 1e-6
+    atol: float = 1e-8
+    max_step: float = np.inf
+
+
+@dataclass
+class OutputSettings:
+    step: float = 0.01
+
+
+def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
+                rotation_axes=None):
+    """(translation_axes, rotation_axes) of a joint type, from its `axis`/`axes` fields."""
+    def need_none(**kw):
+        for k, v in kw.items():
+            if v is not None:
+                raise ModelError(f"a {jtype} joint takes no '{k}'", item, k)
+
+    if jtype != "general":
+        need_none(translation_axes=translation_axes, rotation_axes=rotation_axes)
+    empty = np.zeros((0, 3))
+    if jtype in ("revolute", "prismatic", "cylindrical", "planar"):
+        need_none(axes=axes)
+        a = _EZ if axis is None else _axis(axis, item, "axis")
+        if jtype == "revolute":
+            return empty, a[None, :]
+        if jtype == "prismatic":
+            return a[None, :], empty
+        if jtype == "cylindrical":
+            return a[None, :], a[None, :]
+        # planar: two in-plane translations, then the rotation about the normal a
+        e1 = _EX - (_EX @ a) * a
+        if np.linalg.norm(e1) < 1e-6:
+            e1 = _EY - (_EY @ a) * a
+        e1 /= np.linalg.norm(e1)
+        return np.array([e1, np.cross(a, e1)]), a[None, :]
+    if jtype in ("universal", "spherical"):
+        need_none(axis=axis)
+        n = 2 if jtype == "universal" else 3
+        default = np.eye(3)[:n]
+        rot = default if axes is None else _axes(axes, item, "axes", n)
+        return empty, rot
+    if jtype in ("free", "fixed"):
+        need_none(axis=axis, axes=axes)
+        return (np.eye(3), np.eye(3)) if jtype == "free" else (empty, empty)
+    # general
+    need_none(axis=axis, axes=axes)
+    tr = empty if translation_axes is None else _axes(translation_axes, item,
+                                                      "translation_axes")
+    ro = empty if rotation_axes is None else _axes(rotation_axes, item, "rotation_axes")
+    if len(tr) > 3:
+        raise ModelError(f"expected 0 to 3 translation axes, got {len(tr)}", item,
+                         "translation_axes")
+    if len(ro) > 3:
+        raise ModelError(f"expected 0 to 3 rotation axes, got {len(ro)}", item,
+                         "rotation_axes")
+    if len(tr) + len(ro) == 0:
+        raise ModelError("expected at least one translation or rotation axis (1 to 6 "
+                         "coordinates in all)", item, "rotation_axes")
+    return tr, ro
+
+
+class Model:
+    """A multibody model under construction (the builder API).
+
+    >>> m = Model("pendulum", gravity=(0, 0, -9.81))
+    >>> m.add_rigid_body("rod", mass=1.0, com=(0.25, 0, 0), inertia=(1e-4, 0.0052, 0.0052),
+    ...                  inertia_about="com")
+    >>> m.add_joint("j1", "revolute", parent="ground", child="rod", axis=(0, 1, 0))
+
+    Every body, and the ground, has a marker named "origin" at its frame.
+    """
+
+    def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
+        self.name = str(name)
+        self.gravity = _vector(gravity, 3, "model", "gravity")
+        self.bodies = {}
+        self.ground_markers = {ORIGIN: Marker(ORIGIN, GROUND, np.zeros(3), np.eye(3))}
+        self.joints = {}
+        self.drivers = {}
+        self.forces = {}
+        self.sensors = {}
+        self.solver = SolverSettings()
+        self.output = OutputSettings()
+        self.source_path = None
+        self.source_text = None
+        self.overrides = []
+
+    # ----------------------------------------------------------------- bodies
+    def add_rigid_body(self, name, mass, inertia, inertia_about, com=(0.0, 0.0, 0.0)):
+        """Add a rigid body; `inertia_about` is "com" or "origin" (of the body frame)."""
+        item = f'body "{name}"'
+        self._new_name(name, self.bodies, item)
+        if name == GROUND:
+            raise ModelError(f'"{GROUND}" is reserved for the fixed frame', item, "name")
+        m = _scalar(mass, item, "mass", positive=True)
+        c = _vector(com, 3, item, "com")
+        inertia_in = _inertia_matrix(inertia, item, "inertia")
+        if inertia_about not in ("com", "origin"):
+            raise ModelError(f"expected 'com' or 'origin', got {inertia_about!r}", item,
+                             "inertia_about")
+        i_c = inertia_in if inertia_about == "com" else (
+            inertia_in - m * (c @ c * np.eye(3) - np.outer(c, c)))
+        _check_inertia(i_c, m, item, inertia_about)
+        body = RigidBody(name, m, c, i_c)
+        body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
+        self.bodies[name] = body
+        return body
+
+    def add_marker(self, body, name, position=(0.0, 0.0, 0.0), orientation=None,
+                   euler_xyz=None):
+        """Add a marker frame on `body` ("ground" for the fixed frame).
+
+        `orientation`: 3x3 matrix whose columns are the marker axes in body axes; or
+        `euler_xyz`: three sequential rotation angles about x, y', z'' (rad).
+        """
+        item = f'marker "{name}" on body "{body}"'
+        markers = self._markers_of(body, item)
+        self._new_name(name, markers, item)
+        p = _vector(position, 3, item, "position")
+        if orientation is not None and euler_xyz is not None:
+            raise ModelError("give 'orientation' or 'euler_xyz', not both", item,
+                             "euler_xyz")
+        if euler_xyz is not None:
+            c = rotation_from_euler_xyz(_vector(euler_xyz, 3, item, "euler_xyz"))
+        elif orientation is not None:
+            c = _rotation(orientation, item, "orientation")
+        else:
+            c = np.eye(3)
+        markers[name] = Marker(name, body, p, c)
+        return markers[name]
+
+    # ----------------------------------------------------------------- joints
+    def add_joint(self, name, type, parent, child, parent_marker=ORIGIN,
+                  child_marker=ORIGIN, axis=None, axes=None, translation_axes=None,
+                  rotation_axes=None, initial=0.0, initial_rate=0.0, stiffness=0.0,
+                  damping=0.0, rest=0.0, cut=False):
+        """Add a joint from `parent_marker` on `parent` to `child_marker` on `child`.
+
+        Types and their axes (unit vectors in the parent marker's frame):
+        revolute/prismatic/cylindrical `axis` (default z); universal `axes` (2, default
+        x then y); spherical `axes` (3 sequential rotations, default x, y, z); planar
+        `axis` = its normal (translations in the plane, then the rotation about it);
+        free (translations x, y, z, then rotations x, y, z); fixed; general
+        `translation_axes` and `rotation_axes`.
+        Per coordinate (scalar or list): `initial`, `initial_rate`, spring `stiffness`
+        (N m/rad or N/m) about `rest`, viscous `damping` (N m s/rad or N s/m).
+        """
+        item = f'joint "{name}"'
+        self._new_name(name, self.joints, item)
+        if type not in JOINT_TYPES:
+            raise ModelError(f"expected a joint type, one of {', '.join(JOINT_TYPES)}; "
+                             f"got {type!r}", item, "type")
+        for fld, b in (("parent", parent), ("child", child)):
+            if b != GROUND and b not in self.bodies:
+                raise ModelError(f'unknown body "{b}"', item, fld)
+        if parent == child:
+            raise ModelError("a joint connects two different bodies", item, "child")
+        if child == GROUND:
+            raise ModelError('the ground cannot be a child; swap "parent" and "child"',
+                             item, "child")
+        for fld, b, mk in (("parent_marker", parent, parent_marker),
+                           ("child_marker", child, child_marker)):
+            if mk not in self._markers_of(b, item):
+                raise ModelError(f'unknown marker "{mk}" on body "{b}"', item, fld)
+        tr, ro = _joint_axes(type, item, axis, axes, translation_axes, rotation_axes)
+        n = len(tr) + len(ro)
+        if not isinstance(cut, bool):
+            raise ModelError(f"expected true or false, got {cut!r}", item, "cut")
+        joint = Joint(
+            name, type, parent, child, parent_marker, child_marker, tr, ro,
+            initial=_per_coordinate(initial, n, item, "initial"),
+            initial_rate=_per_coordinate(initial_rate, n, item, "initial_rate"),
+            stiffness=_per_coordinate(stiffness, n, item, "stiffness"),
+            damping=_per_coordinate(damping, n, item, "damping"),
+            rest=_per_coordinate(rest, n, item, "rest"),
+            cut=cut)
+        for fld in ("stiffness", "damping"):
+            if np.any(getattr(joint, fld) < 0):
+                raise ModelError("expected values >= 0", item, fld)
+        self.joints[name] = joint
+        return joint
+
+    # ------------------------------------------------------ drivers and loads
+    def add_driver(self, name, joint, function, coordinate=0):
+        """Prescribe coordinate `coordinate` of `joint` as `function(t)` (a time function
+        law from `flexmbs.model.timefunctions`). The coordinate leaves q."""
+        item = f'driver "{name}"'
+        self._new_name(name, self.drivers, item)
+        if joint not in self.joints:
+            raise ModelError(f'unknown joint "{joint}"', item, "joint")
+        nd = self.joints[joint].ndof
+        if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
+                or not 0 <= coordinate < nd:
+            raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
+                             f'"{joint}", got {coordinate!r}', item, "coordinate")
+        for other in self.drivers.values():
+            if other.joint == joint and other.coordinate == coordinate:
+                raise ModelError(f'coordinate {coordinate} of joint "{joint}" is already '
+                                 f'driven by driver "{other.name}"', item, "coordinate")
+        check_time_function(function, item, "function")
+        self.drivers[name] = Driver(name, joint, int(coordinate), function)
+        return self.drivers[name]
+
+    def add_force(self, name, type, body, marker=ORIGIN, vector=(0.0, 0.0, 0.0),
+                  frame="global", function=None):
+        """A point force ("force", N) or torque ("torque", N m) on a marker:
+        vector * function(t), `frame` "global" or "marker" (follower)."""
+        item = f'force "{name}"'
+        self._new_name(name, self.forces, item)
+        if type not in FORCE_TYPES:
+            raise ModelError(f"expected 'force' or 'torque', got {type!r}", item, "type")
+        if body not in self.bodies:
+            raise ModelError(f'unknown body "{body}" (loads act on moving bodies)', item,
+                             "body")
+        if marker not in self.bodies[body].markers:
+            raise ModelError(f'unknown marker "{marker}" on body "{body}"', item, "marker")
+        if frame not in ("global", "marker"):
+            raise ModelError(f"expected 'global' or 'marker', got {frame!r}", item, "frame")
+        fn = Constant(1.0) if function is None else function
+        check_time_function(fn, item, "function")
+        self.forces[name] = Force(name, type, body, marker,
+                                  _vector(vector, 3, item, "vector"), frame, fn)
+        return self.forces[name]
+
+    def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
+                   frame=GROUND):
+        """Record a joint coordinate or rate, or a marker's position, orientation
+        (rotation matrix, row-major), velocity or angular velocity in the axes of body
+        `frame` (positions relative to its origin)."""
+        item = f'sensor "{name}"'
+        self._new_name(name, self.sensors, item)
+        if type not in SENSOR_TYPES:
+            raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; "
+                             f"got {type!r}", item, "type")
+        if type.startswith("joint"):
+            if joint not in self.joints:
+                raise ModelError(f'unknown joint "{joint}"', item, "joint")
+            nd = self.joints[joint].ndof
+            if coordinate is None:
+                coordinate = 0
+                if nd > 1:
+                    raise ModelError(f'joint "{joint}" has {nd} coordinates: say which',
+                                     item, "coordinate")
+            if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
+                    or not 0 <= coordinate < nd:
+                raise ModelError(f"expected a coordinate index 0..{nd - 1}, got "
+                                 f"{coordinate!r}", item, "coordinate")
+            self.sensors[name] = Sensor(name, type, joint=joint, coordinate=int(coordinate))
+        else:
+            for fld, v in (("body", body), ("marker", marker)):
+                if v is None:
+                    raise ModelError(f"a {type} sensor needs a '{fld}'", item, fld)
+            if body != GROUND and body not in self.bodies:
+                raise ModelError(f'unknown body "{body}"', item, "body")
+            if marker not in self._markers_of(body, item):
+                raise ModelError(f'unknown marker "{marker}" on body "{body}"', item,
+                                 "marker")
+            if frame != GROUND and frame not in self.bodies:
+                raise ModelError(f'unknown body "{frame}"', item, "frame")
+            self.sensors[name] = Sensor(name, type, body=body, marker=marker, frame=frame)
+        return self.sensors[name]
+
+    # --------------------------------------------------------------- settings
+    def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None):
+        item = "solver"
+        s = self.solver
+        if method is not None:
+            if method not in SOLVER_METHODS:
+                raise ModelError(f"expected one of {', '.join(SOLVER_METHODS)}, got "
+                                 f"{method!r}", item, "method")
+            s.method = method
+        if t_end is not None:
+            s.t_end = _scalar(t_end, item, "t_end", positive=True)
+        if rtol is not None:
+            s.rtol = _scalar(rtol, item, "rtol", positive=True)
+        if atol is not None:
+            s.atol = _scalar(atol, item, "atol", positive=True)
+        if max_step is not None:
+            s.max_step = _scalar(max_step, item, "max_step", positive=True)
+
+    def set_output(self, step=None):
+        if step is not None:
+            self.output.step = _scalar(step, "output", "step", positive=True)
+
+    # ---------------------------------------------------------------- helpers
+    def marker(self, body, name):
+        markers = self._markers_of(body, None)
+        if name not in markers:
+            raise ModelError(f'unknown marker "{name}"', f'body "{body}"', "markers")
+        return markers[name]
+
+    def _markers_of(self, body, item):
+        if body == GROUND:
+            return self.ground_markers
+        if body not in self.bodies:
+            raise ModelError(f'unknown body "{body}"', item, "body")
+        return self.bodies[body].markers
+
+    @staticmethod
+    def _new_name(name, table, item):
+        if not isinstance(name, str) or not name:
+            raise ModelError("expected a non-empty name", item, "name")
+        if name in table:
+            raise ModelError("the name is used twice", item, "name")
+
+
+def _check_inertia(i_c, mass, item, about):
+    """Symmetric positive definite, principal moments obeying the triangle inequality."""
+    where = "about the centre of mass" + ("" if about == "com" else
+                                          " (converted from the frame origin)")
+    w = np.linalg.eigvalsh(i_c)
+    scale = max(abs(w).max(), 1e-300)
+    if w.min() <= 1e-12 * scale:
+        raise ModelError(f"expected a positive definite inertia; {where} its principal "
+                         f"moments are {np.array2string(w, precision=6)}", item, "inertia")
+    tol = 1e-9 * scale
+    a, b, c = w
+    if a + b < c - tol:
+        raise ModelError(f"principal moments {np.array2string(w, precision=6)} {where} "
+                         "violate the triangle inequality (I1 + I2 >= I3): no mass "
+                         "distribution has them", item, "inertia")

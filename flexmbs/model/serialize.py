@@ -1,0 +1,48 @@
+"""The model as plain JSON-able data (written to the result file as its normalised form)."""
+
+import dataclasses
+import json
+
+import numpy as np
+
+__all__ = ["model_to_dict", "model_to_json"]
+
+
+def _plain(x):
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        d = {f.name: _plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+        law = getattr(type(x), "law", None)
+        if law is not None:
+            d = {"law": law, **d}
+        return d
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return float(x) if np.isfinite(x) else str(float(x))
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def model_to_dict(model):
+    """Every item of the model after validation (inertia about the centre of mass)."""
+    return {
+        "name": model.name,
+        "gravity": _plain(model.gravity),
+        "ground_markers": _plain(model.ground_markers),
+        "bodies": _plain(model.bodies),
+        "joints": _plain(model.joints),
+        "drivers": _plain(model.drivers),
+        "forces": _plain(model.forces),
+        "sensors": _plain(model.sensors),
+        "solver": _plain(model.solver),
+        "output": _plain(model.output),
+    }
+
+
+def model_to_json(model):
+    return json.dumps(model_to_dict(model), indent=1)

@@ -1,0 +1,167 @@
+"""Scalar functions of time: drivers (prescribed joint motion) and load histories.
+
+Each law is a small data class; `compile_time_functions` packs a list of them into the
+flat arrays that the numba kernel `flexmbs.dynamics.timefunctions.evaluate` reads.
+Values are in the unit of what they drive (rad or m for a joint coordinate, a
+dimensionless multiplier for a load), time in s.
+"""
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from ..errors import ModelError
+
+__all__ = [
+    "Constant", "Ramp", "Polynomial", "Harmonic", "SpinUp", "Table",
+    "TIME_FUNCTION_LAWS", "LAW_CODES", "compile_time_functions",
+]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """f(t) = value."""
+    value: float = 0.0
+    law = "constant"
+
+
+@dataclass(frozen=True)
+class Ramp:
+    """f(t) = value + rate t (a joint driven at a constant rate)."""
+    value: float = 0.0
+    rate: float = 0.0
+    law = "rate"
+
+
+@dataclass(frozen=True)
+class Polynomial:
+    """f(t) = sum_k coefficients[k] t^k."""
+    coefficients: tuple = (0.0,)
+    law = "polynomial"
+
+
+@dataclass(frozen=True)
+class Harmonic:
+    """f(t) = offset + amplitude sin(omega t + phase); omega in rad/s."""
+    amplitude: float = 1.0
+    omega: float = 1.0
+    phase: float = 0.0
+    offset: float = 0.0
+    law = "harmonic"
+
+
+@dataclass(frozen=True)
+class SpinUp:
+    """The smooth spin-up law of MODELS.md SPIN (Kane, Ryan and Banerjee 1987).
+
+    f(t) = (W/T) (t^2/2 + (T/(2 pi))^2 (cos(2 pi t/T) - 1))   for t < T,
+    f(t) = W (t - T/2)                                       for t >= T;
+    W = `rate` (rad/s after the spin-up), T = `duration` (s).
+    """
+    rate: float = 1.0
+    duration: float = 1.0
+    law = "spinup"
+
+
+@dataclass(frozen=True)
+class Table:
+    """Interpolation of tabulated values: a C2 cubic spline (not-a-knot ends) or linear.
+
+    Outside the table the end values are held (zero rate): a table whose end rates
+    are not zero makes a jump in the rate there. With "linear" the rate is
+    piecewise constant and the acceleration zero: use "cubic" for prescribed motion
+    whose reaction work must balance the energy.
+    """
+    time: tuple = (0.0, 1.0)
+    value: tuple = (0.0, 0.0)
+    interpolation: str = "cubic"
+    law = "table"
+
+
+TIME_FUNCTION_LAWS = {
+    cls.law: cls for cls in (Constant, Ramp, Polynomial, Harmonic, SpinUp, Table)
+}
+LAW_CODES = {"constant": 0, "rate": 1, "polynomial": 2, "harmonic": 3,
+             "spinup": 4, "table": 5}
+
+
+def check_time_function(fn, item, field):
+    """Raise ModelError unless `fn` is a usable time-function law."""
+    if not isinstance(fn, tuple(TIME_FUNCTION_LAWS.values())):
+        raise ModelError(
+            "expected a time function (one of " + ", ".join(TIME_FUNCTION_LAWS) + ")",
+            item, field)
+    if not isinstance(fn, Table):
+        for f in fields(fn):
+            values = np.atleast_1d(getattr(fn, f.name))
+            if values.dtype.kind not in "if" or not np.all(np.isfinite(values)):
+                raise ModelError(f"expected finite numbers, got {getattr(fn, f.name)!r}",
+                                 item, f"{field}.{f.name}")
+    if isinstance(fn, Polynomial) and len(fn.coefficients) == 0:
+        raise ModelError("expected at least one polynomial coefficient", item,
+                         field + ".coefficients")
+    if isinstance(fn, SpinUp) and not fn.duration > 0:
+        raise ModelError(f"expected a positive spin-up duration, got {fn.duration}",
+                         item, field + ".duration")
+    if isinstance(fn, Table):
+        try:
+            t = np.asarray(fn.time, dtype=float)
+            v = np.asarray(fn.value, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError("expected 'time' and 'value' lists of numbers", item,
+                             field) from None
+        if t.ndim != 1 or t.size < 2 or v.shape != t.shape:
+            raise ModelError("expected 'time' and 'value' lists of equal length >= 2",
+                             item, field)
+        if not np.all(np.isfinite(t)) or not np.all(np.isfinite(v)):
+            raise ModelError("expected finite table entries", item, field)
+        if np.any(np.diff(t) <= 0):
+            raise ModelError("expected strictly increasing table times", item,
+                             field + ".time")
+        if fn.interpolation not in ("cubic", "linear"):
+            raise ModelError(
+                f"expected interpolation 'cubic' or 'linear', got {fn.interpolation!r}",
+                item, field + ".interpolation")
+
+
+def _pack(fn):
+    """Parameters of one law as a flat float array (layout read by the kernel)."""
+    if isinstance(fn, Constant):
+        return [fn.value]
+    if isinstance(fn, Ramp):
+        return [fn.value, fn.rate]
+    if isinstance(fn, Polynomial):
+        return list(fn.coefficients)
+    if isinstance(fn, Harmonic):
+        return [fn.amplitude, fn.omega, fn.phase, fn.offset]
+    if isinstance(fn, SpinUp):
+        return [fn.rate, fn.duration]
+    # Table: [n_intervals, breakpoints (n+1), then 4 coefficients per interval]
+    t = np.asarray(fn.time, dtype=float)
+    v = np.asarray(fn.value, dtype=float)
+    n = t.size - 1
+    if fn.interpolation == "cubic" and t.size >= 3:
+        c = CubicSpline(t, v, bc_type="not-a-knot").c  # (4, n), highest power first
+        coef = c[::-1].T  # (n, 4): a0 + a1 s + a2 s^2 + a3 s^3, s = t - t_k
+    else:
+        coef = np.zeros((n, 4))
+        coef[:, 0] = v[:-1]
+        coef[:, 1] = np.diff(v) / np.diff(t)
+    return [float(n)] + list(t) + list(coef.ravel())
+
+
+def compile_time_functions(functions):
+    """Flat arrays (kind, ptr, data) for the numba evaluator.
+
+    kind[k] is the law code of function k, its parameters are data[ptr[k]:ptr[k+1]].
+    """
+    kind = np.array([LAW_CODES[f.law] for f in functions], dtype=np.int64)
+    packs = [np.asarray(_pack(f), dtype=float) for f in functions]
+    ptr = np.zeros(len(functions) + 1, dtype=np.int64)
+    if packs:
+        ptr[1:] = np.cumsum([p.size for p in packs])
+        data = np.concatenate(packs)
+    else:
+        data = np.zeros(0)
+    return kind, ptr, data

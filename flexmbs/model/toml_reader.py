@@ -1,0 +1,430 @@
+"""The TOML model-file reader: a model file is a sequence of `Model.add_*` calls.
+
+The file vocabulary is the builder API of `flexmbs.model.description` (docs/model-file.md
+is the reference). Reading goes in four steps, each reporting a `ModelError` that names
+the file, the item and the field:
+
+1. parse the TOML text (tomllib);
+2. apply the `--set dotted.path=value` overrides to the parsed tables;
+3. check the structure: known sections and fields, required fields, value types;
+4. build the model with the builder, whose value checks (positive mass, inertia, axes,
+   names of bodies, markers and joints) report the rest.
+
+The topology (tree, loops, bodies not connected to the ground) is checked later, by
+`flexmbs.model.topology.build_topology`.
+"""
+
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ModelError
+from .description import GROUND, SENSOR_TYPES, Model
+from .timefunctions import TIME_FUNCTION_LAWS
+
+__all__ = ["load_model", "loads_model"]
+
+# ------------------------------------------------------------------- value kinds
+# Each kind is also the text of "expected ..." in an error message.
+STRING = "a string"
+NUMBER = "a number"
+INTEGER = "an integer"
+BOOLEAN = "true or false"
+VECTOR = "a list of numbers"
+MATRIX = "a list of lists of numbers"
+NUMBER_OR_VECTOR = "a number or a list of numbers"
+VECTOR_OR_MATRIX = "a list of numbers or a list of lists of numbers"
+TABLE = "a table"
+
+FOUND_TEXT_LENGTH = 60  # characters of a bad value quoted in an error message
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_vector(value):
+    return isinstance(value, list) and all(_is_number(v) for v in value)
+
+
+def _is_matrix(value):
+    return isinstance(value, list) and all(_is_vector(row) for row in value)
+
+
+_KIND_CHECKS = {
+    STRING: lambda v: isinstance(v, str),
+    NUMBER: _is_number,
+    INTEGER: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    BOOLEAN: lambda v: isinstance(v, bool),
+    VECTOR: _is_vector,
+    MATRIX: _is_matrix,
+    NUMBER_OR_VECTOR: lambda v: _is_number(v) or _is_vector(v),
+    VECTOR_OR_MATRIX: lambda v: _is_vector(v) or _is_matrix(v),
+    TABLE: lambda v: isinstance(v, dict),
+}
+
+
+def _toml_type(value):
+    """The TOML name of a parsed value's type, with its article."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date/time"
+
+
+def _found(value):
+    """'a string "abc"', 'an array [1, "x"]', 'a table': what was found, for messages."""
+    kind = _toml_type(value)
+    if isinstance(value, dict):
+        return kind
+    text = f'"{value}"' if isinstance(value, str) else repr(value)
+    if len(text) > FOUND_TEXT_LENGTH:
+        text = text[:FOUND_TEXT_LENGTH - 3] + "..."
+    return f"{kind} {text}"
+
+
+# --------------------------------------------------------------------- schemas
+@dataclass(frozen=True)
+class _Schema:
+    """The fields of one kind of table: name -> value kind, and the required ones."""
+    fields: dict
+    required: tuple = ()
+
+
+_MODEL = _Schema({"name": STRING, "gravity": VECTOR})
+_SOLVER = _Schema({"method": STRING, "t_end": NUMBER, "rtol": NUMBER, "atol": NUMBER,
+                   "max_step": NUMBER})
+_OUTPUT = _Schema({"step": NUMBER})
+_GROUND = _Schema({"markers": TABLE})
+_MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
+_BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
+                 "inertia": VECTOR_OR_MATRIX, "inertia_about": STRING, "markers": TABLE},
+                required=("mass", "inertia", "inertia_about"))
+_JOINT = _Schema({"type": STRING, "parent": STRING, "child": STRING,
+                  "parent_marker": STRING, "child_marker": STRING, "axis": VECTOR,
+                  "axes": MATRIX, "translation_axes": MATRIX, "rotation_axes": MATRIX,
+                  "initial": NUMBER_OR_VECTOR, "initial_rate": NUMBER_OR_VECTOR,
+                  "stiffness": NUMBER_OR_VECTOR, "damping": NUMBER_OR_VECTOR,
+                  "rest": NUMBER_OR_VECTOR, "cut": BOOLEAN},
+                 required=("type", "parent", "child"))
+_DRIVER_BASE = {"joint": STRING, "coordinate": INTEGER}
+_DRIVER_REQUIRED = ("joint",)
+_FORCE = _Schema({"type": STRING, "body": STRING, "marker": STRING, "vector": VECTOR,
+                  "frame": STRING, "function": TABLE},
+                 required=("type", "body", "vector"))
+_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
+                        required=("joint",))
+_MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
+                          "frame": STRING}, required=("body", "marker"))
+
+# The fields of each time-function law (the dataclass fields of
+# flexmbs.model.timefunctions) and those without a useful default.
+LAW_FIELDS = {
+    "constant": {"value": NUMBER},
+    "rate": {"value": NUMBER, "rate": NUMBER},
+    "polynomial": {"coefficients": VECTOR},
+    "harmonic": {"amplitude": NUMBER, "omega": NUMBER, "phase": NUMBER, "offset": NUMBER},
+    "spinup": {"rate": NUMBER, "duration": NUMBER},
+    "table": {"time": VECTOR, "value": VECTOR, "interpolation": STRING},
+}
+LAW_REQUIRED = {
+    "constant": ("value",),
+    "rate": ("rate",),
+    "polynomial": ("coefficients",),
+    "harmonic": ("amplitude", "omega"),
+    "spinup": ("rate", "duration"),
+    "table": ("time", "value"),
+}
+
+# Sections holding one table of settings; `--set` may create them.
+_SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
+_SECTIONS = ("model", "solver", "output", "ground", "bodies", "joints", "drivers",
+             "forces", "sensors")
+_BODY_TYPES = ("rigid",)
+
+
+# ---------------------------------------------------------------- public API
+def load_model(path, overrides=()):
+    """Read the model file `path` (TOML), apply `overrides` ("dotted.path=value"
+    strings, as given to `--set`) and build the `Model`.
+
+    Raises ModelError naming the file, the item and the field of the first problem.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ModelError(f"cannot read the model file: {err.strerror or err}",
+                         source=source) from None
+    except UnicodeDecodeError as err:
+        raise ModelError(f"expected a UTF-8 text file: {err}", source=source) from None
+    model = loads_model(text, source=source, overrides=overrides)
+    model.source_path = source
+    return model
+
+
+def loads_model(text, source="<string>", overrides=()):
+    """Build the `Model` described by the TOML `text`; `source` names it in errors.
+
+    The model keeps `source_text` (the text as read) and `overrides` (the list given).
+    """
+    overrides = list(overrides)
+    try:
+        doc = _parse(text)
+        for override in overrides:
+            _apply_override(doc, override)
+        _check_document(doc)
+        model = _build_model(doc)
+    except ModelError as err:
+        raise err.with_source(source) from None
+    model.source_text = text
+    model.overrides = overrides
+    return model
+
+
+# --------------------------------------------------------- parse and overrides
+def _parse(text):
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ModelError(f"not valid TOML: {err}") from None
+
+
+def _override_value(text):
+    """The value of `--set path=text`: a TOML value, or else the text as a string."""
+    try:
+        return tomllib.loads("v = " + text)["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _apply_override(doc, override):
+    """Set one "dotted.path=value" in the parsed tables; its parent tables must exist
+    (except the settings sections model, solver and output, created when missing)."""
+    path, equals, value = str(override).partition("=")
+    path = path.strip()
+    item = f'--set "{path}"'
+    keys = path.split(".")
+    if not equals or not all(k.strip() for k in keys):
+        raise ModelError(f"expected dotted.path=value (e.g. solver.rtol=1e-9), got "
+                         f"{override!r}", item)
+    keys = [k.strip() for k in keys]
+    if len(keys) > 1 and keys[0] in _SETTINGS_SECTIONS:
+        doc.setdefault(keys[0], {})
+    table = doc
+    for depth, key in enumerate(keys[:-1]):
+        where = ".".join(keys[:depth]) or "the top level of the file"
+        if key not in table:
+            existing = ", ".join(table) or "(none)"
+            raise ModelError(f'no table "{key}" in {where}; existing keys: {existing}',
+                             item)
+        if not isinstance(table[key], dict):
+            raise ModelError(f'"{key}" in {where} is {_toml_type(table[key])}, not a table',
+                             item)
+        table = table[key]
+    table[keys[-1]] = _override_value(value.strip())
+
+
+# ----------------------------------------------------------- structural checks
+def _check_fields(table, schema, item, prefix=""):
+    """Known fields only, the required ones present, each of its kind.
+
+    `prefix` is prepended to field names in messages (e.g. "function.")."""
+    if not isinstance(table, dict):
+        raise ModelError(f"expected a table, got {_found(table)}", item,
+                         prefix.rstrip(".") or None)
+    for key in table:
+        if key not in schema.fields:
+            raise ModelError(f'unknown field "{key}"; allowed fields: '
+                             f"{', '.join(schema.fields)}", item, prefix + key)
+    for key in schema.required:
+        if key not in table:
+            raise ModelError(f'missing required field "{key}"', item, prefix + key)
+    for key, value in table.items():
+        kind = schema.fields[key]
+        if not _KIND_CHECKS[kind](value):
+            raise ModelError(f"expected {kind}, got {_found(value)}", item, prefix + key)
+
+
+def _check_named_tables(section, what, item_of, check_one):
+    """A table of named item tables, e.g. [bodies.NAME]; check_one(table, item)."""
+    for name, table in section.items():
+        item = item_of(name)
+        if not isinstance(table, dict):
+            raise ModelError(f"expected a table of fields for the {what}, got "
+                             f"{_found(table)}", item)
+        check_one(name, table, item)
+
+
+def _check_law(table, item, prefix=""):
+    """A time function: `law` and that law's fields (finite numbers)."""
+    if "law" not in table:
+        raise ModelError(f'missing required field "law" (one of '
+                         f"{', '.join(LAW_FIELDS)})", item, prefix + "law")
+    law = table["law"]
+    if not isinstance(law, str) or law not in LAW_FIELDS:
+        raise ModelError(f"expected a law, one of {', '.join(LAW_FIELDS)}; got "
+                         f"{_found(law)}", item, prefix + "law")
+    return law
+
+
+def _check_finite_law_values(table, law, item, prefix=""):
+    """The numbers of a law's fields are finite (the builder does not check them)."""
+    for key in LAW_FIELDS[law]:
+        value = table.get(key)
+        numbers = value if isinstance(value, list) else [value]
+        if not all(math.isfinite(v) for v in numbers if _is_number(v)):
+            raise ModelError(f"expected finite numbers, got {_found(value)}", item,
+                             prefix + key)
+
+
+def _law_schema(law, base=None, required=()):
+    """The fields of a table holding a time function: `law`, `base`, the law's own."""
+    fields = {"law": STRING, **(base or {}), **LAW_FIELDS[law]}
+    return _Schema(fields, tuple(required) + LAW_REQUIRED[law])
+
+
+def _check_marker(name, table, item):
+    _check_fields(table, _MARKER, item)
+
+
+def _check_body(name, table, item):
+    _check_fields(table, _BODY, item)
+    body_type = table.get("type", "rigid")
+    if body_type not in _BODY_TYPES:
+        raise ModelError(f"expected a body type, one of {', '.join(_BODY_TYPES)} (the only "
+                         f"one in this version); got {_found(body_type)}", item, "type")
+    _check_named_tables(table.get("markers", {}), "marker",
+                        lambda m: f'marker "{m}" on body "{name}"', _check_marker)
+
+
+def _check_joint(name, table, item):
+    _check_fields(table, _JOINT, item)
+
+
+def _check_driver(name, table, item):
+    law = _check_law(table, item)
+    _check_fields(table, _law_schema(law, _DRIVER_BASE, _DRIVER_REQUIRED), item)
+    _check_finite_law_values(table, law, item)
+
+
+def _check_force(name, table, item):
+    _check_fields(table, _FORCE, item)
+    if "function" in table:
+        function = table["function"]
+        law = _check_law(function, item, "function.")
+        _check_fields(function, _law_schema(law), item, "function.")
+        _check_finite_law_values(function, law, item, "function.")
+
+
+def _check_sensor(name, table, item):
+    sensor_type = table.get("type")
+    if sensor_type is None:
+        raise ModelError('missing required field "type"', item, "type")
+    if sensor_type not in SENSOR_TYPES:
+        raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got "
+                         f"{_found(sensor_type)}", item, "type")
+    schema = _JOINT_SENSOR if sensor_type.startswith("joint") else _MARKER_SENSOR
+    _check_fields(table, schema, item)
+
+
+def _check_ground(table):
+    _check_fields(table, _GROUND, "ground")
+    _check_named_tables(table.get("markers", {}), "marker",
+                        lambda m: f'marker "{m}" on body "{GROUND}"', _check_marker)
+
+
+_NAMED_SECTIONS = {
+    # section: (what, item text of a name, check)
+    "bodies": ("body", lambda n: f'body "{n}"', _check_body),
+    "joints": ("joint", lambda n: f'joint "{n}"', _check_joint),
+    "drivers": ("driver", lambda n: f'driver "{n}"', _check_driver),
+    "forces": ("force", lambda n: f'force "{n}"', _check_force),
+    "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
+}
+
+
+def _check_document(doc):
+    """Every section known and a table; every item's fields known and of their kind."""
+    for key, section in doc.items():
+        item = f'section "{key}"'
+        if key not in _SECTIONS:
+            raise ModelError(f"unknown section [{key}]; allowed sections: "
+                             f"{', '.join(_SECTIONS)}", item)
+        if not isinstance(section, dict):
+            raise ModelError(f"expected a table [{key}], got {_found(section)}", item)
+    for key, schema in _SETTINGS_SECTIONS.items():
+        _check_fields(doc.get(key, {}), schema, key)
+    _check_ground(doc.get("ground", {}))
+    for key, (what, item_of, check_one) in _NAMED_SECTIONS.items():
+        _check_named_tables(doc.get(key, {}), what, item_of, check_one)
+
+
+# ---------------------------------------------------------------- building
+def _time_function(table):
+    """The timefunctions dataclass of a checked law table (numbers as floats)."""
+    law = table["law"]
+    values = {}
+    for key in LAW_FIELDS[law]:
+        if key in table:
+            value = table[key]
+            if isinstance(value, list):
+                value = tuple(float(v) for v in value)
+            elif _is_number(value):
+                value = float(value)
+            values[key] = value
+    return TIME_FUNCTION_LAWS[law](**values)
+
+
+def _without(table, *keys):
+    return {k: v for k, v in table.items() if k not in keys}
+
+
+def _add_driver(model, name, table):
+    """add_driver, with the law's fields reported as fields of the driver table (the
+    file has no "function" sub-table for a driver)."""
+    try:
+        model.add_driver(name, function=_time_function(table),
+                         **_without(table, "law", *LAW_FIELDS[table["law"]]))
+    except ModelError as err:
+        if err.field is None or not err.field.startswith("function"):
+            raise
+        field = err.field.removeprefix("function").removeprefix(".") or None
+        raise ModelError(err.message, err.item, field, err.source) from None
+
+
+def _add_force(model, name, table):
+    function = _time_function(table["function"]) if "function" in table else None
+    model.add_force(name, function=function, **_without(table, "function"))
+
+
+def _build_model(doc):
+    """The sequence of builder calls that the checked tables describe."""
+    model = Model(**doc.get("model", {}))
+    model.set_solver(**doc.get("solver", {}))
+    model.set_output(**doc.get("output", {}))
+    for name, table in doc.get("ground", {}).get("markers", {}).items():
+        model.add_marker(GROUND, name, **table)
+    for name, table in doc.get("bodies", {}).items():
+        model.add_rigid_body(name, **_without(table, "type", "markers"))
+        for marker, marker_table in table.get("markers", {}).items():
+            model.add_marker(name, marker, **marker_table)
+    for name, table in doc.get("joints", {}).items():
+        model.add_joint(name, **table)
+    for name, table in doc.get("drivers", {}).items():
+        _add_driver(model, name, table)
+    for name, table in doc.get("forces", {}).items():
+        _add_force(model, name, table)
+    for name, table in doc.get("sensors", {}).items():
+        model.add_sensor(name, **table)
+    return model

@@ -1,0 +1,261 @@
+"""Running a model: the integrator, the outputs, the result file, the progress line.
+
+`simulate(model, path)` compiles the model, integrates it with the chosen solver and
+writes the HDF5 result file while the run goes (flexmbs.io.results). Python is only
+involved once per batch of outputs; the energies and sensors of a batch come from one
+kernel call.
+"""
+
+import glob
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import CACHE, CACHE_DIR
+from .dynamics import system as _system
+from .dynamics.outputs import output_quantities
+from .dynamics.timefunctions import evaluate_time_function
+from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
+                                     three_rotation_joints)
+from .model.compiled import compile_model
+from .model.serialize import model_to_json
+from .solvers.base import System
+from .solvers.ida import IdaIntegrator
+from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
+
+__all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS",
+           "kernels_need_compiling"]
+
+SOLVERS = ("ida",) + tuple(SCIPY_METHODS)
+WALL_BUDGET = 0.5  # s of integration between two writes / progress updates
+PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
+
+
+def build_system(cm):
+    """The System (ODE right-hand side and residual) of a compiled model."""
+    m = cm.arrays
+    ws = cm.new_workspace()
+    n = cm.nstate
+    out = np.zeros(n)
+
+    def rhs(t, y):
+        _system.state_derivative(m, ws, t, y, out)
+        return out.copy()
+
+    return System(n=n, rhs=rhs, residual_kernel=_system.residual,
+                  rhs_kernel=_system.state_derivative, m=m, ws=ws,
+                  algebraic=np.zeros(n, dtype=bool))
+
+
+def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
+    """The Integrator called `method` (one of SOLVERS)."""
+    if method in SCIPY_METHODS:
+        return ScipyIntegrator(system, t0, y0, t_end, rtol, atol, max_step, method)
+    if method == "ida":
+        return IdaIntegrator(system, t0, y0, t_end, rtol, atol, max_step)
+    raise ValueError(f"unknown solver {method!r}; expected one of {', '.join(SOLVERS)}")
+
+
+def kernels_need_compiling():
+    """True when the on-disk numba cache holds no compiled state derivative yet."""
+    if not CACHE:
+        return True
+    pattern = os.path.join(CACHE_DIR, "**", "system.state_derivative-*.nbi")
+    return not glob.glob(pattern, recursive=True)
+
+
+class _SingularityWatch:
+    """The smallest singularity measure of each three-rotation joint along the run."""
+
+    def __init__(self, cm):
+        self.cm = cm
+        self.joints = three_rotation_joints(cm)
+        self.worst = {name: (np.inf, 0.0) for name, _ in self.joints}
+
+    def update(self, t, y):
+        m = self.cm.arrays
+
+        def angles_of(c):
+            k = m.coord_qindex[c]
+            if k >= 0:
+                return y[:, k]
+            out = np.zeros(3)
+            vals = []
+            for tk in t:
+                evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data,
+                                       m.coord_function[c], float(tk), out)
+                vals.append(out[0])
+            return np.array(vals)
+
+        for name, first in self.joints:
+            s = singularity_measure(self.cm, angles_of, first)
+            k = int(np.argmin(s))
+            if s[k] < self.worst[name][0]:
+                self.worst[name] = (float(s[k]), float(t[k]))
+
+    def report(self):
+        """Text for the joints that came near their singular configuration, or ''."""
+        near = [f'joint "{n}" (|det G| = {s:.2g} at t = {t:.6g} s)'
+                for n, (s, t) in self.worst.items() if s < SINGULAR_THRESHOLD]
+        if not near:
+            return ""
+        return ("near the singular configuration of its three sequential rotations "
+                "(the middle rotation at +-90 deg for x-y-z axes): " + "; ".join(near))
+
+
+@dataclass
+class Simulation:
+    """What `simulate` returns: outputs in memory and the run's outcome."""
+    t: np.ndarray
+    y: np.ndarray
+    energy: np.ndarray
+    sensors: np.ndarray
+    coordinate_names: list
+    status: str
+    message: str
+    statistics: dict
+    path: str = None
+
+    @property
+    def success(self):
+        return self.status == "finished"
+
+
+class _Progress:
+    """One refreshed line on a terminal: simulated time, rate, steps."""
+
+    def __init__(self, enabled, t0, t_end):
+        self.enabled = enabled
+        self.t0, self.t_end = t0, t_end
+        self.start = time.perf_counter()
+        self.last = -1.0
+
+    def update(self, t, nsteps, force=False):
+        now = time.perf_counter()
+        if not self.enabled or (not force and now - self.last < PROGRESS_INTERVAL):
+            return
+        self.last = now
+        frac = (t - self.t0) / (self.t_end - self.t0)
+        wall = now - self.start
+        rate = (t - self.t0) / wall if wall > 0 else 0.0
+        bar = "#" * int(30 * frac)
+        sys.stderr.write(f"\r[{bar:<30}] t = {t:.4g}/{self.t_end:.4g} s  "
+                         f"{rate:.3g} s/s  {nsteps} steps ")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
+             output_step=None, max_step=None, progress=False, log=None):
+    """Integrate `model` (a Model) and write the result file `path` (None: no file).
+
+    Settings not given come from the model's [solver] and [output] sections. Returns
+    a Simulation. A failure of the integrator is a status ("failed") with a message,
+    recorded in the file; an interrupt (Ctrl-C) is recorded and then re-raised.
+    """
+    s = model.solver
+    t_end = s.t_end if t_end is None else float(t_end)
+    rtol = s.rtol if rtol is None else float(rtol)
+    atol = s.atol if atol is None else float(atol)
+    method = s.method if method is None else method
+    output_step = model.output.step if output_step is None else float(output_step)
+    max_step = s.max_step if max_step is None else float(max_step)
+    if method not in SOLVERS:
+        raise ValueError(f"unknown solver {method!r}; expected one of {', '.join(SOLVERS)}")
+    for name, v in (("t_end", t_end), ("rtol", rtol), ("atol", atol),
+                    ("output_step", output_step), ("max_step", max_step)):
+        if not v > 0:
+            raise ValueError(f"{name} must be positive, got {v}")
+
+    cm = compile_model(model)
+    if log is not None and kernels_need_compiling():
+        log("compiling kernels (first run only, about a minute)...")
+    system = build_system(cm)
+    t0 = 0.0
+    y0 = cm.initial_state()
+    n_out = int(np.floor((t_end - t0) / output_step + 1e-9))
+    t_out = t0 + output_step * np.arange(1, n_out + 1)
+    if n_out == 0 or t_end - t_out[-1] > 1e-9 * output_step:
+        t_out = np.append(t_out, t_end)
+    t_out[-1] = min(t_out[-1], t_end)
+
+    writer = None
+    if path is not None:
+        from .io.results import ResultWriter
+        writer = ResultWriter(
+            path, model_text=model.source_text or "", model_json=model_to_json(model),
+            topology=cm.topology, coordinate_names=cm.coordinate_names,
+            sensor_names=cm.sensor_names, sensor_sizes=cm.sensor_sizes,
+            solver_name=method,
+            settings={"t_end": t_end, "rtol": rtol, "atol": atol,
+                      "output_step": output_step, "max_step": max_step})
+    ts, ys, es, ss = [], [], [], []
+
+    def emit(t, y):
+        e = np.zeros((len(t), 5))
+        sv = np.zeros((len(t), cm.nsensor_values))
+        output_quantities(cm.arrays, system.ws, np.ascontiguousarray(t),
+                          np.ascontiguousarray(y), e, sv)
+        nq = cm.nq
+        ts.append(t)
+        ys.append(y)
+        es.append(e)
+        ss.append(sv)
+        watch.update(t, y)
+        if writer is not None:
+            writer.append(t, y[:, :nq], y[:, nq:2 * nq], e, sv)
+
+    watch = _SingularityWatch(cm)
+    watch.update(np.array([t0]), y0[None, :])
+    if log is not None and watch.report():
+        log("warning: the initial state is " + watch.report())
+    bar = _Progress(progress, t0, t_end)
+    integ = None
+    try:
+        emit(np.array([t0]), y0[None, :])
+        integ = make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step)
+        done = 0
+        while integ.status == "running" and done < len(t_out):
+            n, y = integ.advance(t_out[done:], WALL_BUDGET)
+            if n:
+                emit(t_out[done:done + n], y)
+                done += n
+            bar.update(integ.t, integ.statistics()["nsteps"])
+        bar.update(integ.t, integ.statistics()["nsteps"], force=True)
+        if integ.status == "failed" and integ.t > ts[-1][-1]:
+            emit(np.array([integ.t]), integ.y[None, :])  # the state at the failure
+        status = integ.status if integ.status != "running" else "finished"
+        message = integ.message
+        if status == "failed" and not message:
+            message = "the integrator stopped"
+    except KeyboardInterrupt:
+        bar.close()
+        if writer is not None:
+            if integ is not None:
+                writer.set_solver_statistics(integ.statistics())
+            writer.close("failed: interrupted by the user")
+        raise
+    except BaseException as exc:
+        bar.close()
+        if writer is not None:
+            writer.close(f"failed: {type(exc).__name__}: {exc}")
+        raise
+    bar.close()
+    stats = integ.statistics()
+    if watch.report():
+        stats["joint_singularity"] = watch.report()
+        if log is not None:
+            log("warning: the motion came " + watch.report())
+    if writer is not None:
+        writer.set_solver_statistics(stats)
+        writer.close("finished" if status == "finished" else f"failed: {message}")
+    return Simulation(
+        t=np.concatenate(ts), y=np.concatenate(ys), energy=np.concatenate(es),
+        sensors=np.concatenate(ss), coordinate_names=cm.coordinate_names, status=status,
+        message=message, statistics=stats, path=None if path is None else str(path))

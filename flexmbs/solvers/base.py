@@ -1,0 +1,112 @@
+"""The solver interface every integrator of flexmbs implements.
+
+Contract for implementers (scipy.integrate._ivp style):
+
+1. The constructor takes a `System` (what to integrate), `t0`, `y0`, `t_end`, `rtol`,
+   `atol` and `max_step`; it validates them (ValueError naming the argument) and
+   prepares the integration. It never integrates.
+2. `advance(t_out, wall_budget)` integrates towards `t_out[-1]` (increasing output
+   times > the last one delivered) and returns `(n, Y)`: the states at the first n
+   output times, interpolated by the method's dense output (outputs never force
+   steps). It returns early, with n possibly 0, when `wall_budget` seconds have passed
+   so that the caller can write results and show progress, and when the integration
+   fails or ends.
+3. `status` is "running", "finished" (t_end reached exactly) or "failed"; `message`
+   says why it failed; `t`, `y` are the last accepted state.
+4. `statistics()` returns the work counters (nsteps, nrejected, nres, njac, nlu, ...).
+   Numerical failure is a status, never an exception.
+"""
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["System", "Integrator", "SolverResult"]
+
+
+@dataclass
+class System:
+    """What an integrator integrates: y' = f(t, y) (`rhs`) and, equivalently,
+    F(t, y, y') = 0 (`residual_kernel(m, ws, t, y, yp, out)`, a numba kernel with its
+    arguments `m`, `ws`). `algebraic` (bool, size n) marks algebraic components."""
+    n: int
+    rhs: object
+    residual_kernel: object
+    rhs_kernel: object
+    m: object
+    ws: object
+    algebraic: np.ndarray = None
+
+
+@dataclass
+class SolverResult:
+    """Outcome of a run: t (n,), y (n, ny) at the output times, status, message,
+    success, and the counters."""
+    t: np.ndarray
+    y: np.ndarray
+    status: str
+    message: str
+    success: bool
+    nsteps: int = 0
+    nrejected: int = 0
+    nres: int = 0
+    njac: int = 0
+    nlu: int = 0
+    statistics: dict = field(default_factory=dict)
+    wall_time: float = 0.0
+
+
+class Integrator(ABC):
+    """Base class: owns the status and the output bookkeeping (see the module text)."""
+
+    name = "base"
+
+    def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
+        if not np.isfinite(t0) or not np.isfinite(t_end) or not t_end > t0:
+            raise ValueError(f"t_end must be a finite time after t0, got t0={t0}, "
+                             f"t_end={t_end}")
+        rtol = np.asarray(rtol, dtype=float)
+        atol = np.asarray(atol, dtype=float)
+        if np.any(rtol <= 0) or np.any(atol <= 0):
+            raise ValueError("rtol and atol must be positive")
+        if not max_step > 0:
+            raise ValueError(f"max_step must be positive, got {max_step}")
+        y0 = np.array(y0, dtype=float)
+        if y0.shape != (system.n,):
+            raise ValueError(f"y0 must have {system.n} values, got shape {y0.shape}")
+        if not np.all(np.isfinite(y0)):
+            raise ValueError("y0 must be finite")
+        self.system = system
+        self.t0 = float(t0)
+        self.t_end = float(t_end)
+        self.rtol = rtol
+        self.atol = atol
+        self.max_step = float(max_step)
+        self.t = self.t0
+        self.y = y0
+        self.status = "running"
+        self.message = ""
+        self.wall_time = 0.0
+
+    def advance(self, t_out, wall_budget=0.5):
+        """States at the leading output times reached within `wall_budget` seconds."""
+        t_out = np.asarray(t_out, dtype=float)
+        y_out = np.zeros((len(t_out), self.system.n))
+        start = time.perf_counter()
+        n = self._advance_impl(t_out, y_out, wall_budget) if self.status == "running" else 0
+        self.wall_time += time.perf_counter() - start
+        return n, y_out[:n]
+
+    @abstractmethod
+    def _advance_impl(self, t_out, y_out, wall_budget):
+        """Fill y_out[:n] for the first n output times; update status, t, y."""
+
+    @abstractmethod
+    def statistics(self):
+        """dict of work counters."""
+
+    def _fail(self, message):
+        self.status = "failed"
+        self.message = message

@@ -1,0 +1,131 @@
+"""The command line end to end: run, info, energy, plot, bad input, interrupted runs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from flexmbs.io.results import open_result
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "data" / "models"
+
+
+def flexmbs(*args, timeout=600):
+    """Run `python -m flexmbs ARGS` and return the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "flexmbs", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_chain_spatial_4_conserves_energy(tmp_path):
+    """MODELS.md CHAIN-4 spatial, 10 s at rtol 1e-10: max |E - E0| <= 1e-7 N m g L."""
+    out = tmp_path / "chain.h5"
+    r = flexmbs("run", MODELS / "chain_spatial_4.toml", "-o", out, "--t-end", 10,
+                "--rtol", 1e-10, "--atol", 1e-12)
+    assert r.returncode == 0, r.stderr
+    assert "finished" in r.stdout
+    res = open_result(out)
+    assert res.status == "finished"
+    assert res.time[-1] == pytest.approx(10.0, abs=1e-12)
+    e = res.energy["total"]
+    n, m, g, length = 4, 1.0, 9.81, 0.5
+    assert np.abs(e - e[0]).max() <= 1e-7 * n * m * g * length
+    r = flexmbs("energy", out, "--json", "--max-ratio", 1e-6)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["drift_max"] == pytest.approx(np.abs(e - e[0]).max())
+    assert report["passed"] is True
+    r = flexmbs("energy", out, "--max-ratio", 1e-14)
+    assert r.returncode == 1
+    assert "FAIL" in r.stdout.upper()
+
+
+def test_run_with_overrides_info_and_plot(tmp_path):
+    out = tmp_path / "planar.h5"
+    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", out, "--t-end", 0.5,
+                "--set", "joints.j1.initial=0.3", "--set", "solver.method=scipy-radau",
+                "--output-step", 0.1)
+    assert r.returncode == 0, r.stderr
+    res = open_result(out)
+    assert res.time == pytest.approx(np.linspace(0, 0.5, 6))
+    assert res.q[0, 0] == pytest.approx(0.3)
+    assert res.solver["method"] == "scipy-radau"
+    assert "joints.j1.initial=0.3" in res.model_text or res.model_text
+    info = flexmbs("info", out)
+    assert info.returncode == 0
+    assert "finished" in info.stdout and "theta1" in info.stdout
+    png = tmp_path / "plot.png"
+    p = flexmbs("plot", out, "theta1", "energy", "-o", png)
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = flexmbs("plot", out, "no_such_signal", "-o", png)
+    assert bad.returncode == 2 and "no_such_signal" in bad.stderr
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--set", "bodies.link1.mass=-1"], 'body "link1": field "mass"'),
+    (["--set", "joints.nope.initial=1"], '--set "joints.nope.initial"'),
+    (["--solver", "euler"], "euler"),
+    (["--t-end", "-1"], "t_end"),
+])
+def test_bad_input_exits_2_without_traceback(tmp_path, args, fragment):
+    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5", *args)
+    assert r.returncode == 2
+    assert fragment in r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.startswith("flexmbs: error:")
+
+
+def test_bad_model_file_and_missing_result(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[bodies.a]\nmass = = 1\n")
+    r = flexmbs("run", bad)
+    assert r.returncode == 2 and str(bad) in r.stderr and "Traceback" not in r.stderr
+    r = flexmbs("info", tmp_path / "missing.h5")
+    assert r.returncode == 2 and "missing.h5" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_sigkill_leaves_a_readable_file(tmp_path):
+    """A run killed with SIGKILL leaves a file that opens and holds a consistent prefix
+    of the outputs (everything up to the last flush, at most ~1 s of wall time old)."""
+    out = tmp_path / "killed.h5"
+    # a long run: 16 links at a tight tolerance with an implicit solver
+    model = tmp_path / "long.toml"
+    text = (MODELS / "chain_spatial_4.toml").read_text()
+    model.write_text(text)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flexmbs", "run", str(model), "-o", str(out), "-q",
+         "--t-end", "1000", "--rtol", "1e-12", "--atol", "1e-14", "--output-step", "1e-3"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 300
+    rows = 0
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        if out.exists():
+            try:
+                with h5py.File(out, "r") as f:
+                    rows = f["time"].shape[0]
+            except OSError:
+                rows = 0  # being written: try again
+            if rows > 50:
+                break
+    assert proc.poll() is None, "the run ended before it could be killed"
+    assert rows > 50
+    time.sleep(1.5)  # let it write a few more flushes, then kill mid-run
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    res = open_result(out)
+    assert res.status == "running"  # it never got to say otherwise
+    n = len(res.time)
+    assert n > rows
+    assert res.q.shape == (n, 4) and res.energy["total"].shape == (n,)
+    assert res.t_reached == pytest.approx(res.time[-1])
+    assert np.all(np.diff(res.time) > 0)
+    assert np.all(np.isfinite(res.q))
