@@ -1,8 +1,8 @@
 """The TOML model-file reader: a model file is a sequence of `Model.add_*` calls.
 
-The file vocabulary is the builder API of `flexmbs.model.description` (docs/model-file.md
-is the reference). Reading goes in four steps, each reporting a `ModelError` that names
-the file, the item and the field:
+The file vocabulary is the builder API of `flexmbs.model.description`; the README's
+"Model-file reference" documents it. Reading goes in four steps, each reporting a
+`ModelError` that names the file, the item and the field:
 
 1. parse the TOML text (tomllib);
 2. apply the `--set dotted.path=value` overrides to the parsed tables;
