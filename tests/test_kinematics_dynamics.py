@@ -469,3 +469,20 @@ def test_driver_forces_match_newton_euler(api, case):
     if not driven.any():
         pytest.skip("the random model kept its only coordinate free")
     assert_close(tau[driven], expected[driven], TOL_EXACT, "driver forces")
+
+
+def test_cholesky_solve_in_place_matches_dense_solve():
+    from flexmbs.dynamics.linalg import cholesky_solve_in_place
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7):
+        g = rng.normal(size=(n, n))
+        a = g @ g.T + n * np.eye(n)
+        b = rng.normal(size=n)
+        x = np.zeros(n)
+        work = a.copy()
+        assert cholesky_solve_in_place(work, b, x)
+        np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-12)
+        np.testing.assert_allclose(np.tril(work) @ np.tril(work).T, a, rtol=1e-12)
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])  # indefinite
+    assert not cholesky_solve_in_place(bad, np.ones(2), np.zeros(2))

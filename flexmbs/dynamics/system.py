@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import jit
 from ..kinematics.recursive import forward_kinematics
+from .linalg import cholesky_solve_in_place
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from .timefunctions import evaluate_time_function
 
@@ -282,14 +283,19 @@ def residual(m, ws, t, y, yp, out):
 
 @jit
 def state_derivative(m, ws, t, y, out):
-    """y' = [u; M*^-1 Q*; P] for the ODE integrators (size 2 nq + 1)."""
+    """y' = [u; M*^-1 Q*; P] for the ODE integrators (size 2 nq + 1).
+
+    M* is solved by Cholesky in place (ws.mass then holds its factor); a mass matrix
+    that is not positive definite gives NaN accelerations, which the integrators
+    report as a failure.
+    """
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     forward_kinematics(m, ws, t, q, u)
     mass_matrix(m, ws)
     generalized_forces(m, ws, t)
-    if nq > 0:
-        ws.accel[:] = np.linalg.solve(ws.mass, ws.force)
+    if not cholesky_solve_in_place(ws.mass, ws.force, ws.accel):
+        ws.accel[:] = np.nan  # M* not positive definite: the integrator fails on it
     for k in range(nq):
         out[k] = u[k]
         out[nq + k] = ws.accel[k]

@@ -1,0 +1,107 @@
+"""Integrators on the rigid CHAIN-N models (../shared/benchmarks/MODELS.md).
+
+For each chain (planar and spatial, N = 2, 4, 8, 16, 32), 10 s of simulated time, the
+same rtol/atol for every solver: wall time (median of --repeat runs, after one warm-up
+run so that numba compilation is not counted), steps, residual/right-hand-side
+evaluations and the energy drift max |E(t) - E(0)|. Ratios are taken within one
+process, on one machine, in one run. Also times `flexmbs run` cold (fresh kernel cache)
+and warm (cached) in subprocesses.
+
+    .venv/bin/python benchmarks/bench_integrators.py                 # the full table
+    .venv/bin/python benchmarks/bench_integrators.py --n 2 4 --repeat 1 --solvers bdf ida
+    .venv/bin/python benchmarks/bench_integrators.py --json benchmarks/results/integrators.json
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from flexmbs.model.library import chain_model
+from flexmbs.simulation import SOLVERS, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_once(n, variant, solver, t_end, rtol, atol):
+    model = chain_model(n, variant, t_end=t_end)
+    start = time.perf_counter()
+    sim = simulate(model, None, method=solver, rtol=rtol, atol=atol, output_step=0.01)
+    wall = time.perf_counter() - start
+    e = sim.energy
+    total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
+    return {"wall": wall, "status": sim.status,
+            "nsteps": int(sim.statistics.get("nsteps", 0)),
+            "nres": int(sim.statistics.get("nres", 0)),
+            "drift": float(np.abs(total - total[0]).max())}
+
+
+def bench_chains(sizes, variants, solvers, t_end, rtol, atol, repeat):
+    rows = []
+    for variant in variants:
+        for n in sizes:
+            for solver in solvers:
+                run_once(min(n, 2), variant, solver, 0.1, rtol, atol)  # warm the kernels
+                runs = [run_once(n, variant, solver, t_end, rtol, atol)
+                        for _ in range(repeat)]
+                row = dict(runs[0], variant=variant, n=n, solver=solver,
+                           wall=statistics.median(r["wall"] for r in runs))
+                rows.append(row)
+                print(f"{variant:8s} N={n:3d} {solver:12s} {row['status']:9s} "
+                      f"wall {row['wall']:8.3f} s  steps {row['nsteps']:7d}  "
+                      f"evals {row['nres']:8d}  drift {row['drift']:.2e}", flush=True)
+    return rows
+
+
+def bench_start(solver):
+    """Wall time of `flexmbs run` on chain_planar_4 (1 s) with a fresh and a warm cache."""
+    out = {}
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, FLEXMBS_CACHE_DIR=cache)
+        cmd = [sys.executable, "-m", "flexmbs", "run",
+               str(ROOT / "data" / "models" / "chain_planar_4.toml"), "-q",
+               "-o", str(Path(tmp) / "x.h5"), "--t-end", "1", "--solver", solver]
+        for label in ("cold", "warm"):
+            start = time.perf_counter()
+            subprocess.run(cmd, env=env, check=True)
+            out[label] = time.perf_counter() - start
+    print(f"flexmbs run ({solver}): cold {out['cold']:.1f} s, warm {out['warm']:.2f} s")
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, nargs="+", default=[2, 4, 8, 16, 32])
+    p.add_argument("--variants", nargs="+", default=["planar", "spatial"])
+    p.add_argument("--solvers", nargs="+", default=[s for s in ("bdf", "ida",
+                                                                  "scipy-radau", "dop853")
+                                                     if s in SOLVERS])
+    p.add_argument("--t-end", type=float, default=10.0)
+    p.add_argument("--rtol", type=float, default=1e-8)
+    p.add_argument("--atol", type=float, default=1e-10)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--json", help="write the results here")
+    a = p.parse_args()
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"python {platform.python_version()}; rtol {a.rtol}, atol {a.atol}, "
+          f"t_end {a.t_end} s")
+    rows = bench_chains(a.n, a.variants, a.solvers, a.t_end, a.rtol, a.atol, a.repeat)
+    start = {s: bench_start(s) for s in a.solvers[:1]}
+    if a.json:
+        Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.json).write_text(json.dumps({
+            "machine": platform.platform(), "cores": os.cpu_count(), "rtol": a.rtol,
+            "atol": a.atol, "t_end": a.t_end, "rows": rows, "start": start}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
