@@ -20,7 +20,9 @@ from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
 from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
                                      three_rotation_joints)
+from .errors import ModelError
 from .model.compiled import compile_model
+from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
 from .solvers.base import System
 from .solvers.ida import IdaIntegrator
@@ -29,8 +31,10 @@ from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 __all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS",
            "kernels_need_compiling"]
 
-SOLVERS = ("ida",) + tuple(SCIPY_METHODS)
+SOLVERS = SOLVER_METHODS
 WALL_BUDGET = 0.5  # s of integration between two writes / progress updates
+MAX_OUTPUT_ROWS = 1e8  # output rows of one run
+OUTPUT_TIME_SLACK = 1e-9  # of a step: t_end within it of a multiple is that multiple
 PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
 
 
@@ -45,8 +49,7 @@ def build_system(cm):
         _system.state_derivative(m, ws, t, y, out)
         return out.copy()
 
-    return System(n=n, rhs=rhs, residual_kernel=_system.residual,
-                  rhs_kernel=_system.state_derivative, m=m, ws=ws,
+    return System(n=n, rhs=rhs, residual_kernel=_system.residual, m=m, ws=ws,
                   algebraic=np.zeros(n, dtype=bool))
 
 
@@ -59,12 +62,29 @@ def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
     raise ValueError(f"unknown solver {method!r}; expected one of {', '.join(SOLVERS)}")
 
 
-def kernels_need_compiling():
-    """True when the on-disk numba cache holds no compiled state derivative yet."""
+def kernels_need_compiling(method):
+    """True when the on-disk numba cache holds no compiled kernel that `method` calls
+    per step yet (the state derivative for scipy's methods, else the residual)."""
     if not CACHE:
         return True
-    pattern = os.path.join(CACHE_DIR, "**", "system.state_derivative-*.nbi")
+    kernel = "state_derivative" if method in SCIPY_METHODS else "residual"
+    pattern = os.path.join(CACHE_DIR, "**", f"system.{kernel}-*.nbi")
     return not glob.glob(pattern, recursive=True)
+
+
+def output_times(t0, t_end, step):
+    """The output times after t0: multiples of `step`, then t_end exactly (s)."""
+    n_out = (t_end - t0) / step
+    if n_out > MAX_OUTPUT_ROWS:
+        raise ModelError(f"{t_end - t0:g} s at a step of {step:g} s would make "
+                         f"{n_out:.3g} output rows (at most {MAX_OUTPUT_ROWS:.0e}): "
+                         "expected a larger step", "output", "step")
+    n_out = int(np.floor(n_out + OUTPUT_TIME_SLACK))
+    t_out = t0 + step * np.arange(1, n_out + 1)
+    if n_out == 0 or t_end - t_out[-1] > OUTPUT_TIME_SLACK * step:
+        t_out = np.append(t_out, t_end)
+    t_out[-1] = min(t_out[-1], t_end)
+    return t_out
 
 
 class _SingularityWatch:
@@ -159,31 +179,21 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     a Simulation. A failure of the integrator is a status ("failed") with a message,
     recorded in the file; an interrupt (Ctrl-C) is recorded and then re-raised.
     """
-    s = model.solver
-    t_end = s.t_end if t_end is None else float(t_end)
-    rtol = s.rtol if rtol is None else float(rtol)
-    atol = s.atol if atol is None else float(atol)
-    method = s.method if method is None else method
-    output_step = model.output.step if output_step is None else float(output_step)
-    max_step = s.max_step if max_step is None else float(max_step)
-    if method not in SOLVERS:
-        raise ValueError(f"unknown solver {method!r}; expected one of {', '.join(SOLVERS)}")
-    for name, v in (("t_end", t_end), ("rtol", rtol), ("atol", atol),
-                    ("output_step", output_step), ("max_step", max_step)):
-        if not v > 0:
-            raise ValueError(f"{name} must be positive, got {v}")
-
-    cm = compile_model(model)
-    if log is not None and kernels_need_compiling():
+    source = model.source_path or "<python>"
+    try:
+        s = model.solver.with_changes(method, t_end, rtol, atol, max_step)
+        out = model.output.with_changes(output_step)
+        t0 = 0.0
+        t_out = output_times(t0, s.t_end, out.step)
+        cm = compile_model(model)
+    except ModelError as exc:
+        raise exc.with_source(source) from None
+    method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
+    output_step = out.step
+    if log is not None and kernels_need_compiling(method):
         log("compiling kernels (first run only, about a minute)...")
     system = build_system(cm)
-    t0 = 0.0
     y0 = cm.initial_state()
-    n_out = int(np.floor((t_end - t0) / output_step + 1e-9))
-    t_out = t0 + output_step * np.arange(1, n_out + 1)
-    if n_out == 0 or t_end - t_out[-1] > 1e-9 * output_step:
-        t_out = np.append(t_out, t_end)
-    t_out[-1] = min(t_out[-1], t_end)
 
     writer = None
     if path is not None:
@@ -192,7 +202,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             path, model_text=model.source_text or "", model_json=model_to_json(model),
             topology=cm.topology, coordinate_names=cm.coordinate_names,
             sensor_names=cm.sensor_names, sensor_sizes=cm.sensor_sizes,
-            solver_name=method,
+            solver_name=method, overrides=model.overrides,
             settings={"t_end": t_end, "rtol": rtol, "atol": atol,
                       "output_step": output_step, "max_step": max_step})
     ts, ys, es, ss = [], [], [], []
@@ -226,6 +236,8 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             if n:
                 emit(t_out[done:done + n], y)
                 done += n
+            if writer is not None:
+                writer.commit_if_due(integ.t)
             bar.update(integ.t, integ.statistics()["nsteps"])
         bar.update(integ.t, integ.statistics()["nsteps"], force=True)
         if integ.status == "failed" and integ.t > ts[-1][-1]:

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from flexmbs.model.description import GROUND, JOINT_TYPES, Model
-from flexmbs.model.timefunctions import (Constant, Harmonic, Polynomial, Ramp, SpinUp,
+from flexmbs.model.timefunctions import (Constant, Harmonic, Polynomial, ConstantRate, SpinUp,
                                          Table)
 from flexmbs.model.topology import build_topology
 
@@ -106,7 +106,7 @@ def time_function_derivatives(fn, t):
     t = float(t)
     if isinstance(fn, Constant):
         return float(fn.value), 0.0, 0.0
-    if isinstance(fn, Ramp):
+    if isinstance(fn, ConstantRate):
         return fn.value + fn.rate * t, float(fn.rate), 0.0
     if isinstance(fn, Polynomial):
         c = [float(x) for x in fn.coefficients]
@@ -675,7 +675,7 @@ def _random_time_function(rng, kind):
     if kind == "spinup":
         return SpinUp(rate=rng.uniform(0.5, 2.0), duration=rng.uniform(2.5, 4.0))
     if kind == "ramp":
-        return Ramp(value=rng.uniform(-0.3, 0.3), rate=rng.uniform(-1.0, 1.0))
+        return ConstantRate(value=rng.uniform(-0.3, 0.3), rate=rng.uniform(-1.0, 1.0))
     if kind in ("table", "table-linear"):
         times = np.linspace(-1.0, 4.0, 7) + rng.uniform(-0.2, 0.2, size=7)
         return Table(time=tuple(times), value=tuple(rng.uniform(-0.6, 0.6, size=7)),

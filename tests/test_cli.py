@@ -57,7 +57,8 @@ def test_run_with_overrides_info_and_plot(tmp_path):
     assert res.time == pytest.approx(np.linspace(0, 0.5, 6))
     assert res.q[0, 0] == pytest.approx(0.3)
     assert res.solver["method"] == "scipy-radau"
-    assert "joints.j1.initial=0.3" in res.model_text or res.model_text
+    assert res.model_overrides == ["joints.j1.initial=0.3", "solver.method=scipy-radau"]
+    assert "[joints.j1]" in res.model_text
     info = flexmbs("info", out)
     assert info.returncode == 0
     assert "finished" in info.stdout and "theta1" in info.stdout
@@ -129,3 +130,106 @@ def test_sigkill_leaves_a_readable_file(tmp_path):
     assert res.t_reached == pytest.approx(res.time[-1])
     assert np.all(np.diff(res.time) > 0)
     assert np.all(np.isfinite(res.q))
+
+
+BAD_MODELS = {
+    "unparsable": ("[bodies.a]\nmass = = 1\n", "line 2"),
+    "unknown field": ('[bodies.a]\nmass = 1.0\nmas = 2\ninertia = [1, 1, 1]\n'
+                      'inertia_about = "com"\n', 'field "mas"'),
+    "zero mass": ('[bodies.a]\nmass = 0.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
+                  '[joints.j]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n',
+                  'field "mass"'),
+    "loop": ('[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
+             '[bodies.b]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
+             '[joints.j1]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n'
+             '[joints.j2]\ntype = "revolute"\nparent = "a"\nchild = "b"\n'
+             '[joints.j3]\ntype = "revolute"\nparent = "ground"\nchild = "b"\n', "cut"),
+    "cut joint": ('[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
+                  '[joints.j1]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n'
+                  'cut = true\n', "not supported"),
+    "parallel universal axes": (
+        '[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
+        '[joints.j1]\ntype = "universal"\nparent = "ground"\nchild = "a"\n'
+        'axes = [[1, 0, 0], [2, 0, 0]]\n', "parallel"),
+    "no bodies": ('[model]\nname = "empty"\n', "no bodies"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_MODELS))
+def test_bad_model_files_exit_2_with_the_file_named(tmp_path, case):
+    text, fragment = BAD_MODELS[case]
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    r = flexmbs("run", path, "-o", tmp_path / "out.h5")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"flexmbs: error: {path}")
+    assert fragment in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--t-end", "inf"], 'solver: field "t_end"'),
+    (["--output-step", "1e-11", "--t-end", "10"], 'output: field "step"'),
+])
+def test_unusable_settings_exit_2(tmp_path, args, fragment):
+    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5", *args)
+    assert r.returncode == 2 and fragment in r.stderr and "Traceback" not in r.stderr
+
+
+def test_result_file_never_overwrites_the_model(tmp_path):
+    model = tmp_path / "m.toml"
+    model.write_text((MODELS / "chain_planar_4.toml").read_text())
+    r = flexmbs("run", model, "-o", model)
+    assert r.returncode == 2 and "overwrite" in r.stderr
+    assert model.read_text().startswith("#")
+
+
+@pytest.mark.parametrize("solver, reason", [
+    ("dop853", "not positive definite"),       # the Cholesky factorisation of M* fails
+    ("scipy-radau", "step size fell below"),   # M* is barely definite: steps collapse
+])
+def test_singular_mass_matrix_fails_with_a_status(tmp_path, solver, reason):
+    """A spherical joint started at its singular configuration (the middle of its
+    x-y-z rotations at 90 deg) has a singular M*: the run fails, exit 1, with the
+    reason in the message and in the file, instead of hanging or raising."""
+    model = tmp_path / "sph.toml"
+    model.write_text('[solver]\nt_end = 1.0\n'
+                     '[bodies.a]\nmass = 1.0\ncom = [0, 0, -0.3]\n'
+                     'inertia = [0.02, 0.03, 0.01]\ninertia_about = "com"\n'
+                     '[joints.ball]\ntype = "spherical"\nparent = "ground"\nchild = "a"\n'
+                     'initial = [0.2, 1.5707963267948966, 0.1]\n')
+    out = tmp_path / "sph.h5"
+    r = flexmbs("run", model, "-o", out, "--solver", solver, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert reason in r.stderr
+    assert "singular configuration" in r.stderr  # the watch names the joint too
+    res = open_result(out)
+    assert res.status.startswith("failed: ") and reason in res.status
+
+
+def test_file_is_committed_between_sparse_outputs(tmp_path):
+    """With outputs far apart, the file still gets its first row and the integration's
+    progress (t_integrated) at least once per second."""
+    out = tmp_path / "sparse.h5"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flexmbs", "run", str(MODELS / "chain_spatial_4.toml"),
+         "-o", str(out), "-q", "--t-end", "1000", "--output-step", "500",
+         "--rtol", "1e-12", "--atol", "1e-14"], cwd=ROOT)
+    try:
+        deadline = time.time() + 120
+        t_int = 0.0
+        while time.time() < deadline and t_int <= 0.0:
+            time.sleep(0.5)
+            if out.exists():
+                try:
+                    with h5py.File(out, "r", locking=False) as f:
+                        t_int = float(f.attrs.get("t_integrated", 0.0))
+                except OSError:
+                    pass
+        assert proc.poll() is None and t_int > 0.0
+    finally:
+        proc.kill()
+        proc.wait()
+    res = open_result(out)
+    assert len(res.time) == 1 and res.time[0] == 0.0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from flexmbs.errors import ModelError
-from flexmbs.model.timefunctions import TIME_FUNCTION_LAWS, Harmonic, Ramp, SpinUp, Table
+from flexmbs.model.timefunctions import TIME_FUNCTION_LAWS, Harmonic, ConstantRate, SpinUp, Table
 from flexmbs.model.toml_reader import LAW_FIELDS, load_model, loads_model
 from flexmbs.model.topology import build_topology
 
@@ -567,7 +567,7 @@ def test_complete_model(tmp_path):
 
     wind = model.forces["wind"]
     assert (wind.type, wind.marker, wind.frame) == ("force", "tip", "marker")
-    assert wind.function == Ramp(value=0.0, rate=2.0)
+    assert wind.function == ConstantRate(value=0.0, rate=2.0)
     motor = model.forces["motor"]
     assert motor.marker == "origin" and motor.frame == "global"
     assert motor.function.law == "constant" and motor.function.value == 1.0

@@ -138,4 +138,4 @@ def energies(cm, q, u, t=0.0, w_nc=0.0):
     ws = kinematics(cm, q, u, t)
     out = np.zeros(5)
     _energy.energies(cm.arrays, ws, float(w_nc), out)
-    return dict(zip(_energy.ENERGY_NAMES, out))
+    return dict(zip(_energy.ENERGY_COMPONENTS, out))

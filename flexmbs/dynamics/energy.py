@@ -11,9 +11,9 @@ E = T + V_g + U + V_s - W_nc is constant.
 from ..config import jit
 from .rigid_body import apply_body_mass
 
-__all__ = ["energies", "ENERGY_NAMES"]
+__all__ = ["energies", "ENERGY_COMPONENTS"]
 
-ENERGY_NAMES = ("kinetic", "gravity", "strain", "spring", "dissipated")
+ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated")
 
 
 @jit

@@ -34,8 +34,9 @@ def split_state(y, nq):
 
 @jit
 def body_columns(m, ws, i):
-    """ws.bcol[:, c] = body i's column c of B ([global; body axes]) at its ancestor
-    coordinates c (prescribed ones included); ws.mbcol[:, c] = M_i times it."""
+    """ws.bcol[:, c] = body i's column c of B ([global; body axes]: [jr; A^T jw], H2.129)
+    at its ancestor coordinates c (prescribed ones included); ws.mbcol[:, c] = M_i
+    times it, for the assembly M* = sum_i B_i^T M_i B_i (H2.144)."""
     rot = ws.rot[i]
     for k in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
         c = m.ancestor_coord[k]
@@ -56,25 +57,36 @@ def _body_angular_velocity(ws, i, out):
 
 
 @jit
+def _load_vector(m, ws, f, t, out):
+    """out = the vector of load f at time t in global axes (N or N m): its `vector`
+    times its time function, turned from marker axes for a follower load (A C_marker)."""
+    rot = ws.rot[m.force_body[f]]
+    evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t, ws.tf3)
+    scale = ws.tf3[0]
+    if m.force_frame[f] == 1:
+        cm = m.force_rotation[f]
+        for r in range(3):
+            s = 0.0
+            for a in range(3):
+                for b in range(3):
+                    s += rot[r, a] * cm[a, b] * m.force_vector[f, b]
+            out[r] = s * scale
+    else:
+        for r in range(3):
+            out[r] = m.force_vector[f, r] * scale
+
+
+@jit
 def _applied_loads(m, ws, t):
-    """Adds the point forces and torques to ws.body_force (a generalized force
-    [F; s x (A^T F)] for a force F at body point s, [0; A^T T] for a torque T)."""
+    """Adds the point forces and torques to ws.body_force: the generalized force of a
+    force F (global) at body point s is L(s)^T F = [F; ~s A^T F], of a torque T
+    (global) [0; A^T T] (FORMULATION.md section 2, applied forces)."""
+    vec = ws.v3[0]
+    loc = ws.v3[1]
     for f in range(m.force_type.shape[0]):
         i = m.force_body[f]
         rot = ws.rot[i]
-        evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t,
-                               ws.tf3)
-        scale = ws.tf3[0]
-        vec = ws.v3[0]
-        loc = ws.v3[1]
-        for r in range(3):
-            loc[r] = m.force_vector[f, r] * scale
-        if m.force_frame[f] == 1:  # marker axes -> body axes -> global
-            cm = m.force_rotation[f]
-            for r in range(3):
-                vec[r] = cm[r, 0] * loc[0] + cm[r, 1] * loc[1] + cm[r, 2] * loc[2]
-            for r in range(3):
-                loc[r] = rot[r, 0] * vec[0] + rot[r, 1] * vec[1] + rot[r, 2] * vec[2]
+        _load_vector(m, ws, f, t, loc)
         for r in range(3):  # body axes
             vec[r] = rot[0, r] * loc[0] + rot[1, r] * loc[1] + rot[2, r] * loc[2]
         if m.force_type[f] == 0:
@@ -170,8 +182,9 @@ def generalized_forces(m, ws, t):
 
 @jit
 def dynamic_rows(m, ws, udot, out):
-    """out = M* udot - Q* (size nq) and ws.tau = the generalized force that each
-    prescribed coordinate's driver must apply (size nc, zero at free coordinates).
+    """out = M* udot - Q* (size nq, FORMULATION.md section 5) and ws.tau = the
+    generalized force that each prescribed coordinate's driver must apply (size nc,
+    zero at free coordinates; N or N m).
 
     Per body g_i = M_i (B_i udot) - (Qv_i + Qe_i - M_i a_bias_i); then out = sum B_i^T g_i
     - Q_joint at free columns, tau = sum B_i^T g_i - Q_joint at prescribed ones. No M*
@@ -237,22 +250,12 @@ def nonconservative_power(m, ws, t):
             p -= m.coord_damping[c] * xd * xd
         else:
             p += (ws.tau[c] - m.coord_damping[c] * xd) * xd
+    vec = ws.v3[0]
+    loc = ws.v3[1]
     for f in range(m.force_type.shape[0]):
         i = m.force_body[f]
         rot = ws.rot[i]
-        evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t,
-                               ws.tf3)
-        scale = ws.tf3[0]
-        vec = ws.v3[0]
-        loc = ws.v3[1]
-        for r in range(3):
-            loc[r] = m.force_vector[f, r] * scale
-        if m.force_frame[f] == 1:
-            cm = m.force_rotation[f]
-            for r in range(3):
-                vec[r] = cm[r, 0] * loc[0] + cm[r, 1] * loc[1] + cm[r, 2] * loc[2]
-            for r in range(3):
-                loc[r] = rot[r, 0] * vec[0] + rot[r, 1] * vec[1] + rot[r, 2] * vec[2]
+        _load_vector(m, ws, f, t, loc)
         om = ws.omega[i]
         if m.force_type[f] == 0:
             s = m.force_position[f]

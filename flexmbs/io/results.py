@@ -119,6 +119,8 @@ class ResultWriter:
     solver_name : the integration method, e.g. "BDF".
     settings : the run settings (t_end, rtol, atol, ...), numbers or strings.
     flush_interval : s of wall time between two commits to the file (0: every append).
+    overrides : the "dotted.path=value" overrides applied to the model file, kept
+        beside its text so that the run can be reproduced from the file alone.
 
     Use `append` for each batch of output rows, `set_solver_statistics` at the end,
     then `close(status)`; or use it as a context manager, which closes with
@@ -126,7 +128,8 @@ class ResultWriter:
     """
 
     def __init__(self, path, *, model_text, model_json, topology, coordinate_names,
-                 sensor_names, sensor_sizes, solver_name, settings, flush_interval=1.0):
+                 sensor_names, sensor_sizes, solver_name, settings, flush_interval=1.0,
+                 overrides=()):
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
         if len(sensor_names) != len(sensor_sizes):
@@ -149,9 +152,11 @@ class ResultWriter:
         # libver v108: attributes over 64 KiB (long name lists) go to dense storage.
         # No file locking: readers (flexmbs info, h5py, xarray) may open the file while
         # the run goes; between commits it is consistent.
+        self._t_integrated = -math.inf
         self._file = h5py.File(self.path, "w", libver=("v108", "latest"), locking=False)
         try:
             self._create_layout(model_text, model_json, topology, solver_name, settings)
+            _set_strings_attr(self._file["model"], "overrides", list(overrides))
             self._file.flush()
         except BaseException:
             self._file.close()
@@ -302,6 +307,14 @@ class ResultWriter:
         self._check_open()
         self._commit()
 
+    def commit_if_due(self, t_integrated):
+        """Commit when flush_interval s passed since the last commit, recording how far
+        the integration got (root attr `t_integrated`, s) even between output rows."""
+        self._check_open()
+        self._t_integrated = float(t_integrated)
+        if _time.monotonic() - self._last_commit >= self.flush_interval:
+            self._commit()
+
     def close(self, status):
         """Commit what is buffered, set the status and close the file.
 
@@ -356,6 +369,7 @@ class ResultWriter:
             self._n = n1
             self._t_reached = float(t[-1])
         f.attrs["t_reached"] = self._t_reached
+        f.attrs["t_integrated"] = max(self._t_integrated, self._t_reached)
         if self._pending_statistics is not None:
             _write_statistics(f["solver"], self._pending_statistics)
             self._pending_statistics = None
@@ -419,7 +433,7 @@ class Result:
     sensors: dict name -> (n,) for sensors of size 1, else (n, size);
     status: "running" (the run was killed or is still going), "finished" or
     "failed: <reason>"; t_reached (s, nan if no row was committed);
-    model_text, model_json (str); topology: dict of arrays (body_names, joint_names,
+    model_text, model_json (str); model_overrides: the --set overrides; topology: dict of arrays (body_names, joint_names,
     parent, marker_names, body_path, joint_path, coordinate_names);
     solver: attrs and arrays of /solver (method, rtol, atol, settings as a dict, and
     the statistics of the run).
@@ -435,6 +449,7 @@ class Result:
     t_reached: float
     model_text: str = ""
     model_json: str = ""
+    model_overrides: list = field(default_factory=list)
     topology: dict = field(default_factory=dict)
     solver: dict = field(default_factory=dict)
     flexmbs_version: str = ""
@@ -522,6 +537,7 @@ def _read(path, f):
         energy=energy, sensors=sensors, status=_text(f.attrs["status"]),
         t_reached=float(f.attrs.get("t_reached", math.nan)),
         model_text=_text(f["model/text"]), model_json=_text(f["model/json"]),
+        model_overrides=[str(v) for v in f["model"].attrs.get("overrides", [])],
         topology=topology, solver=solver,
         flexmbs_version=_text(f.attrs.get("flexmbs_version", "")),
         created=_text(f.attrs.get("created", "")))

@@ -1,32 +1,10 @@
-"""Small rotation kernels (numba): skew matrices and exact rotations about an axis."""
+"""Exact rotations about an axis (numba)."""
 
 import numpy as np
 
 from ..config import jit
 
-__all__ = ["skew", "rotation_about_axis", "cross"]
-
-
-@jit
-def skew(a, out):
-    """out = ~a, the 3x3 skew matrix with ~a b = a x b."""
-    out[0, 0] = 0.0
-    out[0, 1] = -a[2]
-    out[0, 2] = a[1]
-    out[1, 0] = a[2]
-    out[1, 1] = 0.0
-    out[1, 2] = -a[0]
-    out[2, 0] = -a[1]
-    out[2, 1] = a[0]
-    out[2, 2] = 0.0
-
-
-@jit
-def cross(a, b, out):
-    """out = a x b (out may not alias a or b)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+__all__ = ["rotation_about_axis"]
 
 
 @jit

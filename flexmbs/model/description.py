@@ -31,6 +31,9 @@ SOLVER_METHODS = ("scipy-radau", "scipy-bdf", "dop853", "rk45", "ida")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
 _EX, _EY, _EZ = np.eye(3)
+AXIS_NORM_MIN = 1e-12  # an axis shorter than this is zero
+ORTHONORMAL_TOL = 1e-9  # |C^T C - I| of a marker orientation
+INDEPENDENT_AXES_TOL = 1e-6  # smallest singular value / |a x b| of independent axes
 
 
 def rotation_from_euler_xyz(angles):
@@ -59,7 +62,7 @@ def _vector(value, n, item, fld, what="a"):
 def _axis(value, item, fld):
     v = _vector(value, 3, item, fld, "an axis as a")
     n = np.linalg.norm(v)
-    if not n > 1e-12:
+    if not n > AXIS_NORM_MIN:
         raise ModelError(f"expected a non-zero axis, got {value!r}", item, fld)
     return v / n
 
@@ -94,7 +97,7 @@ def _rotation(value, item, fld):
         raise ModelError(f"expected a 3x3 rotation matrix, got {value!r}", item, fld) from None
     if c.shape != (3, 3) or not np.all(np.isfinite(c)):
         raise ModelError(f"expected a 3x3 rotation matrix, got {value!r}", item, fld)
-    if np.abs(c.T @ c - np.eye(3)).max() > 1e-9 or np.linalg.det(c) < 0:
+    if np.abs(c.T @ c - np.eye(3)).max() > ORTHONORMAL_TOL or np.linalg.det(c) < 0:
         raise ModelError("expected a proper orthonormal matrix (C^T C = I, det C = +1)",
                          item, fld)
     return c
@@ -226,18 +229,54 @@ class Sensor:
     frame: str = GROUND
 
 
-@dataclass
+@dataclass(frozen=True)
 class SolverSettings:
+    """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
+    tolerances `rtol`, `atol`, largest step `max_step` (s)."""
     method: str = "scipy-radau"
     t_end: float = 1.0
     rtol: float = 1e-6
     atol: float = 1e-8
     max_step: float = np.inf
 
+    def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None):
+        """A validated copy with the given values changed (ModelError if bad)."""
+        item = "solver"
+        if method is not None and method not in SOLVER_METHODS:
+            raise ModelError(f"expected one of {', '.join(SOLVER_METHODS)}, got "
+                             f"{method!r}", item, "method")
+        return SolverSettings(
+            method=self.method if method is None else method,
+            t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end",
+                                                           positive=True),
+            rtol=self.rtol if rtol is None else _scalar(rtol, item, "rtol", positive=True),
+            atol=self.atol if atol is None else _scalar(atol, item, "atol", positive=True),
+            max_step=self.max_step if max_step is None else _scalar(
+                max_step, item, "max_step", positive=True))
 
-@dataclass
+
+@dataclass(frozen=True)
 class OutputSettings:
+    """Output settings: `step`, the time between two recorded samples (s)."""
     step: float = 0.01
+
+    def with_changes(self, step=None):
+        """A validated copy with the given values changed (ModelError if bad)."""
+        if step is None:
+            return self
+        return OutputSettings(_scalar(step, "output", "step", positive=True))
+
+
+def _check_independent(tr, ro, item, tr_field, ro_field):
+    """Translation axes linearly independent; consecutive rotation axes not parallel
+    (either would make M* singular in every configuration)."""
+    if len(tr) > 1 and np.linalg.svd(tr, compute_uv=False).min() < INDEPENDENT_AXES_TOL:
+        raise ModelError("expected linearly independent translation axes", item, tr_field)
+    for k in range(len(ro) - 1):
+        if np.linalg.norm(np.cross(ro[k], ro[k + 1])) < INDEPENDENT_AXES_TOL:
+            raise ModelError(f"rotation axes {k} and {k + 1} are parallel: two consecutive "
+                             "rotations about the same axis are one degree of freedom",
+                             item, ro_field)
 
 
 def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
@@ -262,7 +301,7 @@ def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
             return a[None, :], a[None, :]
         # planar: two in-plane translations, then the rotation about the normal a
         e1 = _EX - (_EX @ a) * a
-        if np.linalg.norm(e1) < 1e-6:
+        if np.linalg.norm(e1) < INDEPENDENT_AXES_TOL:
             e1 = _EY - (_EY @ a) * a
         e1 /= np.linalg.norm(e1)
         return np.array([e1, np.cross(a, e1)]), a[None, :]
@@ -271,6 +310,7 @@ def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
         n = 2 if jtype == "universal" else 3
         default = np.eye(3)[:n]
         rot = default if axes is None else _axes(axes, item, "axes", n)
+        _check_independent(empty, rot, item, "axes", "axes")
         return empty, rot
     if jtype in ("free", "fixed"):
         need_none(axis=axis, axes=axes)
@@ -289,6 +329,7 @@ def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
     if len(tr) + len(ro) == 0:
         raise ModelError("expected at least one translation or rotation axis (1 to 6 "
                          "coordinates in all)", item, "rotation_axes")
+    _check_independent(tr, ro, item, "translation_axes", "rotation_axes")
     return tr, ro
 
 
@@ -495,25 +536,12 @@ class Model:
 
     # --------------------------------------------------------------- settings
     def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None):
-        item = "solver"
-        s = self.solver
-        if method is not None:
-            if method not in SOLVER_METHODS:
-                raise ModelError(f"expected one of {', '.join(SOLVER_METHODS)}, got "
-                                 f"{method!r}", item, "method")
-            s.method = method
-        if t_end is not None:
-            s.t_end = _scalar(t_end, item, "t_end", positive=True)
-        if rtol is not None:
-            s.rtol = _scalar(rtol, item, "rtol", positive=True)
-        if atol is not None:
-            s.atol = _scalar(atol, item, "atol", positive=True)
-        if max_step is not None:
-            s.max_step = _scalar(max_step, item, "max_step", positive=True)
+        """Change the integration settings (see SolverSettings)."""
+        self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step)
 
     def set_output(self, step=None):
-        if step is not None:
-            self.output.step = _scalar(step, "output", "step", positive=True)
+        """Change the time between two recorded samples (s)."""
+        self.output = self.output.with_changes(step)
 
     # ---------------------------------------------------------------- helpers
     def marker(self, body, name):

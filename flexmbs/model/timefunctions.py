@@ -14,7 +14,7 @@ from scipy.interpolate import CubicSpline
 from ..errors import ModelError
 
 __all__ = [
-    "Constant", "Ramp", "Polynomial", "Harmonic", "SpinUp", "Table",
+    "Constant", "ConstantRate", "Polynomial", "Harmonic", "SpinUp", "Table",
     "TIME_FUNCTION_LAWS", "LAW_CODES", "compile_time_functions",
 ]
 
@@ -27,7 +27,7 @@ class Constant:
 
 
 @dataclass(frozen=True)
-class Ramp:
+class ConstantRate:
     """f(t) = value + rate t (a joint driven at a constant rate)."""
     value: float = 0.0
     rate: float = 0.0
@@ -80,7 +80,7 @@ class Table:
 
 
 TIME_FUNCTION_LAWS = {
-    cls.law: cls for cls in (Constant, Ramp, Polynomial, Harmonic, SpinUp, Table)
+    cls.law: cls for cls in (Constant, ConstantRate, Polynomial, Harmonic, SpinUp, Table)
 }
 LAW_CODES = {"constant": 0, "rate": 1, "polynomial": 2, "harmonic": 3,
              "spinup": 4, "table": 5}
@@ -129,7 +129,7 @@ def _pack(fn):
     """Parameters of one law as a flat float array (layout read by the kernel)."""
     if isinstance(fn, Constant):
         return [fn.value]
-    if isinstance(fn, Ramp):
+    if isinstance(fn, ConstantRate):
         return [fn.value, fn.rate]
     if isinstance(fn, Polynomial):
         return list(fn.coefficients)

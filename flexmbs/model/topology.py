@@ -24,7 +24,8 @@ class Topology:
     body_names  : (N,) moving bodies, root to leaves (body k+1 of the thesis is index k)
     joint_names : (N,) joint_names[k] connects body k to its parent
     parent      : (N,) index of the parent body, -1 for the ground
-    marker_names: (2N,) "joint:parent" / "joint:child" in path-matrix column order
+    marker_names: (2N,) "JOINT:MARKER@BODY" of each joint's parent then child marker,
+                  in path-matrix column order
     body_path   : (N, N) T[i, j] = 1 if body j is on the path from the ground to body i
     joint_path  : (N, 2N) chi[i, k] = +1 / -1 / 0 (H2.2)
     """
@@ -73,6 +74,9 @@ def build_topology(model):
     loops without a cut joint, a body with two parents, and bodies not connected to
     the ground.
     """
+    if not model.bodies:
+        raise ModelError("the model has no bodies: expected at least one [bodies.NAME]",
+                         "model", None)
     joints = list(model.joints.values())
     for j in joints:
         if j.cut:

@@ -19,11 +19,16 @@ Contract for implementers (scipy.integrate._ivp style):
 
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["System", "Integrator", "SolverResult"]
+__all__ = ["System", "Integrator", "STEP_FLOOR"]
+
+STEP_FLOOR = 1e-12
+"""Smallest useful step, relative to the integration span |t_end - t0| (and to |t|):
+below it the step no longer moves t by a meaningful amount, as happens when the
+accelerations blow up at a singular configuration."""
 
 
 @dataclass
@@ -34,28 +39,9 @@ class System:
     n: int
     rhs: object
     residual_kernel: object
-    rhs_kernel: object
     m: object
     ws: object
     algebraic: np.ndarray = None
-
-
-@dataclass
-class SolverResult:
-    """Outcome of a run: t (n,), y (n, ny) at the output times, status, message,
-    success, and the counters."""
-    t: np.ndarray
-    y: np.ndarray
-    status: str
-    message: str
-    success: bool
-    nsteps: int = 0
-    nrejected: int = 0
-    nres: int = 0
-    njac: int = 0
-    nlu: int = 0
-    statistics: dict = field(default_factory=dict)
-    wall_time: float = 0.0
 
 
 class Integrator(ABC):
@@ -89,6 +75,7 @@ class Integrator(ABC):
         self.status = "running"
         self.message = ""
         self.wall_time = 0.0
+        self.h_floor = STEP_FLOOR * max(self.t_end - self.t0, abs(self.t0), abs(self.t_end))
 
     def advance(self, t_out, wall_budget=0.5):
         """States at the leading output times reached within `wall_budget` seconds."""

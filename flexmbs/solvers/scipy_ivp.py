@@ -14,8 +14,31 @@ __all__ = ["ScipyIntegrator", "SCIPY_METHODS"]
 SCIPY_METHODS = {"scipy-radau": Radau, "scipy-bdf": BDF, "dop853": DOP853, "rk45": RK45}
 
 
+FLOOR_STEPS = 10
+"""Consecutive steps below the step floor (base.STEP_FLOOR) that end a run; one such
+step can be legitimate (a kink in a prescribed motion), a run of them is not. scipy's own
+floor is ten ulps of t, which near t = 0 lets a run crawl forever."""
+
+
+class _NonFiniteDerivative(Exception):
+    """y' was not finite (e.g. M* not positive definite at a singular joint)."""
+
+    def __init__(self, t):
+        super().__init__(t)
+        self.t = t
+
+
+NON_FINITE_MESSAGE = ("the accelerations are not finite at t = {t:.6g} s: M* is not "
+                      "positive definite there (a joint at a singular configuration, "
+                      "or dependent joint axes?)")
+
+
 class ScipyIntegrator(Integrator):
-    """One of SCIPY_METHODS stepping `system.rhs`."""
+    """One of SCIPY_METHODS stepping `system.rhs`.
+
+    A right-hand side that is not finite stops the run with status "failed" (scipy
+    itself would loop on a NaN step size or raise).
+    """
 
     def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
                  method="scipy-radau"):
@@ -24,17 +47,21 @@ class ScipyIntegrator(Integrator):
             raise ValueError(f"method must be one of {', '.join(SCIPY_METHODS)}, got "
                              f"{method!r}")
         self.name = method
-        self._nfev_rhs = 0
 
         def fun(t, y):
-            self._nfev_rhs += 1
-            return system.rhs(t, y)
+            f = system.rhs(t, y)
+            if not np.all(np.isfinite(f)):
+                raise _NonFiniteDerivative(t)
+            return f
 
-        self._solver = SCIPY_METHODS[method](fun, self.t0, self.y, self.t_end, rtol=rtol,
-                                             atol=atol, max_step=max_step)
         self._nsteps = 0
+        self._tiny_steps = 0
         self._dense = None
-        self._t_old = self.t0
+        try:
+            self._solver = SCIPY_METHODS[method](fun, self.t0, self.y, self.t_end,
+                                                 rtol=rtol, atol=atol, max_step=max_step)
+        except _NonFiniteDerivative as exc:
+            self._fail(NON_FINITE_MESSAGE.format(t=exc.t))
 
     def _advance_impl(self, t_out, y_out, wall_budget):
         s = self._solver
@@ -54,8 +81,12 @@ class ScipyIntegrator(Integrator):
                 break
             # scipy's finite-difference Jacobian grows its increment for a column that
             # changes nothing (W_nc enters no right-hand side) until it overflows
-            with np.errstate(over="ignore"):
-                msg = s.step()
+            try:
+                with np.errstate(over="ignore"):
+                    msg = s.step()
+            except _NonFiniteDerivative as exc:
+                self._fail(NON_FINITE_MESSAGE.format(t=exc.t))
+                break
             if s.status == "failed":
                 self._fail(msg or "the step size became too small")
                 break
@@ -63,6 +94,12 @@ class ScipyIntegrator(Integrator):
                 self._fail(f"the state became non-finite at t = {s.t:.6g} s")
                 break
             self._nsteps += 1
+            self._tiny_steps = self._tiny_steps + 1 if s.step_size < self.h_floor else 0
+            if self._tiny_steps >= FLOOR_STEPS:
+                self._fail(f"the step size fell below {self.h_floor:.3g} s for "
+                           f"{FLOOR_STEPS} steps at t = {s.t:.6g} s (M* nearly singular, "
+                           f"or a discontinuity the method cannot pass?)")
+                break
             self._dense = s.dense_output()
         self.t = s.t
         self.y = s.y.copy()
@@ -71,6 +108,11 @@ class ScipyIntegrator(Integrator):
         return n
 
     def statistics(self):
-        s = self._solver
+        """nsteps, nres (right-hand sides), njac, nlu, wall_time (scipy does not count
+        rejected steps)."""
+        s = getattr(self, "_solver", None)
+        if s is None:
+            return {"nsteps": 0, "nres": 0, "njac": 0, "nlu": 0,
+                    "wall_time": self.wall_time}
         return {"nsteps": self._nsteps, "nres": int(s.nfev), "njac": int(s.njev),
-                "nlu": int(s.nlu), "nrejected": 0, "wall_time": self.wall_time}
+                "nlu": int(s.nlu), "wall_time": self.wall_time}

@@ -1,0 +1,461 @@
+"""Variable-order (1..5), variable-step BDF integrator for F(t, y, y') = 0, with the
+whole step loop in numba (kernels in flexmbs.solvers.bdf_kernels, method and
+references in docs/bdf.md).
+
+The method is DASSL's and IDA's fixed-leading-coefficient BDF in modified
+divided-difference form (Brenan, Campbell & Petzold 1989, ch. 5; SUNDIALS IDA): a
+predictor from the divided differences, a modified Newton corrector on
+G = dF/dy + cj dF/dy' (dense LU, reused across steps), a local error test on the
+differential components only, and IDA's step and order rules. Outputs come from the
+interpolating polynomial; steps never pass t_end.
+
+The residual `residual(t, y, yp, args, out)` and the optional Jacobian
+`jacobian(t, y, yp, cj, args, out)` are numba-jitted functions; `args` is any tuple
+that numba can type (arrays, namedtuples of arrays, scalars), passed through unchanged.
+They reach the compiled loop as first-class functions (numba `FunctionType`), through
+the entry point of an explicitly compiled signature: a dispatcher passed as an
+ordinary argument makes numba key its on-disk cache on the dispatcher's memory
+address, so the whole driver would recompile at every process start. With function
+types, the driver is compiled once per type of `args`, cached on disk, and shared by
+every residual with that signature.
+
+    r = solve_dae(residual, (p,), (0.0, 10.0), y0, yp0, rtol=1e-6, atol=1e-9,
+                  t_eval=np.linspace(0, 10, 101))
+    r.t, r.y, r.yp, r.success, r.message, r.nsteps
+"""
+
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba.core import types
+
+from . import bdf_kernels as _k
+
+__all__ = ["BDF", "DaeResult", "solve_dae", "STATUS_MESSAGES", "MAX_ORDER",
+           "EPCON", "CHUNK_STEPS"]
+
+MAX_ORDER = _k.MAXORD      # highest order available
+EPCON = 0.33               # Newton tolerance on the weighted correction (IDA epcon)
+CHUNK_STEPS = 5000         # steps per call of the compiled loop in solve_dae
+NO_STEP_LIMIT = 2 ** 62    # max_steps when there is no budget
+
+STATUS_FINISHED = _k.ST_FINISHED
+STATUS_RUNNING = _k.ST_RUNNING
+STATUS_TOO_MANY_STEPS = -8  # set here, by solve_dae's step budget
+
+STATUS_MESSAGES = {
+    _k.ST_FINISHED: "the integration reached t_end",
+    _k.ST_RUNNING: "the integration is running",
+    _k.ST_ERR_FAILS: ("the local error test failed {n} times in one step at "
+                      "t = {t:.6g} (h = {h:.3g})"),
+    _k.ST_CONV_FAILS: ("the Newton iteration failed to converge {n} times in one "
+                       "step at t = {t:.6g} (h = {h:.3g})"),
+    _k.ST_SINGULAR: ("the iteration matrix dF/dy + cj dF/dy' is singular at "
+                     "t = {t:.6g} (h = {h:.3g})"),
+    _k.ST_STEP_TOO_SMALL: ("the step size fell below the floor h_min at t = {t:.6g} "
+                           "(h = {h:.3g})"),
+    _k.ST_NONFINITE: ("the residual (or its Jacobian) is not finite (NaN or inf) "
+                      "at t = {t:.6g} (h = {h:.3g})"),
+    _k.ST_IC_FAILED: ("consistent initial values: Newton's method did not converge "
+                      "in {nic} iterations at t0 = {t0:.6g}"),
+    _k.ST_IC_SINGULAR: ("consistent initial values: the matrix [dF/dy' for "
+                        "differential, dF/dy for algebraic components] is singular at "
+                        "t0 = {t0:.6g}; for a problem of index > 1 give consistent "
+                        "y0, yp0 and calc_ic=False"),
+    STATUS_TOO_MANY_STEPS: "the step budget max_steps = {max_steps} was used up "
+                           "at t = {t:.6g}",
+}
+
+_F8 = types.float64
+_VEC = types.Array(types.float64, 1, "C")
+_MAT = types.Array(types.float64, 2, "C")
+_JIT = hasattr(_k.bdf_advance, "compile")   # False under NUMBA_DISABLE_JIT=1
+
+
+def _is_jitted(fn):
+    return hasattr(fn, "compile") and hasattr(fn, "py_func")
+
+
+def _function_type(fn, argtypes, name):
+    """The numba FunctionType of the jitted `fn` compiled for `argtypes`."""
+    try:
+        fn.compile(argtypes)
+    except Exception as exc:
+        raise ValueError(f"{name} could not be compiled for the argument types "
+                         f"{argtypes}: {exc}") from exc
+    ret = fn.overloads[tuple(argtypes)].signature.return_type
+    return types.FunctionType(ret(*argtypes))
+
+
+def _entry(kernel, argtypes):
+    """The compiled entry point of `kernel` for `argtypes` (from the on-disk cache
+    when it is there). Calling it skips numba's type dispatch, so that the function
+    arguments are taken as FunctionType values and not as dispatcher types."""
+    if not _JIT:
+        return kernel
+    return kernel.compile(tuple(argtypes))
+
+
+@dataclass
+class DaeResult:
+    """Outcome of solve_dae.
+
+    t (m,) output times reached; y, yp (m, n) solution and its derivative there;
+    status 0 (t_end reached) or < 0 (failure, see STATUS_MESSAGES); message; success;
+    work counters: nsteps (accepted steps), nrejected (error-test failures), nres
+    (residual evaluations, finite-difference Jacobians included), njac, nlu, nnewton
+    (Newton iterations), nconvfail (Newton failures); order_counts (5,) accepted steps
+    at orders 1..5; t_last, y_last, yp_last: the last accepted state (the state at a
+    failure); wall_time (s).
+    """
+    t: np.ndarray
+    y: np.ndarray
+    yp: np.ndarray
+    status: int
+    message: str
+    success: bool
+    nsteps: int
+    nres: int
+    njac: int
+    nlu: int
+    nnewton: int
+    nrejected: int
+    nconvfail: int
+    order_counts: np.ndarray
+    t_last: float
+    y_last: np.ndarray
+    yp_last: np.ndarray
+    wall_time: float
+
+
+class BDF:
+    """Variable-order, variable-step BDF integrator for F(t, y, y') = 0.
+
+    Parameters
+    ----------
+    residual : numba-jitted ``residual(t, y, yp, args, out)`` writing F (size n) into
+        `out`; its return value is ignored.
+    args : tuple passed unchanged to `residual` and `jacobian`.
+    t0, t_end : start and stop time, t_end > t0; no step passes t_end.
+    y0 : (n,) initial state. yp0 : (n,) initial derivative, or a guess when
+        `calc_ic` (None: zeros).
+    rtol, atol : relative and absolute tolerances, scalars or (n,) arrays; the error
+        weights are 1 / (rtol |y_i| + atol_i). rtol >= 0, atol > 0.
+    algebraic : (n,) bool/int mask, true for algebraic components: they are solved
+        for in the corrector but left out of the error test and the order choice
+        (IDA's suppressalg), and are the y-unknowns of the initial-value computation.
+    jacobian : optional numba-jitted ``jacobian(t, y, yp, cj, args, out)`` adding
+        dF/dy + cj dF/dy' into the zeroed (n, n) `out`; None: finite differences.
+    max_order : 1..5.
+    h0 : first step (None: IDA's choice). h_max : largest step. h_min : step floor
+        (the run fails when a retried step would be smaller; 4 eps |t| is always
+        the floor).
+    calc_ic : compute consistent initial values first (IDA's YA_YDP_INIT: y'_d and
+        y_a from F(t0, y, y') = 0 with the differential y_d fixed; index 1 only).
+    epcon : Newton tolerance on the weighted correction norm.
+    fixed_step : constant step without error control (order rises one per step to
+        max_order and stays), for convergence studies.
+    history : with `fixed_step`, (k, n) states y(t0 - j fixed_step), j = 1..k, to
+        start at order k at once.
+
+    Numerical failure is a status ("failed") with a message, never an exception;
+    invalid input raises ValueError naming the argument.
+    """
+
+    def __init__(self, residual, args, t0, y0, yp0, t_end, rtol=1e-6, atol=1e-9, *,
+                 algebraic=None, jacobian=None, max_order=MAX_ORDER, h0=None,
+                 h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
+                 history=None):
+        if _JIT and not _is_jitted(residual):
+            raise ValueError("residual must be a numba-jitted function "
+                             "(numba.njit or flexmbs.config.jit)")
+        if jacobian is not None and _JIT and not _is_jitted(jacobian):
+            raise ValueError("jacobian must be None or a numba-jitted function")
+        if not isinstance(args, tuple):
+            raise ValueError(f"args must be a tuple, got {type(args).__name__}")
+        t0 = float(t0)
+        t_end = float(t_end)
+        if not np.isfinite(t0):
+            raise ValueError(f"t0 must be finite, got {t0}")
+        if not (np.isfinite(t_end) and t_end > t0):
+            raise ValueError(f"t_end must be finite and after t0 = {t0}, got {t_end}")
+        y0 = np.array(y0, dtype=float)
+        if y0.ndim != 1 or y0.size == 0:
+            raise ValueError(f"y0 must be a non-empty 1-D array, got shape {y0.shape}")
+        n = y0.size
+        if not np.all(np.isfinite(y0)):
+            raise ValueError("y0 must be finite")
+        yp0 = np.zeros(n) if yp0 is None else np.array(yp0, dtype=float)
+        if yp0.shape != (n,) or not np.all(np.isfinite(yp0)):
+            raise ValueError(f"yp0 must be {n} finite values, got shape {yp0.shape}")
+        rtol = self._tolerance(rtol, n, "rtol")
+        atol = self._tolerance(atol, n, "atol")
+        if np.any(rtol < 0):
+            raise ValueError("rtol must be >= 0")
+        if np.any(atol <= 0):
+            raise ValueError("atol must be > 0")
+        if algebraic is None:
+            alg = np.zeros(n, dtype=bool)
+        else:
+            alg = np.asarray(algebraic)
+            if alg.shape != (n,) or alg.dtype.kind not in "biu":
+                raise ValueError(f"algebraic must be a bool/int mask of {n} values, "
+                                 f"got shape {alg.shape}, dtype {alg.dtype}")
+            alg = alg != 0
+        if int(max_order) != max_order or not 1 <= max_order <= MAX_ORDER:
+            raise ValueError(f"max_order must be an integer in 1..{MAX_ORDER}, "
+                             f"got {max_order}")
+        if h0 is not None and not (np.isfinite(h0) and h0 > 0):
+            raise ValueError(f"h0 must be None or a positive number, got {h0}")
+        if not h_max > 0:
+            raise ValueError(f"h_max must be positive, got {h_max}")
+        if not (np.isfinite(h_min) and 0 <= h_min < h_max):
+            raise ValueError(f"h_min must be >= 0 and below h_max, got {h_min}")
+        if not (np.isfinite(epcon) and epcon > 0):
+            raise ValueError(f"epcon must be positive, got {epcon}")
+        if fixed_step is not None and not (np.isfinite(fixed_step) and fixed_step > 0):
+            raise ValueError(f"fixed_step must be None or positive, got {fixed_step}")
+        hist = np.zeros((0, n))
+        if history is not None:
+            if fixed_step is None:
+                raise ValueError("history needs fixed_step")
+            hist = np.array(history, dtype=float)
+            if hist.ndim != 2 or hist.shape[1] != n or not 1 <= len(hist) <= max_order:
+                raise ValueError(f"history must have shape (k, {n}) with 1 <= k <= "
+                                 f"max_order = {max_order}, got {hist.shape}")
+
+        self.n = n
+        self.t0 = t0
+        self.t_end = t_end
+        self._residual = residual
+        self._jacobian = _k.no_jacobian if jacobian is None else jacobian
+        self._args = args
+        s = _k.new_state(n)
+        self._s = s
+        s.y[:] = y0
+        s.yp[:] = yp0
+        s.rtol[:] = rtol
+        s.atol[:] = atol
+        s.mask[:] = np.where(alg, 0.0, 1.0)
+        fs, iv = s.fs, s.iv
+        fs[_k.F_T] = t0
+        fs[_k.F_T_END] = t_end
+        fs[_k.F_H_MAX] = float(h_max)
+        fs[_k.F_H_MIN] = float(h_min)
+        fs[_k.F_EPCON] = float(epcon)
+        fs[_k.F_H_FIXED] = 0.0 if fixed_step is None else float(fixed_step)
+        fs[_k.F_NDIFF] = float(np.count_nonzero(~alg))
+        iv[_k.I_MAXORD] = int(max_order)
+        iv[_k.I_USE_JAC] = 0 if jacobian is None else 1
+        iv[_k.I_STATUS] = _k.ST_RUNNING
+
+        self._compile_kernels()
+        self._status = _k.ST_RUNNING
+        self._last_out = -np.inf
+        self.wall_time = 0.0
+        start = time.perf_counter()
+        if calc_ic:
+            code = self._ic(residual, self._jacobian, args, s, t0)
+            if code < 0:
+                iv[_k.I_STATUS] = code
+                fs[_k.F_T_FAIL] = t0
+                self._status = code
+        self._started = self._status == _k.ST_RUNNING
+        if self._started:
+            h_start = fixed_step if fixed_step is not None else (h0 or 0.0)
+            _k.bdf_start(s, t0, float(h_start), hist)
+        self.y0 = s.y.copy()
+        self.yp0 = s.yp.copy()
+        self.wall_time += time.perf_counter() - start
+
+    @staticmethod
+    def _tolerance(v, n, name):
+        a = np.asarray(v, dtype=float)
+        if a.ndim == 0:
+            a = np.full(n, float(a))
+        if a.shape != (n,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must be a finite scalar or {n} finite values, "
+                             f"got shape {a.shape}")
+        return a
+
+    def _compile_kernels(self):
+        """Entry points of the driver and the initial-value kernel for these
+        argument types (compiled once per type of args, then from the disk cache)."""
+        if not _JIT:
+            self._advance = _k.bdf_advance
+            self._ic = _k.bdf_initial_conditions
+            return
+        try:
+            targs = numba.typeof(self._args)
+        except ValueError as exc:
+            raise ValueError(f"args must be a tuple of values numba can type (arrays, "
+                             f"scalars, namedtuples of arrays): {exc}") from exc
+        tstate = numba.typeof(self._s)
+        f_res = _function_type(self._residual, (_F8, _VEC, _VEC, targs, _VEC),
+                               "residual")
+        f_jac = _function_type(self._jacobian, (_F8, _VEC, _VEC, _F8, targs, _MAT),
+                               "jacobian")
+        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, targs, tstate, _VEC,
+                                                _MAT, _MAT, types.int64))
+        self._ic = _entry(_k.bdf_initial_conditions, (f_res, f_jac, targs, tstate,
+                                                      _F8))
+
+    # ---- state ------------------------------------------------------------------
+    @property
+    def t(self):
+        """Time of the last accepted step."""
+        return float(self._s.fs[_k.F_T])
+
+    @property
+    def y(self):
+        """State at t (a copy)."""
+        return self._s.y.copy()
+
+    @property
+    def yp(self):
+        """Derivative at t (a copy)."""
+        return self._s.yp.copy()
+
+    @property
+    def status_code(self):
+        """1 running, 0 finished, < 0 failed (keys of STATUS_MESSAGES)."""
+        return int(self._status)
+
+    @property
+    def status(self):
+        """"running", "finished" or "failed"."""
+        if self._status == _k.ST_RUNNING:
+            return "running"
+        return "finished" if self._status == _k.ST_FINISHED else "failed"
+
+    @property
+    def message(self):
+        """Why the run stopped ("" while running)."""
+        if self._status == _k.ST_RUNNING:
+            return ""
+        return STATUS_MESSAGES[self._status].format(
+            t=self._s.fs[_k.F_T_FAIL], h=self._s.fs[_k.F_H_FAIL], t0=self.t0,
+            n=(_k.MAX_ERR_FAILS if self._status == _k.ST_ERR_FAILS
+               else _k.MAX_CONV_FAILS),
+            nic=_k.IC_MAX_ITER, max_steps=getattr(self, "_max_steps", 0))
+
+    def statistics(self):
+        """Work counters: nsteps, nrejected, nres, njac, nlu, nnewton, nconvfail,
+        order_counts (orders 1..5), h_last, order_last, wall_time."""
+        st = self._s.stats
+        return {"nsteps": int(st[_k.S_NSTEPS]), "nrejected": int(st[_k.S_NREJECTED]),
+                "nres": int(st[_k.S_NRES]), "njac": int(st[_k.S_NJAC]),
+                "nlu": int(st[_k.S_NLU]), "nnewton": int(st[_k.S_NNEWTON]),
+                "nconvfail": int(st[_k.S_NCONVFAIL]),
+                "order_counts": st[_k.S_ORDER:_k.S_ORDER + MAX_ORDER].copy(),
+                "h_last": float(self._s.fs[_k.F_HUSED]),
+                "order_last": int(self._s.iv[_k.I_KUSED]),
+                "wall_time": self.wall_time}
+
+    # ---- stepping ---------------------------------------------------------------
+    def advance(self, t_out, max_steps=None):
+        """Integrate until the solution at the times `t_out` is known.
+
+        t_out : increasing times in [t0, t_end], after the last time delivered and
+            not before t - h_used (the span of the last step).
+        max_steps : step budget of this call (None: no budget).
+
+        Returns (n_filled, Y, YP): the solution and its derivative (n_filled, n) at
+        t_out[:n_filled], from the interpolating polynomial. n_filled < len(t_out)
+        when the budget ran out (status still "running"), or the run failed or
+        finished (see status, message).
+        """
+        t_out = np.ascontiguousarray(np.asarray(t_out, dtype=float).reshape(-1))
+        m = t_out.size
+        if m:
+            if not np.all(np.isfinite(t_out)) or np.any(np.diff(t_out) <= 0):
+                raise ValueError("t_out must be finite and strictly increasing")
+            lo = max(self.t - float(self._s.fs[_k.F_HUSED]), self.t0)
+            if t_out[0] <= self._last_out or t_out[0] < lo:
+                raise ValueError(f"t_out must start after the last output time and "
+                                 f"at or after {lo!r}, got {t_out[0]!r}")
+            if t_out[-1] > self.t_end:
+                raise ValueError(f"t_out must not pass t_end = {self.t_end!r}, got "
+                                 f"{t_out[-1]!r}")
+        if max_steps is None:
+            max_steps = NO_STEP_LIMIT
+        elif not (int(max_steps) == max_steps and max_steps >= 0):
+            raise ValueError(f"max_steps must be None or an integer >= 0, "
+                             f"got {max_steps}")
+        Y = np.zeros((m, self.n))
+        YP = np.zeros((m, self.n))
+        if not self._started:
+            return 0, Y[:0], YP[:0]          # initial values failed: nothing to give
+        # after the end or a failure, the last step still serves outputs up to t
+        start = time.perf_counter()
+        nf = int(self._advance(self._residual, self._jacobian, self._args, self._s,
+                               t_out, Y, YP, int(max_steps)))
+        self.wall_time += time.perf_counter() - start
+        self._status = int(self._s.iv[_k.I_STATUS])
+        if nf:
+            self._last_out = t_out[nf - 1]
+        return nf, Y[:nf], YP[:nf]
+
+    def _give_up(self, code, max_steps):
+        """Mark the run failed with a status set on the Python side."""
+        self._status = code
+        self._s.iv[_k.I_STATUS] = code
+        self._s.fs[_k.F_T_FAIL] = self.t
+        self._max_steps = max_steps
+
+
+def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
+              t_eval=None, jacobian=None, max_order=MAX_ORDER, h0=None, h_max=np.inf,
+              *, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None, history=None,
+              max_steps=None, progress=None):
+    """Solve F(t, y, y') = 0 on t_span = (t0, t_end) with the BDF integrator.
+
+    Arguments as for BDF; t_eval: increasing output times in t_span (None: t0 and
+    t_end); max_steps: total step budget (None: none; when used up, status -8);
+    progress: None or a callable progress(t, nsteps) called between chunks of
+    CHUNK_STEPS steps. Returns a DaeResult with the outputs reached.
+    """
+    if len(t_span) != 2:
+        raise ValueError(f"t_span must be (t0, t_end), got {t_span!r}")
+    t0, t_end = float(t_span[0]), float(t_span[1])
+    solver = BDF(residual, args, t0, y0, yp0, t_end, rtol, atol, algebraic=algebraic,
+                 jacobian=jacobian, max_order=max_order, h0=h0, h_max=h_max,
+                 h_min=h_min, calc_ic=calc_ic, epcon=epcon, fixed_step=fixed_step,
+                 history=history)
+    if t_eval is None:
+        t_eval = np.array([t0, t_end])
+    t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
+    if t_eval.size and (t_eval[0] < t0 or t_eval[-1] > t_end
+                        or np.any(np.diff(t_eval) <= 0)):
+        raise ValueError("t_eval must be strictly increasing and within t_span")
+    if max_steps is not None and not (int(max_steps) == max_steps and max_steps > 0):
+        raise ValueError(f"max_steps must be None or a positive integer, got "
+                         f"{max_steps}")
+    budget = NO_STEP_LIMIT if max_steps is None else int(max_steps)
+    n = solver.n
+    ys, yps = [np.zeros((0, n))], [np.zeros((0, n))]
+    done = 0
+    while solver.status == "running":
+        used = solver.statistics()["nsteps"]
+        if used >= budget:
+            solver._give_up(STATUS_TOO_MANY_STEPS, budget)
+            break
+        # after the last output the loop runs on to t_end (no more outputs)
+        chunk = min(CHUNK_STEPS, budget - used)
+        nf, Y, YP = solver.advance(t_eval[done:], chunk)
+        ys.append(Y)
+        yps.append(YP)
+        done += nf
+        if progress is not None:
+            progress(solver.t, solver.statistics()["nsteps"])
+    st = solver.statistics()
+    code = solver.status_code
+    return DaeResult(
+        t=t_eval[:done].copy(), y=np.concatenate(ys), yp=np.concatenate(yps),
+        status=code, message=solver.message, success=code == STATUS_FINISHED,
+        nsteps=st["nsteps"], nres=st["nres"], njac=st["njac"], nlu=st["nlu"],
+        nnewton=st["nnewton"], nrejected=st["nrejected"], nconvfail=st["nconvfail"],
+        order_counts=st["order_counts"], t_last=solver.t, y_last=solver.y,
+        yp_last=solver.yp, wall_time=solver.wall_time)

@@ -1,0 +1,999 @@
+"""Numba kernels of the variable-order (1..5), variable-step BDF integrator for
+F(t, y, y') = 0 (the Python face is flexmbs.solvers.bdf).
+
+Method: the fixed-leading-coefficient BDF in the modified-divided-difference form of
+DASSL and IDA (Brenan, Campbell & Petzold 1989, "Numerical Solution of Initial-Value
+Problems in Differential-Algebraic Equations", ch. 5.2-5.3 (DASSL); Hindmarsh et al.,
+"SUNDIALS: suite of nonlinear and differential/algebraic equation solvers", ACM TOMS
+31 (2005) 363; IDA User Guide, ch. 2 "Mathematical considerations"). The step follows
+IDA's `IDAStep` (`IDASetCoeffs`, `IDAPredict`, `IDANls`, `IDATestError`,
+`IDAHandleNFlag`, `IDACompleteStep`, `IDAGetSolution`); the finite-difference Jacobian
+follows DASSL's `DDAJAC`. Symbols (code name = book / IDA name):
+
+    phi[j]      modified divided differences phi*_j(n), j = 0..k+1   (size NPHI x n)
+    psi[j]      t_{n+1} - t_{n-j}                                    psi_j
+    alpha, beta, sigma, gamma                                        IDA's coefficients
+    cj          leading coefficient  -alpha_s / h,  alpha_s = -sum_{j=1..k} 1/j
+    ee          corrector correction y_{n+1} - y_{n+1}^(0)            (size n)
+    G           iteration matrix dF/dy + cj dF/dy', LU-factored in place (size n x n)
+
+Everything the step loop needs lives in one `BdfState` namedtuple of arrays, so that
+the loop can stop after a batch of outputs or a step budget and resume. Scalars are
+kept in `fs` (float64), `iv` (int64) and `stats` (int64) at the indices F_*, I_*, S_*.
+
+The residual and the Jacobian reach the kernels as first-class functions
+(numba `FunctionType`), not as dispatchers: a dispatcher argument makes numba key its
+on-disk cache on the dispatcher's memory address, which changes every process, so the
+driver would be recompiled on every start (see flexmbs.solvers.bdf).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..config import jit
+
+__all__ = ["BdfState", "new_state", "bdf_start", "bdf_initial_conditions",
+           "bdf_advance", "bdf_interpolate", "lu_factor", "lu_solve", "no_jacobian",
+           "MAXORD", "NPHI"]
+
+MAXORD = 5                 # highest BDF order
+NPHI = MAXORD + 2          # rows of phi and length of the coefficient arrays
+EPS = np.finfo(np.float64).eps
+SQRT_EPS = np.sqrt(EPS)
+
+# ---- tuning constants (IDA defaults unless said otherwise) -------------------------
+MAX_NEWTON_ITER = 4        # corrector iterations per attempt (IDA maxcor)
+MAX_CONV_FAILS = 10        # Newton failures in one step before giving up (IDA maxncf)
+MAX_ERR_FAILS = 10         # error-test failures in one step before giving up (maxnef)
+RATE_MAX = 0.9             # Newton rate above which the iteration is declared failing
+SS_FRESH = 20.0            # initial rate factor s = rate / (1 - rate) (IDA: 20)
+SS_CJ_CHANGED = 100.0      # s after cj changed since the last step (IDA: 100)
+SS_MIN = 0.1               # floor of s in the test s |delta| <= epcon; IDA has none
+                           # and, after a near-exact iteration (s ~ 1e-9), accepts
+                           # single large updates on later steps (pendulum, index 2)
+NEWTON_TINY = 100.0        # first update <= NEWTON_TINY * eps * |y|: converged (DASSL)
+XRATE = 0.25               # refactor when cj/cj_at_factor is outside
+CJ_RATIO_MIN = (1.0 - XRATE) / (1.0 + XRATE)    # [0.6, 1.667] (IDA, DASSL)
+CJ_RATIO_MAX = 1.0 / CJ_RATIO_MIN
+JAC_MAX_AGE = 20           # refactor after this many steps on one matrix (CVODE msbp)
+H_REDUCE_CONV = 0.25       # step factor after a Newton failure (IDA, DASSL)
+H_REDUCE_MIN = 0.25        # first error-test failure: factor in [0.25, 0.9]
+H_REDUCE_MAX = 0.9
+H_DECREASE_MIN = 0.5       # accepted step, error too large for h: factor in [0.5, 0.9]
+H_INCREASE = 2.0           # accepted step: h doubles when the estimate allows 2 h
+ERR_BIAS = 2.0             # r = (ERR_BIAS * err + ERR_FLOOR) ** (-1 / (k + 1))
+ERR_FLOOR = 1e-4
+H0_FRACTION = 1e-3         # first step: 1e-3 (t_end - t0), and h |y'|_w <= 1/2 (IDA)
+H0_YP_LIMIT = 0.5
+H_MIN_UROUND = 4.0         # step floor: 4 eps |t| (DASSL: 4 eps max(|t|, |t_out|))
+TSTOP_FUZZ = 100.0         # a step within 100 eps of t_end is stretched to end there
+IC_MAX_ITER = 10           # Newton iterations for consistent initial values
+IC_TOL = 1e-3              # their convergence: weighted correction norm <= IC_TOL
+IC_MAX_BACKTRACK = 10      # halvings of an initial-value update with a non-finite F
+IC_FD_TRIES = 3            # difference increments tried per initial-value column,
+IC_FD_GROW = 1e4           # each IC_FD_GROW times the last, until the change of F
+IC_FD_NOISE = 1e3          # exceeds IC_FD_NOISE eps max|F|
+
+# ---- status codes (messages in flexmbs.solvers.bdf) ---------------------------------
+ST_FINISHED = 0
+ST_RUNNING = 1
+ST_ERR_FAILS = -1
+ST_CONV_FAILS = -2
+ST_SINGULAR = -3
+ST_STEP_TOO_SMALL = -4
+ST_NONFINITE = -5
+ST_IC_FAILED = -6
+ST_IC_SINGULAR = -7
+
+# ---- internal flags of the Newton solve and the error test --------------------------
+_OK = 0
+_NLS_CONV = 1
+_NLS_NONFINITE = 2
+_NLS_SINGULAR = 3
+_ERR_TEST = 4
+
+# ---- float scalars fs[...] ----------------------------------------------------------
+F_T = 0            # t_n, time of the last accepted step
+F_H = 1            # h, step to try next
+F_HUSED = 2        # last accepted step
+F_CJ = 3           # leading coefficient of the current step
+F_CJOLD = 4        # cj when G was last factored
+F_CJLAST = 5       # cj of the previous step
+F_CJRATIO = 6      # cj / cj_old
+F_SS = 7           # Newton rate factor rate / (1 - rate)
+F_OLDNRM = 8       # norm of the first Newton update
+F_RR = 9           # last step ratio
+F_T_END = 10       # t_stop, never stepped past
+F_H_MAX = 11
+F_H_MIN = 12       # user floor; the working floor adds H_MIN_UROUND eps max|t|
+F_EPCON = 13       # Newton tolerance on the weighted update (IDA epcon = 0.33)
+F_H_FIXED = 14     # > 0: fixed step, no error control
+F_NDIFF = 15       # number of components in the error test
+F_ERR_K = 16
+F_ERR_KM1 = 17
+F_T_FAIL = 18      # time of the failed step attempt
+F_H_FAIL = 19      # its step size
+NF = 20
+
+# ---- int scalars iv[...] ------------------------------------------------------------
+I_K = 0            # order of the current step
+I_KUSED = 1        # order of the last accepted step
+I_KNEW = 2         # order suggested by the error test
+I_NS = 3           # steps taken at constant h and k (+1)
+I_PHASE = 4        # 0: start-up (raise k, double h), 1: normal
+I_MAXORD = 5
+I_STATUS = 6
+I_FORCE_SETUP = 7  # 1: the next Newton solve refactors G
+I_JAC_AGE = 8      # steps since G was factored
+I_USE_JAC = 9      # 1: analytic Jacobian hook, 0: finite differences
+I_HISTORY = 10     # 1: started from a given history at full order
+NI = 11
+
+# ---- counters stats[...] ------------------------------------------------------------
+S_NSTEPS = 0
+S_NREJECTED = 1    # error-test failures
+S_NRES = 2         # residual evaluations, finite-difference ones included
+S_NJAC = 3
+S_NLU = 4
+S_NNEWTON = 5      # Newton iterations
+S_NCONVFAIL = 6    # Newton failures (step retried)
+S_ORDER = 7        # S_ORDER + k - 1: accepted steps at order k (k = 1..5)
+NS = S_ORDER + MAXORD
+
+BdfState = namedtuple("BdfState", [
+    "phi", "psi", "alpha", "beta", "sigma", "gamma",
+    "y", "yp", "yy", "yyp", "ypred", "yppred", "ee", "delta", "res", "tmp",
+    "ewt", "rtol", "atol", "mask", "G", "G2", "piv", "fs", "iv", "stats"])
+BdfState.__doc__ = """Resumable state of the integrator (all arrays; n unknowns).
+
+phi (NPHI, n) divided differences; psi, alpha, beta, sigma, gamma (NPHI,) method
+coefficients; y, yp (n,) solution at t_n; yy, yyp, ypred, yppred, ee, delta, res, tmp
+(n,) work vectors; ewt (n,) error weights 1 / (rtol |y| + atol); rtol, atol (n,);
+mask (n,) 1.0 for components in the error test, 0.0 for excluded (algebraic) ones;
+G, G2 (n, n) iteration matrix (LU) and scratch; piv (n,) int64 pivots;
+fs (NF,) float scalars, iv (NI,) int scalars, stats (NS,) counters."""
+
+
+def new_state(n):
+    """A zeroed BdfState for n unknowns (numpy allocation, outside numba)."""
+    v = lambda: np.zeros(n)  # noqa: E731
+    c = lambda: np.zeros(NPHI)  # noqa: E731
+    return BdfState(
+        phi=np.zeros((NPHI, n)), psi=c(), alpha=c(), beta=c(), sigma=c(), gamma=c(),
+        y=v(), yp=v(), yy=v(), yyp=v(), ypred=v(), yppred=v(), ee=v(), delta=v(),
+        res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(),
+        G=np.zeros((n, n)), G2=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64),
+        fs=np.zeros(NF), iv=np.zeros(NI, dtype=np.int64),
+        stats=np.zeros(NS, dtype=np.int64))
+
+
+# ===================================================================================
+# dense linear algebra
+# ===================================================================================
+
+@jit
+def lu_factor(a, piv):
+    """In-place LU factorization with partial pivoting, P A = L U (a: n x n, row-major).
+
+    L (unit lower) and U overwrite `a`; piv[k] is the row swapped with row k at stage
+    k. Returns 0, or k + 1 when column k has no non-zero pivot (singular matrix).
+    """
+    n = a.shape[0]
+    for k in range(n):
+        p = k
+        amax = abs(a[k, k])
+        for i in range(k + 1, n):
+            v = abs(a[i, k])
+            if v > amax:
+                amax = v
+                p = i
+        piv[k] = p
+        if not amax > 0.0:
+            return k + 1
+        if p != k:
+            for j in range(n):
+                tmp = a[k, j]
+                a[k, j] = a[p, j]
+                a[p, j] = tmp
+        inv = 1.0 / a[k, k]
+        for i in range(k + 1, n):
+            f = a[i, k] * inv
+            a[i, k] = f
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    a[i, j] -= f * a[k, j]
+    return 0
+
+
+@jit
+def lu_solve(a, piv, b):
+    """Solve A x = b in place (b becomes x) with the factors of lu_factor."""
+    n = a.shape[0]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            tmp = b[k]
+            b[k] = b[p]
+            b[p] = tmp
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= a[i, j] * b[j]
+        b[i] = s
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= a[i, j] * b[j]
+        b[i] = s / a[i, i]
+
+
+# ===================================================================================
+# norms, weights, small helpers
+# ===================================================================================
+
+@jit
+def _wrms(v, w):
+    """Weighted RMS norm sqrt(sum (v_i w_i)^2 / n)."""
+    s = 0.0
+    for i in range(v.size):
+        x = v[i] * w[i]
+        s += x * x
+    return np.sqrt(s / v.size)
+
+
+@jit
+def _wrms_masked(v, w, mask, ndiff):
+    """Weighted RMS norm over the ndiff components with mask 1 (the error-test norm;
+    IDA divides by n instead of ndiff)."""
+    if ndiff == 0.0:
+        return 0.0
+    s = 0.0
+    for i in range(v.size):
+        x = v[i] * w[i] * mask[i]
+        s += x * x
+    return np.sqrt(s / ndiff)
+
+
+@jit
+def _set_weights(y, rtol, atol, ewt):
+    """ewt_i = 1 / (rtol_i |y_i| + atol_i)."""
+    for i in range(y.size):
+        ewt[i] = 1.0 / (rtol[i] * abs(y[i]) + atol[i])
+
+
+@jit
+def _all_finite(v):
+    for i in range(v.size):
+        if not np.isfinite(v[i]):
+            return False
+    return True
+
+
+@jit
+def _matrix_finite(a):
+    n, m = a.shape
+    for i in range(n):
+        for j in range(m):
+            if not np.isfinite(a[i, j]):
+                return False
+    return True
+
+
+@jit
+def no_jacobian(t, y, yp, cj, args, out):
+    """Stand-in for an absent Jacobian hook (never called)."""
+    out[0, 0] = np.nan
+
+
+# ===================================================================================
+# iteration matrix
+# ===================================================================================
+
+@jit
+def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp):
+    """G = dF/dy + cj dF/dy' by forward differences, one column per residual call.
+
+    DASSL's increment (DDAJAC): delta_j = sqrt(eps) max(|y_j|, |h y'_j|, 1/w_j),
+    signed as h y'_j, then rounded so that y_j + delta_j - y_j is exact. `res` is
+    F(t, y, y'); y and y' are restored.
+    """
+    n = y.size
+    for j in range(n):
+        ysave = y[j]
+        ypsave = yp[j]
+        d = SQRT_EPS * max(abs(ysave), abs(h * ypsave), 1.0 / ewt[j])
+        if h * ypsave < 0.0:
+            d = -d
+        d = (ysave + d) - ysave
+        y[j] = ysave + d
+        yp[j] = ypsave + cj * d
+        residual(t, y, yp, args, tmp)
+        inv = 1.0 / d
+        for i in range(n):
+            G[i, j] = (tmp[i] - res[i]) * inv
+        y[j] = ysave
+        yp[j] = ypsave
+
+
+@jit
+def _setup(residual, jacobian, args, s, t, y, yp, res):
+    """Evaluate and LU-factor G = dF/dy + cj dF/dy' at (t, y, y'), F(t, y, y') = res.
+
+    Returns _OK, _NLS_SINGULAR (a zero pivot) or _NLS_NONFINITE (G not finite).
+    """
+    fs, iv, st = s.fs, s.iv, s.stats
+    cj = fs[F_CJ]
+    G = s.G
+    if iv[I_USE_JAC] != 0:
+        G[:, :] = 0.0
+        jacobian(t, y, yp, cj, args, G)
+    else:
+        _jacobian_fd(residual, args, t, y, yp, res, cj, fs[F_H], s.ewt, G, s.tmp)
+        st[S_NRES] += y.size
+    st[S_NJAC] += 1
+    fs[F_CJOLD] = cj
+    fs[F_CJRATIO] = 1.0
+    iv[I_JAC_AGE] = 0
+    iv[I_FORCE_SETUP] = 1          # until a factorization succeeds
+    if not _matrix_finite(G):
+        return _NLS_NONFINITE
+    st[S_NLU] += 1
+    if lu_factor(G, s.piv) != 0:
+        return _NLS_SINGULAR
+    iv[I_FORCE_SETUP] = 0
+    return _OK
+
+
+# ===================================================================================
+# one step (IDAStep)
+# ===================================================================================
+
+@jit
+def _set_coeffs(s):
+    """IDASetCoeffs: psi, alpha, beta, sigma, gamma and cj for (h, k); phi -> phi*.
+
+    Returns ck, the variable-step error coefficient of the local error estimate.
+    """
+    fs, iv = s.fs, s.iv
+    psi, alpha, beta, sigma, gamma = s.psi, s.alpha, s.beta, s.sigma, s.gamma
+    phi = s.phi
+    hh = fs[F_H]
+    kk = iv[I_K]
+    if hh != fs[F_HUSED] or kk != iv[I_KUSED]:
+        iv[I_NS] = 0
+    iv[I_NS] = min(iv[I_NS] + 1, iv[I_KUSED] + 2)
+    ns = iv[I_NS]
+    if kk + 1 >= ns:
+        beta[0] = 1.0
+        alpha[0] = 1.0
+        temp1 = hh
+        gamma[0] = 0.0
+        sigma[0] = 1.0
+        for i in range(1, kk + 1):
+            temp2 = psi[i - 1]
+            psi[i - 1] = temp1
+            beta[i] = beta[i - 1] * psi[i - 1] / temp2
+            temp1 = temp2 + hh
+            alpha[i] = hh / temp1
+            sigma[i] = i * sigma[i - 1] * alpha[i]
+            gamma[i] = gamma[i - 1] + alpha[i - 1] / hh
+        psi[kk] = temp1
+    alphas = 0.0
+    alpha0 = 0.0
+    for i in range(kk):
+        alphas -= 1.0 / (i + 1)
+        alpha0 -= alpha[i]
+    fs[F_CJLAST] = fs[F_CJ]
+    fs[F_CJ] = -alphas / hh
+    ck = abs(alpha[kk] + alphas - alpha0)
+    ck = max(ck, alpha[kk])
+    n = phi.shape[1]
+    for j in range(ns, kk + 1):
+        b = beta[j]
+        for i in range(n):
+            phi[j, i] *= b
+    return ck
+
+
+@jit
+def _predict(s):
+    """IDAPredict: y^(0) = sum_{j<=k} phi*_j, y'^(0) = sum_{1<=j<=k} gamma_j phi*_j."""
+    kk = s.iv[I_K]
+    phi, gamma, ypred, yppred = s.phi, s.gamma, s.ypred, s.yppred
+    n = ypred.size
+    for i in range(n):
+        a = phi[0, i]
+        b = 0.0
+        for j in range(1, kk + 1):
+            a += phi[j, i]
+            b += gamma[j] * phi[j, i]
+        ypred[i] = a
+        yppred[i] = b
+
+
+@jit
+def _restore(s, saved_t):
+    """IDARestore after a failed attempt: psi and phi* back to their values at t_n."""
+    fs, iv = s.fs, s.iv
+    kk = iv[I_K]
+    psi, phi, beta = s.psi, s.phi, s.beta
+    fs[F_T] = saved_t
+    for j in range(1, kk + 1):
+        psi[j - 1] = psi[j] - fs[F_H]
+    n = phi.shape[1]
+    for j in range(iv[I_NS], kk + 1):
+        b = 1.0 / beta[j]
+        for i in range(n):
+            phi[j, i] *= b
+
+
+@jit
+def _nls(residual, jacobian, args, s, tn):
+    """IDANls + modified Newton: solve F(tn, y0 + e, y0' + cj e) = 0 for e (= s.ee).
+
+    G is refactored when forced (first step, after a failure), when
+    cj / cj_old is outside [CJ_RATIO_MIN, CJ_RATIO_MAX], or when it is JAC_MAX_AGE
+    steps old; otherwise each update is scaled by 2 / (1 + cj / cj_old) (IDA). The
+    iteration stops when max(s, SS_MIN) |delta| <= epcon (s = rate / (1 - rate),
+    carried over from earlier steps until measured again) or when |delta| <=
+    NEWTON_TINY eps |y|; it fails when the rate exceeds RATE_MAX or after
+    MAX_NEWTON_ITER updates, and is then retried once with a fresh G. Returns _OK,
+    _NLS_CONV, _NLS_NONFINITE or _NLS_SINGULAR; on _OK, s.yy, s.yyp hold y_{n+1},
+    y'_{n+1}.
+    """
+    fs, iv, st = s.fs, s.iv, s.stats
+    ee, yy, yyp, ypred, yppred, res, delta, ewt = (s.ee, s.yy, s.yyp, s.ypred,
+                                                    s.yppred, s.res, s.delta, s.ewt)
+    n = yy.size
+    cj = fs[F_CJ]
+    epcon = fs[F_EPCON]
+    call_setup = iv[I_FORCE_SETUP] != 0 or iv[I_JAC_AGE] >= JAC_MAX_AGE
+    cjratio = cj / fs[F_CJOLD]
+    if cjratio < CJ_RATIO_MIN or cjratio > CJ_RATIO_MAX:
+        call_setup = True
+    if cj != fs[F_CJLAST]:
+        fs[F_SS] = SS_CJ_CHANGED
+    ynorm = _wrms(ypred, ewt)
+    while True:
+        for i in range(n):
+            ee[i] = 0.0
+            yy[i] = ypred[i]
+            yyp[i] = yppred[i]
+        residual(tn, yy, yyp, args, res)
+        st[S_NRES] += 1
+        if not _all_finite(res):
+            return _NLS_NONFINITE
+        jcur = False
+        if call_setup:
+            flag = _setup(residual, jacobian, args, s, tn, yy, yyp, res)
+            if flag != _OK:
+                return flag
+            jcur = True
+            cjratio = 1.0
+        fs[F_CJRATIO] = cjratio
+        scale = 2.0 / (1.0 + cjratio)
+        flag = _NLS_CONV
+        for m in range(MAX_NEWTON_ITER):
+            st[S_NNEWTON] += 1
+            for i in range(n):
+                delta[i] = res[i]
+            lu_solve(s.G, s.piv, delta)
+            if cjratio != 1.0:
+                for i in range(n):
+                    delta[i] *= scale
+            for i in range(n):
+                ee[i] -= delta[i]
+                yy[i] = ypred[i] + ee[i]
+                yyp[i] = yppred[i] + cj * ee[i]
+            delnrm = _wrms(delta, ewt)
+            if not np.isfinite(delnrm):
+                flag = _NLS_NONFINITE
+                break
+            if m == 0:
+                fs[F_OLDNRM] = delnrm
+                if delnrm <= NEWTON_TINY * EPS * ynorm:
+                    return _OK
+            else:
+                rate = (delnrm / fs[F_OLDNRM]) ** (1.0 / m)
+                if rate > RATE_MAX:
+                    break
+                fs[F_SS] = rate / (1.0 - rate)
+            if max(fs[F_SS], SS_MIN) * delnrm <= epcon:
+                return _OK
+            if m == MAX_NEWTON_ITER - 1:
+                break
+            residual(tn, yy, yyp, args, res)
+            st[S_NRES] += 1
+            if not _all_finite(res):
+                flag = _NLS_NONFINITE
+                break
+        if jcur:
+            return flag
+        call_setup = True          # stale G: retry once with a fresh one
+
+
+@jit
+def _test_error(s, ck):
+    """IDATestError: local error estimates at orders k, k-1, k-2 (on the masked,
+    differential components), the order suggestion I_KNEW and the error test
+    ck |ee| <= 1. Returns _OK or _ERR_TEST."""
+    fs, iv = s.fs, s.iv
+    kk = iv[I_K]
+    ee, phi, tmp, ewt, mask, sigma = s.ee, s.phi, s.tmp, s.ewt, s.mask, s.sigma
+    nd = fs[F_NDIFF]
+    n = ee.size
+    enorm_k = _wrms_masked(ee, ewt, mask, nd)
+    err_k = sigma[kk] * enorm_k
+    terr_k = (kk + 1) * err_k
+    fs[F_ERR_K] = err_k
+    fs[F_ERR_KM1] = 0.0
+    iv[I_KNEW] = kk
+    if kk > 1:
+        for i in range(n):
+            tmp[i] = phi[kk, i] + ee[i]
+        err_km1 = sigma[kk - 1] * _wrms_masked(tmp, ewt, mask, nd)
+        terr_km1 = kk * err_km1
+        fs[F_ERR_KM1] = err_km1
+        if kk > 2:
+            for i in range(n):
+                tmp[i] += phi[kk - 1, i]
+            err_km2 = sigma[kk - 2] * _wrms_masked(tmp, ewt, mask, nd)
+            terr_km2 = (kk - 1) * err_km2
+            if max(terr_km1, terr_km2) <= terr_k:
+                iv[I_KNEW] = kk - 1
+        elif terr_km1 <= 0.5 * terr_k:
+            iv[I_KNEW] = kk - 1
+    if ck * enorm_k > 1.0:
+        return _ERR_TEST
+    return _OK
+
+
+@jit
+def _complete_step(s):
+    """IDACompleteStep: counters, next order and step (IDA's rules, module constants),
+    and the update of the divided differences phi to t_{n+1}."""
+    fs, iv, st = s.fs, s.iv, s.stats
+    phi, ee, ewt, mask, tmp = s.phi, s.ee, s.ewt, s.mask, s.tmp
+    n = ee.size
+    kk = iv[I_K]
+    st[S_NSTEPS] += 1
+    st[S_ORDER + kk - 1] += 1
+    iv[I_JAC_AGE] += 1
+    kdiff = kk - iv[I_KUSED]
+    iv[I_KUSED] = kk
+    kused = kk
+    fs[F_HUSED] = fs[F_H]
+    hh = fs[F_H]
+    maxord = iv[I_MAXORD]
+    hmax = fs[F_H_MAX]
+    if fs[F_H_FIXED] > 0.0:
+        # fixed step: raise the order one by one up to max_order, keep h
+        if kk < maxord and (st[S_NSTEPS] > 1 or iv[I_HISTORY] != 0):
+            iv[I_K] = kk + 1
+    else:
+        if iv[I_KNEW] == kk - 1 or kk == maxord:
+            iv[I_PHASE] = 1
+        if iv[I_PHASE] == 0:
+            # start-up: raise the order and double h until the order first drops
+            if st[S_NSTEPS] > 1:
+                iv[I_K] = kk + 1
+                hnew = H_INCREASE * hh
+                if abs(hnew) > hmax:
+                    hnew = hmax
+                fs[F_H] = hnew
+        else:
+            err_k = fs[F_ERR_K]
+            err_km1 = fs[F_ERR_KM1]
+            action = 0          # -1 lower, 0 keep, +1 raise
+            err_kp1 = 0.0
+            if iv[I_KNEW] == kk - 1:
+                action = -1
+            elif kk == maxord or kk + 1 >= iv[I_NS] or kdiff == 1:
+                action = 0
+            else:
+                for i in range(n):
+                    tmp[i] = ee[i] - phi[kk + 1, i]
+                err_kp1 = _wrms_masked(tmp, ewt, mask, fs[F_NDIFF]) / (kk + 2)
+                terr_k = (kk + 1) * err_k
+                terr_kp1 = (kk + 2) * err_kp1
+                if kk == 1:
+                    action = 0 if terr_kp1 >= 0.5 * terr_k else 1
+                else:
+                    terr_km1 = kk * err_km1
+                    if terr_km1 <= min(terr_k, terr_kp1):
+                        action = -1
+                    elif terr_kp1 >= terr_k:
+                        action = 0
+                    else:
+                        action = 1
+            if action == 1:
+                iv[I_K] = kk + 1
+                err_knew = err_kp1
+            elif action == -1:
+                iv[I_K] = kk - 1
+                err_knew = err_km1
+            else:
+                err_knew = err_k
+            knew = iv[I_K]
+            rr = (ERR_BIAS * err_knew + ERR_FLOOR) ** (-1.0 / (knew + 1))
+            hnew = hh
+            if rr >= H_INCREASE:
+                hnew = H_INCREASE * hh
+                if abs(hnew) > hmax:
+                    hnew = hmax
+            elif rr <= 1.0:
+                rr = max(H_DECREASE_MIN, min(H_REDUCE_MAX, rr))
+                hnew = hh * rr
+            fs[F_H] = hnew
+    # save ee for a possible order increase, then phi_j(n+1) from phi*_j(n)
+    if kused < maxord:
+        for i in range(n):
+            phi[kused + 1, i] = ee[i]
+    for i in range(n):
+        acc = phi[kused, i] + ee[i]
+        phi[kused, i] = acc
+        for j in range(kused - 1, -1, -1):
+            acc = phi[j, i] + acc
+            phi[j, i] = acc
+
+
+@jit
+def _step(residual, jacobian, args, s):
+    """IDAStep: one accepted step of size <= h from t_n (retrying with smaller steps
+    and lower orders after failures, IDAHandleNFlag). Returns 0 or a status < 0."""
+    fs, iv, st = s.fs, s.iv, s.stats
+    phi = s.phi
+    n = phi.shape[1]
+    saved_t = fs[F_T]
+    fixed = fs[F_H_FIXED] > 0.0
+    if st[S_NSTEPS] == 0 and iv[I_HISTORY] == 0:
+        hh = fs[F_H]
+        iv[I_K] = 1
+        iv[I_KUSED] = 0
+        fs[F_HUSED] = 0.0
+        s.psi[0] = hh
+        fs[F_CJ] = 1.0 / hh
+        iv[I_PHASE] = 0
+        iv[I_NS] = 0
+        for i in range(n):
+            phi[0, i] = s.y[i]
+            phi[1, i] = hh * s.yp[i]
+    ncf = 0
+    nef = 0
+    t_end = fs[F_T_END]
+    hmin = max(fs[F_H_MIN], H_MIN_UROUND * EPS * abs(saved_t))
+    while True:
+        ck = _set_coeffs(s)
+        tn = saved_t + fs[F_H]
+        if tn >= t_end - TSTOP_FUZZ * EPS * abs(t_end):
+            tn = t_end
+        _predict(s)
+        nflag = _nls(residual, jacobian, args, s, tn)
+        if nflag == _OK and not fixed:
+            nflag = _test_error(s, ck)
+        if nflag == _OK:
+            break
+        # failed attempt: restore t_n, decide how to retry
+        fs[F_T_FAIL] = tn
+        fs[F_H_FAIL] = fs[F_H]
+        _restore(s, saved_t)
+        if nflag == _ERR_TEST:
+            nef += 1
+            st[S_NREJECTED] += 1
+            if nef == 1:
+                kk = iv[I_K]
+                err_knew = fs[F_ERR_K] if iv[I_KNEW] == kk else fs[F_ERR_KM1]
+                iv[I_K] = iv[I_KNEW]
+                rr = H_REDUCE_MAX * (ERR_BIAS * err_knew + ERR_FLOOR) ** (
+                    -1.0 / (iv[I_K] + 1))
+                rr = max(H_REDUCE_MIN, min(H_REDUCE_MAX, rr))
+            elif nef == 2:
+                iv[I_K] = iv[I_KNEW]
+                rr = H_REDUCE_MIN
+            else:
+                iv[I_K] = 1
+                rr = H_REDUCE_MIN
+            if nef >= MAX_ERR_FAILS:
+                return ST_ERR_FAILS
+        else:
+            ncf += 1
+            st[S_NCONVFAIL] += 1
+            iv[I_FORCE_SETUP] = 1
+            rr = H_REDUCE_CONV
+            if fixed or ncf >= MAX_CONV_FAILS:
+                if nflag == _NLS_SINGULAR:
+                    return ST_SINGULAR
+                if nflag == _NLS_NONFINITE:
+                    return ST_NONFINITE
+                return ST_CONV_FAILS
+        iv[I_PHASE] = 1
+        fs[F_RR] = rr
+        fs[F_H] *= rr
+        if abs(fs[F_H]) < hmin:
+            # name the cause when the steps shrank because F was NaN or G singular
+            if nflag == _NLS_NONFINITE:
+                return ST_NONFINITE
+            if nflag == _NLS_SINGULAR:
+                return ST_SINGULAR
+            return ST_STEP_TOO_SMALL
+        if st[S_NSTEPS] == 0 and iv[I_HISTORY] == 0:
+            # IDAReset: still on the first step, phi_1 = h y'_0 follows h
+            s.psi[0] = fs[F_H]
+            for i in range(n):
+                phi[1, i] *= rr
+    fs[F_T] = tn
+    _complete_step(s)
+    for i in range(n):
+        s.y[i] = s.yy[i]
+        s.yp[i] = s.yyp[i]
+    return 0
+
+
+# ===================================================================================
+# dense output, start, initial values, the driver loop
+# ===================================================================================
+
+@jit
+def bdf_interpolate(s, t, y_out, yp_out):
+    """IDAGetSolution: y(t), y'(t) from the interpolating polynomial of the last
+    step, valid for t_n - h_used <= t <= t_n (phi at t_n, psi of the last step)."""
+    fs, iv = s.fs, s.iv
+    phi, psi = s.phi, s.psi
+    n = phi.shape[1]
+    kord = iv[I_KUSED]
+    if kord == 0:
+        kord = 1
+    delt = t - fs[F_T]
+    c = 1.0
+    d = 0.0
+    gam = delt / psi[0]
+    for i in range(n):
+        y_out[i] = phi[0, i]
+        yp_out[i] = 0.0
+    for j in range(1, kord + 1):
+        d = d * gam + c / psi[j - 1]
+        c = c * gam
+        if j < kord:
+            gam = (delt + psi[j - 1]) / psi[j]
+        for i in range(n):
+            y_out[i] += c * phi[j, i]
+            yp_out[i] += d * phi[j, i]
+
+
+@jit
+def bdf_start(s, t0, h0, y_hist):
+    """Prepare the first step from t0 with y0 = s.y, y'0 = s.yp (consistent).
+
+    h0 <= 0 picks IDA's first step: min(H0_FRACTION (t_end - t0), H0_YP_LIMIT /
+    |y'0|_w, h_max). y_hist (k, n), k >= 1, holds y(t0 - j h0) for j = 1..k: the run
+    then starts at order k from that history (only with a fixed step, for convergence
+    studies); k = 0 starts at order 1 as usual.
+    """
+    fs, iv = s.fs, s.iv
+    n = s.y.size
+    fs[F_T] = t0
+    _set_weights(s.y, s.rtol, s.atol, s.ewt)
+    hh = h0
+    if not hh > 0.0:
+        hh = H0_FRACTION * (fs[F_T_END] - t0)
+        ypnorm = _wrms_masked(s.yp, s.ewt, s.mask, fs[F_NDIFF])
+        if ypnorm > H0_YP_LIMIT / hh:
+            hh = H0_YP_LIMIT / ypnorm
+    hh = min(hh, fs[F_H_MAX])
+    if t0 + hh > fs[F_T_END]:
+        hh = fs[F_T_END] - t0
+    fs[F_H] = hh
+    fs[F_HUSED] = 0.0
+    fs[F_SS] = SS_FRESH
+    fs[F_CJ] = 1.0 / hh
+    fs[F_CJOLD] = fs[F_CJ]
+    fs[F_CJLAST] = fs[F_CJ]
+    fs[F_CJRATIO] = 1.0
+    iv[I_FORCE_SETUP] = 1
+    iv[I_JAC_AGE] = 0
+    iv[I_NS] = 0
+    iv[I_KNEW] = 1
+    iv[I_STATUS] = ST_RUNNING
+    k = y_hist.shape[0]
+    phi = s.phi
+    for i in range(n):
+        phi[0, i] = s.y[i]
+        phi[1, i] = hh * s.yp[i]
+    s.psi[0] = hh
+    if k == 0:
+        iv[I_K] = 1
+        iv[I_KUSED] = 0
+        iv[I_PHASE] = 0
+        iv[I_HISTORY] = 0
+        return
+    # constant-step history: phi_j = backward difference nabla^j y at t0
+    vals = np.empty((k + 1, n))
+    vals[0, :] = s.y
+    for j in range(k):
+        vals[j + 1, :] = y_hist[j]
+    for j in range(k + 1):
+        # nabla^j y_0 = sum_m (-1)^m C(j, m) y_{-m}
+        for i in range(n):
+            acc = 0.0
+            binom = 1.0
+            for m in range(j + 1):
+                acc += (-1.0) ** m * binom * vals[m, i]
+                binom = binom * (j - m) / (m + 1)
+            phi[j, i] = acc
+    for j in range(k + 1):
+        s.psi[j] = (j + 1) * hh
+    iv[I_K] = k
+    iv[I_KUSED] = k
+    iv[I_PHASE] = 1
+    iv[I_HISTORY] = 1
+    fs[F_HUSED] = hh
+
+
+@jit
+def _ic_column(residual, args, t0, y, yp, res, differential, j, d, G, tmp):
+    """Column j of the initial-value matrix by a forward difference of size d in
+    y'_j (differential) or y_j (algebraic). Returns max_i |F_i(+d) - F_i|."""
+    n = y.size
+    v = yp if differential else y
+    save = v[j]
+    d = (save + d) - save
+    v[j] = save + d
+    residual(t0, y, yp, args, tmp)
+    v[j] = save
+    change = 0.0
+    for i in range(n):
+        diff = tmp[i] - res[i]
+        change = max(change, abs(diff))
+        G[i, j] = diff / d
+    return change
+
+
+@jit
+def bdf_initial_conditions(residual, jacobian, args, s, t0):
+    """Consistent initial values (IDA's IDACalcIC, mode YA_YDP_INIT).
+
+    With y_d (mask 1) fixed, solve F(t0, y, y') = 0 for y'_d and y_a (mask 0) by
+    Newton's method on u = [y'_d, y_a], starting from s.y, s.yp. The matrix is
+    dF/dy'_j for differential and dF/dy_j for algebraic columns (from the hook as
+    J(cj=1) - J(cj=0) and J(cj=0), else by differences, with increments
+    sqrt(eps) max(|u_j|, 1/w_j) and, for y'_j, at least sqrt(eps) |y_j| / h_ic,
+    h_ic = H0_FRACTION (t_end - t0), enlarged while the change of F is lost in its
+    rounding). Converged when the weighted update (weights 1 / (rtol |u| + atol))
+    is <= IC_TOL. An update that makes F non-finite is halved. Needs an index-1
+    problem: for higher index the matrix is singular (status ST_IC_SINGULAR).
+    Returns 0 or a status < 0; s.y, s.yp updated.
+    """
+    fs, iv, st = s.fs, s.iv, s.stats
+    y, yp, res, G, G2, tmp, delta, mask = (s.y, s.yp, s.res, s.G, s.G2, s.tmp,
+                                           s.delta, s.mask)
+    rtol, atol = s.rtol, s.atol
+    n = y.size
+    w = s.ewt
+    h_ic = H0_FRACTION * (fs[F_T_END] - t0)
+    oldnrm = 0.0
+    for it in range(IC_MAX_ITER):
+        residual(t0, y, yp, args, res)
+        st[S_NRES] += 1
+        if not _all_finite(res):
+            return ST_NONFINITE
+        for i in range(n):
+            u = yp[i] if mask[i] != 0.0 else y[i]
+            w[i] = 1.0 / (rtol[i] * abs(u) + atol[i])
+        if iv[I_USE_JAC] != 0:
+            G[:, :] = 0.0
+            jacobian(t0, y, yp, 0.0, args, G)
+            G2[:, :] = 0.0
+            jacobian(t0, y, yp, 1.0, args, G2)
+            st[S_NJAC] += 2
+            for j in range(n):
+                if mask[j] != 0.0:
+                    for i in range(n):
+                        G[i, j] = G2[i, j] - G[i, j]
+        else:
+            rnorm = 0.0
+            for i in range(n):
+                rnorm = max(rnorm, abs(res[i]))
+            for j in range(n):
+                if mask[j] != 0.0:
+                    # y'_j varies on the scale y_j / h_ic (h_ic ~ a first step)
+                    d = SQRT_EPS * max(abs(yp[j]), 1.0 / w[j],
+                                       (abs(y[j]) + atol[j]) / h_ic)
+                else:
+                    d = SQRT_EPS * max(abs(y[j]), 1.0 / w[j])
+                for _ in range(IC_FD_TRIES):
+                    change = _ic_column(residual, args, t0, y, yp, res, mask[j] != 0.0,
+                                        j, d, G, tmp)
+                    st[S_NRES] += 1
+                    # accept unless the change drowned in the rounding of F
+                    if change > IC_FD_NOISE * EPS * rnorm:
+                        break
+                    d *= IC_FD_GROW
+            st[S_NJAC] += 1
+        if not _matrix_finite(G):
+            return ST_NONFINITE
+        st[S_NLU] += 1
+        if lu_factor(G, s.piv) != 0:
+            return ST_IC_SINGULAR
+        for i in range(n):
+            delta[i] = res[i]
+        lu_solve(G, s.piv, delta)
+        lam = 1.0
+        ok = False
+        for _ in range(IC_MAX_BACKTRACK):
+            for i in range(n):
+                if mask[i] != 0.0:
+                    s.yyp[i] = yp[i] - lam * delta[i]
+                    s.yy[i] = y[i]
+                else:
+                    s.yy[i] = y[i] - lam * delta[i]
+                    s.yyp[i] = yp[i]
+            residual(t0, s.yy, s.yyp, args, tmp)
+            st[S_NRES] += 1
+            if _all_finite(tmp):
+                ok = True
+                break
+            lam *= 0.5
+        if not ok:
+            return ST_NONFINITE
+        for i in range(n):
+            y[i] = s.yy[i]
+            yp[i] = s.yyp[i]
+        delnrm = lam * _wrms(delta, w)
+        if not np.isfinite(delnrm):
+            return ST_NONFINITE
+        if delnrm <= IC_TOL:
+            return 0
+        if it > 0 and delnrm < oldnrm:
+            rate = delnrm / oldnrm
+            if rate / (1.0 - rate) * delnrm <= IC_TOL:
+                return 0
+        oldnrm = delnrm
+    return ST_IC_FAILED
+
+
+@jit
+def bdf_advance(residual, jacobian, args, s, t_out, y_out, yp_out, max_steps):
+    """Step until the outputs t_out (increasing, >= t_n - h_used, <= t_end) are all
+    filled (an empty t_out: until t_end), t_end is reached, max_steps steps were
+    taken, or a step fails. Outputs at or before t_n are filled first, also after
+    the run has finished or failed.
+
+    residual(t, y, yp, args, out) writes F (size n); jacobian(t, y, yp, cj, args, G)
+    writes dF/dy + cj dF/dy' into the zeroed G (n x n) and is used when
+    s.iv[I_USE_JAC] = 1. y_out, yp_out (len(t_out), n) receive the interpolated
+    solution. Steps never pass t_end (the last one ends exactly there). Returns the
+    number of outputs filled; s.iv[I_STATUS] says RUNNING, FINISHED or the failure.
+    """
+    fs, iv = s.fs, s.iv
+    nout = t_out.size
+    t_end = fs[F_T_END]
+    h_fixed = fs[F_H_FIXED]
+    i_out = 0
+    nstep = 0
+    while True:
+        tn = fs[F_T]
+        while i_out < nout and t_out[i_out] <= tn:
+            bdf_interpolate(s, t_out[i_out], y_out[i_out], yp_out[i_out])
+            i_out += 1
+        if iv[I_STATUS] == ST_RUNNING and tn >= t_end:
+            iv[I_STATUS] = ST_FINISHED
+        if iv[I_STATUS] != ST_RUNNING or (i_out == nout and nout > 0):
+            return i_out
+        if nstep >= max_steps:
+            return i_out
+        if h_fixed > 0.0:
+            fs[F_H] = h_fixed
+        if tn + fs[F_H] * (1.0 + TSTOP_FUZZ * EPS) >= t_end:
+            fs[F_H] = t_end - tn
+        elif fs[F_H] < max(fs[F_H_MIN], H_MIN_UROUND * EPS * abs(tn)):
+            fs[F_T_FAIL] = tn
+            fs[F_H_FAIL] = fs[F_H]
+            iv[I_STATUS] = ST_STEP_TOO_SMALL
+            return i_out
+        flag = _step(residual, jacobian, args, s)
+        nstep += 1
+        if flag < 0:
+            iv[I_STATUS] = flag
+            return i_out
+        _set_weights(s.y, s.rtol, s.atol, s.ewt)
