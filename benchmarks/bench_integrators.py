@@ -61,6 +61,18 @@ def bench_chains(sizes, variants, solvers, t_end, rtol, atol, repeat):
     return rows
 
 
+def print_ratios(rows, base="bdf"):
+    """Wall time and drift of every other solver relative to `base`, per chain."""
+    by = {(r["variant"], r["n"], r["solver"]): r for r in rows}
+    for (variant, n, solver), r in by.items():
+        b = by.get((variant, n, base))
+        if solver == base or b is None:
+            continue
+        print(f"{variant:8s} N={n:3d} {solver:12s} time / {base} time = "
+              f"{r['wall'] / b['wall']:7.1f}   drift / {base} drift = "
+              f"{r['drift'] / max(b['drift'], 1e-300):7.2f}")
+
+
 def bench_start(solver):
     """Wall time of `flexmbs run` on chain_planar_4 (1 s) with a fresh and a warm cache."""
     out = {}
@@ -95,6 +107,7 @@ def main():
           f"python {platform.python_version()}; rtol {a.rtol}, atol {a.atol}, "
           f"t_end {a.t_end} s")
     rows = bench_chains(a.n, a.variants, a.solvers, a.t_end, a.rtol, a.atol, a.repeat)
+    print_ratios(rows)
     start = {s: bench_start(s) for s in a.solvers[:1]}
     if a.json:
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ import pathlib
 
 import numba
 
-__all__ = ["CACHE", "CACHE_DIR", "jit", "source_hash"]
+__all__ = ["CACHE", "CACHE_DIR", "jit", "jit_inline", "source_hash"]
 
 CACHE = os.environ.get("FLEXMBS_NUMBA_CACHE", "1") not in ("0", "false", "no")
 
@@ -50,3 +50,15 @@ if CACHE:
 def jit(fn):
     """numba.njit with the project's flags: nopython, cached, numpy error model."""
     return numba.njit(cache=CACHE, error_model="numpy", nogil=True)(fn)
+
+
+def jit_inline(fn):
+    """`jit`, inlined into its callers by numba (inline="always").
+
+    For kernels that take the model and workspace tuples (m, ws) and call other
+    kernels: a compiled call of such a function increments and decrements the
+    reference count of every array in both tuples (~60 atomic operations, ~0.35 us),
+    which dominated the residual of small models. Inlined, the counts are paid once
+    per entry from Python or from the integrator.
+    """
+    return numba.njit(cache=CACHE, error_model="numpy", nogil=True, inline="always")(fn)

@@ -25,6 +25,7 @@ from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
 from .solvers.base import System
+from .solvers.bdf_integrator import BdfIntegrator
 from .solvers.ida import IdaIntegrator
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
@@ -50,13 +51,17 @@ def build_system(cm):
         return out.copy()
 
     return System(n=n, rhs=rhs, residual_kernel=_system.residual, m=m, ws=ws,
-                  algebraic=np.zeros(n, dtype=bool))
+                  algebraic=np.zeros(n, dtype=bool), dae_residual=_system.dae_residual,
+                  dae_jacobian=_system.dae_work_column,
+                  dae_jacobian_columns=_system.dae_analytic_columns(n))
 
 
 def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
     """The Integrator called `method` (one of SOLVERS)."""
     if method in SCIPY_METHODS:
         return ScipyIntegrator(system, t0, y0, t_end, rtol, atol, max_step, method)
+    if method == "bdf":
+        return BdfIntegrator(system, t0, y0, t_end, rtol, atol, max_step)
     if method == "ida":
         return IdaIntegrator(system, t0, y0, t_end, rtol, atol, max_step)
     raise ValueError(f"unknown solver {method!r}; expected one of {', '.join(SOLVERS)}")
@@ -64,11 +69,13 @@ def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
 
 def kernels_need_compiling(method):
     """True when the on-disk numba cache holds no compiled kernel that `method` calls
-    per step yet (the state derivative for scipy's methods, else the residual)."""
+    per step yet (the state derivative for scipy's methods, the BDF step loop for
+    bdf, else the residual)."""
     if not CACHE:
         return True
-    kernel = "state_derivative" if method in SCIPY_METHODS else "residual"
-    pattern = os.path.join(CACHE_DIR, "**", f"system.{kernel}-*.nbi")
+    kernel = {"bdf": "bdf_kernels.bdf_advance"}.get(
+        method, "system.state_derivative" if method in SCIPY_METHODS else "system.residual")
+    pattern = os.path.join(CACHE_DIR, "**", f"{kernel}-*.nbi")
     return not glob.glob(pattern, recursive=True)
 
 

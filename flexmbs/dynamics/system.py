@@ -15,7 +15,7 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 
 import numpy as np
 
-from ..config import jit
+from ..config import jit, jit_inline
 from ..kinematics.recursive import forward_kinematics
 from .linalg import cholesky_solve_in_place
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
@@ -32,7 +32,7 @@ def split_state(y, nq):
     return y[:nq], y[nq:2 * nq], y[2 * nq:2 * nq + 1]
 
 
-@jit
+@jit_inline
 def body_columns(m, ws, i):
     """ws.bcol[:, c] = body i's column c of B ([global; body axes]: [jr; A^T jw], H2.129)
     at its ancestor coordinates c (prescribed ones included); ws.mbcol[:, c] = M_i
@@ -48,7 +48,7 @@ def body_columns(m, ws, i):
         apply_body_mass(m, i, rot, ws.bcol[0:3, c], ws.bcol[3:6, c], ws.mbcol, c)
 
 
-@jit
+@jit_inline
 def _body_angular_velocity(ws, i, out):
     rot = ws.rot[i]
     om = ws.omega[i]
@@ -56,7 +56,7 @@ def _body_angular_velocity(ws, i, out):
         out[r] = rot[0, r] * om[0] + rot[1, r] * om[1] + rot[2, r] * om[2]
 
 
-@jit
+@jit_inline
 def _load_vector(m, ws, f, t, out):
     """out = the vector of load f at time t in global axes (N or N m): its `vector`
     times its time function, turned from marker axes for a follower load (A C_marker)."""
@@ -76,7 +76,7 @@ def _load_vector(m, ws, f, t, out):
             out[r] = m.force_vector[f, r] * scale
 
 
-@jit
+@jit_inline
 def _applied_loads(m, ws, t):
     """Adds the point forces and torques to ws.body_force: the generalized force of a
     force F (global) at body point s is L(s)^T F = [F; ~s A^T F], of a torque T
@@ -101,7 +101,7 @@ def _applied_loads(m, ws, t):
                 ws.body_force[i, 3 + r] += vec[r]
 
 
-@jit
+@jit_inline
 def body_forces(m, ws, t):
     """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i (after forward_kinematics)."""
     w = ws.v3[2]
@@ -180,7 +180,7 @@ def generalized_forces(m, ws, t):
             ws.force[qc] += _joint_force(m, ws, c)
 
 
-@jit
+@jit_inline
 def dynamic_rows(m, ws, udot, out):
     """out = M* udot - Q* (size nq, FORMULATION.md section 5) and ws.tau = the
     generalized force that each prescribed coordinate's driver must apply (size nc,
@@ -236,7 +236,7 @@ def dynamic_rows(m, ws, udot, out):
             ws.tau[c] -= _joint_force(m, ws, c)
 
 
-@jit
+@jit_inline
 def nonconservative_power(m, ws, t):
     """P (W): power of dampers, drivers and applied loads (after dynamic_rows).
 
@@ -270,7 +270,7 @@ def nonconservative_power(m, ws, t):
     return p
 
 
-@jit
+@jit_inline
 def residual(m, ws, t, y, yp, out):
     """F(t, y, y') = [q' - u; M* u' - Q*; w' - P] (size 2 nq + 1), FORMULATION.md 5."""
     nq = ws.mass.shape[0]
@@ -282,6 +282,28 @@ def residual(m, ws, t, y, yp, out):
     for k in range(nq):
         out[k] = qp[k] - u[k]
     out[2 * nq] = wp[0] - nonconservative_power(m, ws, t)
+
+
+@jit
+def dae_residual(t, y, yp, args, out):
+    """`residual` in the argument order of the BDF driver, args = (m, ws)."""
+    residual(args[0], args[1], t, y, yp, out)
+
+
+@jit
+def dae_work_column(t, y, yp, cj, args, out):
+    """Adds the W_nc column of dF/dy + cj dF/dy' (the analytic block of the BDF
+    iteration matrix): no residual depends on W_nc and F_w = W_nc' - P, so it is
+    cj e_w. The other columns come from differences."""
+    n = y.size
+    out[n - 1, n - 1] += cj
+
+
+def dae_analytic_columns(n):
+    """Mask of the columns dae_work_column supplies (the last, W_nc)."""
+    mask = np.zeros(n, dtype=bool)
+    mask[n - 1] = True
+    return mask
 
 
 @jit

@@ -23,7 +23,7 @@ coordinates times their rates form b_t.
 
 import numpy as np
 
-from ..config import jit
+from ..config import jit, jit_inline
 from ..dynamics.timefunctions import evaluate_time_function
 from .rotations import rotation_about_axis
 
@@ -51,7 +51,7 @@ def _matmul(a, b, out):
             out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
 
 
-@jit
+@jit_inline
 def coordinate_values(m, ws, t, q, u):
     """ws.x, ws.xd, ws.xdd (size nc) from q, u (size nq) and the drivers at time t (s).
 
@@ -72,7 +72,7 @@ def coordinate_values(m, ws, t, q, u):
             ws.xdd[c] = ws.tf3[2]
 
 
-@jit
+@jit_inline
 def forward_kinematics(m, ws, t, q, u):
     """Poses, velocities, partial velocities and bias accelerations of every body.
 

@@ -27,7 +27,7 @@ JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
 SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
                 "marker_orientation", "marker_velocity", "marker_angular_velocity")
 FORCE_TYPES = ("force", "torque")
-SOLVER_METHODS = ("scipy-radau", "scipy-bdf", "dop853", "rk45", "ida")
+SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
 _EX, _EY, _EZ = np.eye(3)
@@ -233,7 +233,7 @@ class Sensor:
 class SolverSettings:
     """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
     tolerances `rtol`, `atol`, largest step `max_step` (s)."""
-    method: str = "scipy-radau"
+    method: str = "bdf"
     t_end: float = 1.0
     rtol: float = 1e-6
     atol: float = 1e-8

@@ -28,7 +28,7 @@ def chain_model(n, variant="planar", t_end=10.0):
     m, length = CHAIN_LINK_MASS, CHAIN_LINK_LENGTH
     it = m * length ** 2 / 12.0
     model = Model(f"chain_{variant}_{n}", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="dop853", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.01)
     parent, marker = "ground", "origin"
     for k in range(1, n + 1):

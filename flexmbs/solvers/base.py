@@ -35,13 +35,19 @@ accelerations blow up at a singular configuration."""
 class System:
     """What an integrator integrates: y' = f(t, y) (`rhs`) and, equivalently,
     F(t, y, y') = 0 (`residual_kernel(m, ws, t, y, yp, out)`, a numba kernel with its
-    arguments `m`, `ws`). `algebraic` (bool, size n) marks algebraic components."""
+    arguments `m`, `ws`; `dae_residual(t, y, yp, (m, ws), out)`, the same kernel in the
+    argument order of the BDF driver; `dae_jacobian` adds the columns of the iteration
+    matrix flagged in `dae_jacobian_columns`, the driver differences the rest).
+    `algebraic` (bool, size n) marks algebraic components."""
     n: int
     rhs: object
     residual_kernel: object
     m: object
     ws: object
     algebraic: np.ndarray = None
+    dae_residual: object = None
+    dae_jacobian: object = None
+    dae_jacobian_columns: np.ndarray = None
 
 
 class Integrator(ABC):

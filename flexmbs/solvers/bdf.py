@@ -148,6 +148,10 @@ class BDF:
         (IDA's suppressalg), and are the y-unknowns of the initial-value computation.
     jacobian : optional numba-jitted ``jacobian(t, y, yp, cj, args, out)`` adding
         dF/dy + cj dF/dy' into the zeroed (n, n) `out`; None: finite differences.
+    jacobian_columns : with `jacobian`, an (n,) bool mask of the columns the hook
+        supplies (analytic blocks): the other columns come from differences (one
+        residual each), the flagged ones are zeroed and the hook adds into them. None:
+        the hook supplies every column.
     max_order : 1..5.
     h0 : first step (None: IDA's choice). h_max : largest step. h_min : step floor
         (the run fails when a retried step would be smaller; 4 eps |t| is always
@@ -165,7 +169,8 @@ class BDF:
     """
 
     def __init__(self, residual, args, t0, y0, yp0, t_end, rtol=1e-6, atol=1e-9, *,
-                 algebraic=None, jacobian=None, max_order=MAX_ORDER, h0=None,
+                 algebraic=None, jacobian=None, jacobian_columns=None,
+                 max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
                  history=None):
         if _JIT and not _is_jitted(residual):
@@ -173,6 +178,13 @@ class BDF:
                              "(numba.njit or flexmbs.config.jit)")
         if jacobian is not None and _JIT and not _is_jitted(jacobian):
             raise ValueError("jacobian must be None or a numba-jitted function")
+        if jacobian_columns is not None:
+            if jacobian is None:
+                raise ValueError("jacobian_columns needs a jacobian hook")
+            jcol = np.asarray(jacobian_columns)
+            if jcol.shape != (np.size(y0),) or jcol.dtype.kind not in "biu":
+                raise ValueError(f"jacobian_columns must be a bool/int mask of "
+                                 f"{np.size(y0)} values, got shape {jcol.shape}")
         if not isinstance(args, tuple):
             raise ValueError(f"args must be a tuple, got {type(args).__name__}")
         t0 = float(t0)
@@ -248,7 +260,13 @@ class BDF:
         fs[_k.F_H_FIXED] = 0.0 if fixed_step is None else float(fixed_step)
         fs[_k.F_NDIFF] = float(np.count_nonzero(~alg))
         iv[_k.I_MAXORD] = int(max_order)
-        iv[_k.I_USE_JAC] = 0 if jacobian is None else 1
+        if jacobian is None:
+            iv[_k.I_USE_JAC] = _k.JAC_FD
+        elif jacobian_columns is None:
+            iv[_k.I_USE_JAC] = _k.JAC_HOOK
+        else:
+            iv[_k.I_USE_JAC] = _k.JAC_HOOK_COLUMNS
+            s.jcol[:] = np.where(jcol != 0, 1.0, 0.0)
         iv[_k.I_STATUS] = _k.ST_RUNNING
 
         self._compile_kernels()
@@ -408,7 +426,7 @@ class BDF:
 
 def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
               t_eval=None, jacobian=None, max_order=MAX_ORDER, h0=None, h_max=np.inf,
-              *, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None, history=None,
+              *, jacobian_columns=None, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None, history=None,
               max_steps=None, progress=None):
     """Solve F(t, y, y') = 0 on t_span = (t0, t_end) with the BDF integrator.
 
@@ -421,7 +439,8 @@ def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
         raise ValueError(f"t_span must be (t0, t_end), got {t_span!r}")
     t0, t_end = float(t_span[0]), float(t_span[1])
     solver = BDF(residual, args, t0, y0, yp0, t_end, rtol, atol, algebraic=algebraic,
-                 jacobian=jacobian, max_order=max_order, h0=h0, h_max=h_max,
+                 jacobian=jacobian, jacobian_columns=jacobian_columns,
+                 max_order=max_order, h0=h0, h_max=h_max,
                  h_min=h_min, calc_ic=calc_ic, epcon=epcon, fixed_step=fixed_step,
                  history=history)
     if t_eval is None:

@@ -126,9 +126,14 @@ I_MAXORD = 5
 I_STATUS = 6
 I_FORCE_SETUP = 7  # 1: the next Newton solve refactors G
 I_JAC_AGE = 8      # steps since G was factored
-I_USE_JAC = 9      # 1: analytic Jacobian hook, 0: finite differences
+I_USE_JAC = 9      # JAC_FD, JAC_HOOK or JAC_HOOK_COLUMNS
 I_HISTORY = 10     # 1: started from a given history at full order
 NI = 11
+
+# ---- where G comes from (iv[I_USE_JAC]) ------------------------------------------
+JAC_FD = 0            # finite differences, every column
+JAC_HOOK = 1          # the jacobian hook, every column
+JAC_HOOK_COLUMNS = 2  # the hook for the columns flagged in s.jcol, differences for the rest
 
 # ---- counters stats[...] ------------------------------------------------------------
 S_NSTEPS = 0
@@ -144,14 +149,14 @@ NS = S_ORDER + MAXORD
 BdfState = namedtuple("BdfState", [
     "phi", "psi", "alpha", "beta", "sigma", "gamma",
     "y", "yp", "yy", "yyp", "ypred", "yppred", "ee", "delta", "res", "tmp",
-    "ewt", "rtol", "atol", "mask", "G", "G2", "piv", "fs", "iv", "stats"])
+    "ewt", "rtol", "atol", "mask", "jcol", "G", "G2", "piv", "fs", "iv", "stats"])
 BdfState.__doc__ = """Resumable state of the integrator (all arrays; n unknowns).
 
 phi (NPHI, n) divided differences; psi, alpha, beta, sigma, gamma (NPHI,) method
 coefficients; y, yp (n,) solution at t_n; yy, yyp, ypred, yppred, ee, delta, res, tmp
 (n,) work vectors; ewt (n,) error weights 1 / (rtol |y| + atol); rtol, atol (n,);
 mask (n,) 1.0 for components in the error test, 0.0 for excluded (algebraic) ones;
-G, G2 (n, n) iteration matrix (LU) and scratch; piv (n,) int64 pivots;
+jcol (n,) 1.0 for the columns of G the hook supplies (JAC_HOOK_COLUMNS); G, G2 (n, n) iteration matrix (LU) and scratch; piv (n,) int64 pivots;
 fs (NF,) float scalars, iv (NI,) int scalars, stats (NS,) counters."""
 
 
@@ -162,7 +167,7 @@ def new_state(n):
     return BdfState(
         phi=np.zeros((NPHI, n)), psi=c(), alpha=c(), beta=c(), sigma=c(), gamma=c(),
         y=v(), yp=v(), yy=v(), yyp=v(), ypred=v(), yppred=v(), ee=v(), delta=v(),
-        res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(),
+        res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(), jcol=v(),
         G=np.zeros((n, n)), G2=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64),
         fs=np.zeros(NF), iv=np.zeros(NI, dtype=np.int64),
         stats=np.zeros(NS, dtype=np.int64))
@@ -291,15 +296,22 @@ def no_jacobian(t, y, yp, cj, args, out):
 # ===================================================================================
 
 @jit
-def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp):
-    """G = dF/dy + cj dF/dy' by forward differences, one column per residual call.
+def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip):
+    """G = dF/dy + cj dF/dy' by forward differences, one column per residual call;
+    columns with skip[j] != 0 are zeroed instead. Returns the number of residual calls.
 
     DASSL's increment (DDAJAC): delta_j = sqrt(eps) max(|y_j|, |h y'_j|, 1/w_j),
     signed as h y'_j, then rounded so that y_j + delta_j - y_j is exact. `res` is
     F(t, y, y'); y and y' are restored.
     """
     n = y.size
+    calls = 0
     for j in range(n):
+        if skip[j] != 0.0:
+            for i in range(n):
+                G[i, j] = 0.0
+            continue
+        calls += 1
         ysave = y[j]
         ypsave = yp[j]
         d = SQRT_EPS * max(abs(ysave), abs(h * ypsave), 1.0 / ewt[j])
@@ -314,6 +326,7 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp):
             G[i, j] = (tmp[i] - res[i]) * inv
         y[j] = ysave
         yp[j] = ypsave
+    return calls
 
 
 @jit
@@ -325,12 +338,14 @@ def _setup(residual, jacobian, args, s, t, y, yp, res):
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
     G = s.G
-    if iv[I_USE_JAC] != 0:
+    if iv[I_USE_JAC] == JAC_HOOK:
         G[:, :] = 0.0
         jacobian(t, y, yp, cj, args, G)
     else:
-        _jacobian_fd(residual, args, t, y, yp, res, cj, fs[F_H], s.ewt, G, s.tmp)
-        st[S_NRES] += y.size
+        st[S_NRES] += _jacobian_fd(residual, args, t, y, yp, res, cj, fs[F_H], s.ewt,
+                                   G, s.tmp, s.jcol)
+        if iv[I_USE_JAC] == JAC_HOOK_COLUMNS:
+            jacobian(t, y, yp, cj, args, G)
     st[S_NJAC] += 1
     fs[F_CJOLD] = cj
     fs[F_CJRATIO] = 1.0
@@ -766,7 +781,8 @@ def bdf_start(s, t0, h0, y_hist):
     """Prepare the first step from t0 with y0 = s.y, y'0 = s.yp (consistent).
 
     h0 <= 0 picks IDA's first step: min(H0_FRACTION (t_end - t0), H0_YP_LIMIT /
-    |y'0|_w, h_max). y_hist (k, n), k >= 1, holds y(t0 - j h0) for j = 1..k: the run
+    |y'0|_w, h_max), raised to the floor h_min (IDA's choice is cautious: from rest
+    under tight tolerances it can fall below a floor the run passes easily). y_hist (k, n), k >= 1, holds y(t0 - j h0) for j = 1..k: the run
     then starts at order k from that history (only with a fixed step, for convergence
     studies); k = 0 starts at order 1 as usual.
     """
@@ -780,6 +796,7 @@ def bdf_start(s, t0, h0, y_hist):
         ypnorm = _wrms_masked(s.yp, s.ewt, s.mask, fs[F_NDIFF])
         if ypnorm > H0_YP_LIMIT / hh:
             hh = H0_YP_LIMIT / ypnorm
+        hh = max(hh, fs[F_H_MIN])
     hh = min(hh, fs[F_H_MAX])
     if t0 + hh > fs[F_T_END]:
         hh = fs[F_T_END] - t0
@@ -880,7 +897,7 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
         for i in range(n):
             u = yp[i] if mask[i] != 0.0 else y[i]
             w[i] = 1.0 / (rtol[i] * abs(u) + atol[i])
-        if iv[I_USE_JAC] != 0:
+        if iv[I_USE_JAC] == JAC_HOOK:
             G[:, :] = 0.0
             jacobian(t0, y, yp, 0.0, args, G)
             G2[:, :] = 0.0
@@ -961,7 +978,8 @@ def bdf_advance(residual, jacobian, args, s, t_out, y_out, yp_out, max_steps):
 
     residual(t, y, yp, args, out) writes F (size n); jacobian(t, y, yp, cj, args, G)
     writes dF/dy + cj dF/dy' into the zeroed G (n x n) and is used when
-    s.iv[I_USE_JAC] = 1. y_out, yp_out (len(t_out), n) receive the interpolated
+    s.iv[I_USE_JAC] = JAC_HOOK (with JAC_HOOK_COLUMNS it adds the columns flagged in
+    s.jcol into G, whose other columns hold differences). y_out, yp_out (len(t_out), n) receive the interpolated
     solution. Steps never pass t_end (the last one ends exactly there). Returns the
     number of outputs filled; s.iv[I_STATUS] says RUNNING, FINISHED or the failure.
     """

@@ -1,0 +1,65 @@
+"""flexmbs' own BDF driver (solvers/bdf.py) behind the solver interface of base.py:
+the model's residual F(t, y, y') = 0 stepped inside numba, Python called once per
+chunk of steps to write outputs and show progress."""
+
+import time
+
+import numpy as np
+
+from .base import Integrator
+from .bdf import BDF
+
+__all__ = ["BdfIntegrator", "STEPS_PER_CALL"]
+
+STEPS_PER_CALL = 500
+"""Steps of one call into the compiled loop; between calls the wall budget is checked."""
+
+
+class BdfIntegrator(Integrator):
+    """BDF orders 1-5 on `system.dae_residual` with the model's state as args.
+
+    y'(t0) is the ODE right-hand side at t0 (consistent by construction: the model
+    has no algebraic variables yet), so no initial-value iteration is run. The step
+    floor is base.STEP_FLOOR of the span; `max_step` bounds the step. The columns of
+    the iteration matrix the model knows in closed form come from its hook
+    (`system.dae_jacobian`), the rest from differences.
+    """
+
+    name = "bdf"
+
+    def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
+        super().__init__(system, t0, y0, t_end, rtol, atol, max_step)
+        yp0 = system.rhs(self.t0, self.y)
+        if not np.all(np.isfinite(yp0)):
+            yp0 = np.zeros(system.n)  # the iteration matrix then reports the failure
+        self._bdf = BDF(system.dae_residual, (system.m, system.ws), self.t0, self.y,
+                        yp0, self.t_end, rtol, atol, algebraic=system.algebraic,
+                        jacobian=system.dae_jacobian,
+                        jacobian_columns=(None if system.dae_jacobian is None
+                                          else system.dae_jacobian_columns),
+                        h_max=max_step, h_min=self.h_floor, calc_ic=False)
+
+    def _advance_impl(self, t_out, y_out, wall_budget):
+        bdf = self._bdf
+        start = time.perf_counter()
+        n = 0
+        while n < len(t_out):
+            k, Y, _ = bdf.advance(t_out[n:], max_steps=STEPS_PER_CALL)
+            y_out[n:n + k] = Y
+            n += k
+            if bdf.status != "running" or time.perf_counter() - start > wall_budget:
+                break
+        self.t = bdf.t
+        self.y = bdf.y
+        if bdf.status == "failed":
+            self._fail(bdf.message)
+        elif bdf.status == "finished":
+            self.status = "finished"
+        return n
+
+    def statistics(self):
+        """nsteps, nrejected, nres, njac, nlu, nnewton, nconvfail, order_counts
+        (steps taken at orders 1..5), h_last, order_last, wall_time."""
+        stats = self._bdf.statistics()
+        stats["wall_time"] = self.wall_time
+        return stats
