@@ -226,6 +226,28 @@ def test_van_der_pol_stiff(van_der_pol_reference, analytic):
     assert r.order_counts[4] > r.nsteps // 3     # mostly order 5
 
 
+def test_second_order_elimination(van_der_pol_reference):
+    """van der Pol is y1' = y2, ...: with second_order=1 the Newton iteration
+    eliminates y1 (one residual per Jacobian instead of two, a 1 x 1 LU) and the run
+    is as accurate as the full iteration."""
+    r = solve_dae(van_der_pol, (np.array([MU]),), (0.0, VDP_T), np.array([2.0, 0.0]),
+                  np.array([0.0, -2.0]), 1e-6, 1e-6, t_eval=VDP_TIMES, second_order=1,
+                  calc_ic=False)
+    assert r.success, r.message
+    err = np.abs(r.y - van_der_pol_reference) / (1 + np.abs(van_der_pol_reference))
+    assert err[:, 0].max() < 2e-3
+    assert err[:, 1].max() < 2e-4
+    assert r.nres == r.nnewton + r.njac
+    # measured 1283 steps, 87 rejected (full iteration: 1408, 28)
+    assert r.nsteps < 1550 and r.nrejected < 110
+    with pytest.raises(ValueError, match="second_order=1"):    # F_0 is not y0' - y1
+        solve_dae(robertson, (ROB_K,), (0.0, 1.0), np.array([1.0, 0.0, 0.0]), None,
+                  1e-6, 1e-8, second_order=1)
+    with pytest.raises(ValueError, match="cannot be algebraic"):
+        solve_dae(van_der_pol, (np.array([MU]),), (0.0, 1.0), np.array([2.0, 0.0]),
+                  None, 1e-6, 1e-6, second_order=1, algebraic=np.array([0, 1]))
+
+
 # ---- (c) Robertson -------------------------------------------------------------------
 
 ROB_K = np.array([0.04, 1e4, 3e7])

@@ -38,7 +38,9 @@ class System:
     arguments `m`, `ws`; `dae_residual(t, y, yp, (m, ws), out)`, the same kernel in the
     argument order of the BDF driver; `dae_jacobian` adds the columns of the iteration
     matrix flagged in `dae_jacobian_columns`, the driver differences the rest).
-    `algebraic` (bool, size n) marks algebraic components."""
+    `algebraic` (bool, size n) marks algebraic components. `second_order` = nq > 0
+    says that y = [q, u, ...] with F_q = q' - u (the BDF driver then eliminates q in its
+    Newton iteration)."""
     n: int
     rhs: object
     residual_kernel: object
@@ -48,6 +50,7 @@ class System:
     dae_residual: object = None
     dae_jacobian: object = None
     dae_jacobian_columns: np.ndarray = None
+    second_order: int = 0
 
 
 class Integrator(ABC):

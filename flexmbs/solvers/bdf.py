@@ -152,6 +152,11 @@ class BDF:
         supplies (analytic blocks): the other columns come from differences (one
         residual each), the flagged ones are zeroed and the hook adds into them. None:
         the hook supplies every column.
+    second_order : ns >= 0; ns > 0 declares that y = [q, u, ...] with q, u of size ns
+        and F_i = y'_i - y_{ns+i} for i < ns (positions whose speeds are the next ns
+        unknowns, as in mechanics). The Newton iteration then eliminates q: a
+        Jacobian costs n - ns residuals instead of n and the LU is (n - ns)^2 (see
+        bdf_kernels._setup_second_order). Checked on the residual at t0.
     max_order : 1..5.
     h0 : first step (None: IDA's choice). h_max : largest step. h_min : step floor
         (the run fails when a retried step would be smaller; 4 eps |t| is always
@@ -170,7 +175,7 @@ class BDF:
 
     def __init__(self, residual, args, t0, y0, yp0, t_end, rtol=1e-6, atol=1e-9, *,
                  algebraic=None, jacobian=None, jacobian_columns=None,
-                 max_order=MAX_ORDER, h0=None,
+                 second_order=0, max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
                  history=None):
         if _JIT and not _is_jitted(residual):
@@ -216,6 +221,16 @@ class BDF:
                 raise ValueError(f"algebraic must be a bool/int mask of {n} values, "
                                  f"got shape {alg.shape}, dtype {alg.dtype}")
             alg = alg != 0
+        ns = int(second_order)
+        if ns != second_order or not 0 <= 2 * ns <= n:
+            raise ValueError(f"second_order must be an integer in 0..{n // 2}, got "
+                             f"{second_order}")
+        if ns and np.any(alg[:2 * ns]):
+            raise ValueError("second_order: the positions and speeds (the first "
+                             f"{2 * ns} unknowns) cannot be algebraic")
+        if jacobian_columns is not None and ns and np.any(jcol[:ns]):
+            raise ValueError("second_order: the position columns are eliminated; "
+                             "flag the speed column u_j for an analytic q_j, u_j pair")
         if int(max_order) != max_order or not 1 <= max_order <= MAX_ORDER:
             raise ValueError(f"max_order must be an integer in 1..{MAX_ORDER}, "
                              f"got {max_order}")
@@ -244,7 +259,9 @@ class BDF:
         self._residual = residual
         self._jacobian = _k.no_jacobian if jacobian is None else jacobian
         self._args = args
-        s = _k.new_state(n)
+        if ns:
+            self._check_second_order(residual, args, t0, y0, yp0, ns)
+        s = _k.new_state(n, ns)
         self._s = s
         s.y[:] = y0
         s.yp[:] = yp0
@@ -260,6 +277,7 @@ class BDF:
         fs[_k.F_H_FIXED] = 0.0 if fixed_step is None else float(fixed_step)
         fs[_k.F_NDIFF] = float(np.count_nonzero(~alg))
         iv[_k.I_MAXORD] = int(max_order)
+        iv[_k.I_NSECOND] = ns
         if jacobian is None:
             iv[_k.I_USE_JAC] = _k.JAC_FD
         elif jacobian_columns is None:
@@ -287,6 +305,20 @@ class BDF:
         self.y0 = s.y.copy()
         self.yp0 = s.yp.copy()
         self.wall_time += time.perf_counter() - start
+
+    @staticmethod
+    def _check_second_order(residual, args, t0, y0, yp0, ns):
+        """ValueError unless F_i(t0, y0, y') = y'_i - y0_{ns+i} (i < ns) at a y'
+        moved off yp0 (so that a residual using y'_i otherwise is caught)."""
+        n = y0.size
+        yp = yp0 + 1.0 + np.arange(n)
+        out = np.zeros(n)
+        residual(t0, y0.copy(), yp, args, out)
+        want = yp[:ns] - y0[ns:2 * ns]
+        scale = np.abs(yp[:ns]) + np.abs(y0[ns:2 * ns])
+        if not np.all(np.abs(out[:ns] - want) <= 1e-12 * scale):
+            raise ValueError(f"second_order={ns}: the first {ns} residuals must be "
+                             f"y'_i - y_{{{ns}+i}}")
 
     @staticmethod
     def _tolerance(v, n, name):
@@ -426,7 +458,7 @@ class BDF:
 
 def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
               t_eval=None, jacobian=None, max_order=MAX_ORDER, h0=None, h_max=np.inf,
-              *, jacobian_columns=None, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None, history=None,
+              *, jacobian_columns=None, second_order=0, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None, history=None,
               max_steps=None, progress=None):
     """Solve F(t, y, y') = 0 on t_span = (t0, t_end) with the BDF integrator.
 
@@ -440,7 +472,7 @@ def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
     t0, t_end = float(t_span[0]), float(t_span[1])
     solver = BDF(residual, args, t0, y0, yp0, t_end, rtol, atol, algebraic=algebraic,
                  jacobian=jacobian, jacobian_columns=jacobian_columns,
-                 max_order=max_order, h0=h0, h_max=h_max,
+                 second_order=second_order, max_order=max_order, h0=h0, h_max=h_max,
                  h_min=h_min, calc_ic=calc_ic, epcon=epcon, fixed_step=fixed_step,
                  history=history)
     if t_eval is None:

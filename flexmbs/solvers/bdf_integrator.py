@@ -22,7 +22,8 @@ class BdfIntegrator(Integrator):
     has no algebraic variables yet), so no initial-value iteration is run. The step
     floor is base.STEP_FLOOR of the span; `max_step` bounds the step. The columns of
     the iteration matrix the model knows in closed form come from its hook
-    (`system.dae_jacobian`), the rest from differences.
+    (`system.dae_jacobian`), the rest from differences; the positions are eliminated
+    from the Newton iteration (`system.second_order`).
     """
 
     name = "bdf"
@@ -37,6 +38,7 @@ class BdfIntegrator(Integrator):
                         jacobian=system.dae_jacobian,
                         jacobian_columns=(None if system.dae_jacobian is None
                                           else system.dae_jacobian_columns),
+                        second_order=system.second_order,
                         h_max=max_step, h_min=self.h_floor, calc_ic=False)
 
     def _advance_impl(self, t_out, y_out, wall_budget):

@@ -128,7 +128,8 @@ I_FORCE_SETUP = 7  # 1: the next Newton solve refactors G
 I_JAC_AGE = 8      # steps since G was factored
 I_USE_JAC = 9      # JAC_FD, JAC_HOOK or JAC_HOOK_COLUMNS
 I_HISTORY = 10     # 1: started from a given history at full order
-NI = 11
+I_NSECOND = 11     # ns > 0: F_i = y'_i - y_{ns+i} for i < ns (second-order structure)
+NI = 12
 
 # ---- where G comes from (iv[I_USE_JAC]) ------------------------------------------
 JAC_FD = 0            # finite differences, every column
@@ -149,19 +150,24 @@ NS = S_ORDER + MAXORD
 BdfState = namedtuple("BdfState", [
     "phi", "psi", "alpha", "beta", "sigma", "gamma",
     "y", "yp", "yy", "yyp", "ypred", "yppred", "ee", "delta", "res", "tmp",
-    "ewt", "rtol", "atol", "mask", "jcol", "G", "G2", "piv", "fs", "iv", "stats"])
+    "ewt", "rtol", "atol", "mask", "jcol", "G", "G2", "piv", "Gr", "pivr", "dz",
+    "fs", "iv", "stats"])
 BdfState.__doc__ = """Resumable state of the integrator (all arrays; n unknowns).
 
 phi (NPHI, n) divided differences; psi, alpha, beta, sigma, gamma (NPHI,) method
 coefficients; y, yp (n,) solution at t_n; yy, yyp, ypred, yppred, ee, delta, res, tmp
 (n,) work vectors; ewt (n,) error weights 1 / (rtol |y| + atol); rtol, atol (n,);
 mask (n,) 1.0 for components in the error test, 0.0 for excluded (algebraic) ones;
-jcol (n,) 1.0 for the columns of G the hook supplies (JAC_HOOK_COLUMNS); G, G2 (n, n) iteration matrix (LU) and scratch; piv (n,) int64 pivots;
+jcol (n,) 1.0 for the columns of G the hook supplies (JAC_HOOK_COLUMNS); Gr (m, m),
+pivr (m,), dz (m,): the reduced iteration matrix (LU), its pivots and a work vector
+of the second-order form, m = n - ns (see _setup_second_order); G, G2 (n, n) iteration matrix (LU) and scratch; piv (n,) int64 pivots;
 fs (NF,) float scalars, iv (NI,) int scalars, stats (NS,) counters."""
 
 
-def new_state(n):
-    """A zeroed BdfState for n unknowns (numpy allocation, outside numba)."""
+def new_state(n, nsecond=0):
+    """A zeroed BdfState for n unknowns, the first `nsecond` of them positions whose
+    speeds follow them (numpy allocation, outside numba)."""
+    nr = n - nsecond
     v = lambda: np.zeros(n)  # noqa: E731
     c = lambda: np.zeros(NPHI)  # noqa: E731
     return BdfState(
@@ -169,6 +175,7 @@ def new_state(n):
         y=v(), yp=v(), yy=v(), yyp=v(), ypred=v(), yppred=v(), ee=v(), delta=v(),
         res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(), jcol=v(),
         G=np.zeros((n, n)), G2=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64),
+        Gr=np.zeros((nr, nr)), pivr=np.zeros(nr, dtype=np.int64), dz=np.zeros(nr),
         fs=np.zeros(NF), iv=np.zeros(NI, dtype=np.int64),
         stats=np.zeros(NS, dtype=np.int64))
 
@@ -336,6 +343,8 @@ def _setup(residual, jacobian, args, s, t, y, yp, res):
     Returns _OK, _NLS_SINGULAR (a zero pivot) or _NLS_NONFINITE (G not finite).
     """
     fs, iv, st = s.fs, s.iv, s.stats
+    if iv[I_NSECOND] > 0:
+        return _setup_second_order(residual, jacobian, args, s, t, y, yp, res)
     cj = fs[F_CJ]
     G = s.G
     if iv[I_USE_JAC] == JAC_HOOK:
@@ -358,6 +367,97 @@ def _setup(residual, jacobian, args, s, t, y, yp, res):
         return _NLS_SINGULAR
     iv[I_FORCE_SETUP] = 0
     return _OK
+
+
+@jit
+def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
+    """_setup for residuals whose first ns rows are F_q = q' - u, y = [q, u, z'],
+    eliminating the positions: with the q-rows of G (cj I, -I) solved exactly,
+
+        delta_q = (delta_u + r_q) / cj,   Gr [delta_u; delta_z'] = r_rest,
+        Gr = d F_rest / d[u, z'] + (d F_rest / dq) / cj  (on the u columns),
+
+    valid while r_q = 0 (the corrector keeps it so: _nls). Column j of Gr is one
+    residual call along the direction (q_j + d/cj, q'_j + d, u_j + d, u'_j + cj d),
+    so a Jacobian costs n - ns residuals, not n, and the LU is (n - ns)^2. Columns
+    flagged in s.jcol come from the hook, which fills the full G (into s.G2): for a
+    flagged u_j it must supply the q_j column too. Increments as in _jacobian_fd.
+    """
+    fs, iv, st = s.fs, s.iv, s.stats
+    cj = fs[F_CJ]
+    h = fs[F_H]
+    ns = iv[I_NSECOND]
+    n = y.size
+    nr = n - ns
+    Gr, tmp, ewt, jcol = s.Gr, s.tmp, s.ewt, s.jcol
+    use_hook = iv[I_USE_JAC] == JAC_HOOK_COLUMNS
+    if use_hook:
+        s.G2[:, :] = 0.0
+        jacobian(t, y, yp, cj, args, s.G2)
+    calls = 0
+    for jr in range(nr):
+        j = ns + jr
+        if use_hook and jcol[j] != 0.0:
+            for i in range(nr):
+                v = s.G2[ns + i, j]
+                if jr < ns:
+                    v += s.G2[ns + i, jr] / cj
+                Gr[i, jr] = v
+            continue
+        calls += 1
+        ysave = y[j]
+        ypsave = yp[j]
+        d = SQRT_EPS * max(abs(ysave), abs(h * ypsave), 1.0 / ewt[j])
+        if h * ypsave < 0.0:
+            d = -d
+        d = (ysave + d) - ysave
+        y[j] = ysave + d
+        yp[j] = ypsave + cj * d
+        if jr < ns:
+            qsave = y[jr]
+            qpsave = yp[jr]
+            y[jr] = qsave + d / cj
+            yp[jr] = qpsave + d
+        residual(t, y, yp, args, tmp)
+        inv = 1.0 / d
+        for i in range(nr):
+            Gr[i, jr] = (tmp[ns + i] - res[ns + i]) * inv
+        y[j] = ysave
+        yp[j] = ypsave
+        if jr < ns:
+            y[jr] = qsave
+            yp[jr] = qpsave
+    st[S_NRES] += calls
+    st[S_NJAC] += 1
+    fs[F_CJOLD] = cj
+    fs[F_CJRATIO] = 1.0
+    iv[I_JAC_AGE] = 0
+    iv[I_FORCE_SETUP] = 1
+    if not _matrix_finite(Gr):
+        return _NLS_NONFINITE
+    st[S_NLU] += 1
+    if lu_factor(Gr, s.pivr) != 0:
+        return _NLS_SINGULAR
+    iv[I_FORCE_SETUP] = 0
+    return _OK
+
+
+@jit
+def _solve_newton(s, cj, delta):
+    """delta <- G^-1 delta with the factors of _setup (full, or second-order form)."""
+    ns = s.iv[I_NSECOND]
+    if ns == 0:
+        lu_solve(s.G, s.piv, delta)
+        return
+    n = delta.size
+    dz = s.dz
+    for i in range(n - ns):
+        dz[i] = delta[ns + i]
+    lu_solve(s.Gr, s.pivr, dz)
+    for i in range(ns):
+        delta[i] = (dz[i] + delta[i]) / cj
+    for i in range(n - ns):
+        delta[ns + i] = dz[i]
 
 
 # ===================================================================================
@@ -470,11 +570,17 @@ def _nls(residual, jacobian, args, s, tn):
     if cj != fs[F_CJLAST]:
         fs[F_SS] = SS_CJ_CHANGED
     ynorm = _wrms(ypred, ewt)
+    ns = iv[I_NSECOND]
     while True:
         for i in range(n):
             ee[i] = 0.0
             yy[i] = ypred[i]
             yyp[i] = yppred[i]
+        for i in range(ns):
+            # start where q' = u holds, so the eliminated rows stay solved
+            ee[i] = (ypred[ns + i] - yppred[i]) / cj
+            yy[i] = ypred[i] + ee[i]
+            yyp[i] = yppred[i] + cj * ee[i]
         residual(tn, yy, yyp, args, res)
         st[S_NRES] += 1
         if not _all_finite(res):
@@ -493,7 +599,7 @@ def _nls(residual, jacobian, args, s, tn):
             st[S_NNEWTON] += 1
             for i in range(n):
                 delta[i] = res[i]
-            lu_solve(s.G, s.piv, delta)
+            _solve_newton(s, cj, delta)
             if cjratio != 1.0:
                 for i in range(n):
                     delta[i] *= scale
