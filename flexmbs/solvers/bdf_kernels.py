@@ -303,13 +303,23 @@ def no_jacobian(t, y, yp, cj, args, out):
 # ===================================================================================
 
 @jit
+def _fd_increment(y, yp, h, w):
+    """DASSL's difference increment (DDAJAC) for a component with value y, rate yp
+    and error weight w: sqrt(eps) max(|y|, |h yp|, 1/w), signed as h yp, rounded so
+    that (y + d) - y is exact."""
+    d = SQRT_EPS * max(abs(y), abs(h * yp), 1.0 / w)
+    if h * yp < 0.0:
+        d = -d
+    return (y + d) - y
+
+
+@jit
 def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip):
     """G = dF/dy + cj dF/dy' by forward differences, one column per residual call;
     columns with skip[j] != 0 are zeroed instead. Returns the number of residual calls.
 
-    DASSL's increment (DDAJAC): delta_j = sqrt(eps) max(|y_j|, |h y'_j|, 1/w_j),
-    signed as h y'_j, then rounded so that y_j + delta_j - y_j is exact. `res` is
-    F(t, y, y'); y and y' are restored.
+    Increments from _fd_increment (DASSL's). `res` is F(t, y, y'); y and y' are
+    restored.
     """
     n = y.size
     calls = 0
@@ -321,10 +331,7 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip):
         calls += 1
         ysave = y[j]
         ypsave = yp[j]
-        d = SQRT_EPS * max(abs(ysave), abs(h * ypsave), 1.0 / ewt[j])
-        if h * ypsave < 0.0:
-            d = -d
-        d = (ysave + d) - ysave
+        d = _fd_increment(ysave, ypsave, h, ewt[j])
         y[j] = ysave + d
         yp[j] = ypsave + cj * d
         residual(t, y, yp, args, tmp)
@@ -381,7 +388,7 @@ def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
     residual call along the direction (q_j + d/cj, q'_j + d, u_j + d, u'_j + cj d),
     so a Jacobian costs n - ns residuals, not n, and the LU is (n - ns)^2. Columns
     flagged in s.jcol come from the hook, which fills the full G (into s.G2): for a
-    flagged u_j it must supply the q_j column too. Increments as in _jacobian_fd.
+    flagged u_j it must supply the q_j column too. Increments from _fd_increment.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
@@ -407,10 +414,7 @@ def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
         calls += 1
         ysave = y[j]
         ypsave = yp[j]
-        d = SQRT_EPS * max(abs(ysave), abs(h * ypsave), 1.0 / ewt[j])
-        if h * ypsave < 0.0:
-            d = -d
-        d = (ysave + d) - ysave
+        d = _fd_increment(ysave, ypsave, h, ewt[j])
         y[j] = ysave + d
         yp[j] = ypsave + cj * d
         if jr < ns:
