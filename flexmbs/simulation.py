@@ -53,7 +53,8 @@ def build_system(cm):
     return System(n=n, rhs=rhs, residual_kernel=_system.residual, m=m, ws=ws,
                   algebraic=np.zeros(n, dtype=bool), dae_residual=_system.dae_residual,
                   dae_jacobian=_system.dae_work_column,
-                  dae_jacobian_columns=_system.dae_analytic_columns(n), second_order=cm.nq)
+                  dae_jacobian_columns=_system.dae_analytic_columns(n, cm.nq),
+                  second_order=cm.nq)
 
 
 def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):

@@ -1,6 +1,6 @@
 """Energies of the system (numba), FORMULATION.md section 7 (Huang H3.3).
 
-    T   = 1/2 sum_i v_i^T M_i v_i
+    T   = 1/2 sum_i v_i^T M_i v_i + 1/2 sum_a n_a^2 J_r,a x_a'^2   (bodies, rotors)
     V_g = -sum_i g^T (m_i r_i + A_i St_i)
     V_s = sum_c 1/2 k_c (x_c - x_rest,c)^2      (every joint coordinate, prescribed too)
     U   = strain energy (0 for rigid bodies)
@@ -36,6 +36,9 @@ def energies(m, ws, w_nc, out):
             pos = m.body_mass[i] * ws.r[i, r] + rot[r, 0] * st[0] + rot[r, 1] * st[1] + \
                 rot[r, 2] * st[2]
             gravity -= g[r] * pos
+    for a in range(m.act_coord.shape[0]):
+        xd = ws.xd[m.act_coord[a]]
+        kinetic += 0.5 * m.act_inertia[a] * xd * xd
     spring = 0.0
     for c in range(m.coord_qindex.shape[0]):
         e = ws.x[c] - m.coord_rest[c]

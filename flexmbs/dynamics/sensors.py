@@ -1,5 +1,6 @@
 """Sensor values (numba): joint coordinates and rates, marker position, orientation,
-velocity and angular velocity expressed in a body's frame (the ground by default)."""
+velocity and angular velocity expressed in a body's frame (the ground by default),
+actuator torques and works."""
 
 from ..config import jit
 
@@ -24,9 +25,12 @@ def _frame_of(ws, b, out_rot, out_pos, out_vel, out_om):
 
 
 @jit
-def sensor_values(m, ws, out):
-    """out (size sensor_offset[-1]) for every sensor (after forward_kinematics).
+def sensor_values(m, ws, works, out):
+    """out (size sensor_offset[-1]) for every sensor (after forward_kinematics and
+    actuator_torques; works = the state's w: W_nc, then each actuator's work).
 
+    actuator_torque: the generalized force on the joint coordinate (N m or N);
+    actuator_work: its time integral of power (J).
     marker_position: A_f^T (p - r_f) (m); marker_orientation: A_f^T A_marker, 9 values
     row-major; marker_velocity: A_f^T dp/dt (absolute, m/s); marker_angular_velocity:
     A_f^T omega (rad/s); f the sensor's frame body.
@@ -49,6 +53,12 @@ def sensor_values(m, ws, out):
             continue
         if kind == 1:
             out[o] = ws.xd[m.sensor_coord[k]]
+            continue
+        if kind == 6:
+            out[o] = ws.act_tau[m.sensor_coord[k]]
+            continue
+        if kind == 7:
+            out[o] = works[1 + m.sensor_coord[k]]
             continue
         _frame_of(ws, m.sensor_body[k], am, p, v, om)
         s = m.sensor_position[k]

@@ -23,13 +23,14 @@ from .timefunctions import evaluate_time_function
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dynamic_rows", "residual", "state_derivative", "nonconservative_power",
-           "split_state"]
+           "split_state", "actuator_torques"]
 
 
 @jit
 def split_state(y, nq):
-    """Views q, u, w of the state vector y = [q, u, w]."""
-    return y[:nq], y[nq:2 * nq], y[2 * nq:2 * nq + 1]
+    """Views q, u, w of the state vector y = [q, u, w]; w[0] = W_nc, w[1 + a] the work
+    of actuator a."""
+    return y[:nq], y[nq:2 * nq], y[2 * nq:]
 
 
 @jit_inline
@@ -102,8 +103,33 @@ def _applied_loads(m, ws, t):
 
 
 @jit_inline
+def actuator_torques(m, ws, t):
+    """ws.act_tau[a] = the generalized force of actuator a on its coordinate (N m or N,
+    after forward_kinematics): n tau_m - n^2 b_m x', with the motor torque
+    tau_m = (kp (x_ref - x) + kd (x_ref' - x')) / n (type pd, x_ref = setpoint(t)) or
+    torque(t) (type torque), limited to |tau_m| <= max_torque."""
+    for a in range(m.act_coord.shape[0]):
+        c = m.act_coord[a]
+        n = m.act_gear[a]
+        evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.act_function[a], t,
+                               ws.tf3)
+        if m.act_type[a] == 0:
+            tm = (m.act_kp[a] * (ws.tf3[0] - ws.x[c])
+                  + m.act_kd[a] * (ws.tf3[1] - ws.xd[c])) / n
+        else:
+            tm = ws.tf3[0]
+        lim = m.act_max[a]
+        if tm > lim:
+            tm = lim
+        elif tm < -lim:
+            tm = -lim
+        ws.act_tau[a] = n * tm - m.act_damping[a] * ws.xd[c]
+
+
+@jit_inline
 def body_forces(m, ws, t):
-    """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i (after forward_kinematics)."""
+    """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i and ws.act_tau (after
+    forward_kinematics)."""
     w = ws.v3[2]
     vw = ws.v3[3]
     nb = m.body_mass.shape[0]
@@ -118,6 +144,7 @@ def body_forces(m, ws, t):
         for r in range(6):
             ws.body_force[i, r] -= ws.mbcol[r, 0]
     _applied_loads(m, ws, t)
+    actuator_torques(m, ws, t)
 
 
 @jit
@@ -148,6 +175,9 @@ def mass_matrix(m, ws):
                 for r in range(6):
                     s += ws.bcol[r, ca] * ws.mbcol[r, cb]
                 ws.mass[qa, qb] += s
+    for a in range(m.act_coord.shape[0]):
+        qc = m.coord_qindex[m.act_coord[a]]
+        ws.mass[qc, qc] += m.act_inertia[a]
     nq = ws.mass.shape[0]
     for a in range(nq):
         for b in range(a + 1, nq):
@@ -178,6 +208,8 @@ def generalized_forces(m, ws, t):
         qc = m.coord_qindex[c]
         if qc >= 0:
             ws.force[qc] += _joint_force(m, ws, c)
+    for a in range(m.act_coord.shape[0]):
+        ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
 
 
 @jit_inline
@@ -234,6 +266,9 @@ def dynamic_rows(m, ws, udot, out):
             out[qc] -= _joint_force(m, ws, c)
         else:
             ws.tau[c] -= _joint_force(m, ws, c)
+    for a in range(m.act_coord.shape[0]):
+        qc = m.coord_qindex[m.act_coord[a]]
+        out[qc] += m.act_inertia[a] * udot[qc] - ws.act_tau[a]
 
 
 @jit_inline
@@ -242,8 +277,11 @@ def nonconservative_power(m, ws, t):
 
     Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
     the damper's, (tau - c xd) xd. Loads: F . (velocity of the point), T . omega.
+    Actuators: act_tau xd.
     """
     p = 0.0
+    for a in range(m.act_coord.shape[0]):
+        p += ws.act_tau[a] * ws.xd[m.act_coord[a]]
     for c in range(m.coord_qindex.shape[0]):
         xd = ws.xd[c]
         if m.coord_qindex[c] >= 0:
@@ -272,7 +310,8 @@ def nonconservative_power(m, ws, t):
 
 @jit_inline
 def residual(m, ws, t, y, yp, out):
-    """F(t, y, y') = [q' - u; M* u' - Q*; w' - P] (size 2 nq + 1), FORMULATION.md 5."""
+    """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a] (size 2 nq + 1 + na),
+    FORMULATION.md 5; P_a the power of actuator a."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     qp, up, wp = split_state(yp, nq)
@@ -282,6 +321,8 @@ def residual(m, ws, t, y, yp, out):
     for k in range(nq):
         out[k] = qp[k] - u[k]
     out[2 * nq] = wp[0] - nonconservative_power(m, ws, t)
+    for a in range(m.act_coord.shape[0]):
+        out[2 * nq + 1 + a] = yp[2 * nq + 1 + a] - ws.act_tau[a] * ws.xd[m.act_coord[a]]
 
 
 @jit
@@ -292,23 +333,24 @@ def dae_residual(t, y, yp, args, out):
 
 @jit
 def dae_work_column(t, y, yp, cj, args, out):
-    """Adds the W_nc column of dF/dy + cj dF/dy' (the analytic block of the BDF
-    iteration matrix): no residual depends on W_nc and F_w = W_nc' - P, so it is
-    cj e_w. The other columns come from differences."""
-    n = y.size
-    out[n - 1, n - 1] += cj
+    """Adds the work columns (W_nc and each actuator's) of dF/dy + cj dF/dy' (the
+    analytic block of the BDF iteration matrix): no residual depends on a work and
+    F_w = w' - P, so each column is cj e_w. The other columns come from differences."""
+    nq = args[1].mass.shape[0]
+    for k in range(2 * nq, y.size):
+        out[k, k] += cj
 
 
-def dae_analytic_columns(n):
-    """Mask of the columns dae_work_column supplies (the last, W_nc)."""
+def dae_analytic_columns(n, nq):
+    """Mask of the columns dae_work_column supplies (the works, after q and u)."""
     mask = np.zeros(n, dtype=bool)
-    mask[n - 1] = True
+    mask[2 * nq:] = True
     return mask
 
 
 @jit
 def state_derivative(m, ws, t, y, out):
-    """y' = [u; M*^-1 Q*; P] for the ODE integrators (size 2 nq + 1).
+    """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na).
 
     M* is solved by Cholesky in place (ws.mass then holds its factor); a mass matrix
     that is not positive definite gives NaN accelerations, which the integrators
@@ -326,3 +368,5 @@ def state_derivative(m, ws, t, y, out):
         out[nq + k] = ws.accel[k]
     dynamic_rows(m, ws, ws.accel, ws.force)  # fills ws.tau; ws.force is scratch here
     out[2 * nq] = nonconservative_power(m, ws, t)
+    for a in range(m.act_coord.shape[0]):
+        out[2 * nq + 1 + a] = ws.act_tau[a] * ws.xd[m.act_coord[a]]

@@ -3,8 +3,9 @@ the preallocated scratch memory of one evaluation (Pinocchio's Model/Data split)
 
 Sizes: N moving bodies (root to leaves), nc joint coordinates (all of them, prescribed
 ones included, joint by joint in body order), nq = nu free coordinates (q), nf forces,
-ns sensors, ntf time functions. The state vector is y = [q (nq), u (nq), w (1)] where w
-is the work of the non-conservative forces (FORMULATION.md section 7).
+na actuators, ns sensors, ntf time functions. The state vector is
+y = [q (nq), u (nq), w (1 + na)]: w[0] is the work of all the non-conservative forces
+(FORMULATION.md section 7), w[1 + a] the work of actuator a alone.
 """
 
 from typing import NamedTuple
@@ -20,8 +21,9 @@ __all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
 
 SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
                 "marker_orientation": 3, "marker_velocity": 4,
-                "marker_angular_velocity": 5}
-SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3}
+                "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7}
+SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1}
+ACTUATOR_CODES = {"pd": 0, "torque": 1}
 
 
 class ModelArrays(NamedTuple):
@@ -43,6 +45,10 @@ class ModelArrays(NamedTuple):
         ground to body k are ancestor_coord[ancestor_ptr[k]:ancestor_ptr[k+1]] (sorted);
         the only non-zero columns of body k's rows of B (body path matrix)
     tf_kind, tf_ptr, tf_data: time functions
+    act_coord (na,) coordinate index; act_type (na,) 0 pd, 1 torque; act_kp, act_kd;
+        act_function (na,) time function of the setpoint or of the motor torque;
+        act_gear (na,) n; act_max (na,) motor torque limit (N m, inf: none);
+        act_inertia (na,) n^2 J_r; act_damping (na,) n^2 b_m (reflected to the joint)
     force_type (nf,) 0 force, 1 torque; force_body (nf,); force_position (nf, 3) and
         force_rotation (nf, 3, 3) of the marker; force_vector (nf, 3);
         force_frame (nf,) 0 global, 1 marker; force_function (nf,)
@@ -71,6 +77,15 @@ class ModelArrays(NamedTuple):
     tf_kind: np.ndarray
     tf_ptr: np.ndarray
     tf_data: np.ndarray
+    act_coord: np.ndarray
+    act_type: np.ndarray
+    act_kp: np.ndarray
+    act_kd: np.ndarray
+    act_function: np.ndarray
+    act_gear: np.ndarray
+    act_max: np.ndarray
+    act_inertia: np.ndarray
+    act_damping: np.ndarray
     force_type: np.ndarray
     force_body: np.ndarray
     force_position: np.ndarray
@@ -100,6 +115,7 @@ class Workspace(NamedTuple):
     body_force (N, 6): [Qv + Qe - M a] of each body in [global force; body-axes moment].
     bcol, mbcol (6, nc): one body's columns of B and of M_i B (assembly scratch).
     djr, djw (N, 3, nc): time derivatives of jr, jw (only filled on request: dB/dt).
+    act_tau (na,): generalized force of each actuator on its coordinate.
     Small temporaries: tf3 (3,), m33 (4, 3, 3), v3 (8, 3).
     """
     r: np.ndarray
@@ -122,6 +138,7 @@ class Workspace(NamedTuple):
     mbcol: np.ndarray
     djr: np.ndarray
     djw: np.ndarray
+    act_tau: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -156,16 +173,20 @@ class CompiledModel:
         return len(self.q0)
 
     @property
+    def nactuators(self):
+        return len(self.arrays.act_coord)
+
+    @property
     def nstate(self):
-        """Length of y = [q, u, w]."""
-        return 2 * self.nq + 1
+        """Length of y = [q, u, w] (w: W_nc and the work of each actuator)."""
+        return 2 * self.nq + 1 + self.nactuators
 
     @property
     def nsensor_values(self):
         return int(self.arrays.sensor_offset[-1])
 
     def initial_state(self):
-        return np.concatenate([self.q0, self.u0, [0.0]])
+        return np.concatenate([self.q0, self.u0, np.zeros(1 + self.nactuators)])
 
     def new_workspace(self):
         n, nc, nq = self.nbodies, self.ncoords, self.nq
@@ -175,7 +196,7 @@ class CompiledModel:
             aw=z((n, 3)), jr=z((n, 3, nc)), jw=z((n, 3, nc)), x=z(nc), xd=z(nc), xdd=z(nc),
             tau=z(nc), mass=z((nq, nq)), force=z(nq), accel=z(nq), body_force=z((n, 6)),
             bcol=z((6, nc)), mbcol=z((6, nc)), djr=z((n, 3, nc)), djw=z((n, 3, nc)),
-            tf3=z(3), m33=z((4, 3, 3)), v3=z((8, 3)))
+            act_tau=z(self.nactuators), tf3=z(3), m33=z((4, 3, 3)), v3=z((8, 3)))
 
 
 def compile_model(model):
@@ -216,6 +237,12 @@ def compile_model(model):
                 qindex.append(-1)
                 fidx.append(len(functions))
                 functions.append(d.function)
+    actuators = list(model.actuators.values())
+    act_index = {a.name: k for k, a in enumerate(actuators)}
+    act_fidx = []
+    for a in actuators:
+        act_fidx.append(len(functions))
+        functions.append(a.setpoint if a.type == "pd" else a.torque)
     force_fidx = []
     for f in model.forces.values():
         force_fidx.append(len(functions))
@@ -239,7 +266,13 @@ def compile_model(model):
     for s in sensors:
         code = SENSOR_CODES[s.type]
         s_type.append(code)
-        if code <= 1:
+        if code >= 6:
+            s_coord.append(act_index[s.actuator])
+            s_body.append(-1)
+            s_pos.append(np.zeros(3))
+            s_rot.append(np.eye(3))
+            s_frame.append(-1)
+        elif code <= 1:
             s_coord.append(coord_of[(s.joint, s.coordinate)])
             s_body.append(-1)
             s_pos.append(np.zeros(3))
@@ -285,6 +318,15 @@ def compile_model(model):
         ancestor_ptr=anc_ptr,
         ancestor_coord=arr(anc, (0,), i64),
         tf_kind=tf_kind, tf_ptr=tf_ptr, tf_data=tf_data,
+        act_coord=arr([coord_of[(a.joint, a.coordinate)] for a in actuators], (0,), i64),
+        act_type=arr([ACTUATOR_CODES[a.type] for a in actuators], (0,), i64),
+        act_kp=arr([a.kp for a in actuators], (0,)),
+        act_kd=arr([a.kd for a in actuators], (0,)),
+        act_function=arr(act_fidx, (0,), i64),
+        act_gear=arr([a.gear_ratio for a in actuators], (0,)),
+        act_max=arr([a.max_torque for a in actuators], (0,)),
+        act_inertia=arr([a.gear_ratio ** 2 * a.rotor_inertia for a in actuators], (0,)),
+        act_damping=arr([a.gear_ratio ** 2 * a.motor_damping for a in actuators], (0,)),
         force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
         force_body=arr([index[f.body] for f in forces], (0,), i64),
         force_position=arr([m.position for m in fm], (0, 3)),

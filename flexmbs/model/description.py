@@ -17,7 +17,8 @@ from .timefunctions import Constant, check_time_function
 
 __all__ = [
     "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "FORCE_TYPES", "SOLVER_METHODS",
-    "Marker", "RigidBody", "Joint", "Driver", "Force", "Sensor",
+    "ACTUATOR_TYPES", "Marker", "RigidBody", "Joint", "Driver", "Actuator", "Force",
+    "Sensor",
     "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz",
 ]
 
@@ -25,7 +26,9 @@ GROUND = "ground"
 JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
                "planar", "free", "fixed", "general")
 SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
-                "marker_orientation", "marker_velocity", "marker_angular_velocity")
+                "marker_orientation", "marker_velocity", "marker_angular_velocity",
+                "actuator_torque", "actuator_work")
+ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
@@ -202,6 +205,29 @@ class Driver:
 
 
 @dataclass
+class Actuator:
+    """A motor on one joint coordinate, through a gear of ratio n (motor turns per
+    joint turn), with rotor inertia J_r (kg m^2) and viscous resistance b_m (N m s/rad,
+    at the motor). Its motor torque is `torque(t)` (type "torque") or the PD law
+    (kp (x_ref - x) + kd (x_ref' - x')) / n on the joint error (type "pd"; kp in N m/rad
+    or N/m, kd in N m s/rad or N s/m, x_ref = setpoint(t)), limited to |tau_m| <=
+    max_torque (N m). On the joint: n tau_m - n^2 b_m x', and the reflected inertia
+    n^2 J_r (Huang's motor model, H3.3)."""
+    name: str
+    joint: str
+    coordinate: int
+    type: str
+    kp: float
+    kd: float
+    setpoint: object
+    torque: object
+    max_torque: float
+    gear_ratio: float
+    rotor_inertia: float
+    motor_damping: float
+
+
+@dataclass
 class Force:
     """A point force or a torque on a marker: `vector(t) = vector * function(t)`, in
     global axes (`frame = "global"`) or in the marker's axes (`frame = "marker"`,
@@ -227,6 +253,7 @@ class Sensor:
     body: str = None
     marker: str = None
     frame: str = GROUND
+    actuator: str = None
 
 
 @dataclass(frozen=True)
@@ -351,6 +378,7 @@ class Model:
         self.ground_markers = {ORIGIN: Marker(ORIGIN, GROUND, np.zeros(3), np.eye(3))}
         self.joints = {}
         self.drivers = {}
+        self.actuators = {}
         self.forces = {}
         self.sensors = {}
         self.solver = SolverSettings()
@@ -467,13 +495,69 @@ class Model:
                 or not 0 <= coordinate < nd:
             raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
                              f'"{joint}", got {coordinate!r}', item, "coordinate")
+        self._check_coordinate_free(joint, coordinate, item)
+        check_time_function(function, item, "function")
+        self.drivers[name] = Driver(name, joint, int(coordinate), function)
+        return self.drivers[name]
+
+    def _check_coordinate_free(self, joint, coordinate, item):
+        """A coordinate takes one driver or one actuator."""
         for other in self.drivers.values():
             if other.joint == joint and other.coordinate == coordinate:
                 raise ModelError(f'coordinate {coordinate} of joint "{joint}" is already '
                                  f'driven by driver "{other.name}"', item, "coordinate")
-        check_time_function(function, item, "function")
-        self.drivers[name] = Driver(name, joint, int(coordinate), function)
-        return self.drivers[name]
+        for other in self.actuators.values():
+            if other.joint == joint and other.coordinate == coordinate:
+                raise ModelError(f'coordinate {coordinate} of joint "{joint}" already has '
+                                 f'actuator "{other.name}"', item, "coordinate")
+
+    def add_actuator(self, name, joint, type="pd", coordinate=0, kp=0.0, kd=0.0,
+                     setpoint=None, torque=None, max_torque=np.inf, gear_ratio=1.0,
+                     rotor_inertia=0.0, motor_damping=0.0):
+        """A motor on coordinate `coordinate` of `joint` (see Actuator): a PD controller
+        towards `setpoint` (a time function, type "pd") or an open-loop motor torque
+        `torque` (a time function, N m, type "torque")."""
+        item = f'actuator "{name}"'
+        self._new_name(name, self.actuators, item)
+        if joint not in self.joints:
+            raise ModelError(f'unknown joint "{joint}"', item, "joint")
+        nd = self.joints[joint].ndof
+        if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
+                or not 0 <= coordinate < nd:
+            raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
+                             f'"{joint}", got {coordinate!r}', item, "coordinate")
+        self._check_coordinate_free(joint, coordinate, item)
+        if type not in ACTUATOR_TYPES:
+            raise ModelError(f"expected one of {', '.join(ACTUATOR_TYPES)}, got {type!r}",
+                             item, "type")
+        kp = _scalar(kp, item, "kp", nonnegative=True)
+        kd = _scalar(kd, item, "kd", nonnegative=True)
+        if type == "pd":
+            if setpoint is None:
+                raise ModelError('a "pd" actuator needs a setpoint (a time function)',
+                                 item, "setpoint")
+            if torque is not None:
+                raise ModelError('a "pd" actuator takes no torque function (that is '
+                                 'type "torque")', item, "torque")
+            check_time_function(setpoint, item, "setpoint")
+        else:
+            if torque is None:
+                raise ModelError('a "torque" actuator needs a torque (a time function)',
+                                 item, "torque")
+            if setpoint is not None or kp or kd:
+                raise ModelError('a "torque" actuator takes no setpoint, kp or kd (that '
+                                 'is type "pd")', item, "setpoint")
+            check_time_function(torque, item, "torque")
+        if isinstance(max_torque, bool) or not isinstance(
+                max_torque, (int, float, np.floating, np.integer)) or not max_torque > 0:
+            raise ModelError(f"expected a positive number (or inf), got {max_torque!r}",
+                             item, "max_torque")
+        self.actuators[name] = Actuator(
+            name, joint, int(coordinate), type, kp, kd, setpoint, torque,
+            float(max_torque), _scalar(gear_ratio, item, "gear_ratio", positive=True),
+            _scalar(rotor_inertia, item, "rotor_inertia", nonnegative=True),
+            _scalar(motor_damping, item, "motor_damping", nonnegative=True))
+        return self.actuators[name]
 
     def add_force(self, name, type, body, marker=ORIGIN, vector=(0.0, 0.0, 0.0),
                   frame="global", function=None):
@@ -497,16 +581,21 @@ class Model:
         return self.forces[name]
 
     def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
-                   frame=GROUND):
-        """Record a joint coordinate or rate, or a marker's position, orientation
+                   frame=GROUND, actuator=None):
+        """Record a joint coordinate or rate, a marker's position, orientation
         (rotation matrix, row-major), velocity or angular velocity in the axes of body
-        `frame` (positions relative to its origin)."""
+        `frame` (positions relative to its origin), or an actuator's torque on its joint
+        (N m or N) or the work it has done (J)."""
         item = f'sensor "{name}"'
         self._new_name(name, self.sensors, item)
         if type not in SENSOR_TYPES:
             raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; "
                              f"got {type!r}", item, "type")
-        if type.startswith("joint"):
+        if type.startswith("actuator"):
+            if actuator not in self.actuators:
+                raise ModelError(f'unknown actuator "{actuator}"', item, "actuator")
+            self.sensors[name] = Sensor(name, type, actuator=actuator)
+        elif type.startswith("joint"):
             if joint not in self.joints:
                 raise ModelError(f'unknown joint "{joint}"', item, "joint")
             nd = self.joints[joint].ndof

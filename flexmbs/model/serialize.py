@@ -37,6 +37,7 @@ def model_to_dict(model):
         "bodies": _plain(model.bodies),
         "joints": _plain(model.joints),
         "drivers": _plain(model.drivers),
+        "actuators": _plain(model.actuators),
         "forces": _plain(model.forces),
         "sensors": _plain(model.sensors),
         "solver": _plain(model.solver),

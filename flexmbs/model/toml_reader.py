@@ -122,6 +122,11 @@ _DRIVER_REQUIRED = ("joint",)
 _FORCE = _Schema({"type": STRING, "body": STRING, "marker": STRING, "vector": VECTOR,
                   "frame": STRING, "function": TABLE},
                  required=("type", "body", "vector"))
+_ACTUATOR = _Schema({"joint": STRING, "coordinate": INTEGER, "type": STRING,
+                     "kp": NUMBER, "kd": NUMBER, "setpoint": TABLE, "torque": TABLE,
+                     "max_torque": NUMBER, "gear_ratio": NUMBER, "rotor_inertia": NUMBER,
+                     "motor_damping": NUMBER}, required=("joint",))
+_ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
 _JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
                         required=("joint",))
 _MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
@@ -149,7 +154,7 @@ LAW_REQUIRED = {
 # Sections holding one table of settings; `--set` may create them.
 _SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
 _SECTIONS = ("model", "solver", "output", "ground", "bodies", "joints", "drivers",
-             "forces", "sensors")
+             "actuators", "forces", "sensors")
 _BODY_TYPES = ("rigid",)
 
 
@@ -318,6 +323,16 @@ def _check_driver(name, table, item):
     _check_finite_law_values(table, law, item)
 
 
+def _check_actuator(name, table, item):
+    _check_fields(table, _ACTUATOR, item)
+    for key in ("setpoint", "torque"):
+        if key in table:
+            function = table[key]
+            law = _check_law(function, item, key + ".")
+            _check_fields(function, _law_schema(law), item, key + ".")
+            _check_finite_law_values(function, law, item, key + ".")
+
+
 def _check_force(name, table, item):
     _check_fields(table, _FORCE, item)
     if "function" in table:
@@ -334,7 +349,8 @@ def _check_sensor(name, table, item):
     if sensor_type not in SENSOR_TYPES:
         raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got "
                          f"{_found(sensor_type)}", item, "type")
-    schema = _JOINT_SENSOR if sensor_type.startswith("joint") else _MARKER_SENSOR
+    schema = (_JOINT_SENSOR if sensor_type.startswith("joint") else
+              _ACTUATOR_SENSOR if sensor_type.startswith("actuator") else _MARKER_SENSOR)
     _check_fields(table, schema, item)
 
 
@@ -349,6 +365,7 @@ _NAMED_SECTIONS = {
     "bodies": ("body", lambda n: f'body "{n}"', _check_body),
     "joints": ("joint", lambda n: f'joint "{n}"', _check_joint),
     "drivers": ("driver", lambda n: f'driver "{n}"', _check_driver),
+    "actuators": ("actuator", lambda n: f'actuator "{n}"', _check_actuator),
     "forces": ("force", lambda n: f'force "{n}"', _check_force),
     "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
 }
@@ -403,6 +420,11 @@ def _add_driver(model, name, table):
         raise ModelError(err.message, err.item, field, err.source) from None
 
 
+def _add_actuator(model, name, table):
+    functions = {k: _time_function(table[k]) for k in ("setpoint", "torque") if k in table}
+    model.add_actuator(name, **_without(table, "setpoint", "torque"), **functions)
+
+
 def _add_force(model, name, table):
     function = _time_function(table["function"]) if "function" in table else None
     model.add_force(name, function=function, **_without(table, "function"))
@@ -423,6 +445,8 @@ def _build_model(doc):
         model.add_joint(name, **table)
     for name, table in doc.get("drivers", {}).items():
         _add_driver(model, name, table)
+    for name, table in doc.get("actuators", {}).items():
+        _add_actuator(model, name, table)
     for name, table in doc.get("forces", {}).items():
         _add_force(model, name, table)
     for name, table in doc.get("sensors", {}).items():
