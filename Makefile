@@ -17,8 +17,8 @@ $(STAMP): $(BIN)/python pyproject.toml
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/flexmbs run data/models/chain_spatial_4.toml -o results/chain_spatial_4.h5
-	$(BIN)/flexmbs energy results/chain_spatial_4.h5
+	$(BIN)/flexmbs run data/models/huang_two_link.toml -o results/huang_two_link.h5
+	$(BIN)/flexmbs energy results/huang_two_link.h5
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

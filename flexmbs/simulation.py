@@ -199,7 +199,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
     output_step = out.step
     if log is not None and kernels_need_compiling(method):
-        log("compiling kernels (first run only, about a minute)...")
+        log("compiling kernels (first run only, about two minutes)...")
     system = build_system(cm)
     y0 = cm.initial_state()
 

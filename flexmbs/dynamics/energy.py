@@ -10,10 +10,50 @@ E = T + V_g + U + V_s - W_nc is constant.
 
 from ..config import jit
 from .rigid_body import apply_body_mass
+from .system import flexible_arrays, flexible_body_mass
 
 __all__ = ["energies", "ENERGY_COMPONENTS"]
 
 ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated")
+
+
+@jit
+def _flexible_energies(m, ws, i, k, vw):
+    """T = v^T M v / 2 (v = [rd; A^T omega; dqf]), V_g = -g . (m r + A St) and
+    U = qf^T K qf / 2 of flexible body i (J)."""
+    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+    q0 = m.flex_q[k]
+    n6 = 6 + nf
+    mm = flexible_body_mass(m, ws, i, k)
+    v = ws.flex_vec2[:n6]
+    for r in range(3):
+        v[r] = ws.rd[i, r]
+        v[3 + r] = vw[r]
+    for e in range(nf):
+        v[6 + e] = ws.u[q0 + e]
+    kinetic = 0.0
+    for r in range(n6):
+        s = 0.0
+        for j in range(n6):
+            s += mm[r, j] * v[j]
+        kinetic += 0.5 * v[r] * s
+    rot = ws.rot[i]
+    gravity = 0.0
+    st = ws.v3[1]
+    for r in range(3):
+        s = m.flex_first[k, r]
+        for e in range(nf):
+            s += sbar[r, e] * ws.q[q0 + e]
+        st[r] = s
+    for r in range(3):
+        pos = m.flex_mass[k] * ws.r[i, r] + rot[r, 0] * st[0] + rot[r, 1] * st[1] + \
+            rot[r, 2] * st[2]
+        gravity -= m.gravity[r] * pos
+    strain = 0.0
+    for e in range(nf):
+        for j in range(nf):
+            strain += 0.5 * ws.q[q0 + e] * kff[e, j] * ws.q[q0 + j]
+    return kinetic, gravity, strain
 
 
 @jit
@@ -23,11 +63,19 @@ def energies(m, ws, w_nc, out):
     gravity = 0.0
     g = m.gravity
     vw = ws.v3[0]
+    strain = 0.0
     for i in range(m.body_mass.shape[0]):
         rot = ws.rot[i]
         om = ws.omega[i]
         for r in range(3):
             vw[r] = rot[0, r] * om[0] + rot[1, r] * om[1] + rot[2, r] * om[2]
+        k = m.body_flex[i]
+        if k >= 0:
+            t_flex, v_flex, u_flex = _flexible_energies(m, ws, i, k, vw)
+            kinetic += t_flex
+            gravity += v_flex
+            strain += u_flex
+            continue
         apply_body_mass(m, i, rot, ws.rd[i], vw, ws.mbcol, 0)
         for r in range(3):
             kinetic += 0.5 * (ws.rd[i, r] * ws.mbcol[r, 0] + vw[r] * ws.mbcol[3 + r, 0])
@@ -45,6 +93,6 @@ def energies(m, ws, w_nc, out):
         spring += 0.5 * m.coord_stiffness[c] * e * e
     out[0] = kinetic
     out[1] = gravity
-    out[2] = 0.0
+    out[2] = strain
     out[3] = spring
     out[4] = w_nc

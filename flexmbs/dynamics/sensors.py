@@ -30,7 +30,8 @@ def sensor_values(m, ws, works, out):
     actuator_torques; works = the state's w: W_nc, then each actuator's work).
 
     actuator_torque: the generalized force on the joint coordinate (N m or N);
-    actuator_work: its time integral of power (J).
+    actuator_work: its time integral of power (J). A marker on a beam body follows its
+    node: position u0 + S qf, velocity A S dqf/dt on top of the frame's motion.
     marker_position: A_f^T (p - r_f) (m); marker_orientation: A_f^T A_marker, 9 values
     row-major; marker_velocity: A_f^T dp/dt (absolute, m/s); marker_angular_velocity:
     A_f^T omega (rad/s); f the sensor's frame body.
@@ -61,11 +62,20 @@ def sensor_values(m, ws, works, out):
             out[o] = works[1 + m.sensor_coord[k]]
             continue
         _frame_of(ws, m.sensor_body[k], am, p, v, om)
-        s = m.sensor_position[k]
+        s = ws.flex_vec2[0:3]  # the marker's position, deformed on a beam body
+        sd = ws.flex_vec2[3:6]  # its rate of deformation (body axes)
+        for r in range(3):
+            s[r] = m.sensor_position[k, r]
+            sd[r] = 0.0
+            col = m.sensor_node_q[k, r]
+            if col >= 0:
+                s[r] += ws.q[col]
+                sd[r] = ws.u[col]
         for r in range(3):
             arm[r] = am[r, 0] * s[0] + am[r, 1] * s[1] + am[r, 2] * s[2]
         for r in range(3):
             p[r] += arm[r]
+            v[r] += am[r, 0] * sd[0] + am[r, 1] * sd[1] + am[r, 2] * sd[2]
         v[0] += om[1] * arm[2] - om[2] * arm[1]
         v[1] += om[2] * arm[0] - om[0] * arm[2]
         v[2] += om[0] * arm[1] - om[1] * arm[0]

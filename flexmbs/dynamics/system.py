@@ -18,6 +18,8 @@ import numpy as np
 from ..config import jit, jit_inline
 from ..kinematics.recursive import forward_kinematics
 from .linalg import cholesky_solve_in_place
+from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
+                            flexible_quadratic_velocity)
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from .timefunctions import evaluate_time_function
 
@@ -31,6 +33,71 @@ def split_state(y, nq):
     """Views q, u, w of the state vector y = [q, u, w]; w[0] = W_nc, w[1 + a] the work
     of actuator a."""
     return y[:nq], y[nq:2 * nq], y[2 * nq:]
+
+
+@jit_inline
+def flexible_arrays(m, k):
+    """nf and the invariants Sbar, N, SS, K_ff, D of flexible body k (views)."""
+    nf = m.flex_nf[k]
+    p = m.flex_ptr
+    sbar = m.flex_sbar[p[k, 0]:p[k + 1, 0]].reshape((3, nf))
+    ninv = m.flex_ninv[p[k, 1]:p[k + 1, 1]].reshape((3, 3, nf))
+    ss = m.flex_ss[p[k, 2]:p[k + 1, 2]].reshape((3, 3, nf, nf))
+    kff = m.flex_k[p[k, 3]:p[k + 1, 3]].reshape((nf, nf))
+    dff = m.flex_d[p[k, 3]:p[k + 1, 3]].reshape((nf, nf))
+    return nf, sbar, ninv, ss, kff, dff
+
+
+@jit_inline
+def flexible_body_mass(m, ws, i, k):
+    """M_i ((6 + nf) square, a view of ws.flex_mass_flat) of flexible body i (index k
+    in the flexible tables) at the current elastic coordinates, FORMULATION.md 2."""
+    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+    q0 = m.flex_q[k]
+    n6 = 6 + nf
+    mm = ws.flex_mass_flat[:n6 * n6].reshape((n6, n6))
+    flexible_mass_matrix(m.flex_mass[k], m.flex_first[k], sbar, m.flex_th0[k], ninv, ss,
+                         ws.rot[i], ws.q[q0:q0 + nf], ws.flex_work, mm)
+    return mm
+
+
+@jit_inline
+def _flexible_body_force(m, ws, i, k, w):
+    """ws.body_force[i] and ws.flex_force (at body i's elastic coordinates) =
+    Qv + Qg - K qf - D dqf - M_i [ar; A^T aw; 0] (FORMULATION.md section 2; w: the
+    angular velocity in body axes)."""
+    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+    q0 = m.flex_q[k]
+    n6 = 6 + nf
+    rot = ws.rot[i]
+    qf = ws.q[q0:q0 + nf]
+    dqf = ws.u[q0:q0 + nf]
+    f = ws.flex_vec[:n6]
+    tmp = ws.flex_vec2[:n6]
+    flexible_quadratic_velocity(m.flex_first[k], sbar, m.flex_th0[k], ninv, ss, rot, qf,
+                                w, dqf, ws.flex_work, f)
+    flexible_gravity_force(m.flex_mass[k], m.flex_first[k], sbar, rot, qf, m.gravity, tmp)
+    for r in range(n6):
+        f[r] += tmp[r]
+    for e in range(nf):
+        s = 0.0
+        for j in range(nf):
+            s += kff[e, j] * qf[j] + dff[e, j] * dqf[j]
+        f[6 + e] -= s
+    mm = flexible_body_mass(m, ws, i, k)
+    aw = ws.aw[i]
+    for r in range(3):
+        tmp[r] = ws.ar[i, r]
+        tmp[3 + r] = rot[0, r] * aw[0] + rot[1, r] * aw[1] + rot[2, r] * aw[2]
+    for r in range(n6):
+        s = 0.0
+        for j in range(6):
+            s += mm[r, j] * tmp[j]
+        f[r] -= s
+    for r in range(6):
+        ws.body_force[i, r] = f[r]
+    for e in range(nf):
+        ws.flex_force[q0 + e] = f[6 + e]
 
 
 @jit_inline
@@ -135,6 +202,9 @@ def body_forces(m, ws, t):
     nb = m.body_mass.shape[0]
     for i in range(nb):
         _body_angular_velocity(ws, i, w)
+        if m.body_flex[i] >= 0:
+            _flexible_body_force(m, ws, i, m.body_flex[i], w)
+            continue
         body_inertial_and_gravity_force(m, i, ws.rot[i], w, ws.body_force[i])
         rot = ws.rot[i]
         aw = ws.aw[i]
@@ -161,6 +231,9 @@ def mass_matrix(m, ws):
         body_columns(m, ws, i)
         lo = m.ancestor_ptr[i]
         hi = m.ancestor_ptr[i + 1]
+        k = m.body_flex[i]
+        if k >= 0:
+            _flexible_mass_columns(m, ws, i, k)
         for ka in range(lo, hi):
             ca = m.ancestor_coord[ka]
             qa = m.coord_qindex[ca]
@@ -182,6 +255,34 @@ def mass_matrix(m, ws):
     for a in range(nq):
         for b in range(a + 1, nq):
             ws.mass[a, b] = ws.mass[b, a]
+
+
+@jit_inline
+def _flexible_mass_columns(m, ws, i, k):
+    """For flexible body i: ws.mbcol = M_rr-block times ws.bcol at its ancestor
+    coordinates, and its elastic rows and columns of M* (the coupling M_fr B and M_ff;
+    lower triangle, the elastic coordinates come after the joint ones in q)."""
+    mm = flexible_body_mass(m, ws, i, k)
+    nf = m.flex_nf[k]
+    q0 = m.flex_q[k]
+    for a in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
+        c = m.ancestor_coord[a]
+        for r in range(6):
+            s = 0.0
+            for j in range(6):
+                s += mm[r, j] * ws.bcol[j, c]
+            ws.mbcol[r, c] = s
+        qc = m.coord_qindex[c]
+        if qc < 0:
+            continue
+        for e in range(nf):
+            s = 0.0
+            for j in range(6):
+                s += mm[6 + e, j] * ws.bcol[j, c]
+            ws.mass[q0 + e, qc] += s
+    for e in range(nf):
+        for f in range(e + 1):
+            ws.mass[q0 + e, q0 + f] += mm[6 + e, 6 + f]
 
 
 @jit
@@ -210,6 +311,33 @@ def generalized_forces(m, ws, t):
             ws.force[qc] += _joint_force(m, ws, c)
     for a in range(m.act_coord.shape[0]):
         ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
+    for k in range(m.flex_nf.shape[0]):
+        for e in range(m.flex_q[k], m.flex_q[k] + m.flex_nf[k]):
+            ws.force[e] += ws.flex_force[e]
+
+
+@jit_inline
+def _flexible_dynamic_rows(m, ws, i, k, vr, vw, udot, out):
+    """ws.mbcol[:, 0] = the rigid rows of M_i [vr; vw; dqf'] and, at body i's elastic
+    coordinates, out += its elastic rows - the elastic forces (ws.flex_force)."""
+    mm = flexible_body_mass(m, ws, i, k)
+    nf = m.flex_nf[k]
+    q0 = m.flex_q[k]
+    n6 = 6 + nf
+    acc = ws.flex_vec2[:n6]
+    for r in range(3):
+        acc[r] = vr[r]
+        acc[3 + r] = vw[r]
+    for e in range(nf):
+        acc[6 + e] = udot[q0 + e]
+    for r in range(n6):
+        s = 0.0
+        for j in range(n6):
+            s += mm[r, j] * acc[j]
+        if r < 6:
+            ws.mbcol[r, 0] = s
+        else:
+            out[q0 + r - 6] += s - ws.flex_force[q0 + r - 6]
 
 
 @jit_inline
@@ -244,7 +372,10 @@ def dynamic_rows(m, ws, udot, out):
                 w3[r] += ws.jw[i, r, c] * a
         for r in range(3):
             vw[r] = rot[0, r] * w3[0] + rot[1, r] * w3[1] + rot[2, r] * w3[2]
-        apply_body_mass(m, i, rot, vr, vw, ws.mbcol, 0)
+        if m.body_flex[i] >= 0:
+            _flexible_dynamic_rows(m, ws, i, m.body_flex[i], vr, vw, udot, out)
+        else:
+            apply_body_mass(m, i, rot, vr, vw, ws.mbcol, 0)
         for r in range(6):
             ws.mbcol[r, 0] -= ws.body_force[i, r]
         for k in range(lo, hi):
@@ -277,11 +408,17 @@ def nonconservative_power(m, ws, t):
 
     Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
     the damper's, (tau - c xd) xd. Loads: F . (velocity of the point), T . omega.
-    Actuators: act_tau xd.
+    Actuators: act_tau xd. Structural damping: -dqf^T D dqf.
     """
     p = 0.0
     for a in range(m.act_coord.shape[0]):
         p += ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    for k in range(m.flex_nf.shape[0]):
+        nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+        q0 = m.flex_q[k]
+        for e in range(nf):
+            for j in range(nf):
+                p -= ws.u[q0 + e] * dff[e, j] * ws.u[q0 + j]
     for c in range(m.coord_qindex.shape[0]):
         xd = ws.xd[c]
         if m.coord_qindex[c] >= 0:

@@ -53,11 +53,15 @@ def _matmul(a, b, out):
 
 @jit_inline
 def coordinate_values(m, ws, t, q, u):
-    """ws.x, ws.xd, ws.xdd (size nc) from q, u (size nq) and the drivers at time t (s).
+    """ws.x, ws.xd, ws.xdd (size nc) from q, u (size nq) and the drivers at time t (s);
+    ws.q, ws.u copies of q, u (the elastic coordinates are read from there).
 
     Free coordinates get xdd = 0 (the bias pass); prescribed ones their driver's
     value, rate and acceleration.
     """
+    for k in range(q.shape[0]):
+        ws.q[k] = q[k]
+        ws.u[k] = u[k]
     for c in range(m.coord_qindex.shape[0]):
         k = m.coord_qindex[c]
         if k >= 0:

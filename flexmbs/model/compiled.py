@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .description import GROUND
+from ..errors import ModelError
+from .description import GROUND, BeamBody
 from .timefunctions import compile_time_functions
 from .topology import build_topology
 
@@ -49,6 +50,15 @@ class ModelArrays(NamedTuple):
         act_function (na,) time function of the setpoint or of the motor torque;
         act_gear (na,) n; act_max (na,) motor torque limit (N m, inf: none);
         act_inertia (na,) n^2 J_r; act_damping (na,) n^2 b_m (reflected to the joint)
+    body_flex (N,) index of the body in the flexible tables, -1 for a rigid body
+    flex_nf, flex_q (F,): number of elastic coordinates, index of the first in q;
+        flex_mass (F,), flex_first (F, 3), flex_th0 (F, 3, 3): invariants m, int rho u0,
+        Th0; flex_sbar, flex_ninv, flex_ss, flex_k, flex_d: Sbar (3, nf), N (3, 3, nf),
+        SS (3, 3, nf, nf), K_ff and the damping D = alpha K + beta M_ff (nf, nf), each
+        flattened, body k's at flex_ptr[k, j] : flex_ptr[k + 1, j] (j = 0..3 for
+        3 nf, 9 nf, 9 nf^2, nf^2 values)
+    sensor_node_q (ns, 3): q indices of the translations of a beam-body marker's node
+        (-1: fixed, or not on a beam)
     force_type (nf,) 0 force, 1 torque; force_body (nf,); force_position (nf, 3) and
         force_rotation (nf, 3, 3) of the marker; force_vector (nf, 3);
         force_frame (nf,) 0 global, 1 marker; force_function (nf,)
@@ -86,6 +96,19 @@ class ModelArrays(NamedTuple):
     act_max: np.ndarray
     act_inertia: np.ndarray
     act_damping: np.ndarray
+    body_flex: np.ndarray
+    flex_nf: np.ndarray
+    flex_q: np.ndarray
+    flex_mass: np.ndarray
+    flex_first: np.ndarray
+    flex_th0: np.ndarray
+    flex_ptr: np.ndarray
+    flex_sbar: np.ndarray
+    flex_ninv: np.ndarray
+    flex_ss: np.ndarray
+    flex_k: np.ndarray
+    flex_d: np.ndarray
+    sensor_node_q: np.ndarray
     force_type: np.ndarray
     force_body: np.ndarray
     force_position: np.ndarray
@@ -116,6 +139,11 @@ class Workspace(NamedTuple):
     bcol, mbcol (6, nc): one body's columns of B and of M_i B (assembly scratch).
     djr, djw (N, 3, nc): time derivatives of jr, jw (only filled on request: dB/dt).
     act_tau (na,): generalized force of each actuator on its coordinate.
+    q, u (nq,): copies of the coordinates and speeds of the evaluation.
+    flex_force (nq,): at the elastic coordinates of flexible bodies, the elastic part of
+    [Qv + Qe - M a_bias] (the rigid part is in body_force).
+    flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
+    (3, 3, nfmax + 2): a flexible body's mass matrix and scratch.
     Small temporaries: tf3 (3,), m33 (4, 3, 3), v3 (8, 3).
     """
     r: np.ndarray
@@ -139,6 +167,13 @@ class Workspace(NamedTuple):
     djr: np.ndarray
     djw: np.ndarray
     act_tau: np.ndarray
+    q: np.ndarray
+    u: np.ndarray
+    flex_force: np.ndarray
+    flex_mass_flat: np.ndarray
+    flex_vec: np.ndarray
+    flex_vec2: np.ndarray
+    flex_work: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -190,13 +225,51 @@ class CompiledModel:
 
     def new_workspace(self):
         n, nc, nq = self.nbodies, self.ncoords, self.nq
+        nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
         z = np.zeros
         return Workspace(
             r=z((n, 3)), rot=z((n, 3, 3)), rd=z((n, 3)), omega=z((n, 3)), ar=z((n, 3)),
             aw=z((n, 3)), jr=z((n, 3, nc)), jw=z((n, 3, nc)), x=z(nc), xd=z(nc), xdd=z(nc),
             tau=z(nc), mass=z((nq, nq)), force=z(nq), accel=z(nq), body_force=z((n, 6)),
             bcol=z((6, nc)), mbcol=z((6, nc)), djr=z((n, 3, nc)), djw=z((n, 3, nc)),
-            act_tau=z(self.nactuators), tf3=z(3), m33=z((4, 3, 3)), v3=z((8, 3)))
+            act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
+            flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
+            flex_work=z((3, 3, nfm + 2)), tf3=z(3), m33=z((4, 3, 3)), v3=z((8, 3)))
+
+
+def _flat(arrays):
+    """The arrays raveled one after the other (float64)."""
+    if not arrays:
+        return np.zeros(0)
+    return np.ascontiguousarray(np.concatenate([np.ravel(a) for a in arrays]), dtype=float)
+
+
+def _check_beam_use(model):
+    """What this version supports on beam bodies: a beam is a leaf of the tree, joined
+    at its floating frame or at a node whose six coordinates are all fixed; loads and
+    orientation sensors on its nodes come later."""
+    beams = {name for name, b in model.bodies.items() if isinstance(b, BeamBody)}
+    for j in model.joints.values():
+        item = f'joint "{j.name}"'
+        if j.parent in beams:
+            raise ModelError(f'body "{j.parent}" is a beam: in this version a beam body '
+                             f"ends a branch (it cannot carry another joint)", item, "parent")
+        if j.child in beams and j.child_marker != "origin":
+            b = model.bodies[j.child]
+            mk = b.markers[j.child_marker]
+            if np.any(b.node_columns(mk.node) >= 0):
+                raise ModelError(f'marker "{mk.name}" is on node {mk.node} of beam '
+                                 f'"{b.name}", which is not clamped: in this version a '
+                                 f"beam is joined at a node whose six coordinates are fixed",
+                                 item, "child_marker")
+    for f in model.forces.values():
+        if f.body in beams:
+            raise ModelError(f'body "{f.body}" is a beam: loads on beams come in a later '
+                             f"version", f'force "{f.name}"', "body")
+    for s in model.sensors.values():
+        if s.body in beams and s.type in ("marker_orientation", "marker_angular_velocity"):
+            raise ModelError(f'body "{s.body}" is a beam: its markers give position and '
+                             f"velocity sensors in this version", f'sensor "{s.name}"', "type")
 
 
 def compile_model(model):
@@ -243,6 +316,28 @@ def compile_model(model):
     for a in actuators:
         act_fidx.append(len(functions))
         functions.append(a.setpoint if a.type == "pd" else a.torque)
+    _check_beam_use(model)
+    beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, BeamBody)]
+    body_flex = -np.ones(n, dtype=np.int64)
+    flex_q, ptr = [], [np.zeros(4, dtype=np.int64)]
+    for k, (i, b) in enumerate(beams):
+        body_flex[i] = k
+        flex_q.append(len(names))
+        names += b.coordinate_names()
+        q0 += [0.0] * b.nf
+        u0 += [0.0] * b.nf
+        ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf ** 2, b.nf ** 2]))
+    node_q = {}
+    for k, (i, b) in enumerate(beams):
+        for name, mk in b.markers.items():
+            if mk.node is not None:
+                cols = b.node_columns(mk.node)[:3]
+                node_q[(b.name, name)] = np.where(cols >= 0, cols + flex_q[k], -1)
+
+    def damping(b):
+        inv = b.invariants
+        return b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
+
     force_fidx = []
     for f in model.forces.values():
         force_fidx.append(len(functions))
@@ -286,6 +381,8 @@ def compile_model(model):
             s_rot.append(mk.orientation)
             s_frame.append(-1 if s.frame == GROUND else index[s.frame])
         s_off.append(s_off[-1] + SENSOR_SIZES[code])
+    s_node_q = [node_q.get((s.body, s.marker), -np.ones(3, dtype=np.int64))
+                if s.body is not None else -np.ones(3, dtype=np.int64) for s in sensors]
 
     f64, i64 = np.float64, np.int64
 
@@ -327,6 +424,19 @@ def compile_model(model):
         act_max=arr([a.max_torque for a in actuators], (0,)),
         act_inertia=arr([a.gear_ratio ** 2 * a.rotor_inertia for a in actuators], (0,)),
         act_damping=arr([a.gear_ratio ** 2 * a.motor_damping for a in actuators], (0,)),
+        body_flex=body_flex,
+        flex_nf=arr([b.nf for _, b in beams], (0,), i64),
+        flex_q=arr(flex_q, (0,), i64),
+        flex_mass=arr([b.invariants.mass for _, b in beams], (0,)),
+        flex_first=arr([b.invariants.first_moment for _, b in beams], (0, 3)),
+        flex_th0=arr([b.invariants.th0 for _, b in beams], (0, 3, 3)),
+        flex_ptr=np.array(ptr, dtype=i64),
+        flex_sbar=_flat([b.invariants.sbar for _, b in beams]),
+        flex_ninv=_flat([b.invariants.n for _, b in beams]),
+        flex_ss=_flat([b.invariants.ss for _, b in beams]),
+        flex_k=_flat([b.invariants.stiffness for _, b in beams]),
+        flex_d=_flat([damping(b) for _, b in beams]),
+        sensor_node_q=arr(s_node_q, (0, 3), i64),
         force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
         force_body=arr([index[f.body] for f in forces], (0,), i64),
         force_position=arr([m.position for m in fm], (0, 3)),

@@ -17,7 +17,7 @@ from .timefunctions import Constant, check_time_function
 
 __all__ = [
     "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "FORCE_TYPES", "SOLVER_METHODS",
-    "ACTUATOR_TYPES", "Marker", "RigidBody", "Joint", "Driver", "Actuator", "Force",
+    "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver", "Actuator", "Force",
     "Sensor",
     "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz",
 ]
@@ -80,6 +80,17 @@ def _axes(value, item, fld, count=None):
     return np.array([_axis(r, item, f"{fld}[{k}]") for k, r in enumerate(rows)]).reshape(-1, 3)
 
 
+def _node_index(node, n):
+    """A node index 0..n-1 from an int or a string of digits (TOML keys); negative
+    indices count from the last node (-1). None if it is not one."""
+    text = str(node)
+    if isinstance(node, bool) or not text.lstrip("-").isdigit():
+        return None
+    k = int(text)
+    k = k + n if k < 0 else k
+    return k if 0 <= k < n else None
+
+
 def _scalar(value, item, fld, positive=False, nonnegative=False):
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         raise ModelError(f"expected a number, got {value!r}", item, fld)
@@ -138,11 +149,13 @@ def _per_coordinate(value, n, item, fld):
 @dataclass
 class Marker:
     """A frame fixed on a body: origin `position` (m) and axes `orientation` (3x3, the
-    columns are the marker axes in body coordinates)."""
+    columns are the marker axes in body coordinates). On a beam body a marker sits on
+    node `node` and follows it."""
     name: str
     body: str
     position: np.ndarray
     orientation: np.ndarray
+    node: int = None
 
 
 @dataclass
@@ -160,6 +173,69 @@ class RigidBody:
         """I_O = I_C + m (|c|^2 I - c c^T) (parallel-axis theorem)."""
         c = self.com
         return self.inertia + self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+
+NODE_DOFS = ("u", "v", "w", "tx", "ty", "tz")  # nodal coordinates, body axes
+
+
+@dataclass
+class BeamBody:
+    """A flexible body of 3-D Euler-Bernoulli beam elements (FORMULATION.md sections
+    2-3) in a floating frame: a polyline `points` (k, 3) in body axes (m), meshed into
+    `elements[s]` equal elements along segment s; `nodes` (n, 3) and `connectivity`
+    (n - 1, 2) result. `section` (flexmbs.elements.Section) and `material`
+    (flexmbs.elements.Material) are shared by the elements; `reference` is the
+    body-axes vector whose component normal to each element gives its section y axis.
+    `free` lists the body coordinates 6 node + dof (dof in NODE_DOFS order) left free
+    by the reference conditions (by default node 0 is clamped); `node_masses` maps a
+    node to a point mass (kg). Structural damping D = alpha K + beta M_ff (alpha in
+    s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates."""
+    name: str
+    points: np.ndarray
+    elements: tuple
+    section: object
+    material: object
+    reference: np.ndarray
+    nodes: np.ndarray
+    connectivity: np.ndarray
+    free: np.ndarray
+    node_masses: dict
+    alpha: float
+    beta: float
+    invariants: object = field(metadata={"serialize": False})  # derived from the above
+    markers: dict = field(default_factory=dict)
+
+    @property
+    def mass(self):
+        return self.invariants.mass
+
+    @property
+    def com(self):
+        return self.invariants.first_moment / self.invariants.mass
+
+    @property
+    def inertia_about_origin(self):
+        """I_O of the undeformed beam: tr(Th0) I - Th0 (FORMULATION.md section 2)."""
+        th0 = self.invariants.th0
+        return np.trace(th0) * np.eye(3) - th0
+
+    @property
+    def inertia(self):
+        c = self.com
+        return self.inertia_about_origin - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+    @property
+    def nf(self):
+        return len(self.free)
+
+    def coordinate_names(self):
+        """`BODY.nNODE.DOF` of each elastic coordinate."""
+        return [f"{self.name}.n{k // 6}.{NODE_DOFS[k % 6]}" for k in self.free]
+
+    def node_columns(self, node):
+        """Indices into qf of the node's 6 coordinates (-1 where fixed)."""
+        where = {int(k): j for j, k in enumerate(self.free)}
+        return np.array([where.get(6 * node + d, -1) for d in range(6)], dtype=np.int64)
 
 
 @dataclass
@@ -408,16 +484,103 @@ class Model:
         self.bodies[name] = body
         return body
 
+    def add_beam_body(self, name, points, section, material, elements=1, reference=None,
+                      fixed=None, node_masses=None, alpha=0.0, beta=0.0):
+        """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
+        of the polyline (or one for all); `fixed`: {node: dofs} of the reference
+        conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
+        node indices may count from the end, -1 the last);
+        `reference`: section-y reference vector in body axes (default: the body axis,
+        of x, y, z, most normal to the first segment)."""
+        from ..elements.invariants import beam_body_invariants
+        item = f'body "{name}"'
+        self._new_name(name, self.bodies, item)
+        if name == GROUND:
+            raise ModelError(f'"{GROUND}" is reserved for the fixed frame', item, "name")
+        try:
+            pts = np.array(points, dtype=float)
+        except (TypeError, ValueError):
+            pts = None
+        if pts is None or pts.ndim != 2 or pts.shape[1] != 3 or len(pts) < 2 or \
+                not np.all(np.isfinite(pts)):
+            raise ModelError(f"expected two or more points [x, y, z] (m), got {points!r}",
+                             item, "points")
+        nseg = len(pts) - 1
+        counts = [elements] * nseg if np.ndim(elements) == 0 else list(elements)
+        if len(counts) != nseg or any(isinstance(c, bool) or not isinstance(
+                c, (int, np.integer)) or c < 1 for c in counts):
+            raise ModelError(f"expected a positive integer per segment ({nseg}), got "
+                             f"{elements!r}", item, "elements")
+        nodes = [pts[0]]
+        for sgm, count in enumerate(counts):
+            a, b = pts[sgm], pts[sgm + 1]
+            if np.linalg.norm(b - a) == 0.0:
+                raise ModelError(f"segment {sgm} has zero length", item, "points")
+            nodes += [a + (b - a) * (k + 1) / count for k in range(count)]
+        nodes = np.array(nodes)
+        conn = np.array([[k, k + 1] for k in range(len(nodes) - 1)], dtype=np.int64)
+        if reference is None:
+            axis = (pts[1] - pts[0]) / np.linalg.norm(pts[1] - pts[0])
+            reference = np.eye(3)[int(np.argmin(np.abs(axis)))]
+        ref = _vector(reference, 3, item, "reference")
+        fixed = {0: "all"} if fixed is None else fixed
+        if not isinstance(fixed, dict):
+            raise ModelError(f"expected a table node -> dofs, got {fixed!r}", item, "fixed")
+        held = set()
+        for node, dofs in fixed.items():
+            node_k = _node_index(node, len(nodes))
+            if node_k is None:
+                raise ModelError(f"expected a node index 0..{len(nodes) - 1}, got "
+                                 f"{node!r}", item, "fixed")
+            names = NODE_DOFS if dofs == "all" else dofs
+            if isinstance(names, str) or any(d not in NODE_DOFS for d in names):
+                raise ModelError(f'expected "all" or a list of {", ".join(NODE_DOFS)}, '
+                                 f"got {dofs!r}", item, f"fixed.{node}")
+            held |= {6 * node_k + NODE_DOFS.index(d) for d in names}
+        free = np.array([k for k in range(6 * len(nodes)) if k not in held], dtype=np.int64)
+        masses = {}
+        for node, mass in (node_masses or {}).items():
+            node_k = _node_index(node, len(nodes))
+            if node_k is None:
+                raise ModelError(f"expected a node index 0..{len(nodes) - 1}, got "
+                                 f"{node!r}", item, "node_masses")
+            masses[node_k] = _scalar(mass, item, f"node_masses.{node}", positive=True)
+        per_node = np.zeros(len(nodes))
+        for node_k, mass in masses.items():
+            per_node[node_k] = mass
+        inv = beam_body_invariants(nodes, conn, ref, section, material, free,
+                                   node_masses=per_node, item=item)
+        body = BeamBody(name, pts, tuple(counts), section, material, ref, nodes, conn,
+                        free, masses, _scalar(alpha, item, "alpha", nonnegative=True),
+                        _scalar(beta, item, "beta", nonnegative=True), inv)
+        body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
+        self.bodies[name] = body
+        return body
+
     def add_marker(self, body, name, position=(0.0, 0.0, 0.0), orientation=None,
-                   euler_xyz=None):
+                   euler_xyz=None, node=None):
         """Add a marker frame on `body` ("ground" for the fixed frame).
 
         `orientation`: 3x3 matrix whose columns are the marker axes in body axes; or
-        `euler_xyz`: three sequential rotation angles about x, y', z'' (rad).
+        `euler_xyz`: three sequential rotation angles about x, y', z'' (rad). On a beam
+        body a marker sits on a node (`node`, its index) and follows it.
         """
         item = f'marker "{name}" on body "{body}"'
         markers = self._markers_of(body, item)
         self._new_name(name, markers, item)
+        beam = body != GROUND and isinstance(self.bodies[body], BeamBody)
+        if beam:
+            nodes = self.bodies[body].nodes
+            index = None if isinstance(node, bool) or not isinstance(
+                node, (int, np.integer)) else _node_index(node, len(nodes))
+            if index is None:
+                raise ModelError(f"a marker on a beam body sits on a node: expected a "
+                                 f"node index 0..{len(nodes) - 1} (or -1 for the last), "
+                                 f"got {node!r}", item, "node")
+            node = index
+            position = nodes[node]
+        elif node is not None:
+            raise ModelError("only markers on beam bodies sit on nodes", item, "node")
         p = _vector(position, 3, item, "position")
         if orientation is not None and euler_xyz is not None:
             raise ModelError("give 'orientation' or 'euler_xyz', not both", item,
@@ -428,7 +591,7 @@ class Model:
             c = _rotation(orientation, item, "orientation")
         else:
             c = np.eye(3)
-        markers[name] = Marker(name, body, p, c)
+        markers[name] = Marker(name, body, p, c, None if node is None else int(node))
         return markers[name]
 
     # ----------------------------------------------------------------- joints

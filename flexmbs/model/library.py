@@ -2,9 +2,10 @@
 
 import numpy as np
 
+from ..elements import general_section, material
 from .description import Model
 
-__all__ = ["chain_model"]
+__all__ = ["chain_model", "huang_two_link", "huang_tube", "HUANG_TUBE_MATERIAL"]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -43,4 +44,49 @@ def chain_model(n, variant="planar", t_end=10.0):
         model.add_sensor(f"theta{k}", "joint_coordinate", joint=f"j{k}")
         parent, marker = body, "tip"
     model.add_sensor("tip", "marker_position", body=f"link{n}", marker="tip")
+    return model
+
+
+def huang_tube():
+    """The Huang tube of MODELS.md: A, I_y = I_z, Saint-Venant J of the aluminium
+    12.7 mm square tube with 1.6 mm walls; half-depth 6.35 mm for surface strains."""
+    return general_section(7.104e-5, 1.4891e-9, 1.4891e-9, 2.188e-9, max_y=6.35e-3,
+                           max_z=6.35e-3)
+
+
+HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, density=2770.0)
+
+
+def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0):
+    """H2 of MODELS.md: rigid link 1 on a revolute joint about global y; flexible link 2
+    (the Huang tube, 1.02 m along +x of its frame, clamped at joint 2 about link-1 z,
+    `elements` beam elements, 0.5 kg at the tip, damping alpha K_ff); theta1 = 1.5,
+    theta2 = -1.0, at rest, undeformed. `youngs_modulus_scale` multiplies E and G
+    (the rigid limit). Sensors: both joint angles and the tip's position in the
+    link-2 frame (its elastic displacement is that minus (1.02, 0, 0)).
+
+    Link 1's inertia about its frame origin is MODELS.md's diag(0.04022, 0.08884,
+    3.752e-4) except I_xx, raised to 0.08884: the table lumps the joint-1 drive into
+    I_yy, which leaves no mass distribution with those moments (the model checks), and
+    link 1 turns only about y, so I_xx and I_zz do not enter the motion."""
+    mat = dict(HUANG_TUBE_MATERIAL)
+    mat["youngs_modulus"] *= youngs_modulus_scale
+    mat["shear_modulus"] *= youngs_modulus_scale
+    model = Model("huang_two_link", gravity=(0.0, 0.0, -9.81))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.01)
+    model.add_rigid_body("link1", mass=2.067, com=(0.0, 0.0, -0.1155),
+                         inertia=(0.08884, 0.08884, 3.752e-4), inertia_about="origin")
+    model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
+    model.add_beam_body("link2", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
+                        material(**mat), elements=elements, reference=(0.0, 1.0, 0.0),
+                        node_masses={elements: 0.5}, alpha=alpha)
+    model.add_marker("link2", "tip", node=elements)
+    model.add_joint("joint1", "revolute", parent="ground", child="link1",
+                    axis=(0.0, 1.0, 0.0), initial=1.5)
+    model.add_joint("joint2", "revolute", parent="link1", parent_marker="joint2",
+                    child="link2", axis=(0.0, 0.0, 1.0), initial=-1.0)
+    model.add_sensor("theta1", "joint_coordinate", joint="joint1")
+    model.add_sensor("theta2", "joint_coordinate", joint="joint2")
+    model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
     return model

@@ -19,8 +19,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..elements import (circle_section, general_section, material, rectangle_section,
+                        rectangular_tube_section, round_tube_section)
 from ..errors import ModelError
-from .description import GROUND, SENSOR_TYPES, Model
+from .description import GROUND, SENSOR_TYPES, BeamBody, Model
 from .timefunctions import TIME_FUNCTION_LAWS
 
 __all__ = ["load_model", "loads_model"]
@@ -35,6 +37,8 @@ VECTOR = "a list of numbers"
 MATRIX = "a list of lists of numbers"
 NUMBER_OR_VECTOR = "a number or a list of numbers"
 VECTOR_OR_MATRIX = "a list of numbers or a list of lists of numbers"
+INTEGER_OR_VECTOR = "an integer or a list of integers"
+STRING_OR_LIST = '"all" or a list of strings'
 TABLE = "a table"
 
 FOUND_TEXT_LENGTH = 60  # characters of a bad value quoted in an error message
@@ -62,6 +66,11 @@ _KIND_CHECKS = {
     NUMBER_OR_VECTOR: lambda v: _is_number(v) or _is_vector(v),
     VECTOR_OR_MATRIX: lambda v: _is_vector(v) or _is_matrix(v),
     TABLE: lambda v: isinstance(v, dict),
+    INTEGER_OR_VECTOR: lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (
+        isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
+                                    for x in v)),
+    STRING_OR_LIST: lambda v: isinstance(v, str) or (
+        isinstance(v, list) and all(isinstance(x, str) for x in v)),
 }
 
 
@@ -110,6 +119,32 @@ _MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTO
 _BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
                  "inertia": VECTOR_OR_MATRIX, "inertia_about": STRING, "markers": TABLE},
                 required=("mass", "inertia", "inertia_about"))
+_BEAM = _Schema({"type": STRING, "points": MATRIX, "elements": INTEGER_OR_VECTOR,
+                 "section": TABLE, "material": TABLE, "reference": VECTOR, "fixed": TABLE,
+                 "node_masses": TABLE, "alpha": NUMBER, "beta": NUMBER, "markers": TABLE},
+                required=("type", "points", "section", "material"))
+_BEAM_MARKER = _Schema({"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR},
+                       required=("node",))
+# section type: (constructor, schema of its fields)
+SECTIONS = {
+    "rectangle": (rectangle_section, _Schema({"type": STRING, "width": NUMBER,
+                                              "height": NUMBER},
+                                             required=("width", "height"))),
+    "circle": (circle_section, _Schema({"type": STRING, "diameter": NUMBER},
+                                       required=("diameter",))),
+    "round_tube": (round_tube_section, _Schema({"type": STRING, "outer_diameter": NUMBER,
+                                                "wall_thickness": NUMBER},
+                                               required=("outer_diameter", "wall_thickness"))),
+    "rectangular_tube": (rectangular_tube_section, _Schema(
+        {"type": STRING, "width": NUMBER, "height": NUMBER, "wall_thickness": NUMBER},
+        required=("width", "height", "wall_thickness"))),
+    "general": (general_section, _Schema(
+        {"type": STRING, "area": NUMBER, "i_y": NUMBER, "i_z": NUMBER,
+         "torsion_constant": NUMBER, "max_y": NUMBER, "max_z": NUMBER},
+        required=("area", "i_y", "i_z", "torsion_constant"))),
+}
+_MATERIAL = _Schema({"youngs_modulus": NUMBER, "density": NUMBER, "shear_modulus": NUMBER,
+                     "poisson_ratio": NUMBER}, required=("youngs_modulus", "density"))
 _JOINT = _Schema({"type": STRING, "parent": STRING, "child": STRING,
                   "parent_marker": STRING, "child_marker": STRING, "axis": VECTOR,
                   "axes": MATRIX, "translation_axes": MATRIX, "rotation_axes": MATRIX,
@@ -155,7 +190,7 @@ LAW_REQUIRED = {
 _SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
 _SECTIONS = ("model", "solver", "output", "ground", "bodies", "joints", "drivers",
              "actuators", "forces", "sensors")
-_BODY_TYPES = ("rigid",)
+_BODY_TYPES = ("rigid", "beam")
 
 
 # ---------------------------------------------------------------- public API
@@ -304,13 +339,38 @@ def _check_marker(name, table, item):
 
 
 def _check_body(name, table, item):
-    _check_fields(table, _BODY, item)
     body_type = table.get("type", "rigid")
     if body_type not in _BODY_TYPES:
-        raise ModelError(f"expected a body type, one of {', '.join(_BODY_TYPES)} (the only "
-                         f"one in this version); got {_found(body_type)}", item, "type")
+        raise ModelError(f"expected a body type, one of {', '.join(_BODY_TYPES)}; got "
+                         f"{_found(body_type)}", item, "type")
+    if body_type == "beam":
+        _check_beam(name, table, item)
+        return
+    _check_fields(table, _BODY, item)
     _check_named_tables(table.get("markers", {}), "marker",
                         lambda m: f'marker "{m}" on body "{name}"', _check_marker)
+
+
+def _check_beam(name, table, item):
+    _check_fields(table, _BEAM, item)
+    section = table["section"]
+    kind = section.get("type")
+    if kind not in SECTIONS:
+        raise ModelError(f"expected a section type, one of {', '.join(SECTIONS)}; got "
+                         f"{_found(kind)}", item, "section.type")
+    _check_fields(section, SECTIONS[kind][1], item, "section.")
+    _check_fields(table["material"], _MATERIAL, item, "material.")
+    for node, dofs in table.get("fixed", {}).items():
+        if not _KIND_CHECKS[STRING_OR_LIST](dofs):
+            raise ModelError(f"expected {STRING_OR_LIST}, got {_found(dofs)}", item,
+                             f"fixed.{node}")
+    for node, mass in table.get("node_masses", {}).items():
+        if not _is_number(mass):
+            raise ModelError(f"expected {NUMBER}, got {_found(mass)}", item,
+                             f"node_masses.{node}")
+    _check_named_tables(table.get("markers", {}), "marker",
+                        lambda m: f'marker "{m}" on body "{name}"',
+                        lambda n, t, i: _check_fields(t, _BEAM_MARKER, i))
 
 
 def _check_joint(name, table, item):
@@ -420,6 +480,25 @@ def _add_driver(model, name, table):
         raise ModelError(err.message, err.item, field, err.source) from None
 
 
+def _prefixed(fn, prefix, **kwargs):
+    """fn(**kwargs) with the field of a ModelError it raises put under `prefix`."""
+    try:
+        return fn(**kwargs)
+    except ModelError as err:
+        raise ModelError(err.message, err.item, prefix + (err.field or "").lstrip("."),
+                         err.source) from None
+
+
+def _add_beam(model, name, table):
+    item = f'body "{name}"'
+    section = table["section"]
+    section = _prefixed(SECTIONS[section["type"]][0], "section.", item=item,
+                        **_without(section, "type"))
+    mat = _prefixed(material, "material.", item=item, **table["material"])
+    model.add_beam_body(name, section=section, material=mat,
+                        **_without(table, "type", "markers", "section", "material"))
+
+
 def _add_actuator(model, name, table):
     functions = {k: _time_function(table[k]) for k in ("setpoint", "torque") if k in table}
     model.add_actuator(name, **_without(table, "setpoint", "torque"), **functions)
@@ -438,7 +517,10 @@ def _build_model(doc):
     for name, table in doc.get("ground", {}).get("markers", {}).items():
         model.add_marker(GROUND, name, **table)
     for name, table in doc.get("bodies", {}).items():
-        model.add_rigid_body(name, **_without(table, "type", "markers"))
+        if table.get("type") == "beam":
+            _add_beam(model, name, table)
+        else:
+            model.add_rigid_body(name, **_without(table, "type", "markers"))
         for marker, marker_table in table.get("markers", {}).items():
             model.add_marker(name, marker, **marker_table)
     for name, table in doc.get("joints", {}).items():
