@@ -230,3 +230,34 @@ def test_model_file_is_the_builder():
     assert model_to_dict(load_model(path)) == model_to_dict(huang_two_link(1))
     five = load_model(path, ["bodies.link2.elements=5", "bodies.link2.alpha=0.0003"])
     assert model_to_dict(five) == model_to_dict(huang_two_link(5, alpha=3e-4))
+
+
+def _held_cantilever(elements, initial="static"):
+    """The H2 beam with its 0.5 kg tip mass, clamped to the ground (a fixed joint),
+    horizontal along x under gravity -z."""
+    h2 = huang_two_link(elements).bodies["link2"]
+    m = Model("cantilever", gravity=(0, 0, -9.81))
+    m.add_beam_body("beam", [[0, 0, 0], [1.02, 0, 0]], h2.section, h2.material,
+                    elements=elements, reference=(0, 1, 0), node_masses={-1: 0.5},
+                    initial=initial)
+    m.add_joint("clamp", "fixed", parent="ground", child="beam")
+    return m
+
+
+@pytest.mark.parametrize("elements", [1, 4])
+def test_static_deflection_is_the_cantilever_formula(elements):
+    """initial = "static" under gravity: the tip deflection is P L^3 / (3 EI) +
+    w L^4 / (8 EI) (tip weight P, own weight w per metre); cubic elements with
+    consistent loads give it exactly at the nodes."""
+    model = _held_cantilever(elements)
+    cm = compile_model(model)
+    beam = model.bodies["beam"]
+    length, g = 1.02, 9.81
+    ei = beam.material.youngs_modulus * beam.section.i_y
+    p, w = 0.5 * g, beam.material.density * beam.section.area * g
+    exact = p * length ** 3 / (3 * ei) + w * length ** 4 / (8 * ei)
+    tip_w = cm.q0[cm.coordinate_names.index(f"beam.n{elements}.w")]
+    assert tip_w == pytest.approx(-exact, rel=1e-9)
+    sim = simulate(model, None, t_end=0.2, rtol=1e-8, atol=1e-12, output_step=0.05)
+    assert np.abs(sim.y[:, :cm.nq] - cm.q0).max() < 1e-9  # an equilibrium: it stays
+    assert sim.energy[0, 2] > 0 and sim.energy[0, 0] == 0.0

@@ -11,6 +11,20 @@ TWO_PI = 2.0 * np.pi
 
 
 @jit
+def _last_at_or_before(tb, t):
+    """The largest j with tb[j] <= t (0 if t < tb[0]); tb increasing. O(log n)."""
+    lo = 0
+    hi = tb.size
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tb[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@jit
 def evaluate_time_function(kind, ptr, data, k, t, out):
     """out[0:3] = f(t), f'(t), f''(t) of time function k."""
     p = data[ptr[k]:ptr[k + 1]]
@@ -46,7 +60,7 @@ def evaluate_time_function(kind, ptr, data, k, t, out):
         else:
             f = w * (t - 0.5 * tt)
             fd = w
-    else:  # table: [n, breakpoints (n+1), coefficients (n, 4)]
+    elif code == 5:  # table: [n, breakpoints (n+1), coefficients (n, 4)]
         n = int(p[0])
         tb = p[1:n + 2]
         coef = p[n + 2:]
@@ -70,6 +84,34 @@ def evaluate_time_function(kind, ptr, data, k, t, out):
             f = c[0] + s * (c[1] + s * (c[2] + s * c[3]))
             fd = c[1] + s * (2.0 * c[2] + 3.0 * s * c[3])
             fdd = 2.0 * c[2] + 6.0 * s * c[3]
+    elif code == 6:  # steps: [n, times (n), values (n)]; f' = f'' = 0
+        n = int(p[0])
+        f = p[1 + n + _last_at_or_before(p[1:n + 1], t)]
+    else:  # trajectory: [degree 3 or 5, n, times (n), values (n)]; right-continuous
+        n = int(p[1])
+        tb = p[2:n + 2]
+        vb = p[n + 2:2 * n + 2]
+        if t < tb[0]:
+            f = vb[0]
+        elif t >= tb[n - 1]:
+            f = vb[n - 1]
+        else:
+            j = _last_at_or_before(tb, t)
+            h = tb[j + 1] - tb[j]
+            dv = vb[j + 1] - vb[j]
+            s = (t - tb[j]) / h
+            r = 1.0 - s
+            if p[0] == 3.0:  # b = 3 s^2 - 2 s^3
+                b = s * s * (3.0 - 2.0 * s)
+                bd = 6.0 * s * r
+                bdd = 6.0 - 12.0 * s
+            else:  # b = 10 s^3 - 15 s^4 + 6 s^5
+                b = s * s * s * (10.0 + s * (6.0 * s - 15.0))
+                bd = 30.0 * s * s * r * r
+                bdd = 60.0 * s * r * (1.0 - 2.0 * s)
+            f = vb[j] + dv * b
+            fd = dv * bd / h
+            fdd = dv * bdd / (h * h)
     out[0] = f
     out[1] = fd
     out[2] = fdd

@@ -452,7 +452,27 @@ def compile_model(model):
         sensor_frame=arr(s_frame, (0,), i64),
         sensor_offset=arr(s_off, (-1,), i64),
     )
-    return CompiledModel(model, topo, arrays, names, jnames,
-                         [s.name for s in sensors],
-                         [SENSOR_SIZES[SENSOR_CODES[s.type]] for s in sensors],
-                         np.array(q0, dtype=f64), np.array(u0, dtype=f64))
+    cm = CompiledModel(model, topo, arrays, names, jnames, [s.name for s in sensors],
+                       [SENSOR_SIZES[SENSOR_CODES[s.type]] for s in sensors],
+                       np.array(q0, dtype=f64), np.array(u0, dtype=f64))
+    for k, (i, b) in enumerate(beams):
+        if b.initial == "static":
+            _static_elastic_state(cm, k, b)
+    return cm
+
+
+STATIC_ITERATIONS = 3  # Newton steps on K (the elastic forces at rest are affine in qf)
+
+
+def _static_elastic_state(cm, k, beam):
+    """cm.q0 at beam k's elastic coordinates: K_ff qf = Q_f(q0, u = 0), the static
+    equilibrium with gravity at the initial joint state, joints held (FORMULATION.md
+    section 3, "Practical"). Q_f is the elastic rows of Q* without -K qf, from the
+    kernels; at rest it does not depend on qf for a beam at the end of a branch."""
+    from ..dynamics import api
+    q0 = cm.arrays.flex_q[k]
+    rows = slice(q0, q0 + beam.nf)
+    kff = beam.invariants.stiffness
+    for _ in range(STATIC_ITERATIONS):
+        residual = api.generalized_forces(cm, cm.q0, np.zeros(cm.nq))[rows]
+        cm.q0[rows] += np.linalg.solve(kff, residual)

@@ -176,6 +176,7 @@ class RigidBody:
 
 
 NODE_DOFS = ("u", "v", "w", "tx", "ty", "tz")  # nodal coordinates, body axes
+BEAM_INITIAL_STATES = ("undeformed", "static")
 
 
 @dataclass
@@ -189,7 +190,9 @@ class BeamBody:
     `free` lists the body coordinates 6 node + dof (dof in NODE_DOFS order) left free
     by the reference conditions (by default node 0 is clamped); `node_masses` maps a
     node to a point mass (kg). Structural damping D = alpha K + beta M_ff (alpha in
-    s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates."""
+    s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates; `initial`
+    is their initial state: "undeformed" (qf = 0, the thesis's choice) or "static" (in
+    equilibrium with gravity at the initial joint state, joints held)."""
     name: str
     points: np.ndarray
     elements: tuple
@@ -203,6 +206,7 @@ class BeamBody:
     alpha: float
     beta: float
     invariants: object = field(metadata={"serialize": False})  # derived from the above
+    initial: str = "undeformed"
     markers: dict = field(default_factory=dict)
 
     @property
@@ -485,13 +489,15 @@ class Model:
         return body
 
     def add_beam_body(self, name, points, section, material, elements=1, reference=None,
-                      fixed=None, node_masses=None, alpha=0.0, beta=0.0):
+                      fixed=None, node_masses=None, alpha=0.0, beta=0.0,
+                      initial="undeformed"):
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
         conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
         node indices may count from the end, -1 the last);
         `reference`: section-y reference vector in body axes (default: the body axis,
-        of x, y, z, most normal to the first segment)."""
+        of x, y, z, most normal to the first segment); `initial`: "undeformed" or
+        "static"."""
         from ..elements.invariants import beam_body_invariants
         item = f'body "{name}"'
         self._new_name(name, self.bodies, item)
@@ -550,9 +556,12 @@ class Model:
             per_node[node_k] = mass
         inv = beam_body_invariants(nodes, conn, ref, section, material, free,
                                    node_masses=per_node, item=item)
+        if initial not in BEAM_INITIAL_STATES:
+            raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)}, got "
+                             f"{initial!r}", item, "initial")
         body = BeamBody(name, pts, tuple(counts), section, material, ref, nodes, conn,
                         free, masses, _scalar(alpha, item, "alpha", nonnegative=True),
-                        _scalar(beta, item, "beta", nonnegative=True), inv)
+                        _scalar(beta, item, "beta", nonnegative=True), inv, initial)
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body
         return body

@@ -57,11 +57,13 @@ def huang_tube():
 HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, density=2770.0)
 
 
-def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0):
+def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
+                   initial="undeformed"):
     """H2 of MODELS.md: rigid link 1 on a revolute joint about global y; flexible link 2
     (the Huang tube, 1.02 m along +x of its frame, clamped at joint 2 about link-1 z,
     `elements` beam elements, 0.5 kg at the tip, damping alpha K_ff); theta1 = 1.5,
-    theta2 = -1.0, at rest, undeformed. `youngs_modulus_scale` multiplies E and G
+    theta2 = -1.0, at rest, the beam `initial` ("undeformed" as in the thesis, or
+    "static"). `youngs_modulus_scale` multiplies E and G
     (the rigid limit). Sensors: both joint angles and the tip's position in the
     link-2 frame (its elastic displacement is that minus (1.02, 0, 0)).
 
@@ -80,7 +82,7 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0):
     model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
     model.add_beam_body("link2", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
                         material(**mat), elements=elements, reference=(0.0, 1.0, 0.0),
-                        node_masses={elements: 0.5}, alpha=alpha)
+                        node_masses={elements: 0.5}, alpha=alpha, initial=initial)
     model.add_marker("link2", "tip", node=elements)
     model.add_joint("joint1", "revolute", parent="ground", child="link1",
                     axis=(0.0, 1.0, 0.0), initial=1.5)

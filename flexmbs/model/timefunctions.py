@@ -14,8 +14,8 @@ from scipy.interpolate import CubicSpline
 from ..errors import ModelError
 
 __all__ = [
-    "Constant", "ConstantRate", "Polynomial", "Harmonic", "SpinUp", "Table",
-    "TIME_FUNCTION_LAWS", "LAW_CODES", "compile_time_functions",
+    "Constant", "ConstantRate", "Polynomial", "Harmonic", "SpinUp", "Table", "Steps",
+    "Trajectory", "TIME_FUNCTION_LAWS", "LAW_CODES", "compile_time_functions",
 ]
 
 
@@ -79,11 +79,52 @@ class Table:
     law = "table"
 
 
+@dataclass(frozen=True)
+class Steps:
+    """Piecewise constant set-points (a staircase), for joint controllers and loads.
+
+    f(t) = values[j] for times[j] <= t < times[j+1]; values[0] before times[0] and
+    values[-1] from times[-1] on; f' = f'' = 0. `times` (s) strictly increasing, at
+    least one entry, `values` of the same length.
+
+    The set-point changes instantly at each time: a PD controller then sees an
+    instantaneous jump in its error (its torque jumps by kp times the step), and the
+    integrator passes the resulting kink in the motion by reducing its step size.
+    Not meant for a driver (prescribed motion would jump with f' = 0): use
+    `Trajectory` for a smooth motion between the set-points.
+    """
+    times: tuple = (0.0,)
+    values: tuple = (0.0,)
+    law = "steps"
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Point-to-point motion through set-points, at rest at each of them.
+
+    On [t_j, t_{j+1}], with h = t_{j+1} - t_j and tau = (t - t_j)/h:
+        f(t) = v_j + (v_{j+1} - v_j) b(tau),
+        f'(t) = (v_{j+1} - v_j) b'(tau)/h,  f''(t) = (v_{j+1} - v_j) b''(tau)/h^2,
+    with b(tau) = 3 tau^2 - 2 tau^3 for profile "cubic" (zero rate at every
+    set-point; the acceleration jumps there) and b(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5
+    for "quintic" (zero rate and acceleration at every set-point: f is C2).
+    f = values[0] before times[0], values[-1] after times[-1], with f' = f'' = 0.
+    `times` (s) strictly increasing, at least two entries, `values` of the same length.
+    """
+    times: tuple = (0.0, 1.0)
+    values: tuple = (0.0, 0.0)
+    profile: str = "quintic"
+    law = "trajectory"
+
+
 TIME_FUNCTION_LAWS = {
-    cls.law: cls for cls in (Constant, ConstantRate, Polynomial, Harmonic, SpinUp, Table)
+    cls.law: cls for cls in (Constant, ConstantRate, Polynomial, Harmonic, SpinUp, Table,
+                             Steps, Trajectory)
 }
 LAW_CODES = {"constant": 0, "rate": 1, "polynomial": 2, "harmonic": 3,
-             "spinup": 4, "table": 5}
+             "spinup": 4, "table": 5, "steps": 6, "trajectory": 7}
+# Trajectory profile -> the number packed for the kernel (the degree of b(tau))
+TRAJECTORY_PROFILES = {"cubic": 3, "quintic": 5}
 
 
 def check_time_function(fn, item, field):
@@ -92,7 +133,7 @@ def check_time_function(fn, item, field):
         raise ModelError(
             "expected a time function (one of " + ", ".join(TIME_FUNCTION_LAWS) + ")",
             item, field)
-    if not isinstance(fn, Table):
+    if not isinstance(fn, (Table, Steps, Trajectory)):
         for f in fields(fn):
             values = np.atleast_1d(getattr(fn, f.name))
             if values.dtype.kind not in "if" or not np.all(np.isfinite(values)):
@@ -123,6 +164,54 @@ def check_time_function(fn, item, field):
             raise ModelError(
                 f"expected interpolation 'cubic' or 'linear', got {fn.interpolation!r}",
                 item, field + ".interpolation")
+    if isinstance(fn, (Steps, Trajectory)):
+        _check_set_points(fn, item, field)
+
+
+def _numbers(raw):
+    """`raw` as a 1-D float array; None unless it is a sequence of real numbers."""
+    if isinstance(raw, (str, bytes)):
+        return None
+    try:
+        items = list(raw)
+    except TypeError:
+        return None
+    if any(isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating))
+           for x in items):
+        return None
+    return np.array(items, dtype=float)
+
+
+def _check_set_points(fn, item, field):
+    """`times` and `values` of a Steps or Trajectory law, and the profile."""
+    least = 1 if isinstance(fn, Steps) else 2
+    arrays = {}
+    for name in ("times", "values"):
+        raw = getattr(fn, name)
+        a = _numbers(raw)
+        if a is None:
+            raise ModelError(f"expected a list of numbers, got {raw!r}", item,
+                             f"{field}.{name}")
+        if not np.all(np.isfinite(a)):
+            raise ModelError(f"expected finite numbers, got {raw!r}", item,
+                             f"{field}.{name}")
+        arrays[name] = a
+    t, v = arrays["times"], arrays["values"]
+    if t.size < least:
+        raise ModelError(f"expected at least {least} set-point time"
+                         f"{'s' if least > 1 else ''}, got {t.size}", item,
+                         field + ".times")
+    if v.size != t.size:
+        raise ModelError(f"expected as many values as times ({t.size}), got {v.size}",
+                         item, field + ".values")
+    if np.any(np.diff(t) <= 0):
+        raise ModelError(f"expected strictly increasing times, got {fn.times!r}", item,
+                         field + ".times")
+    if isinstance(fn, Trajectory) and (not isinstance(fn.profile, str)
+                                       or fn.profile not in TRAJECTORY_PROFILES):
+        raise ModelError(
+            f"expected profile 'cubic' or 'quintic', got {fn.profile!r}",
+            item, field + ".profile")
 
 
 def _pack(fn):
@@ -137,6 +226,12 @@ def _pack(fn):
         return [fn.amplitude, fn.omega, fn.phase, fn.offset]
     if isinstance(fn, SpinUp):
         return [fn.rate, fn.duration]
+    if isinstance(fn, Steps):  # [n, times (n), values (n)]
+        return [float(len(fn.times))] + [float(x) for x in fn.times] + [
+            float(x) for x in fn.values]
+    if isinstance(fn, Trajectory):  # [degree 3 or 5, n, times (n), values (n)]
+        return [float(TRAJECTORY_PROFILES[fn.profile]), float(len(fn.times))] + [
+            float(x) for x in fn.times] + [float(x) for x in fn.values]
     # Table: [n_intervals, breakpoints (n+1), then 4 coefficients per interval]
     t = np.asarray(fn.time, dtype=float)
     v = np.asarray(fn.value, dtype=float)
