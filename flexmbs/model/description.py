@@ -660,6 +660,14 @@ class Model:
         law from `flexmbs.model.timefunctions`). The coordinate leaves q."""
         item = f'driver "{name}"'
         self._new_name(name, self.drivers, item)
+        self._check_coordinate_free(joint, coordinate, item)
+        check_time_function(function, item, "function")
+        self.drivers[name] = Driver(name, joint, int(coordinate), function)
+        return self.drivers[name]
+
+    def _check_coordinate_free(self, joint, coordinate, item):
+        """`coordinate` is an index of `joint`'s coordinates that has no driver and no
+        actuator yet (a coordinate takes one of them)."""
         if joint not in self.joints:
             raise ModelError(f'unknown joint "{joint}"', item, "joint")
         nd = self.joints[joint].ndof
@@ -667,13 +675,6 @@ class Model:
                 or not 0 <= coordinate < nd:
             raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
                              f'"{joint}", got {coordinate!r}', item, "coordinate")
-        self._check_coordinate_free(joint, coordinate, item)
-        check_time_function(function, item, "function")
-        self.drivers[name] = Driver(name, joint, int(coordinate), function)
-        return self.drivers[name]
-
-    def _check_coordinate_free(self, joint, coordinate, item):
-        """A coordinate takes one driver or one actuator."""
         for other in self.drivers.values():
             if other.joint == joint and other.coordinate == coordinate:
                 raise ModelError(f'coordinate {coordinate} of joint "{joint}" is already '
@@ -691,13 +692,6 @@ class Model:
         `torque` (a time function, N m, type "torque")."""
         item = f'actuator "{name}"'
         self._new_name(name, self.actuators, item)
-        if joint not in self.joints:
-            raise ModelError(f'unknown joint "{joint}"', item, "joint")
-        nd = self.joints[joint].ndof
-        if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
-                or not 0 <= coordinate < nd:
-            raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
-                             f'"{joint}", got {coordinate!r}', item, "coordinate")
         self._check_coordinate_free(joint, coordinate, item)
         if type not in ACTUATOR_TYPES:
             raise ModelError(f"expected one of {', '.join(ACTUATOR_TYPES)}, got {type!r}",

@@ -88,10 +88,12 @@ class Steps:
     least one entry, `values` of the same length.
 
     The set-point changes instantly at each time: a PD controller then sees an
-    instantaneous jump in its error (its torque jumps by kp times the step), and the
-    integrator passes the resulting kink in the motion by reducing its step size.
-    Not meant for a driver (prescribed motion would jump with f' = 0): use
-    `Trajectory` for a smooth motion between the set-points.
+    instantaneous jump in its error (its torque jumps by kp times the step), so the
+    acceleration jumps and the velocity has a kink, which an adaptive integrator
+    passes by reducing its step size. The step this needs shrinks with the
+    tolerances: with tight ones (rtol 1e-8, atol 1e-10 and "bdf") it can fall below
+    the solver's floor and the run fails. Not meant for a driver (prescribed motion
+    would jump with f' = 0): use `Trajectory` for a smooth motion between set-points.
     """
     times: tuple = (0.0,)
     values: tuple = (0.0,)

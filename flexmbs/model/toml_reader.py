@@ -177,6 +177,8 @@ LAW_FIELDS = {
     "harmonic": {"amplitude": NUMBER, "omega": NUMBER, "phase": NUMBER, "offset": NUMBER},
     "spinup": {"rate": NUMBER, "duration": NUMBER},
     "table": {"time": VECTOR, "value": VECTOR, "interpolation": STRING},
+    "steps": {"times": VECTOR, "values": VECTOR},
+    "trajectory": {"times": VECTOR, "values": VECTOR, "profile": STRING},
 }
 LAW_REQUIRED = {
     "constant": ("value",),
@@ -185,6 +187,8 @@ LAW_REQUIRED = {
     "harmonic": ("amplitude", "omega"),
     "spinup": ("rate", "duration"),
     "table": ("time", "value"),
+    "steps": ("times", "values"),
+    "trajectory": ("times", "values"),
 }
 
 # Sections holding one table of settings; `--set` may create them.

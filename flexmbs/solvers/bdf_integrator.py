@@ -9,10 +9,17 @@ import numpy as np
 from .base import Integrator
 from .bdf import BDF
 
-__all__ = ["BdfIntegrator", "STEPS_PER_CALL"]
+__all__ = ["BdfIntegrator", "STEPS_PER_CALL", "BDF_STEP_FLOOR"]
 
 STEPS_PER_CALL = 500
 """Steps of one call into the compiled loop; between calls the wall budget is checked."""
+
+
+BDF_STEP_FLOOR = 1e-15
+"""The step floor of `bdf`, relative to the span. Lower than base.STEP_FLOOR: the driver
+passes a jump in the forces (a `steps` set-point) by shrinking its step until the jump's
+local error is below atol, which at tight tolerances takes steps near 1e-12 of the span;
+a singular M* stops it through its iteration matrix, not by crawling."""
 
 
 class BdfIntegrator(Integrator):
@@ -20,7 +27,7 @@ class BdfIntegrator(Integrator):
 
     y'(t0) is the ODE right-hand side at t0 (consistent by construction: the model
     has no algebraic variables yet), so no initial-value iteration is run. The step
-    floor is base.STEP_FLOOR of the span; `max_step` bounds the step. The columns of
+    floor is BDF_STEP_FLOOR of the span; `max_step` bounds the step. The columns of
     the iteration matrix the model knows in closed form come from its hook
     (`system.dae_jacobian`), the rest from differences; the positions are eliminated
     from the Newton iteration (`system.second_order`).
@@ -39,7 +46,8 @@ class BdfIntegrator(Integrator):
                         jacobian_columns=(None if system.dae_jacobian is None
                                           else system.dae_jacobian_columns),
                         second_order=system.second_order,
-                        h_max=max_step, h_min=self.h_floor, calc_ic=False)
+                        h_max=max_step, h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR
+                        * self.t0, calc_ic=False)
 
     def _advance_impl(self, t_out, y_out, wall_budget):
         bdf = self._bdf
