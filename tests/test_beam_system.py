@@ -261,3 +261,27 @@ def test_static_deflection_is_the_cantilever_formula(elements):
     sim = simulate(model, None, t_end=0.2, rtol=1e-8, atol=1e-12, output_step=0.05)
     assert np.abs(sim.y[:, :cm.nq] - cm.q0).max() < 1e-9  # an equilibrium: it stays
     assert sim.energy[0, 2] > 0 and sim.energy[0, 0] == 0.0
+
+
+def test_root_strain_converges_to_the_beam_formula():
+    """beam_strain at the clamped end, top and bottom of the section (c = 6.35 mm):
+    +-M c / EI with M = P L + w L^2 / 2. The element's curvature is linear and the
+    moment of the own weight quadratic, so the error falls as 1/n^2 (measured -2.8 %,
+    -0.17 %, -7e-5 with 1, 4, 20 elements)."""
+    errors = []
+    for elements in (4, 20):
+        m = _held_cantilever(elements)
+        beam = m.bodies["beam"]
+        c = beam.section.max_z
+        m.add_sensor("top", "beam_strain", body="beam", element=0, at="start",
+                     point=(0.0, c))
+        m.add_sensor("bottom", "beam_strain", body="beam", element=0, point=(0.0, -c))
+        length, g = 1.02, 9.81
+        moment = 0.5 * g * length + beam.material.density * beam.section.area * g * \
+            length ** 2 / 2
+        exact = moment * c / (beam.material.youngs_modulus * beam.section.i_y)
+        sim = simulate(m, None, t_end=0.01, output_step=0.01)
+        assert sim.sensors[0, 1] == pytest.approx(-sim.sensors[0, 0], rel=1e-12)
+        errors.append(sim.sensors[0, 0] / exact - 1)
+    assert abs(errors[1]) < 1e-4
+    assert abs(errors[0]) / abs(errors[1]) == pytest.approx(25, rel=0.1)  # (20 / 4)^2

@@ -30,7 +30,8 @@ def sensor_values(m, ws, works, out):
     actuator_torques; works = the state's w: W_nc, then each actuator's work).
 
     actuator_torque: the generalized force on the joint coordinate (N m or N);
-    actuator_work: its time integral of power (J). A marker on a beam body follows its
+    actuator_work: its time integral of power (J); beam_strain: the axial strain at a
+    section point, linear in qf (strain_coef). A marker on a beam body follows its
     node: position u0 + S qf, velocity A S dqf/dt on top of the frame's motion.
     marker_position: A_f^T (p - r_f) (m); marker_orientation: A_f^T A_marker, 9 values
     row-major; marker_velocity: A_f^T dp/dt (absolute, m/s); marker_angular_velocity:
@@ -60,6 +61,13 @@ def sensor_values(m, ws, works, out):
             continue
         if kind == 7:
             out[o] = works[1 + m.sensor_coord[k]]
+            continue
+        if kind == 8:
+            j = m.sensor_coord[k]
+            eps = 0.0
+            for p2 in range(m.strain_ptr[j], m.strain_ptr[j + 1]):
+                eps += m.strain_coef[p2] * ws.q[m.strain_q[p2]]
+            out[o] = eps
             continue
         _frame_of(ws, m.sensor_body[k], am, p, v, om)
         s = ws.flex_vec2[0:3]  # the marker's position, deformed on a beam body

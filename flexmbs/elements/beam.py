@@ -154,3 +154,21 @@ def element_stiffness(length, section, material):
     add_bending([2, 4, 8, 10], e * section.i_y, -1.0)
     return k
 
+
+
+STRAIN_STENCIL = (np.array([-2.0, -1.0, 1.0, 2.0]) * 0.1,
+                  np.array([1.0, -8.0, 8.0, -1.0]) / (12 * 0.1))
+"""Five-point first derivative in xi: exact for the polynomials of degree <= 4 that the
+rows of the shape matrix are."""
+
+
+def axial_strain_row(xi, y, z, length):
+    """The row e (12,) with eps = e . q_e: the axial strain d(u_x)/dx at the point
+    x = xi l, y, z (m) of the section, element frame, eps = u' - y v'' - z w''
+    (Euler-Bernoulli; FORMULATION.md section 3), from the shape matrix's axial row."""
+    offsets, weights = STRAIN_STENCIL
+    row = np.zeros(ELEMENT_DOFS)
+    for d, w in zip(offsets, weights):
+        s0, sy, sz = shape_matrix_parts(xi + d, length)
+        row += w * (s0[0] + y * sy[0] + z * sz[0])
+    return row / length

@@ -22,8 +22,9 @@ __all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
 
 SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
                 "marker_orientation": 3, "marker_velocity": 4,
-                "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7}
-SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1}
+                "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7,
+                "beam_strain": 8}
+SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1}
 ACTUATOR_CODES = {"pd": 0, "torque": 1}
 
 
@@ -59,6 +60,8 @@ class ModelArrays(NamedTuple):
         3 nf, 9 nf, 9 nf^2, nf^2 values)
     sensor_node_q (ns, 3): q indices of the translations of a beam-body marker's node
         (-1: fixed, or not on a beam)
+    strain_ptr (nstrain + 1,), strain_q, strain_coef: beam_strain sensor k (its
+        sensor_coord) reads eps = sum coef q[strain_q] over strain_ptr[k]:strain_ptr[k+1]
     force_type (nf,) 0 force, 1 torque; force_body (nf,); force_position (nf, 3) and
         force_rotation (nf, 3, 3) of the marker; force_vector (nf, 3);
         force_frame (nf,) 0 global, 1 marker; force_function (nf,)
@@ -109,6 +112,9 @@ class ModelArrays(NamedTuple):
     flex_k: np.ndarray
     flex_d: np.ndarray
     sensor_node_q: np.ndarray
+    strain_ptr: np.ndarray
+    strain_q: np.ndarray
+    strain_coef: np.ndarray
     force_type: np.ndarray
     force_body: np.ndarray
     force_position: np.ndarray
@@ -237,6 +243,27 @@ class CompiledModel:
             flex_work=z((3, 3, nfm + 2)), tf3=z(3), m33=z((4, 3, 3)), v3=z((8, 3)))
 
 
+def _strain_row(beam, sensor, q_first):
+    """(q index, coefficient) pairs of a beam_strain sensor: eps = row . q_e of
+    `axial_strain_row`, turned to the body-frame nodal coordinates of the element's
+    nodes (T) and kept at the free ones."""
+    from ..elements.beam import (axial_strain_row, element_frame, element_length,
+                                 element_transformation)
+    a, b = beam.connectivity[sensor.element]
+    frame = element_frame(beam.nodes[a], beam.nodes[b], beam.reference)
+    row = axial_strain_row(0.0 if sensor.at == "start" else 1.0, sensor.point[0],
+                           sensor.point[1], element_length(beam.nodes[a], beam.nodes[b]))
+    row = row @ element_transformation(frame)
+    where = {int(k): j for j, k in enumerate(beam.free)}
+    pairs = []
+    for local, node in enumerate((a, b)):
+        for d in range(6):
+            j = where.get(6 * int(node) + d)
+            if j is not None and row[6 * local + d] != 0.0:
+                pairs.append((q_first + j, row[6 * local + d]))
+    return pairs
+
+
 def _flat(arrays):
     """The arrays raveled one after the other (float64)."""
     if not arrays:
@@ -357,11 +384,23 @@ def compile_model(model):
     forces = list(model.forces.values())
     fm = [marker(f.body, f.marker) for f in forces]
     sensors = list(model.sensors.values())
+    strain_ptr, strain_q, strain_coef = [0], [], []
     s_type, s_coord, s_body, s_pos, s_rot, s_frame, s_off = [], [], [], [], [], [], [0]
     for s in sensors:
         code = SENSOR_CODES[s.type]
         s_type.append(code)
-        if code >= 6:
+        if code == 8:
+            s_coord.append(len(strain_ptr) - 1)
+            k = [b.name for _, b in beams].index(s.body)
+            for qi, coef in _strain_row(beams[k][1], s, flex_q[k]):
+                strain_q.append(qi)
+                strain_coef.append(coef)
+            strain_ptr.append(len(strain_q))
+            s_body.append(index[s.body])
+            s_pos.append(np.zeros(3))
+            s_rot.append(np.eye(3))
+            s_frame.append(-1)
+        elif code >= 6:
             s_coord.append(act_index[s.actuator])
             s_body.append(-1)
             s_pos.append(np.zeros(3))
@@ -437,6 +476,9 @@ def compile_model(model):
         flex_k=_flat([b.invariants.stiffness for _, b in beams]),
         flex_d=_flat([damping(b) for _, b in beams]),
         sensor_node_q=arr(s_node_q, (0, 3), i64),
+        strain_ptr=np.array(strain_ptr, dtype=i64),
+        strain_q=arr(strain_q, (0,), i64),
+        strain_coef=arr(strain_coef, (0,)),
         force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
         force_body=arr([index[f.body] for f in forces], (0,), i64),
         force_position=arr([m.position for m in fm], (0, 3)),

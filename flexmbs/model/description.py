@@ -27,7 +27,7 @@ JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
                "planar", "free", "fixed", "general")
 SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
                 "marker_orientation", "marker_velocity", "marker_angular_velocity",
-                "actuator_torque", "actuator_work")
+                "actuator_torque", "actuator_work", "beam_strain")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
@@ -334,6 +334,9 @@ class Sensor:
     marker: str = None
     frame: str = GROUND
     actuator: str = None
+    element: int = None
+    at: str = None
+    point: np.ndarray = None
 
 
 @dataclass(frozen=True)
@@ -747,17 +750,34 @@ class Model:
         return self.forces[name]
 
     def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
-                   frame=GROUND, actuator=None):
+                   frame=GROUND, actuator=None, element=0, at="start", point=None):
         """Record a joint coordinate or rate, a marker's position, orientation
         (rotation matrix, row-major), velocity or angular velocity in the axes of body
         `frame` (positions relative to its origin), or an actuator's torque on its joint
-        (N m or N) or the work it has done (J)."""
+        (N m or N) or the work it has done (J), or the axial strain of a beam at the
+        section point `point` = [y, z] (m, section axes) of element `element`'s `at`
+        end ("start" or "end")."""
         item = f'sensor "{name}"'
         self._new_name(name, self.sensors, item)
         if type not in SENSOR_TYPES:
             raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; "
                              f"got {type!r}", item, "type")
-        if type.startswith("actuator"):
+        if type == "beam_strain":
+            if body not in self.bodies or not isinstance(self.bodies[body], BeamBody):
+                raise ModelError(f'expected a beam body, got "{body}"', item, "body")
+            ne = len(self.bodies[body].connectivity)
+            if isinstance(element, bool) or not isinstance(element, (int, np.integer)) or \
+                    not -ne <= element < ne:
+                raise ModelError(f"expected an element index 0..{ne - 1} (or -1 for the "
+                                 f"last), got {element!r}", item, "element")
+            if at not in ("start", "end"):
+                raise ModelError(f"expected 'start' or 'end', got {at!r}", item, "at")
+            if point is None:
+                raise ModelError("a beam_strain sensor needs the section point [y, z] (m)",
+                                 item, "point")
+            self.sensors[name] = Sensor(name, type, body=body, element=int(element) % ne,
+                                        at=at, point=_vector(point, 2, item, "point"))
+        elif type.startswith("actuator"):
             if actuator not in self.actuators:
                 raise ModelError(f'unknown actuator "{actuator}"', item, "actuator")
             self.sensors[name] = Sensor(name, type, actuator=actuator)

@@ -163,6 +163,8 @@ _ACTUATOR = _Schema({"joint": STRING, "coordinate": INTEGER, "type": STRING,
                      "max_torque": NUMBER, "gear_ratio": NUMBER, "rotor_inertia": NUMBER,
                      "motor_damping": NUMBER}, required=("joint",))
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
+_STRAIN_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER, "at": STRING,
+                          "point": VECTOR}, required=("body", "point"))
 _JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
                         required=("joint",))
 _MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
@@ -415,7 +417,8 @@ def _check_sensor(name, table, item):
         raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got "
                          f"{_found(sensor_type)}", item, "type")
     schema = (_JOINT_SENSOR if sensor_type.startswith("joint") else
-              _ACTUATOR_SENSOR if sensor_type.startswith("actuator") else _MARKER_SENSOR)
+              _ACTUATOR_SENSOR if sensor_type.startswith("actuator") else
+              _STRAIN_SENSOR if sensor_type == "beam_strain" else _MARKER_SENSOR)
     _check_fields(table, schema, item)
 
 
