@@ -4,9 +4,9 @@ Kernels compile lazily, on first call, for the one set of argument types that ev
 model shares (no per-model code generation), and are cached on disk so that the second
 start of a run skips compilation.
 
-The cache lives in a folder named after a hash of the package's source: numba checks
-only the file of the function it loads, not the kernels that function calls, so a
-change anywhere in flexmbs must start a fresh cache. Environment:
+The cache lives in a folder named after a hash of the kernel modules' source: numba
+checks only the file of the function it loads, not the kernels that function calls, so
+a change in any kernel module must start a fresh cache. Environment:
 `FLEXMBS_NUMBA_CACHE=0` turns caching off; `FLEXMBS_CACHE_DIR` chooses the parent
 folder (default: $XDG_CACHE_HOME/flexmbs or ~/.cache/flexmbs). If NUMBA_CACHE_DIR is
 set, numba's own setting is kept.
@@ -23,13 +23,22 @@ __all__ = ["CACHE", "CACHE_DIR", "jit", "jit_inline", "source_hash"]
 CACHE = os.environ.get("FLEXMBS_NUMBA_CACHE", "1") not in ("0", "false", "no")
 
 
+KERNEL_MARKERS = (b"@jit", b"jit_inline", b"import numba")
+"""A module holding any of these is compiled code (or compiles it) and enters the
+hash; pure-Python modules (command line, I/O, model reading) do not, so editing them
+keeps the cache."""
+
+
 def source_hash():
-    """sha1 (12 hex digits) of every .py file of the flexmbs package."""
+    """sha1 (12 hex digits) of every .py file of the flexmbs package that defines or
+    drives numba kernels (KERNEL_MARKERS)."""
     root = pathlib.Path(__file__).resolve().parent
     h = hashlib.sha1()
     for p in sorted(root.rglob("*.py")):
-        h.update(str(p.relative_to(root)).encode())
-        h.update(p.read_bytes())
+        text = p.read_bytes()
+        if any(k in text for k in KERNEL_MARKERS):
+            h.update(str(p.relative_to(root)).encode())
+            h.update(text)
     return h.hexdigest()[:12]
 
 

@@ -285,3 +285,22 @@ def test_root_strain_converges_to_the_beam_formula():
         errors.append(sim.sensors[0, 0] / exact - 1)
     assert abs(errors[1]) < 1e-4
     assert abs(errors[0]) / abs(errors[1]) == pytest.approx(25, rel=0.1)  # (20 / 4)^2
+
+
+def test_rig_model_file_is_the_builder_and_balances():
+    """data/models/huang_rig.toml equals library.huang_rig; a short run with its
+    springs, dampers and alpha closes the energy balance; the strain gauge reads the
+    bending at the clamp, whose moment is the joint-2 torque (spring and damper) plus
+    the ringing of a beam released undeformed: the same magnitude as tau c / EI."""
+    from flexmbs.model.library import huang_rig
+    path = Path(__file__).resolve().parents[1] / "data" / "models" / "huang_rig.toml"
+    assert model_to_dict(load_model(path)) == model_to_dict(huang_rig())
+    sim = simulate(huang_rig(), None, t_end=0.3, rtol=1e-8, atol=1e-10, output_step=0.01)
+    e = sim.energy
+    total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
+    assert np.abs(total - total[0]).max() <= 1e-5 * e[:, 2].max()
+    assert e[-1, 4] < 0                                   # the dampers take energy out
+    nq = len(sim.coordinate_names)
+    tau = -0.1 * sim.sensors[:, 1] - 0.098 * sim.y[:, nq + 1]   # joint-2 spring, damper
+    eps_tau = np.abs(tau).max() * 6.35e-3 / (0.69e11 * 1.4891e-9)
+    assert np.abs(sim.sensors[:, 2]).max() == pytest.approx(eps_tau, rel=0.5)

@@ -5,7 +5,7 @@ import numpy as np
 from ..elements import general_section, material
 from .description import Model
 
-__all__ = ["chain_model", "huang_two_link", "huang_tube", "HUANG_TUBE_MATERIAL"]
+__all__ = ["chain_model", "huang_two_link", "huang_rig", "huang_tube", "HUANG_TUBE_MATERIAL"]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -90,5 +90,42 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
                     child="link2", axis=(0.0, 0.0, 1.0), initial=-1.0)
     model.add_sensor("theta1", "joint_coordinate", joint="joint1")
     model.add_sensor("theta2", "joint_coordinate", joint="joint2")
+    model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
+    return model
+
+
+def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0):
+    """RIG of MODELS.md (Huang's test rig, chapter 4): joint 1 about global z with a
+    0.1 N m/rad spring and a 0.098 N m s/rad damper; rigid link 1 along +x; joint 2 at
+    its end about link-1 x with the same spring and damper; link 2 the Huang tube
+    (1.02 m along -z of its frame, clamped at joint 2, 0.604 kg at the tip,
+    alpha = 0.00025). Released at rest from (0, theta2). Sensors: both joint angles
+    and the bending strain at the clamped end of link 2 on the tube surface (half-depth
+    6.35 mm) on the side the swing bends.
+
+    Link 1's inertia about its frame origin is MODELS.md's diag(3.752e-4, 0.04022,
+    0.08884) except I_yy, raised to 0.08884: the table lumps the joint-1 drive into
+    I_zz, which leaves no mass distribution with those moments, and link 1 turns only
+    about z, so I_xx and I_yy do not enter the motion."""
+    model = Model("huang_rig", gravity=(0.0, 0.0, -9.81))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.005)  # the rig's 200 Hz
+    model.add_rigid_body("link1", mass=2.067, com=(0.1155, 0.0, 0.0),
+                         inertia=(3.752e-4, 0.08884, 0.08884), inertia_about="origin")
+    model.add_marker("link1", "joint2", position=(0.231, 0.0, 0.0))
+    mat = material(**HUANG_TUBE_MATERIAL)
+    model.add_beam_body("link2", [[0.0, 0.0, 0.0], [0.0, 0.0, -1.02]], huang_tube(), mat,
+                        elements=elements, reference=(0.0, 1.0, 0.0),
+                        node_masses={-1: 0.604}, alpha=0.00025)
+    model.add_marker("link2", "tip", node=-1)
+    model.add_joint("joint1", "revolute", parent="ground", child="link1",
+                    axis=(0.0, 0.0, 1.0), stiffness=0.1, damping=0.098)
+    model.add_joint("joint2", "revolute", parent="link1", parent_marker="joint2",
+                    child="link2", axis=(1.0, 0.0, 0.0), initial=float(theta2),
+                    stiffness=0.1, damping=0.098)
+    model.add_sensor("theta1", "joint_coordinate", joint="joint1")
+    model.add_sensor("theta2", "joint_coordinate", joint="joint2")
+    model.add_sensor("strain", "beam_strain", body="link2", element=0, at="start",
+                     point=(6.35e-3, 0.0))
     model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
     return model
