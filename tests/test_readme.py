@@ -12,7 +12,8 @@ REFERENCE = README[README.index("## Model-file reference"):]
 def test_every_field_of_the_model_file_is_documented():
     schemas = [tr._MODEL, tr._SOLVER, tr._OUTPUT, tr._MARKER, tr._BODY, tr._JOINT,
                tr._FORCE, tr._JOINT_SENSOR, tr._MARKER_SENSOR, tr._ACTUATOR,
-               tr._ACTUATOR_SENSOR, tr._STRAIN_SENSOR, tr._BEAM, tr._BEAM_MARKER, tr._MATERIAL] + \
+               tr._ACTUATOR_SENSOR, tr._STRAIN_SENSOR, tr._SECTION_SENSOR,
+               tr._CENTERLINE_SENSOR, tr._BEAM, tr._BEAM_MARKER, tr._MATERIAL] + \
         [schema for _, schema in tr.SECTIONS.values()]
     fields = {f for s in schemas for f in s.fields} | set(tr._DRIVER_BASE)
     fields |= {f for law in tr.LAW_FIELDS.values() for f in law}

@@ -3,7 +3,8 @@ return new arrays. For analysis, tests and the linearization; the integrators ca
 kernels directly with a preallocated Workspace.
 
 Body velocities are stacked per body (root to leaves) as [dr/dt (global, m/s);
-w (body axes, rad/s)], 6 rows per body.
+w (body axes, rad/s)], 6 rows per body, followed for a flexible body by its elastic
+rates dqf/dt (FORMULATION.md section 1).
 """
 
 import numpy as np
@@ -39,65 +40,88 @@ def body_poses(cm, q, t=0.0):
     return ws.r.copy(), ws.rot.copy()
 
 
-def _columns(cm, ws, free):
-    """Rows of B per body at the free (free=True) or prescribed coordinates' columns."""
+def _row_offsets(cm):
+    """First row of each body in the stacked body velocities: 6 rows per body
+    ([dr/dt; w]) and, for a flexible body, its nf elastic rates after them."""
     m = cm.arrays
-    cols = np.flatnonzero((m.coord_qindex >= 0) == free)
-    out = np.zeros((6 * cm.nbodies, len(cols)))
+    sizes = [6 + (m.flex_nf[k] if k >= 0 else 0) for k in m.body_flex]
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+
+
+def _columns(cm, ws, free):
+    """B's columns (body rows stacked as in `_row_offsets`) at the free (free=True) or
+    prescribed columns."""
+    m = cm.arrays
+    cols = np.flatnonzero((m.col_qindex >= 0) == free)
+    off = _row_offsets(cm)
+    out = np.zeros((off[-1], len(cols)))
     for i in range(cm.nbodies):
-        out[6 * i:6 * i + 3] = ws.jr[i][:, cols]
-        out[6 * i + 3:6 * i + 6] = ws.rot[i].T @ ws.jw[i][:, cols]
+        out[off[i]:off[i] + 3] = ws.jr[i][:, cols]
+        out[off[i] + 3:off[i] + 6] = ws.rot[i].T @ ws.jw[i][:, cols]
+        k = m.body_flex[i]
+        if k >= 0:
+            for e in range(m.flex_nf[k]):
+                hit = np.flatnonzero(cols == m.flex_col[k] + e)
+                out[off[i] + 6 + e, hit] = 1.0
     return out, cols
 
 
 def velocity_transformation(cm, q, t=0.0):
-    """B (6N, nq): body velocities = B u + b_t (H2.129)."""
+    """B (rows as `_row_offsets`, nq columns): body velocities = B u + b_t (H2.129)."""
     b, _ = _columns(cm, kinematics(cm, q, None, t), True)
     return b
 
 
 def prescribed_velocity(cm, q, t=0.0):
-    """b_t (6N,): the body velocities due to prescribed motion alone."""
+    """b_t: the body velocities due to prescribed motion alone."""
     ws = kinematics(cm, q, None, t)
     b, cols = _columns(cm, ws, False)
     return b @ ws.xd[cols]
 
 
 def body_velocities(cm, q, u, t=0.0):
-    """v (6N,) from the recursion (= B u + b_t)."""
+    """v from the recursion (= B u + b_t): per body [dr/dt (global); w (body axes)]
+    and, for a flexible body, dqf/dt."""
     ws = kinematics(cm, q, u, t)
-    return _stack(ws, ws.rd, ws.omega)
+    return _stack(cm, ws, ws.rd, ws.omega, ws.u)
 
 
-def _stack(ws, lin, ang):
-    n = lin.shape[0]
-    out = np.zeros(6 * n)
-    for i in range(n):
-        out[6 * i:6 * i + 3] = lin[i]
-        out[6 * i + 3:6 * i + 6] = ws.rot[i].T @ ang[i]
+def _stack(cm, ws, lin, ang, elastic):
+    m = cm.arrays
+    off = _row_offsets(cm)
+    out = np.zeros(off[-1])
+    for i in range(cm.nbodies):
+        out[off[i]:off[i] + 3] = lin[i]
+        out[off[i] + 3:off[i] + 6] = ws.rot[i].T @ ang[i]
+        k = m.body_flex[i]
+        if k >= 0:
+            out[off[i] + 6:off[i + 1]] = elastic[m.flex_q[k]:m.flex_q[k] + m.flex_nf[k]]
     return out
 
 
 def bias_acceleration(cm, q, u, t=0.0):
-    """a_bias (6N,) = (dB/dt) u + db_t/dt: body accelerations when du/dt = 0."""
+    """a_bias = (dB/dt) u + db_t/dt: body accelerations when du/dt = 0 (the elastic
+    rows are zero)."""
     ws = kinematics(cm, q, u, t)
-    return _stack(ws, ws.ar, ws.aw)
+    return _stack(cm, ws, ws.ar, ws.aw, np.zeros(cm.nq))
 
 
 def velocity_transformation_rate_matrix(cm, q, u, t=0.0):
-    """dB/dt (6N, nq) along the motion (q, u) at time t.
+    """dB/dt (rows as `_row_offsets`, nq columns) along the motion (q, u) at time t.
 
-    Body rows: d(jr)/dt and d(A^T jw)/dt = A^T (d(jw)/dt - omega x jw).
+    Body rows: d(jr)/dt and d(A^T jw)/dt = A^T (d(jw)/dt - omega x jw); the elastic
+    rows of B are constant.
     """
     ws = kinematics(cm, q, u, t)
     velocity_transformation_rate(cm.arrays, ws)
-    cols = np.flatnonzero(cm.arrays.coord_qindex >= 0)
-    out = np.zeros((6 * cm.nbodies, len(cols)))
+    cols = np.flatnonzero(cm.arrays.col_qindex >= 0)
+    off = _row_offsets(cm)
+    out = np.zeros((off[-1], len(cols)))
     for i in range(cm.nbodies):
-        out[6 * i:6 * i + 3] = ws.djr[i][:, cols]
+        out[off[i]:off[i] + 3] = ws.djr[i][:, cols]
         jw = ws.jw[i][:, cols]
-        out[6 * i + 3:6 * i + 6] = ws.rot[i].T @ (ws.djw[i][:, cols]
-                                                  - np.cross(ws.omega[i], jw.T).T)
+        out[off[i] + 3:off[i] + 6] = ws.rot[i].T @ (ws.djw[i][:, cols]
+                                                    - np.cross(ws.omega[i], jw.T).T)
     return out
 
 

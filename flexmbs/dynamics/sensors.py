@@ -1,27 +1,42 @@
-"""Sensor values (numba): joint coordinates and rates, marker position, orientation,
-velocity and angular velocity expressed in a body's frame (the ground by default),
-actuator torques and works."""
+"""Sensor values (numba): joint coordinates and rates; a marker's position, orientation,
+velocity, angular velocity and elastic deflection expressed in a body's frame (the
+ground by default); actuator torques and works; beam strains, curvatures and section
+forces (rows linear in q, `flexmbs.model.sensor_tables`); a beam's deformed centre
+line."""
 
 from ..config import jit
+from ..kinematics.markers import marker_deformation, marker_frame
 
 __all__ = ["sensor_values"]
 
 
 @jit
-def _frame_of(ws, b, out_rot, out_pos, out_vel, out_om):
-    """Pose and velocity of body b (-1: the ground) into the given arrays."""
+def _frame_of(ws, b, out_rot, out_pos):
+    """Pose of body b (-1: the ground) into the given arrays."""
     if b < 0:
         for r in range(3):
             for s in range(3):
                 out_rot[r, s] = 1.0 if r == s else 0.0
             out_pos[r] = 0.0
-            out_vel[r] = 0.0
-            out_om[r] = 0.0
     else:
         out_rot[:, :] = ws.rot[b]
         out_pos[:] = ws.r[b]
-        out_vel[:] = ws.rd[b]
-        out_om[:] = ws.omega[b]
+
+
+@jit
+def _linear_row(m, ws, row):
+    """sum coef q[lin_q] over linear sensor row `row`."""
+    v = 0.0
+    for j in range(m.lin_ptr[row], m.lin_ptr[row + 1]):
+        v += m.lin_coef[j] * ws.q[m.lin_q[j]]
+    return v
+
+
+@jit
+def _in_frame(af, vec, out, o):
+    """out[o:o+3] = A_f^T vec."""
+    for r in range(3):
+        out[o + r] = af[0, r] * vec[0] + af[1, r] * vec[1] + af[2, r] * vec[2]
 
 
 @jit
@@ -29,24 +44,29 @@ def sensor_values(m, ws, works, out):
     """out (size sensor_offset[-1]) for every sensor (after forward_kinematics and
     actuator_torques; works = the state's w: W_nc, then each actuator's work).
 
-    actuator_torque: the generalized force on the joint coordinate (N m or N);
-    actuator_work: its time integral of power (J); beam_strain: the axial strain at a
-    section point, linear in qf (strain_coef). A marker on a beam body follows its
-    node: position u0 + S qf, velocity A S dqf/dt on top of the frame's motion.
-    marker_position: A_f^T (p - r_f) (m); marker_orientation: A_f^T A_marker, 9 values
-    row-major; marker_velocity: A_f^T dp/dt (absolute, m/s); marker_angular_velocity:
-    A_f^T omega (rad/s); f the sensor's frame body.
+    With A_f, r_f the rotation and origin of the sensor's frame body and p, A_m, v,
+    w_m those of the marker (global; `flexmbs.kinematics.markers`):
+    marker_position A_f^T (p - r_f) (m); marker_orientation A_f^T A_m, 9 values
+    row-major; marker_velocity A_f^T v (absolute, m/s); marker_angular_velocity
+    A_f^T w_m (rad/s); marker_deflection A_f^T A_b d, d the elastic translation of the
+    marker's node in its body's axes (m). actuator_torque: the generalized force on the
+    joint coordinate (N m or N); actuator_work: its time integral of power (J).
+    beam_strain, beam_curvature, beam_section_forces: linear rows over q.
+    beam_centerline: A_f^T (r_b + A_b (x0 + S(x0) qf) - r_f) per point (m).
     """
-    am = ws.m33[0]
-    af = ws.m33[1]
-    p = ws.v3[0]
-    v = ws.v3[1]
-    om = ws.v3[2]
-    rf = ws.v3[3]
-    vf = ws.v3[4]
-    omf = ws.v3[5]
-    arm = ws.v3[6]
-    res = ws.v3[7]
+    af = ws.m33[0]
+    am = ws.m33[1]
+    tm = ws.m33[2]
+    rf = ws.v3[0]
+    p = ws.v3[1]
+    v = ws.v3[2]
+    om = ws.v3[3]
+    arm = ws.v3[4]
+    res = ws.v3[5]
+    d = ws.v3[6]
+    dd = ws.v3[7]
+    th = ws.v3[8]
+    thd = ws.v3[9]
     for k in range(m.sensor_type.shape[0]):
         o = m.sensor_offset[k]
         kind = m.sensor_type[k]
@@ -62,48 +82,46 @@ def sensor_values(m, ws, works, out):
         if kind == 7:
             out[o] = works[1 + m.sensor_coord[k]]
             continue
-        if kind == 8:
-            j = m.sensor_coord[k]
-            eps = 0.0
-            for p2 in range(m.strain_ptr[j], m.strain_ptr[j + 1]):
-                eps += m.strain_coef[p2] * ws.q[m.strain_q[p2]]
-            out[o] = eps
+        if kind == 8 or kind == 10 or kind == 11:
+            for r in range(m.sensor_offset[k + 1] - o):
+                out[o + r] = _linear_row(m, ws, m.sensor_coord[k] + r)
             continue
-        _frame_of(ws, m.sensor_body[k], am, p, v, om)
-        s = ws.flex_vec2[0:3]  # the marker's position, deformed on a beam body
-        sd = ws.flex_vec2[3:6]  # its rate of deformation (body axes)
-        for r in range(3):
-            s[r] = m.sensor_position[k, r]
-            sd[r] = 0.0
-            col = m.sensor_node_q[k, r]
-            if col >= 0:
-                s[r] += ws.q[col]
-                sd[r] = ws.u[col]
-        for r in range(3):
-            arm[r] = am[r, 0] * s[0] + am[r, 1] * s[1] + am[r, 2] * s[2]
-        for r in range(3):
-            p[r] += arm[r]
-            v[r] += am[r, 0] * sd[0] + am[r, 1] * sd[1] + am[r, 2] * sd[2]
-        v[0] += om[1] * arm[2] - om[2] * arm[1]
-        v[1] += om[2] * arm[0] - om[0] * arm[2]
-        v[2] += om[0] * arm[1] - om[1] * arm[0]
-        _frame_of(ws, m.sensor_frame[k], af, rf, vf, omf)
+        _frame_of(ws, m.sensor_frame[k], af, rf)
+        if kind == 12:
+            b = m.sensor_body[k]
+            ab = ws.rot[b]
+            npt = (m.sensor_offset[k + 1] - o) // 3
+            for j in range(npt):
+                x0 = m.point_position[m.sensor_point[k] + j]
+                row = m.sensor_coord[k] + 3 * j
+                for r in range(3):
+                    res[r] = x0[r] + _linear_row(m, ws, row + r)
+                for r in range(3):
+                    p[r] = ws.r[b, r] - rf[r] + ab[r, 0] * res[0] + ab[r, 1] * res[1] + \
+                        ab[r, 2] * res[2]
+                _in_frame(af, p, out, o + 3 * j)
+            continue
+        mk = m.sensor_marker[k]
+        if kind == 9:
+            marker_deformation(m, ws, mk, d, dd, th, thd)
+            b = m.marker_body[mk]
+            ab = ws.rot[b]
+            for r in range(3):
+                res[r] = ab[r, 0] * d[0] + ab[r, 1] * d[1] + ab[r, 2] * d[2]
+            _in_frame(af, res, out, o)
+            continue
+        marker_frame(m, ws, mk, p, am, v, om, arm, tm)
+        if kind == 3:
+            for r in range(3):
+                for s in range(3):
+                    out[o + 3 * r + s] = af[0, r] * am[0, s] + af[1, r] * am[1, s] + \
+                        af[2, r] * am[2, s]
+            continue
         if kind == 2:
             for r in range(3):
                 res[r] = p[r] - rf[r]
         elif kind == 4:
             res[:] = v
-        elif kind == 5:
-            res[:] = om
-        if kind == 3:
-            c = m.sensor_rotation[k]
-            for r in range(3):
-                for s2 in range(3):
-                    acc = 0.0
-                    for a in range(3):
-                        for b in range(3):
-                            acc += af[a, r] * am[a, b] * c[b, s2]
-                    out[o + 3 * r + s2] = acc
         else:
-            for r in range(3):
-                out[o + r] = af[0, r] * res[0] + af[1, r] * res[1] + af[2, r] * res[2]
+            res[:] = om
+        _in_frame(af, res, out, o)

@@ -16,6 +16,7 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 import numpy as np
 
 from ..config import jit, jit_inline
+from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics
 from .linalg import cholesky_solve_in_place
 from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
@@ -102,12 +103,13 @@ def _flexible_body_force(m, ws, i, k, w):
 
 @jit_inline
 def body_columns(m, ws, i):
-    """ws.bcol[:, c] = body i's column c of B ([global; body axes]: [jr; A^T jw], H2.129)
-    at its ancestor coordinates c (prescribed ones included); ws.mbcol[:, c] = M_i
-    times it, for the assembly M* = sum_i B_i^T M_i B_i (H2.144)."""
+    """ws.bcol[:, c] = the rigid rows of body i's column c of B ([global; body axes]:
+    [jr; A^T jw], H2.129) at its columns c (prescribed ones included); ws.mbcol[:, c] =
+    the rigid-body mass times it (used for rigid bodies), for the assembly
+    M* = sum_i B_i^T M_i B_i (H2.144)."""
     rot = ws.rot[i]
-    for k in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
-        c = m.ancestor_coord[k]
+    for k in range(m.body_col_ptr[i], m.body_col_ptr[i + 1]):
+        c = m.body_col[k]
         for r in range(3):
             ws.bcol[r, c] = ws.jr[i, r, c]
         for r in range(3):
@@ -125,48 +127,64 @@ def _body_angular_velocity(ws, i, out):
 
 
 @jit_inline
-def _load_vector(m, ws, f, t, out):
-    """out = the vector of load f at time t in global axes (N or N m): its `vector`
-    times its time function, turned from marker axes for a follower load (A C_marker)."""
-    rot = ws.rot[m.force_body[f]]
+def _load_at_marker(m, ws, f, t, loc):
+    """Marker f's frame into ws.v3[0:4] (position, velocity, angular velocity, arm) and
+    ws.m33[3] (axes), its tangent map into ws.m33[4] (`marker_frame`), and loc = the
+    vector of load f at time t in global axes (N or N m): its `vector` times its time
+    function, turned from the marker's axes for a follower load."""
+    k = m.force_marker[f]
+    rot = ws.m33[3]
+    marker_frame(m, ws, k, ws.v3[0], rot, ws.v3[1], ws.v3[2], ws.v3[3], ws.m33[4])
     evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t, ws.tf3)
     scale = ws.tf3[0]
-    if m.force_frame[f] == 1:
-        cm = m.force_rotation[f]
-        for r in range(3):
-            s = 0.0
-            for a in range(3):
-                for b in range(3):
-                    s += rot[r, a] * cm[a, b] * m.force_vector[f, b]
-            out[r] = s * scale
-    else:
-        for r in range(3):
-            out[r] = m.force_vector[f, r] * scale
+    v = m.force_vector[f]
+    for r in range(3):
+        if m.force_frame[f] == 1:
+            loc[r] = scale * (rot[r, 0] * v[0] + rot[r, 1] * v[1] + rot[r, 2] * v[2])
+        else:
+            loc[r] = scale * v[r]
 
 
 @jit_inline
 def _applied_loads(m, ws, t):
-    """Adds the point forces and torques to ws.body_force: the generalized force of a
-    force F (global) at body point s is L(s)^T F = [F; ~s A^T F], of a torque T
-    (global) [0; A^T T] (FORMULATION.md section 2, applied forces)."""
-    vec = ws.v3[0]
-    loc = ws.v3[1]
+    """Adds the point forces and torques to ws.body_force and ws.flex_force
+    (FORMULATION.md section 2, applied forces): a force F (global) at the marker's
+    deformed position s (body axes) gives L(s)^T F = [F; ~s A^T F; S^T A^T F], a
+    torque T (global) on the marker's node [0; A^T T; PS^T Tm^T A^T T]; S and PS are
+    the marker's translation and rotation terms (ModelArrays.marker_term_*)."""
+    loc = ws.v3[4]
+    vec = ws.v3[5]
+    s = ws.v3[6]
+    tvec = ws.v3[7]
     for f in range(m.force_type.shape[0]):
-        i = m.force_body[f]
+        k = m.force_marker[f]
+        i = m.marker_body[k]
+        _load_at_marker(m, ws, f, t, loc)
         rot = ws.rot[i]
-        _load_vector(m, ws, f, t, loc)
+        arm = ws.v3[3]
+        tm = ws.m33[4]
         for r in range(3):  # body axes
             vec[r] = rot[0, r] * loc[0] + rot[1, r] * loc[1] + rot[2, r] * loc[2]
+            s[r] = rot[0, r] * arm[0] + rot[1, r] * arm[1] + rot[2, r] * arm[2]
         if m.force_type[f] == 0:
-            s = m.force_position[f]
             for r in range(3):
                 ws.body_force[i, r] += loc[r]
             ws.body_force[i, 3] += s[1] * vec[2] - s[2] * vec[1]
             ws.body_force[i, 4] += s[2] * vec[0] - s[0] * vec[2]
             ws.body_force[i, 5] += s[0] * vec[1] - s[1] * vec[0]
+            first = 0
+            for r in range(3):
+                tvec[r] = vec[r]
         else:
             for r in range(3):
                 ws.body_force[i, 3 + r] += vec[r]
+                tvec[r] = tm[0, r] * vec[0] + tm[1, r] * vec[1] + tm[2, r] * vec[2]
+            first = 3
+        for d in range(3):
+            a = 6 * k + first + d
+            for j in range(m.marker_term_ptr[a], m.marker_term_ptr[a + 1]):
+                ws.flex_force[m.col_qindex[m.marker_term_col[j]]] += \
+                    m.marker_term_coef[j] * tvec[d]
 
 
 @jit_inline
@@ -225,23 +243,26 @@ def _joint_force(m, ws, c):
 
 @jit
 def mass_matrix(m, ws):
-    """ws.mass = M* (nq x nq), symmetric positive definite (after forward_kinematics)."""
+    """ws.mass = M* = sum_i B_i^T M_i B_i (nq x nq, H2.144), symmetric positive definite
+    (after forward_kinematics). Only the lower triangle is summed (columns are sorted,
+    and so are their q indices), then mirrored."""
     ws.mass[:, :] = 0.0
     for i in range(m.body_mass.shape[0]):
         body_columns(m, ws, i)
-        lo = m.ancestor_ptr[i]
-        hi = m.ancestor_ptr[i + 1]
         k = m.body_flex[i]
         if k >= 0:
-            _flexible_mass_columns(m, ws, i, k)
+            _flexible_mass_block(m, ws, i, k)
+            continue
+        lo = m.body_col_ptr[i]
+        hi = m.body_col_ptr[i + 1]
         for ka in range(lo, hi):
-            ca = m.ancestor_coord[ka]
-            qa = m.coord_qindex[ca]
+            ca = m.body_col[ka]
+            qa = m.col_qindex[ca]
             if qa < 0:
                 continue
             for kb in range(lo, ka + 1):
-                cb = m.ancestor_coord[kb]
-                qb = m.coord_qindex[cb]
+                cb = m.body_col[kb]
+                qb = m.col_qindex[cb]
                 if qb < 0:
                     continue
                 s = 0.0
@@ -258,31 +279,43 @@ def mass_matrix(m, ws):
 
 
 @jit_inline
-def _flexible_mass_columns(m, ws, i, k):
-    """For flexible body i: ws.mbcol = M_rr-block times ws.bcol at its ancestor
-    coordinates, and its elastic rows and columns of M* (the coupling M_fr B and M_ff;
-    lower triangle, the elastic coordinates come after the joint ones in q)."""
+def _flexible_mass_block(m, ws, i, k):
+    """Adds B_i^T M_i B_i of flexible body i to ws.mass (lower triangle). Column c of
+    B_i is [bcol[:, c]; the unit vector of c among the body's own elastic
+    coordinates (if it is one)]; ws.flex_mb[:, c] = M_i times it."""
     mm = flexible_body_mass(m, ws, i, k)
     nf = m.flex_nf[k]
-    q0 = m.flex_q[k]
-    for a in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
-        c = m.ancestor_coord[a]
-        for r in range(6):
+    c0 = m.flex_col[k]
+    n6 = 6 + nf
+    lo = m.body_col_ptr[i]
+    hi = m.body_col_ptr[i + 1]
+    for kb in range(lo, hi):
+        cb = m.body_col[kb]
+        own = cb - c0 if c0 <= cb < c0 + nf else -1
+        for r in range(n6):
             s = 0.0
             for j in range(6):
-                s += mm[r, j] * ws.bcol[j, c]
-            ws.mbcol[r, c] = s
-        qc = m.coord_qindex[c]
-        if qc < 0:
+                s += mm[r, j] * ws.bcol[j, cb]
+            if own >= 0:
+                s += mm[r, 6 + own]
+            ws.flex_mb[r, cb] = s
+    for ka in range(lo, hi):
+        ca = m.body_col[ka]
+        qa = m.col_qindex[ca]
+        if qa < 0:
             continue
-        for e in range(nf):
+        own = ca - c0 if c0 <= ca < c0 + nf else -1
+        for kb in range(lo, ka + 1):
+            cb = m.body_col[kb]
+            qb = m.col_qindex[cb]
+            if qb < 0:
+                continue
             s = 0.0
-            for j in range(6):
-                s += mm[6 + e, j] * ws.bcol[j, c]
-            ws.mass[q0 + e, qc] += s
-    for e in range(nf):
-        for f in range(e + 1):
-            ws.mass[q0 + e, q0 + f] += mm[6 + e, 6 + f]
+            for r in range(6):
+                s += ws.bcol[r, ca] * ws.flex_mb[r, cb]
+            if own >= 0:
+                s += ws.flex_mb[6 + own, cb]
+            ws.mass[qa, qb] += s
 
 
 @jit
@@ -293,9 +326,9 @@ def generalized_forces(m, ws, t):
     nb = m.body_mass.shape[0]
     for i in range(nb):
         rot = ws.rot[i]
-        for k in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
-            c = m.ancestor_coord[k]
-            qc = m.coord_qindex[c]
+        for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
+            c = m.frame_col[k]
+            qc = m.col_qindex[c]
             if qc < 0:
                 continue
             s = 0.0
@@ -359,11 +392,11 @@ def dynamic_rows(m, ws, udot, out):
         vr[:] = 0.0
         w3 = ws.v3[6]
         w3[:] = 0.0
-        lo = m.ancestor_ptr[i]
-        hi = m.ancestor_ptr[i + 1]
+        lo = m.frame_ptr[i]
+        hi = m.frame_ptr[i + 1]
         for k in range(lo, hi):
-            c = m.ancestor_coord[k]
-            qc = m.coord_qindex[c]
+            c = m.frame_col[k]
+            qc = m.col_qindex[c]
             if qc < 0:
                 continue
             a = udot[qc]
@@ -379,14 +412,14 @@ def dynamic_rows(m, ws, udot, out):
         for r in range(6):
             ws.mbcol[r, 0] -= ws.body_force[i, r]
         for k in range(lo, hi):
-            c = m.ancestor_coord[k]
+            c = m.frame_col[k]
             s = 0.0
             for r in range(3):
                 s += ws.jr[i, r, c] * ws.mbcol[r, 0]
                 bw = rot[0, r] * ws.jw[i, 0, c] + rot[1, r] * ws.jw[i, 1, c] + \
                     rot[2, r] * ws.jw[i, 2, c]
                 s += bw * ws.mbcol[3 + r, 0]
-            qc = m.coord_qindex[c]
+            qc = m.col_qindex[c]
             if qc >= 0:
                 out[qc] += s
             else:
@@ -407,7 +440,8 @@ def nonconservative_power(m, ws, t):
     """P (W): power of dampers, drivers and applied loads (after dynamic_rows).
 
     Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
-    the damper's, (tau - c xd) xd. Loads: F . (velocity of the point), T . omega.
+    the damper's, (tau - c xd) xd. Loads: F . (velocity of the marker), T . (angular
+    velocity of the marker).
     Actuators: act_tau xd. Structural damping: -dqf^T D dqf.
     """
     p = 0.0
@@ -425,23 +459,11 @@ def nonconservative_power(m, ws, t):
             p -= m.coord_damping[c] * xd * xd
         else:
             p += (ws.tau[c] - m.coord_damping[c] * xd) * xd
-    vec = ws.v3[0]
-    loc = ws.v3[1]
+    loc = ws.v3[4]
     for f in range(m.force_type.shape[0]):
-        i = m.force_body[f]
-        rot = ws.rot[i]
-        _load_vector(m, ws, f, t, loc)
-        om = ws.omega[i]
-        if m.force_type[f] == 0:
-            s = m.force_position[f]
-            for r in range(3):  # arm A s (global)
-                vec[r] = rot[r, 0] * s[0] + rot[r, 1] * s[1] + rot[r, 2] * s[2]
-            v0 = ws.rd[i, 0] + om[1] * vec[2] - om[2] * vec[1]
-            v1 = ws.rd[i, 1] + om[2] * vec[0] - om[0] * vec[2]
-            v2 = ws.rd[i, 2] + om[0] * vec[1] - om[1] * vec[0]
-            p += loc[0] * v0 + loc[1] * v1 + loc[2] * v2
-        else:
-            p += loc[0] * om[0] + loc[1] * om[1] + loc[2] * om[2]
+        _load_at_marker(m, ws, f, t, loc)
+        vel = ws.v3[1] if m.force_type[f] == 0 else ws.v3[2]
+        p += loc[0] * vel[0] + loc[1] * vel[1] + loc[2] * vel[2]
     return p
 
 

@@ -19,7 +19,8 @@ from .sections import _positive
 
 __all__ = [
     "ELEMENT_DOFS", "element_length", "element_frame", "element_transformation",
-    "shape_matrix", "shape_matrix_parts", "element_stiffness",
+    "shape_matrix", "shape_matrix_parts", "element_stiffness", "axial_strain_row",
+    "curvature_rows", "section_force_rows",
 ]
 
 ELEMENT_DOFS = 12
@@ -155,20 +156,67 @@ def element_stiffness(length, section, material):
     return k
 
 
-
-STRAIN_STENCIL = (np.array([-2.0, -1.0, 1.0, 2.0]) * 0.1,
-                  np.array([1.0, -8.0, 8.0, -1.0]) / (12 * 0.1))
-"""Five-point first derivative in xi: exact for the polynomials of degree <= 4 that the
-rows of the shape matrix are."""
-
-
 def axial_strain_row(xi, y, z, length):
-    """The row e (12,) with eps = e . q_e: the axial strain d(u_x)/dx at the point
+    """The row (12,) with eps = row . e: the axial strain d(u_x)/dx at the point
     x = xi l, y, z (m) of the section, element frame, eps = u' - y v'' - z w''
-    (Euler-Bernoulli; FORMULATION.md section 3), from the shape matrix's axial row."""
-    offsets, weights = STRAIN_STENCIL
-    row = np.zeros(ELEMENT_DOFS)
-    for d, w in zip(offsets, weights):
-        s0, sy, sz = shape_matrix_parts(xi + d, length)
-        row += w * (s0[0] + y * sy[0] + z * sz[0])
-    return row / length
+    (Euler-Bernoulli; FORMULATION.md section 3), exact for the element's shape
+    functions."""
+    l = _positive(length, None, "length")
+    v2, w2 = _bending_rows(_hermite_second(xi), l, 2)
+    row = -y * v2 - z * w2
+    row[0] -= 1.0 / l
+    row[6] += 1.0 / l
+    return row
+
+
+def _hermite_second(xi):
+    """d^2/dxi^2 of the cubic Hermite functions N1..N4 of `shape_matrix`."""
+    return np.array([-6.0 + 12.0 * xi, -4.0 + 6.0 * xi, 6.0 - 12.0 * xi, -2.0 + 6.0 * xi])
+
+
+HERMITE_THIRD = np.array([12.0, 6.0, -12.0, 6.0])  # d^3/dxi^3 of N1..N4
+
+
+def _bending_rows(derivative, length, order):
+    """Rows (2, 12) of d^order v / dx^order and d^order w / dx^order (element frame)
+    from the Hermite functions' xi derivatives `derivative` (4,):
+    v = N1 v1 + N2 l tz1 + N3 v2 + N4 l tz2, w = N1 w1 - N2 l ty1 + N3 w2 - N4 l ty2
+    (tz = v', ty = -w')."""
+    l = length
+    d1, d2, d3, d4 = np.asarray(derivative, dtype=float) / l**order
+    rows = np.zeros((2, ELEMENT_DOFS))
+    rows[0, [1, 5, 7, 11]] = [d1, d2 * l, d3, d4 * l]
+    rows[1, [2, 4, 8, 10]] = [d1, -d2 * l, d3, -d4 * l]
+    return rows
+
+
+def curvature_rows(xi, length):
+    """Rows (2, 12): the curvatures (kappa_y, kappa_z) = (ty', tz') = (-w'', v'') (1/m)
+    at x = xi l on the element's axis, element frame; exact for the cubic Hermite
+    functions of `shape_matrix` (FORMULATION.md section 3)."""
+    v2, w2 = _bending_rows(_hermite_second(xi), length, 2)
+    return np.array([-w2, v2])
+
+
+def section_force_rows(xi, length, section, material):
+    """Rows (6, 12): the section forces at x = xi l, element frame, acting on the face
+    whose outward normal is +x (N and N m):
+
+        N = EA u',  V_y = -EI_z v''',  V_z = -EI_y w''',  T = GJ tx',
+        M_y = EI_y kappa_y = -EI_y w'',  M_z = EI_z kappa_z = EI_z v''
+
+    so that dM_z/dx = -V_y and dM_y/dx = V_z. Linear elasticity of the Euler-Bernoulli
+    element: u', tx' and the shear forces are constant along it (cubic transverse
+    displacements)."""
+    l = _positive(length, None, "length")
+    e, g = material.youngs_modulus, material.shear_modulus
+    rows = np.zeros((6, ELEMENT_DOFS))
+    rows[0, [0, 6]] = np.array([-1.0, 1.0]) * e * section.area / l
+    v3, w3 = _bending_rows(HERMITE_THIRD, l, 3)
+    rows[1] = -e * section.i_z * v3
+    rows[2] = -e * section.i_y * w3
+    rows[3, [3, 9]] = np.array([-1.0, 1.0]) * g * section.torsion_constant / l
+    kappa = curvature_rows(xi, l)
+    rows[4] = e * section.i_y * kappa[0]
+    rows[5] = e * section.i_z * kappa[1]
+    return rows

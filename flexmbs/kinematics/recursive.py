@@ -2,23 +2,31 @@
 bias acceleration a_bias = (dB/dt) u + db_t/dt, and dB/dt column by column.
 
 FORMULATION.md sections 1 and 4 (Huang H2.129-2.130, H2.148-2.166). Bodies are visited
-root to leaves (parent index < child index). For body i with parent p and joint i
-(parent marker P: s_P, C_P on p; child marker O: s_O, C_O on i; coordinates x: the
-translations t_k, then the rotations about a_k, each axis in P's frame turned by the
-previous rotations):
+root to leaves (parent index < child index). Body i's frame follows from its parent's
+by the elementary motions of `flexmbs.model.motions` (parent marker with its
+deformation, joint translations and rotations, child marker with its deformation,
+inverted). A moving frame (position P, rotation R, velocity v, angular velocity w,
+bias accelerations a, al; all global) runs through them:
 
-    A_F = A_p C_P,  x_P = A_p s_P + A_F d,  d = sum t_k x_k
-    o   = r_p + x_P                       (joint point, global)
-    R   = Rot(a_1, x_1) Rot(a_2, x_2) ...,   g_k = Rot(a_1, x_1)..Rot(a_k-1, x_k-1) a_k
-    A_i = A_F R C_O^T,   r_i = o - A_i s_O
-    omega_i = omega_p + A_F sum g_k xd_k
+    OFFSET s       y = R s:       P += y, v += w x y, a += al x y + w x (w x y)
+    ROTATE_FIXED C R = R C
+    TRANSLATE a, x e = R a, y = e x: P += y, v += w x y + e x',
+                   a += al x y + w x (w x y) + 2 w x (e x') + e x''
+    ROTATE a, x    e = R a:       al += w x (e x') + e x'',  w += e x',  R = R Rot(a, x)
 
-Velocities are split by coordinate: the workspace holds per body the partial velocities
-jr[i][:, c] = d(dr_i/dt)/d(xd_c) and jw[i][:, c] = d(omega_i)/d(xd_c) (global axes) for the
-coordinates c of the joints on the path to body i (the body path matrix: all other
-columns stay zero). Body i's rows of B (FORMULATION.md section 1) are
-[jr[i]; A_i^T jw[i]] at the free coordinates' columns; the columns of prescribed
-coordinates times their rates form b_t.
+with x = sum coef x[col] over the motion's terms (x'' the prescribed accelerations:
+zero for free and elastic coordinates in the bias pass). Velocities are split by
+column: the workspace holds per body the partial velocities jr[i][:, c] =
+d(dr_i/dt)/d(xd_c) and jw[i][:, c] = d(omega_i)/d(xd_c) (global axes) at the body's
+frame columns (the body path and joint path matrices: all other columns stay zero):
+
+    TRANSLATE: jr[:, c] += e coef_c;  ROTATE: jw[:, c] += e coef_c;
+    every displacement y: jr[:, c] += jw[:, c] x y for all columns.
+
+The last rule is applied lazily, once per run of displacements (`pend`), before the
+next rotation changes jw and at the end. Body i's rows of B are [jr[i]; A_i^T jw[i]]
+at the free columns (and the identity at its own elastic coordinates); the prescribed
+coordinates' columns times their rates form b_t.
 """
 
 import numpy as np
@@ -27,7 +35,10 @@ from ..config import jit, jit_inline
 from ..dynamics.timefunctions import evaluate_time_function
 from .rotations import rotation_about_axis
 
-__all__ = ["coordinate_values", "forward_kinematics", "velocity_transformation_rate"]
+__all__ = ["coordinate_values", "forward_kinematics", "velocity_transformation_rate",
+           "OFFSET", "ROTATE_FIXED", "TRANSLATE", "ROTATE"]
+
+OFFSET, ROTATE_FIXED, TRANSLATE, ROTATE = 0, 1, 2, 3  # flexmbs.model.motions
 
 
 @jit
@@ -53,22 +64,23 @@ def _matmul(a, b, out):
 
 @jit_inline
 def coordinate_values(m, ws, t, q, u):
-    """ws.x, ws.xd, ws.xdd (size nc) from q, u (size nq) and the drivers at time t (s);
-    ws.q, ws.u copies of q, u (the elastic coordinates are read from there).
+    """ws.x, ws.xd, ws.xdd (size ncol) from q, u (size nq) and the drivers at time t
+    (s); ws.q, ws.u copies of q, u.
 
-    Free coordinates get xdd = 0 (the bias pass); prescribed ones their driver's
-    value, rate and acceleration.
+    Free and elastic columns get xdd = 0 (the bias pass); prescribed ones their
+    driver's value, rate and acceleration.
     """
     for k in range(q.shape[0]):
         ws.q[k] = q[k]
         ws.u[k] = u[k]
-    for c in range(m.coord_qindex.shape[0]):
-        k = m.coord_qindex[c]
+    nc = m.coord_qindex.shape[0]
+    for c in range(m.col_qindex.shape[0]):
+        k = m.col_qindex[c]
         if k >= 0:
             ws.x[c] = q[k]
             ws.xd[c] = u[k]
             ws.xdd[c] = 0.0
-        else:
+        elif c < nc:
             evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_function[c], t,
                                    ws.tf3)
             ws.x[c] = ws.tf3[0]
@@ -77,243 +89,287 @@ def coordinate_values(m, ws, t, q, u):
 
 
 @jit_inline
+def _amount(m, ws, j):
+    """(x, x', x'') of motion j: sum coef (x, xd, xdd)[col] over its terms."""
+    x = 0.0
+    xd = 0.0
+    xdd = 0.0
+    for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
+        c = m.motion_term_col[k]
+        f = m.motion_term_coef[k]
+        x += f * ws.x[c]
+        xd += f * ws.xd[c]
+        xdd += f * ws.xdd[c]
+    return x, xd, xdd
+
+
+@jit_inline
+def _take_columns(m, ws, i, p, pend, pending):
+    """Body i's partial velocities start as its parent's, moved by the displacement
+    pend (jr_p + jw_p x pend), zero at its new columns."""
+    for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
+        c = m.frame_col[k]
+        if m.frame_inherited[k] != 0:
+            for r in range(3):
+                ws.jw[i, r, c] = ws.jw[p, r, c]
+            if pending:
+                ws.jr[i, 0, c] = ws.jr[p, 0, c] + ws.jw[p, 1, c] * pend[2] - \
+                    ws.jw[p, 2, c] * pend[1]
+                ws.jr[i, 1, c] = ws.jr[p, 1, c] + ws.jw[p, 2, c] * pend[0] - \
+                    ws.jw[p, 0, c] * pend[2]
+                ws.jr[i, 2, c] = ws.jr[p, 2, c] + ws.jw[p, 0, c] * pend[1] - \
+                    ws.jw[p, 1, c] * pend[0]
+            else:
+                for r in range(3):
+                    ws.jr[i, r, c] = ws.jr[p, r, c]
+        else:
+            for r in range(3):
+                ws.jr[i, r, c] = 0.0
+                ws.jw[i, r, c] = 0.0
+
+
+@jit_inline
+def _move_columns(m, ws, i, pend):
+    """jr[i][:, c] += jw[i][:, c] x pend at body i's frame columns."""
+    for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
+        c = m.frame_col[k]
+        ws.jr[i, 0, c] += ws.jw[i, 1, c] * pend[2] - ws.jw[i, 2, c] * pend[1]
+        ws.jr[i, 1, c] += ws.jw[i, 2, c] * pend[0] - ws.jw[i, 0, c] * pend[2]
+        ws.jr[i, 2, c] += ws.jw[i, 0, c] * pend[1] - ws.jw[i, 1, c] * pend[0]
+
+
+@jit_inline
 def forward_kinematics(m, ws, t, q, u):
     """Poses, velocities, partial velocities and bias accelerations of every body.
 
     In: m (ModelArrays), t (s), q, u (size nq). Out (ws, global axes): r, rot (A), rd,
-    omega, jr, jw (at ancestor columns), ar, aw (accelerations with du/dt = 0, the
+    omega, jr, jw (at the frame columns), ar, aw (accelerations with du/dt = 0, the
     prescribed accelerations included), x, xd, xdd. Exact: B is the Jacobian of the
     position map, with rotations by Rodrigues' formula.
     """
     coordinate_values(m, ws, t, q, u)
     nb = m.body_mass.shape[0]
-    af = ws.m33[0]
-    rr = ws.m33[1]
-    tmp = ws.m33[2]
-    rk = ws.m33[3]
-    d = ws.v3[0]
-    dd = ws.v3[1]
-    ddd = ws.v3[2]
-    xp = ws.v3[3]
-    omrel = ws.v3[4]
-    gdot = ws.v3[5]
-    g = ws.v3[6]
-    w3 = ws.v3[7]
+    rr = ws.m33[0]
+    tmp = ws.m33[1]
+    rk = ws.m33[2]
+    pos = ws.v3[0]
+    vel = ws.v3[1]
+    acc = ws.v3[2]
+    om = ws.v3[3]
+    al = ws.v3[4]
+    pend = ws.v3[5]
+    e = ws.v3[6]
+    y = ws.v3[7]
+    w3 = ws.v3[8]
     for i in range(nb):
         p = m.body_parent[i]
-        c0 = m.joint_coord_start[i]
-        c1 = m.joint_coord_start[i + 1]
-        nt = m.joint_ntrans[i]
-        a_lo = m.ancestor_ptr[i]
-        a_hi = m.ancestor_ptr[i + 1]
-        # --- the joint frame F after the translations (global position x_P from r_p)
         if p >= 0:
-            _matmul(ws.rot[p], m.joint_parent_rotation[i], af)
+            rr[:, :] = ws.rot[p]
+            for r in range(3):
+                pos[r] = ws.r[p, r]
+                vel[r] = ws.rd[p, r]
+                acc[r] = ws.ar[p, r]
+                om[r] = ws.omega[p, r]
+                al[r] = ws.aw[p, r]
         else:
-            af[:, :] = m.joint_parent_rotation[i]
-        d[:] = 0.0
-        dd[:] = 0.0
-        ddd[:] = 0.0
-        for c in range(c0, c0 + nt):
+            rr[:, :] = 0.0
             for r in range(3):
-                d[r] += m.coord_axis[c, r] * ws.x[c]
-                dd[r] += m.coord_axis[c, r] * ws.xd[c]
-                ddd[r] += m.coord_axis[c, r] * ws.xdd[c]
-        # x_P = A_p s_P + A_F d: in parent axes s_P + C_P d, then to global
-        if p >= 0:
-            _matvec(m.joint_parent_rotation[i], d, g)
-            for r in range(3):
-                w3[r] = m.joint_parent_position[i, r] + g[r]
-            _matvec(ws.rot[p], w3, xp)
-        else:
-            _matvec(m.joint_parent_rotation[i], d, g)
-            for r in range(3):
-                xp[r] = m.joint_parent_position[i, r] + g[r]
-        _matvec(af, dd, g)  # A_F dd
-        _matvec(af, ddd, w3)  # A_F ddd
-        # joint point o: r_i, rd_i, ar_i hold o, do/dt, its bias acceleration for now
-        if p >= 0:
-            for r in range(3):
-                ws.r[i, r] = ws.r[p, r] + xp[r]
-                ws.rd[i, r] = ws.rd[p, r] + g[r]
-                ws.ar[i, r] = ws.ar[p, r] + w3[r]
-                ws.omega[i, r] = ws.omega[p, r]
-                ws.aw[i, r] = ws.aw[p, r]
-            om = ws.omega[p]
-            _cross_add(om, xp, 1.0, ws.rd[i])
-            _cross_add(ws.aw[p], xp, 1.0, ws.ar[i])
-            # omega x (omega x x_P) + 2 omega x (A_F dd)
-            w3[0] = om[1] * xp[2] - om[2] * xp[1] + 2.0 * g[0]
-            w3[1] = om[2] * xp[0] - om[0] * xp[2] + 2.0 * g[1]
-            w3[2] = om[0] * xp[1] - om[1] * xp[0] + 2.0 * g[2]
-            _cross_add(om, w3, 1.0, ws.ar[i])
-            # partial velocities of o: jr_p + jw_p x x_P ; jw copied
-            for k in range(m.ancestor_ptr[p], m.ancestor_ptr[p + 1]):
-                c = m.ancestor_coord[k]
+                rr[r, r] = 1.0
+                pos[r] = 0.0
+                vel[r] = 0.0
+                acc[r] = 0.0
+                om[r] = 0.0
+                al[r] = 0.0
+        pend[:] = 0.0
+        pending = False
+        taken = False
+        for j in range(m.motion_ptr[i], m.motion_ptr[i + 1]):
+            kind = m.motion_kind[j]
+            if kind == ROTATE_FIXED:
+                _matmul(rr, m.motion_rotation[j], tmp)
+                rr[:, :] = tmp
+                continue
+            if kind == OFFSET:
+                _matvec(rr, m.motion_vector[j], y)
+                xd = 0.0
+                xdd = 0.0
+            else:
+                x, xd, xdd = _amount(m, ws, j)
+                _matvec(rr, m.motion_vector[j], e)
+                if not taken:
+                    _take_columns(m, ws, i, p, pend, pending)
+                    taken = True
+                    pend[:] = 0.0
+                    pending = False
+                if kind == ROTATE:
+                    if pending:
+                        _move_columns(m, ws, i, pend)
+                        pend[:] = 0.0
+                        pending = False
+                    _cross_add(om, e, xd, al)
+                    for r in range(3):
+                        al[r] += e[r] * xdd
+                        om[r] += e[r] * xd
+                    for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
+                        c = m.motion_term_col[k]
+                        f = m.motion_term_coef[k]
+                        for r in range(3):
+                            ws.jw[i, r, c] += e[r] * f
+                    rotation_about_axis(m.motion_vector[j], x, rk)
+                    _matmul(rr, rk, tmp)
+                    rr[:, :] = tmp
+                    continue
+                for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
+                    c = m.motion_term_col[k]
+                    f = m.motion_term_coef[k]
+                    for r in range(3):
+                        ws.jr[i, r, c] += e[r] * f
                 for r in range(3):
-                    ws.jw[i, r, c] = ws.jw[p, r, c]
-                ws.jr[i, 0, c] = ws.jr[p, 0, c] + ws.jw[p, 1, c] * xp[2] - ws.jw[p, 2, c] * xp[1]
-                ws.jr[i, 1, c] = ws.jr[p, 1, c] + ws.jw[p, 2, c] * xp[0] - ws.jw[p, 0, c] * xp[2]
-                ws.jr[i, 2, c] = ws.jr[p, 2, c] + ws.jw[p, 0, c] * xp[1] - ws.jw[p, 1, c] * xp[0]
-        else:
+                    y[r] = e[r] * x
+            # a displacement y (OFFSET, or TRANSLATE with rate xd along e)
             for r in range(3):
-                ws.r[i, r] = xp[r]
-                ws.rd[i, r] = g[r]
-                ws.ar[i, r] = w3[r]
-                ws.omega[i, r] = 0.0
-                ws.aw[i, r] = 0.0
-        for c in range(c0, c0 + nt):
-            _matvec(af, m.coord_axis[c], g)
+                pos[r] += y[r]
+                pend[r] += y[r]
+            pending = True
+            _cross_add(al, y, 1.0, acc)
+            w3[0] = om[1] * y[2] - om[2] * y[1]
+            w3[1] = om[2] * y[0] - om[0] * y[2]
+            w3[2] = om[0] * y[1] - om[1] * y[0]
+            _cross_add(om, w3, 1.0, acc)
             for r in range(3):
-                ws.jr[i, r, c] = g[r]
-                ws.jw[i, r, c] = 0.0
-        # --- the rotations
-        rr[:, :] = 0.0
+                vel[r] += w3[r]
+            if kind == TRANSLATE:
+                _cross_add(om, e, 2.0 * xd, acc)
+                for r in range(3):
+                    vel[r] += e[r] * xd
+                    acc[r] += e[r] * xdd
+        if not taken:
+            _take_columns(m, ws, i, p, pend, pending)
+        elif pending:
+            _move_columns(m, ws, i, pend)
+        ws.rot[i] = rr
         for r in range(3):
-            rr[r, r] = 1.0
-        omrel[:] = 0.0
-        gdot[:] = 0.0
-        d[:] = 0.0  # sum g_k xdd_k (prescribed accelerations)
-        for c in range(c0 + nt, c1):
-            _matvec(rr, m.coord_axis[c], g)
-            _cross_add(omrel, g, ws.xd[c], gdot)
-            for r in range(3):
-                omrel[r] += g[r] * ws.xd[c]
-                d[r] += g[r] * ws.xdd[c]
-            _matvec(af, g, w3)
-            for r in range(3):
-                ws.jw[i, r, c] = w3[r]
-                ws.jr[i, r, c] = 0.0
-            rotation_about_axis(m.coord_axis[c], ws.x[c], rk)
-            _matmul(rr, rk, tmp)
-            rr[:, :] = tmp
-        _matvec(af, omrel, g)  # A_F omrel
-        for r in range(3):
-            gdot[r] += d[r]
-        _matvec(af, gdot, w3)  # A_F (gdot + sum g xdd)
-        if p >= 0:
-            _cross_add(ws.omega[p], g, 1.0, ws.aw[i])
-        for r in range(3):
-            ws.omega[i, r] += g[r]
-            ws.aw[i, r] += w3[r]
-        # --- body frame: A_i = A_F R C_O^T, r_i = o - A_i s_O
-        _matmul(af, rr, tmp)
-        co = m.joint_child_rotation[i]
-        for r in range(3):
-            for s in range(3):
-                ws.rot[i, r, s] = tmp[r, 0] * co[s, 0] + tmp[r, 1] * co[s, 1] + \
-                    tmp[r, 2] * co[s, 2]
-        _matvec(ws.rot[i], m.joint_child_position[i], xp)  # y = A_i s_O
-        om = ws.omega[i]
-        for r in range(3):
-            ws.r[i, r] -= xp[r]
-        # rd -= om x y ; ar -= aw x y + om x (om x y)
-        _cross_add(om, xp, -1.0, ws.rd[i])
-        _cross_add(ws.aw[i], xp, -1.0, ws.ar[i])
-        w3[0] = om[1] * xp[2] - om[2] * xp[1]
-        w3[1] = om[2] * xp[0] - om[0] * xp[2]
-        w3[2] = om[0] * xp[1] - om[1] * xp[0]
-        _cross_add(om, w3, -1.0, ws.ar[i])
-        # jr += y x jw
-        for k in range(a_lo, a_hi):
-            c = m.ancestor_coord[k]
-            ws.jr[i, 0, c] += xp[1] * ws.jw[i, 2, c] - xp[2] * ws.jw[i, 1, c]
-            ws.jr[i, 1, c] += xp[2] * ws.jw[i, 0, c] - xp[0] * ws.jw[i, 2, c]
-            ws.jr[i, 2, c] += xp[0] * ws.jw[i, 1, c] - xp[1] * ws.jw[i, 0, c]
+            ws.r[i, r] = pos[r]
+            ws.rd[i, r] = vel[r]
+            ws.ar[i, r] = acc[r]
+            ws.omega[i, r] = om[r]
+            ws.aw[i, r] = al[r]
 
 
 @jit
 def velocity_transformation_rate(m, ws):
     """d(jr)/dt and d(jw)/dt (ws.djr, ws.djw, global axes) along the current motion.
 
-    Call after forward_kinematics. The same recursion as the partial velocities,
-    differentiated in time: with v_P = omega_p x x_P + A_F dd,
-        d/dt(jr_p + jw_p x x_P) = djr_p + djw_p x x_P + jw_p x v_P
-        d/dt(A_F t_k)           = omega_p x A_F t_k
-        d/dt(A_F g_k)           = omega_p x A_F g_k + A_F (omrel_<k x g_k)
-        d/dt(jr_o + y x jw)     = ... + (omega_i x y) x jw + y x djw
-    so that (dB/dt) u + db_t/dt = a_bias (checked in the tests).
+    Call after forward_kinematics. The same run through the motions, differentiated in
+    time: with w the frame's angular velocity where the motion acts and e = R a,
+    de/dt = w x e, so
+
+        TRANSLATE: djr[:, c] += (w x e) coef_c;  ROTATE: djw[:, c] += (w x e) coef_c
+        displacement y (rate ydot = w x y + e x'): djr[:, c] += djw[:, c] x y
+                                                               + jw[:, c] x ydot
+
+    with jw and djw as they stand where the displacement acts (ws.jw[i] is rebuilt
+    along the run, ending at the same values). Then (dB/dt) u + db_t/dt = a_bias
+    (checked in the tests).
     """
     nb = m.body_mass.shape[0]
-    af = ws.m33[0]
-    rr = ws.m33[1]
-    tmp = ws.m33[2]
-    rk = ws.m33[3]
-    d = ws.v3[0]
-    xp = ws.v3[1]
-    vp = ws.v3[2]
-    omrel = ws.v3[3]
-    g = ws.v3[4]
-    w3 = ws.v3[5]
-    y = ws.v3[6]
-    yd = ws.v3[7]
+    rr = ws.m33[0]
+    tmp = ws.m33[1]
+    rk = ws.m33[2]
+    om = ws.v3[0]
+    pend = ws.v3[1]
+    pendd = ws.v3[2]
+    e = ws.v3[3]
+    y = ws.v3[4]
+    we = ws.v3[5]
     for i in range(nb):
         p = m.body_parent[i]
-        c0 = m.joint_coord_start[i]
-        c1 = m.joint_coord_start[i + 1]
-        nt = m.joint_ntrans[i]
         if p >= 0:
-            _matmul(ws.rot[p], m.joint_parent_rotation[i], af)
+            rr[:, :] = ws.rot[p]
+            for r in range(3):
+                om[r] = ws.omega[p, r]
         else:
-            af[:, :] = m.joint_parent_rotation[i]
-        d[:] = 0.0
-        w3[:] = 0.0
-        for c in range(c0, c0 + nt):
+            rr[:, :] = 0.0
             for r in range(3):
-                d[r] += m.coord_axis[c, r] * ws.x[c]
-                w3[r] += m.coord_axis[c, r] * ws.xd[c]
-        _matvec(af, w3, vp)  # A_F dd
-        _matvec(m.joint_parent_rotation[i], d, g)
-        for r in range(3):
-            w3[r] = m.joint_parent_position[i, r] + g[r]
-        if p >= 0:
-            _matvec(ws.rot[p], w3, xp)
-            _cross_add(ws.omega[p], xp, 1.0, vp)
-            for k in range(m.ancestor_ptr[p], m.ancestor_ptr[p + 1]):
-                c = m.ancestor_coord[k]
-                for r in range(3):
-                    ws.djw[i, r, c] = ws.djw[p, r, c]
+                rr[r, r] = 1.0
+                om[r] = 0.0
+        for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
+            c = m.frame_col[k]
+            for r in range(3):
+                if m.frame_inherited[k] != 0:
                     ws.djr[i, r, c] = ws.djr[p, r, c]
-                    g[r] = ws.jw[p, r, c]
-                    w3[r] = ws.djw[p, r, c]
-                _cross_add(w3, xp, 1.0, ws.djr[i, :, c])
-                _cross_add(g, vp, 1.0, ws.djr[i, :, c])
-        for c in range(c0, c0 + nt):
-            _matvec(af, m.coord_axis[c], g)
+                    ws.djw[i, r, c] = ws.djw[p, r, c]
+                    ws.jw[i, r, c] = ws.jw[p, r, c]
+                else:
+                    ws.djr[i, r, c] = 0.0
+                    ws.djw[i, r, c] = 0.0
+                    ws.jw[i, r, c] = 0.0
+        pend[:] = 0.0
+        pendd[:] = 0.0
+        pending = False
+        for j in range(m.motion_ptr[i], m.motion_ptr[i + 1]):
+            kind = m.motion_kind[j]
+            if kind == ROTATE_FIXED:
+                _matmul(rr, m.motion_rotation[j], tmp)
+                rr[:, :] = tmp
+                continue
+            xd = 0.0
+            if kind == OFFSET:
+                _matvec(rr, m.motion_vector[j], y)
+            else:
+                x, xd, xdd = _amount(m, ws, j)
+                _matvec(rr, m.motion_vector[j], e)
+                we[0] = om[1] * e[2] - om[2] * e[1]
+                we[1] = om[2] * e[0] - om[0] * e[2]
+                we[2] = om[0] * e[1] - om[1] * e[0]
+                if kind == ROTATE:
+                    if pending:
+                        _move_rate_columns(m, ws, i, pend, pendd)
+                        pend[:] = 0.0
+                        pendd[:] = 0.0
+                        pending = False
+                    for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
+                        c = m.motion_term_col[k]
+                        f = m.motion_term_coef[k]
+                        for r in range(3):
+                            ws.djw[i, r, c] += we[r] * f
+                            ws.jw[i, r, c] += e[r] * f
+                    for r in range(3):
+                        om[r] += e[r] * xd
+                    rotation_about_axis(m.motion_vector[j], x, rk)
+                    _matmul(rr, rk, tmp)
+                    rr[:, :] = tmp
+                    continue
+                for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
+                    c = m.motion_term_col[k]
+                    f = m.motion_term_coef[k]
+                    for r in range(3):
+                        ws.djr[i, r, c] += we[r] * f
+                for r in range(3):
+                    y[r] = e[r] * x
             for r in range(3):
-                ws.djr[i, r, c] = 0.0
-                ws.djw[i, r, c] = 0.0
-            if p >= 0:
-                _cross_add(ws.omega[p], g, 1.0, ws.djr[i, :, c])
-        rr[:, :] = 0.0
-        for r in range(3):
-            rr[r, r] = 1.0
-        omrel[:] = 0.0
-        for c in range(c0 + nt, c1):
-            _matvec(rr, m.coord_axis[c], g)
-            w3[0] = omrel[1] * g[2] - omrel[2] * g[1]
-            w3[1] = omrel[2] * g[0] - omrel[0] * g[2]
-            w3[2] = omrel[0] * g[1] - omrel[1] * g[0]
-            _matvec(af, w3, y)
-            for r in range(3):
-                ws.djw[i, r, c] = y[r]
-                ws.djr[i, r, c] = 0.0
-                omrel[r] += g[r] * ws.xd[c]
-            if p >= 0:
-                _matvec(af, g, w3)
-                _cross_add(ws.omega[p], w3, 1.0, ws.djw[i, :, c])
-            rotation_about_axis(m.coord_axis[c], ws.x[c], rk)
-            _matmul(rr, rk, tmp)
-            rr[:, :] = tmp
-        _matvec(ws.rot[i], m.joint_child_position[i], y)
-        om = ws.omega[i]
-        yd[0] = om[1] * y[2] - om[2] * y[1]
-        yd[1] = om[2] * y[0] - om[0] * y[2]
-        yd[2] = om[0] * y[1] - om[1] * y[0]
-        for k in range(m.ancestor_ptr[i], m.ancestor_ptr[i + 1]):
-            c = m.ancestor_coord[k]
-            for r in range(3):
-                g[r] = ws.jw[i, r, c]
-                w3[r] = ws.djw[i, r, c]
-            _cross_add(yd, g, 1.0, ws.djr[i, :, c])
-            _cross_add(y, w3, 1.0, ws.djr[i, :, c])
+                pend[r] += y[r]
+            pending = True
+            _cross_add(om, y, 1.0, pendd)
+            if kind == TRANSLATE:
+                for r in range(3):
+                    pendd[r] += e[r] * xd
+        if pending:
+            _move_rate_columns(m, ws, i, pend, pendd)
+
+
+@jit_inline
+def _move_rate_columns(m, ws, i, pend, pendd):
+    """djr[i][:, c] += djw[:, c] x pend + jw[:, c] x pendd at body i's frame columns
+    (jw, djw of body i as they stand)."""
+    for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
+        c = m.frame_col[k]
+        j0 = ws.jw[i, 0, c]
+        j1 = ws.jw[i, 1, c]
+        j2 = ws.jw[i, 2, c]
+        d0 = ws.djw[i, 0, c]
+        d1 = ws.djw[i, 1, c]
+        d2 = ws.djw[i, 2, c]
+        ws.djr[i, 0, c] += d1 * pend[2] - d2 * pend[1] + j1 * pendd[2] - j2 * pendd[1]
+        ws.djr[i, 1, c] += d2 * pend[0] - d0 * pend[2] + j2 * pendd[0] - j0 * pendd[2]
+        ws.djr[i, 2, c] += d0 * pend[1] - d1 * pend[0] + j0 * pendd[1] - j1 * pendd[0]

@@ -2,29 +2,31 @@
 the preallocated scratch memory of one evaluation (Pinocchio's Model/Data split).
 
 Sizes: N moving bodies (root to leaves), nc joint coordinates (all of them, prescribed
-ones included, joint by joint in body order), nq = nu free coordinates (q), nf forces,
-na actuators, ns sensors, ntf time functions. The state vector is
-y = [q (nq), u (nq), w (1 + na)]: w[0] is the work of all the non-conservative forces
-(FORMULATION.md section 7), w[1 + a] the work of actuator a alone.
+ones included, joint by joint in body order), ne elastic coordinates (of all flexible
+bodies, body by body), ncol = nc + ne columns (the velocity transformation's columns
+before the prescribed ones are dropped), nq = nu free coordinates (q: the free joint
+coordinates, then the elastic ones), nmk markers used by loads and sensors, nf forces,
+na actuators, ns sensors. The state vector is y = [q (nq), u (nq), w (1 + na)]: w[0] is
+the work of all the non-conservative forces (FORMULATION.md section 7), w[1 + a] the
+work of actuator a alone.
 """
 
+import copy
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import ModelError
-from .description import GROUND, BeamBody
+from .description import GROUND, BeamBody, Joint, Marker, RigidBody
+from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
+from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
 
 __all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
            "SENSOR_CODES", "SENSOR_SIZES"]
 
-SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
-                "marker_orientation": 3, "marker_velocity": 4,
-                "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7,
-                "beam_strain": 8}
-SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1}
 ACTUATOR_CODES = {"pd": 0, "torque": 1}
 
 
@@ -35,48 +37,56 @@ class ModelArrays(NamedTuple):
     body_parent (N,) parent index, -1 = ground
     body_mass (N,) kg; body_first_moment (N, 3) = m c (kg m, body axes);
     body_inertia_origin (N, 3, 3) about the frame origin (kg m^2, body axes)
-    joint_parent_position / joint_child_position (N, 3): marker origins in their bodies
-    joint_parent_rotation / joint_child_rotation (N, 3, 3): marker axes in their bodies
     joint_coord_start (N+1,): joint k owns coordinates [start[k], start[k+1])
     joint_ntrans (N,): the first ntrans of them are translations
     coord_axis (nc, 3): axis in the parent marker frame
     coord_qindex (nc,): index in q, -1 if prescribed
     coord_function (nc,): time-function index of a prescribed coordinate, else -1
     coord_stiffness, coord_damping, coord_rest (nc,)
-    ancestor_ptr (N+1,), ancestor_coord: coordinates of the joints on the path from the
-        ground to body k are ancestor_coord[ancestor_ptr[k]:ancestor_ptr[k+1]] (sorted);
-        the only non-zero columns of body k's rows of B (body path matrix)
+    col_qindex (ncol,): index in q of each column (joint coordinates, then elastic
+        ones), -1 for a prescribed coordinate
+    motion_ptr (N+1,), motion_kind, motion_vector (nm, 3), motion_rotation
+        (nm, 3, 3), motion_term_ptr (nm+1,), motion_term_col, motion_term_coef: the
+        elementary motions from body k's parent to body k (flexmbs.model.motions):
+        motions motion_ptr[k]:motion_ptr[k+1]; the amount of motion j is
+        sum coef x[col] over its terms
+    frame_ptr (N+1,), frame_col, frame_inherited: the columns on which body k's frame
+        velocity depends (sorted; the body path and joint path matrices), and whether
+        each is also a column of its parent's frame
+    body_col_ptr (N+1,), body_col: the columns of body k's rows of B: its frame
+        columns and, for a flexible body, its own elastic columns (sorted)
     tf_kind, tf_ptr, tf_data: time functions
     act_coord (na,) coordinate index; act_type (na,) 0 pd, 1 torque; act_kp, act_kd;
         act_function (na,) time function of the setpoint or of the motor torque;
         act_gear (na,) n; act_max (na,) motor torque limit (N m, inf: none);
         act_inertia (na,) n^2 J_r; act_damping (na,) n^2 b_m (reflected to the joint)
     body_flex (N,) index of the body in the flexible tables, -1 for a rigid body
-    flex_nf, flex_q (F,): number of elastic coordinates, index of the first in q;
-        flex_mass (F,), flex_first (F, 3), flex_th0 (F, 3, 3): invariants m, int rho u0,
-        Th0; flex_sbar, flex_ninv, flex_ss, flex_k, flex_d: Sbar (3, nf), N (3, 3, nf),
-        SS (3, 3, nf, nf), K_ff and the damping D = alpha K + beta M_ff (nf, nf), each
-        flattened, body k's at flex_ptr[k, j] : flex_ptr[k + 1, j] (j = 0..3 for
-        3 nf, 9 nf, 9 nf^2, nf^2 values)
-    sensor_node_q (ns, 3): q indices of the translations of a beam-body marker's node
-        (-1: fixed, or not on a beam)
-    strain_ptr (nstrain + 1,), strain_q, strain_coef: beam_strain sensor k (its
-        sensor_coord) reads eps = sum coef q[strain_q] over strain_ptr[k]:strain_ptr[k+1]
-    force_type (nf,) 0 force, 1 torque; force_body (nf,); force_position (nf, 3) and
-        force_rotation (nf, 3, 3) of the marker; force_vector (nf, 3);
-        force_frame (nf,) 0 global, 1 marker; force_function (nf,)
-    sensor_type, sensor_coord, sensor_body (-1 ground), sensor_position,
-        sensor_rotation, sensor_frame (-1 ground), sensor_offset (ns+1,) output columns
+    flex_nf, flex_q, flex_col (F,): number of elastic coordinates, index of the first
+        in q and its column; flex_mass (F,), flex_first (F, 3), flex_th0 (F, 3, 3):
+        invariants m, int rho u0, Th0; flex_sbar, flex_ninv, flex_ss, flex_k, flex_d:
+        Sbar (3, nf), N (3, 3, nf), SS (3, 3, nf, nf), K_ff and the damping
+        D = alpha K + beta M_ff (nf, nf), each flattened, body k's at
+        flex_ptr[k, j] : flex_ptr[k + 1, j] (j = 0..3 for 3 nf, 9 nf, 9 nf^2, nf^2 values)
+    marker_body (nmk,) (-1 ground), marker_position (nmk, 3), marker_rotation
+        (nmk, 3, 3): undeformed marker frames in their bodies; marker_term_ptr
+        (6 nmk + 1,), marker_term_col, marker_term_coef: the translation along body
+        axis d (d < 3, m) and Cardan angle d - 3 (rad) of marker k as
+        sum coef x[col] over terms marker_term_ptr[6k + d]:marker_term_ptr[6k + d + 1]
+    force_type (nf,) 0 force, 1 torque; force_marker (nf,) its marker;
+        force_vector (nf, 3); force_frame (nf,) 0 global, 1 marker; force_function (nf,)
+    sensor_type, sensor_coord (joint coordinate, actuator or first linear row),
+        sensor_marker (marker index or -1), sensor_body (-1 ground), sensor_frame
+        (-1 ground), sensor_point (first centre-line point), sensor_offset (ns+1,)
+        output columns
+    lin_ptr (nrow + 1,), lin_q, lin_coef: linear sensor rows, row r =
+        sum coef q[lin_q] over lin_ptr[r]:lin_ptr[r+1]
+    point_position (npt, 3): undeformed centre-line points (body axes, m)
     """
     gravity: np.ndarray
     body_parent: np.ndarray
     body_mass: np.ndarray
     body_first_moment: np.ndarray
     body_inertia_origin: np.ndarray
-    joint_parent_position: np.ndarray
-    joint_parent_rotation: np.ndarray
-    joint_child_position: np.ndarray
-    joint_child_rotation: np.ndarray
     joint_coord_start: np.ndarray
     joint_ntrans: np.ndarray
     coord_axis: np.ndarray
@@ -85,8 +95,19 @@ class ModelArrays(NamedTuple):
     coord_stiffness: np.ndarray
     coord_damping: np.ndarray
     coord_rest: np.ndarray
-    ancestor_ptr: np.ndarray
-    ancestor_coord: np.ndarray
+    col_qindex: np.ndarray
+    motion_ptr: np.ndarray
+    motion_kind: np.ndarray
+    motion_vector: np.ndarray
+    motion_rotation: np.ndarray
+    motion_term_ptr: np.ndarray
+    motion_term_col: np.ndarray
+    motion_term_coef: np.ndarray
+    frame_ptr: np.ndarray
+    frame_col: np.ndarray
+    frame_inherited: np.ndarray
+    body_col_ptr: np.ndarray
+    body_col: np.ndarray
     tf_kind: np.ndarray
     tf_ptr: np.ndarray
     tf_data: np.ndarray
@@ -102,6 +123,7 @@ class ModelArrays(NamedTuple):
     body_flex: np.ndarray
     flex_nf: np.ndarray
     flex_q: np.ndarray
+    flex_col: np.ndarray
     flex_mass: np.ndarray
     flex_first: np.ndarray
     flex_th0: np.ndarray
@@ -111,24 +133,28 @@ class ModelArrays(NamedTuple):
     flex_ss: np.ndarray
     flex_k: np.ndarray
     flex_d: np.ndarray
-    sensor_node_q: np.ndarray
-    strain_ptr: np.ndarray
-    strain_q: np.ndarray
-    strain_coef: np.ndarray
+    marker_body: np.ndarray
+    marker_position: np.ndarray
+    marker_rotation: np.ndarray
+    marker_term_ptr: np.ndarray
+    marker_term_col: np.ndarray
+    marker_term_coef: np.ndarray
     force_type: np.ndarray
-    force_body: np.ndarray
-    force_position: np.ndarray
-    force_rotation: np.ndarray
+    force_marker: np.ndarray
     force_vector: np.ndarray
     force_frame: np.ndarray
     force_function: np.ndarray
     sensor_type: np.ndarray
     sensor_coord: np.ndarray
+    sensor_marker: np.ndarray
     sensor_body: np.ndarray
-    sensor_position: np.ndarray
-    sensor_rotation: np.ndarray
     sensor_frame: np.ndarray
+    sensor_point: np.ndarray
     sensor_offset: np.ndarray
+    lin_ptr: np.ndarray
+    lin_q: np.ndarray
+    lin_coef: np.ndarray
+    point_position: np.ndarray
 
 
 class Workspace(NamedTuple):
@@ -136,21 +162,22 @@ class Workspace(NamedTuple):
 
     Per body (global axes unless said): r, rd, ar (N, 3) position, velocity and bias
     acceleration of the frame origin; rot (N, 3, 3) A (body to global); omega, aw (N, 3)
-    angular velocity and bias angular acceleration; jr, jw (N, 3, nc) the partial
-    velocities d(rd)/d(xd_c), d(omega)/d(xd_c).
-    Per coordinate: x, xd, xdd (nc) values, rates, and accelerations (prescribed ones;
+    angular velocity and bias angular acceleration; jr, jw (N, 3, ncol) the partial
+    velocities d(rd)/d(xd_c), d(omega)/d(xd_c) (non-zero at the body's frame columns).
+    Per column: x, xd, xdd (ncol) values, rates, and accelerations (prescribed ones;
     zero for free coordinates in the bias pass); tau (nc) generalized force needed at a
     prescribed coordinate. mass (nq, nq) M*, force (nq,) Q*, accel (nq,) du/dt.
     body_force (N, 6): [Qv + Qe - M a] of each body in [global force; body-axes moment].
-    bcol, mbcol (6, nc): one body's columns of B and of M_i B (assembly scratch).
-    djr, djw (N, 3, nc): time derivatives of jr, jw (only filled on request: dB/dt).
+    bcol, mbcol (6, ncol): one body's columns of B and of M_i B (assembly scratch).
+    flex_mb ((6 + nfmax), ncol): a flexible body's M_i times its columns of B.
+    djr, djw (N, 3, ncol): time derivatives of jr, jw (only filled on request: dB/dt).
     act_tau (na,): generalized force of each actuator on its coordinate.
     q, u (nq,): copies of the coordinates and speeds of the evaluation.
     flex_force (nq,): at the elastic coordinates of flexible bodies, the elastic part of
     [Qv + Qe - M a_bias] (the rigid part is in body_force).
     flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
     (3, 3, nfmax + 2): a flexible body's mass matrix and scratch.
-    Small temporaries: tf3 (3,), m33 (4, 3, 3), v3 (8, 3).
+    Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     """
     r: np.ndarray
     rot: np.ndarray
@@ -170,6 +197,7 @@ class Workspace(NamedTuple):
     body_force: np.ndarray
     bcol: np.ndarray
     mbcol: np.ndarray
+    flex_mb: np.ndarray
     djr: np.ndarray
     djw: np.ndarray
     act_tau: np.ndarray
@@ -190,7 +218,7 @@ class CompiledModel:
     initial state the Python side needs."""
 
     def __init__(self, model, topology, arrays, coordinate_names, joint_coordinate_names,
-                 sensor_names, sensor_sizes, q0, u0):
+                 sensor_names, sensor_sizes, q0, u0, beams=()):
         self.model = model
         self.topology = topology
         self.arrays = arrays
@@ -200,6 +228,7 @@ class CompiledModel:
         self.sensor_sizes = sensor_sizes
         self.q0 = q0
         self.u0 = u0
+        self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
 
     @property
     def nbodies(self):
@@ -208,6 +237,10 @@ class CompiledModel:
     @property
     def ncoords(self):
         return len(self.arrays.coord_qindex)
+
+    @property
+    def ncolumns(self):
+        return len(self.arrays.col_qindex)
 
     @property
     def nq(self):
@@ -230,38 +263,18 @@ class CompiledModel:
         return np.concatenate([self.q0, self.u0, np.zeros(1 + self.nactuators)])
 
     def new_workspace(self):
-        n, nc, nq = self.nbodies, self.ncoords, self.nq
+        n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
         nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
         z = np.zeros
         return Workspace(
             r=z((n, 3)), rot=z((n, 3, 3)), rd=z((n, 3)), omega=z((n, 3)), ar=z((n, 3)),
-            aw=z((n, 3)), jr=z((n, 3, nc)), jw=z((n, 3, nc)), x=z(nc), xd=z(nc), xdd=z(nc),
-            tau=z(nc), mass=z((nq, nq)), force=z(nq), accel=z(nq), body_force=z((n, 6)),
-            bcol=z((6, nc)), mbcol=z((6, nc)), djr=z((n, 3, nc)), djw=z((n, 3, nc)),
+            aw=z((n, 3)), jr=z((n, 3, ncol)), jw=z((n, 3, ncol)), x=z(ncol), xd=z(ncol),
+            xdd=z(ncol), tau=z(nc), mass=z((nq, nq)), force=z(nq), accel=z(nq),
+            body_force=z((n, 6)), bcol=z((6, ncol)), mbcol=z((6, ncol)),
+            flex_mb=z((6 + nfm, ncol)), djr=z((n, 3, ncol)), djw=z((n, 3, ncol)),
             act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
             flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
-            flex_work=z((3, 3, nfm + 2)), tf3=z(3), m33=z((4, 3, 3)), v3=z((8, 3)))
-
-
-def _strain_row(beam, sensor, q_first):
-    """(q index, coefficient) pairs of a beam_strain sensor: eps = row . q_e of
-    `axial_strain_row`, turned to the body-frame nodal coordinates of the element's
-    nodes (T) and kept at the free ones."""
-    from ..elements.beam import (axial_strain_row, element_frame, element_length,
-                                 element_transformation)
-    a, b = beam.connectivity[sensor.element]
-    frame = element_frame(beam.nodes[a], beam.nodes[b], beam.reference)
-    row = axial_strain_row(0.0 if sensor.at == "start" else 1.0, sensor.point[0],
-                           sensor.point[1], element_length(beam.nodes[a], beam.nodes[b]))
-    row = row @ element_transformation(frame)
-    where = {int(k): j for j, k in enumerate(beam.free)}
-    pairs = []
-    for local, node in enumerate((a, b)):
-        for d in range(6):
-            j = where.get(6 * int(node) + d)
-            if j is not None and row[6 * local + d] != 0.0:
-                pairs.append((q_first + j, row[6 * local + d]))
-    return pairs
+            flex_work=z((3, 3, nfm + 2)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
 
 def _flat(arrays):
@@ -271,44 +284,120 @@ def _flat(arrays):
     return np.ascontiguousarray(np.concatenate([np.ravel(a) for a in arrays]), dtype=float)
 
 
-def _check_beam_use(model):
-    """What this version supports on beam bodies: a beam is a leaf of the tree, joined
-    at its floating frame or at a node whose six coordinates are all fixed; loads and
-    orientation sensors on its nodes come later."""
+def _check_beam_markers(model):
+    """Joints and loads on beam bodies act at markers on nodes (add_marker puts every
+    named marker on one); the beam's `origin` marker is its floating frame, which
+    moves with the body but not with the deformation: a joint there is a joint at the
+    frame, which is a material point only where a node sits held by the reference
+    conditions."""
     beams = {name for name, b in model.bodies.items() if isinstance(b, BeamBody)}
+
+    def held_at_origin(b):
+        return any(not np.any(b.nodes[k]) and not np.any(b.node_rows(k))
+                   for k in range(len(b.nodes)))
+
     for j in model.joints.values():
-        item = f'joint "{j.name}"'
-        if j.parent in beams:
-            raise ModelError(f'body "{j.parent}" is a beam: in this version a beam body '
-                             f"ends a branch (it cannot carry another joint)", item, "parent")
-        if j.child in beams and j.child_marker != "origin":
-            b = model.bodies[j.child]
-            mk = b.markers[j.child_marker]
-            if np.any(b.node_columns(mk.node) >= 0):
-                raise ModelError(f'marker "{mk.name}" is on node {mk.node} of beam '
-                                 f'"{b.name}", which is not clamped: in this version a '
-                                 f"beam is joined at a node whose six coordinates are fixed",
-                                 item, "child_marker")
+        for side, body, mk in (("parent", j.parent, j.parent_marker),
+                               ("child", j.child, j.child_marker)):
+            if body in beams and mk == "origin" and not held_at_origin(model.bodies[body]):
+                raise ModelError(
+                    f'the "origin" marker of beam "{body}" is its floating frame, not a '
+                    f"material point: join the beam at a marker on a node (add "
+                    f"[bodies.{body}.markers.NAME] with node = K), or clamp the node at "
+                    f"the origin", f'joint "{j.name}"', f"{side}_marker")
     for f in model.forces.values():
-        if f.body in beams:
-            raise ModelError(f'body "{f.body}" is a beam: loads on beams come in a later '
-                             f"version", f'force "{f.name}"', "body")
-    for s in model.sensors.values():
-        if s.body in beams and s.type in ("marker_orientation", "marker_angular_velocity"):
-            raise ModelError(f'body "{s.body}" is a beam: its markers give position and '
-                             f"velocity sensors in this version", f'sensor "{s.name}"', "type")
+        if f.body in beams and f.marker == "origin" and not held_at_origin(
+                model.bodies[f.body]):
+            raise ModelError(f'the "origin" marker of beam "{f.body}" is its floating '
+                             f"frame, not a material point: apply the load at a marker "
+                             f"on a node", f'force "{f.name}"', "marker")
+
+
+def _columns_of(motions):
+    return sorted({c for mo in motions if mo.kind in (TRANSLATE, ROTATE)
+                   for c, _ in mo.terms})
+
+
+def _motion_arrays(per_body):
+    kind, vec, rot, tptr, tcol, tcoef, ptr = [], [], [], [0], [], [], [0]
+    for motions in per_body:
+        for mo in motions:
+            kind.append(mo.kind)
+            vec.append(mo.vector)
+            rot.append(mo.rotation)
+            for c, k in mo.terms:
+                tcol.append(c)
+                tcoef.append(k)
+            tptr.append(len(tcol))
+        ptr.append(len(kind))
+    i64 = np.int64
+    return dict(
+        motion_ptr=np.array(ptr, dtype=i64),
+        motion_kind=np.array(kind, dtype=i64),
+        motion_vector=np.array(vec, dtype=float).reshape(-1, 3),
+        motion_rotation=np.array(rot, dtype=float).reshape(-1, 3, 3),
+        motion_term_ptr=np.array(tptr, dtype=i64),
+        motion_term_col=np.array(tcol, dtype=i64),
+        motion_term_coef=np.array(tcoef, dtype=float))
+
+
+def _ragged(lists, dtype=np.int64):
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(x) for x in lists])
+    flat = np.array([v for x in lists for v in x], dtype=dtype)
+    return ptr, flat
+
+
+def node_inertia_body_name(beam, node):
+    """Name of the massless rigid body that carries a beam node's rotary inertia."""
+    return f"{beam}.node{node}"
+
+
+def with_node_inertias(model):
+    """The model with every rotary inertia at a beam node as a rigid body of no mass,
+    that inertia about its origin, joined by a fixed joint to a marker on the node: it
+    moves and turns with the node exactly (FORMULATION.md section 2: a lumped rotary
+    inertia adds kinetic energy through the node's rotation). A shallow copy; the
+    model itself is unchanged."""
+    if not any(getattr(b, "node_inertias", None) for b in model.bodies.values()):
+        return model
+    out = copy.copy(model)
+    out.bodies = dict(model.bodies)
+    out.joints = dict(model.joints)
+    for name, body in model.bodies.items():
+        inertias = getattr(body, "node_inertias", None)
+        if not inertias:
+            continue
+        beam = dataclasses.replace(body, markers=dict(body.markers))
+        out.bodies[name] = beam
+        for node, inertia in inertias.items():
+            carrier = node_inertia_body_name(name, node)
+            item = f'body "{name}"'
+            if carrier in out.bodies:
+                raise ModelError(f'the rotary inertia at node {node} is carried by a body '
+                                 f'named "{carrier}", which the model already has: rename '
+                                 f"that body", item, f"node_inertias.{node}")
+            out.bodies[carrier] = RigidBody(carrier, 0.0, np.zeros(3), inertia)
+            out.bodies[carrier].markers["origin"] = Marker("origin", carrier, np.zeros(3),
+                                                           np.eye(3))
+            beam.markers[carrier] = Marker(carrier, name, beam.nodes[node].copy(),
+                                           np.eye(3), int(node))
+            out.joints[carrier] = Joint(carrier, "fixed", name, carrier, carrier, "origin",
+                                        np.zeros((0, 3)), np.zeros((0, 3)), *(
+                                            [np.zeros(0)] * 5))
+    return out
 
 
 def compile_model(model):
     """Validate the topology and pack the model into a CompiledModel."""
+    described = model
+    model = with_node_inertias(model)
     topo = build_topology(model)
     index = {b: k for k, b in enumerate(topo.body_names)}
     n = len(topo.body_names)
     joints = [model.joints[j] for j in topo.joint_names]
     bodies = [model.bodies[b] for b in topo.body_names]
-
-    def marker(body, name):
-        return model.marker(body, name)
+    _check_beam_markers(model)
 
     driven = {(d.joint, d.coordinate): d for d in model.drivers.values()}
     functions = []
@@ -337,91 +426,86 @@ def compile_model(model):
                 qindex.append(-1)
                 fidx.append(len(functions))
                 functions.append(d.function)
+    nc = len(axes)
+    nfree = len(names)
     actuators = list(model.actuators.values())
     act_index = {a.name: k for k, a in enumerate(actuators)}
     act_fidx = []
     for a in actuators:
         act_fidx.append(len(functions))
         functions.append(a.setpoint if a.type == "pd" else a.torque)
-    _check_beam_use(model)
+
+    # flexible bodies: elastic coordinates after the joint ones, in body order
     beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, BeamBody)]
     body_flex = -np.ones(n, dtype=np.int64)
-    flex_q, ptr = [], [np.zeros(4, dtype=np.int64)]
+    flex_q, flex_col, ptr = [], [], [np.zeros(4, dtype=np.int64)]
+    first_col = {}
     for k, (i, b) in enumerate(beams):
         body_flex[i] = k
         flex_q.append(len(names))
+        flex_col.append(nc + len(names) - nfree)
+        first_col[b.name] = flex_col[-1]
         names += b.coordinate_names()
         q0 += [0.0] * b.nf
         u0 += [0.0] * b.nf
         ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf ** 2, b.nf ** 2]))
-    node_q = {}
-    for k, (i, b) in enumerate(beams):
-        for name, mk in b.markers.items():
-            if mk.node is not None:
-                cols = b.node_columns(mk.node)[:3]
-                node_q[(b.name, name)] = np.where(cols >= 0, cols + flex_q[k], -1)
+    col_qindex = np.array(qindex + list(range(nfree, len(names))), dtype=np.int64)
+
+    def terms_of(body_name, marker_name):
+        body = None if body_name == GROUND else model.bodies[body_name]
+        return marker_terms(model.marker(body_name, marker_name), body,
+                            first_col.get(body_name, 0))
+
+    # the kinematic chains, frame columns and B columns of every body
+    per_body, frame, inherited, body_cols = [], [], [], []
+    for k, j in enumerate(joints):
+        motions = joint_motions(terms_of(j.parent, j.parent_marker),
+                                terms_of(j.child, j.child_marker),
+                                j.translation_axes, j.rotation_axes, coord_start[k])
+        per_body.append(motions)
+        p = topo.parent[k]
+        parent_cols = set(frame[p]) if p >= 0 else set()
+        cols = sorted(parent_cols | set(_columns_of(motions)))
+        frame.append(cols)
+        inherited.append([c in parent_cols for c in cols])
+        own = []
+        if body_flex[k] >= 0:
+            b = beams[body_flex[k]][1]
+            own = list(range(first_col[b.name], first_col[b.name] + b.nf))
+        body_cols.append(sorted(set(cols) | set(own)))
+    frame_ptr, frame_col = _ragged(frame)
+    _, frame_inh = _ragged(inherited, np.int64)
+    body_col_ptr, body_col = _ragged(body_cols)
 
     def damping(b):
         inv = b.invariants
         return b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
 
+    # markers of loads and sensors
+    marker_index, mk_list = {}, []
+
+    def marker_id(body_name, marker_name):
+        key = (body_name, marker_name)
+        if key not in marker_index:
+            marker_index[key] = len(mk_list)
+            mk_list.append((-1 if body_name == GROUND else index[body_name],
+                            terms_of(body_name, marker_name)))
+        return marker_index[key]
+
+    forces = list(model.forces.values())
+    force_marker = [marker_id(f.body, f.marker) for f in forces]
     force_fidx = []
-    for f in model.forces.values():
+    for f in forces:
         force_fidx.append(len(functions))
         functions.append(f.function)
     tf_kind, tf_ptr, tf_data = compile_time_functions(functions)
-
-    anc_ptr = np.zeros(n + 1, dtype=np.int64)
-    anc = []
-    for i in range(n):
-        cols = []
-        for j in range(n):
-            if topo.body_path[i, j]:
-                cols += list(range(coord_start[j], coord_start[j + 1]))
-        anc += sorted(cols)
-        anc_ptr[i + 1] = len(anc)
-
-    forces = list(model.forces.values())
-    fm = [marker(f.body, f.marker) for f in forces]
     sensors = list(model.sensors.values())
-    strain_ptr, strain_q, strain_coef = [0], [], []
-    s_type, s_coord, s_body, s_pos, s_rot, s_frame, s_off = [], [], [], [], [], [], [0]
-    for s in sensors:
-        code = SENSOR_CODES[s.type]
-        s_type.append(code)
-        if code == 8:
-            s_coord.append(len(strain_ptr) - 1)
-            k = [b.name for _, b in beams].index(s.body)
-            for qi, coef in _strain_row(beams[k][1], s, flex_q[k]):
-                strain_q.append(qi)
-                strain_coef.append(coef)
-            strain_ptr.append(len(strain_q))
-            s_body.append(index[s.body])
-            s_pos.append(np.zeros(3))
-            s_rot.append(np.eye(3))
-            s_frame.append(-1)
-        elif code >= 6:
-            s_coord.append(act_index[s.actuator])
-            s_body.append(-1)
-            s_pos.append(np.zeros(3))
-            s_rot.append(np.eye(3))
-            s_frame.append(-1)
-        elif code <= 1:
-            s_coord.append(coord_of[(s.joint, s.coordinate)])
-            s_body.append(-1)
-            s_pos.append(np.zeros(3))
-            s_rot.append(np.eye(3))
-            s_frame.append(-1)
-        else:
-            mk = marker(s.body, s.marker)
-            s_coord.append(-1)
-            s_body.append(-1 if s.body == GROUND else index[s.body])
-            s_pos.append(mk.position)
-            s_rot.append(mk.orientation)
-            s_frame.append(-1 if s.frame == GROUND else index[s.frame])
-        s_off.append(s_off[-1] + SENSOR_SIZES[code])
-    s_node_q = [node_q.get((s.body, s.marker), -np.ones(3, dtype=np.int64))
-                if s.body is not None else -np.ones(3, dtype=np.int64) for s in sensors]
+    stab = sensor_tables(model, sensors, index, coord_of, act_index, marker_id,
+                         {b.name: flex_q[k] for k, (_, b) in enumerate(beams)})
+
+    mterm_lists = [mt.terms[d] for _, mt in mk_list for d in range(6)]
+    mterm_ptr = np.zeros(len(mterm_lists) + 1, dtype=np.int64)
+    mterm_ptr[1:] = np.cumsum([len(t) for t in mterm_lists])
 
     f64, i64 = np.float64, np.int64
 
@@ -435,14 +519,6 @@ def compile_model(model):
         body_mass=arr([b.mass for b in bodies], (0,)),
         body_first_moment=arr([b.mass * b.com for b in bodies], (0, 3)),
         body_inertia_origin=arr([b.inertia_about_origin for b in bodies], (0, 3, 3)),
-        joint_parent_position=arr([marker(j.parent, j.parent_marker).position for j in joints],
-                                  (0, 3)),
-        joint_parent_rotation=arr([marker(j.parent, j.parent_marker).orientation
-                                   for j in joints], (0, 3, 3)),
-        joint_child_position=arr([marker(j.child, j.child_marker).position for j in joints],
-                                 (0, 3)),
-        joint_child_rotation=arr([marker(j.child, j.child_marker).orientation
-                                  for j in joints], (0, 3, 3)),
         joint_coord_start=coord_start,
         joint_ntrans=arr([len(j.translation_axes) for j in joints], (0,), i64),
         coord_axis=arr(axes, (0, 3)),
@@ -451,8 +527,10 @@ def compile_model(model):
         coord_stiffness=arr(stiff, (0,)),
         coord_damping=arr(damp, (0,)),
         coord_rest=arr(rest, (0,)),
-        ancestor_ptr=anc_ptr,
-        ancestor_coord=arr(anc, (0,), i64),
+        col_qindex=col_qindex,
+        **_motion_arrays(per_body),
+        frame_ptr=frame_ptr, frame_col=frame_col, frame_inherited=frame_inh,
+        body_col_ptr=body_col_ptr, body_col=body_col,
         tf_kind=tf_kind, tf_ptr=tf_ptr, tf_data=tf_data,
         act_coord=arr([coord_of[(a.joint, a.coordinate)] for a in actuators], (0,), i64),
         act_type=arr([ACTUATOR_CODES[a.type] for a in actuators], (0,), i64),
@@ -466,6 +544,7 @@ def compile_model(model):
         body_flex=body_flex,
         flex_nf=arr([b.nf for _, b in beams], (0,), i64),
         flex_q=arr(flex_q, (0,), i64),
+        flex_col=arr(flex_col, (0,), i64),
         flex_mass=arr([b.invariants.mass for _, b in beams], (0,)),
         flex_first=arr([b.invariants.first_moment for _, b in beams], (0, 3)),
         flex_th0=arr([b.invariants.th0 for _, b in beams], (0, 3, 3)),
@@ -475,46 +554,57 @@ def compile_model(model):
         flex_ss=_flat([b.invariants.ss for _, b in beams]),
         flex_k=_flat([b.invariants.stiffness for _, b in beams]),
         flex_d=_flat([damping(b) for _, b in beams]),
-        sensor_node_q=arr(s_node_q, (0, 3), i64),
-        strain_ptr=np.array(strain_ptr, dtype=i64),
-        strain_q=arr(strain_q, (0,), i64),
-        strain_coef=arr(strain_coef, (0,)),
+        marker_body=arr([b for b, _ in mk_list], (0,), i64),
+        marker_position=arr([mt.position for _, mt in mk_list], (0, 3)),
+        marker_rotation=arr([mt.orientation for _, mt in mk_list], (0, 3, 3)),
+        marker_term_ptr=mterm_ptr,
+        marker_term_col=arr([c for t in mterm_lists for c, _ in t], (0,), i64),
+        marker_term_coef=arr([k for t in mterm_lists for _, k in t], (0,)),
         force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
-        force_body=arr([index[f.body] for f in forces], (0,), i64),
-        force_position=arr([m.position for m in fm], (0, 3)),
-        force_rotation=arr([m.orientation for m in fm], (0, 3, 3)),
+        force_marker=arr(force_marker, (0,), i64),
         force_vector=arr([f.vector for f in forces], (0, 3)),
         force_frame=arr([0 if f.frame == "global" else 1 for f in forces], (0,), i64),
         force_function=arr(force_fidx, (0,), i64),
-        sensor_type=arr(s_type, (0,), i64),
-        sensor_coord=arr(s_coord, (0,), i64),
-        sensor_body=arr(s_body, (0,), i64),
-        sensor_position=arr(s_pos, (0, 3)),
-        sensor_rotation=arr(s_rot, (0, 3, 3)),
-        sensor_frame=arr(s_frame, (0,), i64),
-        sensor_offset=arr(s_off, (-1,), i64),
+        **stab.arrays,
     )
-    cm = CompiledModel(model, topo, arrays, names, jnames, [s.name for s in sensors],
-                       [SENSOR_SIZES[SENSOR_CODES[s.type]] for s in sensors],
-                       np.array(q0, dtype=f64), np.array(u0, dtype=f64))
-    for k, (i, b) in enumerate(beams):
-        if b.initial == "static":
-            _static_elastic_state(cm, k, b)
+    cm = CompiledModel(described, topo, arrays, names, jnames, [s.name for s in sensors],
+                       stab.sizes, np.array(q0, dtype=f64), np.array(u0, dtype=f64),
+                       beams)
+    if any(b.initial == "static" for _, b in beams):
+        static_elastic_state(cm)
     return cm
 
 
-STATIC_ITERATIONS = 3  # Newton steps on K (the elastic forces at rest are affine in qf)
+STATIC_TOLERANCE = 1e-10  # of the largest elastic force: the static state's residual
+STATIC_ITERATIONS = 50
 
 
-def _static_elastic_state(cm, k, beam):
-    """cm.q0 at beam k's elastic coordinates: K_ff qf = Q_f(q0, u = 0), the static
-    equilibrium with gravity at the initial joint state, joints held (FORMULATION.md
-    section 3, "Practical"). Q_f is the elastic rows of Q* without -K qf, from the
-    kernels; at rest it does not depend on qf for a beam at the end of a branch."""
+def static_elastic_state(cm):
+    """cm.q0 at the elastic coordinates of the beams with initial = "static": the
+    static equilibrium K_ff qf = Q_f(q0, u = 0) with gravity and the constant loads at
+    the initial joint state, joints held (FORMULATION.md section 3, "Practical").
+    Q_f is the elastic rows of Q* without -K qf, from the kernels. With beams that
+    carry other bodies Q_f depends on qf (the carried bodies move with the
+    deformation): Newton iterations on K_ff, the exact Jacobian of the linear part,
+    converge linearly at the rate of that dependence."""
     from ..dynamics import api
-    q0 = cm.arrays.flex_q[k]
-    rows = slice(q0, q0 + beam.nf)
-    kff = beam.invariants.stiffness
+    rows = np.concatenate([np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf)
+                           for k, (_, b) in enumerate(cm.beams) if b.initial == "static"])
+    kff = np.zeros((len(rows), len(rows)))
+    for k, (_, b) in enumerate(cm.beams):
+        if b.initial == "static":
+            at = np.searchsorted(rows, cm.arrays.flex_q[k])
+            kff[at:at + b.nf, at:at + b.nf] = b.invariants.stiffness
+    scale = None
     for _ in range(STATIC_ITERATIONS):
         residual = api.generalized_forces(cm, cm.q0, np.zeros(cm.nq))[rows]
+        if scale is None:
+            scale = max(np.abs(residual).max(), np.abs(kff @ cm.q0[rows]).max(), 1e-300)
+        if np.abs(residual).max() <= STATIC_TOLERANCE * scale:
+            return
         cm.q0[rows] += np.linalg.solve(kff, residual)
+    names = ", ".join(f'"{b.name}"' for _, b in cm.beams if b.initial == "static")
+    raise ModelError(f"the static elastic state of {names} did not converge in "
+                     f"{STATIC_ITERATIONS} iterations: the beams are too flexible for "
+                     f'their loads at the initial joint state (use initial = '
+                     f'"undeformed")', f"body {names}", "initial")

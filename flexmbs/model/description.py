@@ -16,7 +16,7 @@ from ..errors import ModelError
 from .timefunctions import Constant, check_time_function
 
 __all__ = [
-    "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "FORCE_TYPES", "SOLVER_METHODS",
+    "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "BEAM_SECTION_SENSORS", "FORCE_TYPES", "SOLVER_METHODS",
     "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver", "Actuator", "Force",
     "Sensor",
     "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz",
@@ -27,7 +27,9 @@ JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
                "planar", "free", "fixed", "general")
 SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
                 "marker_orientation", "marker_velocity", "marker_angular_velocity",
-                "actuator_torque", "actuator_work", "beam_strain")
+                "actuator_torque", "actuator_work", "beam_strain", "marker_deflection",
+                "beam_curvature", "beam_section_forces", "beam_centerline")
+BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
@@ -189,7 +191,9 @@ class BeamBody:
     body-axes vector whose component normal to each element gives its section y axis.
     `free` lists the body coordinates 6 node + dof (dof in NODE_DOFS order) left free
     by the reference conditions (by default node 0 is clamped); `node_masses` maps a
-    node to a point mass (kg). Structural damping D = alpha K + beta M_ff (alpha in
+    node to a point mass (kg), `node_inertias` to a rotary inertia (3 x 3, kg m^2,
+    body axes, about the node; it turns with the node's rotation: a rigid body of no
+    mass fixed to the node, FORMULATION.md section 2). Structural damping D = alpha K + beta M_ff (alpha in
     s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates; `initial`
     is their initial state: "undeformed" (qf = 0, the thesis's choice) or "static" (in
     equilibrium with gravity at the initial joint state, joints held)."""
@@ -208,6 +212,7 @@ class BeamBody:
     invariants: object = field(metadata={"serialize": False})  # derived from the above
     initial: str = "undeformed"
     markers: dict = field(default_factory=dict)
+    node_inertias: dict = field(default_factory=dict)
 
     @property
     def mass(self):
@@ -240,6 +245,16 @@ class BeamBody:
         """Indices into qf of the node's 6 coordinates (-1 where fixed)."""
         where = {int(k): j for j, k in enumerate(self.free)}
         return np.array([where.get(6 * node + d, -1) for d in range(6)], dtype=np.int64)
+
+    def node_rows(self, node):
+        """(6, nf): the node's translations u, v, w (m) and small rotations tx, ty, tz
+        (rad), body axes, as linear forms of qf (S_k and PS_k of FORMULATION.md
+        section 4)."""
+        rows = np.zeros((6, self.nf))
+        for d, j in enumerate(self.node_columns(node)):
+            if j >= 0:
+                rows[d, j] = 1.0
+        return rows
 
 
 @dataclass
@@ -335,8 +350,9 @@ class Sensor:
     frame: str = GROUND
     actuator: str = None
     element: int = None
-    at: str = None
+    at: object = None
     point: np.ndarray = None
+    subdivisions: int = None
 
 
 @dataclass(frozen=True)
@@ -493,11 +509,13 @@ class Model:
 
     def add_beam_body(self, name, points, section, material, elements=1, reference=None,
                       fixed=None, node_masses=None, alpha=0.0, beta=0.0,
-                      initial="undeformed"):
+                      initial="undeformed", node_inertias=None):
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
         conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
-        node indices may count from the end, -1 the last);
+        node indices may count from the end, -1 the last); `node_masses` {node: kg};
+        `node_inertias` {node: inertia} with an inertia as for a rigid body (3, 6 or
+        3 x 3 numbers, kg m^2, body axes, about the node);
         `reference`: section-y reference vector in body axes (default: the body axis,
         of x, y, z, most normal to the first segment); `initial`: "undeformed" or
         "static"."""
@@ -557,6 +575,16 @@ class Model:
         per_node = np.zeros(len(nodes))
         for node_k, mass in masses.items():
             per_node[node_k] = mass
+        inertias = {}
+        for node, inertia in (node_inertias or {}).items():
+            node_k = _node_index(node, len(nodes))
+            if node_k is None:
+                raise ModelError(f"expected a node index 0..{len(nodes) - 1}, got "
+                                 f"{node!r}", item, "node_inertias")
+            j = _inertia_matrix(inertia, item, f"node_inertias.{node}")
+            _check_inertia(j, 0.0, item, "node", positive_definite=False,
+                           fld=f"node_inertias.{node}")
+            inertias[node_k] = j
         inv = beam_body_invariants(nodes, conn, ref, section, material, free,
                                    node_masses=per_node, item=item)
         if initial not in BEAM_INITIAL_STATES:
@@ -564,7 +592,8 @@ class Model:
                              f"{initial!r}", item, "initial")
         body = BeamBody(name, pts, tuple(counts), section, material, ref, nodes, conn,
                         free, masses, _scalar(alpha, item, "alpha", nonnegative=True),
-                        _scalar(beta, item, "beta", nonnegative=True), inv, initial)
+                        _scalar(beta, item, "beta", nonnegative=True), inv, initial,
+                        node_inertias=inertias)
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body
         return body
@@ -750,33 +779,55 @@ class Model:
         return self.forces[name]
 
     def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
-                   frame=GROUND, actuator=None, element=0, at="start", point=None):
-        """Record a joint coordinate or rate, a marker's position, orientation
-        (rotation matrix, row-major), velocity or angular velocity in the axes of body
-        `frame` (positions relative to its origin), or an actuator's torque on its joint
-        (N m or N) or the work it has done (J), or the axial strain of a beam at the
-        section point `point` = [y, z] (m, section axes) of element `element`'s `at`
-        end ("start" or "end")."""
+                   frame=GROUND, actuator=None, element=0, at="start", point=None,
+                   subdivisions=1):
+        """Record a joint coordinate or rate; a marker's position, orientation
+        (rotation matrix, row-major), velocity, angular velocity or elastic deflection
+        in the axes of body `frame` (positions relative to its origin); an actuator's
+        torque on its joint (N m or N) or the work it has done (J); on a beam body, at
+        the position `at` ("start", "end" or xi in [0, 1]) of element `element`: the
+        axial strain at the section point `point` = [y, z] (m, section axes), the
+        curvatures or the section forces; or the beam's deformed centre line
+        (`subdivisions` points per element)."""
         item = f'sensor "{name}"'
         self._new_name(name, self.sensors, item)
         if type not in SENSOR_TYPES:
             raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; "
                              f"got {type!r}", item, "type")
-        if type == "beam_strain":
+        if type in BEAM_SECTION_SENSORS or type == "beam_centerline":
             if body not in self.bodies or not isinstance(self.bodies[body], BeamBody):
                 raise ModelError(f'expected a beam body, got "{body}"', item, "body")
+            if frame != GROUND and frame not in self.bodies:
+                raise ModelError(f'unknown body "{frame}"', item, "frame")
+        if type == "beam_centerline":
+            if isinstance(subdivisions, bool) or not isinstance(
+                    subdivisions, (int, np.integer)) or subdivisions < 1:
+                raise ModelError(f"expected a positive integer, got {subdivisions!r}", item,
+                                 "subdivisions")
+            self.sensors[name] = Sensor(name, type, body=body, frame=frame,
+                                        subdivisions=int(subdivisions))
+        elif type in BEAM_SECTION_SENSORS:
             ne = len(self.bodies[body].connectivity)
             if isinstance(element, bool) or not isinstance(element, (int, np.integer)) or \
                     not -ne <= element < ne:
                 raise ModelError(f"expected an element index 0..{ne - 1} (or -1 for the "
                                  f"last), got {element!r}", item, "element")
-            if at not in ("start", "end"):
-                raise ModelError(f"expected 'start' or 'end', got {at!r}", item, "at")
-            if point is None:
-                raise ModelError("a beam_strain sensor needs the section point [y, z] (m)",
-                                 item, "point")
+            xi = {"start": 0.0, "end": 1.0}.get(at) if isinstance(at, str) else (
+                None if isinstance(at, bool) else at)
+            if not isinstance(xi, (int, float, np.floating, np.integer)) or \
+                    not 0.0 <= xi <= 1.0:
+                raise ModelError(f"expected 'start', 'end' or a number in [0, 1] (the "
+                                 f"position along the element), got {at!r}", item, "at")
+            pt = None
+            if type == "beam_strain":
+                if point is None:
+                    raise ModelError("a beam_strain sensor needs the section point [y, z] "
+                                     "(m)", item, "point")
+                pt = _vector(point, 2, item, "point")
+            elif point is not None:
+                raise ModelError(f"a {type} sensor takes no section point", item, "point")
             self.sensors[name] = Sensor(name, type, body=body, element=int(element) % ne,
-                                        at=at, point=_vector(point, 2, item, "point"))
+                                        at=at, point=pt)
         elif type.startswith("actuator"):
             if actuator not in self.actuators:
                 raise ModelError(f'unknown actuator "{actuator}"', item, "actuator")
@@ -806,6 +857,10 @@ class Model:
                                  "marker")
             if frame != GROUND and frame not in self.bodies:
                 raise ModelError(f'unknown body "{frame}"', item, "frame")
+            if type == "marker_deflection" and (
+                    body == GROUND or not isinstance(self.bodies[body], BeamBody)):
+                raise ModelError("a marker_deflection sensor reads a marker on a beam "
+                                 f'body; "{body}" is not one', item, "body")
             self.sensors[name] = Sensor(name, type, body=body, marker=marker, frame=frame)
         return self.sensors[name]
 
@@ -840,18 +895,21 @@ class Model:
             raise ModelError("the name is used twice", item, "name")
 
 
-def _check_inertia(i_c, mass, item, about):
-    """Symmetric positive definite, principal moments obeying the triangle inequality."""
-    where = "about the centre of mass" + ("" if about == "com" else
-                                          " (converted from the frame origin)")
+def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"):
+    """Symmetric positive definite (semi-definite if not `positive_definite`), principal
+    moments obeying the triangle inequality."""
+    where = {"com": "about the centre of mass",
+             "origin": "about the centre of mass (converted from the frame origin)",
+             "node": "about the node"}[about]
     w = np.linalg.eigvalsh(i_c)
     scale = max(abs(w).max(), 1e-300)
-    if w.min() <= 1e-12 * scale:
-        raise ModelError(f"expected a positive definite inertia; {where} its principal "
-                         f"moments are {np.array2string(w, precision=6)}", item, "inertia")
+    if w.min() <= (1e-12 if positive_definite else -1e-12) * scale:
+        what = "positive definite" if positive_definite else "positive semi-definite"
+        raise ModelError(f"expected a {what} inertia; {where} its principal "
+                         f"moments are {np.array2string(w, precision=6)}", item, fld)
     tol = 1e-9 * scale
     a, b, c = w
     if a + b < c - tol:
         raise ModelError(f"principal moments {np.array2string(w, precision=6)} {where} "
                          "violate the triangle inequality (I1 + I2 >= I3): no mass "
-                         "distribution has them", item, "inertia")
+                         "distribution has them", item, fld)

@@ -5,7 +5,8 @@ import numpy as np
 from ..elements import general_section, material
 from .description import Model
 
-__all__ = ["chain_model", "huang_two_link", "huang_rig", "huang_tube", "HUANG_TUBE_MATERIAL"]
+__all__ = ["chain_model", "huang_two_link", "huang_three_link", "huang_rig", "huang_tube",
+           "HUANG_TUBE_MATERIAL"]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -64,8 +65,9 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
     `elements` beam elements, 0.5 kg at the tip, damping alpha K_ff); theta1 = 1.5,
     theta2 = -1.0, at rest, the beam `initial` ("undeformed" as in the thesis, or
     "static"). `youngs_modulus_scale` multiplies E and G
-    (the rigid limit). Sensors: both joint angles and the tip's position in the
-    link-2 frame (its elastic displacement is that minus (1.02, 0, 0)).
+    (the rigid limit). Sensors: both joint angles, the tip's position in the link-2
+    frame and its elastic displacement there (x along the beam, y perpendicular to it
+    in the plane of motion, z along the joint-2 axis).
 
     Link 1's inertia about its frame origin is MODELS.md's diag(0.04022, 0.08884,
     3.752e-4) except I_xx, raised to 0.08884: the table lumps the joint-1 drive into
@@ -91,6 +93,50 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
     model.add_sensor("theta1", "joint_coordinate", joint="joint1")
     model.add_sensor("theta2", "joint_coordinate", joint="joint2")
     model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
+    model.add_sensor("tip_deflection", "marker_deflection", body="link2", marker="tip",
+                     frame="link2")
+    return model
+
+
+def huang_three_link(elements=1, alpha=0.0, t_end=2.0):
+    """H3 of MODELS.md: link 1 of H2 on a revolute joint about global y; a prismatic
+    joint along link-1 z at (0, 0, -0.231) to the rigid link 2 (2.067 kg, centre of
+    mass 0.231 m down its -z axis, 0.462 m long); a revolute joint about link-2 z at
+    its end (0, 0, -0.462) to link 3, the flexible link of H2 (the Huang tube, 1.02 m,
+    0.5 kg at the tip, `elements` elements, damping alpha K_ff). theta1 = 1.5, d2 = 0,
+    theta3 = -1.0, at rest. Sensors: the joint values, the tip's position in the
+    link-3 frame and its elastic displacement there.
+
+    Link 2's inertia: MODELS.md gives diag(0.04022, 0.08884, 3.752e-4) about the frame
+    origin, which no body with its centre of mass 0.231 m away has (the parallel-axis
+    term alone is 0.110 kg m^2 > 0.08884): the values are taken about the centre of
+    mass, with I_xx raised to 0.08884 as for link 1; link 2 turns only about y (with
+    link 1), so I_xx and I_zz do not enter the motion."""
+    model = Model("huang_three_link", gravity=(0.0, 0.0, -9.81))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.01)
+    model.add_rigid_body("link1", mass=2.067, com=(0.0, 0.0, -0.1155),
+                         inertia=(0.08884, 0.08884, 3.752e-4), inertia_about="origin")
+    model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
+    model.add_rigid_body("link2", mass=2.067, com=(0.0, 0.0, -0.231),
+                         inertia=(0.08884, 0.08884, 3.752e-4), inertia_about="com")
+    model.add_marker("link2", "joint3", position=(0.0, 0.0, -0.462))
+    model.add_beam_body("link3", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
+                        material(**HUANG_TUBE_MATERIAL), elements=elements,
+                        reference=(0.0, 1.0, 0.0), node_masses={-1: 0.5}, alpha=alpha)
+    model.add_marker("link3", "tip", node=-1)
+    model.add_joint("joint1", "revolute", parent="ground", child="link1",
+                    axis=(0.0, 1.0, 0.0), initial=1.5)
+    model.add_joint("joint2", "prismatic", parent="link1", parent_marker="joint2",
+                    child="link2", axis=(0.0, 0.0, 1.0))
+    model.add_joint("joint3", "revolute", parent="link2", parent_marker="joint3",
+                    child="link3", axis=(0.0, 0.0, 1.0), initial=-1.0)
+    model.add_sensor("theta1", "joint_coordinate", joint="joint1")
+    model.add_sensor("d2", "joint_coordinate", joint="joint2")
+    model.add_sensor("theta3", "joint_coordinate", joint="joint3")
+    model.add_sensor("tip", "marker_position", body="link3", marker="tip", frame="link3")
+    model.add_sensor("tip_deflection", "marker_deflection", body="link3", marker="tip",
+                     frame="link3")
     return model
 
 
@@ -128,4 +174,6 @@ def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0):
     model.add_sensor("strain", "beam_strain", body="link2", element=0, at="start",
                      point=(6.35e-3, 0.0))
     model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
+    model.add_sensor("tip_deflection", "marker_deflection", body="link2", marker="tip",
+                     frame="link2")
     return model

@@ -39,6 +39,7 @@ NUMBER_OR_VECTOR = "a number or a list of numbers"
 VECTOR_OR_MATRIX = "a list of numbers or a list of lists of numbers"
 INTEGER_OR_VECTOR = "an integer or a list of integers"
 STRING_OR_LIST = '"all" or a list of strings'
+STRING_OR_NUMBER = "a string or a number"
 TABLE = "a table"
 
 FOUND_TEXT_LENGTH = 60  # characters of a bad value quoted in an error message
@@ -69,6 +70,7 @@ _KIND_CHECKS = {
     INTEGER_OR_VECTOR: lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (
         isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
                                     for x in v)),
+    STRING_OR_NUMBER: lambda v: isinstance(v, str) or _is_number(v),
     STRING_OR_LIST: lambda v: isinstance(v, str) or (
         isinstance(v, list) and all(isinstance(x, str) for x in v)),
 }
@@ -121,8 +123,8 @@ _BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
                 required=("mass", "inertia", "inertia_about"))
 _BEAM = _Schema({"type": STRING, "points": MATRIX, "elements": INTEGER_OR_VECTOR,
                  "section": TABLE, "material": TABLE, "reference": VECTOR, "fixed": TABLE,
-                 "node_masses": TABLE, "alpha": NUMBER, "beta": NUMBER, "initial": STRING,
-                 "markers": TABLE},
+                 "node_masses": TABLE, "node_inertias": TABLE, "alpha": NUMBER,
+                 "beta": NUMBER, "initial": STRING, "markers": TABLE},
                 required=("type", "points", "section", "material"))
 _BEAM_MARKER = _Schema({"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR},
                        required=("node",))
@@ -163,8 +165,13 @@ _ACTUATOR = _Schema({"joint": STRING, "coordinate": INTEGER, "type": STRING,
                      "max_torque": NUMBER, "gear_ratio": NUMBER, "rotor_inertia": NUMBER,
                      "motor_damping": NUMBER}, required=("joint",))
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
-_STRAIN_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER, "at": STRING,
-                          "point": VECTOR}, required=("body", "point"))
+_STRAIN_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER,
+                          "at": STRING_OR_NUMBER, "point": VECTOR},
+                         required=("body", "point"))
+_SECTION_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER,
+                           "at": STRING_OR_NUMBER}, required=("body",))
+_CENTERLINE_SENSOR = _Schema({"type": STRING, "body": STRING, "frame": STRING,
+                              "subdivisions": INTEGER}, required=("body",))
 _JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
                         required=("joint",))
 _MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
@@ -375,6 +382,10 @@ def _check_beam(name, table, item):
         if not _is_number(mass):
             raise ModelError(f"expected {NUMBER}, got {_found(mass)}", item,
                              f"node_masses.{node}")
+    for node, inertia in table.get("node_inertias", {}).items():
+        if not _KIND_CHECKS[VECTOR_OR_MATRIX](inertia):
+            raise ModelError(f"expected {VECTOR_OR_MATRIX}, got {_found(inertia)}", item,
+                             f"node_inertias.{node}")
     _check_named_tables(table.get("markers", {}), "marker",
                         lambda m: f'marker "{m}" on body "{name}"',
                         lambda n, t, i: _check_fields(t, _BEAM_MARKER, i))
@@ -418,7 +429,10 @@ def _check_sensor(name, table, item):
                          f"{_found(sensor_type)}", item, "type")
     schema = (_JOINT_SENSOR if sensor_type.startswith("joint") else
               _ACTUATOR_SENSOR if sensor_type.startswith("actuator") else
-              _STRAIN_SENSOR if sensor_type == "beam_strain" else _MARKER_SENSOR)
+              _STRAIN_SENSOR if sensor_type == "beam_strain" else
+              _SECTION_SENSOR if sensor_type in ("beam_curvature", "beam_section_forces")
+              else _CENTERLINE_SENSOR if sensor_type == "beam_centerline" else
+              _MARKER_SENSOR)
     _check_fields(table, schema, item)
 
 

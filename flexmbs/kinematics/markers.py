@@ -1,0 +1,134 @@
+"""Markers of loads and sensors (numba): position, orientation and velocity of a marker
+that follows the deformation of its node (FORMULATION.md section 4).
+
+A marker k on body b has an undeformed position s0 and orientation C0 in b's axes and
+a deformation linear in the elastic coordinates (`ModelArrays.marker_term_*`):
+a translation d (body axes) and Cardan angles th (rotations about x, then y, then z),
+
+    s = s0 + d,    C = Rx(th_0) Ry(th_1) Rz(th_2) C0,
+    p = r_b + A_b s,    A_marker = A_b C,
+    dp/dt = dr_b/dt + w_b x (A_b s) + A_b d',    w_marker = w_b + A_b Tm(th) th',
+
+with Tm = [e_x, Rx e_y, Rx Ry e_z] the tangent map of the sequence (the same
+parametrisation as the joint chains of `flexmbs.model.motions`). A marker on a rigid
+body, or on a clamped node, has d = 0 and th = 0.
+
+Scratch: ws.m33[5:10] and ws.v3[12:16]; callers use the lower ones.
+"""
+
+import numpy as np
+
+from ..config import jit, jit_inline
+
+__all__ = ["marker_deformation", "marker_frame", "cardan_rotations"]
+
+
+@jit_inline
+def marker_deformation(m, ws, k, d, dd, th, thd):
+    """d, dd (3,): marker k's translation and its rate (body axes, m, m/s);
+    th, thd (3,): its Cardan angles and their rates (rad, rad/s)."""
+    for a in range(6):
+        x = 0.0
+        xd = 0.0
+        for j in range(m.marker_term_ptr[6 * k + a], m.marker_term_ptr[6 * k + a + 1]):
+            c = m.marker_term_col[j]
+            f = m.marker_term_coef[j]
+            x += f * ws.x[c]
+            xd += f * ws.xd[c]
+        if a < 3:
+            d[a] = x
+            dd[a] = xd
+        else:
+            th[a - 3] = x
+            thd[a - 3] = xd
+
+
+@jit
+def _mul(a, b, out):
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
+
+
+@jit
+def cardan_rotations(th, rx, ry, rz, tm):
+    """rx, ry, rz (3, 3): Rx(th_0), Ry(th_1), Rz(th_2); tm (3, 3): the tangent map
+    [e_x, Rx e_y, Rx Ry e_z], so that the angular velocity of Rx Ry Rz in the axes it
+    acts in is tm th'."""
+    for out in (rx, ry, rz):
+        out[:, :] = 0.0
+    c, s = np.cos(th[0]), np.sin(th[0])
+    rx[0, 0] = 1.0
+    rx[1, 1] = c
+    rx[1, 2] = -s
+    rx[2, 1] = s
+    rx[2, 2] = c
+    c, s = np.cos(th[1]), np.sin(th[1])
+    ry[1, 1] = 1.0
+    ry[0, 0] = c
+    ry[0, 2] = s
+    ry[2, 0] = -s
+    ry[2, 2] = c
+    c, s = np.cos(th[2]), np.sin(th[2])
+    rz[2, 2] = 1.0
+    rz[0, 0] = c
+    rz[0, 1] = -s
+    rz[1, 0] = s
+    rz[1, 1] = c
+    for r in range(3):
+        tm[r, 0] = 1.0 if r == 0 else 0.0
+        tm[r, 1] = rx[r, 1]
+        tm[r, 2] = rx[r, 0] * ry[0, 2] + rx[r, 1] * ry[1, 2] + rx[r, 2] * ry[2, 2]
+
+
+@jit_inline
+def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
+    """Marker k after forward_kinematics (global axes): pos (3,) position (m), rot
+    (3, 3) marker axes, vel (3,) velocity (m/s), om (3,) angular velocity (rad/s);
+    arm (3,) = A_b s, the marker relative to its body's origin; tm (3, 3) the tangent
+    map Tm(th) (body axes)."""
+    b = m.marker_body[k]
+    ab = ws.m33[5]
+    rx = ws.m33[6]
+    ry = ws.m33[7]
+    rz = ws.m33[8]
+    tmp = ws.m33[9]
+    d = ws.v3[12]
+    dd = ws.v3[13]
+    th = ws.v3[14]
+    thd = ws.v3[15]
+    marker_deformation(m, ws, k, d, dd, th, thd)
+    if b >= 0:
+        ab[:, :] = ws.rot[b]
+    else:
+        ab[:, :] = 0.0
+        for r in range(3):
+            ab[r, r] = 1.0
+    cardan_rotations(th, rx, ry, rz, tm)
+    _mul(rz, m.marker_rotation[k], tmp)
+    _mul(ry, tmp, rz)
+    _mul(rx, rz, tmp)
+    _mul(ab, tmp, rot)
+    s0 = m.marker_position[k]
+    for r in range(3):
+        arm[r] = ab[r, 0] * (s0[0] + d[0]) + ab[r, 1] * (s0[1] + d[1]) + \
+            ab[r, 2] * (s0[2] + d[2])
+    for r in range(3):  # relative angular velocity, body axes, into d
+        d[r] = tm[r, 0] * thd[0] + tm[r, 1] * thd[1] + tm[r, 2] * thd[2]
+    if b >= 0:
+        wb = ws.omega[b]
+        for r in range(3):
+            pos[r] = ws.r[b, r] + arm[r]
+            om[r] = wb[r]
+            vel[r] = ws.rd[b, r]
+        vel[0] += wb[1] * arm[2] - wb[2] * arm[1]
+        vel[1] += wb[2] * arm[0] - wb[0] * arm[2]
+        vel[2] += wb[0] * arm[1] - wb[1] * arm[0]
+    else:
+        for r in range(3):
+            pos[r] = arm[r]
+            om[r] = 0.0
+            vel[r] = 0.0
+    for r in range(3):
+        vel[r] += ab[r, 0] * dd[0] + ab[r, 1] * dd[1] + ab[r, 2] * dd[2]
+        om[r] += ab[r, 0] * d[0] + ab[r, 1] * d[1] + ab[r, 2] * d[2]

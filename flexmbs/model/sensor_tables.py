@@ -1,0 +1,146 @@
+"""Sensors compiled into the arrays that `flexmbs.dynamics.sensors` reads.
+
+Joint and actuator sensors name a coordinate or an actuator; marker sensors a marker
+of the compiled marker table (`flexmbs.model.compiled`); beam sensors are linear in
+the elastic coordinates, so they become rows over q: the axial strain at a section
+point, the curvatures and the section forces at a place along an element
+(`flexmbs.elements.beam`), and the displacements of the centre-line points, which the
+kernel adds to their undeformed positions.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..elements.beam import (axial_strain_row, curvature_rows, element_frame,
+                             element_length, element_transformation, section_force_rows,
+                             shape_matrix)
+from .description import GROUND
+
+__all__ = ["SENSOR_CODES", "SENSOR_SIZES", "SensorTables", "sensor_tables",
+           "element_rows", "centerline_points"]
+
+SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
+                "marker_orientation": 3, "marker_velocity": 4,
+                "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7,
+                "beam_strain": 8, "marker_deflection": 9, "beam_curvature": 10,
+                "beam_section_forces": 11, "beam_centerline": 12}
+SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1, 9: 3, 10: 2,
+                11: 6}  # beam_centerline: 3 per point
+ROW_ZERO = 1e-300  # |coefficient| at or below this is left out of a row
+
+
+@dataclass
+class SensorTables:
+    """`arrays`: the sensor fields of ModelArrays; `sizes`: values per sensor."""
+    arrays: dict
+    sizes: list
+
+
+def _xi(at):
+    return {"start": 0.0, "end": 1.0}.get(at, at) if isinstance(at, str) else float(at)
+
+
+def element_rows(beam, element, rows):
+    """rows (k, 12) over an element's coordinates (element frame) turned into rows
+    (k, nf) over the beam's elastic coordinates: e = T [node_rows(a); node_rows(b)] qf
+    (FORMULATION.md section 3: T, B1, B2, and the mode basis if any)."""
+    a, b = beam.connectivity[element]
+    frame = element_frame(beam.nodes[a], beam.nodes[b], beam.reference)
+    to_qf = element_transformation(frame) @ np.vstack([beam.node_rows(a), beam.node_rows(b)])
+    return np.atleast_2d(rows) @ to_qf
+
+
+def centerline_points(beam, subdivisions):
+    """(positions (npt, 3), rows (3 npt, nf)): the undeformed points of the beam's
+    axis, `subdivisions` per element (nodes included, each once), body axes, and the
+    rows of their elastic displacement C S(xi, 0, 0) T over qf."""
+    positions, rows = [], []
+    for e, (a, b) in enumerate(beam.connectivity):
+        frame = element_frame(beam.nodes[a], beam.nodes[b], beam.reference)
+        length = element_length(beam.nodes[a], beam.nodes[b])
+        first = 0 if e == 0 else 1
+        for k in range(first, subdivisions + 1):
+            xi = k / subdivisions
+            positions.append(beam.nodes[a] + xi * length * frame[:, 0])
+            rows.append(frame @ element_rows(beam, e, shape_matrix(xi, 0.0, 0.0, length)))
+    return np.array(positions), np.vstack(rows)
+
+
+def _beam_section_rows(beam, sensor):
+    a, b = beam.connectivity[sensor.element]
+    length = element_length(beam.nodes[a], beam.nodes[b])
+    xi = _xi(sensor.at)
+    if sensor.type == "beam_strain":
+        rows = axial_strain_row(xi, sensor.point[0], sensor.point[1], length)
+    elif sensor.type == "beam_curvature":
+        rows = curvature_rows(xi, length)
+    else:
+        rows = section_force_rows(xi, length, beam.section, beam.material)
+    return element_rows(beam, sensor.element, rows)
+
+
+def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, flex_q):
+    """SensorTables of `sensors`. body_index: body name -> index; coord_of:
+    (joint, coordinate) -> column; act_index: actuator name -> index;
+    marker_id(body, marker) -> marker-table index; flex_q: beam name -> q index of its
+    first elastic coordinate."""
+    s_type, s_coord, s_marker, s_body, s_frame, s_point, s_off = [], [], [], [], [], [], [0]
+    lin_rows, points, sizes = [], [], []
+
+    def add_rows(rows, q_first):
+        first = len(lin_rows)
+        for row in np.atleast_2d(rows):
+            lin_rows.append([(q_first + j, float(c)) for j, c in enumerate(row)
+                             if abs(c) > ROW_ZERO])
+        return first
+
+    for s in sensors:
+        code = SENSOR_CODES[s.type]
+        coord, mk, body, frame, point = -1, -1, -1, -1, -1
+        size = SENSOR_SIZES.get(code)
+        if code in (0, 1):
+            coord = coord_of[(s.joint, s.coordinate)]
+        elif code in (6, 7):
+            coord = act_index[s.actuator]
+        elif code in (8, 10, 11):
+            beam = model.bodies[s.body]
+            coord = add_rows(_beam_section_rows(beam, s), flex_q[s.body])
+            body = body_index[s.body]
+        elif code == 12:
+            beam = model.bodies[s.body]
+            pos, rows = centerline_points(beam, s.subdivisions)
+            coord = add_rows(rows, flex_q[s.body])
+            point = len(points)
+            points += list(pos)
+            body = body_index[s.body]
+            frame = -1 if s.frame == GROUND else body_index[s.frame]
+            size = 3 * len(pos)
+        else:
+            mk = marker_id(s.body, s.marker)
+            body = -1 if s.body == GROUND else body_index[s.body]
+            frame = -1 if s.frame == GROUND else body_index[s.frame]
+        s_type.append(code)
+        s_coord.append(coord)
+        s_marker.append(mk)
+        s_body.append(body)
+        s_frame.append(frame)
+        s_point.append(point)
+        s_off.append(s_off[-1] + size)
+        sizes.append(size)
+    lin_ptr = np.zeros(len(lin_rows) + 1, dtype=np.int64)
+    lin_ptr[1:] = np.cumsum([len(r) for r in lin_rows])
+    i64 = np.int64
+    arrays = dict(
+        sensor_type=np.array(s_type, dtype=i64),
+        sensor_coord=np.array(s_coord, dtype=i64),
+        sensor_marker=np.array(s_marker, dtype=i64),
+        sensor_body=np.array(s_body, dtype=i64),
+        sensor_frame=np.array(s_frame, dtype=i64),
+        sensor_point=np.array(s_point, dtype=i64),
+        sensor_offset=np.array(s_off, dtype=i64),
+        lin_ptr=lin_ptr,
+        lin_q=np.array([q for r in lin_rows for q, _ in r], dtype=i64),
+        lin_coef=np.array([c for r in lin_rows for _, c in r], dtype=float),
+        point_position=np.array(points, dtype=float).reshape(-1, 3))
+    return SensorTables(arrays, sizes)
