@@ -145,7 +145,7 @@ def _load_at_marker(m, ws, f, t, loc):
             loc[r] = scale * v[r]
 
 
-@jit_inline
+@jit
 def _applied_loads(m, ws, t):
     """Adds the point forces and torques to ws.body_force and ws.flex_force
     (FORMULATION.md section 2, applied forces): a force F (global) at the marker's
@@ -185,6 +185,19 @@ def _applied_loads(m, ws, t):
             for j in range(m.marker_term_ptr[a], m.marker_term_ptr[a + 1]):
                 ws.flex_force[m.col_qindex[m.marker_term_col[j]]] += \
                     m.marker_term_coef[j] * tvec[d]
+
+
+@jit
+def _loads_power(m, ws, t):
+    """Power of the point forces and torques (W): F . (marker velocity) + T . (marker
+    angular velocity)."""
+    p = 0.0
+    loc = ws.v3[4]
+    for f in range(m.force_type.shape[0]):
+        _load_at_marker(m, ws, f, t, loc)
+        vel = ws.v3[1] if m.force_type[f] == 0 else ws.v3[2]
+        p += loc[0] * vel[0] + loc[1] * vel[1] + loc[2] * vel[2]
+    return p
 
 
 @jit_inline
@@ -231,7 +244,8 @@ def body_forces(m, ws, t):
         apply_body_mass(m, i, rot, ws.ar[i], vw, ws.mbcol, 0)
         for r in range(6):
             ws.body_force[i, r] -= ws.mbcol[r, 0]
-    _applied_loads(m, ws, t)
+    if m.force_type.shape[0] > 0:  # a call, not inlined: models without loads pay nothing
+        _applied_loads(m, ws, t)
     actuator_torques(m, ws, t)
 
 
@@ -459,11 +473,8 @@ def nonconservative_power(m, ws, t):
             p -= m.coord_damping[c] * xd * xd
         else:
             p += (ws.tau[c] - m.coord_damping[c] * xd) * xd
-    loc = ws.v3[4]
-    for f in range(m.force_type.shape[0]):
-        _load_at_marker(m, ws, f, t, loc)
-        vel = ws.v3[1] if m.force_type[f] == 0 else ws.v3[2]
-        p += loc[0] * vel[0] + loc[1] * vel[1] + loc[2] * vel[2]
+    if m.force_type.shape[0] > 0:
+        p += _loads_power(m, ws, t)
     return p
 
 

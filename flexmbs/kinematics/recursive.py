@@ -88,54 +88,65 @@ def coordinate_values(m, ws, t, q, u):
             ws.xdd[c] = ws.tf3[2]
 
 
-@jit_inline
-def _amount(m, ws, j):
-    """(x, x', x'') of motion j: sum coef (x, xd, xdd)[col] over its terms."""
-    x = 0.0
-    xd = 0.0
-    xdd = 0.0
-    for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
-        c = m.motion_term_col[k]
-        f = m.motion_term_coef[k]
-        x += f * ws.x[c]
-        xd += f * ws.xd[c]
-        xdd += f * ws.xdd[c]
-    return x, xd, xdd
+@jit
+def _amount(term_ptr, term_col, term_coef, j, x, xd, xdd):
+    """(x, x', x'') of motion j: sum coef (x, xd, xdd)[col] over its terms.
+
+    Helpers in the per-body loops take arrays, not the (m, ws) tuples: a call that
+    passes the tuples, even inlined, pays a reference count for each of their arrays.
+    """
+    a = 0.0
+    ad = 0.0
+    add = 0.0
+    for k in range(term_ptr[j], term_ptr[j + 1]):
+        c = term_col[k]
+        f = term_coef[k]
+        a += f * x[c]
+        ad += f * xd[c]
+        add += f * xdd[c]
+    return a, ad, add
 
 
-@jit_inline
-def _take_columns(m, ws, i, p, pend, pending):
+@jit
+def _take_columns(frame_ptr, frame_col, frame_inherited, jr, jw, i, p, pend, pending):
     """Body i's partial velocities start as its parent's, moved by the displacement
     pend (jr_p + jw_p x pend), zero at its new columns."""
-    for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
-        c = m.frame_col[k]
-        if m.frame_inherited[k] != 0:
-            for r in range(3):
-                ws.jw[i, r, c] = ws.jw[p, r, c]
+    p0 = pend[0]
+    p1 = pend[1]
+    p2 = pend[2]
+    for k in range(frame_ptr[i], frame_ptr[i + 1]):
+        c = frame_col[k]
+        if frame_inherited[k] != 0:
+            w0 = jw[p, 0, c]
+            w1 = jw[p, 1, c]
+            w2 = jw[p, 2, c]
+            jw[i, 0, c] = w0
+            jw[i, 1, c] = w1
+            jw[i, 2, c] = w2
             if pending:
-                ws.jr[i, 0, c] = ws.jr[p, 0, c] + ws.jw[p, 1, c] * pend[2] - \
-                    ws.jw[p, 2, c] * pend[1]
-                ws.jr[i, 1, c] = ws.jr[p, 1, c] + ws.jw[p, 2, c] * pend[0] - \
-                    ws.jw[p, 0, c] * pend[2]
-                ws.jr[i, 2, c] = ws.jr[p, 2, c] + ws.jw[p, 0, c] * pend[1] - \
-                    ws.jw[p, 1, c] * pend[0]
+                jr[i, 0, c] = jr[p, 0, c] + w1 * p2 - w2 * p1
+                jr[i, 1, c] = jr[p, 1, c] + w2 * p0 - w0 * p2
+                jr[i, 2, c] = jr[p, 2, c] + w0 * p1 - w1 * p0
             else:
                 for r in range(3):
-                    ws.jr[i, r, c] = ws.jr[p, r, c]
+                    jr[i, r, c] = jr[p, r, c]
         else:
             for r in range(3):
-                ws.jr[i, r, c] = 0.0
-                ws.jw[i, r, c] = 0.0
+                jr[i, r, c] = 0.0
+                jw[i, r, c] = 0.0
 
 
-@jit_inline
-def _move_columns(m, ws, i, pend):
+@jit
+def _move_columns(frame_ptr, frame_col, jr, jw, i, pend):
     """jr[i][:, c] += jw[i][:, c] x pend at body i's frame columns."""
-    for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
-        c = m.frame_col[k]
-        ws.jr[i, 0, c] += ws.jw[i, 1, c] * pend[2] - ws.jw[i, 2, c] * pend[1]
-        ws.jr[i, 1, c] += ws.jw[i, 2, c] * pend[0] - ws.jw[i, 0, c] * pend[2]
-        ws.jr[i, 2, c] += ws.jw[i, 0, c] * pend[1] - ws.jw[i, 1, c] * pend[0]
+    p0 = pend[0]
+    p1 = pend[1]
+    p2 = pend[2]
+    for k in range(frame_ptr[i], frame_ptr[i + 1]):
+        c = frame_col[k]
+        jr[i, 0, c] += jw[i, 1, c] * p2 - jw[i, 2, c] * p1
+        jr[i, 1, c] += jw[i, 2, c] * p0 - jw[i, 0, c] * p2
+        jr[i, 2, c] += jw[i, 0, c] * p1 - jw[i, 1, c] * p0
 
 
 @jit_inline
@@ -194,16 +205,18 @@ def forward_kinematics(m, ws, t, q, u):
                 xd = 0.0
                 xdd = 0.0
             else:
-                x, xd, xdd = _amount(m, ws, j)
+                x, xd, xdd = _amount(m.motion_term_ptr, m.motion_term_col,
+                                     m.motion_term_coef, j, ws.x, ws.xd, ws.xdd)
                 _matvec(rr, m.motion_vector[j], e)
                 if not taken:
-                    _take_columns(m, ws, i, p, pend, pending)
+                    _take_columns(m.frame_ptr, m.frame_col, m.frame_inherited, ws.jr,
+                                  ws.jw, i, p, pend, pending)
                     taken = True
                     pend[:] = 0.0
                     pending = False
                 if kind == ROTATE:
                     if pending:
-                        _move_columns(m, ws, i, pend)
+                        _move_columns(m.frame_ptr, m.frame_col, ws.jr, ws.jw, i, pend)
                         pend[:] = 0.0
                         pending = False
                     _cross_add(om, e, xd, al)
@@ -244,9 +257,10 @@ def forward_kinematics(m, ws, t, q, u):
                     vel[r] += e[r] * xd
                     acc[r] += e[r] * xdd
         if not taken:
-            _take_columns(m, ws, i, p, pend, pending)
+            _take_columns(m.frame_ptr, m.frame_col, m.frame_inherited, ws.jr, ws.jw, i, p,
+                          pend, pending)
         elif pending:
-            _move_columns(m, ws, i, pend)
+            _move_columns(m.frame_ptr, m.frame_col, ws.jr, ws.jw, i, pend)
         ws.rot[i] = rr
         for r in range(3):
             ws.r[i, r] = pos[r]
@@ -317,7 +331,8 @@ def velocity_transformation_rate(m, ws):
             if kind == OFFSET:
                 _matvec(rr, m.motion_vector[j], y)
             else:
-                x, xd, xdd = _amount(m, ws, j)
+                x, xd, xdd = _amount(m.motion_term_ptr, m.motion_term_col,
+                                     m.motion_term_coef, j, ws.x, ws.xd, ws.xdd)
                 _matvec(rr, m.motion_vector[j], e)
                 we[0] = om[1] * e[2] - om[2] * e[1]
                 we[1] = om[2] * e[0] - om[0] * e[2]
