@@ -599,7 +599,8 @@ def format_fit_report(fit, markdown=False):
         out += ["| " + " | ".join(r) + " |" for r in rows]
     else:
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-        out += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in [head] + rows]
+        out += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
+                for r in [head] + rows]
     out.append("")
     out.append("correlations:")
     short = [n.split(".")[-2] + "." + n.split(".")[-1] if "." in n else n for n in names]
