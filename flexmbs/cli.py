@@ -1,9 +1,10 @@
-"""The `flexmbs` command line: run | info | energy | plot.
+"""The `flexmbs` command line: run | info | energy | plot | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
 (the result file then records why), `flexmbs energy --max-ratio` exits 1 when the
-energy criterion is not met.
+energy criterion is not met, `flexmbs fit` exits 1 when the least-squares search stops
+before it converges (its outputs are written all the same).
 """
 
 import argparse
@@ -82,6 +83,62 @@ def _cmd_plot(args):
     return EXIT_OK
 
 
+def _default_dir(*paths, suffix):
+    """NAME1_vs_NAME2 + suffix in the current folder, from the files' names."""
+    stems = [os.path.splitext(os.path.basename(p))[0] for p in paths]
+    return "_vs_".join(stems) + suffix
+
+
+def _cmd_compare(args):
+    from .analysis.compare import compare_files, format_summary, write_report
+
+    comparison = compare_files(args.result, args.experiment, args.map, gaps=args.gaps,
+                               group=args.group, segment=args.segment, offset=args.offset)
+    out = args.output or _default_dir(args.result, args.experiment, suffix="_compare")
+    files = write_report(comparison, out, plots=not args.no_plots)
+    if args.json:
+        print(json.dumps(comparison.to_dict(), indent=1))
+    else:
+        print(format_summary(comparison))
+        print(f"\nreport in {out}: " + ", ".join(os.path.basename(f) for f in files))
+    return EXIT_OK
+
+
+def _cmd_fit(args):
+    from .analysis.channel_map import load_channel_map
+    from .analysis.compare import format_summary
+    from .analysis.experiment import read_experiment
+    from .analysis.fit import (DEFAULT_MAX_RUNS, FIT_RTOL, fit_model, format_fit_report,
+                               parse_parameter, write_fit_outputs)
+
+    parameters = [parse_parameter(p) for p in args.param]
+    channel_map = load_channel_map(args.map)
+    experiment = read_experiment(args.experiment, channel_map.time_name,
+                                 args.group if args.group is not None else channel_map.group)
+    log = None if args.quiet else _log
+    overrides = args.set or []
+    fit = fit_model(args.model, experiment, channel_map, parameters, overrides=overrides,
+                    t_end=args.t_end, rtol=args.rtol or FIT_RTOL, atol=args.atol,
+                    fit_offset=not args.fixed_offset, gaps=args.gaps,
+                    max_runs=args.max_runs or DEFAULT_MAX_RUNS, log=log)
+    out = args.output or _default_dir(args.model, args.experiment, suffix="_fit")
+    outputs = write_fit_outputs(fit, args.model, args.experiment, args.map, overrides, out,
+                                gaps=args.gaps, group=args.group, plots=not args.no_plots)
+    if args.json:
+        with open(os.path.join(out, "fit.json"), encoding="utf-8") as f:
+            print(f.read())
+    else:
+        print(format_fit_report(fit))
+        print()
+        print(format_summary(outputs.comparison))
+        print(f"\nfitted model {outputs.model_file}; outputs in {out}: "
+              + ", ".join(os.path.basename(f) for f in outputs.files))
+    if not fit.success:
+        _err(f"{args.model}: the fit stopped before it converged: {fit.message}")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 def _parser():
     p = argparse.ArgumentParser(
         prog="flexmbs", description="Deformable multibody dynamics in joint coordinates.")
@@ -122,6 +179,64 @@ def _parser():
                                               "coordinates and the energies)")
     pl.add_argument("-o", "--output", help="PNG file (default: RESULT.png)")
     pl.set_defaults(fn=_cmd_plot)
+
+    from .analysis.experiment import GAP_POLICIES  # light: the fit's modules load scipy
+
+    c = sub.add_parser("compare", help="compare a result file with an experiment file "
+                                       "(metrics, spectra, plots, reports)")
+    c.add_argument("result", help="result file (HDF5) of a run")
+    c.add_argument("experiment", help="experiment file (CSV or HDF5)")
+    c.add_argument("--map", required=True, metavar="MAP.toml",
+                   help="channel map: experiment channels to sensors, calibration, "
+                        "filters, alignment")
+    c.add_argument("-o", "--output", metavar="REPORT_DIR",
+                   help="folder of the report (default: RESULT_vs_EXPERIMENT_compare here)")
+    c.add_argument("--json", action="store_true", help="print the JSON report")
+    c.add_argument("--gaps", choices=GAP_POLICIES,
+                   help="missing values in the experiment: error, interpolate or cut "
+                        "(default: the map's)")
+    c.add_argument("--group", help="HDF5 group of the experiment (default: the map's, or "
+                                   "the one group with a time dataset)")
+    c.add_argument("--offset", type=float,
+                   help="t_exp - t_sim (s), instead of the map's alignment")
+    c.add_argument("--segment", type=float,
+                   help="Welch segment (s) of the spectra (default: the whole record)")
+    c.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    c.set_defaults(fn=_cmd_compare)
+
+    f = sub.add_parser("fit", help="identify model values from an experiment file "
+                                   "(least squares over runs of the model)")
+    f.add_argument("model", help="model file (TOML); its values are the starting point")
+    f.add_argument("experiment", help="experiment file (CSV or HDF5)")
+    f.add_argument("--map", required=True, metavar="MAP.toml", help="channel map")
+    f.add_argument("--param", action="append", required=True, metavar="PATH[=lo:hi]",
+                   help="a model value to identify, by its dotted path as for --set, "
+                        "with optional bounds (repeatable), e.g. "
+                        "--param joints.joint2.damping=0:1")
+    f.add_argument("--set", action="append", metavar="PATH=VALUE",
+                   help="override a value of the model file (repeatable), e.g. a "
+                        "starting value")
+    f.add_argument("--t-end", type=float,
+                   help="fit the first T s after the release (default: the whole record)")
+    f.add_argument("--rtol", type=float,
+                   help="relative tolerance of the runs (default 1e-8: "
+                        "flexmbs.analysis.fit.FIT_RTOL)")
+    f.add_argument("--atol", type=float, help="absolute tolerance (default rtol / 100)")
+    f.add_argument("--fixed-offset", action="store_true",
+                   help="hold the alignment's time offset (default: identify it too)")
+    f.add_argument("--gaps", choices=GAP_POLICIES,
+                   help="missing values in the experiment (default: the map's)")
+    f.add_argument("--group", help="HDF5 group of the experiment")
+    f.add_argument("--max-runs", type=int,
+                   help="simulations at most (default 200: "
+                        "flexmbs.analysis.fit.DEFAULT_MAX_RUNS)")
+    f.add_argument("-o", "--output", metavar="OUT_DIR",
+                   help="folder of the fitted model, its run and the reports "
+                        "(default: MODEL_vs_EXPERIMENT_fit here)")
+    f.add_argument("--json", action="store_true", help="print the JSON report")
+    f.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    f.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    f.set_defaults(fn=_cmd_fit)
     return p
 
 

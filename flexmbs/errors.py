@@ -2,9 +2,11 @@
 
 `ModelError` names where a bad input was found (file, item, field) and what was
 expected; the command line prints it on one line and exits with status 2.
+`ExperimentError` does the same for experiment files and channel maps (the item is a
+line of a CSV file, a channel or a section of a map).
 """
 
-__all__ = ["FlexmbsError", "ModelError", "ResultFileError"]
+__all__ = ["FlexmbsError", "ModelError", "ResultFileError", "ExperimentError"]
 
 
 class FlexmbsError(Exception):
@@ -52,3 +54,39 @@ class ModelError(FlexmbsError, ValueError):
 
 class ResultFileError(FlexmbsError):
     """A result file that is missing, unreadable or not written by flexmbs."""
+
+
+class ExperimentError(FlexmbsError, ValueError):
+    """An experiment file or a channel map that cannot be used.
+
+    Parameters
+    ----------
+    message : what is wrong and what was expected.
+    item : where in the file, e.g. ``line 12``, ``channel "pot1"`` or
+        ``section "alignment"``; ``None`` for the file as a whole.
+    field : the field, e.g. ``gain`` (a map) or ``time`` (a column of a CSV file).
+    source : the file.
+    """
+
+    def __init__(self, message, item=None, field=None, source=None):
+        self.message = message
+        self.item = item
+        self.field = field
+        self.source = source
+        super().__init__(self._text())
+
+    def _text(self):
+        where = [str(x) for x in (self.source, self.item) if x]
+        if self.field:
+            where.append(f'field "{self.field}"')
+        return (": ".join(where) + ": " if where else "") + self.message
+
+    def with_source(self, source):
+        """The same error, attributed to `source` if it has none yet."""
+        if self.source is None:
+            self.source = source
+            self.args = (self._text(),)
+        return self
+
+    def __str__(self):
+        return self._text()

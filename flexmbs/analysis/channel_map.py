@@ -1,0 +1,701 @@
+"""The channel map: which experiment channel is which simulation sensor, and how.
+
+A channel map is a TOML file (data/experiments/README.md has the full format):
+
+    [experiment]            how to read the experiment file
+    time = "time"           the time column (CSV) or dataset (HDF5)
+    gaps = "error"          missing values: "error", "interpolate" or "cut"
+
+    [alignment]             where the simulation's t = 0 lies in experiment time
+    method = "xcorr"        "offset", "release" or "xcorr"
+    channel = "theta2"
+
+    [channels.theta1]       one table per compared channel, named as in reports
+    sensor = "theta1"       the simulation sensor (default: the table's name)
+    experiment = "pot1"     the experiment channel (CSV column, HDF5 dataset)
+    gain = 100.0            calibration, see below
+    offset = 1.27
+    sign = -1
+    unit = "deg"
+    lowpass = 20.0          optional zero-phase low-pass cutoff, Hz
+
+Calibration of a raw experiment value r (in the file's unit, e.g. V) into the
+simulation's SI unit:
+
+    value = sign * (gain * (r - offset) + bias) * to_si(unit)          (1)
+
+`gain * (r - offset) + bias` is the instrument's linear calibration, giving a value in
+`unit` (deg, mm, ustrain, ...); `to_si` converts it (deg -> rad: pi/180); `sign` (+1 or
+-1) matches the instrument's positive direction to the model's.
+
+Time alignment: the simulation's time t_sim corresponds to the experiment time
+
+    t_exp = t_sim + offset                                              (2)
+
+where `offset` is given (method "offset"), found from the instant of release seen in one
+channel ("release"), or is the lag of maximum cross-correlation between one channel of
+the experiment and of the simulation ("xcorr"); see `find_offset`.
+"""
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+from scipy.optimize import minimize_scalar
+from scipy.signal import butter, sosfiltfilt
+
+from ..errors import ExperimentError
+from ..io.results import component_labels
+from .experiment import GAP_POLICIES, resolve_gaps
+
+__all__ = ["ChannelMap", "MappedChannel", "Alignment", "MeasuredSignals",
+           "SimulatedSignals", "load_channel_map", "loads_channel_map", "UNITS",
+           "ALIGNMENT_METHODS", "measured_signals", "simulated_signals",
+           "sensor_quantities", "check_sensors", "find_offset", "release_offset",
+           "cross_correlation_offset", "lowpass_filter", "noise_power_gain"]
+
+# unit -> (quantity, factor to the SI unit of that quantity)
+UNITS = {
+    "rad": ("angle", 1.0), "mrad": ("angle", 1e-3), "deg": ("angle", math.pi / 180.0),
+    "rev": ("angle", 2.0 * math.pi),
+    "m": ("length", 1.0), "cm": ("length", 1e-2), "mm": ("length", 1e-3),
+    "um": ("length", 1e-6),
+    "1": ("dimensionless", 1.0), "strain": ("dimensionless", 1.0),
+    "m/m": ("dimensionless", 1.0), "mm/m": ("dimensionless", 1e-3),
+    "ustrain": ("dimensionless", 1e-6), "microstrain": ("dimensionless", 1e-6),
+    "%": ("dimensionless", 1e-2),
+    "rad/s": ("angular velocity", 1.0), "deg/s": ("angular velocity", math.pi / 180.0),
+    "rpm": ("angular velocity", 2.0 * math.pi / 60.0),
+    "m/s": ("velocity", 1.0), "mm/s": ("velocity", 1e-3),
+    "N": ("force", 1.0), "kN": ("force", 1e3),
+    "N m": ("torque", 1.0), "N*m": ("torque", 1.0), "Nm": ("torque", 1.0),
+    "J": ("energy", 1.0),
+}
+SI_UNITS = {"angle": "rad", "length": "m", "dimensionless": "1",
+            "angular velocity": "rad/s", "velocity": "m/s", "force": "N", "torque": "N m",
+            "energy": "J"}
+ALIGNMENT_METHODS = ("offset", "release", "xcorr")
+DEFAULT_LOWPASS_ORDER = 4
+MAX_LOWPASS_ORDER = 10
+DEFAULT_BASELINE = 0.2  # s of rest at the start of the record (release detection)
+RELEASE_NOISE_MULTIPLE = 10.0  # default threshold: this many baseline standard deviations
+RELEASE_RANGE_FRACTION = 0.05  # ... and at least this fraction of the channel's range
+RELEASE_CONFIRM = 3  # samples in a row beyond the threshold make a departure
+MIN_BASELINE_SAMPLES = 5
+MIN_OVERLAP_FRACTION = 0.5  # xcorr: overlap of at least this fraction of the shorter record
+OFFSET_XTOL = 1e-6  # of a sample interval: sub-sample refinement of a correlation peak
+UNIFORM_RTOL = 1e-3  # sample intervals within this of their median: uniform sampling
+IMPULSE_DECAY_PERIODS = 200  # noise_power_gain: impulse-response length in 1/cutoff
+
+_MAP_SECTIONS = ("experiment", "alignment", "channels")
+_EXPERIMENT_FIELDS = {"time": str, "group": str, "gaps": str}
+_ALIGNMENT_FIELDS = {"method": str, "offset": float, "channel": str, "threshold": float,
+                     "baseline": float, "search": list}
+_ALIGNMENT_USES = {"offset": ("method", "offset"),
+                   "release": ("method", "channel", "threshold", "baseline"),
+                   "xcorr": ("method", "channel", "search")}
+_CHANNEL_FIELDS = {"sensor": str, "component": (int, str), "experiment": str,
+                   "raw_unit": str, "gain": float, "offset": float, "bias": float,
+                   "sign": int, "unit": str, "lowpass": float, "lowpass_order": int}
+_KIND_TEXT = {str: "a string", float: "a number", int: "an integer", list: "a list",
+              (int, str): "an integer or a string"}
+
+
+# ---------------------------------------------------------------------- the map
+@dataclass(frozen=True)
+class MappedChannel:
+    """One compared channel: experiment channel -> calibrated SI values <-> sensor.
+
+    name : the map's name of the channel (its table name), used in reports.
+    sensor, component : the simulation sensor and, for sensors of several values, the
+        0-based index of the compared value (None: a sensor of one value).
+    experiment : the experiment file's channel; raw_unit : the unit the file must give
+        it ("" : not checked).
+    gain, offset, bias, sign, unit : equation (1) of the module.
+    lowpass : zero-phase low-pass cutoff (Hz) or None; lowpass_order : Butterworth
+        order of the filter run once forward and once backward (the magnitude response
+        is squared: -6 dB at the cutoff, roll-off 2 * order * 20 dB per decade).
+    """
+    name: str
+    sensor: str
+    experiment: str
+    component: object = None
+    raw_unit: str = ""
+    gain: float = 1.0
+    offset: float = 0.0
+    bias: float = 0.0
+    sign: int = 1
+    unit: str = ""
+    lowpass: float = None
+    lowpass_order: int = DEFAULT_LOWPASS_ORDER
+
+    @property
+    def unit_factor(self):
+        """to_si(unit) of equation (1); 1 when no unit is given (already SI)."""
+        return UNITS[self.unit][1] if self.unit else 1.0
+
+    @property
+    def quantity(self):
+        """The physical quantity of `unit` ("angle", "length", ...) or None."""
+        return UNITS[self.unit][0] if self.unit else None
+
+    @property
+    def si_unit(self):
+        return SI_UNITS[self.quantity] if self.unit else ""
+
+    def calibrate(self, raw):
+        """Equation (1): raw experiment values -> SI values of the sensor."""
+        raw = np.asarray(raw, dtype=float)
+        return self.sign * (self.gain * (raw - self.offset) + self.bias) * self.unit_factor
+
+    def raw_from_si(self, value):
+        """The inverse of equation (1): SI values -> the raw values an instrument with
+        this calibration reads (used to write synthetic experiment files)."""
+        value = np.asarray(value, dtype=float)
+        return (value / (self.sign * self.unit_factor) - self.bias) / self.gain + self.offset
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Equation (2) of the module: how the offset t_exp - t_sim is found.
+
+    method "offset": `offset` (s) as given.
+    method "release": `channel` (a map channel) leaves its rest value at the release;
+        the rest value and its noise come from the first `baseline` s of the record;
+        `threshold` (SI unit of the channel; None: the larger of 10 baseline standard
+        deviations and 5 % of the channel's range) is the departure detected.
+    method "xcorr": the offset in `search` = (lo, hi) s (None: from the first time of
+        the record to half its length later) that maximises the correlation
+        coefficient of `channel` in the experiment and in the simulation.
+    """
+    method: str = "offset"
+    offset: float = 0.0
+    channel: str = None
+    threshold: float = None
+    baseline: float = DEFAULT_BASELINE
+    search: tuple = None
+
+
+@dataclass(frozen=True)
+class ChannelMap:
+    """A channel map file: experiment settings, alignment, channels (in file order)."""
+    path: str
+    channels: tuple
+    alignment: Alignment = field(default_factory=Alignment)
+    time_name: str = "time"
+    group: str = None
+    gaps: str = "error"
+
+    def channel(self, name):
+        return next(c for c in self.channels if c.name == name)
+
+    @property
+    def names(self):
+        return [c.name for c in self.channels]
+
+
+def load_channel_map(path):
+    """Read and check a channel map file (TOML); raises ExperimentError naming the
+    file, the section or channel, the field and what was expected."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise ExperimentError("no such channel map file", source=path) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ExperimentError(f"cannot read the channel map: {err}", source=path) from None
+    return loads_channel_map(text, path)
+
+
+def _found(value):
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, dict):
+        return "a table"
+    return repr(value)
+
+
+def _check_table(table, fields, item, source):
+    """Known fields only, each of its kind (int accepted where a float is asked)."""
+    if not isinstance(table, dict):
+        raise ExperimentError(f"expected a table, got {_found(table)}", item, source=source)
+    for key, value in table.items():
+        if key not in fields:
+            raise ExperimentError(f'unknown field; allowed fields: {", ".join(fields)}',
+                                  item, key, source)
+        kind = fields[key]
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              if kind is float else isinstance(value, kind) and not isinstance(value, bool))
+        if not ok:
+            raise ExperimentError(f"expected {_KIND_TEXT[kind]}, got {_found(value)}", item,
+                                  key, source)
+        if kind is float and not math.isfinite(value):
+            raise ExperimentError(f"expected a finite number, got {value}", item, key, source)
+
+
+def loads_channel_map(text, source="<string>"):
+    """The ChannelMap of the TOML `text`; `source` names it in errors."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ExperimentError(f"not valid TOML: {err}", source=source) from None
+    for key in doc:
+        if key not in _MAP_SECTIONS:
+            raise ExperimentError(f"unknown section [{key}]; allowed sections: "
+                                  f"{', '.join(_MAP_SECTIONS)}", f'section "{key}"',
+                                  source=source)
+    exp = doc.get("experiment", {})
+    _check_table(exp, _EXPERIMENT_FIELDS, 'section "experiment"', source)
+    gaps = exp.get("gaps", "error")
+    if gaps not in GAP_POLICIES:
+        raise ExperimentError(f"expected one of {', '.join(GAP_POLICIES)}, got {_found(gaps)}",
+                              'section "experiment"', "gaps", source)
+    channels_doc = doc.get("channels", {})
+    if not isinstance(channels_doc, dict) or not channels_doc:
+        raise ExperimentError("expected at least one [channels.NAME] table (the channels "
+                              "to compare)", source=source)
+    channels = tuple(_channel(name, table, source) for name, table in channels_doc.items())
+    alignment = _alignment(doc.get("alignment", {}), [c.name for c in channels], source)
+    return ChannelMap(path=source, channels=channels, alignment=alignment,
+                      time_name=exp.get("time", "time"), group=exp.get("group"), gaps=gaps)
+
+
+def _channel(name, table, source):
+    item = f'channel "{name}"'
+    _check_table(table, _CHANNEL_FIELDS, item, source)
+    if "experiment" not in table:
+        raise ExperimentError('missing required field: the experiment channel (CSV column '
+                              'or HDF5 dataset) compared with the sensor', item, "experiment",
+                              source)
+    if table.get("gain", 1.0) == 0:
+        raise ExperimentError("expected a non-zero gain, got 0", item, "gain", source)
+    if table.get("sign", 1) not in (1, -1):
+        raise ExperimentError(f"expected 1 or -1, got {table['sign']}", item, "sign", source)
+    unit = table.get("unit", "")
+    if unit and unit not in UNITS:
+        raise ExperimentError(f"unknown unit {_found(unit)}; known units: "
+                              f"{', '.join(UNITS)}", item, "unit", source)
+    if "lowpass" in table and not table["lowpass"] > 0:
+        raise ExperimentError(f"expected a positive cutoff frequency (Hz), got "
+                              f"{table['lowpass']}", item, "lowpass", source)
+    order = table.get("lowpass_order", DEFAULT_LOWPASS_ORDER)
+    if not 1 <= order <= MAX_LOWPASS_ORDER:
+        raise ExperimentError(f"expected an order from 1 to {MAX_LOWPASS_ORDER}, got {order}",
+                              item, "lowpass_order", source)
+    if "lowpass_order" in table and "lowpass" not in table:
+        raise ExperimentError("lowpass_order without a lowpass cutoff: expected both or "
+                              "neither", item, "lowpass_order", source)
+    return MappedChannel(
+        name=name, sensor=table.get("sensor", name), experiment=table["experiment"],
+        component=table.get("component"), raw_unit=table.get("raw_unit", ""),
+        gain=float(table.get("gain", 1.0)), offset=float(table.get("offset", 0.0)),
+        bias=float(table.get("bias", 0.0)), sign=int(table.get("sign", 1)), unit=unit,
+        lowpass=float(table["lowpass"]) if "lowpass" in table else None,
+        lowpass_order=int(order))
+
+
+def _alignment(table, names, source):
+    item = 'section "alignment"'
+    _check_table(table, _ALIGNMENT_FIELDS, item, source)
+    if not table:
+        return Alignment()
+    method = table.get("method")
+    if method not in ALIGNMENT_METHODS:
+        raise ExperimentError(f"expected one of {', '.join(ALIGNMENT_METHODS)}, got "
+                              f"{_found(method) if method is not None else 'none'}", item,
+                              "method", source)
+    for key in table:
+        if key not in _ALIGNMENT_USES[method]:
+            raise ExperimentError(f'not used by method "{method}", whose fields are '
+                                  f"{', '.join(_ALIGNMENT_USES[method])}", item, key, source)
+    channel = table.get("channel")
+    if method != "offset":
+        if channel is None:
+            raise ExperimentError(f'missing required field: method "{method}" needs the map '
+                                  "channel it reads", item, "channel", source)
+        if channel not in names:
+            raise ExperimentError(f'expected a channel of the map ({", ".join(names)}), got '
+                                  f'"{channel}"', item, "channel", source)
+    for key in ("threshold", "baseline"):
+        if key in table and not table[key] > 0:
+            raise ExperimentError(f"expected a positive number, got {table[key]}", item, key,
+                                  source)
+    search = table.get("search")
+    if search is not None:
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in search)
+        if len(search) != 2 or not numbers or not search[0] < search[1]:
+            raise ExperimentError(f"expected [lo, hi], two numbers (s) with lo < hi, got "
+                                  f"{search}", item, "search", source)
+        search = (float(search[0]), float(search[1]))
+    return Alignment(method=method, offset=float(table.get("offset", 0.0)), channel=channel,
+                     threshold=table.get("threshold"),
+                     baseline=float(table.get("baseline", DEFAULT_BASELINE)), search=search)
+
+
+# --------------------------------------------------------------- the simulation side
+def _coordinate_quantity(joints, joint, coordinate, translation, rotation):
+    j = joints.get(joint)
+    if j is None or coordinate is None:
+        return None
+    return translation if coordinate < len(j.get("translation_axes", [])) else rotation
+
+
+def sensor_quantities(model_json):
+    """Sensor name -> the physical quantity of its values ("angle", "length", ...; None
+    when unknown), from the normalised model of a result file (its /model/json)."""
+    import json
+    try:
+        model = json.loads(model_json) if model_json else {}
+    except ValueError:
+        return {}
+    joints = model.get("joints", {})
+    actuators = model.get("actuators", {})
+    out = {}
+    for name, s in model.get("sensors", {}).items():
+        kind = s.get("type")
+        if kind == "joint_coordinate":
+            q = _coordinate_quantity(joints, s.get("joint"), s.get("coordinate"), "length",
+                                     "angle")
+        elif kind == "joint_rate":
+            q = _coordinate_quantity(joints, s.get("joint"), s.get("coordinate"), "velocity",
+                                     "angular velocity")
+        elif kind == "actuator_torque":
+            a = actuators.get(s.get("actuator"), {})
+            q = _coordinate_quantity(joints, a.get("joint"), a.get("coordinate"), "force",
+                                     "torque")
+        else:
+            q = {"marker_position": "length", "marker_velocity": "velocity",
+                 "marker_angular_velocity": "angular velocity",
+                 "marker_orientation": "dimensionless", "beam_strain": "dimensionless",
+                 "actuator_work": "energy"}.get(kind)
+        out[name] = q
+    return out
+
+
+def _component_index(channel, size, source):
+    """The column of a sensor of `size` values that the channel compares."""
+    item = f'channel "{channel.name}"'
+    labels = component_labels(size)
+    c = channel.component
+    if size == 1:
+        if c not in (None, 0, "value"):
+            raise ExperimentError(f'sensor "{channel.sensor}" has one value: expected no '
+                                  f"component, got {_found(c)}", item, "component", source)
+        return None
+    if c is None:
+        raise ExperimentError(f'sensor "{channel.sensor}" has {size} values '
+                              f'({", ".join(labels)}): expected a component, its 0-based '
+                              "index or its label", item, "component", source)
+    if isinstance(c, str):
+        if c not in labels:
+            raise ExperimentError(f'expected one of {", ".join(labels)}, got "{c}"', item,
+                                  "component", source)
+        return labels.index(c)
+    if not 0 <= c < size:
+        raise ExperimentError(f"expected an index from 0 to {size - 1}, got {c}", item,
+                              "component", source)
+    return c
+
+
+def _a(quantity):
+    """'an angle', 'a length', ...: the quantity with its article."""
+    return ("an " if quantity[0] in "aeiou" else "a ") + quantity
+
+
+def check_sensors(channel_map, sensors, quantities, result_path):
+    """Every mapped sensor in `sensors` (name -> array), a valid component, and a unit of
+    the sensor's quantity. Returns name -> (n,) the compared values."""
+    out = {}
+    for ch in channel_map.channels:
+        item = f'channel "{ch.name}"'
+        if ch.sensor not in sensors:
+            raise ExperimentError(f"the result file {result_path} has no sensor "
+                                  f'"{ch.sensor}"; its sensors: '
+                                  f"{', '.join(sensors) or '(none)'}", item, "sensor",
+                                  channel_map.path)
+        values = np.asarray(sensors[ch.sensor], dtype=float)
+        size = 1 if values.ndim == 1 else values.shape[1]
+        k = _component_index(ch, size, channel_map.path)
+        q = quantities.get(ch.sensor)
+        if ch.unit and q is not None and ch.quantity != q:
+            raise ExperimentError(
+                f'"{ch.unit}" is {_a(ch.quantity)} unit, but sensor "{ch.sensor}" gives '
+                f"{_a(q)} value ({SI_UNITS[q]}): expected {_a(q)} unit: "
+                f"{', '.join(u for u, (qq, _) in UNITS.items() if qq == q)}", item, "unit",
+                channel_map.path)
+        out[ch.name] = values if k is None else values[:, k]
+    return out
+
+
+@dataclass
+class SimulatedSignals:
+    """The mapped sensors of a run: time (n,) s from 0, values name -> (n,) SI, units
+    name -> the SI unit ("" when unknown).
+
+    `at(name, t)` interpolates with a cubic spline through the outputs; before the first
+    output the value is held at the first (the model at rest before its release)."""
+    time: np.ndarray
+    values: dict
+    units: dict = field(default_factory=dict)
+    _splines: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def t_end(self):
+        return float(self.time[-1])
+
+    def spline(self, name):
+        if name not in self._splines:
+            self._splines[name] = CubicSpline(self.time, self.values[name])
+        return self._splines[name]
+
+    def at(self, name, t):
+        """Values of channel `name` at simulation times t (s), t <= t_end."""
+        t = np.asarray(t, dtype=float)
+        return np.where(t < self.time[0], self.values[name][0],
+                        self.spline(name)(np.maximum(t, self.time[0])))
+
+    def rate_at(self, name, t):
+        """d/dt of `at` (0 before the first output)."""
+        t = np.asarray(t, dtype=float)
+        return np.where(t < self.time[0], 0.0,
+                        self.spline(name)(np.maximum(t, self.time[0]), 1))
+
+
+def simulated_signals(time, sensors, quantities, channel_map, result_path):
+    """SimulatedSignals of a run: `time` (n,) s, `sensors` name -> (n,) or (n, k) arrays,
+    `quantities` from sensor_quantities (for the unit checks)."""
+    time = np.asarray(time, dtype=float)
+    if len(time) < 4:
+        raise ExperimentError(f"the result file {result_path} holds {len(time)} output "
+                              "rows: expected at least 4 to compare")
+    values = check_sensors(channel_map, sensors, quantities, result_path)
+    units = {}
+    for ch in channel_map.channels:
+        q = quantities.get(ch.sensor) or ch.quantity
+        units[ch.name] = SI_UNITS[q] if q else ""
+    return SimulatedSignals(time=time, values=values, units=units)
+
+
+# ---------------------------------------------------------- the experiment side
+@dataclass
+class MeasuredSignals:
+    """The mapped experiment channels, calibrated (equation (1)), not filtered.
+
+    time (n,) s in experiment time, uniformly sampled at `sample_interval`;
+    values name -> (n,) SI; notes: what was done to the record (gaps, resampling);
+    experiment: the file as read."""
+    time: np.ndarray
+    values: dict
+    sample_interval: float
+    notes: list
+    experiment: object
+
+    @property
+    def sample_rate(self):
+        return 1.0 / self.sample_interval
+
+
+def measured_signals(channel_map, experiment, gaps=None):
+    """Check the experiment against the map, resolve its gaps (policy `gaps`, else the
+    map's), calibrate, and resample to a uniform time base when the record is not
+    uniformly sampled (linear interpolation at the median interval)."""
+    src = channel_map.path
+    raws = {}
+    for ch in channel_map.channels:
+        item = f'channel "{ch.name}"'
+        experiment.require(ch.experiment, item, "experiment", src)
+        file_unit = experiment.units.get(ch.experiment, "")
+        if ch.raw_unit and file_unit != ch.raw_unit:
+            raise ExperimentError(
+                f'the experiment file {experiment.path} gives "{ch.experiment}" in '
+                f'"{file_unit}": expected "{ch.raw_unit}"', item, "raw_unit", src)
+        raws[ch.name] = ch.experiment
+    policy = gaps or channel_map.gaps
+    used = list(dict.fromkeys(raws.values()))
+    experiment, _, note = resolve_gaps(experiment, used, policy)
+    notes = [note] if note else []
+    if experiment.nsamples < 4:
+        raise ExperimentError(f"{experiment.nsamples} samples: expected at least 4",
+                              source=experiment.path)
+    t = experiment.time
+    dt = np.diff(t)
+    step = float(np.median(dt))
+    values = {ch.name: ch.calibrate(experiment.channels[ch.experiment])
+              for ch in channel_map.channels}
+    if np.max(np.abs(dt - step)) > UNIFORM_RTOL * step:
+        n = int(np.floor((t[-1] - t[0]) / step + 1e-9)) + 1
+        tu = t[0] + step * np.arange(n)
+        values = {k: np.interp(tu, t, v) for k, v in values.items()}
+        notes.append(f"sampling not uniform (intervals {dt.min():.6g} to {dt.max():.6g} s): "
+                     f"resampled linearly at the median interval {step:.6g} s")
+        t = tu
+    for ch in channel_map.channels:
+        if ch.lowpass is not None and not ch.lowpass < 0.5 / step:
+            raise ExperimentError(
+                f"expected a cutoff below the Nyquist frequency {0.5 / step:.6g} Hz of the "
+                f"experiment's sampling ({1 / step:.6g} Hz), got {ch.lowpass:g} Hz",
+                f'channel "{ch.name}"', "lowpass", src)
+    return MeasuredSignals(time=t, values=values, sample_interval=step, notes=notes,
+                           experiment=experiment)
+
+
+# -------------------------------------------------------------------- filtering
+def lowpass_filter(values, sample_interval, cutoff, order=DEFAULT_LOWPASS_ORDER):
+    """Zero-phase low-pass: a Butterworth filter of `order` and `cutoff` (Hz) run
+    forward and backward (scipy.signal.sosfiltfilt) over uniformly sampled `values`.
+    The magnitude response is |H(f)|^2 = 1 / (1 + (f / cutoff)^(2 order)), no phase."""
+    sos = butter(order, cutoff, fs=1.0 / sample_interval, output="sos")
+    return sosfiltfilt(sos, np.asarray(values, dtype=float))
+
+
+def noise_power_gain(sample_interval, cutoff, order=DEFAULT_LOWPASS_ORDER):
+    """g = sum_k h_k^2 of the zero-phase filter's impulse response h: white noise of
+    variance s^2 leaves it with variance g s^2 (g = 1 without a filter)."""
+    if cutoff is None:
+        return 1.0
+    n = int(IMPULSE_DECAY_PERIODS / (cutoff * sample_interval)) * 2 + 1
+    impulse = np.zeros(n)
+    impulse[n // 2] = 1.0
+    h = lowpass_filter(impulse, sample_interval, cutoff, order)
+    return float(np.sum(h * h))
+
+
+def filtered(channel, values, sample_interval):
+    """The channel's low-pass filter applied to `values` (unchanged without one)."""
+    if channel.lowpass is None:
+        return np.asarray(values, dtype=float)
+    return lowpass_filter(values, sample_interval, channel.lowpass, channel.lowpass_order)
+
+
+# -------------------------------------------------------------------- alignment
+def find_offset(channel_map, measured, simulated):
+    """The offset of equation (2) by the map's alignment method: (offset s, text)."""
+    a = channel_map.alignment
+    if a.method == "offset":
+        return a.offset, f"offset {a.offset:.6g} s as given"
+    if a.method == "release":
+        return release_offset(channel_map, measured, simulated)
+    return cross_correlation_offset(channel_map, measured, simulated)
+
+
+def release_offset(channel_map, measured, simulated):
+    """Method "release": the offset from the instant the channel leaves its rest.
+
+    The rest value x_r and its noise s come from the samples of the first `baseline` s;
+    the departure is the first of RELEASE_CONFIRM samples in a row with
+    |x - x_r| > threshold, timed by linear interpolation between the samples around the
+    crossing (t_dep, experiment time). The simulation makes the same departure from its
+    initial value at t_sim,dep (also interpolated); the release is at
+
+        offset = t_dep - t_sim,dep,
+
+    so that the time the rig takes to move `threshold` away from rest does not shift it.
+    Its error is about s / |dx/dt| at the crossing.
+    """
+    a = channel_map.alignment
+    name = a.channel
+    t, x = measured.time, measured.values[name]
+    item, src = 'section "alignment"', channel_map.path
+    rest = t <= t[0] + a.baseline
+    if rest.sum() < MIN_BASELINE_SAMPLES:
+        raise ExperimentError(f"the first {a.baseline:g} s hold {int(rest.sum())} samples: "
+                              f"expected at least {MIN_BASELINE_SAMPLES} at rest before the "
+                              "release", item, "baseline", src)
+    x_rest = float(np.mean(x[rest]))
+    noise = float(np.std(x[rest], ddof=1))
+    threshold = a.threshold
+    if threshold is None:
+        threshold = max(RELEASE_NOISE_MULTIPLE * noise,
+                        RELEASE_RANGE_FRACTION * float(np.ptp(x)))
+    t_dep = _departure_time(t, x - x_rest, threshold, ~rest)
+    if t_dep is None:
+        raise ExperimentError(
+            f'channel "{name}" never leaves its rest value {x_rest:.6g} by more than '
+            f"{threshold:.6g} after the first {a.baseline:g} s: expected a release in the "
+            "record (or a smaller threshold)", item, "threshold", src)
+    ts = simulated.time
+    xs = simulated.values[name]
+    t_sim = _departure_time(ts, xs - xs[0], threshold, np.ones(len(ts), dtype=bool))
+    if t_sim is None:
+        raise ExperimentError(
+            f'in the simulation, channel "{name}" never leaves its initial value by more '
+            f"than {threshold:.6g}: expected the same departure as in the experiment",
+            item, "threshold", src)
+    offset = t_dep - t_sim
+    text = (f'release: "{name}" leaves its rest value {x_rest:.6g} (noise {noise:.3g}) by '
+            f"{threshold:.6g} at t = {t_dep:.6g} s in the experiment and at "
+            f"{t_sim:.6g} s in the simulation; offset {offset:.6g} s")
+    return offset, text
+
+
+def _departure_time(t, deviation, threshold, allowed):
+    """First time |deviation| exceeds threshold for RELEASE_CONFIRM samples in a row
+    (only where `allowed`), linearly interpolated; None when it never does."""
+    beyond = (np.abs(deviation) > threshold) & allowed
+    run = np.convolve(beyond.astype(int), np.ones(RELEASE_CONFIRM, dtype=int), "valid")
+    starts = np.flatnonzero(run == RELEASE_CONFIRM)
+    if not len(starts):
+        return None
+    k = int(starts[0])
+    if k == 0 or not allowed[k - 1]:
+        return float(t[k])
+    d0, d1 = abs(deviation[k - 1]), abs(deviation[k])
+    frac = (threshold - d0) / (d1 - d0) if d1 != d0 else 1.0
+    return float(t[k - 1] + min(max(frac, 0.0), 1.0) * (t[k] - t[k - 1]))
+
+
+def _correlation(x, y):
+    x = x - x.mean()
+    y = y - y.mean()
+    den = math.sqrt(float(np.dot(x, x) * np.dot(y, y)))
+    return float(np.dot(x, y) / den) if den > 0 else 0.0
+
+
+def cross_correlation_offset(channel_map, measured, simulated):
+    """Method "xcorr": the offset maximising the correlation coefficient between the
+    channel's experiment values x(t_k) and simulated values s(t_k - offset), over the
+    samples where t_k - offset lies in the run. Offsets are tried on the experiment's
+    sample grid over `search`, then the best is refined between its neighbours
+    (bounded scalar search on the spline of the simulation, to OFFSET_XTOL of a
+    sample interval)."""
+    a = channel_map.alignment
+    name = a.channel
+    t, x = measured.time, measured.values[name]
+    dt = measured.sample_interval
+    lo, hi = a.search if a.search is not None else (t[0], t[0] + 0.5 * (t[-1] - t[0]))
+    min_overlap = MIN_OVERLAP_FRACTION * min(t[-1] - t[0], simulated.t_end - simulated.time[0])
+    candidates = lo + dt * np.arange(int(np.floor((hi - lo) / dt)) + 1)
+    spline = simulated.spline(name)
+
+    def overlap(offset):
+        ts = t - offset
+        return (ts >= simulated.time[0]) & (ts <= simulated.t_end)
+
+    def corr(offset, mask):
+        return _correlation(x[mask], spline(t[mask] - offset))
+
+    scores = np.full(len(candidates), -np.inf)
+    for i, off in enumerate(candidates):
+        mask = overlap(off)
+        if mask.sum() * dt >= min_overlap:
+            scores[i] = corr(off, mask)
+    if not np.isfinite(scores).any():
+        raise ExperimentError(
+            f"no offset in [{lo:.6g}, {hi:.6g}] s overlaps the run ({simulated.t_end:.6g} s) "
+            f"and the record by at least {min_overlap:.6g} s: expected a search range that "
+            "puts the run inside the record", 'section "alignment"', "search",
+            channel_map.path)
+    i = int(np.argmax(scores))
+    best = float(candidates[i])
+    mask = overlap(best - dt) & overlap(best + dt)  # fixed while refining
+    res = minimize_scalar(lambda off: -corr(off, mask), bounds=(best - dt, best + dt),
+                          method="bounded", options={"xatol": OFFSET_XTOL * dt})
+    offset, score = (float(res.x), -res.fun) if -res.fun >= corr(best, mask) else \
+        (best, corr(best, mask))
+    text = (f'cross-correlation of "{name}" over offsets {lo:.6g} to {hi:.6g} s: '
+            f"offset {offset:.6g} s (correlation {score:.6f})")
+    return offset, text
