@@ -301,7 +301,9 @@ def test_hdf5_experiment_compares_as_the_csv(tmp_path, true_run):
     a = compare_files(true_run, CSV, MAP).to_dict()
     b = compare_files(true_run, h5, MAP).to_dict()
     for ca, cb in zip(a["channels"], b["channels"]):
-        assert cb["nrmse"] == pytest.approx(ca["nrmse"], rel=1e-9)
+        # the time axis in ms differs from the CSV's by round-off, which the
+        # sub-sample cross-correlation alignment carries into the metrics
+        assert cb["nrmse"] == pytest.approx(ca["nrmse"], rel=1e-7)
     assert b["offset"] == pytest.approx(a["offset"], abs=1e-9)
 
 
@@ -526,11 +528,11 @@ def test_maps_that_do_not_fit_the_files(tmp_path, true_run):
     r = open_result(true_run)
     q = cmap_mod.sensor_quantities(r.model_json)
     assert q == {"theta1": "angle", "theta2": "angle", "strain": "dimensionless",
-                 "tip": "length"}
+                 "tip": "length", "tip_deflection": "length"}
     cases = [
         (MAP_BASE.replace('sensor = "theta2"', 'sensor = "theta"'),
          'field "sensor": the result file .* has no sensor "theta"; its sensors: theta1, '
-         "theta2, strain, tip"),
+         "theta2, strain, tip, tip_deflection"),
         (MAP_BASE.replace('sensor = "theta2"', 'sensor = "strain"'),
          'field "unit": "deg" is an angle unit, but sensor "strain" gives a dimensionless '
          'value'),

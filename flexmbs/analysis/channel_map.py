@@ -73,10 +73,11 @@ UNITS = {
     "N": ("force", 1.0), "kN": ("force", 1e3),
     "N m": ("torque", 1.0), "N*m": ("torque", 1.0), "Nm": ("torque", 1.0),
     "J": ("energy", 1.0),
+    "1/m": ("curvature", 1.0), "1/mm": ("curvature", 1e3),
 }
 SI_UNITS = {"angle": "rad", "length": "m", "dimensionless": "1",
             "angular velocity": "rad/s", "velocity": "m/s", "force": "N", "torque": "N m",
-            "energy": "J"}
+            "energy": "J", "curvature": "1/m"}
 ALIGNMENT_METHODS = ("offset", "release", "xcorr")
 DEFAULT_LOWPASS_ORDER = 4
 MAX_LOWPASS_ORDER = 10
@@ -371,7 +372,8 @@ def sensor_quantities(model_json):
             q = {"marker_position": "length", "marker_velocity": "velocity",
                  "marker_angular_velocity": "angular velocity",
                  "marker_orientation": "dimensionless", "beam_strain": "dimensionless",
-                 "actuator_work": "energy"}.get(kind)
+                 "marker_deflection": "length", "beam_centerline": "length",
+                 "beam_curvature": "curvature", "actuator_work": "energy"}.get(kind)
         out[name] = q
     return out
 
