@@ -16,6 +16,7 @@ import numpy as np
 
 from .config import CACHE, CACHE_DIR
 from .dynamics import system as _system
+from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
 from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
@@ -216,7 +217,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     ts, ys, es, ss = [], [], [], []
 
     def emit(t, y):
-        e = np.zeros((len(t), 5))
+        e = np.zeros((len(t), len(ENERGY_COMPONENTS)))
         sv = np.zeros((len(t), cm.nsensor_values))
         output_quantities(cm.arrays, system.ws, np.ascontiguousarray(t),
                           np.ascontiguousarray(y), e, sv)

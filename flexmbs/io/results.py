@@ -10,7 +10,8 @@ Layout (docs/results.md; ARCHITECTURE.md "Result file"):
     /coordinate         (nq,) names of the free coordinates; scale of dim 1 of q, u
     /component<k>       (k,) component labels; scale of dim 1 of the sensors of size k
     /q, /u              (n, nq) generalized coordinates and speeds, attr names
-    /energy/<name>      (n,) J: kinetic, gravity, strain, spring, dissipated, total
+    /energy/<name>      (n,) J: kinetic, gravity, strain, spring, dissipated, total,
+                        strain_axial_force, strain_foreshortening (parts of strain)
     /sensors/<name>     (n, size)
     /model              datasets text (the model file) and json (normalised model)
     /topology           body_names, joint_names, parent, marker_names, body_path,
@@ -41,13 +42,20 @@ from ..errors import ResultFileError
 __all__ = ["ResultWriter", "Result", "open_result", "ENERGY_COMPONENTS", "ENERGY_NAMES",
            "ENERGY_DESCRIPTIONS", "component_labels"]
 
-ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated")
+ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated",
+                     "strain_axial_force", "strain_foreshortening")
+GEOMETRIC_ENERGIES = ("strain_axial_force", "strain_foreshortening")  # may be left out
 ENERGY_NAMES = ENERGY_COMPONENTS + ("total",)
 ENERGY_DESCRIPTIONS = {
     "kinetic": "kinetic energy T = 1/2 sum v_i^T M_i v_i (J)",
     "gravity": "gravitational potential V_g = -sum g^T (m_i r_i + A_i St_i) (J); "
                "its zero is arbitrary, only its variation matters",
-    "strain": "strain energy U of the flexible bodies (J); 0 for rigid models",
+    "strain": "strain energy U of the flexible bodies (J), geometric parts included; 0 "
+              "for rigid models",
+    "strain_axial_force": "the part U3 = 1/2 EA u' int (v'^2 + w'^2) dx of strain due to "
+                          "the axial force (geometric stiffness, FORMULATION.md 6) (J)",
+    "strain_foreshortening": "the part U4 of strain due to foreshortening (geometric "
+                             "stiffness, FORMULATION.md 6) (J)",
     "spring": "potential of the joint springs V_s = sum 1/2 k (x - x0)^2 (J)",
     "dissipated": "W_nc: work done ON the system by the non-conservative forces "
                   "(dampers, structural damping, drivers/prescribed motion, applied "
@@ -390,18 +398,26 @@ def _rows(name, x, k, ncols):
 
 
 def _energy_rows(energy, k):
-    """The (k, 5) energy rows from a dict (names ENERGY_COMPONENTS) or an array."""
+    """The (k, 7) energy rows from a dict (names ENERGY_COMPONENTS; the geometric parts
+    may be left out: zero) or an array of 7 (or 5, without the geometric parts)
+    columns."""
+    n = len(ENERGY_COMPONENTS)
     if isinstance(energy, dict):
         unknown = set(energy) - set(ENERGY_COMPONENTS)
-        missing = [n for n in ENERGY_COMPONENTS if n not in energy]
+        missing = [c for c in ENERGY_COMPONENTS if c not in energy
+                   and c not in GEOMETRIC_ENERGIES]
         if unknown or missing:
-            raise ValueError("energy must have exactly the keys "
-                             f"{', '.join(ENERGY_COMPONENTS)} (the total is computed); "
-                             f"missing {missing}, unknown "
-                             f"{sorted(unknown)}")
-        return np.column_stack([_rows(f"energy[{n!r}]", energy[n], k, 1)[:, 0]
-                                for n in ENERGY_COMPONENTS])
-    return _rows("energy", energy, k, len(ENERGY_COMPONENTS))
+            raise ValueError("energy must have the keys "
+                             f"{', '.join(ENERGY_COMPONENTS[:5])} (and optionally "
+                             f"{', '.join(GEOMETRIC_ENERGIES)}; the total is computed); "
+                             f"missing {missing}, unknown {sorted(unknown)}")
+        return np.column_stack([_rows(f"energy[{c!r}]", energy[c], k, 1)[:, 0]
+                                if c in energy else np.zeros(k)
+                                for c in ENERGY_COMPONENTS])
+    a = np.asarray(energy, dtype=float)
+    if a.ndim == 2 and a.shape == (k, n - len(GEOMETRIC_ENERGIES)):
+        a = np.hstack([a, np.zeros((k, len(GEOMETRIC_ENERGIES)))])
+    return _rows("energy", a, k, n)
 
 
 def _write_statistics(group, statistics):

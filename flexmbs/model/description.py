@@ -193,7 +193,10 @@ class BeamBody:
     by the reference conditions (by default node 0 is clamped); `node_masses` maps a
     node to a point mass (kg), `node_inertias` to a rotary inertia (3 x 3, kg m^2,
     body axes, about the node; it turns with the node's rotation: a rigid body of no
-    mass fixed to the node, FORMULATION.md section 2). Structural damping D = alpha K + beta M_ff (alpha in
+    mass fixed to the node, FORMULATION.md section 2). `geometric` selects the
+    geometric stiffness (FORMULATION.md section 6, `flexmbs.elements.geometric`):
+    "consistent" (the default), "none", "huang-axial" or "huang-foreshortening".
+    Structural damping D = alpha K + beta M_ff (alpha in
     s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates; `initial`
     is their initial state: "undeformed" (qf = 0, the thesis's choice) or "static" (in
     equilibrium with gravity at the initial joint state, joints held)."""
@@ -213,6 +216,7 @@ class BeamBody:
     initial: str = "undeformed"
     markers: dict = field(default_factory=dict)
     node_inertias: dict = field(default_factory=dict)
+    geometric: str = "consistent"
 
     @property
     def mass(self):
@@ -509,13 +513,14 @@ class Model:
 
     def add_beam_body(self, name, points, section, material, elements=1, reference=None,
                       fixed=None, node_masses=None, alpha=0.0, beta=0.0,
-                      initial="undeformed", node_inertias=None):
+                      initial="undeformed", node_inertias=None, geometric="consistent"):
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
         conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
         node indices may count from the end, -1 the last); `node_masses` {node: kg};
         `node_inertias` {node: inertia} with an inertia as for a rigid body (3, 6 or
-        3 x 3 numbers, kg m^2, body axes, about the node);
+        3 x 3 numbers, kg m^2, body axes, about the node); `geometric`: the geometric
+        stiffness, one of GEOMETRIC_OPTIONS;
         `reference`: section-y reference vector in body axes (default: the body axis,
         of x, y, z, most normal to the first segment); `initial`: "undeformed" or
         "static"."""
@@ -587,13 +592,17 @@ class Model:
             inertias[node_k] = j
         inv = beam_body_invariants(nodes, conn, ref, section, material, free,
                                    node_masses=per_node, item=item)
+        from ..elements.geometric import GEOMETRIC_OPTIONS
+        if geometric not in GEOMETRIC_OPTIONS:
+            raise ModelError(f"expected one of {', '.join(GEOMETRIC_OPTIONS)}, got "
+                             f"{geometric!r}", item, "geometric")
         if initial not in BEAM_INITIAL_STATES:
             raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)}, got "
                              f"{initial!r}", item, "initial")
         body = BeamBody(name, pts, tuple(counts), section, material, ref, nodes, conn,
                         free, masses, _scalar(alpha, item, "alpha", nonnegative=True),
                         _scalar(beta, item, "beta", nonnegative=True), inv, initial,
-                        node_inertias=inertias)
+                        node_inertias=inertias, geometric=geometric)
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body
         return body

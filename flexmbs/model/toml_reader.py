@@ -124,7 +124,7 @@ _BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
 _BEAM = _Schema({"type": STRING, "points": MATRIX, "elements": INTEGER_OR_VECTOR,
                  "section": TABLE, "material": TABLE, "reference": VECTOR, "fixed": TABLE,
                  "node_masses": TABLE, "node_inertias": TABLE, "alpha": NUMBER,
-                 "beta": NUMBER, "initial": STRING, "markers": TABLE},
+                 "beta": NUMBER, "initial": STRING, "geometric": STRING, "markers": TABLE},
                 required=("type", "points", "section", "material"))
 _BEAM_MARKER = _Schema({"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR},
                        required=("node",))
