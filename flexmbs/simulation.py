@@ -18,6 +18,7 @@ from .config import CACHE, CACHE_DIR
 from .dynamics import system as _system
 from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
+from .elements.modal import basis_record
 from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
                                      three_rotation_joints)
 from .errors import ModelError
@@ -211,6 +212,8 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             topology=cm.topology, coordinate_names=cm.coordinate_names,
             sensor_names=cm.sensor_names, sensor_sizes=cm.sensor_sizes,
             solver_name=method, overrides=model.overrides,
+            modes={name: basis_record(b) for name, b in model.bodies.items()
+                   if getattr(b, "basis", None) is not None},
             settings={"t_end": t_end, "rtol": rtol, "atol": atol,
                       "output_step": output_step, "max_step": max_step})
     ts, ys, es, ss = [], [], [], []
