@@ -21,7 +21,8 @@ from flexmbs.analysis.modes import model_modes, system_modes
 from flexmbs.dynamics import api
 from flexmbs.dynamics.outputs import output_quantities
 from flexmbs.elements.modal import (axial_stretch_capability, body_mass_matrix,
-                                    project_invariants, strain_energy_matrices)
+                                    body_modes, project_invariants,
+                                    strain_energy_matrices)
 from flexmbs.errors import ModelError
 from flexmbs.io.results import open_result
 from flexmbs.model import Constant, Model
@@ -246,6 +247,41 @@ def test_correction_modes_follow_the_markers_and_drop_dependent_shapes():
     assert sum("at node 2 (mid)" in d for d in m.bodies["beam"].basis.descriptions) == 6
     one = huang_two_link(1, modes=2, correction_modes=True).bodies["link2"]
     assert one.nf == 6 and len(one.basis.dropped_corrections) == 2
+
+
+def test_free_rigid_motions_stay_out_of_the_basis():
+    """A beam whose reference conditions hold nothing (fixed = {}) has 6 rigid-body
+    modes: the floating frame carries them, so the basis leaves them out, modes and
+    correction modes alike (M-orthogonal to them), and M* of the beam on a free joint
+    is regular, where the nodal coordinates make it singular; at most 30 - 6 = 24
+    modes."""
+    h2 = huang_two_link().bodies["link2"]
+
+    def free_beam(modes, corrections=False):
+        m = Model("floating", gravity=(0, 0, 0))
+        m.add_beam_body("b", [[0, 0, 0], [1, 0, 0]], h2.section, h2.material, elements=4,
+                        fixed={}, modes=modes, correction_modes=corrections)
+        m.add_marker("b", "root", node=0)
+        m.add_joint("j", "free", parent="ground", child="b", child_marker="root")
+        return m
+
+    model = free_beam(3, True)
+    beam = model.bodies["b"]
+    alone = body_modes(beam)
+    assert np.sum(alone.rigid) == 6 and np.all(alone.frequencies[:6] == 0.0)
+    rigid = alone.vectors[:, :6]
+    assert np.abs(rigid.T @ body_mass_matrix(beam) @ beam.basis.vectors).max() < 1e-12
+    assert np.all(beam.basis.frequencies > 1.0)
+    smallest = np.linalg.eigvalsh(api.mass_matrix(*_state(model)))[0]
+    assert smallest > 1e-6
+    assert np.linalg.eigvalsh(api.mass_matrix(*_state(free_beam("all"))))[0] < 1e-12
+    with pytest.raises(ModelError, match="at most 24 modes .* less its free rigid-body"):
+        free_beam(25)
+
+
+def _state(model):
+    cm = compile_model(model)
+    return cm, cm.q0
 
 
 # ---- frequencies -------------------------------------------------------------------

@@ -20,10 +20,11 @@ whose columns are
   of a node that carries a marker, the static shape with x_c = 1 and the other
   coordinates of the marker nodes held at zero (the interior follows,
   x_i = -K_ii^-1 K_ic: Craig and Bampton's constraint modes), made M-orthogonal to
-  the kept modes and to the corrections before it (Gram-Schmidt in the M inner
-  product), normalised, and dropped when almost nothing of it is left
-  (DEPENDENT_TOL). With them a load at a marker node, and the stretch of the beam by
-  it, are represented exactly in statics.
+  the free rigid-body motions (if any), the kept modes and the corrections before it
+  (Gram-Schmidt in the M inner product), normalised, and dropped when almost nothing
+  of it is left (DEPENDENT_TOL). With them a load at a marker node, and the stretch
+  of the beam by it, are represented exactly in statics (for a body held by its
+  reference conditions).
 
 Every invariant projects (FORMULATION.md sections 2 and 8):
 
@@ -333,6 +334,7 @@ def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None):
                          f"elastic coordinates{rigid}), got {modes}", item, "modes")
     alone = body_modes(beam)
     first = int(np.sum(alone.rigid))
+    rigid = alone.vectors[:, :first]  # the floating frame's motions: never in the basis
     phi = alone.vectors[:, first:first + modes]
     freq = list(alone.frequencies[first:first + modes])
     kinds = ["mode"] * modes
@@ -348,7 +350,7 @@ def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None):
         for col, (node, dof) in enumerate(labels):
             shape = shapes[:, col]
             before = np.sqrt(max(shape @ mass @ shape, 0.0))
-            left = _m_orthogonalise(shape, phi, mass)
+            left = _m_orthogonalise(shape, np.column_stack([rigid, phi]), mass)
             after = np.sqrt(max(left @ mass @ left, 0.0))
             if not after > DEPENDENT_TOL * before:
                 dropped.append((node, dof))
