@@ -263,3 +263,18 @@ def test_spin_up_model_file_is_the_builder():
     assert model_to_dict(load_model(path)) == model_to_dict(spin_up())
     none = load_model(path, ["bodies.beam.geometric=none", "bodies.beam.elements=4"])
     assert model_to_dict(none) == model_to_dict(spin_up(4, "none"))
+
+
+def test_warning_when_the_kept_modes_cannot_stretch_the_beam():
+    """Bending modes alone cannot stretch a beam: with geometric stiffness on, the
+    compiled model warns and names the remedy; correction modes at the tip (or the
+    linear beam) silence it."""
+    two = compile_model(huang_two_link(1, modes=2))
+    assert len(two.warnings) == 1
+    assert 'body "link2"' in two.warnings[0] and "correction_modes = true" in two.warnings[0]
+    assert not compile_model(huang_two_link(1, modes=2, correction_modes=True)).warnings
+    assert not compile_model(huang_two_link(1, modes=2, geometric="none")).warnings
+    assert not compile_model(huang_two_link(1)).warnings
+    logged = []
+    simulate(huang_two_link(1, modes=2, t_end=0.01), None, log=logged.append)
+    assert any(text.startswith("warning: body \"link2\"") for text in logged)

@@ -251,6 +251,7 @@ class CompiledModel:
         self.q0 = q0
         self.u0 = u0
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
+        self.warnings = model_warnings(self.beams)
 
     @property
     def nbodies(self):
@@ -297,6 +298,33 @@ class CompiledModel:
             act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
             flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
             flex_work=z((3, 3, nfm + 2)), geo_scratch=z((3, 12)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
+
+
+AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
+
+
+def model_warnings(beams):
+    """Texts for the user about choices that compile but may not mean what they say:
+    a beam whose kept modes cannot stretch it axially while its geometric stiffness is
+    on (FORMULATION.md section 6: u' then stays zero, the axial force's stiffening is
+    lost and the foreshortening term, which the axis can no longer relax, stiffens
+    bending instead)."""
+    from ..elements.modal import axial_stretch_capability
+    out = []
+    for _, b in beams:
+        if getattr(b, "modes", "all") == "all" or b.geometric == "none":
+            continue
+        capability = axial_stretch_capability(b)
+        if capability < AXIAL_CAPABILITY_MIN:
+            out.append(f'body "{b.name}": its elastic coordinates (modes = {b.modes}'
+                       + (", with correction modes" if b.correction_modes else "")
+                       + ") cannot stretch the beam axially (capability "
+                       f"{capability:.2g}), so the geometric stiffness "
+                       f'"{b.geometric}" sees no axial strain: the axial force\'s '
+                       "stiffening is lost and foreshortening stiffens the bending "
+                       "instead; add correction modes at the beam's markers "
+                       '(correction_modes = true) or set geometric = "none"')
+    return out
 
 
 def _flat(arrays):
@@ -603,7 +631,8 @@ def compile_model(model):
     return cm
 
 
-STATIC_TOLERANCE = 1e-10  # of the largest elastic force: the static state's residual
+STATIC_TOLERANCE = 1e-12  # of the largest elastic force: the static state's residual
+STATIC_FLOOR = 1e-9  # ... or this, once Newton stops gaining (round-off of the forces)
 STATIC_ITERATIONS = 30
 STATIC_STEP = 1e-7  # m or rad: the difference step of the tangent stiffness
 STATIC_GROWTH = 1e3  # a Newton step may raise the residual this much (the axial rows of
@@ -652,8 +681,11 @@ def static_elastic_state(cm):
                 break
             step *= 0.5
         cm.q0[:] = trial
+        stalled = np.abs(r_trial).max() > 0.5 * norm
         r = r_trial
         scale = max(scale, elastic_force_scale(cm.q0))
+        if stalled and np.abs(r).max() <= STATIC_FLOOR * scale:
+            return
     if np.abs(r).max() <= STATIC_TOLERANCE * scale:
         return
     names = ", ".join(f'"{b.name}"' for _, b in cm.beams if b.initial == "static")

@@ -60,15 +60,18 @@ HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, densit
 
 
 def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
-                   initial="undeformed", geometric="consistent"):
+                   initial="undeformed", geometric="consistent", modes="all",
+                   correction_modes=False):
     """H2 of MODELS.md: rigid link 1 on a revolute joint about global y; flexible link 2
     (the Huang tube, 1.02 m along +x of its frame, clamped at joint 2 about link-1 z,
     `elements` beam elements, 0.5 kg at the tip, damping alpha K_ff); theta1 = 1.5,
     theta2 = -1.0, at rest, the beam `initial` ("undeformed" as in the thesis, or
     "static"), `geometric` its geometric stiffness. `youngs_modulus_scale` multiplies E
-    and G (the rigid limit). Sensors: both joint angles, the tip's position in the link-2
-    frame and its elastic displacement there (x along the beam, y perpendicular to it
-    in the plane of motion, z along the joint-2 axis).
+    and G (the rigid limit). `modes`: "all" (the nodal coordinates) or the number of
+    natural modes kept (MODELS.md's variant: 2, the first bending pair), with static
+    correction modes at the tip if `correction_modes`. Sensors: both joint angles, the
+    tip's position in the link-2 frame and its elastic displacement there (x along the
+    beam, y perpendicular to it in the plane of motion, z along the joint-2 axis).
 
     Link 1's inertia about its frame origin is MODELS.md's diag(0.04022, 0.08884,
     3.752e-4) except I_xx, raised to 0.08884: the table lumps the joint-1 drive into
@@ -86,7 +89,8 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
     model.add_beam_body("link2", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
                         material(**mat), elements=elements, reference=(0.0, 1.0, 0.0),
                         node_masses={elements: 0.5}, alpha=alpha, initial=initial,
-                        geometric=geometric)
+                        geometric=geometric, modes=modes,
+                        correction_modes=correction_modes)
     model.add_marker("link2", "tip", node=elements)
     model.add_joint("joint1", "revolute", parent="ground", child="link1",
                     axis=(0.0, 1.0, 0.0), initial=1.5)

@@ -88,9 +88,11 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
     first elastic coordinate; geo_first: beam name -> index of its first element in
     the geometric-stiffness tables (beams with geometric stiffness only).
 
-    With geometric stiffness the axial strain of the axis is the membrane strain
+    With consistent geometric stiffness the axial strain of the axis is the membrane
+    strain
     u' + sbar/2 (FORMULATION.md section 6: the strain whose square the consistent
-    energy 1/2 EA l (u' + sbar/2)^2 holds; sbar the element mean of v'^2 + w'^2): the
+    energy 1/2 EA l (u' + sbar/2)^2 holds; sbar the element mean of v'^2 + w'^2; the
+    thesis's variants keep the linear u', as the thesis computed its strains): the
     kernel adds sensor_geo_coef sbar / 2 to the first value of a beam_strain or
     beam_section_forces sensor (coefficient 1, or EA for the normal force N)."""
     s_type, s_coord, s_marker, s_body, s_frame, s_point, s_off = [], [], [], [], [], [], [0]
@@ -116,7 +118,7 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
             beam = model.bodies[s.body]
             coord = add_rows(_beam_section_rows(beam, s), flex_q[s.body])
             body = body_index[s.body]
-            if code != 10 and s.body in geo_first:
+            if code != 10 and s.body in geo_first and beam.geometric == "consistent":
                 geo = geo_first[s.body] + s.element
                 geo_coef = 1.0 if code == 8 else \
                     beam.material.youngs_modulus * beam.section.area
