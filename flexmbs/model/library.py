@@ -189,7 +189,8 @@ def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consis
 SPIN_RATE, SPIN_DURATION = 6.0, 15.0  # rad/s, s (Kane, Ryan and Banerjee 1987)
 
 
-def spin_up(elements=8, geometric="consistent", t_end=20.0):
+def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all",
+            correction_modes=False):
     """SPIN of MODELS.md: a beam (L = 10 m, A = 4e-4 m^2, I = 2e-7 m^4 in and out of
     the plane of rotation, E = 7e10 Pa, rho = 3000 kg/m^3) clamped on the axis of a hub
     that turns about global z with the prescribed spin-up angle
@@ -198,14 +199,17 @@ def spin_up(elements=8, geometric="consistent", t_end=20.0):
     floating frame, clamped at node 0 on the axis, is the hub frame. MODELS.md gives no
     torsion constant (the motion is planar): J = 2 I, G = E / 2.6. Sensors: the hub
     angle and the tip's elastic displacement in the hub frame (its y component is the
-    deflection perpendicular to the undeformed axis, in the plane of rotation)."""
+    deflection perpendicular to the undeformed axis, in the plane of rotation).
+    `modes`, `correction_modes`: the beam's modal reduction (correction modes at the
+    tip marker)."""
     model = Model("spin_up", gravity=(0.0, 0.0, 0.0))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.05)
     section = general_section(4e-4, 2e-7, 2e-7, 4e-7)
     mat = material(7e10, 3000.0, shear_modulus=7e10 / 2.6)
     model.add_beam_body("beam", [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]], section, mat,
-                        elements=elements, reference=(0.0, 1.0, 0.0), geometric=geometric)
+                        elements=elements, reference=(0.0, 1.0, 0.0), geometric=geometric,
+                        modes=modes, correction_modes=correction_modes)
     model.add_marker("beam", "tip", node=-1)
     model.add_joint("hub", "revolute", parent="ground", child="beam", axis=(0.0, 0.0, 1.0))
     model.add_driver("spin", "hub", SpinUp(rate=SPIN_RATE, duration=SPIN_DURATION))
