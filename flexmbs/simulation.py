@@ -16,6 +16,7 @@ import numpy as np
 
 from .config import CACHE, CACHE_DIR
 from .dynamics import system as _system
+from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
@@ -42,11 +43,28 @@ PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
 
 
 def build_system(cm):
-    """The System (ODE right-hand side and residual) of a compiled model."""
+    """The System (ODE right-hand side and residual) of a compiled model. With cut
+    joints: the stabilised index-2 residual (FORMULATION.md section 5), the
+    multipliers algebraic, no elimination of the positions, and a right-hand side
+    that gives the consistent y' of a consistent state (the start of the DAE
+    integrators; flexmbs.dynamics.constrained)."""
     m = cm.arrays
     ws = cm.new_workspace()
     n = cm.nstate
     out = np.zeros(n)
+    columns = _system.dae_analytic_columns(n, cm.nq, cm.nactuators)
+    if cm.nconstraints:
+        algebraic = np.zeros(n, dtype=bool)
+        algebraic[2 * cm.nq + 1 + cm.nactuators:] = True
+        system = System(n=n, rhs=None, residual_kernel=_system.constrained_residual,
+                        m=m, ws=cm.new_workspace(), algebraic=algebraic,
+                        dae_residual=_system.dae_constrained_residual,
+                        dae_jacobian=_system.dae_work_column,
+                        dae_jacobian_columns=columns, second_order=0, index2=True)
+        system.rhs = lambda t, y: initial_derivative(cm, system, t, y)[1]
+        if len(m.con_kind) > cm.nconstraints:  # redundant rows: watch the chosen ones
+            system.refresh = lambda t, y: reselect_rows(cm, system, t, y)
+        return system
 
     def rhs(t, y):
         _system.state_derivative(m, ws, t, y, out)
@@ -55,8 +73,7 @@ def build_system(cm):
     return System(n=n, rhs=rhs, residual_kernel=_system.residual, m=m, ws=ws,
                   algebraic=np.zeros(n, dtype=bool), dae_residual=_system.dae_residual,
                   dae_jacobian=_system.dae_work_column,
-                  dae_jacobian_columns=_system.dae_analytic_columns(n, cm.nq),
-                  second_order=cm.nq)
+                  dae_jacobian_columns=columns, second_order=cm.nq)
 
 
 def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
@@ -196,6 +213,12 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         t0 = 0.0
         t_out = output_times(t0, s.t_end, out.step)
         cm = compile_model(model)
+        constraints = make_consistent(cm) if cm.topology.cut_joint_names else None
+        if constraints is not None and s.method in SCIPY_METHODS:
+            raise ModelError(f"a model with closed loops (cut joints "
+                             f"{', '.join(cm.topology.cut_joint_names)}) is a DAE: "
+                             f'expected the solver "bdf" or "ida", got "{s.method}"',
+                             "solver", "method")
     except ModelError as exc:
         raise exc.with_source(source) from None
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
@@ -207,6 +230,10 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         log("compiling kernels (first run only, about two minutes)...")
     system = build_system(cm)
     y0 = cm.initial_state()
+    if constraints is not None:
+        y0, _ = initial_derivative(cm, system, t0, y0)
+        if log is not None:
+            log(constraints.text())
 
     writer = None
     if path is not None:

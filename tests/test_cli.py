@@ -139,14 +139,16 @@ BAD_MODELS = {
     "zero mass": ('[bodies.a]\nmass = 0.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
                   '[joints.j]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n',
                   'field "mass"'),
-    "loop": ('[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
-             '[bodies.b]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
-             '[joints.j1]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n'
-             '[joints.j2]\ntype = "revolute"\nparent = "a"\nchild = "b"\n'
-             '[joints.j3]\ntype = "revolute"\nparent = "ground"\nchild = "b"\n', "cut"),
-    "cut joint": ('[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
-                  '[joints.j1]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n'
-                  'cut = true\n', "not supported"),
+    "loop that cannot close": (
+        '[ground.markers.far]\nposition = [5.0, 0.0, 0.0]\n'
+        '[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
+        '[bodies.a.markers.tip]\nposition = [1.0, 0.0, 0.0]\n'
+        '[joints.j1]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n'
+        '[joints.j2]\ntype = "spherical"\nparent = "ground"\nparent_marker = "far"\n'
+        'child = "a"\nchild_marker = "tip"\n', "cannot be made to close the loops"),
+    "only joint cut": ('[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
+                       '[joints.j1]\ntype = "revolute"\nparent = "ground"\nchild = "a"\n'
+                       'cut = true\n', "not connected to the ground"),
     "parallel universal axes": (
         '[bodies.a]\nmass = 1.0\ninertia = [1, 1, 1]\ninertia_about = "com"\n'
         '[joints.j1]\ntype = "universal"\nparent = "ground"\nchild = "a"\n'

@@ -222,11 +222,13 @@ def topology_error(tmp_path, text):
     return info.value.with_source(str(path)), path
 
 
-def test_body_with_two_parents(tmp_path):
+def test_body_whose_parent_joint_closes_nothing_is_not_connected(tmp_path):
+    """j2 and j3 both end at C: one of them is cut (a loop closure), and B, which only
+    j3 reaches, is then not connected to the ground."""
     text = links("A", "B", "C") + revolutes(("j1", "ground", "A"), ("j2", "A", "C"),
                                             ("j3", "B", "C"))
     err, path = topology_error(tmp_path, text)
-    assert_error(err, path, 'joint "j3"', "child", 'body "C" has two parents')
+    assert_error(err, path, 'body "B"', None, "not connected to the ground")
 
 
 def test_body_not_connected_to_ground(tmp_path):
@@ -235,21 +237,33 @@ def test_body_not_connected_to_ground(tmp_path):
     assert_error(err, path, 'body "B"', None, "not connected to the ground")
 
 
-def test_four_bar_loop_without_cut_joint(tmp_path):
-    text = links("crank", "coupler", "rocker") + revolutes(
-        ("j1", "ground", "crank"), ("j2", "crank", "coupler"), ("j3", "ground", "rocker"),
-        ("j4", "coupler", "rocker"))
-    err, path = topology_error(tmp_path, text)
-    assert_error(err, path, 'joint "j4"', "child", "closes a loop")
-    assert "cut" in err.message
+FOUR_BAR_JOINTS = (("j1", "ground", "crank"), ("j2", "crank", "coupler"),
+                   ("j3", "ground", "rocker"), ("j4", "coupler", "rocker"))
 
 
-def test_cut_joint_is_not_supported(tmp_path):
-    text = links("crank", "coupler", "rocker") + revolutes(
-        ("j1", "ground", "crank"), ("j2", "crank", "coupler"), ("j3", "ground", "rocker"),
-        ("j4", "coupler", "rocker")) + "cut = true\n"
-    err, path = topology_error(tmp_path, text)
-    assert_error(err, path, 'joint "j4"', "cut", "not supported in this version")
+def test_four_bar_loop_without_cut_joint_is_cut_by_choice(tmp_path):
+    """No joint marked: the rocker has two joints of which it is the child; the first
+    in the file (of the fewest equations) stays in the tree, the other is cut, and
+    the compiled model says so."""
+    from flexmbs.model.compiled import compile_model
+    path = tmp_path / "m.toml"
+    path.write_text(links("crank", "coupler", "rocker") + revolutes(*FOUR_BAR_JOINTS))
+    cm = compile_model(load_model(path))
+    assert cm.topology.cut_joint_names == ("j4",)
+    assert cm.topology.cut_reasons == ("chosen",)
+    assert any('joint "j4" closes a loop and is cut' in w for w in cm.warnings)
+
+
+def test_cut_joint_marked_in_the_file(tmp_path):
+    from flexmbs.model.compiled import compile_model
+    path = tmp_path / "m.toml"
+    path.write_text(links("crank", "coupler", "rocker") + revolutes(*FOUR_BAR_JOINTS[:2])
+                    + revolutes(FOUR_BAR_JOINTS[3]) + "cut = true\n"
+                    + revolutes(FOUR_BAR_JOINTS[2]))
+    cm = compile_model(load_model(path))
+    assert cm.topology.cut_joint_names == ("j4",)
+    assert cm.topology.cut_reasons == ("marked",)
+    assert cm.topology.joint_names == ("j1", "j3", "j2")
 
 
 def test_cut_must_be_a_boolean(tmp_path):

@@ -44,11 +44,12 @@ def make_writer(path, flush_interval=0.0, coords=COORDS, sensors=SENSORS, sizes=
 
 
 def rows(t):
-    """Synthetic rows: q, u (k, 2), energy (k, 5), sensors (k, 4) as functions of t."""
+    """Synthetic rows: q, u (k, 2), energy (k, 7: ENERGY_COMPONENTS), sensors (k, 4) as
+    functions of t."""
     t = np.asarray(t, dtype=float)
     q = np.column_stack([np.sin(t), 2 * t])
     u = np.column_stack([np.cos(t), 2 + 0 * t])
-    e = np.column_stack([1 + t, -t, 0.1 * t ** 2, 0.5 + 0 * t, 0.01 * t])
+    e = np.column_stack([1 + t, -t, 0.1 * t ** 2, 0.5 + 0 * t, 0.01 * t, 0.02 * t, -0.03 * t])
     s = np.column_stack([t, 2 * t, 3 * t, -t])
     return q, u, e, s
 

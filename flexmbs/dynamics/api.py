@@ -16,7 +16,7 @@ from . import system as _system
 __all__ = ["body_poses", "velocity_transformation", "prescribed_velocity",
            "body_velocities", "bias_acceleration", "velocity_transformation_rate_matrix",
            "mass_matrix", "generalized_forces", "accelerations", "energies",
-           "driver_forces", "kinematics"]
+           "driver_forces", "kinematics", "constraint_values", "marker_frames"]
 
 
 def _arr(x, n):
@@ -164,3 +164,29 @@ def energies(cm, q, u, t=0.0, w_nc=0.0):
     out = np.zeros(len(_energy.ENERGY_COMPONENTS))
     _energy.energies(cm.arrays, ws, float(w_nc), out)
     return dict(zip(_energy.ENERGY_COMPONENTS, out))
+
+
+def constraint_values(cm, q, u=None, t=0.0):
+    """(phi, phid, jac, jacx) of every constraint row of the cut joints (redundant
+    ones included): the position residuals Phi (m or 1), the velocity residuals
+    Phi_q u + Phi_t, the Jacobian Phi_q (rows, nq) and its columns at the prescribed
+    coordinates (rows, nc). FORMULATION.md section 5."""
+    from .constraints import constraint_terms
+    ws = kinematics(cm, q, u, t)
+    constraint_terms(cm.arrays, ws)
+    return ws.con_phi.copy(), ws.con_phid.copy(), ws.con_jac.copy(), ws.con_jacx.copy()
+
+
+def marker_frames(cm, q, u=None, t=0.0):
+    """(positions (nmk, 3), axes (nmk, 3, 3), velocities, angular velocities) of the
+    markers of the compiled marker table (those that loads, springs, sensors and cut
+    joints use), global axes, markers on beams following their node."""
+    from ..kinematics.markers import marker_frame_kernel
+    ws = kinematics(cm, q, u, t)
+    n = len(cm.arrays.marker_body)
+    pos, rot = np.zeros((n, 3)), np.zeros((n, 3, 3))
+    vel, om = np.zeros((n, 3)), np.zeros((n, 3))
+    arm, tm = np.zeros(3), np.zeros((3, 3))
+    for k in range(n):
+        marker_frame_kernel(cm.arrays, ws, k, pos[k], rot[k], vel[k], om[k], arm, tm)
+    return pos, rot, vel, om

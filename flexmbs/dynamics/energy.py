@@ -3,6 +3,7 @@
     T   = 1/2 sum_i v_i^T M_i v_i + 1/2 sum_a n_a^2 J_r,a x_a'^2   (bodies, rotors)
     V_g = -sum_i g^T (m_i r_i + A_i St_i)
     V_s = sum_c 1/2 k_c (x_c - x_rest,c)^2      (every joint coordinate, prescribed too)
+          + sum_s 1/2 k_s (L_s - L0_s)^2         (point-to-point springs)
     U   = strain energy (0 for rigid bodies): U2 = qf^T K qf / 2 plus the geometric
           stiffness' U3 (axial force) and U4 (foreshortening), FORMULATION.md 6
 and W_nc, the work of the non-conservative forces, is the state's last component.
@@ -12,7 +13,7 @@ E = T + V_g + U + V_s - W_nc is constant.
 from ..config import jit
 from .rigid_body import apply_body_mass
 from .geometric import geometric_elastic_forces
-from .system import flexible_arrays, flexible_body_mass
+from .system import flexible_arrays, flexible_body_mass, springs_energy_and_power
 
 __all__ = ["energies", "ENERGY_COMPONENTS"]
 
@@ -108,6 +109,8 @@ def energies(m, ws, w_nc, out):
     for c in range(m.coord_qindex.shape[0]):
         e = ws.x[c] - m.coord_rest[c]
         spring += 0.5 * m.coord_stiffness[c] * e * e
+    if m.spring_k.shape[0] > 0:
+        spring += springs_energy_and_power(m, ws)[0]
     out[0] = kinetic
     out[1] = gravity
     out[2] = strain

@@ -6,6 +6,7 @@ line."""
 
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
+from .constraints import constraint_terms, cut_joint_reaction
 from .geometric import element_mean_slope_square
 
 __all__ = ["sensor_values"]
@@ -55,6 +56,10 @@ def sensor_values(m, ws, works, out):
     beam_strain, beam_curvature, beam_section_forces: linear rows over q; with geometric
     stiffness the strain and the normal force hold the membrane strain u' + sbar/2.
     beam_centerline: A_f^T (r_b + A_b (x0 + S(x0) qf) - r_f) per point (m).
+    joint_reaction (a cut joint): A_f^T F, A_f^T T, the force (N) and torque (N m) of
+    the joint on its child body at the child marker, from the multipliers (which
+    follow the works in `works`); constraint_residual: the joint's position residuals
+    Phi, then its velocity residuals dPhi/dt, every row (redundant ones too).
     """
     af = ws.m33[0]
     am = ws.m33[1]
@@ -69,9 +74,28 @@ def sensor_values(m, ws, works, out):
     dd = ws.v3[7]
     th = ws.v3[8]
     thd = ws.v3[9]
+    constraints_done = False
     for k in range(m.sensor_type.shape[0]):
         o = m.sensor_offset[k]
         kind = m.sensor_type[k]
+        if kind == 13 or kind == 14:
+            if not constraints_done:
+                constraint_terms(m, ws)
+                constraints_done = True
+            j = m.sensor_coord[k]
+            if kind == 14:
+                first = m.cut_row_ptr[j]
+                nrow = m.cut_row_ptr[j + 1] - first
+                for r in range(nrow):
+                    out[o + r] = ws.con_phi[first + r]
+                    out[o + nrow + r] = ws.con_phid[first + r]
+                continue
+            _frame_of(ws, m.sensor_frame[k], af, rf)
+            lam = works[1 + m.act_coord.shape[0]:]
+            cut_joint_reaction(m, ws, j, lam, res, d)
+            _in_frame(af, res, out, o)
+            _in_frame(af, d, out, o + 3)
+            continue
         if kind == 0:
             out[o] = ws.x[m.sensor_coord[k]]
             continue

@@ -18,6 +18,7 @@ import numpy as np
 from ..config import jit, jit_inline
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics
+from .constraints import constraint_terms
 from .linalg import cholesky_solve_in_place
 from .geometric import geometric_elastic_forces
 from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
@@ -27,7 +28,8 @@ from .timefunctions import evaluate_time_function
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dynamic_rows", "residual", "state_derivative", "nonconservative_power",
-           "split_state", "actuator_torques"]
+           "split_state", "actuator_torques", "constrained_residual",
+           "dae_constrained_residual"]
 
 
 @jit
@@ -152,45 +154,117 @@ def _load_at_marker(m, ws, f, t, loc):
 
 
 @jit
-def _applied_loads(m, ws, t):
-    """Adds the point forces and torques to ws.body_force and ws.flex_force
-    (FORMULATION.md section 2, applied forces): a force F (global) at the marker's
-    deformed position s (body axes) gives L(s)^T F = [F; ~s A^T F; S^T A^T F], a
-    torque T (global) on the marker's node [0; A^T T; PS^T Tm^T A^T T]; S and PS are
-    the marker's translation and rotation terms (ModelArrays.marker_term_*)."""
-    loc = ws.v3[4]
+def _marker_generalized_force(m, ws, k, vec_global, torque, arm, tm):
+    """Adds the generalized force of a global force (torque = False) or torque (True)
+    `vec_global` acting at marker k to ws.body_force and ws.flex_force (FORMULATION.md
+    section 2, applied forces): a force F at the marker's deformed position s (body
+    axes) gives L(s)^T F = [F; ~s A^T F; S^T A^T F], a torque T on the marker's node
+    [0; A^T T; PS^T Tm^T A^T T]; S and PS are the marker's translation and rotation
+    terms (ModelArrays.marker_term_*). arm = A s and tm = Tm from `marker_frame`.
+    Nothing for a marker on the ground."""
+    i = m.marker_body[k]
+    if i < 0:
+        return
     vec = ws.v3[5]
     s = ws.v3[6]
     tvec = ws.v3[7]
+    rot = ws.rot[i]
+    loc = vec_global
+    for r in range(3):  # body axes
+        vec[r] = rot[0, r] * loc[0] + rot[1, r] * loc[1] + rot[2, r] * loc[2]
+        s[r] = rot[0, r] * arm[0] + rot[1, r] * arm[1] + rot[2, r] * arm[2]
+    if not torque:
+        for r in range(3):
+            ws.body_force[i, r] += loc[r]
+        ws.body_force[i, 3] += s[1] * vec[2] - s[2] * vec[1]
+        ws.body_force[i, 4] += s[2] * vec[0] - s[0] * vec[2]
+        ws.body_force[i, 5] += s[0] * vec[1] - s[1] * vec[0]
+        first = 0
+        for r in range(3):
+            tvec[r] = vec[r]
+    else:
+        for r in range(3):
+            ws.body_force[i, 3 + r] += vec[r]
+            tvec[r] = tm[0, r] * vec[0] + tm[1, r] * vec[1] + tm[2, r] * vec[2]
+        first = 3
+    for d in range(3):
+        a = 6 * k + first + d
+        for j in range(m.marker_term_ptr[a], m.marker_term_ptr[a + 1]):
+            ws.flex_force[m.col_qindex[m.marker_term_col[j]]] += \
+                m.marker_term_coef[j] * tvec[d]
+
+
+@jit
+def _applied_loads(m, ws, t):
+    """Adds the point forces and torques to ws.body_force and ws.flex_force
+    (`_marker_generalized_force`)."""
+    loc = ws.v3[4]
     for f in range(m.force_type.shape[0]):
-        k = m.force_marker[f]
-        i = m.marker_body[k]
         _load_at_marker(m, ws, f, t, loc)
-        rot = ws.rot[i]
-        arm = ws.v3[3]
-        tm = ws.m33[4]
-        for r in range(3):  # body axes
-            vec[r] = rot[0, r] * loc[0] + rot[1, r] * loc[1] + rot[2, r] * loc[2]
-            s[r] = rot[0, r] * arm[0] + rot[1, r] * arm[1] + rot[2, r] * arm[2]
-        if m.force_type[f] == 0:
-            for r in range(3):
-                ws.body_force[i, r] += loc[r]
-            ws.body_force[i, 3] += s[1] * vec[2] - s[2] * vec[1]
-            ws.body_force[i, 4] += s[2] * vec[0] - s[0] * vec[2]
-            ws.body_force[i, 5] += s[0] * vec[1] - s[1] * vec[0]
-            first = 0
-            for r in range(3):
-                tvec[r] = vec[r]
-        else:
-            for r in range(3):
-                ws.body_force[i, 3 + r] += vec[r]
-                tvec[r] = tm[0, r] * vec[0] + tm[1, r] * vec[1] + tm[2, r] * vec[2]
-            first = 3
-        for d in range(3):
-            a = 6 * k + first + d
-            for j in range(m.marker_term_ptr[a], m.marker_term_ptr[a + 1]):
-                ws.flex_force[m.col_qindex[m.marker_term_col[j]]] += \
-                    m.marker_term_coef[j] * tvec[d]
+        _marker_generalized_force(m, ws, m.force_marker[f], loc, m.force_type[f] == 1,
+                                  ws.v3[3], ws.m33[4])
+
+
+@jit
+def _spring_state(m, ws, s, direction):
+    """Spring s between its markers (after forward_kinematics): (L, dL/dt) and the unit
+    vector from marker 1 to marker 2 into `direction`; marker 2's frame is left in
+    ws.v3[0:4] (position, velocity, angular velocity, arm) and ws.m33[3:5]."""
+    p1 = ws.v3[8]
+    v1 = ws.v3[9]
+    marker_frame(m, ws, m.spring_marker[s, 0], ws.v3[0], ws.m33[3], ws.v3[1], ws.v3[2],
+                 ws.v3[3], ws.m33[4])
+    for r in range(3):
+        p1[r] = ws.v3[0, r]
+        v1[r] = ws.v3[1, r]
+    marker_frame(m, ws, m.spring_marker[s, 1], ws.v3[0], ws.m33[3], ws.v3[1], ws.v3[2],
+                 ws.v3[3], ws.m33[4])
+    length = 0.0
+    for r in range(3):
+        direction[r] = ws.v3[0, r] - p1[r]
+        length += direction[r] * direction[r]
+    length = np.sqrt(length)
+    rate = 0.0
+    for r in range(3):
+        direction[r] /= length
+        rate += direction[r] * (ws.v3[1, r] - v1[r])
+    return length, rate
+
+
+@jit
+def _spring_forces(m, ws):
+    """Adds the forces of the point-to-point springs and dampers: f = k (L - L0) +
+    c dL/dt pulls the markers together, +f n on marker 1, -f n on marker 2 (n the unit
+    vector from 1 to 2)."""
+    n = ws.v3[10]
+    force = ws.v3[11]
+    for s in range(m.spring_k.shape[0]):
+        length, rate = _spring_state(m, ws, s, n)
+        f = m.spring_k[s] * (length - m.spring_l0[s]) + m.spring_c[s] * rate
+        for r in range(3):
+            force[r] = -f * n[r]
+        _marker_generalized_force(m, ws, m.spring_marker[s, 1], force, False, ws.v3[3],
+                                  ws.m33[4])
+        marker_frame(m, ws, m.spring_marker[s, 0], ws.v3[0], ws.m33[3], ws.v3[1],
+                     ws.v3[2], ws.v3[3], ws.m33[4])
+        for r in range(3):
+            force[r] = f * n[r]
+        _marker_generalized_force(m, ws, m.spring_marker[s, 0], force, False, ws.v3[3],
+                                  ws.m33[4])
+
+
+@jit
+def springs_energy_and_power(m, ws):
+    """(V, P): the springs' potential 1/2 k (L - L0)^2 (J) and the dampers' power
+    -c (dL/dt)^2 (W)."""
+    n = ws.v3[10]
+    energy = 0.0
+    power = 0.0
+    for s in range(m.spring_k.shape[0]):
+        length, rate = _spring_state(m, ws, s, n)
+        energy += 0.5 * m.spring_k[s] * (length - m.spring_l0[s]) ** 2
+        power -= m.spring_c[s] * rate * rate
+    return energy, power
 
 
 @jit
@@ -252,6 +326,8 @@ def body_forces(m, ws, t):
             ws.body_force[i, r] -= ws.mbcol[r, 0]
     if m.force_type.shape[0] > 0:  # a call, not inlined: models without loads pay nothing
         _applied_loads(m, ws, t)
+    if m.spring_k.shape[0] > 0:
+        _spring_forces(m, ws)
     actuator_torques(m, ws, t)
 
 
@@ -481,6 +557,8 @@ def nonconservative_power(m, ws, t):
             p += (ws.tau[c] - m.coord_damping[c] * xd) * xd
     if m.force_type.shape[0] > 0:
         p += _loads_power(m, ws, t)
+    if m.spring_k.shape[0] > 0:
+        p += springs_energy_and_power(m, ws)[1]
     return p
 
 
@@ -508,19 +586,70 @@ def dae_residual(t, y, yp, args, out):
 
 
 @jit
+def constrained_residual(m, ws, t, y, yp, out):
+    """The stabilised index-2 (Gear-Gupta-Leimkuhler) residual of a model with cut
+    joints, FORMULATION.md section 5 (Huang H2.145-2.147), y = [q, u, w, lambda, mu]:
+
+        q' - u - Phi_q^T mu = 0
+        M* u' - Q* + Phi_q^T lambda = 0
+        w' - P = 0, w_a' - P_a = 0
+        Phi_q u + Phi_t = 0          (velocity constraints: rows of lambda)
+        Phi(q, t) = 0                (position constraints: rows of mu)
+
+    over the active constraint rows (con_active). The drivers of prescribed
+    coordinates bear the constraint forces too (their columns of the Jacobian), so
+    that W_nc holds their full work; the constraint forces themselves do no work."""
+    nq = ws.mass.shape[0]
+    base = 2 * nq + 1 + m.act_coord.shape[0]
+    ncon = (y.shape[0] - base) // 2
+    q, u, _ = split_state(y, nq)
+    qp, up, wp = split_state(yp, nq)
+    forward_kinematics(m, ws, t, q, u)
+    body_forces(m, ws, t)
+    dynamic_rows(m, ws, up, out[nq:2 * nq])
+    constraint_terms(m, ws)
+    for k in range(nq):
+        out[k] = qp[k] - u[k]
+    for r in range(m.con_kind.shape[0]):
+        k = m.con_active[r]
+        if k < 0:
+            continue
+        lam = y[base + k]
+        mu = y[base + ncon + k]
+        for i in range(nq):
+            jac = ws.con_jac[r, i]
+            out[i] -= jac * mu
+            out[nq + i] += jac * lam
+        for c in range(ws.con_jacx.shape[1]):
+            ws.tau[c] += ws.con_jacx[r, c] * lam
+        out[base + k] = ws.con_phid[r]
+        out[base + ncon + k] = ws.con_phi[r]
+    out[2 * nq] = wp[0] - nonconservative_power(m, ws, t)
+    for a in range(m.act_coord.shape[0]):
+        out[2 * nq + 1 + a] = yp[2 * nq + 1 + a] - ws.act_tau[a] * ws.xd[m.act_coord[a]]
+
+
+@jit
+def dae_constrained_residual(t, y, yp, args, out):
+    """`constrained_residual` in the argument order of the BDF driver."""
+    constrained_residual(args[0], args[1], t, y, yp, out)
+
+
+@jit
 def dae_work_column(t, y, yp, cj, args, out):
     """Adds the work columns (W_nc and each actuator's) of dF/dy + cj dF/dy' (the
     analytic block of the BDF iteration matrix): no residual depends on a work and
     F_w = w' - P, so each column is cj e_w. The other columns come from differences."""
     nq = args[1].mass.shape[0]
-    for k in range(2 * nq, y.size):
+    for k in range(2 * nq, 2 * nq + 1 + args[0].act_coord.shape[0]):
         out[k, k] += cj
 
 
-def dae_analytic_columns(n, nq):
-    """Mask of the columns dae_work_column supplies (the works, after q and u)."""
+def dae_analytic_columns(n, nq, na):
+    """Mask of the columns dae_work_column supplies (the works W_nc and W_a, after q
+    and u; the multipliers of a constrained model follow them)."""
     mask = np.zeros(n, dtype=bool)
-    mask[2 * nq:] = True
+    mask[2 * nq:2 * nq + 1 + na] = True
     return mask
 
 

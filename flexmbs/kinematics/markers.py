@@ -20,7 +20,8 @@ import numpy as np
 
 from ..config import jit, jit_inline
 
-__all__ = ["marker_deformation", "marker_frame", "cardan_rotations"]
+__all__ = ["marker_deformation", "marker_frame", "cardan_rotations",
+           "marker_partial_velocities", "marker_frame_kernel"]
 
 
 @jit_inline
@@ -132,3 +133,47 @@ def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
     for r in range(3):
         vel[r] += ab[r, 0] * dd[0] + ab[r, 1] * dd[1] + ab[r, 2] * dd[2]
         om[r] += ab[r, 0] * d[0] + ab[r, 1] * d[1] + ab[r, 2] * d[2]
+
+
+@jit
+def marker_partial_velocities(body_col_ptr, body_col, marker_body, term_ptr, term_col,
+                              term_coef, jr, jw, rot, k, arm, tm, jv, jwm):
+    """The partial velocities of marker k (after forward_kinematics and `marker_frame`,
+    which gives its arm A_b s and tangent map tm): jv[:, c] = d(dp/dt)/d(xd_c) =
+    jr_b[:, c] + jw_b[:, c] x arm + A_b (dd/dx_c) and jwm[:, c] = d(w_marker)/d(xd_c) =
+    jw_b[:, c] + A_b tm (dth/dx_c) at the columns of its body's rows of B (global axes,
+    the body's frame columns and its own elastic ones); zero for a marker on the ground.
+    Written at those columns only (jv, jwm: (3, ncol))."""
+    b = marker_body[k]
+    if b < 0:
+        return
+    for kk in range(body_col_ptr[b], body_col_ptr[b + 1]):
+        c = body_col[kk]
+        w0 = jw[b, 0, c]
+        w1 = jw[b, 1, c]
+        w2 = jw[b, 2, c]
+        jv[0, c] = jr[b, 0, c] + w1 * arm[2] - w2 * arm[1]
+        jv[1, c] = jr[b, 1, c] + w2 * arm[0] - w0 * arm[2]
+        jv[2, c] = jr[b, 2, c] + w0 * arm[1] - w1 * arm[0]
+        jwm[0, c] = w0
+        jwm[1, c] = w1
+        jwm[2, c] = w2
+    ab = rot[b]
+    for d in range(6):
+        for j in range(term_ptr[6 * k + d], term_ptr[6 * k + d + 1]):
+            c = term_col[j]
+            f = term_coef[j]
+            if d < 3:
+                for r in range(3):
+                    jv[r, c] += ab[r, d] * f
+            else:
+                for r in range(3):
+                    x = ab[r, 0] * tm[0, d - 3] + ab[r, 1] * tm[1, d - 3] + \
+                        ab[r, 2] * tm[2, d - 3]
+                    jwm[r, c] += x * f
+
+
+@jit
+def marker_frame_kernel(m, ws, k, pos, rot, vel, om, arm, tm):
+    """`marker_frame` as a compiled entry point for Python callers."""
+    marker_frame(m, ws, k, pos, rot, vel, om, arm, tm)

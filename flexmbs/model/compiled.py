@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ModelError
 from .description import GROUND, BeamBody, Joint, Marker, RigidBody
 from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
+from .constraint_tables import constraint_tables
 from .geometric_tables import geometric_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
@@ -78,6 +79,8 @@ class ModelArrays(NamedTuple):
         (6 nmk + 1,), marker_term_col, marker_term_coef: the translation along body
         axis d (d < 3, m) and Cardan angle d - 3 (rad) of marker k as
         sum coef x[col] over terms marker_term_ptr[6k + d]:marker_term_ptr[6k + d + 1]
+    spring_marker (nsp, 2): the markers of each point-to-point spring; spring_k (N/m),
+        spring_c (N s/m), spring_l0 (m) (nsp,)
     force_type (nf,) 0 force, 1 torque; force_marker (nf,) its marker;
         force_vector (nf, 3); force_frame (nf,) 0 global, 1 marker; force_function (nf,)
     sensor_type, sensor_coord (joint coordinate, actuator or first linear row),
@@ -86,6 +89,11 @@ class ModelArrays(NamedTuple):
         output columns; sensor_geo: the element (geometric tables) whose membrane
         strain sbar/2 a beam_strain or beam_section_forces sensor adds, times
         sensor_geo_coef, to its first value (-1: none)
+    cut_marker_parent, cut_marker_child (ncut,): the markers (marker table) of each cut
+        joint; cut_row_ptr (ncut+1,): its constraint rows; per row con_kind (0
+        position, 1 orientation), con_x, con_y (3,), con_c, and con_active: the row's
+        place among the active constraints (the multipliers), -1 for a redundant row
+        (flexmbs.model.constraint_tables)
     lin_ptr (nrow + 1,), lin_q, lin_coef: linear sensor rows, row r =
         sum coef q[lin_q] over lin_ptr[r]:lin_ptr[r+1]
     point_position (npt, 3): undeformed centre-line points (body axes, m)
@@ -157,6 +165,10 @@ class ModelArrays(NamedTuple):
     marker_term_ptr: np.ndarray
     marker_term_col: np.ndarray
     marker_term_coef: np.ndarray
+    spring_marker: np.ndarray
+    spring_k: np.ndarray
+    spring_c: np.ndarray
+    spring_l0: np.ndarray
     force_type: np.ndarray
     force_marker: np.ndarray
     force_vector: np.ndarray
@@ -171,6 +183,14 @@ class ModelArrays(NamedTuple):
     sensor_geo: np.ndarray
     sensor_geo_coef: np.ndarray
     sensor_offset: np.ndarray
+    cut_marker_parent: np.ndarray
+    cut_marker_child: np.ndarray
+    cut_row_ptr: np.ndarray
+    con_kind: np.ndarray
+    con_x: np.ndarray
+    con_y: np.ndarray
+    con_c: np.ndarray
+    con_active: np.ndarray
     lin_ptr: np.ndarray
     lin_q: np.ndarray
     lin_coef: np.ndarray
@@ -198,6 +218,13 @@ class Workspace(NamedTuple):
     flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
     (3, 3, nfmax + 2): a flexible body's mass matrix and scratch; geo_scratch (3, 12):
     the geometric-stiffness kernel's.
+    Constraints (ncr rows of the cut joints): con_phi, con_phid (ncr,) position and
+    velocity residuals, con_jac (ncr, nq) their Jacobian Phi_q, con_jacx (ncr, nc)
+    its columns at the prescribed coordinates (whose drivers bear the constraint
+    forces too); con_jv, con_jw
+    (2, 3, ncol) the partial velocities of a cut joint's two markers; con_vec
+    (2, 4, 3) their position, velocity, angular velocity and arm, con_mat (2, 2, 3, 3)
+    their axes and tangent maps.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     """
     r: np.ndarray
@@ -230,6 +257,14 @@ class Workspace(NamedTuple):
     flex_vec2: np.ndarray
     flex_work: np.ndarray
     geo_scratch: np.ndarray
+    con_phi: np.ndarray
+    con_phid: np.ndarray
+    con_jac: np.ndarray
+    con_jacx: np.ndarray
+    con_jv: np.ndarray
+    con_jw: np.ndarray
+    con_vec: np.ndarray
+    con_mat: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -252,6 +287,7 @@ class CompiledModel:
         self.u0 = u0
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
         self.warnings = model_warnings(self.beams)
+        self.constraint_texts = []  # what each constraint row of the cut joints holds
 
     @property
     def nbodies(self):
@@ -274,19 +310,27 @@ class CompiledModel:
         return len(self.arrays.act_coord)
 
     @property
+    def nconstraints(self):
+        """Number of active constraint equations (multipliers lambda, and mu)."""
+        return int(np.sum(self.arrays.con_active >= 0))
+
+    @property
     def nstate(self):
-        """Length of y = [q, u, w] (w: W_nc and the work of each actuator)."""
-        return 2 * self.nq + 1 + self.nactuators
+        """Length of y = [q, u, w, lambda, mu] (w: W_nc and the work of each actuator;
+        lambda, mu: the multipliers of the active constraints, FORMULATION.md 5)."""
+        return 2 * self.nq + 1 + self.nactuators + 2 * self.nconstraints
 
     @property
     def nsensor_values(self):
         return int(self.arrays.sensor_offset[-1])
 
     def initial_state(self):
-        return np.concatenate([self.q0, self.u0, np.zeros(1 + self.nactuators)])
+        return np.concatenate([self.q0, self.u0, np.zeros(1 + self.nactuators
+                                                          + 2 * self.nconstraints)])
 
     def new_workspace(self):
         n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
+        ncr = len(self.arrays.con_kind)
         nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
         z = np.zeros
         return Workspace(
@@ -297,7 +341,20 @@ class CompiledModel:
             flex_mb=z((6 + nfm, ncol)), djr=z((n, 3, ncol)), djw=z((n, 3, ncol)),
             act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
             flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
-            flex_work=z((3, 3, nfm + 2)), geo_scratch=z((3, 12)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
+            flex_work=z((3, 3, nfm + 2)), geo_scratch=z((3, 12)), con_phi=z(ncr),
+            con_phid=z(ncr), con_jac=z((ncr, nq)), con_jacx=z((ncr, nc)),
+            con_jv=z((2, 3, ncol)),
+            con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
+
+
+def _initial_spring_lengths(cm):
+    """The rest lengths not given: the springs' lengths in the initial configuration."""
+    from ..dynamics.api import marker_frames
+    pos = marker_frames(cm, cm.q0)[0]
+    m = cm.arrays
+    for s in np.flatnonzero(np.isnan(m.spring_l0)):
+        m.spring_l0[s] = np.linalg.norm(pos[m.spring_marker[s, 1]]
+                                        - pos[m.spring_marker[s, 0]])
 
 
 AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
@@ -544,11 +601,16 @@ def compile_model(model):
 
     forces = list(model.forces.values())
     force_marker = [marker_id(f.body, f.marker) for f in forces]
+    springs = list(getattr(model, "springs", {}).values())
+    spring_marker = [(marker_id(s.body1, s.marker1), marker_id(s.body2, s.marker2))
+                     for s in springs]
     force_fidx = []
     for f in forces:
         force_fidx.append(len(functions))
         functions.append(f.function)
     tf_kind, tf_ptr, tf_data = compile_time_functions(functions)
+    cut_joints = [model.joints[name] for name in topo.cut_joint_names]
+    con_arrays, con_texts = constraint_tables(model, cut_joints, marker_id)
     sensors = list(model.sensors.values())
     geo_first, count = {}, 0
     for _, b in beams:
@@ -556,7 +618,8 @@ def compile_model(model):
             geo_first[b.name] = count
             count += len(b.connectivity)
     stab = sensor_tables(model, sensors, index, coord_of, act_index, marker_id,
-                         {b.name: flex_q[k] for k, (_, b) in enumerate(beams)}, geo_first)
+                         {b.name: flex_q[k] for k, (_, b) in enumerate(beams)}, geo_first,
+                         topo.cut_joint_names)
 
     mterm_lists = [mt.terms[d] for _, mt in mk_list for d in range(6)]
     mterm_ptr = np.zeros(len(mterm_lists) + 1, dtype=np.int64)
@@ -616,16 +679,32 @@ def compile_model(model):
         marker_term_ptr=mterm_ptr,
         marker_term_col=arr([c for t in mterm_lists for c, _ in t], (0,), i64),
         marker_term_coef=arr([k for t in mterm_lists for _, k in t], (0,)),
+        spring_marker=arr(spring_marker, (0, 2), i64),
+        spring_k=arr([s.stiffness for s in springs], (0,)),
+        spring_c=arr([s.damping for s in springs], (0,)),
+        spring_l0=arr([np.nan if s.rest_length is None else s.rest_length
+                       for s in springs], (0,)),
         force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
         force_marker=arr(force_marker, (0,), i64),
         force_vector=arr([f.vector for f in forces], (0, 3)),
         force_frame=arr([0 if f.frame == "global" else 1 for f in forces], (0,), i64),
         force_function=arr(force_fidx, (0,), i64),
+        **con_arrays,
         **stab.arrays,
     )
     cm = CompiledModel(described, topo, arrays, names, jnames, [s.name for s in sensors],
                        stab.sizes, np.array(q0, dtype=f64), np.array(u0, dtype=f64),
                        beams)
+    cm.constraint_texts = con_texts
+    if np.any(np.isnan(arrays.spring_l0)):
+        _initial_spring_lengths(cm)
+    for name, why in zip(topo.cut_joint_names, topo.cut_reasons):
+        if why == "chosen":
+            joint = model.joints[name]
+            cm.warnings.append(f'joint "{name}" closes a loop and is cut: its '
+                               f"{6 - joint.ndof} constraint equations hold the loop "
+                               "closed (mark it cut = true, or another joint of the loop, "
+                               "to choose yourself)")
     if any(b.initial == "static" for _, b in beams):
         static_elastic_state(cm)
     return cm

@@ -17,8 +17,8 @@ from .timefunctions import Constant, check_time_function
 
 __all__ = [
     "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "BEAM_SECTION_SENSORS", "FORCE_TYPES", "SOLVER_METHODS",
-    "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver", "Actuator", "Force",
-    "Sensor",
+    "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver",
+    "Actuator", "Force", "Spring", "Sensor",
     "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz",
 ]
 
@@ -28,7 +28,8 @@ JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
 SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
                 "marker_orientation", "marker_velocity", "marker_angular_velocity",
                 "actuator_torque", "actuator_work", "beam_strain", "marker_deflection",
-                "beam_curvature", "beam_section_forces", "beam_centerline")
+                "beam_curvature", "beam_section_forces", "beam_centerline",
+                "joint_reaction", "constraint_residual")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
@@ -358,6 +359,21 @@ class Force:
 
 
 @dataclass
+class Spring:
+    """A spring and damper between two markers (point to point): the force
+    f = k (L - L0) + c dL/dt along the line between them pulls them together when
+    positive (L = |p2 - p1|; k N/m, c N s/m, L0 m)."""
+    name: str
+    body1: str
+    marker1: str
+    body2: str
+    marker2: str
+    stiffness: float
+    damping: float
+    rest_length: float
+
+
+@dataclass
 class Sensor:
     """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
     several); marker sensors name `body` and `marker` and are expressed in the frame of
@@ -500,6 +516,7 @@ class Model:
         self.drivers = {}
         self.actuators = {}
         self.forces = {}
+        self.springs = {}
         self.sensors = {}
         self.solver = SolverSettings()
         self.output = OutputSettings()
@@ -825,6 +842,29 @@ class Model:
                                   _vector(vector, 3, item, "vector"), frame, fn)
         return self.forces[name]
 
+    def add_spring(self, name, body1, marker1, body2, marker2, stiffness, damping=0.0,
+                   rest_length=None):
+        """A point-to-point spring (N/m) and damper (N s/m) between marker1 on body1 and
+        marker2 on body2 (either may be the ground); `rest_length` (m) defaults to their
+        distance in the initial configuration."""
+        item = f'spring "{name}"'
+        self._new_name(name, self.springs, item)
+        for fld, b, mk in (("body1", body1, marker1), ("body2", body2, marker2)):
+            if b != GROUND and b not in self.bodies:
+                raise ModelError(f'unknown body "{b}"', item, fld)
+            if mk not in self._markers_of(b, item):
+                raise ModelError(f'unknown marker "{mk}" on body "{b}"', item,
+                                 "marker" + fld[-1])
+        if body1 == body2:
+            raise ModelError("a spring connects two different bodies", item, "body2")
+        self.springs[name] = Spring(
+            name, body1, marker1, body2, marker2,
+            _scalar(stiffness, item, "stiffness", nonnegative=True),
+            _scalar(damping, item, "damping", nonnegative=True),
+            None if rest_length is None else _scalar(rest_length, item, "rest_length",
+                                                     nonnegative=True))
+        return self.springs[name]
+
     def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
                    frame=GROUND, actuator=None, element=0, at="start", point=None,
                    subdivisions=1):
@@ -879,6 +919,12 @@ class Model:
             if actuator not in self.actuators:
                 raise ModelError(f'unknown actuator "{actuator}"', item, "actuator")
             self.sensors[name] = Sensor(name, type, actuator=actuator)
+        elif type in ("joint_reaction", "constraint_residual"):
+            if joint not in self.joints:
+                raise ModelError(f'unknown joint "{joint}"', item, "joint")
+            if frame != GROUND and frame not in self.bodies:
+                raise ModelError(f'unknown body "{frame}"', item, "frame")
+            self.sensors[name] = Sensor(name, type, joint=joint, frame=frame)
         elif type.startswith("joint"):
             if joint not in self.joints:
                 raise ModelError(f'unknown joint "{joint}"', item, "joint")

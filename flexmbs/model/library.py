@@ -4,10 +4,11 @@ import numpy as np
 
 from ..elements import general_section, material
 from .description import Model
-from .timefunctions import SpinUp
+from .timefunctions import ConstantRate, SpinUp
 
 __all__ = ["chain_model", "huang_two_link", "huang_three_link", "huang_rig", "huang_tube",
-           "HUANG_TUBE_MATERIAL", "spin_up"]
+           "HUANG_TUBE_MATERIAL", "spin_up", "four_bar", "four_bar_flexible", "bricard",
+           "slider_crank"]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -216,4 +217,188 @@ def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all",
     model.add_sensor("angle", "joint_coordinate", joint="hub")
     model.add_sensor("tip_deflection", "marker_deflection", body="beam", marker="tip",
                      frame="beam")
+    return model
+
+
+FB_LINK = 0.5  # m, crank and rocker
+FB_COUPLER = 0.4  # m, also the distance of the ground pivots
+FB_SPRING = 1e4  # N/m (10 N/mm)
+
+
+def _slender(mass, i_transverse, axis):
+    """Inertia about the centre of mass of a link along body axis `axis` (0 x, 2 z):
+    i_transverse about the other two axes, 1e-4 of it about the link's own axis
+    (MODELS.md FB)."""
+    inertia = [i_transverse] * 3
+    inertia[axis] = 1e-4 * i_transverse
+    return inertia
+
+
+def four_bar(rocker=0.05, t_end=10.0):
+    """FB of MODELS.md: a parallelogram four-bar hanging under gravity from ground
+    pivots at (0, 0, 0) and (0.4, 0, 0), revolute axes along global y: crank A and
+    rocker C (0.5 m, 7.707 kg, 0.16176083 kg m^2 about their centres) hang along -z,
+    the coupler B (0.4 m, 3.946 kg, 0.05300579 kg m^2) joins their lower ends (seed
+    001, table 1). A spring of 10 N/mm from the coupler's middle to the ground point
+    (0.7, 0, -0.5), rest length 0.5 m (unstretched when hanging). The joint between
+    the coupler and the rocker is cut (its constraints close the loop). Released at
+    rest with the rocker (and the crank) turned `rocker` rad from hanging, the
+    coupler horizontal. Sensors: the crank and rocker angles and the coupler's middle."""
+    model = Model("four_bar", gravity=(0.0, 0.0, -9.81))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.005)
+    for name in ("crank", "rocker"):
+        model.add_rigid_body(name, mass=7.707, com=(0.0, 0.0, -FB_LINK / 2),
+                             inertia=_slender(7.707, 0.16176083, 2), inertia_about="com")
+        model.add_marker(name, "tip", position=(0.0, 0.0, -FB_LINK))
+    model.add_rigid_body("coupler", mass=3.946, com=(FB_COUPLER / 2, 0.0, 0.0),
+                         inertia=_slender(3.946, 0.05300579, 0), inertia_about="com")
+    model.add_marker("coupler", "end", position=(FB_COUPLER, 0.0, 0.0))
+    model.add_marker("coupler", "middle", position=(FB_COUPLER / 2, 0.0, 0.0))
+    model.add_marker("ground", "rocker_pivot", position=(FB_COUPLER, 0.0, 0.0))
+    model.add_marker("ground", "spring_anchor", position=(0.7, 0.0, -FB_LINK))
+    y = (0.0, 1.0, 0.0)
+    model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y,
+                    initial=rocker)
+    model.add_joint("crank_coupler", "revolute", parent="crank", parent_marker="tip",
+                    child="coupler", axis=y, initial=-rocker)
+    model.add_joint("rocker_pivot", "revolute", parent="ground",
+                    parent_marker="rocker_pivot", child="rocker", axis=y, initial=rocker)
+    model.add_joint("coupler_rocker", "revolute", parent="coupler", parent_marker="end",
+                    child="rocker", child_marker="tip", axis=y, cut=True)
+    model.add_spring("spring", "coupler", "middle", "ground", "spring_anchor",
+                     stiffness=FB_SPRING, rest_length=0.5)
+    model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
+    model.add_sensor("rocker", "joint_coordinate", joint="rocker_pivot")
+    model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
+    return model
+
+
+BR_LINK = 0.1  # m: each link; the triangle's side is 2 BR_LINK
+
+
+def bricard(t_end=10.0):
+    """BR of MODELS.md (seed 000's closed chain, Bricard's linkage): five moving links
+    and the ground joined in a ring by six revolute joints, in the triangular
+    configuration: the hinges at the corners C0, C1, C2 and at the midpoints of the
+    sides of an equilateral triangle of side 0.2 m in the global x-y plane; corner
+    hinges about the triangle's normal (global z), midpoint hinges about the in-plane
+    axis perpendicular to their side. Ring order C0, M01, C1, M12, C2, M20; the ground
+    is the link from M20 to C0, links 1 to 5 the others (slender rods of 1 kg and
+    0.1 m along the x axis of their frames, which start at their first hinge). The
+    joint at M20 (link 5 to the ground) is cut. Gravity -z, released at rest.
+    Sensors: the first joint's angle and the middle of link 3 (C1 to M12)."""
+    c0, c1 = np.zeros(3), np.array([2 * BR_LINK, 0.0, 0.0])
+    c2 = np.array([BR_LINK, np.sqrt(3.0) * BR_LINK, 0.0])
+    ring = [c0, (c0 + c1) / 2, c1, (c1 + c2) / 2, c2, (c2 + c0) / 2]
+    z = np.array([0.0, 0.0, 1.0])
+    axes = []
+    for k, point in enumerate(ring):
+        if k % 2 == 0:
+            axes.append(z)
+        else:  # the side through this midpoint, and the in-plane normal to it
+            side = ring[(k + 1) % 6] - ring[k - 1]
+            axes.append(np.cross(z, side / np.linalg.norm(side)))
+    model = Model("bricard", gravity=(0.0, 0.0, -9.81))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.01)
+    frames = []
+    for k in range(5):  # link k+1 from ring[k] to ring[k+1]
+        x = (ring[k + 1] - ring[k]) / BR_LINK
+        frames.append(np.column_stack([x, np.cross(z, x), z]))
+        name = f"link{k + 1}"
+        model.add_rigid_body(name, mass=1.0, com=(BR_LINK / 2, 0.0, 0.0),
+                             inertia=(1e-6, BR_LINK ** 2 / 12, BR_LINK ** 2 / 12),
+                             inertia_about="com")
+        model.add_marker(name, "end", position=(BR_LINK, 0.0, 0.0))
+    model.add_marker("ground", "c0", position=ring[0])
+    model.add_joint("hinge1", "revolute", parent="ground", parent_marker="c0",
+                    child="link1", axis=axes[0], child_marker=model.add_marker(
+                        "link1", "start", orientation=frames[0].T).name)
+    for k in range(1, 5):
+        parent, child = f"link{k}", f"link{k + 1}"
+        relative = frames[k].T @ frames[k - 1]   # C_O: A_child C_O = A_parent at zero
+        start = model.add_marker(child, "start", orientation=relative)
+        model.add_joint(f"hinge{k + 1}", "revolute", parent=parent, parent_marker="end",
+                        child=child, child_marker=start.name,
+                        axis=frames[k - 1].T @ axes[k])
+    model.add_marker("ground", "m20", position=ring[5])
+    model.add_marker("link5", "end_axes", position=(BR_LINK, 0.0, 0.0),
+                     orientation=frames[4].T)
+    model.add_joint("hinge6", "revolute", parent="ground", parent_marker="m20",
+                    child="link5", child_marker="end_axes", axis=axes[5], cut=True)
+    model.add_sensor("angle1", "joint_coordinate", joint="hinge1")
+    model.add_marker("link3", "middle", position=(BR_LINK / 2, 0.0, 0.0))
+    model.add_sensor("middle3", "marker_position", body="link3", marker="middle")
+    return model
+
+
+def slider_crank(elements=4, t_end=2.0):
+    """SC of MODELS.md: a crank (0.15 m, 0.5 kg slender rod along +x of its frame)
+    turning about global y at the origin at a prescribed 30 rad/s; a connecting rod,
+    the Huang tube (0.30 m, `elements` elements, clamped at its floating frame, which
+    is pinned to the crank's tip), pinned at its far end to a slider of 0.2 kg that
+    moves along global x. The rod-slider joint is cut. No gravity. Initial: crank
+    angle 0 (all three in line along x: the slider at 0.45 m), the rod straight,
+    the velocities made consistent with the crank's. Sensors: the slider position,
+    the rod's middle node's transverse deflection in the rod frame (its z component,
+    in the plane of motion) and the crank angle."""
+    model = Model("slider_crank", gravity=(0.0, 0.0, 0.0))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.001)
+    crank, rod = 0.15, 0.30
+    model.add_rigid_body("crank", mass=0.5, com=(crank / 2, 0.0, 0.0),
+                         inertia=(1e-6, 0.5 * crank ** 2 / 12, 0.5 * crank ** 2 / 12),
+                         inertia_about="com")
+    model.add_marker("crank", "tip", position=(crank, 0.0, 0.0))
+    model.add_beam_body("rod", [[0.0, 0.0, 0.0], [rod, 0.0, 0.0]], huang_tube(),
+                        material(**HUANG_TUBE_MATERIAL), elements=elements,
+                        reference=(0.0, 1.0, 0.0))
+    model.add_marker("rod", "end", node=-1)
+    model.add_marker("rod", "middle", node=elements // 2)
+    model.add_rigid_body("slider", mass=0.2, inertia=(1e-5, 1e-5, 1e-5),
+                         inertia_about="com")
+    y = (0.0, 1.0, 0.0)
+    model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y)
+    model.add_driver("motor", "crank_pivot", ConstantRate(value=0.0, rate=30.0))
+    model.add_joint("crank_rod", "revolute", parent="crank", parent_marker="tip",
+                    child="rod", axis=y)
+    model.add_joint("guide", "prismatic", parent="ground", child="slider",
+                    axis=(1.0, 0.0, 0.0), initial=crank + rod)
+    model.add_joint("rod_slider", "revolute", parent="rod", parent_marker="end",
+                    child="slider", axis=y, cut=True)
+    model.add_sensor("slider", "joint_coordinate", joint="guide")
+    model.add_sensor("deflection", "marker_deflection", body="rod", marker="middle",
+                     frame="rod")
+    model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
+    return model
+
+
+def four_bar_flexible(elements=4, rocker=0.05, t_end=10.0):
+    """FB-flex of MODELS.md: the four-bar with its coupler a flexible Huang tube of
+    0.4 m (`elements` elements, its mass then the tube's; clamped at its floating
+    frame, pinned to the crank's tip); the cut joint at its far end's node, the
+    spring at its middle node."""
+    model = four_bar(rocker=rocker, t_end=t_end)
+    model.name = "four_bar_flexible"
+    for name in ("coupler_rocker", "crank_coupler"):
+        model.joints.pop(name)
+    model.springs.clear()
+    model.sensors.pop("middle")
+    model.bodies.pop("coupler")
+    model.add_beam_body("coupler", [[0.0, 0.0, 0.0], [FB_COUPLER, 0.0, 0.0]],
+                        huang_tube(), material(**HUANG_TUBE_MATERIAL), elements=elements,
+                        reference=(0.0, 1.0, 0.0))
+    model.add_marker("coupler", "end", node=-1)
+    model.add_marker("coupler", "middle", node=elements // 2)
+    y = (0.0, 1.0, 0.0)
+    model.add_joint("crank_coupler", "revolute", parent="crank", parent_marker="tip",
+                    child="coupler", axis=y, initial=-rocker)
+    model.add_joint("coupler_rocker", "revolute", parent="coupler", parent_marker="end",
+                    child="rocker", child_marker="tip", axis=y, cut=True)
+    model.add_spring("spring", "coupler", "middle", "ground", "spring_anchor",
+                     stiffness=FB_SPRING, rest_length=0.5)
+    model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
+    model.add_sensor("bending", "marker_deflection", body="coupler", marker="middle",
+                     frame="coupler")
     return model

@@ -15,6 +15,7 @@ import numpy as np
 from ..elements.beam import (axial_strain_row, curvature_rows, element_frame,
                              element_length, element_transformation, section_force_rows,
                              shape_matrix)
+from ..errors import ModelError
 from .description import GROUND
 
 __all__ = ["SENSOR_CODES", "SENSOR_SIZES", "SensorTables", "sensor_tables",
@@ -24,9 +25,10 @@ SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
                 "marker_orientation": 3, "marker_velocity": 4,
                 "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7,
                 "beam_strain": 8, "marker_deflection": 9, "beam_curvature": 10,
-                "beam_section_forces": 11, "beam_centerline": 12}
+                "beam_section_forces": 11, "beam_centerline": 12, "joint_reaction": 13,
+                "constraint_residual": 14}
 SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1, 9: 3, 10: 2,
-                11: 6}  # beam_centerline: 3 per point
+                11: 6, 13: 6}  # beam_centerline: 3 per point; constraint_residual: 2 per row
 ROW_ZERO = 1e-300  # |coefficient| at or below this is left out of a row
 
 
@@ -81,12 +83,14 @@ def _beam_section_rows(beam, sensor):
 
 
 def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, flex_q,
-                  geo_first):
+                  geo_first, cut_joints=()):
     """SensorTables of `sensors`. body_index: body name -> index; coord_of:
     (joint, coordinate) -> column; act_index: actuator name -> index;
     marker_id(body, marker) -> marker-table index; flex_q: beam name -> q index of its
     first elastic coordinate; geo_first: beam name -> index of its first element in
-    the geometric-stiffness tables (beams with geometric stiffness only).
+    the geometric-stiffness tables (beams with geometric stiffness only); cut_joints:
+    the names of the cut joints, in the order of the constraint tables (the reaction
+    and constraint sensors name one).
 
     With consistent geometric stiffness the axial strain of the axis is the membrane
     strain
@@ -131,6 +135,15 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
             body = body_index[s.body]
             frame = -1 if s.frame == GROUND else body_index[s.frame]
             size = 3 * len(pos)
+        elif code in (13, 14):
+            if s.joint not in cut_joints:
+                raise ModelError(f'joint "{s.joint}" is a joint of the tree: {s.type} '
+                                 "sensors read cut joints (closed loops; mark the joint "
+                                 "cut = true)", f'sensor "{s.name}"', "joint")
+            coord = list(cut_joints).index(s.joint)
+            frame = -1 if s.frame == GROUND else body_index[s.frame]
+            if code == 14:
+                size = 2 * (6 - model.joints[s.joint].ndof)
         else:
             mk = marker_id(s.body, s.marker)
             body = -1 if s.body == GROUND else body_index[s.body]

@@ -40,6 +40,7 @@ def model_to_dict(model):
         "drivers": _plain(model.drivers),
         "actuators": _plain(model.actuators),
         "forces": _plain(model.forces),
+        "springs": _plain(model.springs),
         "sensors": _plain(model.sensors),
         "solver": _plain(model.solver),
         "output": _plain(model.output),

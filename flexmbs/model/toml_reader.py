@@ -168,6 +168,9 @@ _ACTUATOR = _Schema({"joint": STRING, "coordinate": INTEGER, "type": STRING,
                      "kp": NUMBER, "kd": NUMBER, "setpoint": TABLE, "torque": TABLE,
                      "max_torque": NUMBER, "gear_ratio": NUMBER, "rotor_inertia": NUMBER,
                      "motor_damping": NUMBER}, required=("joint",))
+_SPRING = _Schema({"body1": STRING, "marker1": STRING, "body2": STRING, "marker2": STRING,
+                   "stiffness": NUMBER, "damping": NUMBER, "rest_length": NUMBER},
+                  required=("body1", "marker1", "body2", "marker2", "stiffness"))
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
 _STRAIN_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER,
                           "at": STRING_OR_NUMBER, "point": VECTOR},
@@ -176,6 +179,8 @@ _SECTION_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER,
                            "at": STRING_OR_NUMBER}, required=("body",))
 _CENTERLINE_SENSOR = _Schema({"type": STRING, "body": STRING, "frame": STRING,
                               "subdivisions": INTEGER}, required=("body",))
+_CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING},
+                            required=("joint",))
 _JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
                         required=("joint",))
 _MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
@@ -207,7 +212,7 @@ LAW_REQUIRED = {
 # Sections holding one table of settings; `--set` may create them.
 _SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
 _SECTIONS = ("model", "solver", "output", "ground", "bodies", "joints", "drivers",
-             "actuators", "forces", "sensors")
+             "actuators", "forces", "springs", "sensors")
 _BODY_TYPES = ("rigid", "beam")
 
 
@@ -431,7 +436,8 @@ def _check_sensor(name, table, item):
     if sensor_type not in SENSOR_TYPES:
         raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got "
                          f"{_found(sensor_type)}", item, "type")
-    schema = (_JOINT_SENSOR if sensor_type.startswith("joint") else
+    schema = (_CUT_JOINT_SENSOR if sensor_type in ("joint_reaction", "constraint_residual")
+              else _JOINT_SENSOR if sensor_type.startswith("joint") else
               _ACTUATOR_SENSOR if sensor_type.startswith("actuator") else
               _STRAIN_SENSOR if sensor_type == "beam_strain" else
               _SECTION_SENSOR if sensor_type in ("beam_curvature", "beam_section_forces")
@@ -453,6 +459,8 @@ _NAMED_SECTIONS = {
     "drivers": ("driver", lambda n: f'driver "{n}"', _check_driver),
     "actuators": ("actuator", lambda n: f'actuator "{n}"', _check_actuator),
     "forces": ("force", lambda n: f'force "{n}"', _check_force),
+    "springs": ("spring", lambda n: f'spring "{n}"',
+                lambda n, t, i: _check_fields(t, _SPRING, i)),
     "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
 }
 
@@ -557,6 +565,8 @@ def _build_model(doc):
         _add_actuator(model, name, table)
     for name, table in doc.get("forces", {}).items():
         _add_force(model, name, table)
+    for name, table in doc.get("springs", {}).items():
+        model.add_spring(name, **table)
     for name, table in doc.get("sensors", {}).items():
         model.add_sensor(name, **table)
     return model

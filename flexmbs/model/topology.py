@@ -14,7 +14,8 @@ import numpy as np
 from ..errors import ModelError
 from .description import GROUND
 
-__all__ = ["Topology", "build_topology", "body_path_matrix", "joint_path_matrix"]
+__all__ = ["Topology", "build_topology", "body_path_matrix", "joint_path_matrix",
+           "choose_cut_joints", "constraint_count"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,9 @@ class Topology:
                   in path-matrix column order
     body_path   : (N, N) T[i, j] = 1 if body j is on the path from the ground to body i
     joint_path  : (N, 2N) chi[i, k] = +1 / -1 / 0 (H2.2)
+    cut_joint_names: the joints that close loops (their constraints hold them closed,
+                  FORMULATION.md section 5); cut_reasons: "marked" (cut = true in the
+                  model) or "chosen" (by `choose_cut_joints`), one per cut joint
     """
     body_names: tuple
     joint_names: tuple
@@ -35,6 +39,8 @@ class Topology:
     marker_names: tuple
     body_path: np.ndarray
     joint_path: np.ndarray
+    cut_joint_names: tuple = ()
+    cut_reasons: tuple = ()
 
 
 def body_path_matrix(parent):
@@ -67,52 +73,50 @@ def joint_path_matrix(parent):
     return chi
 
 
-def build_topology(model):
-    """Check that the joints form a tree rooted at the ground and number it.
+def constraint_count(joint):
+    """Equations a joint imposes when it is cut: 6 minus its degrees of freedom."""
+    return 6 - joint.ndof
 
-    Raises ModelError for cut joints (closed loops are not supported in this version),
-    loops without a cut joint, a body with two parents, and bodies not connected to
-    the ground.
+
+def choose_cut_joints(model):
+    """(tree joints, cut joints, {cut joint: "marked" or "chosen"}).
+
+    Joints marked `cut` are cut. Of the others, every body keeps one joint of which it
+    is the child: the one with the fewest constraint equations (the most degrees of
+    freedom; the first in the file among equals); its other joints close loops and are
+    cut, so that the cut joints carry many equations (after Kim and Vanderploeg: the
+    loop-closing joints with the most equations leave the fewest coordinates and
+    multipliers to the others).
+    """
+    joints = list(model.joints.values())
+    why = {j.name: "marked" for j in joints if j.cut}
+    incoming = {}
+    for k, j in enumerate(joints):
+        if not j.cut:
+            incoming.setdefault(j.child, []).append((constraint_count(j), k, j))
+    tree = []
+    for body, options in incoming.items():
+        options.sort(key=lambda x: (x[0], x[1]))
+        tree.append(options[0][2])
+        for _, _, j in options[1:]:
+            why[j.name] = "chosen"
+    tree.sort(key=lambda j: joints.index(j))
+    cut = [j for j in joints if j.name in why]
+    return tree, cut, why
+
+
+def build_topology(model):
+    """Choose the cut joints of closed loops (`choose_cut_joints`), check that the
+    other joints form a tree rooted at the ground and number it.
+
+    Raises ModelError for bodies not connected to the ground and for cut joints whose
+    two bodies are not both in the tree.
     """
     if not model.bodies:
         raise ModelError("the model has no bodies: expected at least one [bodies.NAME]",
                          "model", None)
-    joints = list(model.joints.values())
-    for j in joints:
-        if j.cut:
-            raise ModelError(
-                "closed loops (cut joints) are not supported in this version of flexmbs; "
-                "only trees can be simulated", f'joint "{j.name}"', "cut")
-
-    # a loop: a joint that connects two bodies already connected (union-find)
-    root = {b: b for b in [GROUND, *model.bodies]}
-
-    def find(b):
-        while root[b] != b:
-            root[b] = root[root[b]]
-            b = root[b]
-        return b
-
-    for j in joints:
-        a, b = find(j.parent), find(j.child)
-        if a == b:
-            raise ModelError(
-                f'closes a loop between bodies "{j.parent}" and "{j.child}" and no joint of '
-                "the loop is marked cut = true (closed loops are not supported in this "
-                "version; only trees can be simulated)", f'joint "{j.name}"', "child")
-        root[a] = b
-
-    parent_joint = {}
-    for j in joints:
-        if j.child in parent_joint:
-            other = parent_joint[j.child]
-            raise ModelError(
-                f'body "{j.child}" has two parents: joint "{other.name}" (from '
-                f'"{other.parent}") and joint "{j.name}" (from "{j.parent}"); in a tree '
-                "each body has one parent: swap parent and child of one of these joints",
-                f'joint "{j.name}"', "child")
-        parent_joint[j.child] = j
-
+    tree_joints, cut_joints, why = choose_cut_joints(model)
+    joints = tree_joints
     children = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j)
@@ -139,4 +143,6 @@ def build_topology(model):
                     f"{j.name}:{j.child_marker}@{j.child}"]
     return Topology(body_names=body_names, joint_names=tuple(j.name for j in order),
                     parent=parent, marker_names=tuple(markers),
-                    body_path=body_path_matrix(parent), joint_path=joint_path_matrix(parent))
+                    body_path=body_path_matrix(parent), joint_path=joint_path_matrix(parent),
+                    cut_joint_names=tuple(j.name for j in cut_joints),
+                    cut_reasons=tuple(why[j.name] for j in cut_joints))

@@ -38,7 +38,11 @@ class System:
     arguments `m`, `ws`; `dae_residual(t, y, yp, (m, ws), out)`, the same kernel in the
     argument order of the BDF driver; `dae_jacobian` adds the columns of the iteration
     matrix flagged in `dae_jacobian_columns`, the driver differences the rest).
-    `algebraic` (bool, size n) marks algebraic components. `second_order` = nq > 0
+    `algebraic` (bool, size n) marks algebraic components; `index2` says they are the
+    multipliers of a stabilised index-2 system. `refresh(t, y)`, if given, is called
+    between chunks of steps and returns (changed, y, y'): when changed, the
+    integrator starts afresh from that state (the system changed how it is written,
+    e.g. which constraint rows it keeps). `second_order` = nq > 0
     says that y = [q, u, ...] with F_q = q' - u (the BDF driver then eliminates q in its
     Newton iteration)."""
     n: int
@@ -51,6 +55,8 @@ class System:
     dae_jacobian: object = None
     dae_jacobian_columns: np.ndarray = None
     second_order: int = 0
+    index2: bool = False
+    refresh: object = None
 
 
 class Integrator(ABC):

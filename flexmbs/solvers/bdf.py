@@ -168,6 +168,9 @@ class BDF:
         max_order and stays), for convergence studies.
     history : with `fixed_step`, (k, n) states y(t0 - j fixed_step), j = 1..k, to
         start at order k at once.
+    index2 : the algebraic components are index-2 variables (the multipliers of a
+        stabilised index-2 system): their weights in the Newton convergence test are
+        scaled by min(h, 1) (DASSL's index-2 scaling; bdf_kernels._wrms_newton).
 
     Numerical failure is a status ("failed") with a message, never an exception;
     invalid input raises ValueError naming the argument.
@@ -177,7 +180,7 @@ class BDF:
                  algebraic=None, jacobian=None, jacobian_columns=None,
                  second_order=0, max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
-                 history=None):
+                 history=None, index2=False):
         if _JIT and not _is_jitted(residual):
             raise ValueError("residual must be a numba-jitted function "
                              "(numba.njit or flexmbs.config.jit)")
@@ -278,6 +281,7 @@ class BDF:
         fs[_k.F_NDIFF] = float(np.count_nonzero(~alg))
         iv[_k.I_MAXORD] = int(max_order)
         iv[_k.I_NSECOND] = ns
+        iv[_k.I_INDEX2] = 1 if index2 else 0
         if jacobian is None:
             iv[_k.I_USE_JAC] = _k.JAC_FD
         elif jacobian_columns is None:

@@ -14,6 +14,17 @@ __all__ = ["BdfIntegrator", "STEPS_PER_CALL", "BDF_STEP_FLOOR"]
 STEPS_PER_CALL = 500
 """Steps of one call into the compiled loop; between calls the wall budget is checked."""
 
+INDEX2_FIRST_STEP = 1e-7
+"""The first step of a stabilised index-2 system, relative to the span left: IDA's
+choice (0.5 over the weighted norm of y') goes far below it for a model at rest with
+a tight atol, where the iteration matrix, whose conditioning grows as 1/h^2 with the
+multipliers in it, no longer lets Newton's method converge; the error test shrinks a
+step that is too long."""
+
+STEPS_PER_REFRESH = 20
+"""Steps between two calls of the system's `refresh` (a model with closed loops checks
+there whether its independent constraint rows are still independent)."""
+
 
 BDF_STEP_FLOOR = 1e-15
 """The step floor of `bdf`, relative to the span. Lower than base.STEP_FLOOR: the driver
@@ -37,28 +48,45 @@ class BdfIntegrator(Integrator):
 
     def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
         super().__init__(system, t0, y0, t_end, rtol, atol, max_step)
-        yp0 = system.rhs(self.t0, self.y)
-        if not np.all(np.isfinite(yp0)):
-            yp0 = np.zeros(system.n)  # the iteration matrix then reports the failure
-        self._bdf = BDF(system.dae_residual, (system.m, system.ws), self.t0, self.y,
-                        yp0, self.t_end, rtol, atol, algebraic=system.algebraic,
-                        jacobian=system.dae_jacobian,
-                        jacobian_columns=(None if system.dae_jacobian is None
-                                          else system.dae_jacobian_columns),
-                        second_order=system.second_order,
-                        h_max=max_step, h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR
-                        * self.t0, calc_ic=False)
+        self._settings = (rtol, atol, max_step)
+        self._earlier = []      # statistics of the drivers before a restart
+        self.restarts = 0
+        self._bdf = self._start(self.t0, self.y, system.rhs(self.t0, self.y))
+
+    def _start(self, t, y, yp):
+        """A BDF driver from (t, y, y')."""
+        system = self.system
+        rtol, atol, max_step = self._settings
+        if not np.all(np.isfinite(yp)):
+            yp = np.zeros(system.n)  # the iteration matrix then reports the failure
+        index2 = bool(np.any(system.algebraic)) and system.index2
+        return BDF(system.dae_residual, (system.m, system.ws), t, y, yp, self.t_end, rtol,
+                   atol, algebraic=system.algebraic, jacobian=system.dae_jacobian,
+                   jacobian_columns=(None if system.dae_jacobian is None
+                                     else system.dae_jacobian_columns),
+                   second_order=system.second_order, h_max=max_step,
+                   h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
+                   calc_ic=False, index2=index2,
+                   h0=INDEX2_FIRST_STEP * (self.t_end - t) if index2 else None)
 
     def _advance_impl(self, t_out, y_out, wall_budget):
-        bdf = self._bdf
         start = time.perf_counter()
         n = 0
+        steps = STEPS_PER_CALL if self.system.refresh is None else STEPS_PER_REFRESH
         while n < len(t_out):
-            k, Y, _ = bdf.advance(t_out[n:], max_steps=STEPS_PER_CALL)
+            bdf = self._bdf
+            k, Y, _ = bdf.advance(t_out[n:], max_steps=steps)
             y_out[n:n + k] = Y
             n += k
-            if bdf.status != "running" or time.perf_counter() - start > wall_budget:
+            if bdf.status == "running" and self.system.refresh is not None:
+                changed, y, yp = self.system.refresh(bdf.t, bdf.y)
+                if changed:
+                    self._earlier.append(bdf.statistics())
+                    self.restarts += 1
+                    self._bdf = self._start(bdf.t, y, yp)
+            if self._bdf.status != "running" or time.perf_counter() - start > wall_budget:
                 break
+        bdf = self._bdf
         self.t = bdf.t
         self.y = bdf.y
         if bdf.status == "failed":
@@ -71,5 +99,12 @@ class BdfIntegrator(Integrator):
         """nsteps, nrejected, nres, njac, nlu, nnewton, nconvfail, order_counts
         (steps taken at orders 1..5), h_last, order_last, wall_time."""
         stats = self._bdf.statistics()
+        for earlier in self._earlier:
+            for key, value in earlier.items():
+                if key in ("nsteps", "nrejected", "nres", "njac", "nlu", "nnewton",
+                           "nconvfail", "order_counts"):
+                    stats[key] = stats[key] + value
+        if self.restarts:
+            stats["restarts"] = self.restarts
         stats["wall_time"] = self.wall_time
         return stats

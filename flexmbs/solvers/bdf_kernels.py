@@ -68,6 +68,7 @@ H0_FRACTION = 1e-3         # first step: 1e-3 (t_end - t0), and h |y'|_w <= 1/2 
 H0_YP_LIMIT = 0.5
 H_MIN_UROUND = 4.0         # step floor: 4 eps |t| (DASSL: 4 eps max(|t|, |t_out|))
 TSTOP_FUZZ = 100.0         # a step within 100 eps of t_end is stretched to end there
+INDEX2_MIN_SCALE = 1e-3    # a value that is small, not negligible, in any component
 IC_MAX_ITER = 10           # Newton iterations for consistent initial values
 IC_TOL = 1e-3              # their convergence: weighted correction norm <= IC_TOL
 IC_MAX_BACKTRACK = 10      # halvings of an initial-value update with a non-finite F
@@ -129,7 +130,8 @@ I_JAC_AGE = 8      # steps since G was factored
 I_USE_JAC = 9      # JAC_FD, JAC_HOOK or JAC_HOOK_COLUMNS
 I_HISTORY = 10     # 1: started from a given history at full order
 I_NSECOND = 11     # ns > 0: F_i = y'_i - y_{ns+i} for i < ns (second-order structure)
-NI = 12
+I_INDEX2 = 12      # 1: the algebraic components are index-2 multipliers (see _wrms_newton)
+NI = 13
 
 # ---- where G comes from (iv[I_USE_JAC]) ------------------------------------------
 JAC_FD = 0            # finite differences, every column
@@ -255,6 +257,25 @@ def _wrms(v, w):
 
 
 @jit
+def _wrms_newton(v, w, mask, h, index2):
+    """The Newton iteration's norm: `_wrms` over every component; with `index2` the
+    weights of the algebraic components (mask 0) are multiplied by min(h, 1) (DASSL's
+    scaling of index-2 variables, Brenan, Campbell & Petzold 1989, 5.4.1: a
+    multiplier's Newton error is 1/h times larger for the same error in the positions
+    it moves; unscaled, a tight atol makes the iteration fail on rounding)."""
+    if index2 == 0:
+        return _wrms(v, w)
+    f = min(h, 1.0)
+    s = 0.0
+    for i in range(v.size):
+        x = v[i] * w[i]
+        if mask[i] == 0.0:
+            x *= f
+        s += x * x
+    return np.sqrt(s / v.size)
+
+
+@jit
 def _wrms_masked(v, w, mask, ndiff):
     """Weighted RMS norm over the ndiff components with mask 1 (the error-test norm;
     IDA divides by n instead of ndiff)."""
@@ -314,12 +335,17 @@ def _fd_increment(y, yp, h, w):
 
 
 @jit
-def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip):
+def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, index2):
     """G = dF/dy + cj dF/dy' by forward differences, one column per residual call;
     columns with skip[j] != 0 are zeroed instead. Returns the number of residual calls.
 
-    Increments from _fd_increment (DASSL's). `res` is F(t, y, y'); y and y' are
-    restored.
+    Increments from _fd_increment (DASSL's). With `index2` (a stabilised index-2
+    system: position constraints Phi(q) among the rows, whose rounding is eps times
+    the model's lengths, not eps times atol) the increments have a floor: SQRT_EPS
+    for the algebraic columns (multipliers, in which the residual is linear) and
+    SQRT_EPS * INDEX2_MIN_SCALE for the others; an increment tied to a tiny atol at a
+    state at rest would drown in the residual's rounding and leave a zero column.
+    `res` is F(t, y, y'); y and y' are restored.
     """
     n = y.size
     calls = 0
@@ -332,6 +358,10 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip):
         ysave = y[j]
         ypsave = yp[j]
         d = _fd_increment(ysave, ypsave, h, ewt[j])
+        if index2 != 0:
+            floor = SQRT_EPS if mask[j] == 0.0 else SQRT_EPS * INDEX2_MIN_SCALE
+            if abs(d) < floor:
+                d = (ysave + (floor if d >= 0.0 else -floor)) - ysave
         y[j] = ysave + d
         yp[j] = ypsave + cj * d
         residual(t, y, yp, args, tmp)
@@ -359,7 +389,7 @@ def _setup(residual, jacobian, args, s, t, y, yp, res):
         jacobian(t, y, yp, cj, args, G)
     else:
         st[S_NRES] += _jacobian_fd(residual, args, t, y, yp, res, cj, fs[F_H], s.ewt,
-                                   G, s.tmp, s.jcol)
+                                   G, s.tmp, s.jcol, s.mask, iv[I_INDEX2])
         if iv[I_USE_JAC] == JAC_HOOK_COLUMNS:
             jacobian(t, y, yp, cj, args, G)
     st[S_NJAC] += 1
@@ -611,7 +641,7 @@ def _nls(residual, jacobian, args, s, tn):
                 ee[i] -= delta[i]
                 yy[i] = ypred[i] + ee[i]
                 yyp[i] = yppred[i] + cj * ee[i]
-            delnrm = _wrms(delta, ewt)
+            delnrm = _wrms_newton(delta, ewt, s.mask, fs[F_H], iv[I_INDEX2])
             if not np.isfinite(delnrm):
                 flag = _NLS_NONFINITE
                 break

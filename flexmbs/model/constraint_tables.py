@@ -1,0 +1,103 @@
+"""The constraint equations of cut joints (FORMULATION.md section 5; Huang H2.145-2.147)
+as the rows that `flexmbs.dynamics.constraints` evaluates.
+
+A cut joint from marker P (on its parent) to marker O (on its child) allows the
+translations along its translation axes t_k and the rotations about its rotation axes
+a_k (in P's axes; O coincides with P at zero joint values). With A_P, A_O the global
+axes of the (deformed) markers and d = p_O - p_P:
+
+* position rows (3 - nt): (A_P n) . d = 0 for an orthonormal basis n of the
+  complement of the translation axes (the relative position stays in their span);
+* orientation rows, by the number of rotation axes nr:
+    nr = 0: (A_P e_y) . (A_O e_z) = (A_P e_z) . (A_O e_x) = (A_P e_x) . (A_O e_y) = 0;
+    nr = 1 (axis a): (A_P b_1) . (A_O a) = (A_P b_2) . (A_O a) = 0, b_1, b_2 normal to a;
+    nr = 2: (A_P a_1) . (A_O a_2) = a_1 . a_2 (a rotation about a_1, then about the
+            turned a_2, keeps the angle between a_1 and A_O a_2);
+    nr = 3: none.
+
+So a revolute joint has 5 rows, prismatic 5, cylindrical 4, universal 4, spherical 3,
+planar 3, fixed 6, free 0. Each row is (kind, x, y, c): kind 0, position, x = n (P
+axes); kind 1, orientation, (A_P x) . (A_O y) - c with x in P axes and y in O axes.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ConstraintRow", "joint_constraint_rows", "constraint_tables",
+           "POSITION", "ORIENTATION"]
+
+POSITION, ORIENTATION = 0, 1
+
+
+@dataclass
+class ConstraintRow:
+    """One constraint equation of a cut joint (module docstring)."""
+    kind: int
+    x: np.ndarray
+    y: np.ndarray
+    c: float
+    text: str
+
+
+def _complement(vectors):
+    """An orthonormal basis (rows) of the complement of span(vectors) in R^3."""
+    if len(vectors) == 0:
+        return np.eye(3)
+    u, s, _ = np.linalg.svd(np.asarray(vectors, dtype=float).T)
+    rank = int(np.sum(s > 1e-9 * s.max()))
+    return u[:, rank:].T
+
+
+def joint_constraint_rows(joint):
+    """The ConstraintRows of `joint` when it is cut."""
+    rows = []
+    for k, n in enumerate(_complement(joint.translation_axes)):
+        rows.append(ConstraintRow(POSITION, n, np.zeros(3), 0.0,
+                                  f"position along {np.round(n, 6).tolist()}"))
+    axes = np.asarray(joint.rotation_axes, dtype=float)
+    e = np.eye(3)
+    if len(axes) == 0:
+        for a, b, name in ((1, 2, "y.z"), (2, 0, "z.x"), (0, 1, "x.y")):
+            rows.append(ConstraintRow(ORIENTATION, e[a], e[b], 0.0,
+                                      f"orientation {name}"))
+    elif len(axes) == 1:
+        for k, b in enumerate(_complement(axes)):
+            rows.append(ConstraintRow(ORIENTATION, b, axes[0], 0.0,
+                                      f"axis {np.round(axes[0], 6).tolist()} normal to "
+                                      f"{np.round(b, 6).tolist()}"))
+    elif len(axes) == 2:
+        rows.append(ConstraintRow(ORIENTATION, axes[0], axes[1], float(axes[0] @ axes[1]),
+                                  "angle between the two rotation axes"))
+    return rows
+
+
+def constraint_tables(model, cut_joints, marker_id):
+    """dict of the ModelArrays fields con_* and the row descriptions, for the cut
+    joints `cut_joints` (Joint objects); marker_id(body, marker) gives marker-table
+    indices. Every row starts active (`con_active`); redundant ones are switched off
+    when the initial state is made consistent (flexmbs.dynamics.constrained)."""
+    kind, x, y, c, joint_of, texts = [], [], [], [], [], []
+    mp, mo, ptr = [], [], [0]
+    for j, joint in enumerate(cut_joints):
+        mp.append(marker_id(joint.parent, joint.parent_marker))
+        mo.append(marker_id(joint.child, joint.child_marker))
+        for row in joint_constraint_rows(joint):
+            kind.append(row.kind)
+            x.append(row.x)
+            y.append(row.y)
+            c.append(row.c)
+            joint_of.append(j)
+            texts.append(f'joint "{joint.name}": {row.text}')
+        ptr.append(len(kind))
+    i64 = np.int64
+    arrays = dict(
+        cut_marker_parent=np.array(mp, dtype=i64),
+        cut_marker_child=np.array(mo, dtype=i64),
+        cut_row_ptr=np.array(ptr, dtype=i64),
+        con_kind=np.array(kind, dtype=i64),
+        con_x=np.array(x, dtype=float).reshape(-1, 3),
+        con_y=np.array(y, dtype=float).reshape(-1, 3),
+        con_c=np.array(c, dtype=float),
+        con_active=np.arange(len(kind), dtype=i64))
+    return arrays, texts
