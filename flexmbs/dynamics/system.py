@@ -19,10 +19,12 @@ from ..config import jit, jit_inline
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics
 from .linalg import cholesky_solve_in_place
+from .marker_loads import add_marker_load
 from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
                             flexible_quadratic_velocity)
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from .timefunctions import evaluate_time_function
+from .user_laws import add_joint_law_forces, user_law_forces, user_law_power
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dynamic_rows", "residual", "state_derivative", "nonconservative_power",
@@ -148,43 +150,15 @@ def _load_at_marker(m, ws, f, t, loc):
 @jit
 def _applied_loads(m, ws, t):
     """Adds the point forces and torques to ws.body_force and ws.flex_force
-    (FORMULATION.md section 2, applied forces): a force F (global) at the marker's
-    deformed position s (body axes) gives L(s)^T F = [F; ~s A^T F; S^T A^T F], a
-    torque T (global) on the marker's node [0; A^T T; PS^T Tm^T A^T T]; S and PS are
-    the marker's translation and rotation terms (ModelArrays.marker_term_*)."""
+    (FORMULATION.md section 2, applied forces; `add_marker_load`)."""
     loc = ws.v3[4]
-    vec = ws.v3[5]
-    s = ws.v3[6]
-    tvec = ws.v3[7]
     for f in range(m.force_type.shape[0]):
         k = m.force_marker[f]
         i = m.marker_body[k]
         _load_at_marker(m, ws, f, t, loc)
-        rot = ws.rot[i]
-        arm = ws.v3[3]
-        tm = ws.m33[4]
-        for r in range(3):  # body axes
-            vec[r] = rot[0, r] * loc[0] + rot[1, r] * loc[1] + rot[2, r] * loc[2]
-            s[r] = rot[0, r] * arm[0] + rot[1, r] * arm[1] + rot[2, r] * arm[2]
-        if m.force_type[f] == 0:
-            for r in range(3):
-                ws.body_force[i, r] += loc[r]
-            ws.body_force[i, 3] += s[1] * vec[2] - s[2] * vec[1]
-            ws.body_force[i, 4] += s[2] * vec[0] - s[0] * vec[2]
-            ws.body_force[i, 5] += s[0] * vec[1] - s[1] * vec[0]
-            first = 0
-            for r in range(3):
-                tvec[r] = vec[r]
-        else:
-            for r in range(3):
-                ws.body_force[i, 3 + r] += vec[r]
-                tvec[r] = tm[0, r] * vec[0] + tm[1, r] * vec[1] + tm[2, r] * vec[2]
-            first = 3
-        for d in range(3):
-            a = 6 * k + first + d
-            for j in range(m.marker_term_ptr[a], m.marker_term_ptr[a + 1]):
-                ws.flex_force[m.col_qindex[m.marker_term_col[j]]] += \
-                    m.marker_term_coef[j] * tvec[d]
+        add_marker_load(k, m.force_type[f] == 1, loc, ws.rot[i], ws.v3[3], ws.m33[4],
+                        m.marker_term_ptr, m.marker_term_col, m.marker_term_coef,
+                        m.col_qindex, ws.body_force[i], ws.flex_force)
 
 
 @jit
@@ -226,7 +200,7 @@ def actuator_torques(m, ws, t):
 
 @jit_inline
 def body_forces(m, ws, t):
-    """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i and ws.act_tau (after
+    """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i, ws.act_tau and ws.law_out (after
     forward_kinematics)."""
     w = ws.v3[2]
     vw = ws.v3[3]
@@ -246,6 +220,8 @@ def body_forces(m, ws, t):
             ws.body_force[i, r] -= ws.mbcol[r, 0]
     if m.force_type.shape[0] > 0:  # a call, not inlined: models without loads pay nothing
         _applied_loads(m, ws, t)
+    if m.law_table.shape[0] > 0:  # likewise for user laws
+        user_law_forces(m, ws, t)
     actuator_torques(m, ws, t)
 
 
@@ -358,6 +334,8 @@ def generalized_forces(m, ws, t):
             ws.force[qc] += _joint_force(m, ws, c)
     for a in range(m.act_coord.shape[0]):
         ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
+    if m.law_table.shape[0] > 0:
+        add_joint_law_forces(m.law_table, ws.law_out, m.coord_qindex, ws.force, 1.0)
     for k in range(m.flex_nf.shape[0]):
         for e in range(m.flex_q[k], m.flex_q[k] + m.flex_nf[k]):
             ws.force[e] += ws.flex_force[e]
@@ -447,11 +425,14 @@ def dynamic_rows(m, ws, udot, out):
     for a in range(m.act_coord.shape[0]):
         qc = m.coord_qindex[m.act_coord[a]]
         out[qc] += m.act_inertia[a] * udot[qc] - ws.act_tau[a]
+    if m.law_table.shape[0] > 0:
+        add_joint_law_forces(m.law_table, ws.law_out, m.coord_qindex, out, -1.0)
 
 
 @jit_inline
 def nonconservative_power(m, ws, t):
-    """P (W): power of dampers, drivers and applied loads (after dynamic_rows).
+    """P (W): power of dampers, drivers, applied loads and user laws (after
+    dynamic_rows).
 
     Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
     the damper's, (tau - c xd) xd. Loads: F . (velocity of the marker), T . (angular
@@ -475,6 +456,8 @@ def nonconservative_power(m, ws, t):
             p += (ws.tau[c] - m.coord_damping[c] * xd) * xd
     if m.force_type.shape[0] > 0:
         p += _loads_power(m, ws, t)
+    if m.law_table.shape[0] > 0:
+        p += user_law_power(ws.law_out)
     return p
 
 
