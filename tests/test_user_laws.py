@@ -4,6 +4,7 @@ energy balance, one compiled kernel for models with and without laws, the
 strain-feedback example on H2, and input checks."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numba
@@ -176,6 +177,7 @@ def _example():
     path = ROOT / "examples" / "h2_strain_feedback.py"
     spec = importlib.util.spec_from_file_location("h2_strain_feedback", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -240,7 +242,9 @@ def test_a_plain_function_is_compiled_and_errors_of_the_whole_model_are_named():
     m = _two_links()
     law = m.add_user_law("push", _plain_law, joint="j1", params=[0.5])
     assert isinstance(law.law, UserLaw)
-    m.add_user_law("reader", _plain_law, joint="j1", read_coordinates=["j3"])
+    with pytest.raises(ModelError, match='already has user law "push"'):
+        m.add_user_law("again", _plain_law, joint="j1")
+    m.add_user_law("reader", _plain_law, joint="j2", read_coordinates=["j3"])
     with pytest.raises(ModelError, match='user law "reader".*"read_coordinates".*"j3"'):
         compile_model(m)
     m = _two_links()

@@ -24,7 +24,9 @@ from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
                             flexible_quadratic_velocity)
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from .timefunctions import evaluate_time_function
-from .user_laws import add_joint_law_forces, user_law_forces, user_law_power
+from .user_laws import (add_joint_law_forces, has_marker_laws, has_user_laws,
+                        joint_law_forces, joint_law_power, marker_law_loads,
+                        marker_law_power)
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dynamic_rows", "residual", "state_derivative", "nonconservative_power",
@@ -200,8 +202,8 @@ def actuator_torques(m, ws, t):
 
 @jit_inline
 def body_forces(m, ws, t):
-    """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i, ws.act_tau and ws.law_out (after
-    forward_kinematics)."""
+    """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i and ws.act_tau (after
+    forward_kinematics); the joint user laws' forces in ws.flex_force."""
     w = ws.v3[2]
     vw = ws.v3[3]
     nb = m.body_mass.shape[0]
@@ -220,8 +222,11 @@ def body_forces(m, ws, t):
             ws.body_force[i, r] -= ws.mbcol[r, 0]
     if m.force_type.shape[0] > 0:  # a call, not inlined: models without loads pay nothing
         _applied_loads(m, ws, t)
-    if m.law_table.shape[0] > 0:  # likewise for user laws
-        user_law_forces(m, ws, t)
+    if has_user_laws(m.tf_kind):  # likewise for user laws
+        joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.q, ws.u, t,
+                         ws.v3, ws.flex_force)
+        if has_marker_laws(m.tf_kind):
+            marker_law_loads(m, ws, t)
     actuator_torques(m, ws, t)
 
 
@@ -334,8 +339,9 @@ def generalized_forces(m, ws, t):
             ws.force[qc] += _joint_force(m, ws, c)
     for a in range(m.act_coord.shape[0]):
         ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
-    if m.law_table.shape[0] > 0:
-        add_joint_law_forces(m.law_table, ws.law_out, m.coord_qindex, ws.force, 1.0)
+    if has_user_laws(m.tf_kind):
+        add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
+                             ws.force, 1.0)
     for k in range(m.flex_nf.shape[0]):
         for e in range(m.flex_q[k], m.flex_q[k] + m.flex_nf[k]):
             ws.force[e] += ws.flex_force[e]
@@ -425,8 +431,9 @@ def dynamic_rows(m, ws, udot, out):
     for a in range(m.act_coord.shape[0]):
         qc = m.coord_qindex[m.act_coord[a]]
         out[qc] += m.act_inertia[a] * udot[qc] - ws.act_tau[a]
-    if m.law_table.shape[0] > 0:
-        add_joint_law_forces(m.law_table, ws.law_out, m.coord_qindex, out, -1.0)
+    if has_user_laws(m.tf_kind):
+        add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
+                             out, -1.0)
 
 
 @jit_inline
@@ -456,8 +463,11 @@ def nonconservative_power(m, ws, t):
             p += (ws.tau[c] - m.coord_damping[c] * xd) * xd
     if m.force_type.shape[0] > 0:
         p += _loads_power(m, ws, t)
-    if m.law_table.shape[0] > 0:
-        p += user_law_power(ws.law_out)
+    if has_user_laws(m.tf_kind):
+        p += joint_law_power(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
+                             ws.u)
+        if has_marker_laws(m.tf_kind):
+            p += marker_law_power(m, ws, t)
     return p
 
 

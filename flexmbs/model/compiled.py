@@ -23,8 +23,7 @@ from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
-from .user_laws import user_law_tables
-from ..dynamics.user_laws import LAW_OUT_COLUMNS
+from .user_laws import user_law_entries, with_user_laws
 
 __all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
            "SENSOR_CODES", "SENSOR_SIZES"]
@@ -57,7 +56,8 @@ class ModelArrays(NamedTuple):
         each is also a column of its parent's frame
     body_col_ptr (N+1,), body_col: the columns of body k's rows of B: its frame
         columns and, for a flexible body, its own elastic columns (sorted)
-    tf_kind, tf_ptr, tf_data: time functions
+    tf_kind, tf_ptr, tf_data: time functions, then the user laws
+        (flexmbs.dynamics.user_laws)
     act_coord (na,) coordinate index; act_type (na,) 0 pd, 1 torque; act_kp, act_kd;
         act_function (na,) time function of the setpoint or of the motor torque;
         act_gear (na,) n; act_max (na,) motor torque limit (N m, inf: none);
@@ -76,8 +76,6 @@ class ModelArrays(NamedTuple):
         sum coef x[col] over terms marker_term_ptr[6k + d]:marker_term_ptr[6k + d + 1]
     force_type (nf,) 0 force, 1 torque; force_marker (nf,) its marker;
         force_vector (nf, 3); force_frame (nf,) 0 global, 1 marker; force_function (nf,)
-    law_table (nl, 6) int64, law_params: the user laws (flexmbs.dynamics.user_laws:
-        kind, address, target, axes, params start and end)
     sensor_type, sensor_coord (joint coordinate, actuator or first linear row),
         sensor_marker (marker index or -1), sensor_body (-1 ground), sensor_frame
         (-1 ground), sensor_point (first centre-line point), sensor_offset (ns+1,)
@@ -148,8 +146,6 @@ class ModelArrays(NamedTuple):
     force_vector: np.ndarray
     force_frame: np.ndarray
     force_function: np.ndarray
-    law_table: np.ndarray
-    law_params: np.ndarray
     sensor_type: np.ndarray
     sensor_coord: np.ndarray
     sensor_marker: np.ndarray
@@ -178,10 +174,10 @@ class Workspace(NamedTuple):
     flex_mb ((6 + nfmax), ncol): a flexible body's M_i times its columns of B.
     djr, djw (N, 3, ncol): time derivatives of jr, jw (only filled on request: dB/dt).
     act_tau (na,): generalized force of each actuator on its coordinate.
-    law_out (nl, 7): each user law's output (global axes) and power.
     q, u (nq,): copies of the coordinates and speeds of the evaluation.
     flex_force (nq,): at the elastic coordinates of flexible bodies, the elastic part of
-    [Qv + Qe - M a_bias] (the rigid part is in body_force).
+    [Qv + Qe - M a_bias] (the rigid part is in body_force); at a joint coordinate
+    with a user law, the law's force.
     flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
     (3, 3, nfmax + 2): a flexible body's mass matrix and scratch.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
@@ -208,7 +204,6 @@ class Workspace(NamedTuple):
     djr: np.ndarray
     djw: np.ndarray
     act_tau: np.ndarray
-    law_out: np.ndarray
     q: np.ndarray
     u: np.ndarray
     flex_force: np.ndarray
@@ -281,7 +276,6 @@ class CompiledModel:
             body_force=z((n, 6)), bcol=z((6, ncol)), mbcol=z((6, ncol)),
             flex_mb=z((6 + nfm, ncol)), djr=z((n, 3, ncol)), djw=z((n, 3, ncol)),
             act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
-            law_out=z((len(self.arrays.law_table), LAW_OUT_COLUMNS)),
             flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
             flex_work=z((3, 3, nfm + 2)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
@@ -510,12 +504,12 @@ def compile_model(model):
     for f in forces:
         force_fidx.append(len(functions))
         functions.append(f.function)
-    tf_kind, tf_ptr, tf_data = compile_time_functions(functions)
+    tf_kind, tf_ptr, tf_data = with_user_laws(
+        *compile_time_functions(functions),
+        user_law_entries(model, coord_of, qindex, names, marker_id))
     sensors = list(model.sensors.values())
     stab = sensor_tables(model, sensors, index, coord_of, act_index, marker_id,
                          {b.name: flex_q[k] for k, (_, b) in enumerate(beams)})
-
-    laws = user_law_tables(model, coord_of, qindex, names, marker_id)
 
     mterm_lists = [mt.terms[d] for _, mt in mk_list for d in range(6)]
     mterm_ptr = np.zeros(len(mterm_lists) + 1, dtype=np.int64)
@@ -579,7 +573,6 @@ def compile_model(model):
         force_vector=arr([f.vector for f in forces], (0, 3)),
         force_frame=arr([0 if f.frame == "global" else 1 for f in forces], (0,), i64),
         force_function=arr(force_fidx, (0,), i64),
-        **laws,
         **stab.arrays,
     )
     cm = CompiledModel(described, topo, arrays, names, jnames, [s.name for s in sensors],

@@ -23,25 +23,24 @@ numba and the call returns with `out` as it is), and it must not keep state betw
 calls (the integrator calls it at trial states and for its Jacobians). Its work is
 part of W_nc, so that the energy balance of the run closes with the law in it.
 
-`user_law` compiles the function for that signature with numba's `cfunc`, cached on
-disk next to the kernels when the function lives in a file; the kernels hold the
-address of the compiled entry point as data (flexmbs.dynamics.user_laws), so no
-kernel is compiled again for a model with laws.
+`user_law` compiles the function for that signature with numba's `cfunc`
+(flexmbs.dynamics.user_laws.compile_law), cached on disk next to the kernels when the
+function lives in a file; the kernels hold the address of the compiled entry point as
+data, so no kernel is compiled again for a model with laws.
 """
 
 import inspect
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from ..config import CACHE
-from ..dynamics.user_laws import LAW_SIGNATURE, MARKER_AXES, GLOBAL_AXES, JOINT_LAW, \
-    MARKER_LAW, LAW_TABLE_COLUMNS, register_law
+from ..dynamics.user_laws import GLOBAL_AXES, JOINT_LAW, MARKER_AXES, MARKER_LAW, \
+    compile_law, law_entry, register_law
 from ..errors import ModelError
 
-__all__ = ["UserLaw", "UserLawItem", "user_law", "user_law_item", "user_law_tables",
-           "LAW_PARAMETERS", "USER_LAW_FRAMES"]
+__all__ = ["UserLaw", "UserLawItem", "user_law", "user_law_item", "user_law_entries",
+           "with_user_laws", "LAW_PARAMETERS", "USER_LAW_FRAMES"]
 
 LAW_PARAMETERS = ("t", "q", "u", "params", "out")
 USER_LAW_FRAMES = {"global": GLOBAL_AXES, "marker": MARKER_AXES}
@@ -69,7 +68,7 @@ class UserLaw:
             raise TypeError(f'user law "{self.name}": expected a function of '
                             f"({', '.join(LAW_PARAMETERS)}), got {len(params)} "
                             f"parameters ({', '.join(params)})")
-        self._compiled = _compile(py_func, self.name, cache and CACHE)
+        self._compiled = compile_law(py_func, self.name, cache and CACHE)
         self.address = int(self._compiled.address)
         register_law(self.address, py_func)
         _COMPILED.append(self)
@@ -79,27 +78,6 @@ class UserLaw:
 
     def __repr__(self):
         return f"UserLaw({self.name})"
-
-
-def _compile(py_func, name, cache):
-    """numba.cfunc of LAW_SIGNATURE (no cache where numba cannot cache the function,
-    e.g. one typed at the interactive prompt)."""
-    def cfunc(use_cache):
-        return numba.cfunc(LAW_SIGNATURE, error_model="numpy", cache=use_cache)(py_func)
-
-    try:
-        try:
-            return cfunc(cache)
-        except RuntimeError as exc:
-            if "cannot cache" not in str(exc):
-                raise
-            return cfunc(False)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()
-        raise TypeError(f'user law "{name}" could not be compiled as law(t: float64, '
-                        f"q, u, params, out: float64[::1]) -> None (write the result into "
-                        f"out, return nothing): {type(exc).__name__}: "
-                        f"{first[0] if first else ''}") from exc
 
 
 def user_law(function=None, *, cache=True):
@@ -160,6 +138,12 @@ def user_law_item(model, name, law, joint, coordinate, body, marker, frame, para
                 or not 0 <= coordinate < nd:
             raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
                              f'"{joint}", got {coordinate!r}', item, "coordinate")
+        for other in model.user_laws.values():
+            if other.kind == "joint" and (other.joint, other.coordinate) == (joint,
+                                                                             coordinate):
+                raise ModelError(f'coordinate {coordinate} of joint "{joint}" already has '
+                                 f'user law "{other.name}" (a coordinate takes one: add '
+                                 "the forces in one law)", item, "coordinate")
         kind, coordinate, marker, frame = "joint", int(coordinate), None, None
     else:
         if body not in model.bodies:
@@ -185,14 +169,14 @@ def user_law_item(model, name, law, joint, coordinate, body, marker, frame, para
                        tuple(read_coordinates), law)
 
 
-def user_law_tables(model, coord_of, coord_qindex, coordinate_names, marker_id):
-    """law_table (nl, LAW_TABLE_COLUMNS) and law_params of ModelArrays
+def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id):
+    """The model's laws as time-function entries [(kind, data)], joint laws first
     (flexmbs.dynamics.user_laws). coord_of: (joint, coordinate) -> column;
-    coord_qindex: column -> q index (-1: prescribed); coordinate_names: the names of q;
-    marker_id(body, marker) -> marker-table index."""
+    coord_qindex: column -> q index (-1: prescribed); coordinate_names: the names of
+    q; marker_id(body, marker) -> marker-table index."""
     where = {name: k for k, name in enumerate(coordinate_names)}
-    rows, params = [], []
-    for law in getattr(model, "user_laws", {}).values():
+    entries = []
+    for law in model.user_laws.values():
         item = f'user law "{law.name}"'
         if law.kind == "joint":
             target = coord_of[(law.joint, law.coordinate)]
@@ -211,9 +195,19 @@ def user_law_tables(model, coord_of, coord_qindex, coordinate_names, marker_id):
                     ", ..." if len(coordinate_names) > 8 else "")
                 raise ModelError(f'unknown coordinate "{name}"; the coordinates are '
                                  f"{known}", item, "read_coordinates")
-            indices.append(float(where[name]))
-        start = len(params)
-        params += list(law.params) + indices
-        rows.append([kind, law.law.address, target, axes, start, len(params)])
-    return dict(law_table=np.array(rows, dtype=np.int64).reshape(-1, LAW_TABLE_COLUMNS),
-                law_params=np.array(params, dtype=float))
+            indices.append(where[name])
+        entries.append((kind, law_entry(law.law.address, target, axes,
+                                        list(law.params) + indices)))
+    return [e for e in entries if e[0] == JOINT_LAW] + \
+        [e for e in entries if e[0] == MARKER_LAW]
+
+
+def with_user_laws(kind, ptr, data, entries):
+    """The time-function arrays (kind, ptr, data) with the law entries appended."""
+    if not entries:
+        return kind, ptr, data
+    kind = np.concatenate([kind, np.array([k for k, _ in entries], dtype=np.int64)])
+    sizes = np.cumsum([len(d) for _, d in entries])
+    ptr = np.concatenate([ptr, ptr[-1] + sizes]).astype(np.int64)
+    data = np.concatenate([data, np.array([v for _, d in entries for v in d])])
+    return kind, ptr, data
