@@ -1,4 +1,4 @@
-"""The `flexmbs` command line: run | info | energy | plot | compare | fit.
+"""The `flexmbs` command line: run | info | energy | plot | modes | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -80,6 +80,22 @@ def _cmd_plot(args):
     from .analysis.plot import plot_result
 
     print(f"wrote {plot_result(args.result, args.names, args.output)}")
+    return EXIT_OK
+
+
+def _cmd_modes(args):
+    from .analysis.modes import format_modes, model_modes, modes_to_dict
+    from .model.toml_reader import load_model
+
+    if args.count < 1:
+        _err(f"--count: expected a positive number of modes, got {args.count}")
+        return EXIT_INPUT
+    model = load_model(args.model, overrides=args.set or ())
+    beams, system = model_modes(model, body=args.body, count=args.count)
+    if args.json:
+        print(json.dumps(modes_to_dict(beams, system), indent=1))
+    else:
+        print(format_modes(beams, system, title=f"{args.model} (model \"{model.name}\")\n"))
     return EXIT_OK
 
 
@@ -179,6 +195,19 @@ def _parser():
                                               "coordinates and the energies)")
     pl.add_argument("-o", "--output", help="PNG file (default: RESULT.png)")
     pl.set_defaults(fn=_cmd_plot)
+
+    mo = sub.add_parser("modes", help="natural frequencies of the beam bodies and of "
+                                      "the model linearised about its initial state")
+    mo.add_argument("model", help="model file (TOML)")
+    mo.add_argument("--body", help="only this beam body (the whole model is always "
+                                   "linearised)")
+    mo.add_argument("--count", type=int, default=10,
+                    help="modes listed per beam body alone (default 10; all if fewer)")
+    mo.add_argument("--set", action="append", metavar="PATH=VALUE",
+                    help="override a value of the model file (repeatable), e.g. "
+                         "--set bodies.link2.elements=10")
+    mo.add_argument("--json", action="store_true", help="machine-readable output")
+    mo.set_defaults(fn=_cmd_modes)
 
     from .analysis.experiment import GAP_POLICIES  # light: the fit's modules load scipy
 

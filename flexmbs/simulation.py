@@ -16,8 +16,10 @@ import numpy as np
 
 from .config import CACHE, CACHE_DIR
 from .dynamics import system as _system
+from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
+from .elements.modal import basis_record
 from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
                                      three_rotation_joints)
 from .errors import ModelError
@@ -198,6 +200,9 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         raise exc.with_source(source) from None
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
     output_step = out.step
+    if log is not None:
+        for text in cm.warnings:
+            log("warning: " + text)
     if log is not None and kernels_need_compiling(method):
         log("compiling kernels (first run only, about two minutes)...")
     system = build_system(cm)
@@ -211,12 +216,14 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             topology=cm.topology, coordinate_names=cm.coordinate_names,
             sensor_names=cm.sensor_names, sensor_sizes=cm.sensor_sizes,
             solver_name=method, overrides=model.overrides,
+            modes={name: basis_record(b) for name, b in model.bodies.items()
+                   if getattr(b, "basis", None) is not None},
             settings={"t_end": t_end, "rtol": rtol, "atol": atol,
                       "output_step": output_step, "max_step": max_step})
     ts, ys, es, ss = [], [], [], []
 
     def emit(t, y):
-        e = np.zeros((len(t), 5))
+        e = np.zeros((len(t), len(ENERGY_COMPONENTS)))
         sv = np.zeros((len(t), cm.nsensor_values))
         output_quantities(cm.arrays, system.ws, np.ascontiguousarray(t),
                           np.ascontiguousarray(y), e, sv)

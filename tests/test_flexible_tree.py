@@ -360,9 +360,10 @@ def test_loads_on_beam_markers_do_their_virtual_work(case):
 
 def sensor_readings(cm, q, u, t=0.0):
     """{sensor name: values} at the state (q, u) from the output kernel."""
+    from flexmbs.dynamics.energy import ENERGY_COMPONENTS
     from flexmbs.dynamics.outputs import output_quantities
     y = np.concatenate([q, u, np.zeros(1 + cm.nactuators)])[None, :]
-    energy = np.zeros((1, 5))
+    energy = np.zeros((1, len(ENERGY_COMPONENTS)))
     values = np.zeros((1, cm.nsensor_values))
     output_quantities(cm.arrays, cm.new_workspace(), np.array([t]), y, energy, values)
     out, k = {}, 0

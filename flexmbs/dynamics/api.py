@@ -158,8 +158,9 @@ def driver_forces(cm, q, u, udot, t=0.0):
 
 
 def energies(cm, q, u, t=0.0, w_nc=0.0):
-    """dict kinetic, gravity, strain, spring, dissipated (J)."""
+    """dict kinetic, gravity, strain (U2 + U3 + U4), spring, dissipated,
+    strain_axial_force (U3), strain_foreshortening (U4), in J."""
     ws = kinematics(cm, q, u, t)
-    out = np.zeros(5)
+    out = np.zeros(len(_energy.ENERGY_COMPONENTS))
     _energy.energies(cm.arrays, ws, float(w_nc), out)
     return dict(zip(_energy.ENERGY_COMPONENTS, out))

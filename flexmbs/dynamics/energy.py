@@ -3,24 +3,27 @@
     T   = 1/2 sum_i v_i^T M_i v_i + 1/2 sum_a n_a^2 J_r,a x_a'^2   (bodies, rotors)
     V_g = -sum_i g^T (m_i r_i + A_i St_i)
     V_s = sum_c 1/2 k_c (x_c - x_rest,c)^2      (every joint coordinate, prescribed too)
-    U   = strain energy (0 for rigid bodies)
+    U   = strain energy (0 for rigid bodies): U2 = qf^T K qf / 2 plus the geometric
+          stiffness' U3 (axial force) and U4 (foreshortening), FORMULATION.md 6
 and W_nc, the work of the non-conservative forces, is the state's last component.
 E = T + V_g + U + V_s - W_nc is constant.
 """
 
 from ..config import jit
 from .rigid_body import apply_body_mass
+from .geometric import geometric_elastic_forces
 from .system import flexible_arrays, flexible_body_mass
 
 __all__ = ["energies", "ENERGY_COMPONENTS"]
 
-ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated")
+ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated",
+                     "strain_axial_force", "strain_foreshortening")
 
 
 @jit
 def _flexible_energies(m, ws, i, k, vw):
-    """T = v^T M v / 2 (v = [rd; A^T omega; dqf]), V_g = -g . (m r + A St) and
-    U = qf^T K qf / 2 of flexible body i (J)."""
+    """T = v^T M v / 2 (v = [rd; A^T omega; dqf]), V_g = -g . (m r + A St),
+    U2 = qf^T K qf / 2 and the geometric U3, U4 of flexible body i (J)."""
     nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
     q0 = m.flex_q[k]
     n6 = 6 + nf
@@ -53,17 +56,29 @@ def _flexible_energies(m, ws, i, k, vw):
     for e in range(nf):
         for j in range(nf):
             strain += 0.5 * ws.q[q0 + e] * kff[e, j] * ws.q[q0 + j]
-    return kinetic, gravity, strain
+    u3 = 0.0
+    u4 = 0.0
+    if m.geo_code[k] != 0:
+        dummy = ws.flex_vec[:nf]
+        dummy[:] = 0.0
+        u3, u4 = geometric_elastic_forces(
+            m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea, m.geo_length,
+            m.geo_gmat, m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw, m.geo_weight,
+            ws.q[q0:q0 + nf], dummy, ws.geo_scratch)
+    return kinetic, gravity, strain, u3, u4
 
 
 @jit
 def energies(m, ws, w_nc, out):
-    """out[0:5] = T, V_g, U, V_s, W_nc in J (after forward_kinematics)."""
+    """out[0:7] = T, V_g, U, V_s, W_nc, U3, U4 in J (after forward_kinematics); U
+    includes U3 (the axial force's) and U4 (foreshortening's)."""
     kinetic = 0.0
     gravity = 0.0
     g = m.gravity
     vw = ws.v3[0]
     strain = 0.0
+    axial = 0.0
+    foreshortening = 0.0
     for i in range(m.body_mass.shape[0]):
         rot = ws.rot[i]
         om = ws.omega[i]
@@ -71,10 +86,12 @@ def energies(m, ws, w_nc, out):
             vw[r] = rot[0, r] * om[0] + rot[1, r] * om[1] + rot[2, r] * om[2]
         k = m.body_flex[i]
         if k >= 0:
-            t_flex, v_flex, u_flex = _flexible_energies(m, ws, i, k, vw)
+            t_flex, v_flex, u_flex, u3, u4 = _flexible_energies(m, ws, i, k, vw)
             kinetic += t_flex
             gravity += v_flex
-            strain += u_flex
+            strain += u_flex + u3 + u4
+            axial += u3
+            foreshortening += u4
             continue
         apply_body_mass(m, i, rot, ws.rd[i], vw, ws.mbcol, 0)
         for r in range(3):
@@ -96,3 +113,5 @@ def energies(m, ws, w_nc, out):
     out[2] = strain
     out[3] = spring
     out[4] = w_nc
+    out[5] = axial
+    out[6] = foreshortening

@@ -13,8 +13,13 @@ __all__ = ["output_quantities"]
 def output_quantities(m, ws, t, y, energy_out, sensor_out):
     """For each row k: energy_out[k] = (T, V_g, U, V_s, W_nc), sensor_out[k] = sensors.
 
-    t (k,), y (k, 2 nq + 1 + na) states [q, u, w].
+    t (k,), y (k, 2 nq + 1 + na) states [q, u, w]; energy_out (k, 7) (ENERGY_COMPONENTS),
+    sensor_out (k, sensor_offset[-1]).
     """
+    if energy_out.shape[1] != 7 or sensor_out.shape[1] != m.sensor_offset[-1] or \
+            energy_out.shape[0] < t.shape[0] or sensor_out.shape[0] < t.shape[0]:
+        raise ValueError("output_quantities: energy_out must be (k, 7) and sensor_out "
+                         "(k, number of sensor values)")
     nq = ws.mass.shape[0]
     for k in range(t.shape[0]):
         q, u, w = split_state(y[k], nq)

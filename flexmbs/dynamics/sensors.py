@@ -6,6 +6,7 @@ line."""
 
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
+from .geometric import element_mean_slope_square
 
 __all__ = ["sensor_values"]
 
@@ -51,7 +52,8 @@ def sensor_values(m, ws, works, out):
     A_f^T w_m (rad/s); marker_deflection A_f^T A_b d, d the elastic translation of the
     marker's node in its body's axes (m). actuator_torque: the generalized force on the
     joint coordinate (N m or N); actuator_work: its time integral of power (J).
-    beam_strain, beam_curvature, beam_section_forces: linear rows over q.
+    beam_strain, beam_curvature, beam_section_forces: linear rows over q; with geometric
+    stiffness the strain and the normal force hold the membrane strain u' + sbar/2.
     beam_centerline: A_f^T (r_b + A_b (x0 + S(x0) qf) - r_f) per point (m).
     """
     af = ws.m33[0]
@@ -85,6 +87,12 @@ def sensor_values(m, ws, works, out):
         if kind == 8 or kind == 10 or kind == 11:
             for r in range(m.sensor_offset[k + 1] - o):
                 out[o + r] = _linear_row(m, ws, m.sensor_coord[k] + r)
+            if m.sensor_geo[k] >= 0:
+                fk = m.body_flex[m.sensor_body[k]]
+                q0 = m.flex_q[fk]
+                out[o] += m.sensor_geo_coef[k] * 0.5 * element_mean_slope_square(
+                    m.sensor_geo[k], m.geo_length, m.geo_gmat, m.geo_row_ptr,
+                    m.geo_row_data, ws.q[q0:q0 + m.flex_nf[fk]], ws.geo_scratch)
             continue
         _frame_of(ws, m.sensor_frame[k], af, rf)
         if kind == 12:

@@ -19,6 +19,7 @@ from ..config import jit, jit_inline
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics
 from .linalg import cholesky_solve_in_place
+from .geometric import geometric_elastic_forces
 from .marker_loads import add_marker_load
 from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
                             flexible_quadratic_velocity)
@@ -69,8 +70,8 @@ def flexible_body_mass(m, ws, i, k):
 @jit_inline
 def _flexible_body_force(m, ws, i, k, w):
     """ws.body_force[i] and ws.flex_force (at body i's elastic coordinates) =
-    Qv + Qg - K qf - D dqf - M_i [ar; A^T aw; 0] (FORMULATION.md section 2; w: the
-    angular velocity in body axes)."""
+    Qv + Qg - K qf - D dqf + Q_geometric - M_i [ar; A^T aw; 0] (FORMULATION.md
+    sections 2 and 6; w: the angular velocity in body axes)."""
     nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
     q0 = m.flex_q[k]
     n6 = 6 + nf
@@ -89,6 +90,11 @@ def _flexible_body_force(m, ws, i, k, w):
         for j in range(nf):
             s += kff[e, j] * qf[j] + dff[e, j] * dqf[j]
         f[6 + e] -= s
+    if m.geo_code[k] != 0:
+        geometric_elastic_forces(m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea,
+                                 m.geo_length, m.geo_gmat, m.geo_row_ptr, m.geo_row_data,
+                                 m.geo_dv, m.geo_dw, m.geo_weight, qf, f[6:],
+                                 ws.geo_scratch)
     mm = flexible_body_mass(m, ws, i, k)
     aw = ws.aw[i]
     for r in range(3):

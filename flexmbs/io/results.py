@@ -10,13 +10,16 @@ Layout (docs/results.md; ARCHITECTURE.md "Result file"):
     /coordinate         (nq,) names of the free coordinates; scale of dim 1 of q, u
     /component<k>       (k,) component labels; scale of dim 1 of the sensors of size k
     /q, /u              (n, nq) generalized coordinates and speeds, attr names
-    /energy/<name>      (n,) J: kinetic, gravity, strain, spring, dissipated, total
+    /energy/<name>      (n,) J: kinetic, gravity, strain, spring, dissipated, total,
+                        strain_axial_force, strain_foreshortening (parts of strain)
     /sensors/<name>     (n, size)
     /model              datasets text (the model file) and json (normalised model)
     /topology           body_names, joint_names, parent, marker_names, body_path,
                         joint_path, coordinate_names
     /solver             attrs method, rtol, atol, settings (JSON) and the statistics of
                         the run; array statistics as datasets
+    /modes/<body>       the mode basis of each beam body with modal reduction:
+                        basis, frequencies (Hz), descriptions, ... (docs/results.md)
 
 Consistency after a crash: rows are buffered in memory and committed (every dataset
 resized and written, `t_reached` updated, then `flush()`) at most once every
@@ -41,19 +44,46 @@ from ..errors import ResultFileError
 __all__ = ["ResultWriter", "Result", "open_result", "ENERGY_COMPONENTS", "ENERGY_NAMES",
            "ENERGY_DESCRIPTIONS", "component_labels"]
 
-ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated")
+ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated",
+                     "strain_axial_force", "strain_foreshortening")
+GEOMETRIC_ENERGIES = ("strain_axial_force", "strain_foreshortening")  # may be left out
 ENERGY_NAMES = ENERGY_COMPONENTS + ("total",)
 ENERGY_DESCRIPTIONS = {
     "kinetic": "kinetic energy T = 1/2 sum v_i^T M_i v_i (J)",
     "gravity": "gravitational potential V_g = -sum g^T (m_i r_i + A_i St_i) (J); "
                "its zero is arbitrary, only its variation matters",
-    "strain": "strain energy U of the flexible bodies (J); 0 for rigid models",
+    "strain": "strain energy U of the flexible bodies (J), geometric parts included; 0 "
+              "for rigid models",
+    "strain_axial_force": "the part U3 = 1/2 EA u' int (v'^2 + w'^2) dx of strain due to "
+                          "the axial force (geometric stiffness, FORMULATION.md 6) (J)",
+    "strain_foreshortening": "the part U4 of strain due to foreshortening (geometric "
+                             "stiffness, FORMULATION.md 6) (J)",
     "spring": "potential of the joint springs V_s = sum 1/2 k (x - x0)^2 (J)",
     "dissipated": "W_nc: work done ON the system by the non-conservative forces "
                   "(dampers, structural damping, drivers/prescribed motion, applied "
                   "loads) since t = 0 (J); negative when energy is dissipated",
     "total": "E = kinetic + gravity + strain + spring - dissipated (J); constant in "
              "exact arithmetic for every model, damped or driven (FORMULATION.md 7)",
+}
+MODE_DESCRIPTIONS = {
+    "basis": "Phi (n, nm): the free nodal coordinates (m, rad; names in "
+             "nodal_coordinates) per unit modal coordinate, qf_nodal = Phi eta; "
+             "M-orthonormal",
+    "nodal_coordinates": "(n,) names BODY.nNODE.DOF of the rows of basis",
+    "coordinates": "(nm,) names of the modal coordinates eta (columns of basis, and "
+                   "of q)",
+    "kinds": '(nm,) "mode" (an eigenvector) or "correction" (a static correction mode)',
+    "frequencies": "(nm,) Hz: natural frequency of each mode of the body alone under "
+                   "its reference conditions; for a correction mode the Rayleigh "
+                   "quotient sqrt(phi^T K phi) / 2 pi",
+    "reduced_frequencies": "(nm,) Hz: natural frequencies of the reduced body, "
+                           "eig(Phi^T K Phi, Phi^T M Phi)",
+    "descriptions": "(nm,) what each column is: its dominant strain energy "
+                    "(axial, torsion, bending y, bending z)",
+    "strain_energy_fractions": "(nm, 4) strain energy of each column split as "
+                               "attr energy_parts",
+    "sources": "(nm, 2) node and dof (0..5 = u v w tx ty tz) of a correction mode; "
+               "-1 for a mode",
 }
 STATUS_RUNNING = "running"
 STATUS_FINISHED = "finished"
@@ -121,6 +151,9 @@ class ResultWriter:
     flush_interval : s of wall time between two commits to the file (0: every append).
     overrides : the "dotted.path=value" overrides applied to the model file, kept
         beside its text so that the run can be reproduced from the file alone.
+    modes : {body: {"datasets": {name: array or list of str}, "attrs": {name: value}}}
+        of the beam bodies with modal reduction, written to /modes/<body>
+        (flexmbs.elements.modal.basis_record).
 
     Use `append` for each batch of output rows, `set_solver_statistics` at the end,
     then `close(status)`; or use it as a context manager, which closes with
@@ -129,7 +162,7 @@ class ResultWriter:
 
     def __init__(self, path, *, model_text, model_json, topology, coordinate_names,
                  sensor_names, sensor_sizes, solver_name, settings, flush_interval=1.0,
-                 overrides=()):
+                 overrides=(), modes=None):
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
         if len(sensor_names) != len(sensor_sizes):
@@ -157,6 +190,7 @@ class ResultWriter:
         try:
             self._create_layout(model_text, model_json, topology, solver_name, settings)
             _set_strings_attr(self._file["model"], "overrides", list(overrides))
+            self._write_modes(modes or {})
             self._file.flush()
         except BaseException:
             self._file.close()
@@ -247,6 +281,29 @@ class ResultWriter:
         g["body_path"].attrs["description"] = "T[i, j] = 1 if body j is on the path " \
                                               "from the ground to body i (H2.1)"
         g["joint_path"].attrs["description"] = "chi[i, k] over the 2N joint markers (H2.2)"
+
+    def _write_modes(self, modes):
+        """/modes/<body>: datasets (arrays, or lists of str) and attrs of each
+        reduced beam body."""
+        g = self._file.create_group("modes")
+        g.attrs["description"] = ("mode bases of the beam bodies with modal reduction, "
+                                  "qf = basis @ eta (FORMULATION.md section 8)")
+        for body, record in modes.items():
+            b = g.create_group(str(body))
+            for name, value in record.get("datasets", {}).items():
+                if isinstance(value, (list, tuple)) and all(isinstance(v, str)
+                                                            for v in value):
+                    b.create_dataset(name, data=_strings(value), dtype=h5py.string_dtype())
+                else:
+                    b.create_dataset(name, data=np.asarray(value))
+            for name, value in record.get("attrs", {}).items():
+                if isinstance(value, (list, tuple)):
+                    _set_strings_attr(b, name, [str(v) for v in value])
+                else:
+                    b.attrs[name] = value
+            for name, text in MODE_DESCRIPTIONS.items():
+                if name in b:
+                    b[name].attrs["description"] = text
 
     def _write_solver_settings(self, solver_name, settings):
         g = self._file.create_group("solver")
@@ -390,18 +447,26 @@ def _rows(name, x, k, ncols):
 
 
 def _energy_rows(energy, k):
-    """The (k, 5) energy rows from a dict (names ENERGY_COMPONENTS) or an array."""
+    """The (k, 7) energy rows from a dict (names ENERGY_COMPONENTS; the geometric parts
+    may be left out: zero) or an array of 7 (or 5, without the geometric parts)
+    columns."""
+    n = len(ENERGY_COMPONENTS)
     if isinstance(energy, dict):
         unknown = set(energy) - set(ENERGY_COMPONENTS)
-        missing = [n for n in ENERGY_COMPONENTS if n not in energy]
+        missing = [c for c in ENERGY_COMPONENTS if c not in energy
+                   and c not in GEOMETRIC_ENERGIES]
         if unknown or missing:
-            raise ValueError("energy must have exactly the keys "
-                             f"{', '.join(ENERGY_COMPONENTS)} (the total is computed); "
-                             f"missing {missing}, unknown "
-                             f"{sorted(unknown)}")
-        return np.column_stack([_rows(f"energy[{n!r}]", energy[n], k, 1)[:, 0]
-                                for n in ENERGY_COMPONENTS])
-    return _rows("energy", energy, k, len(ENERGY_COMPONENTS))
+            raise ValueError("energy must have the keys "
+                             f"{', '.join(ENERGY_COMPONENTS[:5])} (and optionally "
+                             f"{', '.join(GEOMETRIC_ENERGIES)}; the total is computed); "
+                             f"missing {missing}, unknown {sorted(unknown)}")
+        return np.column_stack([_rows(f"energy[{c!r}]", energy[c], k, 1)[:, 0]
+                                if c in energy else np.zeros(k)
+                                for c in ENERGY_COMPONENTS])
+    a = np.asarray(energy, dtype=float)
+    if a.ndim == 2 and a.shape == (k, n - len(GEOMETRIC_ENERGIES)):
+        a = np.hstack([a, np.zeros((k, len(GEOMETRIC_ENERGIES)))])
+    return _rows("energy", a, k, n)
 
 
 def _write_statistics(group, statistics):
@@ -436,7 +501,9 @@ class Result:
     model_text, model_json (str); model_overrides: the --set overrides; topology: dict of arrays (body_names, joint_names,
     parent, marker_names, body_path, joint_path, coordinate_names);
     solver: attrs and arrays of /solver (method, rtol, atol, settings as a dict, and
-    the statistics of the run).
+    the statistics of the run); modes: body -> dict of the datasets (arrays; lists of
+    str for names and descriptions) and attrs of /modes/<body> (beam bodies with
+    modal reduction; empty otherwise).
     """
     path: str
     time: np.ndarray
@@ -454,6 +521,7 @@ class Result:
     solver: dict = field(default_factory=dict)
     flexmbs_version: str = ""
     created: str = ""
+    modes: dict = field(default_factory=dict)
 
     @property
     def nsamples(self):
@@ -531,6 +599,16 @@ def _read(path, f):
     solver.update({k: ds[()] for k, ds in f["solver"].items()})
     if isinstance(solver.get("settings"), str):
         solver["settings"] = json.loads(solver["settings"])
+    modes = {}
+    for body, g in (f["modes"].items() if "modes" in f else ()):
+        record = {k: _attr_value(v) for k, v in g.attrs.items()}
+        for k, v in record.items():
+            if isinstance(v, np.ndarray) and v.dtype.kind == "O":
+                record[k] = [_attr_value(x) for x in v]
+        for k, ds in g.items():
+            record[k] = (_string_list(ds) if h5py.check_string_dtype(ds.dtype)
+                         else ds[()])
+        modes[body] = record
     return Result(
         path=path, time=f["time"][:n], q=f["q"][:n], u=f["u"][:n],
         coordinate_names=[str(s) for s in f["q"].attrs["names"]],
@@ -540,7 +618,7 @@ def _read(path, f):
         model_overrides=[str(v) for v in f["model"].attrs.get("overrides", [])],
         topology=topology, solver=solver,
         flexmbs_version=_text(f.attrs.get("flexmbs_version", "")),
-        created=_text(f.attrs.get("created", "")))
+        created=_text(f.attrs.get("created", "")), modes=modes)
 
 
 def _attr_value(v):

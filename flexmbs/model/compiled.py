@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ModelError
 from .description import GROUND, BeamBody, Joint, Marker, RigidBody
 from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
+from .geometric_tables import geometric_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
@@ -69,6 +70,11 @@ class ModelArrays(NamedTuple):
         Sbar (3, nf), N (3, 3, nf), SS (3, 3, nf, nf), K_ff and the damping
         D = alpha K + beta M_ff (nf, nf), each flattened, body k's at
         flex_ptr[k, j] : flex_ptr[k + 1, j] (j = 0..3 for 3 nf, 9 nf, 9 nf^2, nf^2 values)
+    geo_code (F,) geometric stiffness of each flexible body (GEOMETRIC_CODES), geo_ptr
+        (F+1,) its elements; per element geo_ea (N), geo_length (m), geo_gmat
+        (12, 12), the rows e = R qf at geo_row_ptr into geo_row_data, slope rows
+        geo_dv, geo_dw (5, 12) and weights geo_weight (5,) at the Gauss points
+        (flexmbs.model.geometric_tables, flexmbs.dynamics.geometric)
     marker_body (nmk,) (-1 ground), marker_position (nmk, 3), marker_rotation
         (nmk, 3, 3): undeformed marker frames in their bodies; marker_term_ptr
         (6 nmk + 1,), marker_term_col, marker_term_coef: the translation along body
@@ -79,7 +85,9 @@ class ModelArrays(NamedTuple):
     sensor_type, sensor_coord (joint coordinate, actuator or first linear row),
         sensor_marker (marker index or -1), sensor_body (-1 ground), sensor_frame
         (-1 ground), sensor_point (first centre-line point), sensor_offset (ns+1,)
-        output columns
+        output columns; sensor_geo: the element (geometric tables) whose membrane
+        strain sbar/2 a beam_strain or beam_section_forces sensor adds, times
+        sensor_geo_coef, to its first value (-1: none)
     lin_ptr (nrow + 1,), lin_q, lin_coef: linear sensor rows, row r =
         sum coef q[lin_q] over lin_ptr[r]:lin_ptr[r+1]
     point_position (npt, 3): undeformed centre-line points (body axes, m)
@@ -135,6 +143,16 @@ class ModelArrays(NamedTuple):
     flex_ss: np.ndarray
     flex_k: np.ndarray
     flex_d: np.ndarray
+    geo_code: np.ndarray
+    geo_ptr: np.ndarray
+    geo_ea: np.ndarray
+    geo_length: np.ndarray
+    geo_gmat: np.ndarray
+    geo_row_ptr: np.ndarray
+    geo_row_data: np.ndarray
+    geo_dv: np.ndarray
+    geo_dw: np.ndarray
+    geo_weight: np.ndarray
     marker_body: np.ndarray
     marker_position: np.ndarray
     marker_rotation: np.ndarray
@@ -152,6 +170,8 @@ class ModelArrays(NamedTuple):
     sensor_body: np.ndarray
     sensor_frame: np.ndarray
     sensor_point: np.ndarray
+    sensor_geo: np.ndarray
+    sensor_geo_coef: np.ndarray
     sensor_offset: np.ndarray
     lin_ptr: np.ndarray
     lin_q: np.ndarray
@@ -179,7 +199,8 @@ class Workspace(NamedTuple):
     [Qv + Qe - M a_bias] (the rigid part is in body_force); at a joint coordinate
     with a user law, the law's force.
     flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
-    (3, 3, nfmax + 2): a flexible body's mass matrix and scratch.
+    (3, 3, nfmax + 2): a flexible body's mass matrix and scratch; geo_scratch (3, 12):
+    the geometric-stiffness kernel's.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     """
     r: np.ndarray
@@ -211,6 +232,7 @@ class Workspace(NamedTuple):
     flex_vec: np.ndarray
     flex_vec2: np.ndarray
     flex_work: np.ndarray
+    geo_scratch: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -232,6 +254,7 @@ class CompiledModel:
         self.q0 = q0
         self.u0 = u0
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
+        self.warnings = model_warnings(self.beams)
 
     @property
     def nbodies(self):
@@ -277,7 +300,34 @@ class CompiledModel:
             flex_mb=z((6 + nfm, ncol)), djr=z((n, 3, ncol)), djw=z((n, 3, ncol)),
             act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
             flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
-            flex_work=z((3, 3, nfm + 2)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
+            flex_work=z((3, 3, nfm + 2)), geo_scratch=z((3, 12)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
+
+
+AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
+
+
+def model_warnings(beams):
+    """Texts for the user about choices that compile but may not mean what they say:
+    a beam whose kept modes cannot stretch it axially while its geometric stiffness is
+    on (FORMULATION.md section 6: u' then stays zero, the axial force's stiffening is
+    lost and the foreshortening term, which the axis can no longer relax, stiffens
+    bending instead)."""
+    from ..elements.modal import axial_stretch_capability
+    out = []
+    for _, b in beams:
+        if getattr(b, "modes", "all") == "all" or b.geometric == "none":
+            continue
+        capability = axial_stretch_capability(b)
+        if capability < AXIAL_CAPABILITY_MIN:
+            out.append(f'body "{b.name}": its elastic coordinates (modes = {b.modes}'
+                       + (", with correction modes" if b.correction_modes else "")
+                       + ") cannot stretch the beam axially (capability "
+                       f"{capability:.2g}), so the geometric stiffness "
+                       f'"{b.geometric}" sees no axial strain: the axial force\'s '
+                       "stiffening is lost and foreshortening stiffens the bending "
+                       "instead; add correction modes at the beam's markers "
+                       '(correction_modes = true) or set geometric = "none"')
+    return out
 
 
 def _flat(arrays):
@@ -508,8 +558,13 @@ def compile_model(model):
         *compile_time_functions(functions),
         user_law_entries(model, coord_of, qindex, names, marker_id))
     sensors = list(model.sensors.values())
+    geo_first, count = {}, 0
+    for _, b in beams:
+        if b.geometric != "none":
+            geo_first[b.name] = count
+            count += len(b.connectivity)
     stab = sensor_tables(model, sensors, index, coord_of, act_index, marker_id,
-                         {b.name: flex_q[k] for k, (_, b) in enumerate(beams)})
+                         {b.name: flex_q[k] for k, (_, b) in enumerate(beams)}, geo_first)
 
     mterm_lists = [mt.terms[d] for _, mt in mk_list for d in range(6)]
     mterm_ptr = np.zeros(len(mterm_lists) + 1, dtype=np.int64)
@@ -562,6 +617,7 @@ def compile_model(model):
         flex_ss=_flat([b.invariants.ss for _, b in beams]),
         flex_k=_flat([b.invariants.stiffness for _, b in beams]),
         flex_d=_flat([damping(b) for _, b in beams]),
+        **geometric_tables([b for _, b in beams]),
         marker_body=arr([b for b, _ in mk_list], (0,), i64),
         marker_position=arr([mt.position for _, mt in mk_list], (0, 3)),
         marker_rotation=arr([mt.orientation for _, mt in mk_list], (0, 3, 3)),
@@ -583,36 +639,66 @@ def compile_model(model):
     return cm
 
 
-STATIC_TOLERANCE = 1e-10  # of the largest elastic force: the static state's residual
-STATIC_ITERATIONS = 50
+STATIC_TOLERANCE = 1e-12  # of the largest elastic force: the static state's residual
+STATIC_FLOOR = 1e-9  # ... or this, once Newton stops gaining (round-off of the forces)
+STATIC_ITERATIONS = 30
+STATIC_STEP = 1e-7  # m or rad: the difference step of the tangent stiffness
+STATIC_GROWTH = 1e3  # a Newton step may raise the residual this much (the axial rows of
+                     # a stiff beam overshoot on the first step), else it is halved
 
 
 def static_elastic_state(cm):
     """cm.q0 at the elastic coordinates of the beams with initial = "static": the
-    static equilibrium K_ff qf = Q_f(q0, u = 0) with gravity and the constant loads at
-    the initial joint state, joints held (FORMULATION.md section 3, "Practical").
-    Q_f is the elastic rows of Q* without -K qf, from the kernels. With beams that
-    carry other bodies Q_f depends on qf (the carried bodies move with the
-    deformation): Newton iterations on K_ff, the exact Jacobian of the linear part,
-    converge linearly at the rate of that dependence."""
+    static equilibrium Q_f(q0, u = 0) = 0 of the elastic rows of Q* (elastic,
+    geometric, gravity and constant loads) at the initial joint state, joints held
+    (FORMULATION.md section 3, "Practical"). Newton's method on the tangent stiffness
+    -dQ_f/dqf by central differences (it holds the geometric stiffness, and the
+    dependence of the loads on qf when a beam carries other bodies), with step halving
+    when the residual becomes non-finite or grows by more than STATIC_GROWTH."""
     from ..dynamics import api
     rows = np.concatenate([np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf)
                            for k, (_, b) in enumerate(cm.beams) if b.initial == "static"])
-    kff = np.zeros((len(rows), len(rows)))
-    for k, (_, b) in enumerate(cm.beams):
-        if b.initial == "static":
-            at = np.searchsorted(rows, cm.arrays.flex_q[k])
-            kff[at:at + b.nf, at:at + b.nf] = b.invariants.stiffness
-    scale = None
+    zero = np.zeros(cm.nq)
+
+    def residual(q):
+        return api.generalized_forces(cm, q, zero)[rows]
+
+    def elastic_force_scale(q):
+        """max |K qf| over the static beams: the size of the forces in balance."""
+        return max(np.abs(b.invariants.stiffness @ q[cm.arrays.flex_q[k]:
+                                                    cm.arrays.flex_q[k] + b.nf]).max()
+                   for k, (_, b) in enumerate(cm.beams) if b.initial == "static")
+
+    r = residual(cm.q0)
+    scale = max(np.abs(r).max(), 1e-300)
     for _ in range(STATIC_ITERATIONS):
-        residual = api.generalized_forces(cm, cm.q0, np.zeros(cm.nq))[rows]
-        if scale is None:
-            scale = max(np.abs(residual).max(), np.abs(kff @ cm.q0[rows]).max(), 1e-300)
-        if np.abs(residual).max() <= STATIC_TOLERANCE * scale:
+        if np.abs(r).max() <= STATIC_TOLERANCE * scale:
             return
-        cm.q0[rows] += np.linalg.solve(kff, residual)
+        tangent = np.zeros((len(rows), len(rows)))
+        for j, row in enumerate(rows):
+            d = np.zeros(cm.nq)
+            d[row] = STATIC_STEP
+            tangent[:, j] = -(residual(cm.q0 + d) - residual(cm.q0 - d)) / (2 * STATIC_STEP)
+        step = np.linalg.solve(tangent, r)
+        norm = np.abs(r).max()
+        for _ in range(30):
+            trial = cm.q0.copy()
+            trial[rows] += step
+            r_trial = residual(trial)
+            if np.abs(r_trial).max() < STATIC_GROWTH * norm:  # False for nan
+                break
+            step *= 0.5
+        cm.q0[:] = trial
+        stalled = np.abs(r_trial).max() > 0.5 * norm
+        r = r_trial
+        scale = max(scale, elastic_force_scale(cm.q0))
+        if stalled and np.abs(r).max() <= STATIC_FLOOR * scale:
+            return
+    if np.abs(r).max() <= STATIC_TOLERANCE * scale:
+        return
     names = ", ".join(f'"{b.name}"' for _, b in cm.beams if b.initial == "static")
     raise ModelError(f"the static elastic state of {names} did not converge in "
-                     f"{STATIC_ITERATIONS} iterations: the beams are too flexible for "
-                     f'their loads at the initial joint state (use initial = '
-                     f'"undeformed")', f"body {names}", "initial")
+                     f"{STATIC_ITERATIONS} Newton iterations (residual "
+                     f"{np.abs(r).max():.3g} N): the beams may buckle under their loads "
+                     f'at the initial joint state (use initial = "undeformed")',
+                     f"body {names}", "initial")

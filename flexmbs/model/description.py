@@ -193,10 +193,20 @@ class BeamBody:
     by the reference conditions (by default node 0 is clamped); `node_masses` maps a
     node to a point mass (kg), `node_inertias` to a rotary inertia (3 x 3, kg m^2,
     body axes, about the node; it turns with the node's rotation: a rigid body of no
-    mass fixed to the node, FORMULATION.md section 2). Structural damping D = alpha K + beta M_ff (alpha in
+    mass fixed to the node, FORMULATION.md section 2). `geometric` selects the
+    geometric stiffness (FORMULATION.md section 6, `flexmbs.elements.geometric`):
+    "consistent" (the default), "none", "huang-axial" or "huang-foreshortening".
+    Structural damping D = alpha K + beta M_ff (alpha in
     s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates; `initial`
     is their initial state: "undeformed" (qf = 0, the thesis's choice) or "static" (in
-    equilibrium with gravity at the initial joint state, joints held)."""
+    equilibrium with gravity at the initial joint state, joints held).
+
+    Modal reduction (FORMULATION.md section 8, flexmbs.elements.modal): `modes` is
+    "all" (the elastic coordinates are the free nodal ones) or n, the number of lowest
+    natural modes kept; `correction_modes` adds static correction modes at the nodes
+    that carry markers. Then qf = Phi eta with Phi = `basis.vectors` (a ModalBasis) and
+    `invariants` are the projected ones of eta; `nodal_invariants` are always those of
+    the free nodal coordinates (the same object when not reduced)."""
     name: str
     points: np.ndarray
     elements: tuple
@@ -213,6 +223,11 @@ class BeamBody:
     initial: str = "undeformed"
     markers: dict = field(default_factory=dict)
     node_inertias: dict = field(default_factory=dict)
+    geometric: str = "consistent"
+    modes: object = "all"
+    correction_modes: bool = False
+    nodal_invariants: object = field(default=None, metadata={"serialize": False})
+    basis: object = field(default=None, metadata={"serialize": False})  # derived
 
     @property
     def mass(self):
@@ -235,26 +250,32 @@ class BeamBody:
 
     @property
     def nf(self):
-        return len(self.free)
+        """Number of elastic coordinates qf: the free nodal coordinates, or the
+        columns of the mode basis."""
+        return len(self.free) if self.basis is None else self.basis.nm
 
     def coordinate_names(self):
-        """`BODY.nNODE.DOF` of each elastic coordinate."""
+        """`BODY.nNODE.DOF` of each nodal elastic coordinate; `BODY.modeK` and
+        `BODY.correctionK` of the modal ones."""
+        if self.basis is not None:
+            return list(self.basis.names)
         return [f"{self.name}.n{k // 6}.{NODE_DOFS[k % 6]}" for k in self.free]
 
     def node_columns(self, node):
-        """Indices into qf of the node's 6 coordinates (-1 where fixed)."""
+        """Indices into the free nodal coordinates (qf itself when not reduced) of the
+        node's 6 coordinates (-1 where fixed)."""
         where = {int(k): j for j, k in enumerate(self.free)}
         return np.array([where.get(6 * node + d, -1) for d in range(6)], dtype=np.int64)
 
     def node_rows(self, node):
         """(6, nf): the node's translations u, v, w (m) and small rotations tx, ty, tz
         (rad), body axes, as linear forms of qf (S_k and PS_k of FORMULATION.md
-        section 4)."""
-        rows = np.zeros((6, self.nf))
+        section 4; times the mode basis Phi when reduced, section 8)."""
+        rows = np.zeros((6, len(self.free)))
         for d, j in enumerate(self.node_columns(node)):
             if j >= 0:
                 rows[d, j] = 1.0
-        return rows
+        return rows if self.basis is None else rows @ self.basis.vectors
 
 
 @dataclass
@@ -510,16 +531,20 @@ class Model:
 
     def add_beam_body(self, name, points, section, material, elements=1, reference=None,
                       fixed=None, node_masses=None, alpha=0.0, beta=0.0,
-                      initial="undeformed", node_inertias=None):
+                      initial="undeformed", node_inertias=None, geometric="consistent",
+                      modes="all", correction_modes=False):
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
         conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
         node indices may count from the end, -1 the last); `node_masses` {node: kg};
         `node_inertias` {node: inertia} with an inertia as for a rigid body (3, 6 or
-        3 x 3 numbers, kg m^2, body axes, about the node);
+        3 x 3 numbers, kg m^2, body axes, about the node); `geometric`: the geometric
+        stiffness, one of GEOMETRIC_OPTIONS;
         `reference`: section-y reference vector in body axes (default: the body axis,
         of x, y, z, most normal to the first segment); `initial`: "undeformed" or
-        "static"."""
+        "static"; `modes`: "all" (nodal coordinates) or the number of lowest natural
+        modes kept; `correction_modes`: add static correction modes at the nodes that
+        carry markers (recomputed as markers are added)."""
         from ..elements.invariants import beam_body_invariants
         item = f'body "{name}"'
         self._new_name(name, self.bodies, item)
@@ -588,14 +613,34 @@ class Model:
             inertias[node_k] = j
         inv = beam_body_invariants(nodes, conn, ref, section, material, free,
                                    node_masses=per_node, item=item)
+        from ..elements.geometric import GEOMETRIC_OPTIONS
+        if geometric not in GEOMETRIC_OPTIONS:
+            raise ModelError(f"expected one of {', '.join(GEOMETRIC_OPTIONS)}, got "
+                             f"{geometric!r}", item, "geometric")
         if initial not in BEAM_INITIAL_STATES:
             raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)}, got "
                              f"{initial!r}", item, "initial")
+        if not (modes == "all" if isinstance(modes, str) else (
+                isinstance(modes, (int, np.integer)) and not isinstance(modes, bool)
+                and modes >= 1)):
+            raise ModelError(f'expected a positive integer or "all", got {modes!r}',
+                             item, "modes")
+        if not isinstance(correction_modes, (bool, np.bool_)):
+            raise ModelError(f"expected true or false, got {correction_modes!r}", item,
+                             "correction_modes")
+        if correction_modes and modes == "all":
+            raise ModelError('correction modes complete a mode basis: give the number '
+                             'of modes too (modes = n), or leave them out with modes = '
+                             '"all" (the nodal coordinates represent every load)', item,
+                             "correction_modes")
         body = BeamBody(name, pts, tuple(counts), section, material, ref, nodes, conn,
                         free, masses, _scalar(alpha, item, "alpha", nonnegative=True),
                         _scalar(beta, item, "beta", nonnegative=True), inv, initial,
-                        node_inertias=inertias)
+                        node_inertias=inertias, geometric=geometric,
+                        modes=modes if isinstance(modes, str) else int(modes),
+                        correction_modes=bool(correction_modes), nodal_invariants=inv)
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
+        _reduce_beam(body, item)
         self.bodies[name] = body
         return body
 
@@ -634,6 +679,8 @@ class Model:
         else:
             c = np.eye(3)
         markers[name] = Marker(name, body, p, c, None if node is None else int(node))
+        if beam and self.bodies[body].correction_modes:
+            _reduce_beam(self.bodies[body], f'body "{body}"')
         return markers[name]
 
     # ----------------------------------------------------------------- joints
@@ -908,6 +955,24 @@ class Model:
             raise ModelError("expected a non-empty name", item, "name")
         if name in table:
             raise ModelError("the name is used twice", item, "name")
+
+
+def _reduce_beam(body, item):
+    """Set a beam body's mode basis and projected invariants from its `modes`,
+    `correction_modes` and markers (flexmbs.elements.modal; FORMULATION.md
+    section 8); the nodal invariants when `modes` is "all"."""
+    from ..elements.modal import modal_basis, project_invariants
+    if body.modes == "all":
+        body.basis = None
+        body.invariants = body.nodal_invariants
+        return
+    names = {}
+    for marker in body.markers.values():
+        if marker.node is not None:
+            names.setdefault(marker.node, []).append(marker.name)
+    nodes = sorted(names) if body.correction_modes else ()
+    body.basis = modal_basis(body, body.modes, nodes, names, item)
+    body.invariants = project_invariants(body.nodal_invariants, body.basis.vectors)
 
 
 def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"):

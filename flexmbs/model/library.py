@@ -4,10 +4,10 @@ import numpy as np
 
 from ..elements import general_section, material
 from .description import Model
-from .timefunctions import Constant
+from .timefunctions import Constant, SpinUp
 
 __all__ = ["chain_model", "huang_two_link", "huang_three_link", "huang_rig", "huang_tube",
-           "huang_eight_link", "HUANG_TUBE_MATERIAL", "H8_INITIAL", "H8_TARGETS"]
+           "huang_eight_link", "HUANG_TUBE_MATERIAL", "H8_INITIAL", "H8_TARGETS", "spin_up"]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -60,15 +60,18 @@ HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, densit
 
 
 def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
-                   initial="undeformed"):
+                   initial="undeformed", geometric="consistent", modes="all",
+                   correction_modes=False):
     """H2 of MODELS.md: rigid link 1 on a revolute joint about global y; flexible link 2
     (the Huang tube, 1.02 m along +x of its frame, clamped at joint 2 about link-1 z,
     `elements` beam elements, 0.5 kg at the tip, damping alpha K_ff); theta1 = 1.5,
     theta2 = -1.0, at rest, the beam `initial` ("undeformed" as in the thesis, or
-    "static"). `youngs_modulus_scale` multiplies E and G
-    (the rigid limit). Sensors: both joint angles, the tip's position in the link-2
-    frame and its elastic displacement there (x along the beam, y perpendicular to it
-    in the plane of motion, z along the joint-2 axis).
+    "static"), `geometric` its geometric stiffness. `youngs_modulus_scale` multiplies E
+    and G (the rigid limit). `modes`: "all" (the nodal coordinates) or the number of
+    natural modes kept (MODELS.md's variant: 2, the first bending pair), with static
+    correction modes at the tip if `correction_modes`. Sensors: both joint angles, the
+    tip's position in the link-2 frame and its elastic displacement there (x along the
+    beam, y perpendicular to it in the plane of motion, z along the joint-2 axis).
 
     Link 1's inertia about its frame origin is MODELS.md's diag(0.04022, 0.08884,
     3.752e-4) except I_xx, raised to 0.08884: the table lumps the joint-1 drive into
@@ -85,7 +88,9 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
     model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
     model.add_beam_body("link2", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
                         material(**mat), elements=elements, reference=(0.0, 1.0, 0.0),
-                        node_masses={elements: 0.5}, alpha=alpha, initial=initial)
+                        node_masses={elements: 0.5}, alpha=alpha, initial=initial,
+                        geometric=geometric, modes=modes,
+                        correction_modes=correction_modes)
     model.add_marker("link2", "tip", node=elements)
     model.add_joint("joint1", "revolute", parent="ground", child="link1",
                     axis=(0.0, 1.0, 0.0), initial=1.5)
@@ -99,7 +104,7 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
     return model
 
 
-def huang_three_link(elements=1, alpha=0.0, t_end=2.0):
+def huang_three_link(elements=1, alpha=0.0, t_end=2.0, geometric="consistent"):
     """H3 of MODELS.md: link 1 of H2 on a revolute joint about global y; a prismatic
     joint along link-1 z at (0, 0, -0.231) to the rigid link 2 (2.067 kg, centre of
     mass 0.231 m down its -z axis, 0.462 m long); a revolute joint about link-2 z at
@@ -124,7 +129,8 @@ def huang_three_link(elements=1, alpha=0.0, t_end=2.0):
     model.add_marker("link2", "joint3", position=(0.0, 0.0, -0.462))
     model.add_beam_body("link3", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
                         material(**HUANG_TUBE_MATERIAL), elements=elements,
-                        reference=(0.0, 1.0, 0.0), node_masses={-1: 0.5}, alpha=alpha)
+                        reference=(0.0, 1.0, 0.0), node_masses={-1: 0.5}, alpha=alpha,
+                        geometric=geometric)
     model.add_marker("link3", "tip", node=-1)
     model.add_joint("joint1", "revolute", parent="ground", child="link1",
                     axis=(0.0, 1.0, 0.0), initial=1.5)
@@ -141,7 +147,7 @@ def huang_three_link(elements=1, alpha=0.0, t_end=2.0):
     return model
 
 
-def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0):
+def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consistent"):
     """RIG of MODELS.md (Huang's test rig, chapter 4): joint 1 about global z with a
     0.1 N m/rad spring and a 0.098 N m s/rad damper; rigid link 1 along +x; joint 2 at
     its end about link-1 x with the same spring and damper; link 2 the Huang tube
@@ -163,7 +169,7 @@ def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0):
     mat = material(**HUANG_TUBE_MATERIAL)
     model.add_beam_body("link2", [[0.0, 0.0, 0.0], [0.0, 0.0, -1.02]], huang_tube(), mat,
                         elements=elements, reference=(0.0, 1.0, 0.0),
-                        node_masses={-1: 0.604}, alpha=0.00025)
+                        node_masses={-1: 0.604}, alpha=0.00025, geometric=geometric)
     model.add_marker("link2", "tip", node=-1)
     model.add_joint("joint1", "revolute", parent="ground", child="link1",
                     axis=(0.0, 0.0, 1.0), stiffness=0.1, damping=0.098)
@@ -201,11 +207,11 @@ H8_TARGETS = {"joint1": 0.4, "joint2": 0.6, "joint3": -0.02, "joint4": (0.5, 0.5
 """H8's initial joint values and the PD targets (rad; joint3 in m), MODELS.md."""
 
 
-def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0):
+def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent"):
     """H8 of MODELS.md (Huang, tables 3.3 and 3.4): an eight-link tree under PD
     control. Links 1 and 2 are beams of the Huang tube, 1.0 m along +x of their frames,
-    `elements` elements each, clamped at their joints, structural damping alpha K_ff;
-    link 1 carries link 2 at its tip. Links 3 to 8 are rigid steel links of 0.1 m along
+    `elements` elements each, clamped at their joints, structural damping alpha K_ff,
+    geometric stiffness `geometric`; link 1 carries link 2 at its tip. Links 3 to 8 are rigid steel links of 0.1 m along
     +x (0.06125 kg, centre of mass at 0.05 m, inertia about it
     diag(7.6563e-7, 2.0455e-4, 2.0455e-4)). Joint 1 turns link 1 about global z; joint 2
     (about y) sits at the tip of link 1; link 2's tip carries branch A, joint 3
@@ -226,7 +232,8 @@ def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0):
     for k in (1, 2):
         body = f"link{k}"
         model.add_beam_body(body, [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], huang_tube(), mat,
-                            elements=elements, reference=(0.0, 1.0, 0.0), alpha=alpha)
+                            elements=elements, reference=(0.0, 1.0, 0.0), alpha=alpha,
+                            geometric=geometric)
         model.add_marker(body, "tip", node=-1)
     for k in range(3, 9):
         body = f"link{k}"
@@ -254,4 +261,37 @@ def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0):
     for k in (1, 2):
         model.add_sensor(f"tip{k}_deflection", "marker_deflection", body=f"link{k}",
                          marker="tip", frame=f"link{k}")
+    return model
+
+
+SPIN_RATE, SPIN_DURATION = 6.0, 15.0  # rad/s, s (Kane, Ryan and Banerjee 1987)
+
+
+def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all",
+            correction_modes=False):
+    """SPIN of MODELS.md: a beam (L = 10 m, A = 4e-4 m^2, I = 2e-7 m^4 in and out of
+    the plane of rotation, E = 7e10 Pa, rho = 3000 kg/m^3) clamped on the axis of a hub
+    that turns about global z with the prescribed spin-up angle
+    theta(t) = (W/T) (t^2/2 + (T/2 pi)^2 (cos(2 pi t / T) - 1)) for t < T, W (t - T/2)
+    after (W = 6 rad/s, T = 15 s); no gravity. The beam is the driven body itself: its
+    floating frame, clamped at node 0 on the axis, is the hub frame. MODELS.md gives no
+    torsion constant (the motion is planar): J = 2 I, G = E / 2.6. Sensors: the hub
+    angle and the tip's elastic displacement in the hub frame (its y component is the
+    deflection perpendicular to the undeformed axis, in the plane of rotation).
+    `modes`, `correction_modes`: the beam's modal reduction (correction modes at the
+    tip marker)."""
+    model = Model("spin_up", gravity=(0.0, 0.0, 0.0))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.05)
+    section = general_section(4e-4, 2e-7, 2e-7, 4e-7)
+    mat = material(7e10, 3000.0, shear_modulus=7e10 / 2.6)
+    model.add_beam_body("beam", [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]], section, mat,
+                        elements=elements, reference=(0.0, 1.0, 0.0), geometric=geometric,
+                        modes=modes, correction_modes=correction_modes)
+    model.add_marker("beam", "tip", node=-1)
+    model.add_joint("hub", "revolute", parent="ground", child="beam", axis=(0.0, 0.0, 1.0))
+    model.add_driver("spin", "hub", SpinUp(rate=SPIN_RATE, duration=SPIN_DURATION))
+    model.add_sensor("angle", "joint_coordinate", joint="hub")
+    model.add_sensor("tip_deflection", "marker_deflection", body="beam", marker="tip",
+                     frame="beam")
     return model

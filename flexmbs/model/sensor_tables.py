@@ -80,12 +80,23 @@ def _beam_section_rows(beam, sensor):
     return element_rows(beam, sensor.element, rows)
 
 
-def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, flex_q):
+def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, flex_q,
+                  geo_first):
     """SensorTables of `sensors`. body_index: body name -> index; coord_of:
     (joint, coordinate) -> column; act_index: actuator name -> index;
     marker_id(body, marker) -> marker-table index; flex_q: beam name -> q index of its
-    first elastic coordinate."""
+    first elastic coordinate; geo_first: beam name -> index of its first element in
+    the geometric-stiffness tables (beams with geometric stiffness only).
+
+    With consistent geometric stiffness the axial strain of the axis is the membrane
+    strain
+    u' + sbar/2 (FORMULATION.md section 6: the strain whose square the consistent
+    energy 1/2 EA l (u' + sbar/2)^2 holds; sbar the element mean of v'^2 + w'^2; the
+    thesis's variants keep the linear u', as the thesis computed its strains): the
+    kernel adds sensor_geo_coef sbar / 2 to the first value of a beam_strain or
+    beam_section_forces sensor (coefficient 1, or EA for the normal force N)."""
     s_type, s_coord, s_marker, s_body, s_frame, s_point, s_off = [], [], [], [], [], [], [0]
+    s_geo, s_geo_coef = [], []
     lin_rows, points, sizes = [], [], []
 
     def add_rows(rows, q_first):
@@ -97,7 +108,7 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
 
     for s in sensors:
         code = SENSOR_CODES[s.type]
-        coord, mk, body, frame, point = -1, -1, -1, -1, -1
+        coord, mk, body, frame, point, geo, geo_coef = -1, -1, -1, -1, -1, -1, 0.0
         size = SENSOR_SIZES.get(code)
         if code in (0, 1):
             coord = coord_of[(s.joint, s.coordinate)]
@@ -107,6 +118,10 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
             beam = model.bodies[s.body]
             coord = add_rows(_beam_section_rows(beam, s), flex_q[s.body])
             body = body_index[s.body]
+            if code != 10 and s.body in geo_first and beam.geometric == "consistent":
+                geo = geo_first[s.body] + s.element
+                geo_coef = 1.0 if code == 8 else \
+                    beam.material.youngs_modulus * beam.section.area
         elif code == 12:
             beam = model.bodies[s.body]
             pos, rows = centerline_points(beam, s.subdivisions)
@@ -126,6 +141,8 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
         s_body.append(body)
         s_frame.append(frame)
         s_point.append(point)
+        s_geo.append(geo)
+        s_geo_coef.append(geo_coef)
         s_off.append(s_off[-1] + size)
         sizes.append(size)
     lin_ptr = np.zeros(len(lin_rows) + 1, dtype=np.int64)
@@ -138,6 +155,8 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
         sensor_body=np.array(s_body, dtype=i64),
         sensor_frame=np.array(s_frame, dtype=i64),
         sensor_point=np.array(s_point, dtype=i64),
+        sensor_geo=np.array(s_geo, dtype=i64),
+        sensor_geo_coef=np.array(s_geo_coef, dtype=float),
         sensor_offset=np.array(s_off, dtype=i64),
         lin_ptr=lin_ptr,
         lin_q=np.array([q for r in lin_rows for q, _ in r], dtype=i64),

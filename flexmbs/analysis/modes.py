@@ -1,0 +1,298 @@
+"""Natural frequencies for `flexmbs modes`: each beam body alone under its reference
+conditions (and the modes the model keeps of it), and the whole model linearised
+about its initial state (FORMULATION.md sections 8 and 9).
+
+The whole-model linearisation of a tree about (q0, u = 0, t = 0):
+
+    M = M*(q0),    K = -dQ*/dq (q0, u = 0),    K y = w^2 M y,
+
+K by central differences of `flexmbs.dynamics.api.generalized_forces` (gravity, joint
+springs, actuators, loads, elastic forces), the step of coordinate i
+FD_STEP max(|q0_i|, 1) (m, rad, or kg^(1/2) m for a modal coordinate: a unit of any of
+them moves the model by about a metre or a radian, where the forces change on that
+scale). Damping is left out (undamped frequencies). Without equilibrium, Q*(q0, 0)
+not zero, the model accelerates away from q0 and the frequencies describe only the
+instantaneous stiffness; with nonzero initial rates it is not at rest. Both are
+reported with the linearisation.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from ..elements.modal import ENERGY_PARTS, axial_stretch_capability, body_modes
+from ..errors import ModelError
+from ..model.description import BeamBody
+
+__all__ = ["FD_STEP", "BODY_MODE_COUNT", "BeamModes", "SystemModes", "beam_modes",
+           "system_modes", "model_modes", "format_modes", "modes_to_dict"]
+
+FD_STEP = np.finfo(float).eps ** (1.0 / 3.0)  # central differences: error ~ h^2 + eps/h
+BODY_MODE_COUNT = 10  # modes of a body alone listed
+EQUILIBRIUM_TOL = 1e-8  # m or rad: largest |Q*_i| / K_ii still called an equilibrium
+STIFFNESS_FLOOR = 1e-9  # of the largest |K_ii|: the K_ii of a coordinate with no stiffness
+NEUTRAL_TOL = 1e-8  # |w^2| below this times its terms' size: 0 (a neutral mode)
+SYMMETRY_TOL = 1e-6  # |K - K^T| / |K| below which K is symmetrised
+DOMINANT_SHARE = 0.1  # kinetic-energy share of a coordinate named as dominant
+DOMINANT_MAX = 3  # coordinates named per mode
+STRETCH_NONE = 1e-6  # axial_stretch_capability below this: no stretch representable
+STRETCH_PURE = 0.5  # at or above this: a mostly axial deformation is representable
+
+
+@dataclass
+class BeamModes:
+    """A beam body alone under its reference conditions (the nodal eigenproblem):
+    frequencies (Hz), descriptions and strain-energy fractions of its lowest modes
+    (`count` of `nodal`), and what the model keeps of it: `kept` is None for nodal
+    coordinates, else a dict of the ModalBasis (coordinates, kinds, frequencies,
+    reduced_frequencies, descriptions) with `axial_stretch_capability`."""
+    body: str
+    nodal: int
+    frequencies: np.ndarray
+    descriptions: list
+    energy_fractions: np.ndarray
+    kept: dict = None
+    axial_stretch_capability: float = 1.0
+
+
+@dataclass
+class SystemModes:
+    """The whole model linearised about (q0, u = 0): coordinates (nq,), M and K
+    (nq, nq), eigenvalues w^2 (1/s^2, ascending; negative: unstable, NaN-free), the
+    frequencies (Hz; NaN where w^2 < 0), mode shapes (nq, nq) as columns, the
+    dominant coordinates of each mode [(name, kinetic-energy share)], the residual
+    Q*(q0, 0) (nq,), whether it is an equilibrium, whether it is at rest (all initial
+    rates zero, and no driver moving a joint at t = 0) and the largest initial rate
+    (m/s, rad/s: of the coordinates, or of a body moved by a driver), the
+    finite-difference steps, and whether K was symmetric."""
+    coordinates: list
+    mass: np.ndarray
+    stiffness: np.ndarray
+    eigenvalues: np.ndarray
+    frequencies: np.ndarray
+    shapes: np.ndarray
+    dominant: list
+    residual: np.ndarray
+    in_equilibrium: bool
+    at_rest: bool
+    largest_rate: float
+    steps: np.ndarray
+    symmetric: bool
+
+
+def beam_modes(beam, count=BODY_MODE_COUNT):
+    """BeamModes of a beam body: its `count` lowest nodal modes (all if fewer)."""
+    alone = body_modes(beam)
+    n = min(count, len(alone.frequencies))
+    kept = None
+    if beam.basis is not None:
+        b = beam.basis
+        kept = {"coordinates": list(b.names), "kinds": list(b.kinds),
+                "frequencies": b.frequencies.copy(),
+                "reduced_frequencies": b.reduced_frequencies.copy(),
+                "descriptions": list(b.descriptions),
+                "dropped_corrections": list(b.dropped_corrections)}
+    return BeamModes(body=beam.name, nodal=len(beam.free),
+                     frequencies=alone.frequencies[:n].copy(),
+                     descriptions=list(alone.descriptions[:n]),
+                     energy_fractions=alone.energy_fractions[:n].copy(), kept=kept,
+                     axial_stretch_capability=axial_stretch_capability(beam))
+
+
+def _dominant(shape, mass, names):
+    """[(name, share)] of the coordinates holding at least DOMINANT_SHARE of the
+    mode's kinetic energy |y_i (M y)_i| / sum_j |y_j (M y)_j| (largest first, at most
+    DOMINANT_MAX; the largest one always)."""
+    share = np.abs(shape * (mass @ shape))
+    total = share.sum()
+    if not total > 0:
+        return []
+    share = share / total
+    order = np.argsort(-share)
+    out = [(names[i], float(share[i])) for i in order[:DOMINANT_MAX]
+           if share[i] >= DOMINANT_SHARE]
+    return out or [(names[order[0]], float(share[order[0]]))]
+
+
+def system_modes(cm):
+    """SystemModes of a compiled model about its initial state (module docstring)."""
+    from ..dynamics import api
+    q0 = cm.q0.copy()
+    zero = np.zeros(cm.nq)
+    mass = api.mass_matrix(cm, q0)
+    residual = api.generalized_forces(cm, q0, zero)
+    steps = FD_STEP * np.maximum(np.abs(q0), 1.0)
+    stiffness = np.zeros((cm.nq, cm.nq))
+    for j in range(cm.nq):
+        qp, qm = q0.copy(), q0.copy()
+        qp[j] += steps[j]
+        qm[j] -= steps[j]
+        stiffness[:, j] = -(api.generalized_forces(cm, qp, zero)
+                            - api.generalized_forces(cm, qm, zero)) / (qp[j] - qm[j])
+    scale = max(np.abs(stiffness).max(), 1e-300) if cm.nq else 1.0
+    symmetric = bool(np.abs(stiffness - stiffness.T).max() <= SYMMETRY_TOL * scale) \
+        if cm.nq else True
+    if symmetric:
+        w2, shapes = scipy.linalg.eigh(0.5 * (stiffness + stiffness.T), mass)
+    else:
+        w2, shapes = scipy.linalg.eig(stiffness, mass)
+        order = np.argsort(w2.real)
+        w2, shapes = w2.real[order], shapes.real[:, order]
+    for k in range(len(w2)):
+        # w^2 of a neutral mode is the differences' noise: small against the terms
+        # that make it up, |y|^T |K| |y| / y^T M y
+        y = np.abs(shapes[:, k])
+        scale = (y @ np.abs(stiffness) @ y) / max(abs(shapes[:, k] @ mass @ shapes[:, k]),
+                                                  1e-300)
+        if abs(w2[k]) <= NEUTRAL_TOL * scale:
+            w2[k] = 0.0
+    freq = np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan) / (2 * np.pi)
+    names = list(cm.coordinate_names)
+    kii = np.abs(np.diag(stiffness))
+    floor = STIFFNESS_FLOOR * (kii.max() if kii.size else 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        offset = np.abs(residual) / np.maximum(kii, max(floor, 1e-300))
+    u0 = np.asarray(cm.u0)
+    prescribed = api.prescribed_velocity(cm, q0)  # body velocities of driven joints
+    rates = np.concatenate([np.abs(u0), np.abs(prescribed)])
+    return SystemModes(
+        coordinates=names, mass=mass, stiffness=stiffness, eigenvalues=w2,
+        frequencies=freq, shapes=shapes,
+        dominant=[_dominant(shapes[:, k], mass, names) for k in range(len(w2))],
+        residual=residual,
+        in_equilibrium=bool(offset.size == 0 or offset.max() <= EQUILIBRIUM_TOL),
+        at_rest=bool(not np.any(rates != 0.0)),
+        largest_rate=float(rates.max()) if rates.size else 0.0, steps=steps,
+        symmetric=symmetric)
+
+
+def model_modes(model, body=None, count=BODY_MODE_COUNT):
+    """(list of BeamModes, SystemModes) of a Model: every beam body (or only `body`)
+    and the whole model about its initial state. ModelError for an unknown body."""
+    from ..model.compiled import compile_model
+    beams = [b for b in model.bodies.values() if isinstance(b, BeamBody)]
+    if body is not None:
+        names = [b.name for b in beams]
+        if body not in names:
+            raise ModelError(f'no beam body "{body}"; beam bodies: '
+                             f"{', '.join(names) or '(none)'}", "--body",
+                             source=model.source_path)
+        beams = [b for b in beams if b.name == body]
+    try:
+        cm = compile_model(model)
+    except ModelError as exc:
+        raise exc.with_source(model.source_path or "<python>") from None
+    return [beam_modes(b, count) for b in beams], system_modes(cm)
+
+
+def _stretch_text(capability):
+    """What `axial_stretch_capability` says, in words."""
+    if capability < STRETCH_NONE:
+        what = "not representable"
+    elif capability >= STRETCH_PURE:
+        what = "representable"
+    else:
+        what = "only together with bending or torsion"
+    return f"{what} (largest axial share of the strain energy {capability:.3g})"
+
+
+def _hz(f):
+    return "unstable" if not np.isfinite(f) else f"{f:.6g}"
+
+
+def format_modes(beams, system, title=""):
+    """The text report of `flexmbs modes`."""
+    lines = [title] if title else []
+    for b in beams:
+        lines.append(f'beam "{b.body}" alone under its reference conditions '
+                     f"({b.nodal} nodal coordinates; the lowest {len(b.frequencies)} "
+                     "modes):")
+        lines.append(f"  {'mode':>4}  {'frequency (Hz)':>14}  description")
+        for k, (f, d) in enumerate(zip(b.frequencies, b.descriptions)):
+            lines.append(f"  {k + 1:>4}  {f:>14.6g}  {d}")
+        if b.kept is None:
+            lines.append("  the model keeps the nodal coordinates (modes = \"all\")")
+        else:
+            kept = b.kept
+            nmode = kept["kinds"].count("mode")
+            ncorr = kept["kinds"].count("correction")
+            lines.append(f"  the model keeps {nmode} modes and {ncorr} static correction "
+                         "modes:")
+            width = max(len(c) for c in kept["coordinates"])
+            lines.append(f"  {'coordinate':<{width}}  {'frequency (Hz)':>14}  description")
+            for c, f, d in zip(kept["coordinates"], kept["frequencies"],
+                               kept["descriptions"]):
+                lines.append(f"  {c:<{width}}  {f:>14.6g}  {d}")
+            lines.append("  reduced body's frequencies (Hz): " + ", ".join(
+                f"{f:.6g}" for f in kept["reduced_frequencies"]))
+            if kept["dropped_corrections"]:
+                lines.append(f"  {len(kept['dropped_corrections'])} correction shapes "
+                             "left out: already in the basis")
+        lines.append(f"  axial stretch: {_stretch_text(b.axial_stretch_capability)}")
+        lines.append("")
+    if not beams:
+        lines += ["no beam bodies", ""]
+    s = system
+    lines.append(f"whole model linearised about its initial state ({len(s.coordinates)} "
+                 "coordinates, u = 0; M = M*(q0), K = -dQ*/dq):")
+    if not s.at_rest:
+        lines.append(f"  warning: not at rest: initial rates up to {s.largest_rate:.3g}; "
+                     "linearised about the initial configuration at rest")
+    if s.residual.size:
+        k = int(np.argmax(np.abs(s.residual)))
+        text = (f"largest |Q*(q0, 0)| = {abs(s.residual[k]):.3g} at "
+                f"{s.coordinates[k]}")
+        if s.in_equilibrium:
+            lines.append(f"  in equilibrium ({text})")
+        else:
+            lines.append(f"  warning: not in equilibrium: {text} (N, N m or kg^1/2 m/s^2 "
+                         "by coordinate); the model accelerates away from q0")
+    if not s.symmetric:
+        lines.append("  note: K is not symmetric (non-conservative or unbalanced forces); "
+                     "the frequencies come from the real parts of its eigenvalues")
+    if not s.coordinates:
+        lines.append("  no coordinates")
+    else:
+        lines.append(f"  {'mode':>4}  {'frequency (Hz)':>14}  dominant coordinates "
+                     "(kinetic-energy share)")
+        for k, (f, dom) in enumerate(zip(s.frequencies, s.dominant)):
+            names = ", ".join(f"{n} {100 * share:.0f} %" for n, share in dom)
+            lines.append(f"  {k + 1:>4}  {_hz(f):>14}  {names}")
+    return "\n".join(lines)
+
+
+def modes_to_dict(beams, system):
+    """The report as JSON-able data (`flexmbs modes --json`)."""
+    def number(x):
+        return float(x) if np.isfinite(x) else None
+
+    s = system
+    return {
+        "bodies": [{
+            "body": b.body, "nodal_coordinates": b.nodal,
+            "modes": [{"mode": k + 1, "frequency_hz": float(f), "description": d,
+                       "strain_energy_fractions": dict(zip(ENERGY_PARTS,
+                                                           map(float, fr)))}
+                      for k, (f, d, fr) in enumerate(zip(b.frequencies, b.descriptions,
+                                                         b.energy_fractions))],
+            "kept": None if b.kept is None else {
+                "coordinates": b.kept["coordinates"], "kinds": b.kept["kinds"],
+                "frequency_hz": [float(f) for f in b.kept["frequencies"]],
+                "reduced_frequency_hz": [float(f) for f in b.kept["reduced_frequencies"]],
+                "descriptions": b.kept["descriptions"],
+                "dropped_corrections": [list(map(int, d))
+                                        for d in b.kept["dropped_corrections"]]},
+            "axial_stretch_capability": b.axial_stretch_capability,
+        } for b in beams],
+        "system": {
+            "coordinates": s.coordinates, "at_rest": s.at_rest,
+            "largest_initial_rate": s.largest_rate, "in_equilibrium": s.in_equilibrium,
+            "residual": [float(r) for r in s.residual], "symmetric": s.symmetric,
+            "modes": [{"mode": k + 1, "eigenvalue": float(w2),
+                       "frequency_hz": number(f),
+                       "dominant": [{"coordinate": n, "share": share} for n, share in dom]}
+                      for k, (w2, f, dom) in enumerate(zip(s.eigenvalues, s.frequencies,
+                                                            s.dominant))],
+        },
+    }

@@ -1,0 +1,106 @@
+"""Geometric stiffness forces and energies of a flexible body's beam elements (numba),
+FORMULATION.md section 6; the numpy reference is `flexmbs.elements.geometric`.
+
+Per element: e = R qf (R, 12 x nf: the element's coordinates in its frame as linear
+forms of the body's elastic coordinates, nodal or modal), u' = (e_6 - e_0) / l,
+g = G e, S = e . g, and the force on qf is R^T f with
+
+    consistent:            f = -(EA u' g + EA S a / 2 + EA S g / (2 l))
+    huang-axial:           f = -EA u' g
+    huang-foreshortening:  f = -EA u' g - EA/4 sum_p w_p s_p (v'_p dv_p + w'_p dw_p)
+
+(a the axial row, s_p = v'_p^2 + w'_p^2 at the Gauss points), energies
+U3 = EA u' S / 2 and U4 = EA S^2 / (8 l) (consistent) or EA/8 sum_p w_p s_p^2.
+Arrays (ModelArrays.geo_*): per flexible body k its option code and its elements
+geo_ptr[k]:geo_ptr[k+1]; per element EA (N), l (m), G (12, 12), the rows R at
+geo_row_ptr[j] (12 nf values, row-major), the slope rows dv, dw (5, 12) and weights
+(5,) at the Gauss points.
+"""
+
+from ..config import jit
+
+__all__ = ["geometric_elastic_forces", "element_mean_slope_square", "CONSISTENT",
+           "HUANG_AXIAL", "HUANG_FORESHORTENING"]
+
+NONE, CONSISTENT, HUANG_AXIAL, HUANG_FORESHORTENING = 0, 1, 2, 3  # GEOMETRIC_CODES
+
+
+@jit
+def element_mean_slope_square(j, length, gmat, row_ptr, row_data, qf, scratch):
+    """sbar = e^T G e / l (the element mean of v'^2 + w'^2) of element j at the
+    elastic coordinates qf. scratch (3, 12)."""
+    nf = qf.shape[0]
+    e = scratch[0]
+    r = row_data[row_ptr[j]:row_ptr[j + 1]]
+    for a in range(12):
+        x = 0.0
+        for b in range(nf):
+            x += r[a * nf + b] * qf[b]
+        e[a] = x
+    s = 0.0
+    for a in range(12):
+        x = 0.0
+        for b in range(12):
+            x += gmat[j, a, b] * e[b]
+        s += e[a] * x
+    return s / length[j]
+
+
+@jit
+def geometric_elastic_forces(code, first, last, ea, length, gmat, row_ptr, row_data,
+                             dv, dw, weight, qf, out, scratch):
+    """Adds the geometric forces of elements first..last-1 (option `code`) to out (nf,)
+    at the elastic coordinates qf (nf,) and returns (U3, U4) in J. scratch (3, 12)."""
+    u3 = 0.0
+    u4 = 0.0
+    if code == NONE:
+        return u3, u4
+    nf = qf.shape[0]
+    e = scratch[0]
+    ge = scratch[1]
+    fe = scratch[2]
+    for j in range(first, last):
+        r = row_data[row_ptr[j]:row_ptr[j + 1]]
+        for a in range(12):
+            x = 0.0
+            for b in range(nf):
+                x += r[a * nf + b] * qf[b]
+            e[a] = x
+        s = 0.0
+        for a in range(12):
+            x = 0.0
+            for b in range(12):
+                x += gmat[j, a, b] * e[b]
+            ge[a] = x
+            s += e[a] * x
+        up = (e[6] - e[0]) / length[j]
+        eaj = ea[j]
+        u3 += 0.5 * eaj * up * s
+        for a in range(12):
+            fe[a] = -eaj * up * ge[a]
+        if code == CONSISTENT:
+            u4 += eaj * s * s / (8.0 * length[j])
+            c = eaj * s / (2.0 * length[j])
+            for a in range(12):
+                fe[a] -= c * ge[a]
+            fe[0] += 0.5 * eaj * s / length[j]
+            fe[6] -= 0.5 * eaj * s / length[j]
+        elif code == HUANG_FORESHORTENING:
+            for p in range(weight.shape[1]):
+                sv = 0.0
+                sw = 0.0
+                for a in range(12):
+                    sv += dv[j, p, a] * e[a]
+                    sw += dw[j, p, a] * e[a]
+                sp = sv * sv + sw * sw
+                wp = weight[j, p]
+                u4 += 0.125 * eaj * wp * sp * sp
+                c = 0.25 * eaj * wp * sp
+                for a in range(12):
+                    fe[a] -= c * (sv * dv[j, p, a] + sw * dw[j, p, a])
+        for b in range(nf):
+            x = 0.0
+            for a in range(12):
+                x += r[a * nf + b] * fe[a]
+            out[b] += x
+    return u3, u4
