@@ -32,8 +32,9 @@ ENERGY_NAMES = ("kinetic", "gravity", "strain", "spring", "dissipated")
 
 
 def balance(sim):
-    """(max |E - E0|, the largest energy term's size and name)."""
-    e = sim.energy
+    """(max |E - E0|, the largest energy term's size and name); the terms are
+    sim.energy's first five columns (the others are parts of the strain energy)."""
+    e = sim.energy[:, :len(ENERGY_NAMES)]
     total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
     sizes = np.abs(e).max(axis=0)
     k = int(np.argmax(sizes))
@@ -72,7 +73,8 @@ def run_h8(t_end, rtol, atol, repeat):
         row["max_tip_deflection"][f"link{k + 1}"] = {
             "x": float(comp[0]), "y": float(comp[1]), "z": float(comp[2]),
             "norm": float(np.linalg.norm(d[at])), "t": float(sim.t[at])}
-        print(f"tip of link {k + 1}: largest |deflection| {1e3 * np.linalg.norm(d[at]):.2f} mm "
+        size = 1e3 * np.linalg.norm(d[at])
+        print(f"tip of link {k + 1}: largest |deflection| {size:.2f} mm "
               f"at t = {sim.t[at]:.2f} s; largest components x, y, z (link-{k + 1} axes) "
               f"{1e3 * comp[0]:.4f}, {1e3 * comp[1]:.2f}, {1e3 * comp[2]:.2f} mm")
     print(f"energy balance: max |E - E0| = {drift:.2e} J, {drift / largest:.1e} of the "

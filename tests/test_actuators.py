@@ -237,7 +237,7 @@ def test_energy_balance_of_a_pd_driven_h2():
     assert sim.status == "finished", sim.message
     e = sim.energy
     total = _total(sim)
-    assert np.abs(total - total[0]).max() <= 1e-6 * np.abs(e).max()
+    assert np.abs(total - total[0]).max() <= 1e-6 * np.abs(e[:, :5]).max()
     nq = len(sim.coordinate_names)
     first = 8  # after H2's own sensors: theta1, theta2, tip (3), tip_deflection (3)
     tau2, rate2 = sim.sensors[:, first + 2], sim.y[:, nq + 1]

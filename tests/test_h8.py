@@ -56,8 +56,8 @@ def test_the_tree_and_its_initial_pose():
     assert rot[at["link2"]][2, 0] == pytest.approx(-np.sin(th2), abs=1e-12)
     np.testing.assert_allclose(r[at["link3"]], tip2, atol=1e-12)
     np.testing.assert_allclose(r[at["link6"]], tip2, atol=1e-12)
-    np.testing.assert_allclose(r[at["link8"]], r[at["link7"]] + 0.1 * rot[at["link7"]][:, 0],
-                               atol=1e-12)
+    tip7 = r[at["link7"]] + 0.1 * rot[at["link7"]][:, 0]
+    np.testing.assert_allclose(r[at["link8"]], tip7, atol=1e-12)
     m_plain = api.mass_matrix(cm, q0)
     for a in model.actuators.values():
         assert a.rotor_inertia == 2.0 and a.kp == 100.0 and a.kd == 30.0
@@ -79,6 +79,6 @@ def test_short_run_moves_towards_the_targets_and_balances():
     assert 0.0 < now[2] < 0.02
     e = sim.energy
     total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
-    assert np.abs(total - total[0]).max() <= 1e-6 * np.abs(e).max()
+    assert np.abs(total - total[0]).max() <= 1e-6 * np.abs(e[:, :5]).max()
     tips = sim.sensors[:, JOINT_SENSORS:].reshape(len(sim.t), 2, 3)
     assert np.abs(tips[:, 0, 1]).max() > 1e-2 and np.abs(tips[:, 1]).max() > 1e-3

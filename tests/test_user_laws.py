@@ -34,7 +34,8 @@ def spring_damper(t, q, u, params, out):
 
 @flexmbs.user_law
 def pulsing_wrench(t, q, u, params, out):
-    """A force params[0:3] and a torque params[3:6], times 1 + params[6] sin(params[7] t)."""
+    """A force params[0:3] and a torque params[3:6], times
+    1 + params[6] sin(params[7] t)."""
     s = 1.0 + params[6] * np.sin(params[7] * t)
     for k in range(6):
         out[k] = s * params[k]
@@ -88,7 +89,7 @@ def test_a_joint_law_moves_like_the_spring_and_its_work_balances():
     e = b.energy
     total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
     assert np.abs(e[:, 4]).max() > 0.1 and e[0, 3] == 0.0  # the spring is in W_nc
-    assert np.abs(total - total[0]).max() <= 1e-7 * np.abs(e).max()
+    assert np.abs(total - total[0]).max() <= 1e-7 * np.abs(e[:, :5]).max()
 
 
 def _h2_loaded(frame, law):
@@ -114,7 +115,8 @@ def test_a_marker_law_on_a_beam_node_is_the_point_load(frame):
     law equal those of the point force and torque it repeats (a marker that follows
     its node's deflection and rotation)."""
     rng = np.random.default_rng(2)
-    loads, law = compile_model(_h2_loaded(frame, False)), compile_model(_h2_loaded(frame, True))
+    loads = compile_model(_h2_loaded(frame, False))
+    law = compile_model(_h2_loaded(frame, True))
     for _ in range(4):
         q = rng.normal(size=law.nq) * np.r_[1.0, 1.0, [0.02] * 6]
         u = rng.normal(size=law.nq)
@@ -145,7 +147,7 @@ def test_marker_and_joint_laws_on_h2_close_the_energy_balance():
     assert sim.status == "finished"
     e = sim.energy
     total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
-    assert np.abs(total - total[0]).max() <= 1e-6 * np.abs(e).max()
+    assert np.abs(total - total[0]).max() <= 1e-6 * np.abs(e[:, :5]).max()
     assert e[-1, 4] < -1e-3
 
 

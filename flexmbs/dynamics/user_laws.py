@@ -218,8 +218,9 @@ def joint_law_power(tf_kind, tf_ptr, tf_data, coord_qindex, flex_force, u):
 @jit_inline
 def _marker_law_wrench(m, ws, k, t):
     """Marker law k (its table index) at time t: its force and torque in global axes
-    (N, N m; a view of ws.v3[10:12]), after its marker's frame (`marker_frame`: ws.v3[0:4]
-    position, velocity, angular velocity, arm; ws.m33[3] axes, ws.m33[4] tangent map)."""
+    (N, N m; a view of ws.v3[10:12]) and its marker, after the marker's frame
+    (`marker_frame`: ws.v3[0:4] position, velocity, angular velocity, arm; ws.m33[3]
+    axes, ws.m33[4] tangent map)."""
     d = m.tf_data[m.tf_ptr[k]:m.tf_ptr[k + 1]]
     out = _law_out(ws.v3, 6)
     call_user_law(int(d[D_ADDRESS]), t, ws.q, ws.u, d[D_PARAMS:], out)

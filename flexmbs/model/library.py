@@ -211,9 +211,9 @@ def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent
     """H8 of MODELS.md (Huang, tables 3.3 and 3.4): an eight-link tree under PD
     control. Links 1 and 2 are beams of the Huang tube, 1.0 m along +x of their frames,
     `elements` elements each, clamped at their joints, structural damping alpha K_ff,
-    geometric stiffness `geometric`; link 1 carries link 2 at its tip. Links 3 to 8 are rigid steel links of 0.1 m along
-    +x (0.06125 kg, centre of mass at 0.05 m, inertia about it
-    diag(7.6563e-7, 2.0455e-4, 2.0455e-4)). Joint 1 turns link 1 about global z; joint 2
+    geometric stiffness `geometric`; link 1 carries link 2 at its tip. Links 3 to 8 are
+    rigid steel links of 0.1 m along +x (0.06125 kg, centre of mass at 0.05 m, inertia
+    about it diag(7.6563e-7, 2.0455e-4, 2.0455e-4)). Joint 1 turns link 1 about global z; joint 2
     (about y) sits at the tip of link 1; link 2's tip carries branch A, joint 3
     (prismatic along link 2) - link 3 - joint 4 (spherical: x, y, z) - link 4 - joint 5
     (y) - link 5, and branch B, joint 6 (z) - link 6 - joint 7 (y) - link 7 - joint 8
