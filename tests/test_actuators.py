@@ -214,3 +214,42 @@ def test_set_point_laws_under_tight_tolerances(setpoint):
     # work = kinetic energy, to 1e-7 of the largest (a jump costs the work integral a
     # few rtol: measured 6e-9)
     assert np.abs(sim.sensors[:, 2] - sim.energy[:, 0]).max() <= 1e-7 * sim.energy[:, 0].max()
+
+
+def test_energy_balance_of_a_pd_driven_h2():
+    """H2 (the flexible link of the Huang tube under gravity) with geared motors: joint
+    1 follows a cubic trajectory, joint 2 steps and reaches its torque limit; the
+    actuators' work closes E = T + V_g + U - W_nc to 1e-6 of the largest energy term,
+    and each actuator's work is the integral of its torque times its joint rate."""
+    from flexmbs.model.library import huang_two_link
+    m = huang_two_link()
+    m.add_actuator("m1", "joint1", kp=200.0, kd=20.0, gear_ratio=10.0, rotor_inertia=1e-3,
+                   motor_damping=1e-3,
+                   setpoint=Trajectory(times=(0.0, 0.4, 0.8), values=(1.5, 1.2, 1.4),
+                                       profile="cubic"))
+    m.add_actuator("m2", "joint2", kp=40.0, kd=4.0, gear_ratio=5.0, rotor_inertia=2e-3,
+                   motor_damping=1e-3, max_torque=1.6,
+                   setpoint=Steps(times=(0.0, 0.5), values=(-1.0, -0.6)))
+    for a in ("m1", "m2"):
+        m.add_sensor(f"{a}_torque", "actuator_torque", actuator=a)
+        m.add_sensor(f"{a}_work", "actuator_work", actuator=a)
+    sim = simulate(m, None, t_end=1.0, output_step=0.002)
+    assert sim.status == "finished", sim.message
+    e = sim.energy
+    total = _total(sim)
+    assert np.abs(total - total[0]).max() <= 1e-6 * np.abs(e[:, :5]).max()
+    nq = len(sim.coordinate_names)
+    first = 8  # after H2's own sensors: theta1, theta2, tip (3), tip_deflection (3)
+    tau2, rate2 = sim.sensors[:, first + 2], sim.y[:, nq + 1]
+    # the motor torque, (tau + n^2 b_m x') / n, is the PD law's clipped to +-1.6 N m,
+    # which the step reaches
+    motor = (tau2 + 25 * 1e-3 * rate2) / 5.0
+    pd = (40.0 * (np.where(sim.t < 0.5, -1.0, -0.6) - sim.sensors[:, 1]) - 4.0 * rate2) / 5
+    np.testing.assert_allclose(motor, np.clip(pd, -1.6, 1.6), atol=1e-12)
+    assert np.abs(pd).max() > 1.8
+    for k in range(2):
+        torque, work = sim.sensors[:, first + 2 * k], sim.sensors[:, first + 2 * k + 1]
+        power = torque * sim.y[:, nq + k]
+        integral = np.concatenate([[0.0], np.cumsum(np.diff(sim.t) * (
+            power[1:] + power[:-1]) / 2)])
+        assert np.abs(integral - work).max() <= 2e-3 * np.abs(work).max()

@@ -53,6 +53,7 @@ class ConstraintReport:
     (their descriptions), and the residuals left."""
     rows: int = 0
     rank: int = 0
+    cut: list = field(default_factory=list)
     redundant: list = field(default_factory=list)
     position_change: float = 0.0
     speed_change: float = 0.0
@@ -60,7 +61,9 @@ class ConstraintReport:
     velocity_residual: float = 0.0
 
     def text(self):
-        lines = [f"closed loops: {self.rows} constraint equations of rank {self.rank}"]
+        cut = ", ".join(f'"{name}"' for name in self.cut)
+        lines = [f"closed loops: cut joints {cut}; {self.rows} constraint equations of "
+                 f"rank {self.rank}"]
         if self.redundant:
             lines.append("redundant (switched off): " + "; ".join(self.redundant))
         lines.append(f"initial state made consistent: coordinates moved by at most "
@@ -89,7 +92,7 @@ def make_consistent(cm, t0=0.0):
     positions cannot be made to close the loops."""
     m = cm.arrays
     nrows = len(m.con_kind)
-    report = ConstraintReport(rows=nrows)
+    report = ConstraintReport(rows=nrows, cut=list(cm.topology.cut_joint_names))
     if nrows == 0:
         return report
     m.con_active[:] = np.arange(nrows)

@@ -21,10 +21,14 @@ from ..kinematics.recursive import forward_kinematics
 from .constraints import constraint_terms
 from .linalg import cholesky_solve_in_place
 from .geometric import geometric_elastic_forces
+from .marker_loads import add_marker_load
 from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
                             flexible_quadratic_velocity)
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from .timefunctions import evaluate_time_function
+from .user_laws import (add_joint_law_forces, has_marker_laws, has_user_laws,
+                        joint_law_forces, joint_law_power, marker_law_loads,
+                        marker_law_power)
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dynamic_rows", "residual", "state_derivative", "nonconservative_power",
@@ -154,50 +158,22 @@ def _load_at_marker(m, ws, f, t, loc):
 
 
 @jit
-def _marker_generalized_force(m, ws, k, vec_global, torque, arm, tm):
+def _marker_generalized_force(m, ws, k, load, torque, arm, tm):
     """Adds the generalized force of a global force (torque = False) or torque (True)
-    `vec_global` acting at marker k to ws.body_force and ws.flex_force (FORMULATION.md
-    section 2, applied forces): a force F at the marker's deformed position s (body
-    axes) gives L(s)^T F = [F; ~s A^T F; S^T A^T F], a torque T on the marker's node
-    [0; A^T T; PS^T Tm^T A^T T]; S and PS are the marker's translation and rotation
-    terms (ModelArrays.marker_term_*). arm = A s and tm = Tm from `marker_frame`.
-    Nothing for a marker on the ground."""
+    `load` at marker k to ws.body_force and ws.flex_force (`add_marker_load`); arm = A s
+    and tm = Tm from `marker_frame`. Nothing for a marker on the ground."""
     i = m.marker_body[k]
     if i < 0:
         return
-    vec = ws.v3[5]
-    s = ws.v3[6]
-    tvec = ws.v3[7]
-    rot = ws.rot[i]
-    loc = vec_global
-    for r in range(3):  # body axes
-        vec[r] = rot[0, r] * loc[0] + rot[1, r] * loc[1] + rot[2, r] * loc[2]
-        s[r] = rot[0, r] * arm[0] + rot[1, r] * arm[1] + rot[2, r] * arm[2]
-    if not torque:
-        for r in range(3):
-            ws.body_force[i, r] += loc[r]
-        ws.body_force[i, 3] += s[1] * vec[2] - s[2] * vec[1]
-        ws.body_force[i, 4] += s[2] * vec[0] - s[0] * vec[2]
-        ws.body_force[i, 5] += s[0] * vec[1] - s[1] * vec[0]
-        first = 0
-        for r in range(3):
-            tvec[r] = vec[r]
-    else:
-        for r in range(3):
-            ws.body_force[i, 3 + r] += vec[r]
-            tvec[r] = tm[0, r] * vec[0] + tm[1, r] * vec[1] + tm[2, r] * vec[2]
-        first = 3
-    for d in range(3):
-        a = 6 * k + first + d
-        for j in range(m.marker_term_ptr[a], m.marker_term_ptr[a + 1]):
-            ws.flex_force[m.col_qindex[m.marker_term_col[j]]] += \
-                m.marker_term_coef[j] * tvec[d]
+    add_marker_load(k, torque, load, ws.rot[i], arm, tm, m.marker_term_ptr,
+                    m.marker_term_col, m.marker_term_coef, m.col_qindex, ws.body_force[i],
+                    ws.flex_force)
 
 
 @jit
 def _applied_loads(m, ws, t):
     """Adds the point forces and torques to ws.body_force and ws.flex_force
-    (`_marker_generalized_force`)."""
+    (FORMULATION.md section 2, applied forces; `_marker_generalized_force`)."""
     loc = ws.v3[4]
     for f in range(m.force_type.shape[0]):
         _load_at_marker(m, ws, f, t, loc)
@@ -307,7 +283,7 @@ def actuator_torques(m, ws, t):
 @jit_inline
 def body_forces(m, ws, t):
     """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i and ws.act_tau (after
-    forward_kinematics)."""
+    forward_kinematics); the joint user laws' forces in ws.flex_force."""
     w = ws.v3[2]
     vw = ws.v3[3]
     nb = m.body_mass.shape[0]
@@ -328,6 +304,11 @@ def body_forces(m, ws, t):
         _applied_loads(m, ws, t)
     if m.spring_k.shape[0] > 0:
         _spring_forces(m, ws)
+    if has_user_laws(m.tf_kind):  # likewise for user laws
+        joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.q, ws.u, t,
+                         ws.v3, ws.flex_force)
+        if has_marker_laws(m.tf_kind):
+            marker_law_loads(m, ws, t)
     actuator_torques(m, ws, t)
 
 
@@ -440,6 +421,9 @@ def generalized_forces(m, ws, t):
             ws.force[qc] += _joint_force(m, ws, c)
     for a in range(m.act_coord.shape[0]):
         ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
+    if has_user_laws(m.tf_kind):
+        add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
+                             ws.force, 1.0)
     for k in range(m.flex_nf.shape[0]):
         for e in range(m.flex_q[k], m.flex_q[k] + m.flex_nf[k]):
             ws.force[e] += ws.flex_force[e]
@@ -529,11 +513,15 @@ def dynamic_rows(m, ws, udot, out):
     for a in range(m.act_coord.shape[0]):
         qc = m.coord_qindex[m.act_coord[a]]
         out[qc] += m.act_inertia[a] * udot[qc] - ws.act_tau[a]
+    if has_user_laws(m.tf_kind):
+        add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
+                             out, -1.0)
 
 
 @jit_inline
 def nonconservative_power(m, ws, t):
-    """P (W): power of dampers, drivers and applied loads (after dynamic_rows).
+    """P (W): power of dampers, drivers, applied loads and user laws (after
+    dynamic_rows).
 
     Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
     the damper's, (tau - c xd) xd. Loads: F . (velocity of the marker), T . (angular
@@ -559,6 +547,11 @@ def nonconservative_power(m, ws, t):
         p += _loads_power(m, ws, t)
     if m.spring_k.shape[0] > 0:
         p += springs_energy_and_power(m, ws)[1]
+    if has_user_laws(m.tf_kind):
+        p += joint_law_power(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
+                             ws.u)
+        if has_marker_laws(m.tf_kind):
+            p += marker_law_power(m, ws, t)
     return p
 
 

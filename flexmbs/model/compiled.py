@@ -25,6 +25,7 @@ from .geometric_tables import geometric_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
+from .user_laws import user_law_entries, with_user_laws
 
 __all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
            "SENSOR_CODES", "SENSOR_SIZES"]
@@ -57,7 +58,8 @@ class ModelArrays(NamedTuple):
         each is also a column of its parent's frame
     body_col_ptr (N+1,), body_col: the columns of body k's rows of B: its frame
         columns and, for a flexible body, its own elastic columns (sorted)
-    tf_kind, tf_ptr, tf_data: time functions
+    tf_kind, tf_ptr, tf_data: time functions, then the user laws
+        (flexmbs.dynamics.user_laws)
     act_coord (na,) coordinate index; act_type (na,) 0 pd, 1 torque; act_kp, act_kd;
         act_function (na,) time function of the setpoint or of the motor torque;
         act_gear (na,) n; act_max (na,) motor torque limit (N m, inf: none);
@@ -214,7 +216,8 @@ class Workspace(NamedTuple):
     act_tau (na,): generalized force of each actuator on its coordinate.
     q, u (nq,): copies of the coordinates and speeds of the evaluation.
     flex_force (nq,): at the elastic coordinates of flexible bodies, the elastic part of
-    [Qv + Qe - M a_bias] (the rigid part is in body_force).
+    [Qv + Qe - M a_bias] (the rigid part is in body_force); at a joint coordinate
+    with a user law, the law's force.
     flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
     (3, 3, nfmax + 2): a flexible body's mass matrix and scratch; geo_scratch (3, 12):
     the geometric-stiffness kernel's.
@@ -412,12 +415,15 @@ def _check_beam_markers(model):
                     f"material point: join the beam at a marker on a node (add "
                     f"[bodies.{body}.markers.NAME] with node = K), or clamp the node at "
                     f"the origin", f'joint "{j.name}"', f"{side}_marker")
-    for f in model.forces.values():
+    loads = [(f, f'force "{f.name}"') for f in model.forces.values()] + [
+        (law, f'user law "{law.name}"') for law in model.user_laws.values()
+        if law.kind == "marker"]
+    for f, item in loads:
         if f.body in beams and f.marker == "origin" and not held_at_origin(
                 model.bodies[f.body]):
             raise ModelError(f'the "origin" marker of beam "{f.body}" is its floating '
                              f"frame, not a material point: apply the load at a marker "
-                             f"on a node", f'force "{f.name}"', "marker")
+                             f"on a node", item, "marker")
 
 
 def _columns_of(motions):
@@ -608,7 +614,9 @@ def compile_model(model):
     for f in forces:
         force_fidx.append(len(functions))
         functions.append(f.function)
-    tf_kind, tf_ptr, tf_data = compile_time_functions(functions)
+    tf_kind, tf_ptr, tf_data = with_user_laws(
+        *compile_time_functions(functions),
+        user_law_entries(model, coord_of, qindex, names, marker_id))
     cut_joints = [model.joints[name] for name in topo.cut_joint_names]
     con_arrays, con_texts = constraint_tables(model, cut_joints, marker_id)
     sensors = list(model.sensors.values())

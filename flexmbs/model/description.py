@@ -517,6 +517,7 @@ class Model:
         self.actuators = {}
         self.forces = {}
         self.springs = {}
+        self.user_laws = {}
         self.sensors = {}
         self.solver = SolverSettings()
         self.output = OutputSettings()
@@ -864,6 +865,20 @@ class Model:
             None if rest_length is None else _scalar(rest_length, item, "rest_length",
                                                      nonnegative=True))
         return self.springs[name]
+
+    def add_user_law(self, name, law, joint=None, coordinate=0, body=None, marker=ORIGIN,
+                     frame="global", params=(), read_coordinates=()):
+        """A user force law (flexmbs.model.user_laws): `law(t, q, u, params, out)`, a
+        function made by `flexmbs.user_law` (a plain function is compiled here), on
+        coordinate `coordinate` of `joint` (out[0]: N or N m) or at `marker` of
+        `body` (out[0:3] a force, N, out[3:6] a torque, N m, in `frame` axes,
+        "global" or "marker"). It is called with `params` followed by the q indices
+        of the coordinates named in `read_coordinates`."""
+        from .user_laws import user_law_item
+        self._new_name(name, self.user_laws, f'user law "{name}"')
+        self.user_laws[name] = user_law_item(self, name, law, joint, coordinate, body,
+                                             marker, frame, params, read_coordinates)
+        return self.user_laws[name]
 
     def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
                    frame=GROUND, actuator=None, element=0, at="start", point=None,

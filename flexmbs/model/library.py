@@ -4,11 +4,11 @@ import numpy as np
 
 from ..elements import general_section, material
 from .description import Model
-from .timefunctions import ConstantRate, SpinUp
+from .timefunctions import Constant, ConstantRate, SpinUp
 
 __all__ = ["chain_model", "huang_two_link", "huang_three_link", "huang_rig", "huang_tube",
-           "HUANG_TUBE_MATERIAL", "spin_up", "four_bar", "four_bar_flexible", "bricard",
-           "slider_crank"]
+           "huang_eight_link", "HUANG_TUBE_MATERIAL", "H8_INITIAL", "H8_TARGETS", "spin_up",
+           "four_bar", "four_bar_flexible", "bricard", "slider_crank"]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -184,6 +184,84 @@ def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consis
     model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
     model.add_sensor("tip_deflection", "marker_deflection", body="link2", marker="tip",
                      frame="link2")
+    return model
+
+
+H8_SMALL_LINK_MASS = 0.06125  # kg, links 3 to 8 (rigid steel, 0.1 m)
+H8_SMALL_LINK_LENGTH = 0.1  # m
+H8_SMALL_LINK_INERTIA = (7.6563e-7, 2.0455e-4, 2.0455e-4)  # kg m^2 about the centre of mass
+H8_MOTOR = dict(kp=100.0, kd=30.0, gear_ratio=1.0, rotor_inertia=2.0, motor_damping=0.5)
+H8_JOINTS = (  # name, type, parent, child, axis (None: the spherical joint's x, y, z)
+    ("joint1", "revolute", "ground", "link1", (0.0, 0.0, 1.0)),
+    ("joint2", "revolute", "link1", "link2", (0.0, 1.0, 0.0)),
+    ("joint3", "prismatic", "link2", "link3", (1.0, 0.0, 0.0)),
+    ("joint4", "spherical", "link3", "link4", None),
+    ("joint5", "revolute", "link4", "link5", (0.0, 1.0, 0.0)),
+    ("joint6", "revolute", "link2", "link6", (0.0, 0.0, 1.0)),
+    ("joint7", "revolute", "link6", "link7", (0.0, 1.0, 0.0)),
+    ("joint8", "revolute", "link7", "link8", (1.0, 0.0, 0.0)),
+)
+H8_INITIAL = {"joint1": 1.3, "joint2": 0.4, "joint3": 0.0, "joint4": (0.0, 0.0, 0.0),
+              "joint5": 0.0, "joint6": 1.0, "joint7": 0.0, "joint8": 1.0}
+H8_TARGETS = {"joint1": 0.4, "joint2": 0.6, "joint3": -0.02, "joint4": (0.5, 0.5, 0.5),
+              "joint5": 0.3, "joint6": 0.5, "joint7": 0.7, "joint8": 0.4}
+"""H8's initial joint values and the PD targets (rad; joint3 in m), MODELS.md."""
+
+
+def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent"):
+    """H8 of MODELS.md (Huang, tables 3.3 and 3.4): an eight-link tree under PD
+    control. Links 1 and 2 are beams of the Huang tube, 1.0 m along +x of their frames,
+    `elements` elements each, clamped at their joints, structural damping alpha K_ff,
+    geometric stiffness `geometric`; link 1 carries link 2 at its tip. Links 3 to 8 are
+    rigid steel links of 0.1 m along +x (0.06125 kg, centre of mass at 0.05 m, inertia
+    about it diag(7.6563e-7, 2.0455e-4, 2.0455e-4)). Joint 1 turns link 1 about global z; joint 2
+    (about y) sits at the tip of link 1; link 2's tip carries branch A, joint 3
+    (prismatic along link 2) - link 3 - joint 4 (spherical: x, y, z) - link 4 - joint 5
+    (y) - link 5, and branch B, joint 6 (z) - link 6 - joint 7 (y) - link 7 - joint 8
+    (x) - link 8; every child joint at the tip of its parent link. Gravity -z.
+
+    Every joint coordinate has a motor (rotor inertia 2.0 kg m^2, resistance
+    0.5 N m s/rad, gear ratio 1) under a PD law (kp = 100, kd = 30; N/m and N s/m for
+    joint 3) whose set-point is the target from t = 0 (a constant: MODELS.md gives
+    one target per joint and no trajectory). Initial state H8_INITIAL, at rest, beams
+    undeformed; targets H8_TARGETS. Sensors: every joint value, and the elastic
+    deflections of the tips of links 1 and 2 in their own frames."""
+    model = Model("huang_eight_link", gravity=(0.0, 0.0, -9.81))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_output(step=0.01)
+    mat = material(**HUANG_TUBE_MATERIAL)
+    for k in (1, 2):
+        body = f"link{k}"
+        model.add_beam_body(body, [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], huang_tube(), mat,
+                            elements=elements, reference=(0.0, 1.0, 0.0), alpha=alpha,
+                            geometric=geometric)
+        model.add_marker(body, "tip", node=-1)
+    for k in range(3, 9):
+        body = f"link{k}"
+        model.add_rigid_body(body, mass=H8_SMALL_LINK_MASS,
+                             com=(H8_SMALL_LINK_LENGTH / 2, 0.0, 0.0),
+                             inertia=H8_SMALL_LINK_INERTIA, inertia_about="com")
+        model.add_marker(body, "tip", position=(H8_SMALL_LINK_LENGTH, 0.0, 0.0))
+    for name, jtype, parent, child, axis in H8_JOINTS:
+        marker = "origin" if parent == "ground" else "tip"
+        model.add_joint(name, jtype, parent=parent, parent_marker=marker, child=child,
+                        axis=axis, initial=H8_INITIAL[name])
+    for name, jtype, _, _, _ in H8_JOINTS:
+        targets = np.atleast_1d(H8_TARGETS[name])
+        for c, target in enumerate(targets):
+            suffix = "xyz"[c] if len(targets) > 1 else ""
+            model.add_actuator(f"motor{name[-1]}{suffix}", name, coordinate=c,
+                               setpoint=Constant(float(target)), **H8_MOTOR)
+    for name, jtype, _, _, _ in H8_JOINTS:
+        n = len(np.atleast_1d(H8_TARGETS[name]))
+        symbol = "d" if jtype == "prismatic" else "theta"
+        for c in range(n):
+            suffix = "xyz"[c] if n > 1 else ""
+            model.add_sensor(f"{symbol}{name[-1]}{suffix}", "joint_coordinate", joint=name,
+                             coordinate=c)
+    for k in (1, 2):
+        model.add_sensor(f"tip{k}_deflection", "marker_deflection", body=f"link{k}",
+                         marker="tip", frame=f"link{k}")
     return model
 
 
@@ -364,7 +442,7 @@ def slider_crank(elements=4, t_end=2.0):
     model.add_joint("crank_rod", "revolute", parent="crank", parent_marker="tip",
                     child="rod", axis=y)
     model.add_joint("guide", "prismatic", parent="ground", child="slider",
-                    axis=(1.0, 0.0, 0.0), initial=crank + rod)
+                    axis=(1.0, 0.0, 0.0), initial=0.45)  # crank + rod
     model.add_joint("rod_slider", "revolute", parent="rod", parent_marker="end",
                     child="slider", axis=y, cut=True)
     model.add_sensor("slider", "joint_coordinate", joint="guide")

@@ -30,8 +30,9 @@ def _plain(x):
 
 
 def model_to_dict(model):
-    """Every item of the model after validation (inertia about the centre of mass)."""
-    return {
+    """Every item of the model after validation (inertia about the centre of mass);
+    user laws, where there are any, by the name of their function."""
+    d = {
         "name": model.name,
         "gravity": _plain(model.gravity),
         "ground_markers": _plain(model.ground_markers),
@@ -45,6 +46,9 @@ def model_to_dict(model):
         "solver": _plain(model.solver),
         "output": _plain(model.output),
     }
+    if getattr(model, "user_laws", None):
+        d["user_laws"] = _plain(model.user_laws)
+    return d
 
 
 def model_to_json(model):

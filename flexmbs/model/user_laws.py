@@ -1,0 +1,213 @@
+"""User force laws: Python functions that numba compiles once and the kernels call
+inside the step loop, with no Python per step.
+
+    import flexmbs
+
+    @flexmbs.user_law
+    def joint_damper(t, q, u, params, out):
+        out[0] = -params[0] * u[int(params[1])]
+
+    model.add_user_law("damper", joint_damper, joint="j2", params=[0.5],
+                       read_coordinates=["j2"])
+
+Every law has the one signature `law(t, q, u, params, out) -> None`
+(flexmbs.dynamics.user_laws.LAW_SIGNATURE): t (s), the model's coordinates q and
+speeds u (float64 arrays of size nq, in the order of CompiledModel.coordinate_names;
+read them, never write them), its params (a float64 array), and out, zero on entry:
+a joint law writes out[0], the force (N) or torque (N m) on its joint coordinate; a
+marker law writes out[0:3], a force (N), and out[3:6], a torque (N m), at its marker,
+in global axes or in the marker's (`frame`). The body of the law is numba's
+nopython subset (numpy scalars and arrays, loops, math, other @numba.njit
+functions); it cannot raise exceptions into the run (an error inside it is printed by
+numba and the call returns with `out` as it is), and it must not keep state between
+calls (the integrator calls it at trial states and for its Jacobians). Its work is
+part of W_nc, so that the energy balance of the run closes with the law in it.
+
+`user_law` compiles the function for that signature with numba's `cfunc`
+(flexmbs.dynamics.user_laws.compile_law), cached on disk next to the kernels when the
+function lives in a file; the kernels hold the address of the compiled entry point as
+data, so no kernel is compiled again for a model with laws.
+"""
+
+import inspect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import CACHE
+from ..dynamics.user_laws import GLOBAL_AXES, JOINT_LAW, MARKER_AXES, MARKER_LAW, \
+    compile_law, law_entry, register_law
+from ..errors import ModelError
+
+__all__ = ["UserLaw", "UserLawItem", "user_law", "user_law_item", "user_law_entries",
+           "with_user_laws", "LAW_PARAMETERS", "USER_LAW_FRAMES"]
+
+LAW_PARAMETERS = ("t", "q", "u", "params", "out")
+USER_LAW_FRAMES = {"global": GLOBAL_AXES, "marker": MARKER_AXES}
+_COMPILED = []  # every UserLaw of the process: their addresses stay valid
+
+
+class UserLaw:
+    """A force law compiled for the kernels (see the module's docstring); made by
+    `user_law`. `address`: the compiled entry point; `py_func`: the Python function
+    (calling the UserLaw calls it, for checks in Python); `name`: module.qualname."""
+
+    def __init__(self, function, cache=True):
+        py_func = getattr(function, "py_func", function)  # a numba dispatcher's function
+        if not callable(py_func):
+            raise TypeError(f"a user law is a function of {', '.join(LAW_PARAMETERS)}; "
+                            f"got {function!r}")
+        self.py_func = py_func
+        self.name = f"{getattr(py_func, '__module__', '?')}." \
+                    f"{getattr(py_func, '__qualname__', repr(py_func))}"
+        try:
+            params = inspect.signature(py_func).parameters
+        except (TypeError, ValueError):
+            params = None
+        if params is not None and len(params) != len(LAW_PARAMETERS):
+            raise TypeError(f'user law "{self.name}": expected a function of '
+                            f"({', '.join(LAW_PARAMETERS)}), got {len(params)} "
+                            f"parameters ({', '.join(params)})")
+        self._compiled = compile_law(py_func, self.name, cache and CACHE)
+        self.address = int(self._compiled.address)
+        register_law(self.address, py_func)
+        _COMPILED.append(self)
+
+    def __call__(self, t, q, u, params, out):
+        return self.py_func(t, q, u, params, out)
+
+    def __repr__(self):
+        return f"UserLaw({self.name})"
+
+
+def user_law(function=None, *, cache=True):
+    """Decorator: compile `function(t, q, u, params, out)` as a user force law
+    (a UserLaw), for `Model.add_user_law`. `cache`: keep the compiled law in the
+    on-disk cache (when the function lives in a file).
+
+        @flexmbs.user_law
+        def spring(t, q, u, params, out):
+            out[0] = -params[0] * q[int(params[1])]
+    """
+    if function is None:
+        return lambda f: UserLaw(f, cache)
+    return UserLaw(function, cache)
+
+
+@dataclass
+class UserLawItem:
+    """A user force law in a model: `law` (a UserLaw, named `function`) acting on
+    coordinate `coordinate` of `joint` (kind "joint") or at marker `marker` of `body`
+    (kind "marker", its force and torque in `frame` axes, "global" or "marker"); it is
+    called with `params` followed by the q indices of `read_coordinates` (names of
+    coordinates, CompiledModel.coordinate_names)."""
+    name: str
+    kind: str
+    function: str
+    joint: str
+    coordinate: int
+    body: str
+    marker: str
+    frame: str
+    params: np.ndarray
+    read_coordinates: tuple
+    law: object = field(default=None, metadata={"serialize": False})
+
+
+def user_law_item(model, name, law, joint, coordinate, body, marker, frame, params,
+                  read_coordinates):
+    """A validated UserLawItem for `model` (Model.add_user_law's arguments)."""
+    item = f'user law "{name}"'
+    if not isinstance(law, UserLaw):
+        if not callable(law):
+            raise ModelError(f"expected a function of ({', '.join(LAW_PARAMETERS)}) or "
+                             f"one made by flexmbs.user_law, got {law!r}", item, "law")
+        try:
+            law = UserLaw(law)
+        except TypeError as exc:
+            raise ModelError(str(exc), item, "law") from None
+    if (joint is None) == (body is None):
+        raise ModelError("expected either a joint (a joint law: a force or torque on one "
+                         "of its coordinates) or a body and marker (a marker law)", item,
+                         "joint")
+    if joint is not None:
+        if joint not in model.joints:
+            raise ModelError(f'unknown joint "{joint}"', item, "joint")
+        nd = model.joints[joint].ndof
+        if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
+                or not 0 <= coordinate < nd:
+            raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
+                             f'"{joint}", got {coordinate!r}', item, "coordinate")
+        for other in model.user_laws.values():
+            if other.kind == "joint" and (other.joint, other.coordinate) == (joint,
+                                                                             coordinate):
+                raise ModelError(f'coordinate {coordinate} of joint "{joint}" already has '
+                                 f'user law "{other.name}" (a coordinate takes one: add '
+                                 "the forces in one law)", item, "coordinate")
+        kind, coordinate, marker, frame = "joint", int(coordinate), None, None
+    else:
+        if body not in model.bodies:
+            raise ModelError(f'unknown body "{body}" (laws act on moving bodies)', item,
+                             "body")
+        if marker not in model.bodies[body].markers:
+            raise ModelError(f'unknown marker "{marker}" on body "{body}"', item, "marker")
+        if frame not in USER_LAW_FRAMES:
+            raise ModelError(f"expected 'global' or 'marker', got {frame!r}", item, "frame")
+        kind, coordinate = "marker", None
+    try:
+        p = np.array(params, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected a list of numbers, got {params!r}", item,
+                         "params") from None
+    if not np.all(np.isfinite(p)):
+        raise ModelError(f"expected finite numbers, got {params!r}", item, "params")
+    if isinstance(read_coordinates, str) or not all(
+            isinstance(c, str) for c in read_coordinates):
+        raise ModelError(f"expected a list of coordinate names, got {read_coordinates!r}",
+                         item, "read_coordinates")
+    return UserLawItem(name, kind, law.name, joint, coordinate, body, marker, frame, p,
+                       tuple(read_coordinates), law)
+
+
+def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id):
+    """The model's laws as time-function entries [(kind, data)], joint laws first
+    (flexmbs.dynamics.user_laws). coord_of: (joint, coordinate) -> column;
+    coord_qindex: column -> q index (-1: prescribed); coordinate_names: the names of
+    q; marker_id(body, marker) -> marker-table index."""
+    where = {name: k for k, name in enumerate(coordinate_names)}
+    entries = []
+    for law in model.user_laws.values():
+        item = f'user law "{law.name}"'
+        if law.kind == "joint":
+            target = coord_of[(law.joint, law.coordinate)]
+            if coord_qindex[target] < 0:
+                raise ModelError(f'coordinate {law.coordinate} of joint "{law.joint}" is '
+                                 "prescribed by a driver: a law acts on a free coordinate",
+                                 item, "coordinate")
+            kind, axes = JOINT_LAW, GLOBAL_AXES
+        else:
+            target = marker_id(law.body, law.marker)
+            kind, axes = MARKER_LAW, USER_LAW_FRAMES[law.frame]
+        indices = []
+        for name in law.read_coordinates:
+            if name not in where:
+                known = ", ".join(coordinate_names[:8]) + (
+                    ", ..." if len(coordinate_names) > 8 else "")
+                raise ModelError(f'unknown coordinate "{name}"; the coordinates are '
+                                 f"{known}", item, "read_coordinates")
+            indices.append(where[name])
+        entries.append((kind, law_entry(law.law.address, target, axes,
+                                        list(law.params) + indices)))
+    return [e for e in entries if e[0] == JOINT_LAW] + \
+        [e for e in entries if e[0] == MARKER_LAW]
+
+
+def with_user_laws(kind, ptr, data, entries):
+    """The time-function arrays (kind, ptr, data) with the law entries appended."""
+    if not entries:
+        return kind, ptr, data
+    kind = np.concatenate([kind, np.array([k for k, _ in entries], dtype=np.int64)])
+    sizes = np.cumsum([len(d) for _, d in entries])
+    ptr = np.concatenate([ptr, ptr[-1] + sizes]).astype(np.int64)
+    data = np.concatenate([data, np.array([v for _, d in entries for v in d])])
+    return kind, ptr, data
