@@ -15,7 +15,7 @@ from flexmbs.errors import ModelError
 from flexmbs.model import Model
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import JOINT_TYPES
-from flexmbs.model.library import bricard, four_bar, slider_crank
+from flexmbs.model.library import bricard, four_bar, four_bar_flexible, slider_crank
 from flexmbs.model.serialize import model_to_dict
 from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import simulate
@@ -270,7 +270,8 @@ def _assert_same(a, b, where=""):
 
 
 @pytest.mark.parametrize("name, builder", [("four_bar", four_bar), ("bricard", bricard),
-                                           ("slider_crank", slider_crank)])
+                                           ("slider_crank_flexible", slider_crank),
+                                           ("four_bar_flexible", four_bar_flexible)])
 def test_model_files_are_the_builders(name, builder):
     _assert_same(model_to_dict(load_model(MODELS / f"{name}.toml")), model_to_dict(builder()))
 
