@@ -3,7 +3,8 @@ steps and the energy criterion max |E - E0| / max U for 1 and 5 elements, alpha 
 undeformed and static initial state; and `flexmbs run` of the model file cold (fresh
 kernel cache) and warm.
 
-    .venv/bin/python benchmarks/bench_h2.py
+    .venv/bin/python benchmarks/bench_h2.py                       # the default beam (consistent)
+    .venv/bin/python benchmarks/bench_h2.py --geometric none       # the linear beam
     .venv/bin/python benchmarks/bench_h2.py --elements 1 --repeat 1 --json benchmarks/results/h2.json
 """
 
@@ -26,8 +27,8 @@ from flexmbs.simulation import simulate
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(elements, initial, t_end, rtol, atol):
-    model = huang_two_link(elements, initial=initial, t_end=t_end)
+def run_once(elements, initial, t_end, rtol, atol, geometric="consistent"):
+    model = huang_two_link(elements, initial=initial, t_end=t_end, geometric=geometric)
     start = time.perf_counter()
     sim = simulate(model, None, rtol=rtol, atol=atol)
     wall = time.perf_counter() - start
@@ -64,19 +65,21 @@ def main():
     p.add_argument("--t-end", type=float, default=5.0)
     p.add_argument("--rtol", type=float, default=1e-8)
     p.add_argument("--atol", type=float, default=1e-10)
+    p.add_argument("--geometric", default="consistent",
+                   help="the beam's geometric stiffness (none, consistent, ...)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-start", action="store_true")
     p.add_argument("--json", help="write the results here")
     a = p.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
-          f"{platform.python_version()}; rtol {a.rtol}, atol {a.atol}, t_end {a.t_end} s")
+          f"{platform.python_version()}; rtol {a.rtol}, atol {a.atol}, t_end {a.t_end} s, geometric {a.geometric}")
     run_once(1, "undeformed", 0.01, a.rtol, a.atol)  # warm the kernels
     rows = []
     for elements in a.elements:
         for initial in a.initial:
-            runs = [run_once(elements, initial, a.t_end, a.rtol, a.atol)
+            runs = [run_once(elements, initial, a.t_end, a.rtol, a.atol, a.geometric)
                     for _ in range(a.repeat)]
-            row = dict(runs[0], elements=elements, initial=initial,
+            row = dict(runs[0], elements=elements, initial=initial, geometric=a.geometric,
                        wall=statistics.median(r["wall"] for r in runs))
             rows.append(row)
             print(f"H2 {elements} element(s), {initial:10s}: {row['status']}, wall "

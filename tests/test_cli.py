@@ -228,7 +228,7 @@ def test_file_is_committed_between_sparse_outputs(tmp_path):
                 try:
                     with h5py.File(out, "r", locking=False) as f:
                         t_int = float(f.attrs.get("t_integrated", 0.0))
-                except OSError:
+                except (OSError, KeyError):  # caught mid-write: h5py raises either
                     pass
         assert proc.poll() is None and t_int > 0.0
     finally:
