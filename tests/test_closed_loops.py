@@ -282,13 +282,6 @@ def test_closed_loops_need_a_dae_solver():
         simulate(four_bar(), None, t_end=0.1, method="scipy-radau")
 
 
-def test_reaction_sensors_read_cut_joints_only():
-    model = four_bar()
-    model.add_sensor("bad", "joint_reaction", joint="crank_pivot")
-    with pytest.raises(ModelError, match="joint of the tree"):
-        compile_model(model)
-
-
 def test_loops_that_cannot_close_are_refused():
     """A rocker of 2 m: longer than the other three links together, the cut joint's
     markers can never meet."""

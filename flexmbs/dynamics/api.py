@@ -166,6 +166,21 @@ def energies(cm, q, u, t=0.0, w_nc=0.0):
     return dict(zip(_energy.ENERGY_COMPONENTS, out))
 
 
+def sensor_values(cm, q, u, t=0.0, extra=None):
+    """The sensor values (cm.nsensor_values) at state y = [q, u, extra], extra the rest
+    of the state (the works W_nc and W_a, then the multipliers of the cut joints'
+    active rows; zeros if None), as the result file records them."""
+    from .outputs import output_quantities
+    nrest = cm.nstate - 2 * cm.nq
+    y = np.concatenate([_arr(q, cm.nq), _arr(u, cm.nq),
+                        np.zeros(nrest) if extra is None else _arr(extra, nrest)])
+    ws = cm.new_workspace()
+    out = np.zeros((1, cm.nsensor_values))
+    output_quantities(cm.arrays, ws, np.array([float(t)]), y[None, :],
+                      np.zeros((1, len(_energy.ENERGY_COMPONENTS))), out)
+    return out[0]
+
+
 def constraint_values(cm, q, u=None, t=0.0):
     """(phi, phid, jac, jacx) of every constraint row of the cut joints (redundant
     ones included): the position residuals Phi (m or 1), the velocity residuals

@@ -26,4 +26,4 @@ def output_quantities(m, ws, t, y, energy_out, sensor_out):
         forward_kinematics(m, ws, t[k], q, u)
         actuator_torques(m, ws, t[k])
         energies(m, ws, w[0], energy_out[k])
-        sensor_values(m, ws, w, sensor_out[k])
+        sensor_values(m, ws, t[k], w, sensor_out[k])

@@ -7,6 +7,7 @@ line."""
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
 from .constraints import constraint_terms, cut_joint_reaction
+from .reactions import accelerations, tree_joint_reaction
 from .geometric import element_mean_slope_square
 
 __all__ = ["sensor_values"]
@@ -42,7 +43,7 @@ def _in_frame(af, vec, out, o):
 
 
 @jit
-def sensor_values(m, ws, works, out):
+def sensor_values(m, ws, t, works, out):
     """out (size sensor_offset[-1]) for every sensor (after forward_kinematics and
     actuator_torques; works = the state's w: W_nc, then each actuator's work).
 
@@ -56,9 +57,10 @@ def sensor_values(m, ws, works, out):
     beam_strain, beam_curvature, beam_section_forces: linear rows over q; with geometric
     stiffness the strain and the normal force hold the membrane strain u' + sbar/2.
     beam_centerline: A_f^T (r_b + A_b (x0 + S(x0) qf) - r_f) per point (m).
-    joint_reaction (a cut joint): A_f^T F, A_f^T T, the force (N) and torque (N m) of
-    the joint on its child body at the child marker, from the multipliers (which
-    follow the works in `works`); constraint_residual: the joint's position residuals
+    joint_reaction: A_f^T F, A_f^T T, the force (N) and torque (N m) of the joint on
+    its child body at the child marker; of a cut joint from the multipliers (which
+    follow the works in `works`), of a tree joint from the momentum balance of the
+    subtree it carries (`flexmbs.dynamics.reactions`, at time t); constraint_residual: the joint's position residuals
     Phi, then its velocity residuals dPhi/dt, every row (redundant ones too).
     """
     af = ws.m33[0]
@@ -75,9 +77,21 @@ def sensor_values(m, ws, works, out):
     th = ws.v3[8]
     thd = ws.v3[9]
     constraints_done = False
+    accelerations_done = False
+    lam = works[1 + m.act_coord.shape[0]:]
     for k in range(m.sensor_type.shape[0]):
         o = m.sensor_offset[k]
         kind = m.sensor_type[k]
+        if kind == 15:
+            if not accelerations_done:
+                accelerations(m, ws, t, lam)
+                accelerations_done = True
+            tree_joint_reaction(m, ws, m.sensor_coord[k], m.sensor_marker[k], lam,
+                                ws.v3[7], ws.v3[8])
+            _frame_of(ws, m.sensor_frame[k], af, rf)
+            _in_frame(af, ws.v3[7], out, o)
+            _in_frame(af, ws.v3[8], out, o + 3)
+            continue
         if kind == 13 or kind == 14:
             if not constraints_done:
                 constraint_terms(m, ws)
@@ -91,7 +105,6 @@ def sensor_values(m, ws, works, out):
                     out[o + nrow + r] = ws.con_phid[first + r]
                 continue
             _frame_of(ws, m.sensor_frame[k], af, rf)
-            lam = works[1 + m.act_coord.shape[0]:]
             cut_joint_reaction(m, ws, j, lam, res, d)
             _in_frame(af, res, out, o)
             _in_frame(af, d, out, o + 3)

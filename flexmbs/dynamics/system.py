@@ -454,6 +454,38 @@ def _flexible_dynamic_rows(m, ws, i, k, vr, vw, udot, out):
 
 
 @jit_inline
+def body_unbalanced_wrench(m, ws, i, udot, out):
+    """ws.mbcol[0:6, 0] = g_i = M_i (B_i udot) - (Qv_i + Qe_i - M_i a_bias_i), the
+    rigid rows of body i's equations (FORMULATION.md section 2): the force (global, N)
+    and the moment about the body origin (body axes, N m) that the joints and
+    constraints must apply to it. A flexible body also adds its elastic rows of g_i to
+    out at its q indices. Call after forward_kinematics and body_forces."""
+    vr = ws.v3[4]
+    vw = ws.v3[5]
+    w3 = ws.v3[6]
+    rot = ws.rot[i]
+    vr[:] = 0.0
+    w3[:] = 0.0
+    for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
+        c = m.frame_col[k]
+        qc = m.col_qindex[c]
+        if qc < 0:
+            continue
+        a = udot[qc]
+        for r in range(3):
+            vr[r] += ws.jr[i, r, c] * a
+            w3[r] += ws.jw[i, r, c] * a
+    for r in range(3):
+        vw[r] = rot[0, r] * w3[0] + rot[1, r] * w3[1] + rot[2, r] * w3[2]
+    if m.body_flex[i] >= 0:
+        _flexible_dynamic_rows(m, ws, i, m.body_flex[i], vr, vw, udot, out)
+    else:
+        apply_body_mass(m, i, rot, vr, vw, ws.mbcol, 0)
+    for r in range(6):
+        ws.mbcol[r, 0] -= ws.body_force[i, r]
+
+
+@jit_inline
 def dynamic_rows(m, ws, udot, out):
     """out = M* udot - Q* (size nq, FORMULATION.md section 5) and ws.tau = the
     generalized force that each prescribed coordinate's driver must apply (size nc,
@@ -465,32 +497,11 @@ def dynamic_rows(m, ws, udot, out):
     """
     out[:] = 0.0
     ws.tau[:] = 0.0
-    vr = ws.v3[4]
-    vw = ws.v3[5]
     for i in range(m.body_mass.shape[0]):
+        body_unbalanced_wrench(m, ws, i, udot, out)
         rot = ws.rot[i]
-        vr[:] = 0.0
-        w3 = ws.v3[6]
-        w3[:] = 0.0
         lo = m.frame_ptr[i]
         hi = m.frame_ptr[i + 1]
-        for k in range(lo, hi):
-            c = m.frame_col[k]
-            qc = m.col_qindex[c]
-            if qc < 0:
-                continue
-            a = udot[qc]
-            for r in range(3):
-                vr[r] += ws.jr[i, r, c] * a
-                w3[r] += ws.jw[i, r, c] * a
-        for r in range(3):
-            vw[r] = rot[0, r] * w3[0] + rot[1, r] * w3[1] + rot[2, r] * w3[2]
-        if m.body_flex[i] >= 0:
-            _flexible_dynamic_rows(m, ws, i, m.body_flex[i], vr, vw, udot, out)
-        else:
-            apply_body_mass(m, i, rot, vr, vw, ws.mbcol, 0)
-        for r in range(6):
-            ws.mbcol[r, 0] -= ws.body_force[i, r]
         for k in range(lo, hi):
             c = m.frame_col[k]
             s = 0.0

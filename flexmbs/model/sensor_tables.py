@@ -115,6 +115,9 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
         coord, mk, body, frame, point, geo, geo_coef = -1, -1, -1, -1, -1, -1, 0.0
         size = SENSOR_SIZES.get(code)
         if code in (0, 1):
+            if (s.joint, s.coordinate) not in coord_of:
+                raise ModelError(f'joint "{s.joint}" is cut (it closes a loop): it has no '
+                                 "coordinates to read", f'sensor "{s.name}"', "joint")
             coord = coord_of[(s.joint, s.coordinate)]
         elif code in (6, 7):
             coord = act_index[s.actuator]
@@ -135,6 +138,13 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
             body = body_index[s.body]
             frame = -1 if s.frame == GROUND else body_index[s.frame]
             size = 3 * len(pos)
+        elif code == 13 and s.joint not in cut_joints:  # a tree joint: code 15
+            code = 15
+            joint = model.joints[s.joint]
+            body = body_index[joint.child]
+            coord = body
+            mk = marker_id(joint.child, joint.child_marker)
+            frame = -1 if s.frame == GROUND else body_index[s.frame]
         elif code in (13, 14):
             if s.joint not in cut_joints:
                 raise ModelError(f'joint "{s.joint}" is a joint of the tree: {s.type} '
