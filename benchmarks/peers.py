@@ -264,20 +264,14 @@ def exudyn_h2(elements, h, t_end=5.0, theta=(1.5, -1.0), rho_inf=0.8, newton_tol
     tip = mbs.AddObject(ei.ObjectMassPoint(nodeNumber=nodes[-1], mass=H2_TIP_MASS))
     mbs.AddLoad(ei.LoadMassProportional(
         markerNumber=mbs.AddMarker(ei.MarkerBodyMass(bodyNumber=tip)), loadVector=g))
-    kw = dict(storeInternal=True, writeToFile=False)
-    s_rot1 = mbs.AddSensor(ei.SensorBody(bodyNumber=link1, **kw,
+    s_rot1 = mbs.AddSensor(ei.SensorBody(bodyNumber=link1, storeInternal=True,
+                                         writeToFile=False,
                                          outputVariableType=exu.OutputVariableType.RotationMatrix))
-    s_rot2 = mbs.AddSensor(ei.SensorNode(nodeNumber=nodes[0], **kw,
-                                         outputVariableType=exu.OutputVariableType.RotationMatrix))
-    s_root = mbs.AddSensor(ei.SensorNode(nodeNumber=nodes[0], **kw,
-                                         outputVariableType=exu.OutputVariableType.Position))
-    s_tip = mbs.AddSensor(ei.SensorNode(nodeNumber=nodes[-1], **kw,
-                                        outputVariableType=exu.OutputVariableType.Position))
-    mbs.Assemble()
-    ss = _settings(exu, h, t_end, output_step, rho_inf, newton_tol, sparse=True,
-                   newton_abs=newton_abs)
-    exu.SolveDynamic(mbs, ss, solverType=exu.DynamicSolverType.GeneralizedAlpha)
-    wall = time.perf_counter() - start
+    s_rot2, s_root = (_node_sensor(exu, mbs, nodes[0], kind)
+                      for kind in ("RotationMatrix", "Position"))
+    s_tip = _node_sensor(exu, mbs, nodes[-1], "Position")
+    wall, steps = _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol,
+                               newton_abs)
     r1 = mbs.GetSensorStoredData(s_rot1)
     r2 = mbs.GetSensorStoredData(s_rot2)
     p0 = mbs.GetSensorStoredData(s_root)[:, 1:]
@@ -288,7 +282,26 @@ def exudyn_h2(elements, h, t_end=5.0, theta=(1.5, -1.0), rho_inf=0.8, newton_tol
     deflection = np.einsum("kji,kj->ki", rot2, p1 - p0) - np.array([H2_LENGTH, 0.0, 0.0])
     return {"t": r1[:, 0], "theta1": np.unwrap(_rotation_angle_about(rot1, 1)),
             "theta2": np.unwrap(_rotation_angle_about(rel, 2)), "deflection": deflection,
-            "wall": wall, "steps": int(ss.timeIntegration.numberOfSteps)}
+            "wall": wall, "steps": steps}
+
+
+def _node_sensor(exu, mbs, node, kind):
+    """A sensor kept in memory: `kind` (an OutputVariableType name) of an Exudyn node."""
+    import exudyn.itemInterface as ei
+    return mbs.AddSensor(ei.SensorNode(nodeNumber=node, storeInternal=True,
+                                       writeToFile=False,
+                                       outputVariableType=getattr(exu.OutputVariableType,
+                                                                  kind)))
+
+
+def _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol, newton_abs):
+    """Assemble and integrate a beam model with generalized-alpha (sparse solver):
+    (wall time since `start`, steps)."""
+    mbs.Assemble()
+    ss = _settings(exu, h, t_end, output_step, rho_inf, newton_tol, sparse=True,
+                   newton_abs=newton_abs)
+    exu.SolveDynamic(mbs, ss, solverType=exu.DynamicSolverType.GeneralizedAlpha)
+    return time.perf_counter() - start, int(ss.timeIntegration.numberOfSteps)
 
 
 # SPIN (MODELS.md; flexmbs.model.library.spin_up)
@@ -356,20 +369,14 @@ def exudyn_spin(elements, h, t_end=20.0, rho_inf=0.8, newton_tol=1e-8, newton_ab
     m_root = mbs.AddMarker(ei.MarkerNodeRigid(nodeNumber=nodes[0]))
     mbs.AddObject(ei.ObjectJointGeneric(markerNumbers=[m_hub, m_root],
                                         constrainedAxes=[1] * 6))
-    kw = dict(storeInternal=True, writeToFile=False)
-    s_rot = mbs.AddSensor(ei.SensorNode(nodeNumber=nodes[0], **kw,
-                                        outputVariableType=exu.OutputVariableType.RotationMatrix))
-    s_tip = mbs.AddSensor(ei.SensorNode(nodeNumber=nodes[-1], **kw,
-                                        outputVariableType=exu.OutputVariableType.Position))
-    mbs.Assemble()
-    ss = _settings(exu, h, t_end, output_step, rho_inf, newton_tol, sparse=True,
-                   newton_abs=newton_abs)
-    exu.SolveDynamic(mbs, ss, solverType=exu.DynamicSolverType.GeneralizedAlpha)
-    wall = time.perf_counter() - start
+    s_rot = _node_sensor(exu, mbs, nodes[0], "RotationMatrix")
+    s_tip = _node_sensor(exu, mbs, nodes[-1], "Position")
+    wall, steps = _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol,
+                               newton_abs)
     r = mbs.GetSensorStoredData(s_rot)
     rot = r[:, 1:].reshape(-1, 3, 3)
     tip = mbs.GetSensorStoredData(s_tip)[:, 1:]
     deflection = np.einsum("kji,kj->ki", rot, tip) - np.array([p["L"], 0.0, 0.0])
     return {"t": r[:, 0], "deflection": deflection,
             "angle": np.unwrap(_rotation_angle_about(rot, 2)), "wall": wall,
-            "steps": int(ss.timeIntegration.numberOfSteps)}
+            "steps": steps}

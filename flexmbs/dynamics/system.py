@@ -567,20 +567,28 @@ def nonconservative_power(m, ws, t):
 
 
 @jit_inline
+def _work_rows(m, ws, t, yp, out):
+    """The rows of the works in the residual: W_nc' - P and W_a' - tau_a x_a' (after
+    dynamic_rows, which fills ws.act_tau)."""
+    nq = ws.mass.shape[0]
+    out[2 * nq] = yp[2 * nq] - nonconservative_power(m, ws, t)
+    for a in range(m.act_coord.shape[0]):
+        out[2 * nq + 1 + a] = yp[2 * nq + 1 + a] - ws.act_tau[a] * ws.xd[m.act_coord[a]]
+
+
+@jit_inline
 def residual(m, ws, t, y, yp, out):
     """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a] (size 2 nq + 1 + na),
     FORMULATION.md 5; P_a the power of actuator a."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
-    qp, up, wp = split_state(yp, nq)
+    qp, up, _ = split_state(yp, nq)
     forward_kinematics(m, ws, t, q, u)
     body_forces(m, ws, t)
     dynamic_rows(m, ws, up, out[nq:2 * nq])
     for k in range(nq):
         out[k] = qp[k] - u[k]
-    out[2 * nq] = wp[0] - nonconservative_power(m, ws, t)
-    for a in range(m.act_coord.shape[0]):
-        out[2 * nq + 1 + a] = yp[2 * nq + 1 + a] - ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    _work_rows(m, ws, t, yp, out)
 
 
 @jit
@@ -607,7 +615,7 @@ def constrained_residual(m, ws, t, y, yp, out):
     base = 2 * nq + 1 + m.act_coord.shape[0]
     ncon = (y.shape[0] - base) // 2
     q, u, _ = split_state(y, nq)
-    qp, up, wp = split_state(yp, nq)
+    qp, up, _ = split_state(yp, nq)
     forward_kinematics(m, ws, t, q, u)
     body_forces(m, ws, t)
     dynamic_rows(m, ws, up, out[nq:2 * nq])
@@ -628,9 +636,7 @@ def constrained_residual(m, ws, t, y, yp, out):
             ws.tau[c] += ws.con_jacx[r, c] * lam
         out[base + k] = ws.con_phid[r]
         out[base + ncon + k] = ws.con_phi[r]
-    out[2 * nq] = wp[0] - nonconservative_power(m, ws, t)
-    for a in range(m.act_coord.shape[0]):
-        out[2 * nq + 1 + a] = yp[2 * nq + 1 + a] - ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    _work_rows(m, ws, t, yp, out)
 
 
 @jit
