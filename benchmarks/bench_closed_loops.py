@@ -11,8 +11,8 @@ spans (tests/test_closed_loops.py).
   the independent constraint rows are chosen again as it moves).
 * slider_crank: SC, 2 s at rtol 1e-7, the rod's structural damping alpha given by
   --sc-alpha (undamped, the rod's axial modes ring at about 1e4 rad/s and the run
-  follows them). At present it does not finish: past 0.15 s (near the outer dead
-  centre) the steps collapse (see the README, "Closed loops").
+  follows them). At present it does not finish: between 0.15 and 0.25 s the steps
+  collapse (see the README, "Closed loops").
 """
 
 import argparse
