@@ -72,7 +72,8 @@ def main():
     p.add_argument("--json", help="write the results here")
     a = p.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
-          f"{platform.python_version()}; rtol {a.rtol}, atol {a.atol}, t_end {a.t_end} s, geometric {a.geometric}")
+          f"{platform.python_version()}; rtol {a.rtol}, atol {a.atol}, t_end {a.t_end} s, "
+          f"geometric {a.geometric}")
     run_once(1, "undeformed", 0.01, a.rtol, a.atol)  # warm the kernels
     rows = []
     for elements in a.elements:

@@ -60,8 +60,9 @@ def sensor_values(m, ws, t, works, out):
     joint_reaction: A_f^T F, A_f^T T, the force (N) and torque (N m) of the joint on
     its child body at the child marker; of a cut joint from the multipliers (which
     follow the works in `works`), of a tree joint from the momentum balance of the
-    subtree it carries (`flexmbs.dynamics.reactions`, at time t); constraint_residual: the joint's position residuals
-    Phi, then its velocity residuals dPhi/dt, every row (redundant ones too).
+    subtree it carries (`flexmbs.dynamics.reactions`, at time t); constraint_residual:
+    the joint's position residuals Phi, then its velocity residuals dPhi/dt, every row
+    (redundant ones too).
     """
     af = ws.m33[0]
     am = ws.m33[1]

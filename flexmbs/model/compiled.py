@@ -347,7 +347,8 @@ class CompiledModel:
             flex_work=z((3, 3, nfm + 2)), geo_scratch=z((3, 12)), con_phi=z(ncr),
             con_phid=z(ncr), con_jac=z((ncr, nq)), con_jacx=z((ncr, nc)),
             con_jv=z((2, 3, ncol)),
-            con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)), tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
+            con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)),
+            tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
 
 def _initial_spring_lengths(cm):
