@@ -1,4 +1,5 @@
-"""The `flexmbs` command line: run | info | energy | plot | modes | compare | fit.
+"""The `flexmbs` command line: run | info | energy | plot | modes | equilibrium |
+linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -99,6 +100,115 @@ def _cmd_modes(args):
     return EXIT_OK
 
 
+def _compiled_consistent(args):
+    """(model, compiled model) of args.model with --set, loops closed (a report of what
+    closing them did goes to the log)."""
+    from .dynamics.constrained import make_consistent
+    from .model.compiled import compile_model
+    from .model.toml_reader import load_model
+
+    model = load_model(args.model, overrides=args.set or ())
+    try:
+        cm = compile_model(model)
+    except FlexmbsError as exc:
+        raise exc.with_source(args.model) if hasattr(exc, "with_source") else exc
+    for warning in cm.warnings:
+        _log(f"warning: {warning}")
+    report = make_consistent(cm)
+    if report.rows and not args.quiet:
+        _log(report.text())
+    return model, cm
+
+
+def _equilibrium(cm, args, log):
+    from .analysis.equilibrium import NotConverged, static_equilibrium
+    try:
+        return static_equilibrium(cm, log=log)
+    except NotConverged as exc:
+        _err(f"{args.model}: {exc}")
+        return None
+
+
+def _cmd_equilibrium(args):
+    from .analysis.equilibrium import equilibrium_assignments
+    from .analysis.linear_report import format_equilibrium
+    from .analysis.linearize import linearize
+    from .analysis.fit import set_toml_values
+
+    _, cm = _compiled_consistent(args)
+    eq = _equilibrium(cm, args, None if args.quiet else _log)
+    if eq is None:
+        return EXIT_FAILED
+    lin = linearize(cm, q=eq.q, u=0.0 * eq.q)
+    out = args.output or os.path.splitext(os.path.basename(args.model))[0] + "_eq.toml"
+    if os.path.exists(out) and os.path.samefile(out, args.model):
+        _err(f"{out}: would overwrite the model file; choose another -o")
+        return EXIT_INPUT
+    with open(args.model, encoding="utf-8") as f:
+        text = f.read()
+    assignments = {}
+    for override in args.set or ():
+        path, _, value = override.partition("=")
+        assignments[path.strip()] = _toml_value(value.strip())
+    assignments.update(equilibrium_assignments(cm, eq.q))
+    head = (f"# Static equilibrium of {args.model} by flexmbs equilibrium "
+            f"{__version__}" + (" --set " + " --set ".join(args.set) if args.set else "")
+            + f": {eq.iterations} Newton iterations, reduced force {eq.residual:.3g}\n")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(head + set_toml_values(text, assignments))
+    if args.json:
+        print(json.dumps(dict(iterations=eq.iterations, residual=eq.residual,
+                              step=eq.step, coordinates=eq.names, q=eq.q.tolist(),
+                              start=eq.start.tolist(),
+                              frequencies_hz=lin.frequencies.tolist(), model=out),
+                         indent=1))
+    else:
+        print(format_equilibrium(eq, lin, title=f"{args.model}\n"))
+        print(f"model with this initial state: {out}")
+    return EXIT_OK
+
+
+def _toml_value(text):
+    import tomllib
+    try:
+        return tomllib.loads("v = " + text)["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _cmd_linearize(args):
+    from .analysis.absolute_kinematics import absolute_kinematics
+    from .analysis.linear_report import format_linearization
+    from .analysis.linearize import linearize
+    from .io.linear_results import write_linearization
+
+    model, cm = _compiled_consistent(args)
+    q = u = None
+    if args.at == "equilibrium":
+        eq = _equilibrium(cm, args, None if args.quiet else _log)
+        if eq is None:
+            return EXIT_FAILED
+        q, u = eq.q, 0.0 * eq.q
+    lin = linearize(cm, q=q, u=u, method=args.method, independent=args.independent or ())
+    absolute = absolute_kinematics(cm, lin.q) if args.absolute else None
+    if args.output:
+        write_linearization(args.output, lin, model.name, args.at, absolute)
+    if args.json:
+        d = lin.to_dict()
+        if absolute is not None:
+            d["absolute"] = dict(rank=absolute.rank, dof=absolute.dof,
+                                 variables=[f"{b}: {v}" for b, v in absolute.variables],
+                                 independent=[f"{b}: {v}" for b, v in absolute.independent],
+                                 J_y=absolute.J_y.tolist())
+        print(json.dumps(d, indent=1))
+    else:
+        print(format_linearization(lin, title=f"{args.model} (model \"{model.name}\")",
+                                   absolute=absolute))
+        if args.output:
+            print(f"\nwritten to {args.output}")
+    return EXIT_OK
+
+
 def _default_dir(*paths, suffix):
     """NAME1_vs_NAME2 + suffix in the current folder, from the files' names."""
     stems = [os.path.splitext(os.path.basename(p))[0] for p in paths]
@@ -195,6 +305,39 @@ def _parser():
                                               "coordinates and the energies)")
     pl.add_argument("-o", "--output", help="PNG file (default: RESULT.png)")
     pl.set_defaults(fn=_cmd_plot)
+
+    eqp = sub.add_parser("equilibrium", help="static equilibrium under gravity, springs "
+                                             "and constant loads, written as a model")
+    eqp.add_argument("model", help="model file (TOML); its initial state is the start")
+    eqp.add_argument("-o", "--output", metavar="MODEL_EQ.toml",
+                     help="the model with the equilibrium as its initial state "
+                          "(default: MODEL_eq.toml here)")
+    eqp.add_argument("--set", action="append", metavar="PATH=VALUE",
+                     help="override a value of the model file (repeatable)")
+    eqp.add_argument("--json", action="store_true", help="machine-readable output")
+    eqp.add_argument("-q", "--quiet", action="store_true", help="no iteration lines")
+    eqp.set_defaults(fn=_cmd_equilibrium)
+
+    li = sub.add_parser("linearize", help="M dy'' + D dy' + K dy = 0 in independent "
+                                          "coordinates, frequencies and mode shapes")
+    li.add_argument("model", help="model file (TOML)")
+    li.add_argument("--at", choices=("initial", "equilibrium"), default="initial",
+                    help="the initial state (default) or the static equilibrium found "
+                         "from it")
+    li.add_argument("--method", choices=("qr", "perturbation"), default="qr",
+                    help="closed loops: QR with column pivoting and condensation (seed "
+                         "000, default) or the perturbed constraints (seed 001)")
+    li.add_argument("--independent", action="append", metavar="COORDINATE",
+                    help="keep this coordinate among the independent ones (repeatable)")
+    li.add_argument("--absolute", action="store_true",
+                    help="also the absolute-coordinate view of seed 000 (rigid bodies): "
+                         "rank, degrees of freedom, J_y per body variable")
+    li.add_argument("-o", "--output", metavar="FILE.h5", help="write the matrices here")
+    li.add_argument("--set", action="append", metavar="PATH=VALUE",
+                    help="override a value of the model file (repeatable)")
+    li.add_argument("--json", action="store_true", help="machine-readable output")
+    li.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    li.set_defaults(fn=_cmd_linearize)
 
     mo = sub.add_parser("modes", help="natural frequencies of the beam bodies and of "
                                       "the model linearised about its initial state")

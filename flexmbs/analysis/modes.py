@@ -19,21 +19,18 @@ reported with the linearisation.
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from ..elements.modal import ENERGY_PARTS, axial_stretch_capability, body_modes
 from ..errors import ModelError
 from ..model.description import BeamBody
+from .linearize import FD_STEP, central_differences, undamped_modes
 
 __all__ = ["FD_STEP", "BODY_MODE_COUNT", "BeamModes", "SystemModes", "beam_modes",
            "system_modes", "model_modes", "format_modes", "modes_to_dict"]
 
-FD_STEP = np.finfo(float).eps ** (1.0 / 3.0)  # central differences: error ~ h^2 + eps/h
 BODY_MODE_COUNT = 10  # modes of a body alone listed
 EQUILIBRIUM_TOL = 1e-8  # m or rad: largest |Q*_i| / K_ii still called an equilibrium
 STIFFNESS_FLOOR = 1e-9  # of the largest |K_ii|: the K_ii of a coordinate with no stiffness
-NEUTRAL_TOL = 1e-8  # |w^2| below this times its terms' size: 0 (a neutral mode)
-SYMMETRY_TOL = 1e-6  # |K - K^T| / |K| below which K is symmetrised
 DOMINANT_SHARE = 0.1  # kinetic-energy share of a coordinate named as dominant
 DOMINANT_MAX = 3  # coordinates named per mode
 STRETCH_NONE = 1e-6  # axial_stretch_capability below this: no stretch representable
@@ -123,30 +120,9 @@ def system_modes(cm):
     mass = api.mass_matrix(cm, q0)
     residual = api.generalized_forces(cm, q0, zero)
     steps = FD_STEP * np.maximum(np.abs(q0), 1.0)
-    stiffness = np.zeros((cm.nq, cm.nq))
-    for j in range(cm.nq):
-        qp, qm = q0.copy(), q0.copy()
-        qp[j] += steps[j]
-        qm[j] -= steps[j]
-        stiffness[:, j] = -(api.generalized_forces(cm, qp, zero)
-                            - api.generalized_forces(cm, qm, zero)) / (qp[j] - qm[j])
-    scale = max(np.abs(stiffness).max(), 1e-300) if cm.nq else 1.0
-    symmetric = bool(np.abs(stiffness - stiffness.T).max() <= SYMMETRY_TOL * scale) \
-        if cm.nq else True
-    if symmetric:
-        w2, shapes = scipy.linalg.eigh(0.5 * (stiffness + stiffness.T), mass)
-    else:
-        w2, shapes = scipy.linalg.eig(stiffness, mass)
-        order = np.argsort(w2.real)
-        w2, shapes = w2.real[order], shapes.real[:, order]
-    for k in range(len(w2)):
-        # w^2 of a neutral mode is the differences' noise: small against the terms
-        # that make it up, |y|^T |K| |y| / y^T M y
-        y = np.abs(shapes[:, k])
-        scale = (y @ np.abs(stiffness) @ y) / max(abs(shapes[:, k] @ mass @ shapes[:, k]),
-                                                  1e-300)
-        if abs(w2[k]) <= NEUTRAL_TOL * scale:
-            w2[k] = 0.0
+    _, jac = central_differences(lambda q: api.generalized_forces(cm, q, zero), q0, steps)
+    stiffness = -jac
+    w2, shapes, symmetric = undamped_modes(mass, stiffness)
     freq = np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan) / (2 * np.pi)
     names = list(cm.coordinate_names)
     kii = np.abs(np.diag(stiffness))

@@ -37,6 +37,7 @@ from ..errors import ModelError
 from . import api
 
 __all__ = ["ConstraintReport", "make_consistent", "initial_derivative", "reselect_rows",
+           "active_rows", "constrained_accelerations",
            "RANK_TOLERANCE", "PROJECTION_TOLERANCE"]
 
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_11| below this: a dependent constraint row
@@ -178,18 +179,19 @@ def reselect_rows(cm, system, t, y):
     return True, y_new, yp_new
 
 
-def initial_derivative(cm, system, t, y):
-    """(y, y') consistent at time t for the stabilised index-2 residual: the
-    accelerations and multipliers of step 4 of the module docstring, y' of the works
-    from the residual itself."""
-    m = cm.arrays
-    nq = cm.nq
-    base = 2 * nq + 1 + cm.nactuators
-    ncon = cm.nconstraints
-    q, u = y[:nq], y[nq:2 * nq]
-    rows = np.flatnonzero(m.con_active >= 0)
-    order = np.argsort(m.con_active[rows])
-    rows = rows[order]
+def active_rows(cm):
+    """The active constraint rows (indices into every row), in multiplier order."""
+    active = cm.arrays.con_active
+    rows = np.flatnonzero(active >= 0)
+    return rows[np.argsort(active[rows])]
+
+
+def constrained_accelerations(cm, q, u, t):
+    """(u', lambda): [M* Phi_q^T; Phi_q 0] [u'; lambda] = [Q*; -gamma] at (q, u, t)
+    over the active rows (step 4 of the module docstring), gamma = d/dt(Phi_q u +
+    Phi_t) at u' = 0 by central differences along the motion (relative accuracy about
+    1e-10 for a smooth motion)."""
+    rows = active_rows(cm)
     mass = api.mass_matrix(cm, q, t)
     force = api.generalized_forces(cm, q, u, t)
     _, _, jac, _ = api.constraint_values(cm, q, u, t)
@@ -199,14 +201,27 @@ def initial_derivative(cm, system, t, y):
     plus = api.constraint_values(cm, q + h * u, u, t + h)[1][rows]
     minus = api.constraint_values(cm, q - h * u, u, t - h)[1][rows]
     gamma = (plus - minus) / (2 * h)
-    a = np.block([[mass, jac.T], [jac, np.zeros((ncon, ncon))]])
+    n = len(rows)
+    a = np.block([[mass, jac.T], [jac, np.zeros((n, n))]])
     sol = np.linalg.solve(a, np.concatenate([force, -gamma]))
+    return sol[:cm.nq], sol[cm.nq:]
+
+
+def initial_derivative(cm, system, t, y):
+    """(y, y') consistent at time t for the stabilised index-2 residual: the
+    accelerations and multipliers of step 4 of the module docstring, y' of the works
+    from the residual itself."""
+    nq = cm.nq
+    base = 2 * nq + 1 + cm.nactuators
+    ncon = cm.nconstraints
+    q, u = y[:nq], y[nq:2 * nq]
+    udot, lam = constrained_accelerations(cm, q, u, t)
     y = y.copy()
-    y[base:base + ncon] = sol[nq:]
+    y[base:base + ncon] = lam
     y[base + ncon:] = 0.0
     yp = np.zeros_like(y)
     yp[:nq] = u
-    yp[nq:2 * nq] = sol[:nq]
+    yp[nq:2 * nq] = udot
     out = np.zeros_like(y)
     system.residual_kernel(system.m, system.ws, t, y, yp, out)
     yp[2 * nq:base] = -out[2 * nq:base]

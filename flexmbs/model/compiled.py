@@ -560,7 +560,7 @@ def compile_model(model):
         flex_col.append(nc + len(names) - nfree)
         first_col[b.name] = flex_col[-1]
         names += b.coordinate_names()
-        q0 += [0.0] * b.nf
+        q0 += list(_explicit_elastic_state(b))
         u0 += [0.0] * b.nf
         ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf ** 2, b.nf ** 2]))
     col_qindex = np.array(qindex + list(range(nfree, len(names))), dtype=np.int64)
@@ -714,7 +714,7 @@ def compile_model(model):
                                f"{6 - joint.ndof} constraint equations hold the loop "
                                "closed (mark it cut = true, or another joint of the loop, "
                                "to choose yourself)")
-    if any(b.initial == "static" for _, b in beams):
+    if any(_starts_static(b) for _, b in beams):
         static_elastic_state(cm)
     return cm
 
@@ -727,6 +727,22 @@ STATIC_GROWTH = 1e3  # a Newton step may raise the residual this much (the axial
                      # a stiff beam overshoot on the first step), else it is halved
 
 
+def _starts_static(beam):
+    return isinstance(beam.initial, str) and beam.initial == "static"
+
+
+def _explicit_elastic_state(beam):
+    """qf0 of a beam: its given elastic coordinates, else zeros ("undeformed", and the
+    start of "static")."""
+    if isinstance(beam.initial, str):
+        return np.zeros(beam.nf)
+    if len(beam.initial) != beam.nf:
+        first = ", ".join(beam.coordinate_names()[:3])
+        raise ModelError(f"expected {beam.nf} elastic coordinates ({first}, ...), got "
+                         f"{len(beam.initial)}", f'body "{beam.name}"', "initial")
+    return beam.initial
+
+
 def static_elastic_state(cm):
     """cm.q0 at the elastic coordinates of the beams with initial = "static": the
     static equilibrium Q_f(q0, u = 0) = 0 of the elastic rows of Q* (elastic,
@@ -737,7 +753,7 @@ def static_elastic_state(cm):
     when the residual becomes non-finite or grows by more than STATIC_GROWTH."""
     from ..dynamics import api
     rows = np.concatenate([np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf)
-                           for k, (_, b) in enumerate(cm.beams) if b.initial == "static"])
+                           for k, (_, b) in enumerate(cm.beams) if _starts_static(b)])
     zero = np.zeros(cm.nq)
 
     def residual(q):
@@ -747,7 +763,7 @@ def static_elastic_state(cm):
         """max |K qf| over the static beams: the size of the forces in balance."""
         return max(np.abs(b.invariants.stiffness @ q[cm.arrays.flex_q[k]:
                                                     cm.arrays.flex_q[k] + b.nf]).max()
-                   for k, (_, b) in enumerate(cm.beams) if b.initial == "static")
+                   for k, (_, b) in enumerate(cm.beams) if _starts_static(b))
 
     r = residual(cm.q0)
     scale = max(np.abs(r).max(), 1e-300)
@@ -776,7 +792,7 @@ def static_elastic_state(cm):
             return
     if np.abs(r).max() <= STATIC_TOLERANCE * scale:
         return
-    names = ", ".join(f'"{b.name}"' for _, b in cm.beams if b.initial == "static")
+    names = ", ".join(f'"{b.name}"' for _, b in cm.beams if _starts_static(b))
     raise ModelError(f"the static elastic state of {names} did not converge in "
                      f"{STATIC_ITERATIONS} Newton iterations (residual "
                      f"{np.abs(r).max():.3g} N): the beams may buckle under their loads "

@@ -199,8 +199,10 @@ class BeamBody:
     "consistent" (the default), "none", "huang-axial" or "huang-foreshortening".
     Structural damping D = alpha K + beta M_ff (alpha in
     s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates; `initial`
-    is their initial state: "undeformed" (qf = 0, the thesis's choice) or "static" (in
-    equilibrium with gravity at the initial joint state, joints held).
+    is their initial state: "undeformed" (qf = 0, the thesis's choice), "static" (in
+    equilibrium with gravity at the initial joint state, joints held) or the values of
+    qf themselves (m and rad; modal amplitudes when reduced), in the order of the
+    body's coordinate names, as `flexmbs equilibrium` writes them.
 
     Modal reduction (FORMULATION.md section 8, flexmbs.elements.modal): `modes` is
     "all" (the elastic coordinates are the free nodal ones) or n, the number of lowest
@@ -221,7 +223,7 @@ class BeamBody:
     alpha: float
     beta: float
     invariants: object = field(metadata={"serialize": False})  # derived from the above
-    initial: str = "undeformed"
+    initial: object = "undeformed"  # a BEAM_INITIAL_STATES name or qf (nf,)
     markers: dict = field(default_factory=dict)
     node_inertias: dict = field(default_factory=dict)
     geometric: str = "consistent"
@@ -558,8 +560,9 @@ class Model:
         3 x 3 numbers, kg m^2, body axes, about the node); `geometric`: the geometric
         stiffness, one of GEOMETRIC_OPTIONS;
         `reference`: section-y reference vector in body axes (default: the body axis,
-        of x, y, z, most normal to the first segment); `initial`: "undeformed" or
-        "static"; `modes`: "all" (nodal coordinates) or the number of lowest natural
+        of x, y, z, most normal to the first segment); `initial`: "undeformed",
+        "static" or the elastic coordinates qf (their number is checked when the model
+        is compiled, after modal reduction); `modes`: "all" (nodal coordinates) or the number of lowest natural
         modes kept; `correction_modes`: add static correction modes at the nodes that
         carry markers (recomputed as markers are added)."""
         from ..elements.invariants import beam_body_invariants
@@ -634,9 +637,7 @@ class Model:
         if geometric not in GEOMETRIC_OPTIONS:
             raise ModelError(f"expected one of {', '.join(GEOMETRIC_OPTIONS)}, got "
                              f"{geometric!r}", item, "geometric")
-        if initial not in BEAM_INITIAL_STATES:
-            raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)}, got "
-                             f"{initial!r}", item, "initial")
+        initial = _beam_initial_state(initial, item)
         if not (modes == "all" if isinstance(modes, str) else (
                 isinstance(modes, (int, np.integer)) and not isinstance(modes, bool)
                 and modes >= 1)):
@@ -1001,6 +1002,20 @@ class Model:
             raise ModelError("expected a non-empty name", item, "name")
         if name in table:
             raise ModelError("the name is used twice", item, "name")
+
+
+def _beam_initial_state(initial, item):
+    """A BEAM_INITIAL_STATES name, or the elastic coordinates as a float array."""
+    if isinstance(initial, str):
+        if initial not in BEAM_INITIAL_STATES:
+            raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)} or a list "
+                             f"of the elastic coordinates, got {initial!r}", item,
+                             "initial")
+        return initial
+    values = np.asarray(initial, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(values)):
+        raise ModelError("expected finite elastic coordinates", item, "initial")
+    return values
 
 
 def _reduce_beam(body, item):

@@ -40,6 +40,7 @@ VECTOR_OR_MATRIX = "a list of numbers or a list of lists of numbers"
 INTEGER_OR_VECTOR = "an integer or a list of integers"
 STRING_OR_LIST = '"all" or a list of strings'
 STRING_OR_NUMBER = "a string or a number"
+STRING_OR_VECTOR = "a string or a list of numbers"
 INTEGER_OR_STRING = 'an integer or "all"'
 TABLE = "a table"
 
@@ -72,6 +73,7 @@ _KIND_CHECKS = {
         isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
                                     for x in v)),
     STRING_OR_NUMBER: lambda v: isinstance(v, str) or _is_number(v),
+    STRING_OR_VECTOR: lambda v: isinstance(v, str) or _is_vector(v),
     INTEGER_OR_STRING: lambda v: isinstance(v, str) or (isinstance(v, int)
                                                         and not isinstance(v, bool)),
     STRING_OR_LIST: lambda v: isinstance(v, str) or (
@@ -127,7 +129,7 @@ _BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
 _BEAM = _Schema({"type": STRING, "points": MATRIX, "elements": INTEGER_OR_VECTOR,
                  "section": TABLE, "material": TABLE, "reference": VECTOR, "fixed": TABLE,
                  "node_masses": TABLE, "node_inertias": TABLE, "alpha": NUMBER,
-                 "beta": NUMBER, "initial": STRING, "geometric": STRING, "markers": TABLE,
+                 "beta": NUMBER, "initial": STRING_OR_VECTOR, "geometric": STRING, "markers": TABLE,
                  "modes": INTEGER_OR_STRING, "correction_modes": BOOLEAN},
                 required=("type", "points", "section", "material"))
 _BEAM_MARKER = _Schema({"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR},

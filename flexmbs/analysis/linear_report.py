@@ -1,0 +1,85 @@
+"""Text reports of `flexmbs linearize` and `flexmbs equilibrium`."""
+
+import numpy as np
+
+__all__ = ["format_linearization", "format_equilibrium"]
+
+SHAPE_COLUMNS = 6  # mode shapes printed at most
+
+
+def _shape_table(lin):
+    n = min(SHAPE_COLUMNS, lin.shapes.shape[1])
+    if n == 0:
+        return []
+    width = max(len(name) for name in lin.coordinate_names)
+    head = "".join(f"{'mode ' + str(k + 1):>11s}" for k in range(n))
+    lines = [f"mode shapes (largest entry 1):", f"  {'':<{width}s}{head}"]
+    for name, row in zip(lin.coordinate_names, lin.shapes[:, :n]):
+        lines.append(f"  {name:<{width}s}" + "".join(f"{v:11.4g}" for v in row))
+    return lines
+
+
+def format_linearization(lin, title="", absolute=None):
+    """The independent coordinates, frequencies, poles, shapes and (closed loops)
+    J_y and the constraint forces; seed 000's absolute view when given."""
+    lines = [title] if title else []
+    state = ("an equilibrium" if lin.max_acceleration <= 1e-9 else
+             f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}): the "
+             "matrices hold at this instant only")
+    lines.append(f"linearized about t = {lin.t:g} s, {state}; method {lin.method}")
+    if lin.rows:
+        lines.append(f"constraints: {lin.rows} equations of rank {lin.rank}; "
+                     f"{len(lin.names)} degree(s) of freedom")
+    kept = f" (kept by the user: {', '.join(lin.prescribed)})" if lin.prescribed else ""
+    lines.append(f"independent coordinates: {', '.join(lin.names)}{kept}")
+    lines.append(f"asymmetry |A - A^T| / |A|: M {lin.asymmetry('M'):.2g}, "
+                 f"D {lin.asymmetry('D'):.2g}, K {lin.asymmetry('K'):.2g}")
+    lines.append("")
+    lines.append(" mode   undamped (Hz)")
+    for k, f in enumerate(lin.frequencies):
+        note = "  unstable" if f < 0 else ""
+        lines.append(f"{k + 1:5d}   {f:13.6g}{note}")
+    lines.append("")
+    lines.append(" pole   natural (Hz)   damping ratio   damped (Hz)")
+    for k, (fn, z, fd) in enumerate(zip(lin.natural_frequencies, lin.damping_ratios,
+                                        lin.damped_frequencies)):
+        lines.append(f"{k + 1:5d}   {fn:12.6g}   {z + 0.0:13.4g}   {fd:11.6g}")
+    lines.append("")
+    lines += _shape_table(lin)
+    if lin.J_z is not None:
+        lines.append("")
+        lines.append("J_y (dq = J_y dy):")
+        width = max(len(n) for n in lin.coordinate_names)
+        for name, row in zip(lin.coordinate_names, lin.J_y):
+            lines.append(f"  {name:<{width}s}" + "".join(f"{v:11.4g}" for v in row))
+        lines.append("constraint forces f_z = -lambda (S000 (23)) of the active rows:")
+        for text, f in zip(lin.row_texts, lin.constraint_forces):
+            lines.append(f"  {f:12.6g}  {text}")
+    if absolute is not None:
+        lines.append("")
+        lines.append(f"absolute coordinates (seed 000 view): {absolute.jacobian.shape[1]} "
+                     f"variables, {absolute.jacobian.shape[0]} equations of rank "
+                     f"{absolute.rank}, {absolute.dof} degree(s) of freedom")
+        lines.append("independent: " + "; ".join(f"{b}: {v}" for b, v in
+                                                 absolute.independent))
+        lines.append(absolute.table())
+    return "\n".join(lines)
+
+
+def format_equilibrium(eq, lin, title=""):
+    """Iterations, residual, how far each coordinate moved, and the stability."""
+    lines = [title] if title else []
+    lines.append(f"static equilibrium in {eq.iterations} Newton iterations: reduced "
+                 f"force {eq.residual:.3g}, last step {eq.step:.3g}")
+    moved = np.abs(eq.q - eq.start)
+    width = max(len(n) for n in eq.names) if eq.names else 0
+    lines.append(f"  {'coordinate':<{width}s}  {'start':>12s}  {'equilibrium':>12s}")
+    for name, a, b in zip(eq.names, eq.start, eq.q):
+        lines.append(f"  {name:<{width}s}  {a:12.6g}  {b:12.6g}")
+    lines.append(f"coordinates moved by at most {moved.max(initial=0.0):.3g}")
+    if lin is not None:
+        low = lin.frequencies[0] if len(lin.frequencies) else float("nan")
+        stable = "stable" if np.all(lin.frequencies > 0) else "NOT stable"
+        lines.append(f"{stable}: lowest undamped frequency {low:.6g} Hz (negative: "
+                     "an unstable direction; 0: a neutral one)")
+    return "\n".join(lines)

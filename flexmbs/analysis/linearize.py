@@ -1,0 +1,385 @@
+"""Linearized equations of motion about a state, in independent physical coordinates
+(FORMULATION.md section 9; seeds 000 and 001):
+
+    M dy'' + D dy' + K dy = 0
+
+with y independent coordinates chosen among the generalized coordinates q.
+
+Full tangents at the nominal state (q0, u0, t), u0' and lambda0 the nominal
+accelerations and multipliers of `M* u' + Phi_q^T lambda = Q*` (Phi_q over the active
+rows of the cut joints):
+
+    M_q = M*(q0)                                            (analytic, the kernel)
+    D_q = -dQ*/du                                           (central differences)
+    K_q = d/dq [M*(q) u0' - Q*(q, u0) + Phi_q(q)^T lambda0]  (central differences)
+
+K_q holds the elastic and geometric stiffness, gravity, springs and the pre-load of
+the constraint forces (the last term; it vanishes for trees).
+
+Trees: y = q, and M, D, K are M_q, D_q, K_q.
+
+Closed loops, method "qr" (seed 000): QR with column pivoting of the constraint
+Jacobian, Phi_q P = Q_c [R_1 S] (S000 (12)-(13)), gives its rank r and r dependent
+coordinates (the first r pivots); the others are the independent coordinates y, so
+that they are physical coordinates. Coordinates the user names are kept independent
+(S000 (8)-(10)): they are left out of the pivoting. Then (S000 (16), (17), (21))
+
+    J_y = [I on y;  -R_1^-1 Q_c^T Phi_y on the dependent ones]   (Phi_q J_y = 0)
+    [Phi_q; J_y^T] J_z = [I; 0]                                 (active rows)
+    M = J_y^T M_q J_y,  D = J_y^T D_q J_y,  K = J_y^T K_q J_y
+
+and the generalized constraint forces f_z = J_z^T (M* u0' - Q*) = -lambda0 with their
+change f_z' = J_z^T (M_q J_y dy'' + D_q J_y dy' + K_q J_y dy) (S000 (23): J_z^T times
+S000 (1); the scanned (23) shows a minus sign, which differences of the multipliers
+contradict, tests/test_linearize.py); the forces on the coordinates are
+g_z = Phi_q^T f_z (S000 (24)).
+
+Closed loops, method "perturbation" (seed 001): the reduced equations
+F*(q, q', q'') = N(q)^T (M*(q) q'' - Q*(q, q')), N = [-Phi_d^-1 Phi_i; I] (S001 (19)-
+(21)), are differentiated with respect to all of q, q', q'' (central differences; N's
+own dependence on q gives the pre-load), and the position, velocity and acceleration
+constraints, perturbed,
+
+    Phi_q dq = 0
+    (Phi_q q')_q dq + Phi_q dq' = 0
+    (Phi_q q'' + gamma)_q dq + gamma_q' dq' + Phi_q dq'' = 0
+
+give dq, dq', dq'' in terms of the independent ones (S001 (22)); substituted, they
+give M, D, K (S001 (23)-(24)). At a state at rest both methods give the same matrices;
+in motion only the perturbation method holds the velocity coupling of the constraints
+(whose derivatives are nested differences there, relative accuracy about 1e-6).
+
+Modes: the undamped natural frequencies from K v = w^2 M v (a negative w^2, an
+unstable direction, is reported as a negative frequency) and the poles s of
+det(M s^2 + D s + K) = 0, with natural frequency |s| / 2 pi, damping ratio
+-Re(s) / |s| and damped frequency Im(s) / 2 pi. Mode shapes are given in every
+coordinate q (J_y v), scaled to a largest component of 1.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from ..dynamics import api
+from ..dynamics.constrained import active_rows, constrained_accelerations
+from ..errors import ModelError
+
+__all__ = ["Linearization", "linearize", "full_tangents", "independent_coordinates",
+           "constraint_force_basis", "perturbation_matrices", "modal_analysis",
+           "nominal_state", "undamped_modes", "METHODS", "FD_STEP"]
+
+METHODS = ("qr", "perturbation")
+# central differences: error ~ h^2 + eps/h; the step of x_i is FD_STEP max(|x_i|, 1)
+# (m, rad, m/s, rad/s, or a modal amplitude: a unit of each moves the model by about
+# a metre or a radian, where the forces change on that scale)
+FD_STEP = np.finfo(float).eps ** (1.0 / 3.0)
+NEUTRAL_TOL = 1e-8  # |w^2| below this times its terms' size: 0 (a neutral mode)
+RANK_TOLERANCE = 1e-9  # |R_kk| / |R_11| below this: a dependent constraint row
+SYMMETRY_TOLERANCE = 1e-6  # relative asymmetry below which M and K count symmetric
+
+
+@dataclass
+class Linearization:
+    """The linear model M dy'' + D dy' + K dy = 0 about a state (module docstring).
+    Units: y in m and rad; M in kg, kg m, kg m^2; D in N s/m ...; K in N/m, N m/rad.
+    Frequencies in Hz."""
+    method: str
+    t: float
+    q: np.ndarray
+    u: np.ndarray
+    coordinate_names: list
+    names: list                       # the independent coordinates y
+    independent: np.ndarray           # their indices in q
+    M: np.ndarray
+    D: np.ndarray
+    K: np.ndarray
+    J_y: np.ndarray                   # (nq, ny): dq = J_y dy
+    frequencies: np.ndarray           # undamped natural frequencies (Hz), ascending
+    shapes: np.ndarray                # (nq, ny) their mode shapes in every coordinate
+    poles: np.ndarray                 # complex, Im >= 0, by |s|
+    max_acceleration: float           # of the nominal state (0 at an equilibrium)
+    rows: int = 0                     # constraint equations of the cut joints
+    rank: int = 0
+    row_texts: list = field(default_factory=list)  # the active rows
+    J_z: np.ndarray = None            # (nq, rank)
+    constraint_forces: np.ndarray = None   # f_z = -lambda (S000 (23) at dy = 0)
+    Fz_M: np.ndarray = None           # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
+    Fz_D: np.ndarray = None
+    Fz_K: np.ndarray = None
+    prescribed: list = field(default_factory=list)  # names the user kept independent
+
+    @property
+    def natural_frequencies(self):
+        """|s| / 2 pi of the poles (Hz)."""
+        return np.abs(self.poles) / (2 * np.pi)
+
+    @property
+    def damping_ratios(self):
+        s = self.poles
+        return np.where(np.abs(s) > 0, -s.real / np.where(s == 0, 1, np.abs(s)), 0.0)
+
+    @property
+    def damped_frequencies(self):
+        return self.poles.imag / (2 * np.pi)
+
+    def asymmetry(self, name):
+        """|A - A^T| / |A| (max norms) of "M", "D" or "K"."""
+        a = getattr(self, name)
+        scale = np.abs(a).max(initial=0.0)
+        return float(np.abs(a - a.T).max(initial=0.0) / scale) if scale > 0 else 0.0
+
+    def to_dict(self):
+        """Plain data for JSON."""
+        d = dict(method=self.method, t=self.t, independent=list(self.names),
+                 prescribed=list(self.prescribed),
+                 coordinates=list(self.coordinate_names), q=self.q.tolist(),
+                 u=self.u.tolist(), max_acceleration=self.max_acceleration,
+                 M=self.M.tolist(), D=self.D.tolist(), K=self.K.tolist(),
+                 J_y=self.J_y.tolist(), frequencies_hz=self.frequencies.tolist(),
+                 mode_shapes=self.shapes.tolist(),
+                 poles=[[float(s.real), float(s.imag)] for s in self.poles],
+                 natural_frequencies_hz=self.natural_frequencies.tolist(),
+                 damping_ratios=self.damping_ratios.tolist(),
+                 damped_frequencies_hz=self.damped_frequencies.tolist(),
+                 asymmetry={k: self.asymmetry(k) for k in "MDK"},
+                 constraint_rows=self.rows, constraint_rank=self.rank)
+        if self.J_z is not None:
+            d.update(active_rows=list(self.row_texts), J_z=self.J_z.tolist(),
+                     constraint_forces=self.constraint_forces.tolist(),
+                     Fz_M=self.Fz_M.tolist(), Fz_D=self.Fz_D.tolist(),
+                     Fz_K=self.Fz_K.tolist())
+        return d
+
+
+def central_differences(fun, x, steps=None):
+    """(f(x), df/dx) by central differences, df/dx of shape (len(f), len(x)); steps
+    default FD_STEP max(|x_i|, 1)."""
+    f0 = np.asarray(fun(x), dtype=float)
+    steps = FD_STEP * np.maximum(np.abs(x), 1.0) if steps is None else steps
+    out = np.zeros((f0.size, x.size))
+    for k in range(x.size):
+        xp, xm = x.copy(), x.copy()
+        xp[k] += steps[k]
+        xm[k] -= steps[k]
+        out[:, k] = (np.asarray(fun(xp)) - np.asarray(fun(xm))) / (xp[k] - xm[k])
+    return f0, out
+
+
+def nominal_state(cm, q, u, t):
+    """(u0', lambda0, rows): the accelerations and multipliers at (q, u, t); rows the
+    active constraint rows (empty for a tree)."""
+    if len(cm.arrays.con_kind) == 0:
+        return api.accelerations(cm, q, u, t), np.zeros(0), np.zeros(0, dtype=int)
+    udot, lam = constrained_accelerations(cm, q, u, t)
+    return udot, lam, active_rows(cm)
+
+
+def full_tangents(cm, q, u, t, udot, lam, rows):
+    """(M_q, D_q, K_q) of the module docstring (nq x nq)."""
+    mass = api.mass_matrix(cm, q, t)
+    _, d = central_differences(lambda x: -api.generalized_forces(cm, q, x, t), u)
+
+    def dynamic(x):
+        f = api.mass_matrix(cm, x, t) @ udot - api.generalized_forces(cm, x, u, t)
+        if len(rows):
+            f = f + api.constraint_values(cm, x, u, t)[2][rows].T @ lam
+        return f
+
+    _, k = central_differences(dynamic, q)
+    return mass, d, k
+
+
+def independent_coordinates(jac, prescribed=(), tolerance=RANK_TOLERANCE):
+    """(independent, dependent, J_y, rank) by QR with column pivoting of the
+    constraint Jacobian jac (rows, nq) (S000 (12)-(16)): `independent` the prescribed
+    coordinates (indices) first, then those the pivoting leaves; J_y (nq, ny) with
+    identity rows at them, so that jac J_y = 0. ModelError when the prescribed
+    coordinates cannot all be independent (their columns and the constraints'
+    dependent ones are not independent, S000 section 2)."""
+    nq = jac.shape[1]
+    prescribed = np.asarray(prescribed, dtype=int)
+    candidates = np.setdiff1d(np.arange(nq), prescribed)
+    if jac.shape[0] == 0:
+        return np.concatenate([prescribed, candidates]), np.zeros(0, int), np.eye(nq)[
+            :, np.concatenate([prescribed, candidates])], 0
+    _, r_all, _ = scipy.linalg.qr(jac.T, pivoting=True, mode="economic")
+    diag = np.abs(np.diag(r_all))
+    rank = int(np.sum(diag > tolerance * diag[0])) if diag.size and diag[0] > 0 else 0
+    qc, r, piv = scipy.linalg.qr(jac[:, candidates], pivoting=True)
+    rdiag = np.abs(np.diag(r))
+    if rank and (len(rdiag) < rank or rdiag[rank - 1] <= tolerance * diag[0]):
+        raise ModelError("the coordinates asked to stay independent are themselves "
+                         "constrained: with them fixed the loops leave no coordinates "
+                         "to close them (choose others)", "--independent")
+    dependent = candidates[piv[:rank]]
+    independent = np.concatenate([prescribed, candidates[piv[rank:]]])
+    j_y = np.zeros((nq, len(independent)))
+    j_y[independent, np.arange(len(independent))] = 1.0
+    if rank:
+        rhs = qc[:, :rank].T @ jac[:, independent]
+        j_y[dependent] = -scipy.linalg.solve_triangular(r[:rank, :rank], rhs)
+    return independent, dependent, j_y, rank
+
+
+def constraint_force_basis(jac, j_y):
+    """J_z (nq, rows) from [jac; J_y^T] J_z = [I; 0] (S000 (17)), jac of full rank."""
+    a = np.vstack([jac, j_y.T])
+    rhs = np.vstack([np.eye(len(jac)), np.zeros((j_y.shape[1], len(jac)))])
+    return np.linalg.solve(a, rhs)
+
+
+def _null_basis(jac, independent, dependent):
+    """N (nq, ni) = [-Phi_d^-1 Phi_i; I] (S001 (20)) over full-rank rows."""
+    n = np.zeros((jac.shape[1], len(independent)))
+    n[independent, np.arange(len(independent))] = 1.0
+    if len(dependent):
+        n[dependent] = -np.linalg.solve(jac[:, dependent], jac[:, independent])
+    return n
+
+
+def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
+    """(M, D, K) by the perturbation of seed 001 (module docstring)."""
+    nq = cm.nq
+
+    def reduced(x, xd, xdd):
+        jac = api.constraint_values(cm, x, xd, t)[2][rows]
+        n = _null_basis(jac, independent, dependent)
+        return n.T @ (api.mass_matrix(cm, x, t) @ xdd - api.generalized_forces(cm, x, xd, t))
+
+    _, f_q = central_differences(lambda x: reduced(x, u, udot), q)
+    _, f_u = central_differences(lambda x: reduced(q, x, udot), u)
+    jac = api.constraint_values(cm, q, u, t)[2][rows]
+    f_a = _null_basis(jac, independent, dependent).T @ api.mass_matrix(cm, q, t)
+
+    def velocity(x, xd):
+        return api.constraint_values(cm, x, xd, t)[1][rows]
+
+    def acceleration(x, xd):
+        """Phi_q(x) u0' + gamma(x, xd): d/dt of the velocity residual along the
+        motion."""
+        h = 1e-5 / (1.0 + np.abs(xd).max(initial=0.0))
+        gamma = (velocity(x + h * xd, xd) - velocity(x - h * xd, xd)) / (2 * h)
+        return api.constraint_values(cm, x, xd, t)[2][rows] @ udot + gamma
+
+    _, v_q = central_differences(lambda x: velocity(x, u), q)
+    _, a_q = central_differences(lambda x: acceleration(x, u), q)
+    _, a_u = central_differences(lambda x: acceleration(q, x), u)
+    r, ni = len(rows), len(independent)
+    z = np.zeros((r, nq))
+    e = np.zeros((ni, nq))
+    e[np.arange(ni), independent] = 1.0
+    zi = np.zeros((ni, nq))
+    big = np.block([[jac, z, z], [v_q, jac, z], [a_q, a_u, jac],
+                    [e, zi, zi], [zi, e, zi], [zi, zi, e]])
+    rhs = np.zeros((3 * nq, 3 * ni))
+    rhs[3 * r:, :] = np.eye(3 * ni)
+    t_map = np.linalg.solve(big, rhs)
+    total = np.hstack([f_q, f_u, f_a]) @ t_map
+    return total[:, 2 * ni:], total[:, ni:2 * ni], total[:, :ni]
+
+
+def _asymmetry(a):
+    s = np.abs(a).max(initial=0.0)
+    return np.abs(a - a.T).max(initial=0.0) / s if s > 0 else 0.0
+
+
+def undamped_modes(m, k):
+    """(w^2 ascending (1/s^2), shapes (n, n), symmetric) of K v = w^2 M v. M and K are
+    symmetrised when their asymmetry is below SYMMETRY_TOLERANCE (difference noise);
+    a w^2 within NEUTRAL_TOL of the size of the terms that make it up,
+    |v|^T |K| |v| / v^T M v, is a neutral mode's difference noise and set to 0."""
+    symmetric = bool(_asymmetry(m) <= SYMMETRY_TOLERANCE
+                     and _asymmetry(k) <= SYMMETRY_TOLERANCE)
+    if len(m) == 0:
+        return np.zeros(0), np.zeros((0, 0)), symmetric
+    if symmetric:
+        w2, v = scipy.linalg.eigh(0.5 * (k + k.T), 0.5 * (m + m.T))
+    else:
+        w2, v = scipy.linalg.eig(k, m)
+        order = np.argsort(w2.real)
+        w2, v = w2.real[order], v[:, order].real
+    for j in range(len(w2)):
+        y = np.abs(v[:, j])
+        scale = (y @ np.abs(k) @ y) / max(abs(v[:, j] @ m @ v[:, j]), 1e-300)
+        if abs(w2[j]) <= NEUTRAL_TOL * scale:
+            w2[j] = 0.0
+    return w2, v, symmetric
+
+
+def modal_analysis(m, d, k):
+    """(frequencies (Hz), shapes (ny, ny), poles): module docstring."""
+    n = len(m)
+    if n == 0:
+        return np.zeros(0), np.zeros((0, 0)), np.zeros(0, complex)
+    w2, v, _ = undamped_modes(m, k)
+    freq = np.sign(w2) * np.sqrt(np.abs(w2)) / (2 * np.pi)
+    a = np.block([[np.zeros((n, n)), np.eye(n)], [-k, -d]])
+    b = np.block([[np.eye(n), np.zeros((n, n))], [np.zeros((n, n)), m]])
+    s = scipy.linalg.eigvals(a, b)
+    s = s[np.isfinite(s)]
+    scale = max(np.abs(s).max(initial=0.0), 1.0)
+    s = s[s.imag >= -1e-12 * scale]
+    s = np.where(np.abs(s.imag) <= 1e-12 * scale, s.real + 0j, s)
+    return freq, v, s[np.argsort(np.abs(s))]
+
+
+def _normalise(shapes):
+    out = shapes.copy()
+    for j in range(out.shape[1]):
+        big = out[np.argmax(np.abs(out[:, j])), j]
+        if big != 0:
+            out[:, j] /= big
+    return out
+
+
+def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
+    """The Linearization of the compiled model about (q, u, t) (default: its initial
+    state; make it consistent first for a model with loops, flexmbs.dynamics.
+    constrained.make_consistent, which also chooses the active rows). `independent`:
+    coordinate names to keep among the independent coordinates (closed loops)."""
+    if method not in METHODS:
+        raise ModelError(f"expected one of {', '.join(METHODS)}, got {method!r}",
+                         "--method")
+    q = np.array(cm.q0 if q is None else q, dtype=float)
+    u = np.array(cm.u0 if u is None else u, dtype=float)
+    names = list(cm.coordinate_names)
+    where = {name: k for k, name in enumerate(names)}
+    for name in independent:
+        if name not in where:
+            raise ModelError(f"no coordinate {name!r}; the coordinates are "
+                             f"{', '.join(names)}", "--independent")
+    prescribed = [where[name] for name in independent]
+    udot, lam, rows = nominal_state(cm, q, u, t)
+    mass, damping, stiffness = full_tangents(cm, q, u, t, udot, lam, rows)
+    nrows = len(cm.arrays.con_kind)
+    if nrows:
+        _, _, jac_all, _ = api.constraint_values(cm, q, u, t)
+        jac = jac_all[rows]
+    else:
+        jac_all = jac = np.zeros((0, cm.nq))
+    indep, dep, j_y, rank = independent_coordinates(jac_all, prescribed)
+    if nrows and rank != len(rows):
+        raise ModelError(f"the constraint Jacobian has rank {rank} here but {len(rows)} "
+                         "rows are active (make the state consistent first)", "state")
+    if method == "perturbation" and nrows:
+        m_r, d_r, k_r = perturbation_matrices(cm, q, u, t, udot, rows, indep, dep)
+    else:
+        m_r, d_r, k_r = (j_y.T @ a @ j_y for a in (mass, damping, stiffness))
+    freq, v, poles = modal_analysis(m_r, d_r, k_r)
+    lin = Linearization(method=method, t=float(t), q=q, u=u, coordinate_names=names,
+                        names=[names[k] for k in indep], independent=indep, M=m_r,
+                        D=d_r, K=k_r, J_y=j_y, frequencies=freq,
+                        shapes=_normalise(j_y @ v), poles=poles,
+                        max_acceleration=float(np.abs(udot).max(initial=0.0)),
+                        rows=nrows, rank=rank, prescribed=list(independent))
+    if nrows:
+        j_z = constraint_force_basis(jac, j_y)
+        force = api.generalized_forces(cm, q, u, t)
+        lin.J_z = j_z
+        lin.row_texts = [cm.constraint_texts[k] for k in rows]
+        lin.constraint_forces = j_z.T @ (mass @ udot - force)
+        lin.Fz_M = j_z.T @ mass @ j_y
+        lin.Fz_D = j_z.T @ damping @ j_y
+        lin.Fz_K = j_z.T @ stiffness @ j_y
+    return lin
