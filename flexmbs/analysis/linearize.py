@@ -104,6 +104,7 @@ class Linearization:
     row_texts: list = field(default_factory=list)  # the active rows
     J_z: np.ndarray = None            # (nq, rank)
     constraint_forces: np.ndarray = None   # f_z = -lambda (S000 (23) at dy = 0)
+    coordinate_forces: np.ndarray = None   # g_z = Phi_q^T f_z (nq,), S000 (24)
     Fz_M: np.ndarray = None           # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
     Fz_D: np.ndarray = None
     Fz_K: np.ndarray = None
@@ -147,6 +148,7 @@ class Linearization:
         if self.J_z is not None:
             d.update(active_rows=list(self.row_texts), J_z=self.J_z.tolist(),
                      constraint_forces=self.constraint_forces.tolist(),
+                     coordinate_forces=self.coordinate_forces.tolist(),
                      Fz_M=self.Fz_M.tolist(), Fz_D=self.Fz_D.tolist(),
                      Fz_K=self.Fz_K.tolist())
         return d
@@ -379,6 +381,7 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
         lin.J_z = j_z
         lin.row_texts = [cm.constraint_texts[k] for k in rows]
         lin.constraint_forces = j_z.T @ (mass @ udot - force)
+        lin.coordinate_forces = jac.T @ lin.constraint_forces
         lin.Fz_M = j_z.T @ mass @ j_y
         lin.Fz_D = j_z.T @ damping @ j_y
         lin.Fz_K = j_z.T @ stiffness @ j_y

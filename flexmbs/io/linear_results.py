@@ -12,7 +12,8 @@
     /poles/s            (np, 2) real and imaginary parts (1/s), Im >= 0
     /poles/natural_frequency, damping_ratio, damped_frequency   (np,) Hz, 1, Hz
     /constraints        (closed loops) rows (texts of the active rows), rank (attr),
-                        J_z (nq, rank), force (rank,) f_z = -lambda, Fz_M, Fz_D, Fz_K
+                        J_z (nq, rank), force (rank,) f_z = -lambda,
+                        coordinate_force (nq,) g_z = Phi_q^T f_z, Fz_M, Fz_D, Fz_K
     /absolute           (with --absolute) seed 000's view: jacobian, variables,
                         rows, rank (attr), independent, J_y
 """
@@ -58,6 +59,7 @@ def write_linearization(path, lin, model_name, at, absolute=None):
             con.attrs.update(rank=lin.rank, rows_total=lin.rows)
             _names(con, "rows", lin.row_texts)
             for key, value in (("J_z", lin.J_z), ("force", lin.constraint_forces),
+                               ("coordinate_force", lin.coordinate_forces),
                                ("Fz_M", lin.Fz_M), ("Fz_D", lin.Fz_D), ("Fz_K", lin.Fz_K)):
                 con[key] = value
         if absolute is not None:
