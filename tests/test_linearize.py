@@ -381,3 +381,25 @@ def test_spectrum_peaks_of_known_damped_sinusoids():
     assert np.allclose(p.decay[order], [0.2, 0.5], rtol=1e-7)
     assert np.allclose(p.amplitude[order], [1.0, 0.5], rtol=1e-7)
     assert np.allclose(np.sort(p.peak), [1.3, 4.1], atol=0.01)
+
+
+def test_equilibrium_from_far_away_reaches_the_stable_one():
+    """CHAIN-4 spatial released with link 1 horizontal (where the stiffness is not
+    positive: Newton's step would run off): the modified-Newton descent steps reach
+    the hanging equilibrium, which is stable."""
+    cm = compile_model(chain_model(4, variant="spatial"))
+    eq = static_equilibrium(cm)
+    assert np.abs(eq.q).max() < 1e-12
+    assert np.all(linearize(cm, q=eq.q, u=np.zeros(cm.nq)).frequencies > 0)
+
+
+def test_accelerations_of_a_model_with_actuators():
+    """api.accelerations (used for trees) on H8, whose state holds a work per
+    actuator: M*^-1 Q* (the ODE state it builds must have room for those works)."""
+    from flexmbs.model.library import huang_eight_link
+    cm = compile_model(huang_eight_link(elements=1))
+    rng = np.random.default_rng(2)
+    q, u = cm.q0 + rng.normal(0, 1e-3, cm.nq), rng.normal(0, 0.1, cm.nq)
+    udot = api.accelerations(cm, q, u, 0.3)
+    ref = np.linalg.solve(api.mass_matrix(cm, q, 0.3), api.generalized_forces(cm, q, u, 0.3))
+    assert np.allclose(udot, ref, rtol=0, atol=1e-10 * np.abs(ref).max())

@@ -7,12 +7,17 @@ At rest (u = 0) at time t the reduced equations are
 
 (N spans the null space of Phi_q, S001 (20); for a tree N = I and R = Q*). Newton's
 method on the independent coordinates y (chosen as in flexmbs.analysis.linearize):
-dy = -(dR/dq J_y)^-1 R with dR/dq by central differences (it holds the geometric
-stiffness and the pre-load of the constraint forces), dq = J_y dy; the dependent
-coordinates then close the loops again (Gauss-Newton on Phi); a step that does not
-lower |R| is halved (line search). Converged when the Newton step is below
-STEP_TOLERANCE (m or rad). The equilibrium is stable when the reduced stiffness is
-positive definite (flexmbs.analysis.linearize at the result).
+dy = K^-1 R with the reduced stiffness K = -dR/dq J_y by central differences (it
+holds the geometric stiffness and the pre-load of the constraint forces), dq = J_y dy;
+the dependent coordinates then close the loops again (Gauss-Newton on Phi); a step
+that does not lower |R| is halved (line search). Where K is not positive definite
+(far from a stable equilibrium: an arm held out sideways, a pendulum upside down)
+Newton's step may lead to an unstable equilibrium or a saddle; there the step uses
+K with its eigenvalues replaced by their magnitudes (floored at 1e-3 of the largest),
+which for a conservative model goes downhill in potential energy, limited to
+MAX_STEP (m or rad) and taken without the line search. Converged when the Newton step
+is below STEP_TOLERANCE (m or rad). The equilibrium is stable when the reduced
+stiffness is positive definite (flexmbs.analysis.linearize at the result).
 """
 
 from dataclasses import dataclass
@@ -28,7 +33,9 @@ __all__ = ["Equilibrium", "static_equilibrium", "equilibrium_assignments",
            "close_loops", "STEP_TOLERANCE", "MAX_ITERATIONS"]
 
 STEP_TOLERANCE = 1e-12  # m or rad (scaled by 1 + |q|): the last Newton step
-MAX_ITERATIONS = 50
+MAX_ITERATIONS = 100
+MAX_STEP = 0.5  # m or rad: the largest step where the stiffness is not positive
+EIGEN_FLOOR = 1e-3  # of the largest |eigenvalue|: the modified stiffness's smallest
 LINE_SEARCH_HALVINGS = 30
 CLOSE_TOLERANCE = 1e-14  # m: the constraint residual the loops are closed to
 PRESCRIBED_SPEED = 1e-12  # m/s or rad/s: a prescribed coordinate counts as held below
@@ -97,19 +104,32 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
         independent, dependent, j_y, _ = independent_coordinates(jac_all)
         r, dr = central_differences(lambda x: reduced(x, independent, dependent), q)
         tangent = dr @ j_y
-        try:
-            dy = -np.linalg.solve(tangent, r)
-        except np.linalg.LinAlgError:
-            raise NotConverged("the stiffness is singular at the state reached: the "
-                               "model has a free motion with no static load holding it "
-                               "(a neutral equilibrium)") from None
+        step_norm = np.inf
+        norm = np.abs(r).max(initial=0.0)
+        sym = 0.5 * (tangent + tangent.T)
+        lam, vec = np.linalg.eigh(-sym) if len(sym) else (np.zeros(0), None)
+        definite = len(lam) == 0 or lam.min() > 0
+        if definite:
+            try:
+                dy = -np.linalg.solve(tangent, r)
+            except np.linalg.LinAlgError:
+                definite = False
+        if not definite:
+            floor = EIGEN_FLOOR * max(np.abs(lam).max(initial=0.0), 1e-300)
+            dy = vec @ ((vec.T @ r) / np.maximum(np.abs(lam), floor))
+            big = np.abs(j_y @ dy).max(initial=0.0)
+            if big > MAX_STEP:
+                dy *= MAX_STEP / big
         dq = j_y @ dy
         step_norm = np.abs(dq).max(initial=0.0)
-        norm = np.abs(r).max(initial=0.0)
         if log:
-            log(f"equilibrium: iteration {it}: |R| = {norm:.3g}, step {step_norm:.3g}")
-        if step_norm <= STEP_TOLERANCE * (1.0 + np.abs(q).max(initial=0.0)):
+            log(f"equilibrium: iteration {it}: |R| = {norm:.3g}, step {step_norm:.3g}"
+                + ("" if definite else " (stiffness not positive: a descent step)"))
+        if definite and step_norm <= STEP_TOLERANCE * (1.0 + np.abs(q).max(initial=0.0)):
             return Equilibrium(q, start, it, norm, step_norm, list(cm.coordinate_names))
+        if not definite:
+            q = close_loops(cm, q + dq, t, dependent)
+            continue
         alpha = 1.0
         for _ in range(LINE_SEARCH_HALVINGS):
             trial = close_loops(cm, q + alpha * dq, t, dependent)

@@ -23,9 +23,10 @@ def format_linearization(lin, title="", absolute=None):
     """The independent coordinates, frequencies, poles, shapes and (closed loops)
     J_y and the constraint forces; seed 000's absolute view when given."""
     lines = [title] if title else []
-    state = ("an equilibrium" if lin.max_acceleration <= 1e-9 else
-             f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}): the "
-             "matrices hold at this instant only")
+    state = ("an equilibrium" if lin.at_equilibrium else
+             f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}, speeds "
+             f"up to {np.abs(lin.u).max(initial=0.0):.3g}): the matrices hold at this "
+             "instant only")
     lines.append(f"linearized about t = {lin.t:g} s, {state}; method {lin.method}")
     if lin.rows:
         lines.append(f"constraints: {lin.rows} equations of rank {lin.rank}; "

@@ -77,6 +77,7 @@ FD_STEP = np.finfo(float).eps ** (1.0 / 3.0)
 NEUTRAL_TOL = 1e-8  # |w^2| below this times its terms' size: 0 (a neutral mode)
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_11| below this: a dependent constraint row
 SYMMETRY_TOLERANCE = 1e-6  # relative asymmetry below which M and K count symmetric
+AT_REST = 1e-6  # m/s^2, rad/s^2: nominal accelerations below this make an equilibrium
 
 
 @dataclass
@@ -109,6 +110,11 @@ class Linearization:
     Fz_D: np.ndarray = None
     Fz_K: np.ndarray = None
     prescribed: list = field(default_factory=list)  # names the user kept independent
+
+    @property
+    def at_equilibrium(self):
+        return bool(self.max_acceleration <= AT_REST
+                    and np.abs(self.u).max(initial=0.0) <= AT_REST)
 
     @property
     def natural_frequencies(self):

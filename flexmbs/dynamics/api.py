@@ -141,8 +141,11 @@ def generalized_forces(cm, q, u, t=0.0):
 
 
 def accelerations(cm, q, u, t=0.0):
-    """du/dt (nq,) = M*^-1 Q*."""
-    y = np.concatenate([_arr(q, cm.nq), _arr(u, cm.nq), [0.0]])
+    """du/dt (nq,) = M*^-1 Q* (of a tree: a closed loop's need its multipliers,
+    flexmbs.dynamics.constrained.constrained_accelerations)."""
+    y = np.zeros(2 * cm.nq + 1 + cm.nactuators)  # the ODE state: works after q, u
+    y[:cm.nq] = _arr(q, cm.nq)
+    y[cm.nq:2 * cm.nq] = _arr(u, cm.nq)
     ws = cm.new_workspace()
     out = np.zeros_like(y)
     _system.state_derivative(cm.arrays, ws, float(t), y, out)
