@@ -20,6 +20,7 @@ from .model.description import SOLVER_METHODS
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+EQUILIBRIUM_HEADER = "# Static equilibrium of"
 
 
 def _err(text):
@@ -145,17 +146,17 @@ def _cmd_equilibrium(args):
         _err(f"{out}: would overwrite the model file; choose another -o")
         return EXIT_INPUT
     with open(args.model, encoding="utf-8") as f:
-        text = f.read()
+        text = "".join(line for line in f if not line.startswith(EQUILIBRIUM_HEADER))
     assignments = {}
     for override in args.set or ():
         path, _, value = override.partition("=")
         assignments[path.strip()] = _toml_value(value.strip())
     assignments.update(equilibrium_assignments(cm, eq.q))
-    head = (f"# Static equilibrium of {args.model} by flexmbs equilibrium "
+    head = (f"{EQUILIBRIUM_HEADER} {args.model} by flexmbs equilibrium "
             f"{__version__}" + (" --set " + " --set ".join(args.set) if args.set else "")
             + f": {eq.iterations} Newton iterations, reduced force {eq.residual:.3g}\n")
     with open(out, "w", encoding="utf-8") as f:
-        f.write(head + set_toml_values(text, assignments))
+        f.write(head + set_toml_values(text, assignments, keep_comments=False))
     if args.json:
         print(json.dumps(dict(iterations=eq.iterations, residual=eq.residual,
                               step=eq.step, coordinates=eq.names, q=eq.q.tolist(),

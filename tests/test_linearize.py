@@ -403,3 +403,111 @@ def test_accelerations_of_a_model_with_actuators():
     udot = api.accelerations(cm, q, u, 0.3)
     ref = np.linalg.solve(api.mass_matrix(cm, q, 0.3), api.generalized_forces(cm, q, u, 0.3))
     assert np.allclose(udot, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+
+
+# ------------------------------------------ against a slow reference, in motion
+def _reference_rates(cm, lin, q0, u0, t):
+    """(dy''/dy, dy''/dy') by central differences of the exact constrained
+    accelerations (flexmbs.dynamics.constrained.constrained_accelerations) in the
+    independent coordinates: the dependent ones close the loops (Newton) and their
+    speeds satisfy the velocity constraints. y'' is quadratic in y', so the speed
+    difference is exact up to round-off with a large step."""
+    from flexmbs.dynamics.constrained import active_rows
+    ind = lin.independent
+    dep = np.setdiff1d(np.arange(cm.nq), ind)
+    rows = active_rows(cm)
+
+    def accel(y, yd):
+        q = q0.copy()
+        q[ind] += y
+        for _ in range(60):
+            phi, _, jac, _ = api.constraint_values(cm, q, None, t)
+            if np.abs(phi[rows]).max() < 1e-15:
+                break
+            q[dep] -= np.linalg.solve(jac[rows][:, dep], phi[rows])
+        u = np.zeros(cm.nq)
+        u[ind] = u0[ind] + yd
+        _, phid, jac, _ = api.constraint_values(cm, q, u, t)
+        u[dep] -= np.linalg.solve(jac[rows][:, dep], phid[rows])
+        return constrained_accelerations(cm, q, u, t)[0][ind]
+
+    n = len(ind)
+    a, b = np.zeros((n, n)), np.zeros((n, n))
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = 1e-5
+        a[:, k] = (accel(e, 0 * e) - accel(-e, 0 * e)) / 2e-5
+        e[k] = 1e-2
+        b[:, k] = (accel(0 * e, e) - accel(0 * e, -e)) / 2e-2
+    return a, b
+
+
+def _skew_four_bar():
+    """FB with the rocker pivot moved to (0.47, 0, 0.06): not a parallelogram, so its
+    constraint manifold is curved in the joint coordinates."""
+    model = four_bar(rocker=0.3)
+    model.marker("ground", "rocker_pivot").position = np.array([0.47, 0.0, 0.06])
+    return model
+
+
+@pytest.mark.parametrize("case", ["skew_rest", "skew_moving", "slider_crank"])
+@pytest.mark.parametrize("method", ["qr", "perturbation"])
+def test_linear_model_against_differences_of_the_motion(case, method):
+    """-M^-1 K and -M^-1 D against differences of the exact accelerations: a skewed
+    four-bar released at rest (not an equilibrium: the curvature of the constraints
+    enters K), the same in motion, and the slider-crank whose crank is driven
+    (rheonomic constraints). Differences of the reference: about 1e-10 (K) and 1e-6
+    (D, nested differences in the linearization)."""
+    from flexmbs.model.library import slider_crank
+    if case == "skew_moving":
+        model = _skew_four_bar()
+        sim = simulate(model, None, t_end=0.15, rtol=1e-10, atol=1e-12)
+        cm = _consistent(model)
+        q, u, t = sim.y[-1, :cm.nq], sim.y[-1, cm.nq:2 * cm.nq], sim.t[-1]
+    else:
+        cm = _consistent(_skew_four_bar() if case == "skew_rest" else
+                         slider_crank(elements=1))
+        q, u, t = cm.q0.copy(), cm.u0.copy(), 0.0
+    lin = linearize(cm, q=q, u=u, t=t, method=method)
+    a, b = _reference_rates(cm, lin, q, u, t)
+    minv = np.linalg.inv(lin.M)
+    assert np.abs(-minv @ lin.K - a).max() < 1e-6 * np.abs(a).max()
+    if np.abs(b).max() > 0:
+        assert np.abs(-minv @ lin.D - b).max() < 1e-4 * np.abs(b).max()
+    assert (lin.note != "") == (method == "qr")
+
+
+def test_bricard_equilibrium_and_its_frequency():
+    """Bricard's linkage under gravity folds from the triangle into its symmetric
+    equilibrium (every hinge at 2 pi / 3 in magnitude), choosing its independent rows
+    afresh on the way; its one frequency agrees with differences of the motion."""
+    cm = _consistent(bricard())
+    eq = static_equilibrium(cm)
+    assert np.allclose(np.abs(eq.q), 2 * np.pi / 3, atol=1e-9)
+    rest = np.zeros(cm.nq)
+    lin = linearize(cm, q=eq.q, u=rest)
+    a, _ = _reference_rates(cm, lin, eq.q, rest, 0.0)
+    assert lin.at_equilibrium and abs(-lin.K[0, 0] / lin.M[0, 0] / a[0, 0] - 1) < 1e-8
+    assert lin.frequencies[0] > 0
+
+
+def test_neutral_equilibria_and_bad_requests():
+    """No gravity: every state is an equilibrium (found at once, all directions
+    neutral); RIG with a free turntable: found, joint 1 neutral; a coordinate named
+    twice is refused."""
+    from flexmbs.analysis.linear_report import format_equilibrium
+    model = chain_model(3)
+    model.gravity[:] = 0.0
+    cm = compile_model(model)
+    eq = static_equilibrium(cm)
+    assert eq.iterations == 1 and np.array_equal(eq.q, cm.q0)
+    text = format_equilibrium(eq, linearize(cm, q=eq.q, u=np.zeros(cm.nq)))
+    assert "neutral" in text
+    rig = huang_rig()
+    rig.joints["joint1"].stiffness[:] = 0.0
+    cm = compile_model(rig)
+    eq = static_equilibrium(cm)
+    text = format_equilibrium(eq, linearize(cm, q=eq.q, u=np.zeros(cm.nq)))
+    assert "neutral" in text and "joint1" in text
+    with pytest.raises(ModelError, match="twice"):
+        linearize(cm, independent=["joint1", "joint1"])

@@ -5,19 +5,28 @@ At rest (u = 0) at time t the reduced equations are
 
     R(q) = N(q)^T Q*(q, 0, t) = 0,    Phi(q) = 0
 
-(N spans the null space of Phi_q, S001 (20); for a tree N = I and R = Q*). Newton's
-method on the independent coordinates y (chosen as in flexmbs.analysis.linearize):
-dy = K^-1 R with the reduced stiffness K = -dR/dq J_y by central differences (it
-holds the geometric stiffness and the pre-load of the constraint forces), dq = J_y dy;
-the dependent coordinates then close the loops again (Gauss-Newton on Phi); a step
-that does not lower |R| is halved (line search). Where K is not positive definite
-(far from a stable equilibrium: an arm held out sideways, a pendulum upside down)
-Newton's step may lead to an unstable equilibrium or a saddle; there the step uses
-K with its eigenvalues replaced by their magnitudes (floored at 1e-3 of the largest),
-which for a conservative model goes downhill in potential energy, limited to
-MAX_STEP (m or rad) and taken without the line search. Converged when the Newton step
-is below STEP_TOLERANCE (m or rad). The equilibrium is stable when the reduced
-stiffness is positive definite (flexmbs.analysis.linearize at the result).
+(N spans the null space of Phi_q over independent rows, chosen afresh at each
+iteration by pivoted QR as the linkage moves, S001 (20); for a tree N = I
+and R = Q*). Newton's method on the independent coordinates y (chosen as in
+flexmbs.analysis.linearize): dy = K^-1 R with the reduced stiffness K = -dR/dq J_y
+by central differences (it holds the geometric stiffness and the pre-load of the
+constraint forces), dq = J_y dy, at most MAX_STEP (m or rad); the dependent
+coordinates then close the loops again (Gauss-Newton on Phi); a step that does not
+lower |R| is halved (line search).
+
+Where K is not positive definite (an arm held out sideways, a pendulum upside down)
+Newton's step may run off or climb to an unstable equilibrium. There, in K's
+eigenvectors, each component of the step is R's divided by |eigenvalue| (downhill in
+potential energy for a conservative model), components along neutral directions
+(|eigenvalue| below NEUTRAL_TOL of the largest: a free turntable, no gravity) are left
+out, or where a load pushes along them taken as PROBE_STEP (m or rad) in its
+direction (the next iteration sees the curvature there), and the step is taken at
+most MAX_STEP long without the line search.
+
+Converged when the step is below STEP_TOLERANCE (1 + |q|) or |R| is below
+STEP_TOLERANCE times the largest diagonal stiffness (the force of a 1e-12 m or rad
+displacement); then also an unstable or neutral equilibrium is returned, and
+flexmbs.analysis.linearize at the result tells which it is.
 """
 
 from dataclasses import dataclass
@@ -25,19 +34,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dynamics import api
-from ..dynamics.constrained import active_rows
+from ..dynamics.constrained import PROJECTION_TOLERANCE, independent_rows, active_rows
 from ..errors import FlexmbsError, ModelError
 from .linearize import _null_basis, central_differences, independent_coordinates
 
-__all__ = ["Equilibrium", "static_equilibrium", "equilibrium_assignments",
-           "close_loops", "STEP_TOLERANCE", "MAX_ITERATIONS"]
+__all__ = ["Equilibrium", "NotConverged", "static_equilibrium", "equilibrium_assignments",
+           "close_loops", "STEP_TOLERANCE", "MAX_ITERATIONS", "MAX_STEP"]
 
 STEP_TOLERANCE = 1e-12  # m or rad (scaled by 1 + |q|): the last Newton step
 MAX_ITERATIONS = 100
-MAX_STEP = 0.5  # m or rad: the largest step where the stiffness is not positive
-EIGEN_FLOOR = 1e-3  # of the largest |eigenvalue|: the modified stiffness's smallest
+MAX_STEP = 0.5  # m or rad: the longest step
+NEUTRAL_TOL = 1e-8  # |eigenvalue| / largest below this: a neutral direction
+PROBE_STEP = 0.1  # m or rad: the step along a neutral direction that a load pushes
 LINE_SEARCH_HALVINGS = 30
-CLOSE_TOLERANCE = 1e-14  # m: the constraint residual the loops are closed to
+CLOSE_ITERATIONS = 50
 PRESCRIBED_SPEED = 1e-12  # m/s or rad/s: a prescribed coordinate counts as held below
 
 
@@ -57,18 +67,27 @@ class Equilibrium:
     names: list
 
 
-def close_loops(cm, q, t, dependent):
-    """q with its dependent coordinates moved so that Phi(q) = 0 (Gauss-Newton)."""
+def close_loops(cm, q, t, dependent, rows=None):
+    """q with its dependent coordinates moved so that Phi(q) = 0 over `rows` (default
+    all; Gauss-Newton, to PROJECTION_TOLERANCE of the model's size or until it stops
+    gaining)."""
     q = q.copy()
     if len(dependent) == 0:
         return q
-    for _ in range(50):
+    r, _ = api.body_poses(cm, q, t)
+    tol = PROJECTION_TOLERANCE * max(1.0, float(np.abs(r).max(initial=0.0)))
+    last = np.inf
+    for _ in range(CLOSE_ITERATIONS):
         phi, _, jac, _ = api.constraint_values(cm, q, None, t)
-        if np.abs(phi).max() <= CLOSE_TOLERANCE:
+        if rows is not None:
+            phi, jac = phi[rows], jac[rows]
+        size = np.abs(phi).max(initial=0.0)
+        if size <= tol or (size >= 0.5 * last and size <= 1e3 * tol):
             return q
+        last = size
         q[dependent] -= np.linalg.lstsq(jac[:, dependent], phi, rcond=None)[0]
     raise NotConverged("the loops could not be closed during the equilibrium search "
-                       f"(constraint residual {np.abs(phi).max():.3g})")
+                       f"(constraint residual {size:.3g})")
 
 
 def _check_at_rest(cm, q, t):
@@ -80,15 +99,34 @@ def _check_at_rest(cm, q, t):
                          "rest", "drivers")
 
 
+def _step(tangent, r):
+    """(dy, definite): Newton's step, or the descent step of the module docstring
+    where -tangent (the reduced stiffness K) is not positive definite."""
+    stiffness = -tangent
+    lam, vec = np.linalg.eigh(0.5 * (stiffness + stiffness.T))
+    big = np.abs(lam).max(initial=0.0)
+    neutral = np.abs(lam) <= NEUTRAL_TOL * big
+    if lam.size and lam.min() > NEUTRAL_TOL * big:
+        return np.linalg.solve(stiffness, r), True
+    comp = vec.T @ r
+    pushed = neutral & (np.abs(comp) > NEUTRAL_TOL * np.abs(r).max(initial=0.0))
+    comp[~neutral] /= np.abs(lam[~neutral])
+    comp[neutral] = 0.0
+    comp[pushed] = PROBE_STEP * np.sign((vec.T @ r)[pushed])
+    return vec @ comp, False
+
+
 def static_equilibrium(cm, t=0.0, q=None, log=None):
     """Equilibrium from the state q (default cm.q0, made consistent first for loops
-    by flexmbs.dynamics.constrained.make_consistent). NotConverged when Newton's
-    method stalls or runs out of iterations."""
+    by flexmbs.dynamics.constrained.make_consistent, which chooses the active rows).
+    NotConverged when it stalls, runs out of iterations or the rank of the loops'
+    equations changes on the way."""
     q = np.array(cm.q0 if q is None else q, dtype=float)
     start = q.copy()
     _check_at_rest(cm, q, t)
     zero = np.zeros(cm.nq)
-    rows = active_rows(cm) if len(cm.arrays.con_kind) else np.zeros(0, dtype=int)
+    nrows = len(active_rows(cm)) if len(cm.arrays.con_kind) else 0
+    rows = np.zeros(0, dtype=int)
 
     def reduced(x, independent, dependent):
         force = api.generalized_forces(cm, x, zero, t)
@@ -99,47 +137,50 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
 
     step_norm = np.inf
     for it in range(1, MAX_ITERATIONS + 1):
-        jac_all = (api.constraint_values(cm, q, None, t)[2] if len(rows)
-                   else np.zeros((0, cm.nq)))
-        independent, dependent, j_y, _ = independent_coordinates(jac_all)
+        if nrows:  # the rows best conditioned here (a linkage folds: flexmbs.
+            jac = api.constraint_values(cm, q, None, t)[2]  # dynamics.constrained)
+            rows = independent_rows(jac, nrows)
+            jac = jac[rows]
+        else:
+            jac = np.zeros((0, cm.nq))
+        independent, dependent, j_y, rank = independent_coordinates(jac)
+        if rank != nrows:
+            raise NotConverged(f"the loops' equations lost rank on the way ({rank} of "
+                               f"{nrows} rows independent): the linkage "
+                               "passed a singular configuration; start nearer the "
+                               "equilibrium")
         r, dr = central_differences(lambda x: reduced(x, independent, dependent), q)
         tangent = dr @ j_y
-        step_norm = np.inf
         norm = np.abs(r).max(initial=0.0)
-        sym = 0.5 * (tangent + tangent.T)
-        lam, vec = np.linalg.eigh(-sym) if len(sym) else (np.zeros(0), None)
-        definite = len(lam) == 0 or lam.min() > 0
-        if definite:
-            try:
-                dy = -np.linalg.solve(tangent, r)
-            except np.linalg.LinAlgError:
-                definite = False
-        if not definite:
-            floor = EIGEN_FLOOR * max(np.abs(lam).max(initial=0.0), 1e-300)
-            dy = vec @ ((vec.T @ r) / np.maximum(np.abs(lam), floor))
-            big = np.abs(j_y @ dy).max(initial=0.0)
-            if big > MAX_STEP:
-                dy *= MAX_STEP / big
+        scale = np.abs(np.diag(tangent)).max(initial=0.0)
+        dy, definite = _step(tangent, r)
         dq = j_y @ dy
         step_norm = np.abs(dq).max(initial=0.0)
         if log:
             log(f"equilibrium: iteration {it}: |R| = {norm:.3g}, step {step_norm:.3g}"
                 + ("" if definite else " (stiffness not positive: a descent step)"))
-        if definite and step_norm <= STEP_TOLERANCE * (1.0 + np.abs(q).max(initial=0.0)):
+        small = step_norm <= STEP_TOLERANCE * (1.0 + np.abs(q).max(initial=0.0))
+        if (definite and small) or norm <= STEP_TOLERANCE * scale or norm == 0.0:
             return Equilibrium(q, start, it, norm, step_norm, list(cm.coordinate_names))
+        if not definite and step_norm == 0.0:
+            raise NotConverged(f"the loads push along directions that nothing holds "
+                               f"(reduced force {norm:.3g} with no stiffness against "
+                               "it): there is no static equilibrium")
+        if step_norm > MAX_STEP:
+            dq *= MAX_STEP / step_norm
         if not definite:
-            q = close_loops(cm, q + dq, t, dependent)
+            q = close_loops(cm, q + dq, t, dependent, rows)
             continue
         alpha = 1.0
         for _ in range(LINE_SEARCH_HALVINGS):
-            trial = close_loops(cm, q + alpha * dq, t, dependent)
+            trial = close_loops(cm, q + alpha * dq, t, dependent, rows)
             r_trial = reduced(trial, independent, dependent)
             if np.abs(r_trial).max() < norm or alpha * step_norm <= STEP_TOLERANCE:
                 break
             alpha *= 0.5
         q = trial
-    raise NotConverged(f"no equilibrium within {MAX_ITERATIONS} Newton iterations "
-                       f"(last step {step_norm:.3g})")
+    raise NotConverged(f"no equilibrium within {MAX_ITERATIONS} iterations (last step "
+                       f"{step_norm:.3g}, reduced force {norm:.3g})")
 
 
 def equilibrium_assignments(cm, q):

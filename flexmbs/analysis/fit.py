@@ -507,20 +507,22 @@ def _dump_toml(doc, prefix=()):
     return lines
 
 
-def set_toml_values(text, assignments):
+def set_toml_values(text, assignments, keep_comments=True):
     """The TOML `text` with the values at the dotted paths of `assignments` (path ->
     value) replaced, keeping the rest of the text and its comments. A value whose key
     is not written under its table's header is added after the header, a table without
     a header gets one at the end; when the text cannot be edited so (e.g. an inline
     table), the document is written out anew without its comments. The result always
-    parses to the original document with the assignments made."""
+    parses to the original document with the assignments made. keep_comments=False
+    drops the comment at the end of each line whose value it replaces (it described
+    the old value)."""
     expected = tomllib.loads(text)
     for path, value in assignments.items():
         _assign(expected, _keys(path), value)
     lines = text.splitlines()
     for path, value in assignments.items():
         keys = _keys(path)
-        if not _edit_line(lines, keys[:-1], keys[-1], toml_value(value)):
+        if not _edit_line(lines, keys[:-1], keys[-1], toml_value(value), keep_comments):
             lines += ["", "[" + ".".join(_toml_key(k) for k in keys[:-1]) + "]",
                       f"{_toml_key(keys[-1])} = {toml_value(value)}"]
     edited = "\n".join(lines) + "\n"
@@ -532,7 +534,7 @@ def set_toml_values(text, assignments):
     return "\n".join(_dump_toml(expected)).rstrip() + "\n"
 
 
-def _edit_line(lines, table, key, value_text):
+def _edit_line(lines, table, key, value_text, keep_comment=True):
     """Replace (or add) `key = value` under the header [table]; False when the file has
     no such header."""
     start = None
@@ -557,7 +559,8 @@ def _edit_line(lines, table, key, value_text):
     for i in range(start + 1, end):
         m = key_pattern.match(lines[i])
         if m:
-            lines[i] = m.group("lead") + value_text + m.group("tail")
+            lines[i] = m.group("lead") + value_text + (m.group("tail") if keep_comment
+                                                       else "")
             return True
     lines.insert(start + 1, f"{_toml_key(key)} = {value_text}")
     return True

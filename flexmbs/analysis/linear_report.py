@@ -5,6 +5,7 @@ import numpy as np
 __all__ = ["format_linearization", "format_equilibrium"]
 
 SHAPE_COLUMNS = 6  # mode shapes printed at most
+NEUTRAL_HZ = 1e-6  # |frequency| below this: a neutral direction
 
 
 def _shape_table(lin):
@@ -28,6 +29,8 @@ def format_linearization(lin, title="", absolute=None):
              f"up to {np.abs(lin.u).max(initial=0.0):.3g}): the matrices hold at this "
              "instant only")
     lines.append(f"linearized about t = {lin.t:g} s, {state}; method {lin.method}")
+    if lin.note:
+        lines.append(lin.note)
     if lin.rows:
         lines.append(f"constraints: {lin.rows} equations of rank {lin.rank}; "
                      f"{len(lin.names)} degree(s) of freedom")
@@ -79,8 +82,16 @@ def format_equilibrium(eq, lin, title=""):
         lines.append(f"  {name:<{width}s}  {a:12.6g}  {b:12.6g}")
     lines.append(f"coordinates moved by at most {moved.max(initial=0.0):.3g}")
     if lin is not None:
-        low = lin.frequencies[0] if len(lin.frequencies) else float("nan")
-        stable = "stable" if np.all(lin.frequencies > 0) else "NOT stable"
-        lines.append(f"{stable}: lowest undamped frequency {low:.6g} Hz (negative: "
-                     "an unstable direction; 0: a neutral one)")
+        f = lin.frequencies
+        low = f[0] if len(f) else float("nan")
+        if np.any(f < -NEUTRAL_HZ):
+            verdict = "NOT stable (a negative frequency is an unstable direction)"
+        elif np.any(np.abs(f) <= NEUTRAL_HZ):
+            names = sorted({lin.coordinate_names[int(np.argmax(np.abs(lin.shapes[:, k])))]
+                            for k in np.flatnonzero(np.abs(f) <= NEUTRAL_HZ)})
+            verdict = ("neutral: no stiffness holds the direction(s) led by "
+                       + ", ".join(names))
+        else:
+            verdict = "stable"
+        lines.append(f"{verdict}; lowest undamped frequency {low:.6g} Hz")
     return "\n".join(lines)

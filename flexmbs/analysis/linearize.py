@@ -45,9 +45,12 @@ constraints, perturbed,
     (Phi_q q'' + gamma)_q dq + gamma_q' dq' + Phi_q dq'' = 0
 
 give dq, dq', dq'' in terms of the independent ones (S001 (22)); substituted, they
-give M, D, K (S001 (23)-(24)). At a state at rest both methods give the same matrices;
-in motion only the perturbation method holds the velocity coupling of the constraints
-(whose derivatives are nested differences there, relative accuracy about 1e-6).
+give M, D, K (S001 (23)-(24)). At an equilibrium (u0 = 0, u0' = 0) both methods give
+the same matrices. Elsewhere the condensation misses the constraints' curvature
+(dq'' = J_y dy'' - Phi_d^-1 (Phi_q u0')_q dq, and the velocity coupling): "qr" then
+takes M, D, K from the perturbation and says so (`note`); gamma and the constraint
+derivatives are nested differences there (relative accuracy about 1e-6), rheonomic
+terms (a driver in the loop) included.
 
 Modes: the undamped natural frequencies from K v = w^2 M v (a negative w^2, an
 unstable direction, is reported as a negative frequency) and the poles s of
@@ -62,7 +65,8 @@ import numpy as np
 import scipy.linalg
 
 from ..dynamics import api
-from ..dynamics.constrained import active_rows, constrained_accelerations
+from ..dynamics.constrained import (RESELECT_RATIO, active_rows,
+                                    constrained_accelerations, independent_rows)
 from ..errors import ModelError
 
 __all__ = ["Linearization", "linearize", "full_tangents", "independent_coordinates",
@@ -110,6 +114,7 @@ class Linearization:
     Fz_D: np.ndarray = None
     Fz_K: np.ndarray = None
     prescribed: list = field(default_factory=list)  # names the user kept independent
+    note: str = ""
 
     @property
     def at_equilibrium(self):
@@ -150,7 +155,7 @@ class Linearization:
                  damping_ratios=self.damping_ratios.tolist(),
                  damped_frequencies_hz=self.damped_frequencies.tolist(),
                  asymmetry={k: self.asymmetry(k) for k in "MDK"},
-                 constraint_rows=self.rows, constraint_rank=self.rank)
+                 constraint_rows=self.rows, constraint_rank=self.rank, note=self.note)
         if self.J_z is not None:
             d.update(active_rows=list(self.row_texts), J_z=self.J_z.tolist(),
                      constraint_forces=self.constraint_forces.tolist(),
@@ -267,7 +272,8 @@ def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
         """Phi_q(x) u0' + gamma(x, xd): d/dt of the velocity residual along the
         motion."""
         h = 1e-5 / (1.0 + np.abs(xd).max(initial=0.0))
-        gamma = (velocity(x + h * xd, xd) - velocity(x - h * xd, xd)) / (2 * h)
+        gamma = (api.constraint_values(cm, x + h * xd, xd, t + h)[1][rows]
+                 - api.constraint_values(cm, x - h * xd, xd, t - h)[1][rows]) / (2 * h)
         return api.constraint_values(cm, x, xd, t)[2][rows] @ udot + gamma
 
     _, v_q = central_differences(lambda x: velocity(x, u), q)
@@ -341,10 +347,30 @@ def _normalise(shapes):
     return out
 
 
+def _choose_rows(cm, q, t):
+    """Keep the active constraint rows if they are well conditioned at q, else choose
+    the rows afresh (cm.arrays.con_active), as the integration does when a linkage
+    folds (flexmbs.dynamics.constrained.reselect_rows)."""
+    m = cm.arrays
+    if len(m.con_kind) == 0:
+        return
+    jac = api.constraint_values(cm, q, None, t)[2]
+    full = np.linalg.svd(jac, compute_uv=False)
+    rank = int(np.sum(full > RANK_TOLERANCE * full[0])) if full.size and full[0] > 0 else 0
+    active = np.flatnonzero(m.con_active >= 0)
+    if len(active) == rank and rank and np.linalg.svd(
+            jac[active], compute_uv=False)[-1] >= RESELECT_RATIO * full[rank - 1]:
+        return
+    rows = independent_rows(jac, rank)
+    m.con_active[:] = -1
+    m.con_active[rows] = np.arange(rank)
+
+
 def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
     """The Linearization of the compiled model about (q, u, t) (default: its initial
     state; make it consistent first for a model with loops, flexmbs.dynamics.
-    constrained.make_consistent, which also chooses the active rows). `independent`:
+    constrained.make_consistent; the active rows are chosen afresh when they are ill
+    conditioned at q, cm.arrays.con_active). `independent`:
     coordinate names to keep among the independent coordinates (closed loops)."""
     if method not in METHODS:
         raise ModelError(f"expected one of {', '.join(METHODS)}, got {method!r}",
@@ -357,7 +383,11 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
         if name not in where:
             raise ModelError(f"no coordinate {name!r}; the coordinates are "
                              f"{', '.join(names)}", "--independent")
+    if len(set(independent)) != len(independent):
+        raise ModelError(f"a coordinate is named twice: {', '.join(independent)}",
+                         "--independent")
     prescribed = [where[name] for name in independent]
+    _choose_rows(cm, q, t)
     udot, lam, rows = nominal_state(cm, q, u, t)
     mass, damping, stiffness = full_tangents(cm, q, u, t, udot, lam, rows)
     nrows = len(cm.arrays.con_kind)
@@ -370,7 +400,9 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
     if nrows and rank != len(rows):
         raise ModelError(f"the constraint Jacobian has rank {rank} here but {len(rows)} "
                          "rows are active (make the state consistent first)", "state")
-    if method == "perturbation" and nrows:
+    moving = (np.abs(udot).max(initial=0.0) > AT_REST
+              or np.abs(u).max(initial=0.0) > AT_REST)
+    if nrows and (method == "perturbation" or moving):
         m_r, d_r, k_r = perturbation_matrices(cm, q, u, t, udot, rows, indep, dep)
     else:
         m_r, d_r, k_r = (j_y.T @ a @ j_y for a in (mass, damping, stiffness))
@@ -381,6 +413,10 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
                         shapes=_normalise(j_y @ v), poles=poles,
                         max_acceleration=float(np.abs(udot).max(initial=0.0)),
                         rows=nrows, rank=rank, prescribed=list(independent))
+    if nrows and method == "qr" and moving:
+        lin.note = ("not at an equilibrium: M, D, K by the perturbation of seed 001 (the "
+                    "condensation of seed 000 misses the curvature of the constraints "
+                    "there); J_y, J_z and the constraint forces by seed 000")
     if nrows:
         j_z = constraint_force_basis(jac, j_y)
         force = api.generalized_forces(cm, q, u, t)

@@ -37,7 +37,7 @@ from ..errors import ModelError
 from . import api
 
 __all__ = ["ConstraintReport", "make_consistent", "initial_derivative", "reselect_rows",
-           "active_rows", "constrained_accelerations",
+           "active_rows", "constrained_accelerations", "independent_rows",
            "RANK_TOLERANCE", "PROJECTION_TOLERANCE"]
 
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_11| below this: a dependent constraint row
@@ -146,7 +146,7 @@ def make_consistent(cm, t0=0.0):
     return report
 
 
-def _independent_rows(jac, rank):
+def independent_rows(jac, rank):
     """The indices (sorted) of `rank` independent rows of jac: pivoted QR of jac^T."""
     _, _, piv = qr(jac.T, pivoting=True, mode="economic")
     return np.sort(piv[:rank])
@@ -171,7 +171,7 @@ def reselect_rows(cm, system, t, y):
     mine = np.linalg.svd(jac[active], compute_uv=False)
     if mine[-1] >= RESELECT_RATIO * full[rank - 1]:
         return False, y, None
-    rows = _independent_rows(jac, rank)
+    rows = independent_rows(jac, rank)
     new = -np.ones(len(jac), dtype=np.int64)
     new[rows] = np.arange(rank)
     m.con_active[:] = new

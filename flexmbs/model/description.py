@@ -1012,7 +1012,11 @@ def _beam_initial_state(initial, item):
                              f"of the elastic coordinates, got {initial!r}", item,
                              "initial")
         return initial
-    values = np.asarray(initial, dtype=float).reshape(-1)
+    try:
+        values = np.asarray(initial, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected a name or a list of numbers, got {initial!r}", item,
+                         "initial") from None
     if not np.all(np.isfinite(values)):
         raise ModelError("expected finite elastic coordinates", item, "initial")
     return values
