@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import CACHE, CACHE_DIR
+from .dynamics import order_n as _order_n
 from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
@@ -42,8 +43,9 @@ OUTPUT_TIME_SLACK = 1e-9  # of a step: t_end within it of a multiple is that mul
 PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
 
 
-def build_system(cm):
-    """The System (ODE right-hand side and residual) of a compiled model. With cut
+def build_system(cm, formulation="joint"):
+    """The System (ODE right-hand side and residual) of a compiled model, in the
+    joint-coordinate or the Order-N formulation (trees). With cut
     joints: the stabilised index-2 residual (FORMULATION.md section 5), the
     multipliers algebraic, no elimination of the positions, and a right-hand side
     that gives the consistent y' of a consistent state (the start of the DAE
@@ -66,12 +68,18 @@ def build_system(cm):
             system.refresh = lambda t, y: reselect_rows(cm, system, t, y)
         return system
 
+    derivative, residual, dae_residual = (
+        (_system.state_derivative, _system.residual, _system.dae_residual)
+        if formulation == "joint" else
+        (_order_n.order_n_state_derivative, _order_n.order_n_residual,
+         _order_n.dae_order_n_residual))
+
     def rhs(t, y):
-        _system.state_derivative(m, ws, t, y, out)
+        derivative(m, ws, t, y, out)
         return out.copy()
 
-    return System(n=n, rhs=rhs, residual_kernel=_system.residual, m=m, ws=ws,
-                  algebraic=np.zeros(n, dtype=bool), dae_residual=_system.dae_residual,
+    return System(n=n, rhs=rhs, residual_kernel=residual, m=m, ws=ws,
+                  algebraic=np.zeros(n, dtype=bool), dae_residual=dae_residual,
                   dae_jacobian=_system.dae_work_column,
                   dae_jacobian_columns=columns, second_order=cm.nq)
 
@@ -199,7 +207,7 @@ class _Progress:
 
 
 def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
-             output_step=None, max_step=None, progress=False, log=None):
+             output_step=None, max_step=None, formulation=None, progress=False, log=None):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
 
     Settings not given come from the model's [solver] and [output] sections. Returns
@@ -208,7 +216,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     """
     source = model.source_path or "<python>"
     try:
-        s = model.solver.with_changes(method, t_end, rtol, atol, max_step)
+        s = model.solver.with_changes(method, t_end, rtol, atol, max_step, formulation)
         out = model.output.with_changes(output_step)
         t0 = 0.0
         t_out = output_times(t0, s.t_end, out.step)
@@ -219,6 +227,11 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
                              f"{', '.join(cm.topology.cut_joint_names)}) is a DAE: "
                              f'expected the solver "bdf" or "ida", got "{s.method}"',
                              "solver", "method")
+        if constraints is not None and s.formulation == "order-n":
+            raise ModelError("the Order-N formulation is for trees; this model has "
+                             f"closed loops (cut joints "
+                             f"{', '.join(cm.topology.cut_joint_names)})", "solver",
+                             "formulation")
     except ModelError as exc:
         raise exc.with_source(source) from None
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
@@ -228,7 +241,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             log("warning: " + text)
     if log is not None and kernels_need_compiling(method):
         log("compiling kernels (first run only, about two minutes)...")
-    system = build_system(cm)
+    system = build_system(cm, s.formulation)
     y0 = cm.initial_state()
     if constraints is not None:
         y0, _ = initial_derivative(cm, system, t0, y0)
@@ -246,6 +259,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             modes={name: basis_record(b) for name, b in model.bodies.items()
                    if getattr(b, "basis", None) is not None},
             settings={"t_end": t_end, "rtol": rtol, "atol": atol,
+                      "formulation": s.formulation,
                       "output_step": output_step, "max_step": max_step})
     ts, ys, es, ss = [], [], [], []
 

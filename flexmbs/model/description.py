@@ -34,6 +34,7 @@ BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
+FORMULATIONS = ("joint", "order-n")  # FORMULATION.md sections 5 and 10
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
 _EX, _EY, _EZ = np.eye(3)
@@ -397,20 +398,28 @@ class Sensor:
 @dataclass(frozen=True)
 class SolverSettings:
     """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
-    tolerances `rtol`, `atol`, largest step `max_step` (s)."""
+    tolerances `rtol`, `atol`, largest step `max_step` (s), `formulation` (one of
+    FORMULATIONS: "joint", M* u' = Q* solved whole, or "order-n", the tip-to-base
+    elimination of flexmbs.dynamics.order_n, trees only)."""
     method: str = "bdf"
     t_end: float = 1.0
     rtol: float = 1e-6
     atol: float = 1e-8
     max_step: float = np.inf
+    formulation: str = "joint"
 
-    def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None):
+    def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
+                     formulation=None):
         """A validated copy with the given values changed (ModelError if bad)."""
         item = "solver"
         if method is not None and method not in SOLVER_METHODS:
             raise ModelError(f"expected one of {', '.join(SOLVER_METHODS)}, got "
                              f"{method!r}", item, "method")
+        if formulation is not None and formulation not in FORMULATIONS:
+            raise ModelError(f"expected one of {', '.join(FORMULATIONS)}, got "
+                             f"{formulation!r}", item, "formulation")
         return SolverSettings(
+            formulation=self.formulation if formulation is None else formulation,
             method=self.method if method is None else method,
             t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end",
                                                            positive=True),
@@ -974,9 +983,11 @@ class Model:
         return self.sensors[name]
 
     # --------------------------------------------------------------- settings
-    def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None):
+    def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
+                   formulation=None):
         """Change the integration settings (see SolverSettings)."""
-        self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step)
+        self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step,
+                                               formulation)
 
     def set_output(self, step=None):
         """Change the time between two recorded samples (s)."""
