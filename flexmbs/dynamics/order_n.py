@@ -40,8 +40,9 @@ import numpy as np
 from ..config import jit
 from ..kinematics.recursive import forward_kinematics
 from .rigid_body import apply_body_mass
-from .system import (_joint_force, _work_rows, body_forces, dynamic_rows,
-                     flexible_body_mass, nonconservative_power, split_state)
+from .system import (_joint_force, _work_rows, body_forces,
+                     derivative_from_accelerations, dynamic_rows, flexible_body_mass,
+                     split_state)
 from .user_laws import add_joint_law_forces, has_user_laws
 
 __all__ = ["order_n_accelerations", "order_n_state_derivative", "order_n_residual",
@@ -272,13 +273,7 @@ def order_n_state_derivative(m, ws, t, y, out):
     q, u, _ = split_state(y, nq)
     forward_kinematics(m, ws, t, q, u)
     order_n_accelerations(m, ws, t, ws.accel)
-    for k in range(nq):
-        out[k] = u[k]
-        out[nq + k] = ws.accel[k]
-    dynamic_rows(m, ws, ws.accel, ws.force)  # fills ws.tau; ws.force is scratch here
-    out[2 * nq] = nonconservative_power(m, ws, t)
-    for a in range(m.act_coord.shape[0]):
-        out[2 * nq + 1 + a] = ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    derivative_from_accelerations(m, ws, t, u, out)
 
 
 @jit

@@ -678,6 +678,13 @@ def state_derivative(m, ws, t, y, out):
     generalized_forces(m, ws, t)
     if not cholesky_solve_in_place(ws.mass, ws.force, ws.accel):
         ws.accel[:] = np.nan  # M* not positive definite: the integrator fails on it
+    derivative_from_accelerations(m, ws, t, u, out)
+
+
+@jit_inline
+def derivative_from_accelerations(m, ws, t, u, out):
+    """out = [u; ws.accel; P; P_a] once ws.accel holds du/dt (after body_forces)."""
+    nq = ws.mass.shape[0]
     for k in range(nq):
         out[k] = u[k]
         out[nq + k] = ws.accel[k]
