@@ -213,12 +213,15 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         t0 = 0.0
         t_out = output_times(t0, s.t_end, out.step)
         cm = compile_model(model)
-        constraints = make_consistent(cm) if cm.topology.cut_joint_names else None
+        constraints = make_consistent(cm) if cm.has_constraints else None
         if constraints is not None and s.method in SCIPY_METHODS:
-            raise ModelError(f"a model with closed loops (cut joints "
-                             f"{', '.join(cm.topology.cut_joint_names)}) is a DAE: "
-                             f'expected the solver "bdf" or "ida", got "{s.method}"',
-                             "solver", "method")
+            what = ", ".join([f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
+                             * bool(cm.topology.cut_joint_names) +
+                             [f"rolling contacts {', '.join(model.contacts)}"]
+                             * bool(cm.ncontacts))
+            raise ModelError(f"a model with closed loops or rolling contacts ({what}) is "
+                             f'a DAE: expected the solver "bdf" or "ida", got '
+                             f'"{s.method}"', "solver", "method")
     except ModelError as exc:
         raise exc.with_source(source) from None
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step

@@ -181,6 +181,11 @@ _CENTERLINE_SENSOR = _Schema({"type": STRING, "body": STRING, "frame": STRING,
                               "subdivisions": INTEGER}, required=("body",))
 _CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING},
                             required=("joint",))
+_CONTACT_SENSOR = _Schema({"type": STRING, "contact": STRING, "frame": STRING},
+                          required=("contact",))
+_CONTACT = _Schema({"type": STRING, "disk": STRING, "disk_marker": STRING, "axis": VECTOR,
+                    "radius": NUMBER, "plane": STRING, "plane_marker": STRING,
+                    "normal": VECTOR}, required=("type", "disk", "radius", "plane"))
 _JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
                         required=("joint",))
 _MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
@@ -212,7 +217,7 @@ LAW_REQUIRED = {
 # Sections holding one table of settings; `--set` may create them.
 _SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
 _SECTIONS = ("model", "solver", "output", "ground", "bodies", "joints", "drivers",
-             "actuators", "forces", "springs", "sensors")
+             "actuators", "forces", "springs", "contacts", "sensors")
 _BODY_TYPES = ("rigid", "beam")
 
 
@@ -442,6 +447,7 @@ def _check_sensor(name, table, item):
               _STRAIN_SENSOR if sensor_type == "beam_strain" else
               _SECTION_SENSOR if sensor_type in ("beam_curvature", "beam_section_forces")
               else _CENTERLINE_SENSOR if sensor_type == "beam_centerline" else
+              _CONTACT_SENSOR if sensor_type == "contact_reaction" else
               _MARKER_SENSOR)
     _check_fields(table, schema, item)
 
@@ -461,6 +467,8 @@ _NAMED_SECTIONS = {
     "forces": ("force", lambda n: f'force "{n}"', _check_force),
     "springs": ("spring", lambda n: f'spring "{n}"',
                 lambda n, t, i: _check_fields(t, _SPRING, i)),
+    "contacts": ("contact", lambda n: f'contact "{n}"',
+                 lambda n, t, i: _check_fields(t, _CONTACT, i)),
     "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
 }
 
@@ -567,6 +575,8 @@ def _build_model(doc):
         _add_force(model, name, table)
     for name, table in doc.get("springs", {}).items():
         model.add_spring(name, **table)
+    for name, table in doc.get("contacts", {}).items():
+        model.add_contact(name, **table)
     for name, table in doc.get("sensors", {}).items():
         model.add_sensor(name, **table)
     return model
