@@ -1,0 +1,294 @@
+"""Rolling contacts (FORMULATION.md section 5; seed 004, section 5; MODELS.md RD): the
+rows of a thin disk rolling without slipping on a plane against a slow NumPy reference
+and finite differences, the model files against their builder, the steady motions
+(straight and circular) held by the integration, energy, the contact force, and the
+plane with a prescribed acceleration (the contact point moves with the plane).
+
+Steady circular rolling of the thin uniform disk (mass m, radius R, axial inertia
+A = m R^2 / 2, diametral B = m R^2 / 4), the coordinates of flexmbs.model.library.
+rolling_disk: heading psi about the vertical e_z, lean th about the heading direction
+e1, spin phi about the axle. With h2 = e_z x e1 (horizontal), the axle and the disk's
+"up" direction are
+
+    a = cos th h2 + sin th e_z,     b = -sin th h2 + cos th e_z,     e_z = sin th a + cos th b,
+
+the contact point is c - R b and a x b = e1, e_z x a = -cos th e1, e_z x b = sin th e1.
+Steady: th' = 0, psi' = O, phi' = s constant. The angular velocity is
+w = O e_z + s a = w3 a + O cos th b with w3 = s + O sin th, and rolling without slip
+(c' + w x (-R b) = 0) gives the centre's velocity c' = R w x b = R w3 e1 = V e1: the
+centre runs on a circle at the rate O, its acceleration V O h2.
+
+* Momentum: the contact force F = m V O h2 + m g e_z.
+* Angular momentum about the centre: H = A w3 a + B O cos th b; a and b turn with the
+  frame at O e_z, so dH/dt = O e_z x H = O cos th (-A w3 + B O sin th) e1, and it equals
+  the moment of F about the centre, (-R b) x F = R m (V O cos th + g sin th) e1.
+
+With V = R w3 this is one equation for O at given lean and speed:
+
+    (R / 4) sin th cos th O^2 - (3 / 2) cos th V O - g sin th = 0,
+
+whose root that vanishes with th is the physical one (the disk turns towards its lean:
+V O < 0 for th > 0 in these axes); then phi' = V / R - O sin th. For R = 0.1 m,
+V = 1 m/s, th = 0.2 rad: O = -1.31995 rad/s, phi' = 10.26223 rad/s (a circle of
+0.758 m radius for the centre), and the contact force is (0, m V O, m g) at psi = 0.
+Upright (th = 0): O = 0 and phi' = V / R, straight rolling.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.dynamics import api
+from flexmbs.errors import ModelError
+from flexmbs.model import Model
+from flexmbs.model.compiled import compile_model
+from flexmbs.model.library import (RD_LEAN, RD_RADIUS, RD_SPEED, rolling_disk,
+                                   rolling_disk_steady_rates)
+from flexmbs.model.serialize import model_to_dict
+from flexmbs.model.timefunctions import ConstantRate
+from flexmbs.model.toml_reader import load_model, loads_model
+from flexmbs.simulation import simulate
+from test_closed_loops import _assert_same, _total
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+GRAVITY = 9.81
+SPAN = 1.0  # s: the tests' runs (the 10 s and 5 s runs: benchmarks/bench_rolling_disk.py)
+RTOL = 1e-8  # the models' tolerances
+ATOL = 1e-10
+# A steady motion is an exact solution of the equations; the integration drifts from it
+# by its local errors, rtol relative per step over ~1e3 steps in SPAN (growth is at most
+# linear: the steady motions are stable, MODELS.md), so 1e3 rtol relative.
+STEADY_TOL = 1e3 * RTOL
+
+
+# ------------------------------------------------------------ the rows, reference
+def reference_rows(cm, q, u, t):
+    """(phi, rows (3,), v_rel (3,)) of the (single) rolling contact by NumPy from the
+    marker frames: the slow twin of flexmbs.dynamics.constraints.contact_geometry."""
+    m = cm.arrays
+    pos, rot, vel, om = api.marker_frames(cm, q, u, t)
+    d, p = m.contact_marker_disk[0], m.contact_marker_plane[0]
+    radius = m.contact_radius[0]
+    n = rot[p] @ m.contact_normal[0]
+    a = rot[d] @ m.contact_axis[0]
+    s = np.linalg.norm(np.cross(n, a))
+    t1 = np.cross(n, a) / s
+    t2 = np.cross(n, t1)
+    k = -(n - (n @ a) * a) / s
+    contact = pos[d] + radius * k
+    v_rel = vel[d] + np.cross(om[d], contact - pos[d]) - vel[p] - \
+        np.cross(om[p], contact - pos[p])
+    phi = n @ (pos[d] - pos[p]) - radius * s
+    return phi, np.array([n @ v_rel, t1 @ v_rel, t2 @ v_rel]), v_rel
+
+
+def _disk_on_moving_plane():
+    """A disk (free joint, axle along its marker's x) on a plane body that turns and
+    translates with prescribed rates about and along skew axes, and has free
+    coordinates too: every term of the rows (w_P, rheonomic xi) is non-zero."""
+    model = Model("disk_on_plane", gravity=(0.0, 0.0, -9.81))
+    model.add_rigid_body("plane", mass=2.0, inertia=[0.1, 0.2, 0.3], inertia_about="com")
+    model.add_marker("plane", "surface", position=(0.1, -0.2, 0.05),
+                     euler_xyz=(0.2, -0.1, 0.3))
+    model.add_joint("plane_joint", "general", parent="ground", child="plane",
+                    translation_axes=[[1.0, 0.2, 0.0], [0.0, 0.0, 1.0]],
+                    rotation_axes=[[0.3, 1.0, 0.0], [1.0, 0.0, 0.4]])
+    model.add_driver("tilt", "plane_joint", ConstantRate(value=0.1, rate=0.7), coordinate=2)
+    model.add_driver("lift", "plane_joint", ConstantRate(value=0.0, rate=-0.4), coordinate=1)
+    model.add_rigid_body("disk", mass=1.0, inertia=[0.005, 0.0025, 0.0025],
+                         inertia_about="com")
+    model.add_marker("disk", "centre", position=(0.01, 0.02, -0.01),
+                     euler_xyz=(0.1, 0.2, -0.3))
+    model.add_joint("disk_joint", "free", parent="ground", child="disk")
+    model.add_contact("wheel", "rolling_disk", disk="disk", disk_marker="centre",
+                      plane="plane", plane_marker="surface", radius=0.15,
+                      axis=(1.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0))
+    return model
+
+
+def test_contact_rows_against_reference_and_differences():
+    """At a random state and time: phi and the velocity rows against the NumPy
+    reference; the rows are C u + xi with C the kernel's Jacobian and xi the rows at
+    u = 0; the normal row's Jacobian is the gradient of phi (central differences,
+    error ~h^2) and its velocity row is dphi/dt along the motion (q + u dt, t + dt)."""
+    cm = compile_model(_disk_on_moving_plane())
+    rng = np.random.default_rng(4)
+    q = rng.uniform(-0.5, 0.5, cm.nq)
+    u = rng.uniform(-1.0, 1.0, cm.nq)
+    t = 0.37
+    phi, phid, jac, jacx = api.constraint_values(cm, q, u, t)
+    ref_phi, ref_rows, _ = reference_rows(cm, q, u, t)
+    assert len(phi) == 3 and np.all(phi[1:] == 0.0)
+    scale = 1.0 + np.abs(ref_rows).max()
+    np.testing.assert_allclose(phi[0], ref_phi, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(phid, ref_rows, rtol=0, atol=1e-13 * scale)
+    xi = api.constraint_values(cm, q, np.zeros(cm.nq), t)[1]
+    assert np.abs(xi).max() > 0.1   # rheonomic: the plane moves by itself
+    np.testing.assert_allclose(phid, jac @ u + xi, rtol=0, atol=1e-13 * scale)
+    h = 1e-6
+    grad = np.zeros(cm.nq)
+    for k in range(cm.nq):
+        e = np.zeros(cm.nq)
+        e[k] = h
+        grad[k] = (api.constraint_values(cm, q + e, None, t)[0][0]
+                   - api.constraint_values(cm, q - e, None, t)[0][0]) / (2 * h)
+    assert np.abs(jac[0] - grad).max() <= 1e-8 * max(1.0, np.abs(jac[0]).max())
+    dphi = (api.constraint_values(cm, q + h * u, None, t + h)[0][0]
+            - api.constraint_values(cm, q - h * u, None, t - h)[0][0]) / (2 * h)
+    assert abs(phid[0] - dphi) <= 1e-8 * scale
+    for k in range(cm.nq):  # C against differences of the reference (linear in u)
+        e = np.zeros(cm.nq)
+        e[k] = 1.0
+        col = reference_rows(cm, q, u + e, t)[1] - ref_rows
+        np.testing.assert_allclose(jac[:, k], col, rtol=0, atol=1e-12 * scale)
+    assert np.abs(jacx).max() > 0.0
+
+
+# ------------------------------------------------------------------- model files
+@pytest.mark.parametrize("name, variant", [("rolling_disk", "accel"),
+                                           ("rolling_disk_straight", "straight"),
+                                           ("rolling_disk_circular", "circular")])
+def test_model_files_are_the_builder(name, variant):
+    _assert_same(model_to_dict(load_model(MODELS / f"{name}.toml")),
+                 model_to_dict(rolling_disk(variant)))
+
+
+def test_steady_rates_solve_the_balance():
+    """rolling_disk_steady_rates against the angular-momentum balance of the module
+    docstring, evaluated with the vectors (not the reduced quadratic)."""
+    th, v, r, m = RD_LEAN, RD_SPEED, RD_RADIUS, 1.0
+    o, spin = rolling_disk_steady_rates(th, v)
+    e1, h2, ez = np.eye(3)
+    a = np.cos(th) * h2 + np.sin(th) * ez
+    b = -np.sin(th) * h2 + np.cos(th) * ez
+    w = o * ez + spin * a
+    w3 = w @ a
+    np.testing.assert_allclose(r * np.cross(w, b), v * e1, atol=1e-14)
+    big_a, big_b = m * r ** 2 / 2, m * r ** 2 / 4
+    hmom = big_a * w3 * a + big_b * (w @ b) * b
+    force = m * v * o * h2 + m * GRAVITY * ez
+    np.testing.assert_allclose(np.cross(o * ez, hmom), np.cross(-r * b, force), atol=1e-14)
+    assert o < 0  # towards the lean
+
+
+# ------------------------------------------------------------------- the motions
+def _run(variant, t_end=SPAN, **kw):
+    model = rolling_disk(variant)
+    model.add_sensor("disk_joint_reaction", "joint_reaction", joint="disk_joint")
+    sim = simulate(model, None, t_end=t_end, **kw)
+    assert sim.status == "finished", sim.message
+    return model, sim
+
+
+# the builder's sensors, then the joint_reaction sensor that _run adds
+SENSOR_COLUMNS = {"lean": 0, "heading_rate": 1, "spin_rate": 2, "contact": slice(3, 9),
+                  "disk_joint_reaction": slice(9, 15)}
+
+
+def _sensor(sim, name):
+    return sim.sensors[:, SENSOR_COLUMNS[name]]
+
+
+def test_straight_rolling_persists():
+    """RD-steady (a): upright at 1 m/s along x: the lean, heading rate and spin rate
+    stay at 0, 0 and V / R, the centre at x = V t, energy constant."""
+    _, sim = _run("straight")
+    nq = 6
+    q, u = sim.y[:, :nq], sim.y[:, nq:2 * nq]
+    assert np.abs(_sensor(sim, "lean")).max() <= STEADY_TOL
+    assert np.abs(u[:, 3]).max() <= STEADY_TOL
+    np.testing.assert_allclose(u[:, 5], RD_SPEED / RD_RADIUS, rtol=STEADY_TOL)
+    np.testing.assert_allclose(q[:, 0], RD_SPEED * sim.t, atol=STEADY_TOL)
+    total = _total(sim)
+    assert np.abs(total - total[0]).max() <= STEADY_TOL * abs(total[0])
+
+
+def test_circular_rolling_persists_and_conserves_energy():
+    """RD-steady (b): lean 0.2 rad with the steady rates (module docstring): the lean
+    and the rates stay, the centre keeps to its circle, the energy is conserved (the
+    plane at rest: the contact forces do no work), the contact force is
+    m V O h2 + m g e_z, and the 6-coordinate joint carries nothing (its reaction, from
+    the momentum balance with the contact force, is zero)."""
+    model, sim = _run("circular")
+    o, spin = rolling_disk_steady_rates(RD_LEAN, RD_SPEED)
+    u = sim.y[:, 6:12]
+    np.testing.assert_allclose(_sensor(sim, "lean"), RD_LEAN, rtol=STEADY_TOL)
+    np.testing.assert_allclose(u[:, 3], o, rtol=STEADY_TOL)
+    np.testing.assert_allclose(u[:, 5], spin, rtol=STEADY_TOL)
+    np.testing.assert_allclose(u[:, 4], 0.0, atol=STEADY_TOL)
+    centre = sim.y[:, :2] - np.array([0.0, RD_SPEED / o])  # circle centre (0, V / O)
+    np.testing.assert_allclose(np.linalg.norm(centre, axis=1), abs(RD_SPEED / o),
+                               rtol=STEADY_TOL)
+    total = _total(sim)
+    assert np.abs(total - total[0]).max() <= STEADY_TOL * abs(total[0])
+    contact = _sensor(sim, "contact")
+    np.testing.assert_allclose(np.hypot(contact[:, 0], contact[:, 1]), abs(RD_SPEED * o),
+                               rtol=STEADY_TOL)
+    np.testing.assert_allclose(contact[:, 2], GRAVITY, rtol=STEADY_TOL)
+    np.testing.assert_allclose(contact[:, 5], 0.0, atol=STEADY_TOL * RD_RADIUS)
+    assert np.abs(_sensor(sim, "disk_joint_reaction")).max() <= STEADY_TOL * GRAVITY
+
+
+def test_accelerating_plane_carries_the_contact_point():
+    """RD-accel over SPAN: at every output the disk's material velocity at the contact
+    point equals the plane's there (all three components, the NumPy reference), to the
+    Newton tolerance of the velocity rows (atol-sized), and the rim touches the
+    plane."""
+    _, sim = _run("accel")
+    cm = compile_model(rolling_disk("accel"))
+    worst, worst_phi = 0.0, 0.0
+    for t, y in zip(sim.t, sim.y):
+        phi, _, v_rel = reference_rows(cm, y[:6], y[6:12], t)
+        worst = max(worst, np.abs(v_rel).max())
+        worst_phi = max(worst_phi, abs(phi))
+    assert worst <= 1e3 * ATOL
+    assert worst_phi <= 1e3 * ATOL
+    # the plane has moved: the check is not the trivial one of a plane at rest
+    assert sim.t[-1] == pytest.approx(SPAN)
+
+
+# ------------------------------------------------------------------ input checks
+def _contact_toml(**fields):
+    table = {"type": '"rolling_disk"', "disk": '"disk"', "radius": "0.1",
+             "plane": '"ground"', **fields}
+    body = "\n".join(f"{k} = {v}" for k, v in table.items() if v is not None)
+    return f"""
+[bodies.disk]
+mass = 1.0
+inertia = [0.0025, 0.005, 0.0025]
+inertia_about = "com"
+
+[joints.j]
+type = "free"
+parent = "ground"
+child = "disk"
+
+[contacts.wheel]
+{body}
+"""
+
+
+@pytest.mark.parametrize("fields, field, message", [
+    ({"radius": "-0.1"}, "radius", "positive"),
+    ({"type": '"sphere"'}, "type", "contact type"),
+    ({"disk": '"wheel"'}, "disk", 'unknown body "wheel"'),
+    ({"plane": '"disk"'}, "plane", "two different bodies"),
+    ({"disk": '"ground"'}, "disk", "moving body"),
+    ({"axis": "[0.0, 0.0, 0.0]"}, "axis", "non-zero"),
+    ({"normal": "[1.0, 0.0]"}, "normal", "3-vector"),
+    ({"plane_marker": '"top"'}, "plane_marker", 'unknown marker "top"'),
+    ({"speed": "1.0"}, "speed", "unknown field"),
+    ({"radius": None}, "radius", "missing required"),
+])
+def test_bad_contact_fields_name_file_item_field(fields, field, message):
+    with pytest.raises(ModelError, match=message) as err:
+        loads_model(_contact_toml(**fields), source="disk.toml")
+    assert err.value.item == 'contact "wheel"'
+    assert err.value.field == field
+    assert "disk.toml" in str(err.value)
+
+
+def test_rolling_contacts_need_a_dae_solver():
+    with pytest.raises(ModelError, match='expected the solver "bdf" or "ida"'):
+        simulate(rolling_disk("straight"), None, t_end=0.1, method="rk45")
