@@ -14,7 +14,7 @@ import sys
 
 from . import __version__
 from .errors import FlexmbsError
-from .model.description import SOLVER_METHODS
+from .model.description import CONSTRAINT_FORMULATIONS, SOLVER_METHODS
 
 __all__ = ["main"]
 
@@ -41,6 +41,7 @@ def _cmd_run(args):
         return EXIT_INPUT
     sim = simulate(model, out, t_end=args.t_end, rtol=args.rtol, atol=args.atol,
                    method=args.solver, output_step=args.output_step,
+                   constraints=args.constraints,
                    progress=sys.stderr.isatty() and not args.quiet, log=_log)
     st = sim.statistics
     summary = (f"{sim.status}: t = {sim.t[-1]:.6g} s, {st.get('nsteps', 0)} steps, "
@@ -169,6 +170,9 @@ def _parser():
     r.add_argument("--atol", type=float, help="absolute tolerance")
     r.add_argument("--solver", help="integrator: " + ", ".join(SOLVER_METHODS))
     r.add_argument("--output-step", type=float, help="time between outputs (s)")
+    r.add_argument("--constraints", choices=CONSTRAINT_FORMULATIONS,
+                   help="formulation of closed loops and rolling contacts: ggl "
+                        "(stabilised index 2, the default) or projection (seed 004, bdf)")
     r.add_argument("--set", action="append", metavar="PATH=VALUE",
                    help="override a value of the model file by its dotted path "
                         "(repeatable), e.g. --set joints.j1.initial=0.2")

@@ -248,6 +248,40 @@ def test_accelerating_plane_carries_the_contact_point():
     assert sim.t[-1] == pytest.approx(SPAN)
 
 
+# ------------------------------------------------------- the projection formulation
+def test_projection_formulation_agrees_with_ggl_on_rd_accel():
+    """Seed 004's projection formulation (flexmbs.dynamics.projection) against the
+    stabilised index-2 one on RD-accel over SPAN at the model's rtol 1e-8: q and u
+    agree to 10 rtol of the largest speed (each is ~3e-7 from an rtol 1e-11 run, the
+    heading rate the worst), the multipliers (the contact force) to 10 rtol of the
+    weight after the GGL start-up (its first output), and the projection keeps the slip
+    and the rim's height within its drift-correction threshold (DRIFT_TOLERANCE times
+    atol + rtol |C u|, |C u| below 3 m/s)."""
+    from flexmbs.dynamics.projection import DRIFT_TOLERANCE
+    _, ggl = _run("accel")
+    _, proj = _run("accel", constraints="projection")
+    assert np.array_equal(ggl.t, proj.t)
+    scale = np.abs(ggl.y[:, 6:12]).max()
+    assert np.abs(ggl.y[:, :12] - proj.y[:, :12]).max() <= 10 * RTOL * scale
+    force = slice(3, 6)
+    assert np.abs(ggl.sensors[2:, force] - proj.sensors[2:, force]).max() <= \
+        10 * RTOL * GRAVITY
+    cm = compile_model(rolling_disk("accel"))
+    limit = DRIFT_TOLERANCE * (ATOL + RTOL * 1.5 * 2)
+    for t, y in zip(proj.t, proj.y):
+        phi, _, v_rel = reference_rows(cm, y[:6], y[6:12], t)
+        assert np.abs(v_rel).max() <= limit and abs(phi) <= limit
+
+
+def test_projection_needs_bdf_and_a_known_formulation():
+    with pytest.raises(ModelError, match='projection formulation runs with the solver'):
+        simulate(rolling_disk("straight"), None, t_end=0.1, method="ida",
+                 constraints="projection")
+    with pytest.raises(ModelError, match="ggl, projection") as err:
+        loads_model('[solver]\nconstraints = "svd"\n', source="m.toml")
+    assert err.value.field == "constraints"
+
+
 # ------------------------------------------------------------------ input checks
 def _contact_toml(**fields):
     table = {"type": '"rolling_disk"', "disk": '"disk"', "radius": "0.1",

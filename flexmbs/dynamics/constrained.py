@@ -127,11 +127,14 @@ def make_consistent(cm, t0=0.0):
             q[cols] -= _weighted_correction(jac[np.ix_(holonomic, cols)], phi[holonomic],
                                             chol)
     else:
-        raise ModelError(f"the initial coordinates cannot be made to satisfy the position "
-                         f"constraints (closed loops, rolling contacts; residual "
-                         f"{np.abs(phi).max():.3g} after {PROJECTION_ITERATIONS} "
-                         "iterations): give initial joint values near a closed "
-                         "configuration, disks touching their planes", "joints", "initial")
+        goal = " and ".join(["close the loops"] * bool(report.cut) +
+                            ["put the disks on their planes"] * bool(report.contacts))
+        hint = " and ".join(["near a closed configuration"] * bool(report.cut) +
+                            ["with each disk touching its plane"] * bool(report.contacts))
+        raise ModelError(f"the initial coordinates cannot be made to {goal} (constraint "
+                         f"residual {np.abs(phi[holonomic]).max():.3g} after "
+                         f"{PROJECTION_ITERATIONS} iterations): give initial joint values "
+                         f"{hint}", "joints", "initial")
     phi, phid, jac, _ = api.constraint_values(cm, q, cm.u0, t0)
     if jac.shape[1] == 0:
         rank, independent = 0, np.zeros(0, dtype=int)

@@ -241,6 +241,9 @@ class Workspace(NamedTuple):
     (2, 4, 3) their position, velocity, angular velocity and arm, con_mat (2, 2, 3, 3)
     their axes and tangent maps. contact_vec (8, 3): a rolling contact's geometry
     (flexmbs.dynamics.constraints.contact_geometry).
+    The projection formulation's (flexmbs.dynamics.projection): proj_q (nq,) a
+    displaced q, proj_eta (ncr,) eta = dC/dt u + dxi/dt, proj_c (ncr, nq) C of the
+    active rows, proj_lam (ncr,) their multipliers, proj_a (nq,) scratch.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     """
     r: np.ndarray
@@ -282,6 +285,11 @@ class Workspace(NamedTuple):
     con_vec: np.ndarray
     con_mat: np.ndarray
     contact_vec: np.ndarray
+    proj_q: np.ndarray
+    proj_eta: np.ndarray
+    proj_c: np.ndarray
+    proj_lam: np.ndarray
+    proj_a: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -371,7 +379,8 @@ class CompiledModel:
             con_phid=z(ncr), con_jac=z((ncr, nq)), con_jacx=z((ncr, nc)),
             con_jv=z((2, 3, ncol)),
             con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)),
-            contact_vec=z((8, 3)),
+            contact_vec=z((8, 3)), proj_q=z(nq), proj_eta=z(ncr), proj_c=z((ncr, nq)),
+            proj_lam=z(ncr), proj_a=z(nq),
             tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
 

@@ -17,6 +17,7 @@ from .timefunctions import Constant, check_time_function
 
 __all__ = [
     "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "BEAM_SECTION_SENSORS", "FORCE_TYPES", "SOLVER_METHODS",
+    "CONSTRAINT_FORMULATIONS",
     "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver",
     "Actuator", "Force", "Spring", "Sensor", "Contact", "CONTACT_TYPES",
     "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz",
@@ -35,6 +36,7 @@ BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
+CONSTRAINT_FORMULATIONS = ("ggl", "projection")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
 _EX, _EY, _EZ = np.eye(3)
@@ -418,20 +420,29 @@ class Sensor:
 @dataclass(frozen=True)
 class SolverSettings:
     """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
-    tolerances `rtol`, `atol`, largest step `max_step` (s)."""
+    tolerances `rtol`, `atol`, largest step `max_step` (s), and the formulation of the
+    constraints of closed loops and rolling contacts, `constraints` (one of
+    CONSTRAINT_FORMULATIONS: "ggl", the stabilised index-2 form; "projection", seed
+    004's projection onto the null space of the constraint matrix, bdf only)."""
     method: str = "bdf"
     t_end: float = 1.0
     rtol: float = 1e-6
     atol: float = 1e-8
     max_step: float = np.inf
+    constraints: str = "ggl"
 
-    def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None):
+    def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
+                     constraints=None):
         """A validated copy with the given values changed (ModelError if bad)."""
         item = "solver"
         if method is not None and method not in SOLVER_METHODS:
             raise ModelError(f"expected one of {', '.join(SOLVER_METHODS)}, got "
                              f"{method!r}", item, "method")
+        if constraints is not None and constraints not in CONSTRAINT_FORMULATIONS:
+            raise ModelError(f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got "
+                             f"{constraints!r}", item, "constraints")
         return SolverSettings(
+            constraints=self.constraints if constraints is None else constraints,
             method=self.method if method is None else method,
             t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end",
                                                            positive=True),
@@ -1036,9 +1047,11 @@ class Model:
         return self.sensors[name]
 
     # --------------------------------------------------------------- settings
-    def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None):
+    def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
+                   constraints=None):
         """Change the integration settings (see SolverSettings)."""
-        self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step)
+        self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step,
+                                               constraints)
 
     def set_output(self, step=None):
         """Change the time between two recorded samples (s)."""

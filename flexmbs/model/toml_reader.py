@@ -117,7 +117,7 @@ class _Schema:
 
 _MODEL = _Schema({"name": STRING, "gravity": VECTOR})
 _SOLVER = _Schema({"method": STRING, "t_end": NUMBER, "rtol": NUMBER, "atol": NUMBER,
-                   "max_step": NUMBER})
+                   "max_step": NUMBER, "constraints": STRING})
 _OUTPUT = _Schema({"step": NUMBER})
 _GROUND = _Schema({"markers": TABLE})
 _MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
