@@ -145,6 +145,76 @@ def test_contact_rows_against_reference_and_differences():
     assert np.abs(jacx).max() > 0.0
 
 
+# ------------------------------------------------------------------- knife edge
+SLEIGH_A = 0.2  # m: the edge behind the centre of mass
+SLEIGH_I = 0.1  # kg m^2 about the vertical through the centre of mass
+
+
+def _sleigh():
+    """Chaplygin's sleigh: a body (1 kg) on the ground plane, no gravity, on a
+    6-coordinate joint (x, y, z, yaw, roll, pitch), a knife edge SLEIGH_A behind its
+    centre of mass with the blade along body x; moving forward at 1 m/s, turning at
+    2 rad/s."""
+    model = Model("sleigh", gravity=(0.0, 0.0, 0.0))
+    model.set_solver(method="bdf", t_end=SPAN, rtol=RTOL, atol=ATOL)
+    model.add_rigid_body("sleigh", mass=1.0, inertia=[0.05, 0.06, SLEIGH_I],
+                         inertia_about="com")
+    model.add_marker("sleigh", "edge", position=(-SLEIGH_A, 0.0, 0.0))
+    model.add_joint("j", "general", parent="ground", child="sleigh",
+                    translation_axes=np.eye(3).tolist(),
+                    rotation_axes=[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+                    initial_rate=[1.0, SLEIGH_A * 2.0, 0.0, 2.0, 0.0, 0.0])
+    model.add_contact("blade", "knife_edge", disk="sleigh", disk_marker="edge",
+                      plane="ground", axis=(1.0, 0.0, 0.0))
+    return model
+
+
+def test_knife_edge_rows_against_reference():
+    """The knife edge's two rows (radius 0: the normal row and the row across the
+    blade) against the NumPy reference at a random state."""
+    cm = compile_model(_sleigh())
+    rng = np.random.default_rng(5)
+    q, u = rng.uniform(-0.5, 0.5, cm.nq), rng.uniform(-1.0, 1.0, cm.nq)
+    phi, phid, jac, _ = api.constraint_values(cm, q, u, 0.0)
+    ref_phi, ref_rows, _ = reference_rows(cm, q, u, 0.0)
+    assert len(phi) == 2
+    np.testing.assert_allclose(phi[0], ref_phi, atol=1e-14)
+    np.testing.assert_allclose(phid, ref_rows[:2], atol=1e-13)
+    np.testing.assert_allclose(phid, jac @ u, atol=1e-13)
+
+
+def test_chaplygin_sleigh():
+    """The sleigh's edge point P moves along the blade at v, the body turns at w:
+    m v' = m a w^2, (I + m a^2) w' = -m a v w (the momentum along the blade and the
+    angular momentum about the centre of mass, the blade's lateral force at P the
+    only force); against solve_ivp of these two equations, the slip across the blade
+    at zero and the energy conserved."""
+    from scipy.integrate import solve_ivp
+    model = _sleigh()
+    sim = simulate(model, None)
+    assert sim.status == "finished", sim.message
+    cm = compile_model(model)
+    mk = cm.arrays.contact_marker_disk[0]
+    v, w, slip = [], [], []
+    for t, y in zip(sim.t, sim.y):
+        _, rot, vel, om = api.marker_frames(cm, y[:6], y[6:12], t)
+        v.append(rot[mk][:, 0] @ vel[mk])
+        slip.append(rot[mk][:, 1] @ vel[mk])
+        w.append(om[mk][2])
+    m, a, i = 1.0, SLEIGH_A, SLEIGH_I
+
+    def rhs(t, x):
+        return [a * x[1] ** 2, -m * a * x[0] * x[1] / (i + m * a * a)]
+
+    ref = solve_ivp(rhs, (0.0, SPAN), [v[0], w[0]], t_eval=sim.t, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(v, ref.y[0], atol=STEADY_TOL)
+    np.testing.assert_allclose(w, ref.y[1], atol=STEADY_TOL)
+    assert np.abs(slip).max() <= 1e3 * ATOL
+    assert w[-1] < 0.9 * w[0] and v[-1] > v[0]   # it straightens out
+    total = _total(sim)
+    assert np.abs(total - total[0]).max() <= STEADY_TOL * abs(total[0])
+
+
 # ------------------------------------------------------------------- model files
 @pytest.mark.parametrize("name, variant", [("rolling_disk", "accel"),
                                            ("rolling_disk_straight", "straight"),
@@ -313,7 +383,8 @@ child = "disk"
     ({"normal": "[1.0, 0.0]"}, "normal", "3-vector"),
     ({"plane_marker": '"top"'}, "plane_marker", 'unknown marker "top"'),
     ({"speed": "1.0"}, "speed", "unknown field"),
-    ({"radius": None}, "radius", "missing required"),
+    ({"radius": None}, "radius", 'needs a "radius"'),
+    ({"type": '"knife_edge"'}, "radius", "takes no radius"),
 ])
 def test_bad_contact_fields_name_file_item_field(fields, field, message):
     with pytest.raises(ModelError, match=message) as err:

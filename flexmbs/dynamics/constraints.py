@@ -46,6 +46,10 @@ material point (an envelope): n' . rP + n . (v_D + w_D x rD - v_P) with n' = w_P
 which is n . v_rel; the normal row's Jacobian is therefore the exact gradient of phi.
 The force of the contact on the disk, at P_c, is F = -sum_rows lambda e (and -F on
 the plane at the same point).
+
+A knife edge is the same with R = 0 (P_c the marker D itself, a the blade direction):
+the normal row and the t1 row only (no velocity across the blade; along it and about
+the normal the edge moves freely).
 """
 
 from ..config import jit, jit_inline

@@ -23,7 +23,9 @@ The rolling contacts (flexmbs.model.description.Contact) follow the cut joints' 
 a rolling disk has 3 rows, kind 2 (CONTACT_NORMAL: the position equation along the
 plane's normal, holonomic) and twice kind 3 (CONTACT_TANGENT: the no-slip velocity
 equations along the plane's two tangent directions, nonholonomic: no position
-equation). Their geometry is in the contact_* arrays; x, y, c of their rows are unused.
+equation). A knife edge is the same with radius 0 and the first tangent row only (t1,
+across the blade). Their geometry is in the contact_* arrays; x, y, c of their rows
+are unused.
 """
 
 from dataclasses import dataclass
@@ -37,7 +39,9 @@ __all__ = ["ConstraintRow", "joint_constraint_rows", "constraint_tables",
 POSITION, ORIENTATION, CONTACT_NORMAL, CONTACT_TANGENT = 0, 1, 2, 3
 CONTACT_ROWS = {"rolling_disk": ((CONTACT_NORMAL, "normal contact (position)"),
                                  (CONTACT_TANGENT, "no slip along the rolling direction"),
-                                 (CONTACT_TANGENT, "no slip across the disk"))}
+                                 (CONTACT_TANGENT, "no slip across the disk")),
+                "knife_edge": ((CONTACT_NORMAL, "normal contact (position)"),
+                               (CONTACT_TANGENT, "no slip across the blade"))}
 
 
 @dataclass

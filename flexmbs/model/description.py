@@ -31,7 +31,7 @@ SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
                 "actuator_torque", "actuator_work", "beam_strain", "marker_deflection",
                 "beam_curvature", "beam_section_forces", "beam_centerline",
                 "joint_reaction", "constraint_residual", "contact_reaction")
-CONTACT_TYPES = ("rolling_disk",)
+CONTACT_TYPES = ("rolling_disk", "knife_edge")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
@@ -385,7 +385,9 @@ class Contact:
     normal `normal` (unit, in that marker's axes, pointing to the disk's side).
     It gives one position equation (the disk's lowest point stays on the plane) and two
     velocity (nonholonomic) equations (no slip in the plane's two tangent
-    directions)."""
+    directions). A knife edge (type "knife_edge", radius 0) is the point `disk_marker`
+    of body `disk` with the blade along `axis`: the point stays on the plane and does
+    not move across the blade (one position and one velocity equation)."""
     name: str
     type: str
     disk: str
@@ -915,13 +917,14 @@ class Model:
                                              marker, frame, params, read_coordinates)
         return self.user_laws[name]
 
-    def add_contact(self, name, type, disk, plane, radius, axis=(0.0, 1.0, 0.0),
+    def add_contact(self, name, type, disk, plane, radius=None, axis=(0.0, 1.0, 0.0),
                     normal=(0.0, 0.0, 1.0), disk_marker=ORIGIN, plane_marker=ORIGIN):
         """Add a rolling contact (see Contact): type "rolling_disk", the `disk` body
         (its marker `disk_marker` at the disk's centre, the axle `axis` in that
         marker's axes), the `plane` body (the ground or a body; its marker
         `plane_marker` a point of the plane, `normal` in that marker's axes) and the
-        disk's `radius` (m)."""
+        disk's `radius` (m, required); or type "knife_edge", the edge point
+        `disk_marker` of body `disk` with the blade along `axis` (no radius)."""
         item = f'contact "{name}"'
         self._new_name(name, self.contacts, item)
         if type not in CONTACT_TYPES:
@@ -939,8 +942,16 @@ class Model:
                            ("plane_marker", plane, plane_marker)):
             if mk not in self._markers_of(b, item):
                 raise ModelError(f'unknown marker "{mk}" on body "{b}"', item, fld)
-        contact = Contact(name, type, disk, plane,
-                          radius=_scalar(radius, item, "radius", positive=True),
+        if type == "knife_edge":
+            if radius is not None:
+                raise ModelError("a knife_edge contact takes no radius (its edge is the "
+                                 "point of disk_marker)", item, "radius")
+            radius = 0.0
+        elif radius is None:
+            raise ModelError(f'a {type} contact needs a "radius" (m)', item, "radius")
+        else:
+            radius = _scalar(radius, item, "radius", positive=True)
+        contact = Contact(name, type, disk, plane, radius=radius,
                           axis=_axis(axis, item, "axis"),
                           normal=_axis(normal, item, "normal"),
                           disk_marker=disk_marker, plane_marker=plane_marker)

@@ -185,7 +185,7 @@ _CONTACT_SENSOR = _Schema({"type": STRING, "contact": STRING, "frame": STRING},
                           required=("contact",))
 _CONTACT = _Schema({"type": STRING, "disk": STRING, "disk_marker": STRING, "axis": VECTOR,
                     "radius": NUMBER, "plane": STRING, "plane_marker": STRING,
-                    "normal": VECTOR}, required=("type", "disk", "radius", "plane"))
+                    "normal": VECTOR}, required=("type", "disk", "plane"))
 _JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
                         required=("joint",))
 _MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
