@@ -55,7 +55,7 @@ MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 GRAVITY = 9.81
 SPAN = 1.0  # s: the tests' runs (the 10 s and 5 s runs: benchmarks/bench_rolling_disk.py)
 RTOL = 1e-8  # the models' tolerances
-ATOL = 1e-10
+ATOL = 1e-9
 # A steady motion is an exact solution of the equations; the integration drifts from it
 # by its local errors, rtol relative per step over ~1e3 steps in SPAN (growth is at most
 # linear: the steady motions are stable, MODELS.md), so 1e3 rtol relative.
@@ -323,8 +323,11 @@ def test_projection_formulation_agrees_with_ggl_on_rd_accel():
     """Seed 004's projection formulation (flexmbs.dynamics.projection) against the
     stabilised index-2 one on RD-accel over SPAN at the model's rtol 1e-8: q and u
     agree to 10 rtol of the largest speed (each is ~3e-7 from an rtol 1e-11 run, the
-    heading rate the worst), the multipliers (the contact force) to 10 rtol of the
-    weight after the GGL start-up (its first output), and the projection keeps the slip
+    heading rate the worst), the multipliers (the contact force) to 100 rtol of the
+    weight after the GGL start-up (its first output: the multipliers are out of the
+    error test, their error is the accelerations'; against an rtol 1e-11 run the
+    index-2 form's normal force is 4e-6 N off, the projection's 1.3e-7 N), and the
+    projection keeps the slip
     and the rim's height within its drift-correction threshold (DRIFT_TOLERANCE times
     atol + rtol |C u|, |C u| below 3 m/s)."""
     from flexmbs.dynamics.projection import DRIFT_TOLERANCE
@@ -335,7 +338,7 @@ def test_projection_formulation_agrees_with_ggl_on_rd_accel():
     assert np.abs(ggl.y[:, :12] - proj.y[:, :12]).max() <= 10 * RTOL * scale
     force = slice(3, 6)
     assert np.abs(ggl.sensors[2:, force] - proj.sensors[2:, force]).max() <= \
-        10 * RTOL * GRAVITY
+        100 * RTOL * GRAVITY
     cm = compile_model(rolling_disk("accel"))
     limit = DRIFT_TOLERANCE * (ATOL + RTOL * 1.5 * 2)
     for t, y in zip(proj.t, proj.y):

@@ -15,8 +15,10 @@ wrench of joint j on its child body, about the child marker's point p, is then
     T_j = sum_{i in S} (A_i M_i + (r_i - p) x F_i) - T_cut,
 
 where (F_cut, T_cut) sums, about p, the constraint wrenches of the cut joints and the
-rolling contacts' forces on the bodies of S from outside S (a cut joint's wrench on its parent body is the opposite
-of that on its child, about the same point). It includes what the joint's springs,
+rolling contacts' forces on the bodies of S from outside S (a cut joint's wrench on
+its parent body is the opposite of that on its child, about the same point; a
+contact's force on the plane the opposite of that on the disk, at the contact
+point). It includes what the joint's springs,
 dampers, actuators and driver transmit, so at rest it balances the weight that the
 joint carries.
 """

@@ -492,6 +492,9 @@ RD_ACCEL = 0.5  # m/s^2: the plane's acceleration along x (RD-accel)
 RD_ACCEL_LEAN = 0.1  # rad
 RD_ACCEL_SPIN = 15.0  # rad/s
 RD_VARIANTS = {"straight": 10.0, "circular": 10.0, "accel": 5.0}  # variant: t_end (s)
+RD_ATOL = 1e-9  # the models' atol (rtol 1e-8): at 1e-10 the steps of the circular run
+# collapse to 4e-4 s from t = 1 s on, every step rejected once, the lean rate's error
+# test failing (its atol alone at 1e-8 cures it); README "Rolling contacts"
 
 
 def rolling_disk_steady_rates(lean, speed, radius=RD_RADIUS, gravity=RD_GRAVITY):
@@ -541,7 +544,7 @@ def rolling_disk(variant="accel", t_end=None):
     t_end = RD_VARIANTS[variant] if t_end is None else t_end
     name = "rolling_disk" if variant == "accel" else f"rolling_disk_{variant}"
     model = Model(name, gravity=(0.0, 0.0, -RD_GRAVITY))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=RD_ATOL)
     model.set_output(step=0.01)
     diametral = RD_MASS * RD_RADIUS ** 2 / 4.0
     model.add_rigid_body("disk", mass=RD_MASS,

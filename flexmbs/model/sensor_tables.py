@@ -28,7 +28,8 @@ SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
                 "beam_section_forces": 11, "beam_centerline": 12, "joint_reaction": 13,
                 "constraint_residual": 14, "contact_reaction": 16}
 SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1, 9: 3, 10: 2,
-                11: 6, 13: 6, 16: 6}  # beam_centerline: 3 per point; constraint_residual: 2 per row
+                11: 6, 13: 6, 16: 6}
+# beam_centerline: 3 per point; constraint_residual: 2 per row
 ROW_ZERO = 1e-300  # |coefficient| at or below this is left out of a row
 
 
