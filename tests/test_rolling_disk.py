@@ -346,6 +346,35 @@ def test_projection_formulation_agrees_with_ggl_on_rd_accel():
         assert np.abs(v_rel).max() <= limit and abs(phi) <= limit
 
 
+def test_projected_accelerations_against_the_kkt_system():
+    """The projection kernel's u' and lambda (flexmbs.dynamics.projection) against the
+    slow NumPy twin by another route: the saddle-point system
+    [M C^T; C 0] [u'; lambda] = [h; -eta] at a random state of the disk on the turning,
+    translating plane (rheonomic), eta = d(C u + xi)/dt at fixed u by central
+    differences of api.constraint_values (error ~1e-10 relative at this step)."""
+    from flexmbs.dynamics.projection import projection_residual
+    from flexmbs.simulation import build_system
+    cm = compile_model(_disk_on_moving_plane())
+    rng = np.random.default_rng(8)
+    q, u, t = rng.uniform(-0.5, 0.5, cm.nq), rng.uniform(-1.0, 1.0, cm.nq), 0.21
+    system = build_system(cm, "projection")
+    nq, ncon = cm.nq, cm.nconstraints
+    y = np.concatenate([q, u, np.zeros(1 + 2 * ncon)])
+    out = np.zeros_like(y)
+    projection_residual(system.m, system.ws, t, y, np.zeros_like(y), out)
+    accel, lam = -out[nq:2 * nq], -out[2 * nq + 1:2 * nq + 1 + ncon]
+    mass = api.mass_matrix(cm, q, t)
+    h = api.generalized_forces(cm, q, u, t)
+    jac = api.constraint_values(cm, q, u, t)[2]
+    d = 1e-5
+    eta = (api.constraint_values(cm, q + d * u, u, t + d)[1]
+           - api.constraint_values(cm, q - d * u, u, t - d)[1]) / (2 * d)
+    kkt = np.block([[mass, jac.T], [jac, np.zeros((ncon, ncon))]])
+    ref = np.linalg.solve(kkt, np.concatenate([h, -eta]))
+    np.testing.assert_allclose(accel, ref[:nq], rtol=0, atol=1e-8 * np.abs(ref).max())
+    np.testing.assert_allclose(lam, ref[nq:], rtol=0, atol=1e-8 * np.abs(ref).max())
+
+
 def test_projection_needs_bdf_and_a_known_formulation():
     with pytest.raises(ModelError, match='projection formulation runs with the solver'):
         simulate(rolling_disk("straight"), None, t_end=0.1, method="ida",
