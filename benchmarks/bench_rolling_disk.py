@@ -5,7 +5,8 @@ the energy balance, the contact's residuals (the rim's height above the plane an
 slip velocity, all three components, from the NumPy reference of the tests), steps
 and wall time. The tests run the same models over 1 s (tests/test_rolling_disk.py).
 
-    .venv/bin/python benchmarks/bench_rolling_disk.py --json benchmarks/results/rolling_disk.json
+    .venv/bin/python benchmarks/bench_rolling_disk.py \
+        --json benchmarks/results/rolling_disk.json
     .venv/bin/python benchmarks/bench_rolling_disk.py --variants circular --atol 1e-10
 
 * straight: RD-steady (a), upright at 1 m/s, 10 s.

@@ -10,7 +10,7 @@ rolling_disk: heading psi about the vertical e_z, lean th about the heading dire
 e1, spin phi about the axle. With h2 = e_z x e1 (horizontal), the axle and the disk's
 "up" direction are
 
-    a = cos th h2 + sin th e_z,     b = -sin th h2 + cos th e_z,     e_z = sin th a + cos th b,
+    a = cos th h2 + sin th e_z,   b = -sin th h2 + cos th e_z,   e_z = sin th a + cos th b,
 
 the contact point is c - R b and a x b = e1, e_z x a = -cos th e1, e_z x b = sin th e1.
 Steady: th' = 0, psi' = O, phi' = s constant. The angular velocity is
@@ -95,7 +95,8 @@ def _disk_on_moving_plane():
                     translation_axes=[[1.0, 0.2, 0.0], [0.0, 0.0, 1.0]],
                     rotation_axes=[[0.3, 1.0, 0.0], [1.0, 0.0, 0.4]])
     model.add_driver("tilt", "plane_joint", ConstantRate(value=0.1, rate=0.7), coordinate=2)
-    model.add_driver("lift", "plane_joint", ConstantRate(value=0.0, rate=-0.4), coordinate=1)
+    model.add_driver("lift", "plane_joint", ConstantRate(value=0.0, rate=-0.4),
+                     coordinate=1)
     model.add_rigid_body("disk", mass=1.0, inertia=[0.005, 0.0025, 0.0025],
                          inertia_about="com")
     model.add_marker("disk", "centre", position=(0.01, 0.02, -0.01),
