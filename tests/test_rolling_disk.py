@@ -430,3 +430,20 @@ def test_bad_contact_fields_name_file_item_field(fields, field, message):
 def test_rolling_contacts_need_a_dae_solver():
     with pytest.raises(ModelError, match='expected the solver "bdf" or "ida"'):
         simulate(rolling_disk("straight"), None, t_end=0.1, method="rk45")
+
+
+def test_command_line_runs_both_formulations(tmp_path):
+    """`flexmbs run` on RD-accel with --constraints projection and with the default:
+    the contact sensor recorded, the log naming the contact and the formulation."""
+    from test_cli import flexmbs
+    from flexmbs.io.results import open_result
+    for constraints in ("projection", "ggl"):
+        out = tmp_path / f"rd_{constraints}.h5"
+        r = flexmbs("run", MODELS / "rolling_disk.toml", "-o", out, "--t-end", 0.1,
+                    "--constraints", constraints)
+        assert r.returncode == 0, r.stderr
+        assert 'rolling contacts "wheel"' in r.stderr
+        assert ("projection formulation" in r.stderr) == (constraints == "projection")
+        res = open_result(out)
+        assert res.status == "finished"
+        assert res.time[-1] == pytest.approx(0.1)
