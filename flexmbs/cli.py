@@ -15,7 +15,7 @@ import sys
 
 from . import __version__
 from .errors import FlexmbsError
-from .model.description import SOLVER_METHODS
+from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
 
 __all__ = ["main"]
 
@@ -43,7 +43,7 @@ def _cmd_run(args):
         return EXIT_INPUT
     sim = simulate(model, out, t_end=args.t_end, rtol=args.rtol, atol=args.atol,
                    method=args.solver, output_step=args.output_step,
-                   formulation=args.formulation,
+                   formulation=args.formulation, constraints=args.constraints,
                    progress=sys.stderr.isatty() and not args.quiet, log=_log)
     st = sim.statistics
     summary = (f"{sim.status}: t = {sim.t[-1]:.6g} s, {st.get('nsteps', 0)} steps, "
@@ -281,8 +281,12 @@ def _parser():
     r.add_argument("--atol", type=float, help="absolute tolerance")
     r.add_argument("--solver", help="integrator: " + ", ".join(SOLVER_METHODS))
     r.add_argument("--output-step", type=float, help="time between outputs (s)")
-    r.add_argument("--formulation", help="joint (M* u' = Q*, the default) or order-n "
-                                         "(tip-to-base elimination; trees)")
+    r.add_argument("--formulation", choices=FORMULATIONS,
+                   help="joint (M* u' = Q* solved whole, the default) or order-n "
+                        "(Huang's tip-to-base elimination; trees)")
+    r.add_argument("--constraints", choices=CONSTRAINT_FORMULATIONS,
+                   help="formulation of closed loops and rolling contacts: ggl "
+                        "(stabilised index 2, the default) or projection (seed 004, bdf)")
     r.add_argument("--set", action="append", metavar="PATH=VALUE",
                    help="override a value of the model file by its dotted path "
                         "(repeatable), e.g. --set joints.j1.initial=0.2")

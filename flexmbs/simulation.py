@@ -16,6 +16,7 @@ import numpy as np
 
 from .config import CACHE, CACHE_DIR
 from .dynamics import order_n as _order_n
+from .dynamics import projection as _projection
 from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
@@ -43,18 +44,30 @@ OUTPUT_TIME_SLACK = 1e-9  # of a step: t_end within it of a multiple is that mul
 PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
 
 
-def build_system(cm, formulation="joint"):
-    """The System (ODE right-hand side and residual) of a compiled model, in the
-    joint-coordinate or the Order-N formulation (trees). With cut
-    joints: the stabilised index-2 residual (FORMULATION.md section 5), the
-    multipliers algebraic, no elimination of the positions, and a right-hand side
-    that gives the consistent y' of a consistent state (the start of the DAE
-    integrators; flexmbs.dynamics.constrained)."""
+def build_system(cm, constraints="ggl", formulation="joint"):
+    """The System (ODE right-hand side and residual) of a compiled model. A tree: in
+    the joint-coordinate or the Order-N `formulation`. With cut joints or rolling
+    contacts: the stabilised index-2 residual (FORMULATION.md section 5), the
+    multipliers algebraic, no elimination of the positions, and a right-hand side that
+    gives the consistent y' of a consistent state (the start of the DAE integrators;
+    flexmbs.dynamics.constrained); or, with `constraints` = "projection", seed 004's
+    projection formulation (flexmbs.dynamics.projection), whose drift correction
+    `simulate` sets as the system's refresh."""
     m = cm.arrays
     ws = cm.new_workspace()
     n = cm.nstate
     out = np.zeros(n)
     columns = _system.dae_analytic_columns(n, cm.nq, cm.nactuators)
+    if cm.nconstraints and constraints == "projection":
+        algebraic = np.zeros(n, dtype=bool)
+        algebraic[2 * cm.nq + 1 + cm.nactuators:] = True
+        system = System(n=n, rhs=None, residual_kernel=_projection.projection_residual,
+                        m=m, ws=cm.new_workspace(), algebraic=algebraic,
+                        dae_residual=_projection.dae_projection_residual,
+                        dae_jacobian=_system.dae_work_column,
+                        dae_jacobian_columns=columns, second_order=0, index2=False)
+        system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
+        return system
     if cm.nconstraints:
         algebraic = np.zeros(n, dtype=bool)
         algebraic[2 * cm.nq + 1 + cm.nactuators:] = True
@@ -207,8 +220,11 @@ class _Progress:
 
 
 def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
-             output_step=None, max_step=None, formulation=None, progress=False, log=None):
+             output_step=None, max_step=None, formulation=None, constraints=None,
+             progress=False, log=None):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
+    `formulation`: "joint" or "order-n" (trees); `constraints`: the formulation of
+    closed loops and rolling contacts ("ggl" or "projection"); see SolverSettings.
 
     Settings not given come from the model's [solver] and [output] sections. Returns
     a Simulation. A failure of the integrator is a status ("failed") with a message,
@@ -216,22 +232,30 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     """
     source = model.source_path or "<python>"
     try:
-        s = model.solver.with_changes(method, t_end, rtol, atol, max_step, formulation)
+        s = model.solver.with_changes(method, t_end, rtol, atol, max_step, formulation,
+                                      constraints)
         out = model.output.with_changes(output_step)
         t0 = 0.0
         t_out = output_times(t0, s.t_end, out.step)
         cm = compile_model(model)
-        constraints = make_consistent(cm) if cm.topology.cut_joint_names else None
-        if constraints is not None and s.method in SCIPY_METHODS:
-            raise ModelError(f"a model with closed loops (cut joints "
-                             f"{', '.join(cm.topology.cut_joint_names)}) is a DAE: "
-                             f'expected the solver "bdf" or "ida", got "{s.method}"',
+        report = make_consistent(cm) if cm.has_constraints else None
+        if report is not None and s.method in SCIPY_METHODS:
+            what = ", ".join([f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
+                             * bool(cm.topology.cut_joint_names) +
+                             [f"rolling contacts {', '.join(model.contacts)}"]
+                             * bool(cm.ncontacts))
+            raise ModelError(f"a model with closed loops or rolling contacts ({what}) is "
+                             f'a DAE: expected the solver "bdf" or "ida", got '
+                             f'"{s.method}"', "solver", "method")
+        if report is not None and s.constraints == "projection" and \
+                s.method != "bdf":
+            raise ModelError(f'the projection formulation runs with the solver "bdf" '
+                             f'(its drift correction restarts it), got "{s.method}"',
                              "solver", "method")
-        if constraints is not None and s.formulation == "order-n":
-            raise ModelError("the Order-N formulation is for trees; this model has "
-                             f"closed loops (cut joints "
-                             f"{', '.join(cm.topology.cut_joint_names)})", "solver",
-                             "formulation")
+        if report is not None and s.formulation == "order-n":
+            raise ModelError("the Order-N formulation is for trees without constraints; "
+                             "this model has closed loops or rolling contacts",
+                             "solver", "formulation")
     except ModelError as exc:
         raise exc.with_source(source) from None
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
@@ -241,12 +265,18 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             log("warning: " + text)
     if log is not None and kernels_need_compiling(method):
         log("compiling kernels (first run only, about two minutes)...")
-    system = build_system(cm, s.formulation)
+    projection = report is not None and s.constraints == "projection"
+    system = build_system(cm, s.constraints, s.formulation)
     y0 = cm.initial_state()
-    if constraints is not None:
+    if projection:
+        y0, _ = _projection.projection_start(cm, system, t0, y0)
+        system.refresh = lambda t, y: _projection.correct_drift(cm, system, t, y, rtol,
+                                                                   atol)
+    elif report is not None:
         y0, _ = initial_derivative(cm, system, t0, y0)
-        if log is not None:
-            log(constraints.text())
+    if report is not None and log is not None:
+        log(report.text() + ("\nconstraints: seed 004's projection formulation"
+                             if projection else ""))
 
     writer = None
     if path is not None:

@@ -121,6 +121,10 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
     by flexmbs.dynamics.constrained.make_consistent, which chooses the active rows).
     NotConverged when it stalls, runs out of iterations or the rank of the loops'
     equations changes on the way."""
+    if getattr(cm, "ncontacts", 0):
+        raise ModelError("the static equilibrium of a model with rolling contacts is not "
+                         "available (their velocity rows do not fix a configuration)",
+                         "contacts")
     q = np.array(cm.q0 if q is None else q, dtype=float)
     start = q.copy()
     _check_at_rest(cm, q, t)

@@ -372,6 +372,10 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
     constrained.make_consistent; the active rows are chosen afresh when they are ill
     conditioned at q, cm.arrays.con_active). `independent`:
     coordinate names to keep among the independent coordinates (closed loops)."""
+    if getattr(cm, "ncontacts", 0):
+        raise ModelError("linearization of a model with rolling contacts (velocity "
+                         "constraints) is not available: the condensation and the "
+                         "perturbation here assume holonomic constraints", "contacts")
     if method not in METHODS:
         raise ModelError(f"expected one of {', '.join(METHODS)}, got {method!r}",
                          "--method")

@@ -185,10 +185,11 @@ def sensor_values(cm, q, u, t=0.0, extra=None):
 
 
 def constraint_values(cm, q, u=None, t=0.0):
-    """(phi, phid, jac, jacx) of every constraint row of the cut joints (redundant
-    ones included): the position residuals Phi (m or 1), the velocity residuals
-    Phi_q u + Phi_t, the Jacobian Phi_q (rows, nq) and its columns at the prescribed
-    coordinates (rows, nc). FORMULATION.md section 5."""
+    """(phi, phid, jac, jacx) of every constraint row of the cut joints, then of the
+    rolling contacts (redundant ones included): the position residuals Phi (m or 1;
+    0 for a contact's velocity rows), the velocity residuals Phi_q u + Phi_t (C u + xi
+    for a velocity row), the Jacobian Phi_q or C (rows, nq) and its columns at the
+    prescribed coordinates (rows, nc). FORMULATION.md section 5."""
     from .constraints import constraint_terms
     ws = kinematics(cm, q, u, t)
     constraint_terms(cm.arrays, ws)

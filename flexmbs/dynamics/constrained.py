@@ -1,9 +1,12 @@
-"""Consistent initial values of a model with cut joints (FORMULATION.md section 5):
-the given coordinates and speeds projected onto the position and velocity
-constraints, the redundant constraint equations found and switched off, and the
-accelerations and multipliers that start the stabilised index-2 integration.
+"""Consistent initial values of a model with cut joints or rolling contacts
+(FORMULATION.md section 5): the given coordinates and speeds projected onto the
+position and velocity constraints, the redundant constraint equations found and
+switched off, and the accelerations and multipliers that start the stabilised index-2
+integration. The velocity (nonholonomic) rows of rolling contacts take part in steps
+2-4 only: they constrain the speeds, not the positions.
 
-1. Positions: Newton iterations q <- q - Phi_q^+ Phi(q), the least-squares correction
+1. Positions: Newton iterations q <- q - Phi_q^+ Phi(q) over the position rows (the
+   cut joints' and the contacts' normal rows), the least-squares correction
    of least kinetic-energy norm (the metric M*(q0)): the given values move as little
    as the constraints demand. Each iteration corrects the joint coordinates first (the
    beams keep their initial shape when the joints can close the loops), then what is
@@ -13,7 +16,8 @@ accelerations and multipliers that start the stabilised index-2 integration.
    others are dependent on them (an overconstrained linkage, or a planar loop of
    spatial joints) and are switched off (`con_active` = -1), so that the iteration
    matrix stays regular.
-3. Speeds: u <- u - Phi_q^+ (Phi_q u + Phi_t) in the same metric and in the same two
+3. Speeds: u <- u - C^+ (C u + xi) over every active row (C: Phi_q and the velocity
+   rows' C, xi: Phi_t and theirs) in the same metric and in the same two
    passes: the velocity change of least kinetic energy (an impulsive correction),
    the joints' first (a flexible link starts without elastic rates where the joints
    can make the velocities consistent).
@@ -34,6 +38,7 @@ import numpy as np
 from scipy.linalg import qr
 
 from ..errors import ModelError
+from ..model.constraint_tables import CONTACT_TANGENT
 from . import api
 
 __all__ = ["ConstraintReport", "make_consistent", "initial_derivative", "reselect_rows",
@@ -55,6 +60,7 @@ class ConstraintReport:
     rows: int = 0
     rank: int = 0
     cut: list = field(default_factory=list)
+    contacts: list = field(default_factory=list)
     redundant: list = field(default_factory=list)
     position_change: float = 0.0
     speed_change: float = 0.0
@@ -62,8 +68,14 @@ class ConstraintReport:
     velocity_residual: float = 0.0
 
     def text(self):
-        cut = ", ".join(f'"{name}"' for name in self.cut)
-        lines = [f"closed loops: cut joints {cut}; {self.rows} constraint equations of "
+        parts = []
+        if self.cut:
+            parts.append("closed loops: cut joints " +
+                         ", ".join(f'"{name}"' for name in self.cut))
+        if self.contacts:
+            parts.append("rolling contacts " +
+                         ", ".join(f'"{name}"' for name in self.contacts))
+        lines = [f"{'; '.join(parts)}; {self.rows} constraint equations of "
                  f"rank {self.rank}"]
         if self.redundant:
             lines.append("redundant (switched off): " + "; ".join(self.redundant))
@@ -93,9 +105,11 @@ def make_consistent(cm, t0=0.0):
     positions cannot be made to close the loops."""
     m = cm.arrays
     nrows = len(m.con_kind)
-    report = ConstraintReport(rows=nrows, cut=list(cm.topology.cut_joint_names))
+    report = ConstraintReport(rows=nrows, cut=list(cm.topology.cut_joint_names),
+                              contacts=list(getattr(cm.model, "contacts", {})))
     if nrows == 0:
         return report
+    holonomic = np.flatnonzero(np.asarray(m.con_kind) != CONTACT_TANGENT)
     m.con_active[:] = np.arange(nrows)
     q = cm.q0.copy()
     scale = _length_scale(cm, q)
@@ -106,17 +120,22 @@ def make_consistent(cm, t0=0.0):
     if len(joints) == cm.nq:
         passes = passes[:1]
     for _ in range(PROJECTION_ITERATIONS):
-        phi, _, jac, _ = api.constraint_values(cm, q, None, t0)
-        if np.abs(phi).max() <= PROJECTION_TOLERANCE * scale:
+        phi = api.constraint_values(cm, q, None, t0)[0][holonomic]
+        if len(phi) == 0 or np.abs(phi).max() <= PROJECTION_TOLERANCE * scale:
             break
         for cols, chol in passes:
             phi, _, jac, _ = api.constraint_values(cm, q, None, t0)
-            q[cols] -= _weighted_correction(jac[:, cols], phi, chol)
+            q[cols] -= _weighted_correction(jac[np.ix_(holonomic, cols)], phi[holonomic],
+                                            chol)
     else:
-        raise ModelError(f"the initial coordinates cannot be made to close the loops "
-                         f"(constraint residual {np.abs(phi).max():.3g} after "
+        goal = " and ".join(["close the loops"] * bool(report.cut) +
+                            ["put the disks on their planes"] * bool(report.contacts))
+        hint = " and ".join(["near a closed configuration"] * bool(report.cut) +
+                            ["with each disk touching its plane"] * bool(report.contacts))
+        raise ModelError(f"the initial coordinates cannot be made to {goal} (constraint "
+                         f"residual {np.abs(phi[holonomic]).max():.3g} after "
                          f"{PROJECTION_ITERATIONS} iterations): give initial joint values "
-                         "near a closed configuration", "joints", "initial")
+                         f"{hint}", "joints", "initial")
     phi, phid, jac, _ = api.constraint_values(cm, q, cm.u0, t0)
     if jac.shape[1] == 0:
         rank, independent = 0, np.zeros(0, dtype=int)
@@ -141,7 +160,7 @@ def make_consistent(cm, t0=0.0):
     cm.q0[:] = q
     cm.u0[:] = u
     phi, phid, _, _ = api.constraint_values(cm, q, u, t0)
-    report.position_residual = float(np.abs(phi).max())
+    report.position_residual = float(np.abs(phi[holonomic]).max(initial=0.0))
     report.velocity_residual = float(np.abs(phid[rows]).max()) if len(rows) else 0.0
     return report
 

@@ -14,9 +14,11 @@ wrench of joint j on its child body, about the child marker's point p, is then
     F_j = sum_{i in S} F_i - F_cut,
     T_j = sum_{i in S} (A_i M_i + (r_i - p) x F_i) - T_cut,
 
-where (F_cut, T_cut) sums, about p, the constraint wrenches of the cut joints on the
-bodies of S from outside S (a cut joint's wrench on its parent body is the opposite
-of that on its child, about the same point). It includes what the joint's springs,
+where (F_cut, T_cut) sums, about p, the constraint wrenches of the cut joints and the
+rolling contacts' forces on the bodies of S from outside S (a cut joint's wrench on
+its parent body is the opposite of that on its child, about the same point; a
+contact's force on the plane the opposite of that on the disk, at the contact
+point). It includes what the joint's springs,
 dampers, actuators and driver transmit, so at rest it balances the weight that the
 joint carries.
 """
@@ -25,7 +27,7 @@ import numpy as np
 
 from ..config import jit
 from ..kinematics.markers import marker_frame
-from .constraints import constraint_terms, cut_joint_reaction
+from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
 from .linalg import cholesky_solve_in_place
 from .system import body_unbalanced_wrench, generalized_forces, mass_matrix
 
@@ -116,3 +118,17 @@ def tree_joint_reaction(m, ws, child, marker, lam, force, torque):
                 force[a] += sign * cut_force[a]
                 torque[a] += sign * cut_torque[a]
             _add_moment_about(torque, at, point, cut_force, sign)
+    for j in range(m.contact_radius.shape[0]):
+        inside_disk = _in_subtree(m.body_parent, m.marker_body[m.contact_marker_disk[j]],
+                                  child)
+        inside_plane = _in_subtree(m.body_parent,
+                                   m.marker_body[m.contact_marker_plane[j]], child)
+        if inside_disk == inside_plane:
+            continue
+        sign = -1.0 if inside_disk else 1.0
+        contact_force = ws.v3[10]
+        at = ws.v3[11]
+        contact_reaction(m, ws, j, lam, contact_force, at)
+        for a in range(3):
+            force[a] += sign * contact_force[a]
+        _add_moment_about(torque, at, point, contact_force, sign)

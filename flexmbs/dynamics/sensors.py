@@ -6,7 +6,7 @@ line."""
 
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
-from .constraints import constraint_terms, cut_joint_reaction
+from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
 from .reactions import accelerations, tree_joint_reaction
 from .geometric import element_mean_slope_square
 
@@ -62,7 +62,9 @@ def sensor_values(m, ws, t, works, out):
     follow the works in `works`), of a tree joint from the momentum balance of the
     subtree it carries (`flexmbs.dynamics.reactions`, at time t); constraint_residual:
     the joint's position residuals Phi, then its velocity residuals dPhi/dt, every row
-    (redundant ones too).
+    (redundant ones too). contact_reaction: A_f^T F (N), the force of a rolling
+    contact on its disk from its multipliers, then A_f^T (P_c - r_f) (m), the contact
+    point.
     """
     af = ws.m33[0]
     am = ws.m33[1]
@@ -108,6 +110,14 @@ def sensor_values(m, ws, t, works, out):
             _frame_of(ws, m.sensor_frame[k], af, rf)
             cut_joint_reaction(m, ws, j, lam, res, d)
             _in_frame(af, res, out, o)
+            _in_frame(af, d, out, o + 3)
+            continue
+        if kind == 16:
+            contact_reaction(m, ws, m.sensor_coord[k], lam, res, d)
+            _frame_of(ws, m.sensor_frame[k], af, rf)
+            _in_frame(af, res, out, o)
+            for r in range(3):
+                d[r] -= rf[r]
             _in_frame(af, d, out, o + 3)
             continue
         if kind == 0:

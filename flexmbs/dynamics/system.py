@@ -608,7 +608,11 @@ def constrained_residual(m, ws, t, y, yp, out):
         Phi_q u + Phi_t = 0          (velocity constraints: rows of lambda)
         Phi(q, t) = 0                (position constraints: rows of mu)
 
-    over the active constraint rows (con_active). The drivers of prescribed
+    over the active constraint rows (con_active). A velocity (nonholonomic) row
+    C u + xi = 0 of a rolling contact (con_kind 3) has its lambda, enters M* u' with
+    C^T lambda and gives the row C u + xi = 0 (con_phid); it has no position equation:
+    its mu entry's row is mu = 0 and mu stays out of q' (the state keeps one layout).
+    The drivers of prescribed
     coordinates bear the constraint forces too (their columns of the Jacobian), so
     that W_nc holds their full work; the constraint forces themselves do no work."""
     nq = ws.mass.shape[0]
@@ -628,14 +632,16 @@ def constrained_residual(m, ws, t, y, yp, out):
             continue
         lam = y[base + k]
         mu = y[base + ncon + k]
+        holonomic = m.con_kind[r] != 3
         for i in range(nq):
             jac = ws.con_jac[r, i]
-            out[i] -= jac * mu
+            if holonomic:
+                out[i] -= jac * mu
             out[nq + i] += jac * lam
         for c in range(ws.con_jacx.shape[1]):
             ws.tau[c] += ws.con_jacx[r, c] * lam
         out[base + k] = ws.con_phid[r]
-        out[base + ncon + k] = ws.con_phi[r]
+        out[base + ncon + k] = ws.con_phi[r] if holonomic else mu
     _work_rows(m, ws, t, yp, out)
 
 

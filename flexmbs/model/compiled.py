@@ -95,7 +95,13 @@ class ModelArrays(NamedTuple):
         joint; cut_row_ptr (ncut+1,): its constraint rows; per row con_kind (0
         position, 1 orientation), con_x, con_y (3,), con_c, and con_active: the row's
         place among the active constraints (the multipliers), -1 for a redundant row
-        (flexmbs.model.constraint_tables)
+        (flexmbs.model.constraint_tables); con_kind 2 and 3 are the rows of the
+        rolling contacts, after the cut joints' rows
+    contact_marker_disk, contact_marker_plane (ncontact,): the markers of each rolling
+        contact's disk centre and plane point; contact_axis (ncontact, 3) the axle
+        (disk marker axes), contact_normal (ncontact, 3) the plane's normal (plane
+        marker axes), contact_radius (ncontact,) m; contact_row_ptr (ncontact+1,) its
+        rows among con_*
     lin_ptr (nrow + 1,), lin_q, lin_coef: linear sensor rows, row r =
         sum coef q[lin_q] over lin_ptr[r]:lin_ptr[r+1]
     point_position (npt, 3): undeformed centre-line points (body axes, m)
@@ -193,6 +199,12 @@ class ModelArrays(NamedTuple):
     con_y: np.ndarray
     con_c: np.ndarray
     con_active: np.ndarray
+    contact_marker_disk: np.ndarray
+    contact_marker_plane: np.ndarray
+    contact_axis: np.ndarray
+    contact_normal: np.ndarray
+    contact_radius: np.ndarray
+    contact_row_ptr: np.ndarray
     lin_ptr: np.ndarray
     lin_q: np.ndarray
     lin_coef: np.ndarray
@@ -227,7 +239,11 @@ class Workspace(NamedTuple):
     forces too); con_jv, con_jw
     (2, 3, ncol) the partial velocities of a cut joint's two markers; con_vec
     (2, 4, 3) their position, velocity, angular velocity and arm, con_mat (2, 2, 3, 3)
-    their axes and tangent maps.
+    their axes and tangent maps. contact_vec (8, 3): a rolling contact's geometry
+    (flexmbs.dynamics.constraints.contact_geometry).
+    The projection formulation's (flexmbs.dynamics.projection): proj_q (nq,) a
+    displaced q, proj_eta (ncr,) eta = dC/dt u + dxi/dt, proj_c (ncr, nq) C of the
+    active rows, proj_lam (ncr,) their multipliers, proj_a (nq,) scratch.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     """
     r: np.ndarray
@@ -268,6 +284,12 @@ class Workspace(NamedTuple):
     con_jw: np.ndarray
     con_vec: np.ndarray
     con_mat: np.ndarray
+    contact_vec: np.ndarray
+    proj_q: np.ndarray
+    proj_eta: np.ndarray
+    proj_c: np.ndarray
+    proj_lam: np.ndarray
+    proj_a: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -313,6 +335,15 @@ class CompiledModel:
         return len(self.arrays.act_coord)
 
     @property
+    def ncontacts(self):
+        return len(self.arrays.contact_radius)
+
+    @property
+    def has_constraints(self):
+        """The model has cut joints or rolling contacts: a DAE (FORMULATION.md 5)."""
+        return len(self.arrays.con_kind) > 0
+
+    @property
     def nconstraints(self):
         """Number of active constraint equations (multipliers lambda, and mu)."""
         return int(np.sum(self.arrays.con_active >= 0))
@@ -348,6 +379,8 @@ class CompiledModel:
             con_phid=z(ncr), con_jac=z((ncr, nq)), con_jacx=z((ncr, nc)),
             con_jv=z((2, 3, ncol)),
             con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)),
+            contact_vec=z((8, 3)), proj_q=z(nq), proj_eta=z(ncr), proj_c=z((ncr, nq)),
+            proj_lam=z(ncr), proj_a=z(nq),
             tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
 
@@ -619,7 +652,8 @@ def compile_model(model):
         *compile_time_functions(functions),
         user_law_entries(model, coord_of, qindex, names, marker_id))
     cut_joints = [model.joints[name] for name in topo.cut_joint_names]
-    con_arrays, con_texts = constraint_tables(model, cut_joints, marker_id)
+    contacts = list(getattr(model, "contacts", {}).values())
+    con_arrays, con_texts = constraint_tables(model, cut_joints, marker_id, contacts)
     sensors = list(model.sensors.values())
     geo_first, count = {}, 0
     for _, b in beams:
@@ -628,7 +662,7 @@ def compile_model(model):
             count += len(b.connectivity)
     stab = sensor_tables(model, sensors, index, coord_of, act_index, marker_id,
                          {b.name: flex_q[k] for k, (_, b) in enumerate(beams)}, geo_first,
-                         topo.cut_joint_names)
+                         topo.cut_joint_names, [c.name for c in contacts])
 
     mterm_lists = [mt.terms[d] for _, mt in mk_list for d in range(6)]
     mterm_ptr = np.zeros(len(mterm_lists) + 1, dtype=np.int64)

@@ -18,6 +18,14 @@ axes of the (deformed) markers and d = p_O - p_P:
 So a revolute joint has 5 rows, prismatic 5, cylindrical 4, universal 4, spherical 3,
 planar 3, fixed 6, free 0. Each row is (kind, x, y, c): kind 0, position, x = n (P
 axes); kind 1, orientation, (A_P x) . (A_O y) - c with x in P axes and y in O axes.
+
+The rolling contacts (flexmbs.model.description.Contact) follow the cut joints' rows:
+a rolling disk has 3 rows, kind 2 (CONTACT_NORMAL: the position equation along the
+plane's normal, holonomic) and twice kind 3 (CONTACT_TANGENT: the no-slip velocity
+equations along the plane's two tangent directions, nonholonomic: no position
+equation). A knife edge is the same with radius 0 and the first tangent row only (t1,
+across the blade). Their geometry is in the contact_* arrays; x, y, c of their rows
+are unused.
 """
 
 from dataclasses import dataclass
@@ -25,9 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ConstraintRow", "joint_constraint_rows", "constraint_tables",
-           "POSITION", "ORIENTATION"]
+           "POSITION", "ORIENTATION", "CONTACT_NORMAL", "CONTACT_TANGENT",
+           "CONTACT_ROWS"]
 
-POSITION, ORIENTATION = 0, 1
+POSITION, ORIENTATION, CONTACT_NORMAL, CONTACT_TANGENT = 0, 1, 2, 3
+CONTACT_ROWS = {"rolling_disk": ((CONTACT_NORMAL, "normal contact (position)"),
+                                 (CONTACT_TANGENT, "no slip along the rolling direction"),
+                                 (CONTACT_TANGENT, "no slip across the disk")),
+                "knife_edge": ((CONTACT_NORMAL, "normal contact (position)"),
+                               (CONTACT_TANGENT, "no slip across the blade"))}
 
 
 @dataclass
@@ -72,9 +86,10 @@ def joint_constraint_rows(joint):
     return rows
 
 
-def constraint_tables(model, cut_joints, marker_id):
-    """dict of the ModelArrays fields con_* and the row descriptions, for the cut
-    joints `cut_joints` (Joint objects); marker_id(body, marker) gives marker-table
+def constraint_tables(model, cut_joints, marker_id, contacts=()):
+    """dict of the ModelArrays fields cut_*, contact_* and con_* and the row
+    descriptions, for the cut joints `cut_joints` (Joint objects), then the rolling
+    contacts `contacts` (Contact objects); marker_id(body, marker) gives marker-table
     indices. Every row starts active (`con_active`); redundant ones are switched off
     when the initial state is made consistent (flexmbs.dynamics.constrained)."""
     kind, x, y, c, joint_of, texts = [], [], [], [], [], []
@@ -90,11 +105,31 @@ def constraint_tables(model, cut_joints, marker_id):
             joint_of.append(j)
             texts.append(f'joint "{joint.name}": {row.text}')
         ptr.append(len(kind))
+    cd, cp, axis, normal, radius, cptr = [], [], [], [], [], [len(kind)]
+    for j, contact in enumerate(contacts):
+        cd.append(marker_id(contact.disk, contact.disk_marker))
+        cp.append(marker_id(contact.plane, contact.plane_marker))
+        axis.append(contact.axis)
+        normal.append(contact.normal)
+        radius.append(contact.radius)
+        for row_kind, text in CONTACT_ROWS[contact.type]:
+            kind.append(row_kind)
+            x.append(np.zeros(3))
+            y.append(np.zeros(3))
+            c.append(0.0)
+            texts.append(f'contact "{contact.name}": {text}')
+        cptr.append(len(kind))
     i64 = np.int64
     arrays = dict(
         cut_marker_parent=np.array(mp, dtype=i64),
         cut_marker_child=np.array(mo, dtype=i64),
         cut_row_ptr=np.array(ptr, dtype=i64),
+        contact_marker_disk=np.array(cd, dtype=i64),
+        contact_marker_plane=np.array(cp, dtype=i64),
+        contact_axis=np.array(axis, dtype=float).reshape(-1, 3),
+        contact_normal=np.array(normal, dtype=float).reshape(-1, 3),
+        contact_radius=np.array(radius, dtype=float),
+        contact_row_ptr=np.array(cptr, dtype=i64),
         con_kind=np.array(kind, dtype=i64),
         con_x=np.array(x, dtype=float).reshape(-1, 3),
         con_y=np.array(y, dtype=float).reshape(-1, 3),

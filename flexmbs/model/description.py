@@ -17,8 +17,9 @@ from .timefunctions import Constant, check_time_function
 
 __all__ = [
     "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "BEAM_SECTION_SENSORS", "FORCE_TYPES", "SOLVER_METHODS",
+    "CONSTRAINT_FORMULATIONS",
     "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver",
-    "Actuator", "Force", "Spring", "Sensor",
+    "Actuator", "Force", "Spring", "Sensor", "Contact", "CONTACT_TYPES",
     "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz",
 ]
 
@@ -29,12 +30,14 @@ SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
                 "marker_orientation", "marker_velocity", "marker_angular_velocity",
                 "actuator_torque", "actuator_work", "beam_strain", "marker_deflection",
                 "beam_curvature", "beam_section_forces", "beam_centerline",
-                "joint_reaction", "constraint_residual")
+                "joint_reaction", "constraint_residual", "contact_reaction")
+CONTACT_TYPES = ("rolling_disk", "knife_edge")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
 FORMULATIONS = ("joint", "order-n")  # FORMULATION.md sections 5 and 10
+CONSTRAINT_FORMULATIONS = ("ggl", "projection")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
 _EX, _EY, _EZ = np.eye(3)
@@ -377,6 +380,29 @@ class Spring:
 
 
 @dataclass
+class Contact:
+    """A rolling contact (FORMULATION.md section 5; flexmbs.dynamics.constraints): the
+    thin disk of radius `radius` (m) centred at marker `disk_marker` of body `disk`,
+    its axle `axis` (unit, in that marker's axes), rolls without slipping on the plane
+    through marker `plane_marker` of body `plane` (the ground or a moving body) with
+    normal `normal` (unit, in that marker's axes, pointing to the disk's side).
+    It gives one position equation (the disk's lowest point stays on the plane) and two
+    velocity (nonholonomic) equations (no slip in the plane's two tangent
+    directions). A knife edge (type "knife_edge", radius 0) is the point `disk_marker`
+    of body `disk` with the blade along `axis`: the point stays on the plane and does
+    not move across the blade (one position and one velocity equation)."""
+    name: str
+    type: str
+    disk: str
+    plane: str
+    radius: float
+    axis: np.ndarray
+    normal: np.ndarray
+    disk_marker: str = "origin"
+    plane_marker: str = "origin"
+
+
+@dataclass
 class Sensor:
     """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
     several); marker sensors name `body` and `marker` and are expressed in the frame of
@@ -393,6 +419,7 @@ class Sensor:
     at: object = None
     point: np.ndarray = None
     subdivisions: int = None
+    contact: str = None
 
 
 @dataclass(frozen=True)
@@ -400,16 +427,20 @@ class SolverSettings:
     """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
     tolerances `rtol`, `atol`, largest step `max_step` (s), `formulation` (one of
     FORMULATIONS: "joint", M* u' = Q* solved whole, or "order-n", the tip-to-base
-    elimination of flexmbs.dynamics.order_n, trees only)."""
+    elimination of flexmbs.dynamics.order_n, trees only), and the formulation of the
+    constraints of closed loops and rolling contacts, `constraints` (one of
+    CONSTRAINT_FORMULATIONS: "ggl", the stabilised index-2 form; "projection", seed
+    004's projection onto the null space of the constraint matrix, bdf only)."""
     method: str = "bdf"
     t_end: float = 1.0
     rtol: float = 1e-6
     atol: float = 1e-8
     max_step: float = np.inf
     formulation: str = "joint"
+    constraints: str = "ggl"
 
     def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
-                     formulation=None):
+                     formulation=None, constraints=None):
         """A validated copy with the given values changed (ModelError if bad)."""
         item = "solver"
         if method is not None and method not in SOLVER_METHODS:
@@ -418,8 +449,12 @@ class SolverSettings:
         if formulation is not None and formulation not in FORMULATIONS:
             raise ModelError(f"expected one of {', '.join(FORMULATIONS)}, got "
                              f"{formulation!r}", item, "formulation")
+        if constraints is not None and constraints not in CONSTRAINT_FORMULATIONS:
+            raise ModelError(f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got "
+                             f"{constraints!r}", item, "constraints")
         return SolverSettings(
             formulation=self.formulation if formulation is None else formulation,
+            constraints=self.constraints if constraints is None else constraints,
             method=self.method if method is None else method,
             t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end",
                                                            positive=True),
@@ -530,6 +565,7 @@ class Model:
         self.springs = {}
         self.user_laws = {}
         self.sensors = {}
+        self.contacts = {}
         self.solver = SolverSettings()
         self.output = OutputSettings()
         self.source_path = None
@@ -890,9 +926,50 @@ class Model:
                                              marker, frame, params, read_coordinates)
         return self.user_laws[name]
 
+    def add_contact(self, name, type, disk, plane, radius=None, axis=(0.0, 1.0, 0.0),
+                    normal=(0.0, 0.0, 1.0), disk_marker=ORIGIN, plane_marker=ORIGIN):
+        """Add a rolling contact (see Contact): type "rolling_disk", the `disk` body
+        (its marker `disk_marker` at the disk's centre, the axle `axis` in that
+        marker's axes), the `plane` body (the ground or a body; its marker
+        `plane_marker` a point of the plane, `normal` in that marker's axes) and the
+        disk's `radius` (m, required); or type "knife_edge", the edge point
+        `disk_marker` of body `disk` with the blade along `axis` (no radius)."""
+        item = f'contact "{name}"'
+        self._new_name(name, self.contacts, item)
+        if type not in CONTACT_TYPES:
+            raise ModelError(f"expected a contact type, one of {', '.join(CONTACT_TYPES)}; "
+                             f"got {type!r}", item, "type")
+        if disk == GROUND:
+            raise ModelError("the disk must be a moving body, not the ground", item, "disk")
+        for fld, b in (("disk", disk), ("plane", plane)):
+            if b != GROUND and b not in self.bodies:
+                raise ModelError(f'unknown body "{b}"', item, fld)
+        if disk == plane:
+            raise ModelError("the disk and the plane must be two different bodies", item,
+                             "plane")
+        for fld, b, mk in (("disk_marker", disk, disk_marker),
+                           ("plane_marker", plane, plane_marker)):
+            if mk not in self._markers_of(b, item):
+                raise ModelError(f'unknown marker "{mk}" on body "{b}"', item, fld)
+        if type == "knife_edge":
+            if radius is not None:
+                raise ModelError("a knife_edge contact takes no radius (its edge is the "
+                                 "point of disk_marker)", item, "radius")
+            radius = 0.0
+        elif radius is None:
+            raise ModelError(f'a {type} contact needs a "radius" (m)', item, "radius")
+        else:
+            radius = _scalar(radius, item, "radius", positive=True)
+        contact = Contact(name, type, disk, plane, radius=radius,
+                          axis=_axis(axis, item, "axis"),
+                          normal=_axis(normal, item, "normal"),
+                          disk_marker=disk_marker, plane_marker=plane_marker)
+        self.contacts[name] = contact
+        return contact
+
     def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
                    frame=GROUND, actuator=None, element=0, at="start", point=None,
-                   subdivisions=1):
+                   subdivisions=1, contact=None):
         """Record a joint coordinate or rate; a marker's position, orientation
         (rotation matrix, row-major), velocity, angular velocity or elastic deflection
         in the axes of body `frame` (positions relative to its origin); an actuator's
@@ -900,7 +977,8 @@ class Model:
         the position `at` ("start", "end" or xi in [0, 1]) of element `element`: the
         axial strain at the section point `point` = [y, z] (m, section axes), the
         curvatures or the section forces; or the beam's deformed centre line
-        (`subdivisions` points per element)."""
+        (`subdivisions` points per element); or the force of a rolling `contact` on
+        its disk and the contact point (type "contact_reaction")."""
         item = f'sensor "{name}"'
         self._new_name(name, self.sensors, item)
         if type not in SENSOR_TYPES:
@@ -940,6 +1018,12 @@ class Model:
                 raise ModelError(f"a {type} sensor takes no section point", item, "point")
             self.sensors[name] = Sensor(name, type, body=body, element=int(element) % ne,
                                         at=at, point=pt)
+        elif type == "contact_reaction":
+            if contact not in self.contacts:
+                raise ModelError(f'unknown contact "{contact}"', item, "contact")
+            if frame != GROUND and frame not in self.bodies:
+                raise ModelError(f'unknown body "{frame}"', item, "frame")
+            self.sensors[name] = Sensor(name, type, contact=contact, frame=frame)
         elif type.startswith("actuator"):
             if actuator not in self.actuators:
                 raise ModelError(f'unknown actuator "{actuator}"', item, "actuator")
@@ -984,10 +1068,10 @@ class Model:
 
     # --------------------------------------------------------------- settings
     def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
-                   formulation=None):
+                   formulation=None, constraints=None):
         """Change the integration settings (see SolverSettings)."""
         self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step,
-                                               formulation)
+                                               formulation, constraints)
 
     def set_output(self, step=None):
         """Change the time between two recorded samples (s)."""

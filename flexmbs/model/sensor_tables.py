@@ -26,9 +26,10 @@ SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
                 "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7,
                 "beam_strain": 8, "marker_deflection": 9, "beam_curvature": 10,
                 "beam_section_forces": 11, "beam_centerline": 12, "joint_reaction": 13,
-                "constraint_residual": 14}
+                "constraint_residual": 14, "contact_reaction": 16}
 SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1, 9: 3, 10: 2,
-                11: 6, 13: 6}  # beam_centerline: 3 per point; constraint_residual: 2 per row
+                11: 6, 13: 6, 16: 6}
+# beam_centerline: 3 per point; constraint_residual: 2 per row
 ROW_ZERO = 1e-300  # |coefficient| at or below this is left out of a row
 
 
@@ -83,14 +84,15 @@ def _beam_section_rows(beam, sensor):
 
 
 def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, flex_q,
-                  geo_first, cut_joints=()):
+                  geo_first, cut_joints=(), contacts=()):
     """SensorTables of `sensors`. body_index: body name -> index; coord_of:
     (joint, coordinate) -> column; act_index: actuator name -> index;
     marker_id(body, marker) -> marker-table index; flex_q: beam name -> q index of its
     first elastic coordinate; geo_first: beam name -> index of its first element in
     the geometric-stiffness tables (beams with geometric stiffness only); cut_joints:
     the names of the cut joints, in the order of the constraint tables (the reaction
-    and constraint sensors name one).
+    and constraint sensors name one); contacts: the names of the rolling contacts, in
+    the order of the constraint tables (contact_reaction sensors name one).
 
     With consistent geometric stiffness the axial strain of the axis is the membrane
     strain
@@ -154,6 +156,9 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
             frame = -1 if s.frame == GROUND else body_index[s.frame]
             if code == 14:
                 size = 2 * (6 - model.joints[s.joint].ndof)
+        elif code == 16:
+            coord = list(contacts).index(s.contact)
+            frame = -1 if s.frame == GROUND else body_index[s.frame]
         else:
             mk = marker_id(s.body, s.marker)
             body = -1 if s.body == GROUND else body_index[s.body]

@@ -46,6 +46,8 @@ def model_to_dict(model):
         "solver": _plain(model.solver),
         "output": _plain(model.output),
     }
+    if getattr(model, "contacts", None):
+        d["contacts"] = _plain(model.contacts)
     if getattr(model, "user_laws", None):
         d["user_laws"] = _plain(model.user_laws)
     return d

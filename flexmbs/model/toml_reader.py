@@ -119,7 +119,8 @@ class _Schema:
 
 _MODEL = _Schema({"name": STRING, "gravity": VECTOR})
 _SOLVER = _Schema({"method": STRING, "t_end": NUMBER, "rtol": NUMBER, "atol": NUMBER,
-                   "max_step": NUMBER, "formulation": STRING})
+                   "max_step": NUMBER, "formulation": STRING,
+                   "constraints": STRING})
 _OUTPUT = _Schema({"step": NUMBER})
 _GROUND = _Schema({"markers": TABLE})
 _MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
@@ -183,6 +184,11 @@ _CENTERLINE_SENSOR = _Schema({"type": STRING, "body": STRING, "frame": STRING,
                               "subdivisions": INTEGER}, required=("body",))
 _CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING},
                             required=("joint",))
+_CONTACT_SENSOR = _Schema({"type": STRING, "contact": STRING, "frame": STRING},
+                          required=("contact",))
+_CONTACT = _Schema({"type": STRING, "disk": STRING, "disk_marker": STRING, "axis": VECTOR,
+                    "radius": NUMBER, "plane": STRING, "plane_marker": STRING,
+                    "normal": VECTOR}, required=("type", "disk", "plane"))
 _JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
                         required=("joint",))
 _MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
@@ -214,7 +220,7 @@ LAW_REQUIRED = {
 # Sections holding one table of settings; `--set` may create them.
 _SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
 _SECTIONS = ("model", "solver", "output", "ground", "bodies", "joints", "drivers",
-             "actuators", "forces", "springs", "sensors")
+             "actuators", "forces", "springs", "contacts", "sensors")
 _BODY_TYPES = ("rigid", "beam")
 
 
@@ -444,6 +450,7 @@ def _check_sensor(name, table, item):
               _STRAIN_SENSOR if sensor_type == "beam_strain" else
               _SECTION_SENSOR if sensor_type in ("beam_curvature", "beam_section_forces")
               else _CENTERLINE_SENSOR if sensor_type == "beam_centerline" else
+              _CONTACT_SENSOR if sensor_type == "contact_reaction" else
               _MARKER_SENSOR)
     _check_fields(table, schema, item)
 
@@ -463,6 +470,8 @@ _NAMED_SECTIONS = {
     "forces": ("force", lambda n: f'force "{n}"', _check_force),
     "springs": ("spring", lambda n: f'spring "{n}"',
                 lambda n, t, i: _check_fields(t, _SPRING, i)),
+    "contacts": ("contact", lambda n: f'contact "{n}"',
+                 lambda n, t, i: _check_fields(t, _CONTACT, i)),
     "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
 }
 
@@ -569,6 +578,8 @@ def _build_model(doc):
         _add_force(model, name, table)
     for name, table in doc.get("springs", {}).items():
         model.add_spring(name, **table)
+    for name, table in doc.get("contacts", {}).items():
+        model.add_contact(name, **table)
     for name, table in doc.get("sensors", {}).items():
         model.add_sensor(name, **table)
     return model
