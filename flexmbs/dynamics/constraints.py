@@ -60,23 +60,6 @@ __all__ = ["constraint_terms", "cut_joint_reaction", "contact_geometry",
 
 
 @jit_inline
-def _cut_joint_markers(m, ws, j):
-    """Frames and partial velocities of cut joint j's markers into ws.con_*: index 0
-    the parent marker P, 1 the child marker O."""
-    for side in range(2):
-        k = m.cut_marker_parent[j] if side == 0 else m.cut_marker_child[j]
-        v = ws.con_vec[side]
-        marker_frame(m, ws, k, v[0], ws.con_mat[side, 0], v[1], v[2], v[3],
-                     ws.con_mat[side, 1])
-        ws.con_jv[side, :, :] = 0.0
-        ws.con_jw[side, :, :] = 0.0
-        marker_partial_velocities(m.body_col_ptr, m.body_col, m.marker_body,
-                                  m.marker_term_ptr, m.marker_term_col,
-                                  m.marker_term_coef, ws.jr, ws.jw, ws.rot, k, v[3],
-                                  ws.con_mat[side, 1], ws.con_jv[side], ws.con_jw[side])
-
-
-@jit_inline
 def _two_markers(m, ws, kp, ko):
     """Frames and partial velocities of markers kp (index 0) and ko (index 1) into
     ws.con_*."""
@@ -91,6 +74,13 @@ def _two_markers(m, ws, kp, ko):
                                   m.marker_term_ptr, m.marker_term_col,
                                   m.marker_term_coef, ws.jr, ws.jw, ws.rot, k, v[3],
                                   ws.con_mat[side, 1], ws.con_jv[side], ws.con_jw[side])
+
+
+@jit_inline
+def _cut_joint_markers(m, ws, j):
+    """Frames and partial velocities of cut joint j's markers into ws.con_*: index 0
+    the parent marker P, 1 the child marker O."""
+    _two_markers(m, ws, m.cut_marker_parent[j], m.cut_marker_child[j])
 
 
 @jit
