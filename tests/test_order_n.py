@@ -98,21 +98,43 @@ def test_order_n_on_a_single_body_is_the_joint_formulation(single):
 
 @pytest.mark.parametrize("name", ["chain2", "h2", "h3", "h8"])
 def test_order_n_runs_agree_with_the_joint_formulation(name):
-    """A rigid two-link chain (1 s) and H2, H3, H8 (0.1 s; the 2 s comparison is
-    benchmarks/bench_formulations.py) with both formulations and bdf at rtol 1e-10:
-    the joint angles agree within 1e-7 rad (the integration tolerance's scale)."""
+    """A rigid two-link chain (1 s) and H2, H3, H8 (0.05 s; the 2 s comparison with
+    bdf is benchmarks/bench_formulations.py) integrated by dop853 at rtol 1e-10 with
+    both formulations: the joint angles agree within 1e-7 rad (the integration
+    tolerance's scale)."""
     from flexmbs.model import library
     from flexmbs.simulation import simulate
     model, t_end = {"chain2": (library.chain_model(2), 1.0),
-                    "h2": (library.huang_two_link(), 0.1),
-                    "h3": (library.huang_three_link(), 0.1),
-                    "h8": (library.huang_eight_link(elements=1), 0.1)}[name]
-    runs = [simulate(model, None, t_end=t_end, method="bdf", rtol=1e-10, atol=1e-12,
+                    "h2": (library.huang_two_link(), 0.05),
+                    "h3": (library.huang_three_link(), 0.05),
+                    "h8": (library.huang_eight_link(elements=1), 0.05)}[name]
+    runs = [simulate(model, None, t_end=t_end, method="dop853", rtol=1e-10, atol=1e-12,
                      formulation=f) for f in ("joint", "order-n")]
     assert all(r.success for r in runs)
     cm = compile_model(model)
     joints = [k for k, n in enumerate(cm.coordinate_names) if "." not in n]
     assert np.abs(runs[0].y[:, joints] - runs[1].y[:, joints]).max() < 1e-7
+
+
+def test_order_n_residual_vanishes_at_its_accelerations():
+    """The residual form for the implicit integrators ("Ex-Im"): [q' - u; u' - f;
+    w' - P] is zero at y' = the Order-N state derivative, and its acceleration rows
+    are u' - f (H2 at a random state)."""
+    from flexmbs.dynamics.order_n import order_n_residual, order_n_state_derivative
+    from flexmbs.model.library import huang_two_link
+    cm = compile_model(huang_two_link())
+    rng = np.random.default_rng(6)
+    y = np.concatenate([cm.q0 + rng.normal(0, 1e-3, cm.nq), rng.normal(0, 0.1, cm.nq),
+                        np.zeros(1 + cm.nactuators)])
+    yp = np.zeros_like(y)
+    order_n_state_derivative(cm.arrays, cm.new_workspace(), 0.1, y, yp)
+    res = np.ones_like(y)
+    order_n_residual(cm.arrays, cm.new_workspace(), 0.1, y, yp, res)
+    assert np.abs(res).max() <= 1e-12 * np.abs(yp).max()
+    shift = np.zeros_like(y)
+    shift[cm.nq:2 * cm.nq] = 1.0
+    order_n_residual(cm.arrays, cm.new_workspace(), 0.1, y, yp + shift, res)
+    assert np.allclose(res[cm.nq:2 * cm.nq], 1.0, atol=1e-9)
 
 
 def test_order_n_refuses_loops():

@@ -228,7 +228,7 @@ def order_n_accelerations(m, ws, t, accel):
         d = h.T @ u_i
         for a in range(nd):
             d[a, a] += rotor[own[i, a]]
-        di = np.linalg.inv(d) if nd > 0 else np.zeros((0, 0))
+        di = np.ascontiguousarray(np.linalg.inv(d)) if nd > 0 else np.zeros((0, 0))
         uu[i, :n, :nd] = u_i
         dinv[i, :nd, :nd] = di
         z = np.ascontiguousarray(za[i, :n])
@@ -240,7 +240,8 @@ def order_n_accelerations(m, ws, t, accel):
         p = m.body_parent[i]
         if p < 0:
             continue
-        pa_i = p_i - u_i @ di @ u_i.T
+        ut = np.ascontiguousarray(u_i.T)
+        pa_i = p_i - (u_i @ di) @ ut
         za_i = z + u_i @ (di @ v)
         npar = _body_size(m, p)
         _transfer(m, ws, i, p, xt)
