@@ -58,24 +58,21 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     n = cm.nstate
     out = np.zeros(n)
     columns = _system.dae_analytic_columns(n, cm.nq, cm.nactuators)
-    if cm.nconstraints and constraints == "projection":
-        algebraic = np.zeros(n, dtype=bool)
-        algebraic[2 * cm.nq + 1 + cm.nactuators:] = True
-        system = System(n=n, rhs=None, residual_kernel=_projection.projection_residual,
-                        m=m, ws=cm.new_workspace(), algebraic=algebraic,
-                        dae_residual=_projection.dae_projection_residual,
-                        dae_jacobian=_system.dae_work_column,
-                        dae_jacobian_columns=columns, second_order=0, index2=False)
-        system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
-        return system
     if cm.nconstraints:
-        algebraic = np.zeros(n, dtype=bool)
+        algebraic = np.zeros(n, dtype=bool)  # the multipliers, after q, u and the works
         algebraic[2 * cm.nq + 1 + cm.nactuators:] = True
-        system = System(n=n, rhs=None, residual_kernel=_system.constrained_residual,
-                        m=m, ws=cm.new_workspace(), algebraic=algebraic,
-                        dae_residual=_system.dae_constrained_residual,
+        projection = constraints == "projection"
+        system = System(n=n, rhs=None, m=m, ws=cm.new_workspace(), algebraic=algebraic,
+                        residual_kernel=(_projection.projection_residual if projection
+                                         else _system.constrained_residual),
+                        dae_residual=(_projection.dae_projection_residual if projection
+                                      else _system.dae_constrained_residual),
                         dae_jacobian=_system.dae_work_column,
-                        dae_jacobian_columns=columns, second_order=0, index2=True)
+                        dae_jacobian_columns=columns, second_order=0,
+                        index2=not projection)
+        if projection:
+            system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
+            return system
         system.rhs = lambda t, y: initial_derivative(cm, system, t, y)[1]
         if len(m.con_kind) > cm.nconstraints:  # redundant rows: watch the chosen ones
             system.refresh = lambda t, y: reselect_rows(cm, system, t, y)
