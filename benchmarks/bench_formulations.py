@@ -1,10 +1,12 @@
 """Huang's formulation study (chapter 5) on H2: the joint-coordinate formulation
 with bdf ("Im-Im"), the Order-N elimination with bdf ("Ex-Im") and with dop853
-("Ex-Ex"), at the thesis's settings (alpha = 0.0003, rtol 1e-4, atol 1e-7, 5 s):
-steps, residual evaluations, wall time and the energy error against the largest
-strain energy; the sensitivity test of thesis section 5.4 (theta2 = -1.0 against
--1.02: when the two runs part); and the agreement of the formulations on H2, H3 and H8
-over 2 s at tight tolerances.
+("Ex-Ex"), and the absolute coordinates of seed 002 with bdf ("Abs-Im"), at the
+thesis's settings (alpha = 0.0003, rtol 1e-4, atol 1e-7, 5 s): steps, residual
+evaluations, wall time and the energy error against the largest strain energy; the
+sensitivity test of thesis section 5.4 (theta2 = -1.0 against -1.02: when the two
+runs part); and the agreement of the formulations over 2 s at tight tolerances: joint
+coordinates and body poses of H2, H3, H8 (Order-N; absolute coordinates on H8 without
+its motors, which act on joint coordinates), FB and BR (absolute coordinates).
 
     .venv/bin/python benchmarks/bench_formulations.py --json benchmarks/results/formulations.json
 """
@@ -16,12 +18,12 @@ import time
 
 import numpy as np
 
-from flexmbs.model.compiled import compile_model
-from flexmbs.model.library import huang_eight_link, huang_three_link, huang_two_link
+from flexmbs.model.library import (bricard, four_bar, huang_eight_link, huang_three_link,
+                                   huang_two_link)
 from flexmbs.simulation import simulate
 
 CASES = (("Im-Im", "joint", "bdf"), ("Ex-Im", "order-n", "bdf"),
-         ("Ex-Ex", "order-n", "dop853"))
+         ("Ex-Ex", "order-n", "dop853"), ("Abs-Im", "absolute", "bdf"))
 
 
 def _energy_ratio(sim):
@@ -41,6 +43,7 @@ def thesis_comparison(t_end, rtol, atol):
         wall = time.perf_counter() - start
         rows.append({"case": label, "formulation": formulation, "method": method,
                      "status": sim.status, "wall": wall,
+                     "reference_moves": sim.statistics.get("reference_moves"),
                      "nsteps": int(sim.statistics.get("nsteps", 0)),
                      "nres": int(sim.statistics.get("nres", sim.statistics.get("nfev", 0))),
                      "energy_ratio": _energy_ratio(sim)})
@@ -60,7 +63,10 @@ def sensitivity(t_end, rtol, atol, threshold=0.01):
             model.joints["joint2"].initial[:] = theta2
             sims.append(simulate(model, None, rtol=rtol, atol=atol, method=method,
                                  formulation=formulation))
-        diff = np.abs(sims[0].y[:, :2] - sims[1].y[:, :2]).max(axis=1)
+        # theta1, theta2: the model's first two sensors (read from the joints' markers
+        # in absolute coordinates, in (-pi, pi])
+        diff = np.abs(np.unwrap(sims[0].sensors[:, :2], axis=0)
+                      - np.unwrap(sims[1].sensors[:, :2], axis=0)).max(axis=1)
         apart = np.flatnonzero(diff > 0.02 + threshold)
         out.append({"case": label, "max_difference": float(diff.max()),
                     "parted_at": float(sims[0].t[apart[0]]) if apart.size else None})
@@ -68,23 +74,64 @@ def sensitivity(t_end, rtol, atol, threshold=0.01):
     return out
 
 
+def _recorded(model):
+    """The model recording every revolute and prismatic joint's coordinate (their
+    names) and every body's frame (position, axes); nothing else."""
+    model.sensors.clear()
+    joints = [n for n, j in model.joints.items() if j.type in ("revolute", "prismatic")]
+    for name in joints:
+        model.add_sensor(name, "joint_coordinate", joint=name)
+    for body in model.bodies:
+        model.add_sensor(f"{body}.r", "marker_position", body=body, marker="origin")
+        model.add_sensor(f"{body}.A", "marker_orientation", body=body, marker="origin")
+    return model, len(joints)
+
+
+def _passive(model):
+    """H8 without its motors (and their sensors): it falls under gravity."""
+    model.actuators.clear()
+    return model
+
+
+AGREEMENT_MODELS = (
+    ("H2", lambda t: huang_two_link(t_end=t), ("order-n", "absolute")),
+    ("H3", lambda t: huang_three_link(t_end=t), ("order-n", "absolute")),
+    ("H8", lambda t: huang_eight_link(elements=1, t_end=t), ("order-n",)),
+    ("H8 without motors", lambda t: _passive(huang_eight_link(elements=1, t_end=t)),
+     ("order-n", "absolute")),
+    ("FB", lambda t: four_bar(t_end=t), ("absolute",)),
+    ("BR", lambda t: bricard(t_end=t), ("absolute",)))
+
+
 def agreement(t_end=2.0, rtol=1e-10, atol=1e-12):
-    """Joint angles of the joint-coordinate and Order-N formulations (bdf, tight)."""
+    """Each formulation against the joint-coordinate one (bdf, tight tolerances): the
+    largest difference of the joint coordinates (angles unwrapped) and of the body
+    frames' positions and axes over the run."""
     out = []
-    for name, model in (("H2", huang_two_link(t_end=t_end)),
-                        ("H3", huang_three_link(t_end=t_end)),
-                        ("H8", huang_eight_link(elements=1, t_end=t_end))):
-        cm = compile_model(model)
-        joints = [k for k, n in enumerate(cm.coordinate_names) if "." not in n]
-        start = time.perf_counter()
-        runs = [simulate(model, None, rtol=rtol, atol=atol, method="bdf", formulation=f)
-                for f in ("joint", "order-n")]
-        out.append({"model": name, "t_end": t_end,
-                    "status": [r.status for r in runs],
-                    "max_joint_difference": float(np.abs(runs[0].y[:, joints]
-                                                         - runs[1].y[:, joints]).max()),
-                    "wall": time.perf_counter() - start})
-        print(out[-1], flush=True)
+    for name, build, others in AGREEMENT_MODELS:
+        runs = {}
+        for formulation in ("joint",) + others:
+            model, njoints = _recorded(build(t_end))
+            start = time.perf_counter()
+            runs[formulation] = simulate(model, None, rtol=rtol, atol=atol, method="bdf",
+                                         formulation=formulation)
+            runs[formulation].wall = time.perf_counter() - start
+        ref = runs["joint"].sensors
+        for formulation in others:
+            got = runs[formulation].sensors
+            d = np.unwrap(ref[:, :njoints], axis=0) - np.unwrap(got[:, :njoints], axis=0)
+            d = (d + np.pi) % (2 * np.pi) - np.pi
+            out.append({"model": name, "formulation": formulation, "t_end": t_end,
+                        "status": runs[formulation].status,
+                        "joints": njoints,
+                        "max_joint_difference": float(np.abs(d).max(initial=0.0)),
+                        "max_frame_difference": float(np.abs(ref[:, njoints:]
+                                                             - got[:, njoints:]).max()),
+                        "wall_joint": runs["joint"].wall,
+                        "wall": runs[formulation].wall,
+                        "nsteps_joint": int(runs["joint"].statistics["nsteps"]),
+                        "nsteps": int(runs[formulation].statistics["nsteps"])})
+            print(out[-1], flush=True)
     return out
 
 

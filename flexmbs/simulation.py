@@ -6,6 +6,7 @@ involved once per batch of outputs; the energies and sensors of a batch come fro
 kernel call.
 """
 
+import copy
 import glob
 import os
 import sys
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import CACHE, CACHE_DIR
+from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
 from .dynamics import system as _system
@@ -26,6 +28,7 @@ from .elements.modal import basis_record
 from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
                                      three_rotation_joints)
 from .errors import ModelError
+from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
@@ -92,6 +95,44 @@ def build_system(cm, constraints="ggl", formulation="joint"):
                   algebraic=np.zeros(n, dtype=bool), dae_residual=dae_residual,
                   dae_jacobian=_system.dae_work_column,
                   dae_jacobian_columns=columns, second_order=cm.nq)
+
+
+def compile_absolute(model):
+    """The compiled absolute-coordinate form of `model` (flexmbs.model.absolute),
+    started from the model's initial state made consistent with its own loops."""
+    plain = copy.copy(model)
+    plain.sensors = {}   # they are for the absolute form (a cut joint's, say)
+    cm = compile_model(plain)
+    if cm.has_constraints:
+        make_consistent(cm)
+    absolute, rates = absolute_model(model, cm.q0, cm.u0, cm)
+    cm = compile_model(absolute)
+    set_elastic_rates(cm, rates)
+    return cm
+
+
+def _with_rebasing(cm, system):
+    """Chain `flexmbs.dynamics.absolute.rebase_frames` before the system's refresh;
+    system.reference_moves counts the refreshes that moved a reference."""
+    slots = _absolute.reference_slots(cm)
+    if system.index2:
+        def restart(t, y):
+            return initial_derivative(cm, system, t, y)
+    else:
+        def restart(t, y):
+            return _projection.projection_start(cm, system, t, y)
+    then = system.refresh
+    system.reference_moves = 0
+
+    def refresh(t, y):
+        moved, y, yp = _absolute.rebase_frames(cm, slots, t, y, restart)
+        system.reference_moves += moved
+        if then is not None:
+            changed, y2, yp2 = then(t, y)
+            if changed:
+                return True, y2, yp2
+        return moved, y, yp
+    system.refresh = refresh
 
 
 def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
@@ -220,7 +261,8 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
              output_step=None, max_step=None, formulation=None, constraints=None,
              progress=False, log=None):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
-    `formulation`: "joint" or "order-n" (trees); `constraints`: the formulation of
+    `formulation`: "joint", "order-n" (trees) or "absolute" (every joint a
+    constraint, flexmbs.model.absolute); `constraints`: the formulation of
     closed loops and rolling contacts ("ggl" or "projection"); see SolverSettings.
 
     Settings not given come from the model's [solver] and [output] sections. Returns
@@ -234,7 +276,8 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         out = model.output.with_changes(output_step)
         t0 = 0.0
         t_out = output_times(t0, s.t_end, out.step)
-        cm = compile_model(model)
+        cm = (compile_absolute(model) if s.formulation == "absolute" else
+              compile_model(model))
         report = make_consistent(cm) if cm.has_constraints else None
         if report is not None and s.method in SCIPY_METHODS:
             what = ", ".join([f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
@@ -249,6 +292,10 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
             raise ModelError(f'the projection formulation runs with the solver "bdf" '
                              f'(its drift correction restarts it), got "{s.method}"',
                              "solver", "method")
+        if s.formulation == "absolute" and s.method != "bdf":
+            raise ModelError(f'the absolute-coordinate formulation runs with the solver '
+                             f'"bdf" (moving its references restarts it), got '
+                             f'"{s.method}"', "solver", "method")
         if report is not None and s.formulation == "order-n":
             raise ModelError("the Order-N formulation is for trees without constraints; "
                              "this model has closed loops or rolling contacts",
@@ -271,6 +318,8 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
                                                                    atol)
     elif report is not None:
         y0, _ = initial_derivative(cm, system, t0, y0)
+    if s.formulation == "absolute":
+        _with_rebasing(cm, system)
     if report is not None and log is not None:
         log(report.text() + ("\nconstraints: seed 004's projection formulation"
                              if projection else ""))
@@ -343,6 +392,8 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         raise
     bar.close()
     stats = integ.statistics()
+    if s.formulation == "absolute":
+        stats["reference_moves"] = system.reference_moves
     if watch.report():
         stats["joint_singularity"] = watch.report()
         if log is not None:

@@ -4,6 +4,8 @@ ground by default); actuator torques and works; beam strains, curvatures and sec
 forces (rows linear in q, `flexmbs.model.sensor_tables`); a beam's deformed centre
 line."""
 
+import math
+
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
@@ -43,6 +45,64 @@ def _in_frame(af, vec, out, o):
 
 
 @jit
+def _cut_joint_coordinate(m, ws, k):
+    """Coordinate (codes 17, 19) or rate (18, 20) of a cut joint, sensor k, from its
+    parent marker P (origin p_P, axes A_P, velocity v_P, angular velocity w_P) and
+    child marker O, with a = A_P a0 (a0 the coordinate's axis in P's axes):
+    translation (p_O - p_P) . a, its rate (v_O - v_P) . a + (p_O - p_P) . (w_P x a);
+    rotation atan2(a . (b x A_O b0), b . A_O b0), b = A_P b0, b0 a unit vector normal
+    to a0 (A_O = A_P Rot(a0, angle) at a revolute), in (-pi, pi]; its rate
+    a . (w_O - w_P)."""
+    kind = m.sensor_type[k]
+    j = m.sensor_coord[k]
+    a0 = m.point_position[m.sensor_point[k]]
+    ap, ao, tm = ws.m33[1], ws.m33[3], ws.m33[4]   # marker_frame keeps m33[5:], v3[12:]
+    pp, vp, wp = ws.v3[0], ws.v3[1], ws.v3[2]
+    po, vo, wo = ws.v3[3], ws.v3[5], ws.v3[6]
+    arm = ws.v3[4]
+    marker_frame(m, ws, m.cut_marker_parent[j], pp, ap, vp, wp, arm, tm)
+    marker_frame(m, ws, m.cut_marker_child[j], po, ao, vo, wo, arm, tm)
+    a = ws.v3[7]
+    for r in range(3):
+        a[r] = ap[r, 0] * a0[0] + ap[r, 1] * a0[1] + ap[r, 2] * a0[2]
+    if kind == 17 or kind == 18:
+        d = 0.0
+        for r in range(3):
+            d += (po[r] - pp[r]) * a[r]
+        if kind == 17:
+            return d
+        rate = 0.0
+        for r in range(3):
+            rate += (vo[r] - vp[r]) * a[r]
+        wa0 = wp[1] * a[2] - wp[2] * a[1]
+        wa1 = wp[2] * a[0] - wp[0] * a[2]
+        wa2 = wp[0] * a[1] - wp[1] * a[0]
+        return rate + (po[0] - pp[0]) * wa0 + (po[1] - pp[1]) * wa1 + \
+            (po[2] - pp[2]) * wa2
+    if kind == 20:
+        return a[0] * (wo[0] - wp[0]) + a[1] * (wo[1] - wp[1]) + a[2] * (wo[2] - wp[2])
+    # b0: the unit vector along the component of the axis with the smallest |a0_i|,
+    # made normal to a0
+    i = 0
+    for r in range(1, 3):
+        if abs(a0[r]) < abs(a0[i]):
+            i = r
+    b0 = ws.v3[8]
+    for r in range(3):
+        b0[r] = (1.0 if r == i else 0.0) - a0[i] * a0[r]
+    nb = (b0[0] ** 2 + b0[1] ** 2 + b0[2] ** 2) ** 0.5
+    b = ws.v3[9]
+    c = ws.v3[10]
+    for r in range(3):
+        b[r] = (ap[r, 0] * b0[0] + ap[r, 1] * b0[1] + ap[r, 2] * b0[2]) / nb
+        c[r] = (ao[r, 0] * b0[0] + ao[r, 1] * b0[1] + ao[r, 2] * b0[2]) / nb
+    sn = a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) + \
+        a[2] * (b[0] * c[1] - b[1] * c[0])
+    cs = b[0] * c[0] + b[1] * c[1] + b[2] * c[2]
+    return math.atan2(sn, cs)
+
+
+@jit
 def sensor_values(m, ws, t, works, out):
     """out (size sensor_offset[-1]) for every sensor (after forward_kinematics and
     actuator_torques; works = the state's w: W_nc, then each actuator's work).
@@ -62,7 +122,8 @@ def sensor_values(m, ws, t, works, out):
     follow the works in `works`), of a tree joint from the momentum balance of the
     subtree it carries (`flexmbs.dynamics.reactions`, at time t); constraint_residual:
     the joint's position residuals Phi, then its velocity residuals dPhi/dt, every row
-    (redundant ones too). contact_reaction: A_f^T F (N), the force of a rolling
+    (redundant ones too). joint_coordinate and joint_rate of a cut joint: from its
+    two markers (`_cut_joint_coordinate`; an angle in (-pi, pi]). contact_reaction: A_f^T F (N), the force of a rolling
     contact on its disk from its multipliers, then A_f^T (P_c - r_f) (m), the contact
     point.
     """
@@ -122,6 +183,9 @@ def sensor_values(m, ws, t, works, out):
             continue
         if kind == 0:
             out[o] = ws.x[m.sensor_coord[k]]
+            continue
+        if kind >= 17 and kind <= 20:
+            out[o] = _cut_joint_coordinate(m, ws, k)
             continue
         if kind == 1:
             out[o] = ws.xd[m.sensor_coord[k]]

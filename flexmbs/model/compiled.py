@@ -605,10 +605,12 @@ def compile_model(model):
 
     # the kinematic chains, frame columns and B columns of every body
     per_body, frame, inherited, body_cols = [], [], [], []
+    movable = getattr(model, "absolute_joints", {})  # flexmbs.model.absolute
     for k, j in enumerate(joints):
         motions = joint_motions(terms_of(j.parent, j.parent_marker),
                                 terms_of(j.child, j.child_marker),
-                                j.translation_axes, j.rotation_axes, coord_start[k])
+                                j.translation_axes, j.rotation_axes, coord_start[k],
+                                reference_slots=j.name in movable)
         per_body.append(motions)
         p = topo.parent[k]
         parent_cols = set(frame[p]) if p >= 0 else set()

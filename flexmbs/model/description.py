@@ -36,7 +36,7 @@ BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
-FORMULATIONS = ("joint", "order-n")  # FORMULATION.md sections 5 and 10
+FORMULATIONS = ("joint", "order-n", "absolute")  # FORMULATION.md 5 and 10; seed 002
 CONSTRAINT_FORMULATIONS = ("ggl", "projection")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
@@ -427,7 +427,9 @@ class SolverSettings:
     """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
     tolerances `rtol`, `atol`, largest step `max_step` (s), `formulation` (one of
     FORMULATIONS: "joint", M* u' = Q* solved whole, or "order-n", the tip-to-base
-    elimination of flexmbs.dynamics.order_n, trees only), and the formulation of the
+    elimination of flexmbs.dynamics.order_n, trees only, or "absolute", every body on
+    its own six coordinates and every joint a constraint, flexmbs.model.absolute, bdf
+    only), and the formulation of the
     constraints of closed loops and rolling contacts, `constraints` (one of
     CONSTRAINT_FORMULATIONS: "ggl", the stabilised index-2 form; "projection", seed
     004's projection onto the null space of the constraint matrix, bdf only)."""

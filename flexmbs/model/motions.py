@@ -88,15 +88,20 @@ def _is_identity(c):
 
 
 def joint_motions(parent_marker, child_marker, translation_axes, rotation_axes,
-                  first_coordinate):
+                  first_coordinate, reference_slots=False):
     """The motions from the parent's frame to the child's frame across one joint
     (module docstring). `parent_marker`, `child_marker`: MarkerTerms;
     `translation_axes`, `rotation_axes`: unit vectors in the parent marker's frame;
     the joint's coordinates are columns first_coordinate, first_coordinate + 1, ...
-    (translations first)."""
+    (translations first). `reference_slots`: the parent marker's OFFSET and
+    ROTATE_FIXED come first and always (even if zero and identity), so that they can
+    be moved during a run (flexmbs.dynamics.absolute; the parent is the ground)."""
     out = []
     pm, cm = parent_marker, child_marker
-    if not _is_zero(pm.position):
+    if reference_slots:
+        out.append(Motion(OFFSET, vector=pm.position.copy()))
+        out.append(Motion(ROTATE_FIXED, rotation=pm.orientation.copy()))
+    elif not _is_zero(pm.position):
         out.append(Motion(OFFSET, vector=pm.position.copy()))
     for d in range(3):
         if pm.terms[d]:
@@ -104,7 +109,7 @@ def joint_motions(parent_marker, child_marker, translation_axes, rotation_axes,
     for d in range(3):
         if pm.terms[3 + d]:
             out.append(Motion(ROTATE, vector=_AXES[d].copy(), terms=list(pm.terms[3 + d])))
-    if not _is_identity(pm.orientation):
+    if not reference_slots and not _is_identity(pm.orientation):
         out.append(Motion(ROTATE_FIXED, rotation=pm.orientation.copy()))
     col = first_coordinate
     for axis in translation_axes:

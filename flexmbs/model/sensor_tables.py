@@ -28,7 +28,10 @@ SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
                 "beam_section_forces": 11, "beam_centerline": 12, "joint_reaction": 13,
                 "constraint_residual": 14, "contact_reaction": 16}
 SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1, 9: 3, 10: 2,
-                11: 6, 13: 6, 16: 6}
+                11: 6, 13: 6, 16: 6, 17: 1, 18: 1, 19: 1, 20: 1}
+CUT_COORDINATE_CODES = {(0, "translation"): 17, (1, "translation"): 18,
+                        (0, "rotation"): 19, (1, "rotation"): 20}
+# joint_coordinate / joint_rate of a cut joint: from its two markers (sensor_values)
 # beam_centerline: 3 per point; constraint_residual: 2 per row
 ROW_ZERO = 1e-300  # |coefficient| at or below this is left out of a row
 
@@ -83,6 +86,27 @@ def _beam_section_rows(beam, sensor):
     return element_rows(beam, sensor.element, rows)
 
 
+def _cut_coordinate_axis(joint, coordinate, item):
+    """("translation" or "rotation", its axis in the parent marker's frame) of
+    coordinate `coordinate` of a cut joint, which its two markers give exactly when the
+    translation axes are orthogonal (d_k = (p_child - p_parent) . A_P a_k) and when the
+    joint has one rotation (the angle about it); ModelError otherwise."""
+    ntrans = len(joint.translation_axes)
+    if coordinate < ntrans:
+        axes = np.asarray(joint.translation_axes)
+        if np.abs(axes @ axes.T - np.eye(ntrans)).max() > 1e-12:
+            raise ModelError(f'joint "{joint.name}" is cut and its translation axes are not '
+                             "orthogonal: its coordinates cannot be read from its "
+                             "markers", item, "joint")
+        return "translation", axes[coordinate]
+    if len(joint.rotation_axes) != 1:
+        raise ModelError(f'joint "{joint.name}" is cut and has '
+                         f"{len(joint.rotation_axes)} rotations: the angle of a cut joint "
+                         "is read only for a joint with one rotation (revolute, "
+                         "cylindrical, planar)", item, "coordinate")
+    return "rotation", np.asarray(joint.rotation_axes[0])
+
+
 def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, flex_q,
                   geo_first, cut_joints=(), contacts=()):
     """SensorTables of `sensors`. body_index: body name -> index; coord_of:
@@ -116,10 +140,14 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
         code = SENSOR_CODES[s.type]
         coord, mk, body, frame, point, geo, geo_coef = -1, -1, -1, -1, -1, -1, 0.0
         size = SENSOR_SIZES.get(code)
-        if code in (0, 1):
-            if (s.joint, s.coordinate) not in coord_of:
-                raise ModelError(f'joint "{s.joint}" is cut (it closes a loop): it has no '
-                                 "coordinates to read", f'sensor "{s.name}"', "joint")
+        if code in (0, 1) and s.joint in cut_joints:
+            joint = model.joints[s.joint]
+            kind, axis = _cut_coordinate_axis(joint, s.coordinate, f'sensor "{s.name}"')
+            code = CUT_COORDINATE_CODES[(code, kind)]
+            coord = list(cut_joints).index(s.joint)
+            point = len(points)
+            points.append(axis)
+        elif code in (0, 1):
             coord = coord_of[(s.joint, s.coordinate)]
         elif code in (6, 7):
             coord = act_index[s.actuator]

@@ -23,7 +23,9 @@ step that is too long."""
 
 STEPS_PER_REFRESH = 20
 """Steps between two calls of the system's `refresh` (a model with closed loops checks
-there whether its independent constraint rows are still independent)."""
+there whether its independent constraint rows are still independent; the absolute
+coordinates move their references). The outputs computed before a refresh are
+returned before it runs, so that they are read with the model as it was."""
 
 
 BDF_STEP_FLOOR = 1e-15
@@ -51,6 +53,7 @@ class BdfIntegrator(Integrator):
         self._settings = (rtol, atol, max_step)
         self._earlier = []      # statistics of the drivers before a restart
         self.restarts = 0
+        self._refresh_due = False
         self._bdf = self._start(self.t0, self.y, system.rhs(self.t0, self.y))
 
     def _start(self, t, y, yp):
@@ -74,17 +77,23 @@ class BdfIntegrator(Integrator):
         n = 0
         steps = STEPS_PER_CALL if self.system.refresh is None else STEPS_PER_REFRESH
         while n < len(t_out):
-            bdf = self._bdf
-            k, Y, _ = bdf.advance(t_out[n:], max_steps=steps)
-            y_out[n:n + k] = Y
-            n += k
-            if bdf.status == "running" and self.system.refresh is not None:
+            if self._refresh_due:
+                if n:
+                    break   # the outputs first: a refresh may change what y means
+                self._refresh_due = False
+                bdf = self._bdf
                 changed, y, yp = self.system.refresh(bdf.t, bdf.y)
                 if changed:
                     self._earlier.append(bdf.statistics())
                     self.restarts += 1
                     self._bdf = self._start(bdf.t, y, yp)
-            if self._bdf.status != "running" or time.perf_counter() - start > wall_budget:
+            bdf = self._bdf
+            k, Y, _ = bdf.advance(t_out[n:], max_steps=steps)
+            y_out[n:n + k] = Y
+            n += k
+            self._refresh_due = (bdf.status == "running" and
+                                 self.system.refresh is not None)
+            if bdf.status != "running" or time.perf_counter() - start > wall_budget:
                 break
         bdf = self._bdf
         self.t = bdf.t
