@@ -115,7 +115,7 @@ def make_consistent(cm, t0=0.0):
     scale = _length_scale(cm, q)
     mass = api.mass_matrix(cm, q, t0)
     joints = np.sort(m.coord_qindex[m.coord_qindex >= 0])
-    passes = [(cols, np.linalg.cholesky(mass[np.ix_(cols, cols)]))
+    passes = [(cols, _metric_factor(mass[np.ix_(cols, cols)]))
               for cols in (joints, np.arange(cm.nq)) if len(cols)]
     if len(joints) == cm.nq:
         passes = passes[:1]
@@ -163,6 +163,17 @@ def make_consistent(cm, t0=0.0):
     report.position_residual = float(np.abs(phi[holonomic]).max(initial=0.0))
     report.velocity_residual = float(np.abs(phid[rows]).max()) if len(rows) else 0.0
     return report
+
+
+def _metric_factor(mass):
+    """The Cholesky factor of the metric of the corrections: M*, or where M* is only
+    semi-definite (a coordinate of no inertia, as the motor coordinates of the
+    absolute formulation without a rotor) M* + 1e-12 max(diag M*) I."""
+    try:
+        return np.linalg.cholesky(mass)
+    except np.linalg.LinAlgError:
+        shift = 1e-12 * max(np.abs(np.diag(mass)).max(initial=0.0), 1e-300)
+        return np.linalg.cholesky(mass + shift * np.eye(len(mass)))
 
 
 def independent_rows(jac, rank):

@@ -16,14 +16,20 @@ and the stabilised index-2 form `M x'' + C^T lam = f`, `C x' + C_t = 0`, `C = 0`
 integrated as for any closed loop. M* is then block-diagonal over the bodies (a body's
 velocity depends on its own coordinates only).
 
+A joint that something acts on through its own coordinates (a driver, a motor, a joint
+spring or damper) keeps them as the motor coordinates of ADAMS's joint motions and
+forces: the joint J then carries, from its parent, a massless frame "@@J" (its child
+marker's frame), and a fixed cut joint "@@J" ties that frame to the child marker. The
+child body keeps its six coordinates; J's coordinates carry the rotor inertia of its
+motors (or none), and they are determined by the fixed joint's constraints.
+
 Three sequential rotations are singular where the middle one reaches 90 degrees;
 `flexmbs.dynamics.absolute.rebase_frames` moves a body's reference (r_ref, A_ref) to
 its current pose before that (the angles restart at zero), so every orientation is
 reached.
 
-What stays with the joint coordinates: what acts on a joint's own coordinates
-(drivers, actuators, joint springs and dampers, user laws) and rolling contacts; a
-model with any of them is refused with the item named.
+Refused (with the item named): user force laws (functions of the model's q and u,
+whose meaning changes with the coordinates) and rolling contacts.
 """
 
 import copy
@@ -31,9 +37,10 @@ import copy
 import numpy as np
 
 from ..errors import ModelError
-from .description import GROUND, ORIGIN
+from .description import GROUND, ORIGIN, Marker, RigidBody
 
-__all__ = ["PREFIX", "absolute_model", "absolute_joint_name", "set_elastic_rates"]
+__all__ = ["PREFIX", "absolute_model", "absolute_joint_name", "copy_name",
+           "joints_with_coordinates", "set_elastic_rates"]
 
 PREFIX = "@"
 
@@ -43,25 +50,21 @@ def absolute_joint_name(body):
     return PREFIX + body
 
 
-def _refuse_joint_loads(model):
-    item = None
-    for kind, table in (("driver", model.drivers), ("actuator", model.actuators),
-                        ("user law", getattr(model, "user_laws", {})),
+def copy_name(joint):
+    """The name of the massless frame (and of its fixed cut joint) that carries the
+    coordinates of joint `joint` in the absolute form."""
+    return 2 * PREFIX + joint
+
+
+def _refuse(model):
+    for kind, table in (("user law", getattr(model, "user_laws", {})),
                         ("contact", getattr(model, "contacts", {}))):
         for name in table:
-            item = f'{kind} "{name}"'
-            what = ("a rolling contact" if kind == "contact" else
-                    f"a {kind} acts on a joint's own coordinates")
-            raise ModelError(f'the absolute-coordinate formulation has no joint '
-                             f'coordinates: {what} is not supported there; run it with '
-                             f'formulation = "joint"', item, "formulation")
-    for name, joint in model.joints.items():
-        for fld, what in (("stiffness", "spring"), ("damping", "damper")):
-            if np.any(getattr(joint, fld) != 0.0):
-                raise ModelError(f"the absolute-coordinate formulation has no joint "
-                                 f"coordinates for a joint {what} to act on; use a "
-                                 f'point-to-point spring, or formulation = "joint"',
-                                 f'joint "{name}"', fld)
+            what = ("rolling contacts are" if kind == "contact" else
+                    "user force laws (functions of the model's q and u) are")
+            raise ModelError(f"the absolute-coordinate formulation: {what} not supported "
+                             f'there; run the model with formulation = "joint"',
+                             f'{kind} "{name}"', "formulation")
     for name in list(model.bodies) + list(model.ground_markers):
         if name.startswith(PREFIX):
             raise ModelError(f'names starting with "{PREFIX}" are kept for the '
@@ -69,14 +72,25 @@ def _refuse_joint_loads(model):
                              f'body "{name}"', "name")
 
 
+def joints_with_coordinates(model):
+    """The joints that keep their coordinates in the absolute form: those with a
+    driver, a motor, or a joint spring or damper (module docstring)."""
+    keep = {d.joint for d in model.drivers.values()}
+    keep |= {a.joint for a in model.actuators.values()}
+    keep |= {name for name, j in model.joints.items()
+             if np.any(j.stiffness != 0.0) or np.any(j.damping != 0.0)}
+    return keep
+
+
 def absolute_model(model, q0, u0, cm):
-    """(the absolute-coordinate model, {elastic coordinate name: rate}) of `model` (a
-    Model) started from the joint-coordinate state (q0, u0) of its compiled form `cm`
-    (consistent with its constraints): the beams' elastic coordinates go into the
-    model, their rates are for `set_elastic_rates` after compiling. A copy; `model` is
-    unchanged. The returned model carries `absolute_joints` {joint name: body name}."""
+    """(the absolute-coordinate model, {coordinate name: rate}) of `model` (a Model)
+    started from the joint-coordinate state (q0, u0) of its compiled form `cm`
+    (consistent with its constraints): the beams' elastic coordinates and the kept
+    joints' coordinates go into the model, the elastic rates are for
+    `set_elastic_rates` after compiling. A copy; `model` is unchanged. The returned
+    model carries `absolute_joints` {joint name: body name}."""
     from ..dynamics import api
-    _refuse_joint_loads(model)
+    _refuse(model)
     ws = api.kinematics(cm, q0, u0, 0.0)
     out = copy.copy(model)
     out.bodies = {}
@@ -105,15 +119,33 @@ def absolute_model(model, q0, u0, cm):
                       rotation_axes=np.eye(3), initial=0.0,
                       initial_rate=np.concatenate([rot.T @ rd, rot.T @ om]))
         out.absolute_joints[joint] = name
+    keep = joints_with_coordinates(model)
     for name, joint in model.joints.items():
         joint = copy.copy(joint)
-        joint.cut = True
+        if name not in keep:
+            joint.cut = True
+            out.joints[name] = joint
+            continue
+        frame = copy_name(name)
+        out.bodies[frame] = RigidBody(frame, 0.0, np.zeros(3), np.zeros((3, 3)),
+                                      {ORIGIN: Marker(ORIGIN, frame, np.zeros(3),
+                                                      np.eye(3))})
+        values = joint.coordinate_names()
+        joint.initial = np.array([q0[index[c]] if c in index else joint.initial[k]
+                                  for k, c in enumerate(values)])
+        joint.initial_rate = np.array([u0[index[c]] if c in index else 0.0
+                                       for c in values])
+        child, child_marker = joint.child, joint.child_marker
+        joint.child, joint.child_marker, joint.cut = frame, ORIGIN, False
         out.joints[name] = joint
+        out.add_joint(frame, "fixed", frame, child, parent_marker=ORIGIN,
+                      child_marker=child_marker, cut=True)
     return out, rates
 
 
 def set_elastic_rates(cm_abs, rates):
-    """Put the elastic rates {name: rate} of `absolute_model` into cm_abs.u0."""
+    """Put the elastic rates {name: rate} of `absolute_model` into cm_abs.u0 (a beam
+    has initial elastic coordinates in the model file, not rates)."""
     index = {name: k for k, name in enumerate(cm_abs.coordinate_names)}
     for name, rate in rates.items():
         cm_abs.u0[index[name]] = rate
