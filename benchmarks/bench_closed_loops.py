@@ -9,10 +9,10 @@ spans (tests/test_closed_loops.py).
 * four_bar: 10 s at rtol 1e-10.
 * bricard: 10 s at rtol 1e-10 (IFToMM's Bricard benchmark: the linkage folds, and
   the independent constraint rows are chosen again as it moves).
-* slider_crank: SC, 2 s at rtol 1e-7, the rod's structural damping alpha given by
-  --sc-alpha (undamped, the rod's axial modes ring at about 1e4 rad/s and the run
-  follows them). At present it does not finish: between 0.15 and 0.25 s the steps
-  collapse (see the README, "Closed loops").
+* slider_crank: SC, 2 s at rtol 1e-7, atol 1e-9, the rod's structural damping alpha
+  given by --sc-alpha (undamped, the rod's axial modes ring at about 1e4 rad/s and
+  the run follows them). It needs bdf's lowest index-2 order, 3 (bdf_kernels
+  INDEX2_MIN_ORDER; see the README, "Closed loops").
 """
 
 import argparse
