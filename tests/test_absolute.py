@@ -9,7 +9,6 @@ from flexmbs.dynamics import api
 from flexmbs.dynamics.absolute import (REBASE_ANGLE, rebase_frames, reference_slots,
                                        sequential_rotation)
 from flexmbs.errors import ModelError
-from flexmbs.model.absolute import absolute_joint_name
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import (bricard, four_bar, huang_eight_link, huang_three_link,
                                    huang_two_link, slider_crank)
