@@ -9,7 +9,12 @@ and warm (cached) in subprocesses.
 
     .venv/bin/python benchmarks/bench_integrators.py                 # the full table
     .venv/bin/python benchmarks/bench_integrators.py --n 2 4 --repeat 1 --solvers bdf ida
-    .venv/bin/python benchmarks/bench_integrators.py --json benchmarks/results/integrators.json
+    .venv/bin/python benchmarks/bench_integrators.py --equal-drift \
+        --json benchmarks/results/integrators.json
+
+--equal-drift adds, for each chain, `bdf` at the loosest rtol (1e-9 ... 1e-13, atol =
+rtol / 100) whose drift is at most scipy-radau's at the common tolerance, and the
+ratio of their wall times: the comparison "at equal or better energy drift".
 """
 
 import argparse
@@ -61,6 +66,32 @@ def bench_chains(sizes, variants, solvers, t_end, rtol, atol, repeat):
     return rows
 
 
+def bench_equal_drift(rows, t_end, repeat, peer="scipy-radau",
+                      rtols=(1e-9, 1e-10, 1e-11, 1e-12, 1e-13)):
+    """For each chain that `peer` ran: `bdf` at the first rtol of `rtols` (atol = rtol /
+    100) whose energy drift is at most the peer's, timed as in bench_chains; the
+    ratio of the peer's wall time to it."""
+    out = []
+    for r in rows:
+        if r["solver"] != peer:
+            continue
+        for rtol in rtols:
+            runs = [run_once(r["n"], r["variant"], "bdf", t_end, rtol, rtol / 100)
+                    for _ in range(repeat)]
+            b = dict(runs[0], wall=statistics.median(x["wall"] for x in runs))
+            if b["drift"] <= r["drift"]:
+                break
+        row = {"variant": r["variant"], "n": r["n"], "peer": peer, "peer_wall": r["wall"],
+               "peer_drift": r["drift"], "bdf_rtol": rtol, "bdf_wall": b["wall"],
+               "bdf_steps": b["nsteps"], "bdf_drift": b["drift"],
+               "ratio": r["wall"] / b["wall"], "equal_or_better": b["drift"] <= r["drift"]}
+        out.append(row)
+        print(f"{row['variant']:8s} N={row['n']:3d} bdf at rtol {rtol:.0e}: wall "
+              f"{b['wall']:.3f} s, drift {b['drift']:.2e} (peer {r['drift']:.2e}); "
+              f"{peer} / bdf = {row['ratio']:.1f}", flush=True)
+    return out
+
+
 def print_ratios(rows, base="bdf"):
     """Wall time and drift of every other solver relative to `base`, per chain."""
     by = {(r["variant"], r["n"], r["solver"]): r for r in rows}
@@ -102,6 +133,8 @@ def main():
     p.add_argument("--atol", type=float, default=1e-10)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--equal-drift", action="store_true",
+                   help="also time bdf at the tolerance that matches scipy-radau's drift")
     p.add_argument("--no-start", action="store_true",
                    help="skip the cold/warm `flexmbs run` timing")
     a = p.parse_args()
@@ -110,12 +143,14 @@ def main():
           f"t_end {a.t_end} s")
     rows = bench_chains(a.n, a.variants, a.solvers, a.t_end, a.rtol, a.atol, a.repeat)
     print_ratios(rows)
+    equal = bench_equal_drift(rows, a.t_end, a.repeat) if a.equal_drift else []
     start = {} if a.no_start else {s: bench_start(s) for s in a.solvers[:1]}
     if a.json:
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)
         Path(a.json).write_text(json.dumps({
             "machine": platform.platform(), "cores": os.cpu_count(), "rtol": a.rtol,
-            "atol": a.atol, "t_end": a.t_end, "rows": rows, "start": start}, indent=1))
+            "atol": a.atol, "t_end": a.t_end, "rows": rows, "equal_drift": equal,
+            "start": start}, indent=1))
 
 
 if __name__ == "__main__":

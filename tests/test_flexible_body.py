@@ -10,7 +10,6 @@ slow references:
   scipy's DOP853.
 """
 
-import collections
 import math
 
 import numpy as np
@@ -266,17 +265,15 @@ def test_rigid_body_reduces_to_the_closed_form_and_the_rigid_kernels():
     assert relative_error(qv, np.r_[-rot @ skew(w) @ skew(w) @ st, -skew(w) @ i_o @ w]) \
         < ROUND_OFF
 
-    # the rigid-body kernels read a model tuple; a namedtuple of the same fields works
-    fields = collections.namedtuple("RigidArrays", "body_mass body_first_moment "
-                                    "body_inertia_origin gravity")
-    arrays = fields(np.array([inv.mass]), st[None, :].copy(), i_o[None].copy(), g)
+    # the rigid-body kernels take the body's mass, St and I_O
+    st, i_o = st.copy(), i_o.copy()
     cols = np.zeros((6, 6))
     for c in range(6):
         e = np.eye(6)[c]
-        apply_body_mass(arrays, 0, rot, e[:3], e[3:], cols, c)
+        apply_body_mass(inv.mass, st, i_o, rot, e[:3], e[3:], cols, c)
     assert relative_error(mm, cols) < ROUND_OFF
     rigid_force = np.zeros(6)
-    body_inertial_and_gravity_force(arrays, 0, rot, w, rigid_force)
+    body_inertial_and_gravity_force(inv.mass, st, i_o, g, rot, w, rigid_force)
     assert relative_error(qv + gravity_force(inv, rot, qf, g), rigid_force) < ROUND_OFF
 
 

@@ -94,7 +94,8 @@ def energies(m, ws, w_nc, out):
             axial += u3
             foreshortening += u4
             continue
-        apply_body_mass(m, i, rot, ws.rd[i], vw, ws.mbcol, 0)
+        apply_body_mass(m.body_mass[i], m.body_first_moment[i], m.body_inertia_origin[i],
+                        rot, ws.rd[i], vw, ws.mbcol, 0)
         for r in range(3):
             kinetic += 0.5 * (ws.rd[i, r] * ws.mbcol[r, 0] + vw[r] * ws.mbcol[3 + r, 0])
         st = m.body_first_moment[i]

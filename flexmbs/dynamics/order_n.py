@@ -90,7 +90,8 @@ def _global_mass(m, ws, i, out):
             for r in range(3):
                 vr[r] = 1.0 if b == r else 0.0
                 vw[r] = 1.0 if b == 3 + r else 0.0
-            apply_body_mass(m, i, rot, vr, vw, ws.mbcol, 0)
+            apply_body_mass(m.body_mass[i], m.body_first_moment[i],
+                            m.body_inertia_origin[i], rot, vr, vw, ws.mbcol, 0)
             for a in range(6):
                 out[a, b] = ws.mbcol[a, 0]
     # rows and columns 3:6 from body to global axes: M <- T^T M T, T = diag(I, A^T, I)
@@ -188,7 +189,8 @@ def order_n_accelerations(m, ws, t, accel):
     for c in range(m.coord_qindex.shape[0]):
         qc = m.coord_qindex[c]
         if qc >= 0:
-            tau[qc] += _joint_force(m, ws, c)
+            tau[qc] += _joint_force(m.coord_stiffness, m.coord_rest, m.coord_damping,
+                                    ws.x, ws.xd, c)
     for a in range(m.act_coord.shape[0]):
         tau[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
     if has_user_laws(m.tf_kind):

@@ -10,15 +10,16 @@ about the frame origin (body axes), A the body-to-global rotation.
 
 from ..config import jit
 
+# Helpers called per body take arrays, not the model tuple: a call that passes the
+# tuple pays a reference count for each of its arrays.
+
 __all__ = ["apply_body_mass", "body_inertial_and_gravity_force"]
 
 
 @jit
-def apply_body_mass(m, i, rot, vr, vw, out, col):
-    """out[0:6, col] = M_i [vr; vw] (vr global, vw body axes; out: [global; body axes])."""
-    mass = m.body_mass[i]
-    st = m.body_first_moment[i]
-    io = m.body_inertia_origin[i]
+def apply_body_mass(mass, st, io, rot, vr, vw, out, col):
+    """out[0:6, col] = M_i [vr; vw] (vr global, vw body axes; out: [global; body axes]);
+    mass (kg), st = St (kg m) and io = I_O (kg m^2) of the body, in body axes."""
     # st x vw (body axes), then -A (st x vw)
     a0 = st[1] * vw[2] - st[2] * vw[1]
     a1 = st[2] * vw[0] - st[0] * vw[2]
@@ -35,15 +36,12 @@ def apply_body_mass(m, i, rot, vr, vw, out, col):
 
 
 @jit
-def body_inertial_and_gravity_force(m, i, rot, w, out):
+def body_inertial_and_gravity_force(mass, st, io, g, rot, w, out):
     """out[0:6] = Qv_i + Qe_gravity_i ([global force; body-axes moment], N and N m).
 
-    w: angular velocity in body axes (rad/s).
+    mass, st, io as in apply_body_mass; g gravity (global, m/s^2); w angular velocity
+    in body axes (rad/s).
     """
-    mass = m.body_mass[i]
-    st = m.body_first_moment[i]
-    io = m.body_inertia_origin[i]
-    g = m.gravity
     # w x (w x St) in body axes
     c0 = w[1] * st[2] - w[2] * st[1]
     c1 = w[2] * st[0] - w[0] * st[2]

@@ -15,7 +15,7 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 
 import numpy as np
 
-from ..config import jit, jit_inline
+from ..config import jit, jit_entry, jit_inline
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics
 from .constraints import constraint_terms
@@ -36,7 +36,7 @@ __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dae_constrained_residual"]
 
 
-@jit
+@jit_inline
 def split_state(y, nq):
     """Views q, u, w of the state vector y = [q, u, w]; w[0] = W_nc, w[1 + a] the work
     of actuator a."""
@@ -127,7 +127,8 @@ def body_columns(m, ws, i):
         for r in range(3):
             ws.bcol[3 + r, c] = rot[0, r] * ws.jw[i, 0, c] + rot[1, r] * ws.jw[i, 1, c] + \
                 rot[2, r] * ws.jw[i, 2, c]
-        apply_body_mass(m, i, rot, ws.bcol[0:3, c], ws.bcol[3:6, c], ws.mbcol, c)
+        apply_body_mass(m.body_mass[i], m.body_first_moment[i], m.body_inertia_origin[i],
+                        rot, ws.bcol[0:3, c], ws.bcol[3:6, c], ws.mbcol, c)
 
 
 @jit_inline
@@ -292,12 +293,15 @@ def body_forces(m, ws, t):
         if m.body_flex[i] >= 0:
             _flexible_body_force(m, ws, i, m.body_flex[i], w)
             continue
-        body_inertial_and_gravity_force(m, i, ws.rot[i], w, ws.body_force[i])
+        body_inertial_and_gravity_force(m.body_mass[i], m.body_first_moment[i],
+                                        m.body_inertia_origin[i], m.gravity, ws.rot[i], w,
+                                        ws.body_force[i])
         rot = ws.rot[i]
         aw = ws.aw[i]
         for r in range(3):
             vw[r] = rot[0, r] * aw[0] + rot[1, r] * aw[1] + rot[2, r] * aw[2]
-        apply_body_mass(m, i, rot, ws.ar[i], vw, ws.mbcol, 0)
+        apply_body_mass(m.body_mass[i], m.body_first_moment[i], m.body_inertia_origin[i],
+                        rot, ws.ar[i], vw, ws.mbcol, 0)
         for r in range(6):
             ws.body_force[i, r] -= ws.mbcol[r, 0]
     if m.force_type.shape[0] > 0:  # a call, not inlined: models without loads pay nothing
@@ -312,13 +316,13 @@ def body_forces(m, ws, t):
     actuator_torques(m, ws, t)
 
 
-@jit
-def _joint_force(m, ws, c):
-    """Q_joint at coordinate c: -k (x - rest) - c xd."""
-    return -m.coord_stiffness[c] * (ws.x[c] - m.coord_rest[c]) - m.coord_damping[c] * ws.xd[c]
+@jit_inline
+def _joint_force(stiffness, rest, damping, x, xd, c):
+    """Q_joint at coordinate c: -k (x - rest) - c xd (N or N m)."""
+    return -stiffness[c] * (x[c] - rest[c]) - damping[c] * xd[c]
 
 
-@jit
+@jit_inline
 def mass_matrix(m, ws):
     """ws.mass = M* = sum_i B_i^T M_i B_i (nq x nq, H2.144), symmetric positive definite
     (after forward_kinematics). Only the lower triangle is summed (columns are sorted,
@@ -395,7 +399,7 @@ def _flexible_mass_block(m, ws, i, k):
             ws.mass[qa, qb] += s
 
 
-@jit
+@jit_inline
 def generalized_forces(m, ws, t):
     """ws.force = Q* (size nq) (after forward_kinematics); also fills ws.body_force."""
     body_forces(m, ws, t)
@@ -418,7 +422,8 @@ def generalized_forces(m, ws, t):
     for c in range(m.coord_qindex.shape[0]):
         qc = m.coord_qindex[c]
         if qc >= 0:
-            ws.force[qc] += _joint_force(m, ws, c)
+            ws.force[qc] += _joint_force(m.coord_stiffness, m.coord_rest, m.coord_damping,
+                                         ws.x, ws.xd, c)
     for a in range(m.act_coord.shape[0]):
         ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
     if has_user_laws(m.tf_kind):
@@ -480,7 +485,8 @@ def body_unbalanced_wrench(m, ws, i, udot, out):
     if m.body_flex[i] >= 0:
         _flexible_dynamic_rows(m, ws, i, m.body_flex[i], vr, vw, udot, out)
     else:
-        apply_body_mass(m, i, rot, vr, vw, ws.mbcol, 0)
+        apply_body_mass(m.body_mass[i], m.body_first_moment[i], m.body_inertia_origin[i],
+                        rot, vr, vw, ws.mbcol, 0)
     for r in range(6):
         ws.mbcol[r, 0] -= ws.body_force[i, r]
 
@@ -518,9 +524,11 @@ def dynamic_rows(m, ws, udot, out):
     for c in range(m.coord_qindex.shape[0]):
         qc = m.coord_qindex[c]
         if qc >= 0:
-            out[qc] -= _joint_force(m, ws, c)
+            out[qc] -= _joint_force(m.coord_stiffness, m.coord_rest, m.coord_damping,
+                                    ws.x, ws.xd, c)
         else:
-            ws.tau[c] -= _joint_force(m, ws, c)
+            ws.tau[c] -= _joint_force(m.coord_stiffness, m.coord_rest, m.coord_damping,
+                                      ws.x, ws.xd, c)
     for a in range(m.act_coord.shape[0]):
         qc = m.coord_qindex[m.act_coord[a]]
         out[qc] += m.act_inertia[a] * udot[qc] - ws.act_tau[a]
@@ -591,13 +599,13 @@ def residual(m, ws, t, y, yp, out):
     _work_rows(m, ws, t, yp, out)
 
 
-@jit
+@jit_entry
 def dae_residual(t, y, yp, args, out):
     """`residual` in the argument order of the BDF driver, args = (m, ws)."""
     residual(args[0], args[1], t, y, yp, out)
 
 
-@jit
+@jit_inline
 def constrained_residual(m, ws, t, y, yp, out):
     """The stabilised index-2 (Gear-Gupta-Leimkuhler) residual of a model with cut
     joints, FORMULATION.md section 5 (Huang H2.145-2.147), y = [q, u, w, lambda, mu]:
@@ -645,13 +653,13 @@ def constrained_residual(m, ws, t, y, yp, out):
     _work_rows(m, ws, t, yp, out)
 
 
-@jit
+@jit_entry
 def dae_constrained_residual(t, y, yp, args, out):
     """`constrained_residual` in the argument order of the BDF driver."""
     constrained_residual(args[0], args[1], t, y, yp, out)
 
 
-@jit
+@jit_entry
 def dae_work_column(t, y, yp, cj, args, out):
     """Adds the work columns (W_nc and each actuator's) of dF/dy + cj dF/dy' (the
     analytic block of the BDF iteration matrix): no residual depends on a work and
@@ -669,7 +677,7 @@ def dae_analytic_columns(n, nq, na):
     return mask
 
 
-@jit
+@jit_entry
 def state_derivative(m, ws, t, y, out):
     """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na).
 

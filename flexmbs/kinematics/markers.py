@@ -100,7 +100,10 @@ def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
     thd = ws.v3[15]
     marker_deformation(m, ws, k, d, dd, th, thd)
     if b >= 0:
-        ab[:, :] = ws.rot[b]
+        rb = ws.rot[b]
+        for r in range(3):
+            for c in range(3):
+                ab[r, c] = rb[r, c]
     else:
         ab[:, :] = 0.0
         for r in range(3):

@@ -56,6 +56,13 @@ def _matvec(a, x, out):
 
 
 @jit
+def _copy33(a, out):
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, c]
+
+
+@jit
 def _matmul(a, b, out):
     for r in range(3):
         for c in range(3):
@@ -175,7 +182,7 @@ def forward_kinematics(m, ws, t, q, u):
     for i in range(nb):
         p = m.body_parent[i]
         if p >= 0:
-            rr[:, :] = ws.rot[p]
+            _copy33(ws.rot[p], rr)
             for r in range(3):
                 pos[r] = ws.r[p, r]
                 vel[r] = ws.rd[p, r]
@@ -198,7 +205,7 @@ def forward_kinematics(m, ws, t, q, u):
             kind = m.motion_kind[j]
             if kind == ROTATE_FIXED:
                 _matmul(rr, m.motion_rotation[j], tmp)
-                rr[:, :] = tmp
+                _copy33(tmp, rr)
                 continue
             if kind == OFFSET:
                 _matvec(rr, m.motion_vector[j], y)
@@ -230,7 +237,7 @@ def forward_kinematics(m, ws, t, q, u):
                             ws.jw[i, r, c] += e[r] * f
                     rotation_about_axis(m.motion_vector[j], x, rk)
                     _matmul(rr, rk, tmp)
-                    rr[:, :] = tmp
+                    _copy33(tmp, rr)
                     continue
                 for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
                     c = m.motion_term_col[k]
@@ -261,7 +268,7 @@ def forward_kinematics(m, ws, t, q, u):
                           pend, pending)
         elif pending:
             _move_columns(m.frame_ptr, m.frame_col, ws.jr, ws.jw, i, pend)
-        ws.rot[i] = rr
+        _copy33(rr, ws.rot[i])
         for r in range(3):
             ws.r[i, r] = pos[r]
             ws.rd[i, r] = vel[r]
@@ -299,7 +306,7 @@ def velocity_transformation_rate(m, ws):
     for i in range(nb):
         p = m.body_parent[i]
         if p >= 0:
-            rr[:, :] = ws.rot[p]
+            _copy33(ws.rot[p], rr)
             for r in range(3):
                 om[r] = ws.omega[p, r]
         else:
@@ -325,7 +332,7 @@ def velocity_transformation_rate(m, ws):
             kind = m.motion_kind[j]
             if kind == ROTATE_FIXED:
                 _matmul(rr, m.motion_rotation[j], tmp)
-                rr[:, :] = tmp
+                _copy33(tmp, rr)
                 continue
             xd = 0.0
             if kind == OFFSET:
@@ -353,7 +360,7 @@ def velocity_transformation_rate(m, ws):
                         om[r] += e[r] * xd
                     rotation_about_axis(m.motion_vector[j], x, rk)
                     _matmul(rr, rk, tmp)
-                    rr[:, :] = tmp
+                    _copy33(tmp, rr)
                     continue
                 for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
                     c = m.motion_term_col[k]

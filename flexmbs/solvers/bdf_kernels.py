@@ -31,7 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..config import jit
+from ..config import jit, jit_entry
 
 __all__ = ["BdfState", "new_state", "bdf_start", "bdf_initial_conditions",
            "bdf_advance", "bdf_interpolate", "lu_factor", "lu_solve", "no_jacobian",
@@ -351,7 +351,7 @@ def _fd_increment(y, yp, h, w):
     return (y + d) - y
 
 
-@jit
+@jit_entry
 def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, index2):
     """G = dF/dy + cj dF/dy' by forward differences, one column per residual call;
     columns with skip[j] != 0 are zeroed instead. Returns the number of residual calls.
@@ -390,7 +390,7 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, 
     return calls
 
 
-@jit
+@jit_entry
 def _setup(residual, jacobian, args, s, t, y, yp, res):
     """Evaluate and LU-factor G = dF/dy + cj dF/dy' at (t, y, y'), F(t, y, y') = res.
 
@@ -423,7 +423,7 @@ def _setup(residual, jacobian, args, s, t, y, yp, res):
     return _OK
 
 
-@jit
+@jit_entry
 def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
     """_setup for residuals whose first ns rows are F_q = q' - u, y = [q, u, z'],
     eliminating the positions: with the q-rows of G (cj I, -I) solved exactly,
@@ -594,7 +594,7 @@ def _restore(s, saved_t):
             phi[j, i] *= b
 
 
-@jit
+@jit_entry
 def _nls(residual, jacobian, args, s, tn):
     """IDANls + modified Newton: solve F(tn, y0 + e, y0' + cj e) = 0 for e (= s.ee).
 
@@ -812,7 +812,7 @@ def _complete_step(s):
             phi[j, i] = acc
 
 
-@jit
+@jit_entry
 def _step(residual, jacobian, args, s):
     """IDAStep: one accepted step of size <= h from t_n (retrying with smaller steps
     and lower orders after failures, IDAHandleNFlag). Returns 0 or a status < 0."""
@@ -1133,7 +1133,7 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
     return ST_IC_FAILED
 
 
-@jit
+@jit_entry
 def bdf_advance(residual, jacobian, args, s, t_out, y_out, yp_out, max_steps):
     """Step until the outputs t_out (increasing, >= t_n - h_used, <= t_end) are all
     filled (an empty t_out: until t_end), t_end is reached, max_steps steps were

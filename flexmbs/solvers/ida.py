@@ -31,13 +31,13 @@ class IdaIntegrator(Integrator):
         except ImportError:
             raise ValueError("the 'ida' solver needs scikit-sundae: "
                              "pip install 'flexmbs[ida]'") from None
-        m, ws, kernel = system.m, system.ws, system.residual_kernel
+        kernel, args = system.dae_residual, (system.m, system.ws)
         out = np.zeros(system.n)
         self._nres = 0
 
-        def resfn(t, y, yp, res):
+        def resfn(t, y, yp, res):  # the residual entry kernel the bdf driver calls
             self._nres += 1
-            kernel(m, ws, t, np.asarray(y), np.asarray(yp), out)
+            kernel(t, np.asarray(y), np.asarray(yp), args, out)
             res[:] = out
 
         alg = None

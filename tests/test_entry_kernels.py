@@ -1,0 +1,81 @@
+"""The entry kernels of the equations of motion (config.jit_entry): compiled without
+numba's reference counting, they must neither count nor leak references.
+
+A kernel compiled without the counting that received a counted array from a callee
+would never release it (a leak), and one that released an array it did not own would
+free memory still in use; both show as a changed reference count of the arrays that
+the integrators pass in (the state, its derivative, the output, the workspace and the
+model arrays) after many calls."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from flexmbs.dynamics import system as _system
+from flexmbs.model.compiled import compile_model
+from flexmbs.model.library import chain_model, four_bar, huang_two_link, slider_crank
+from flexmbs.simulation import build_system
+
+MODELS = {
+    "chain_spatial_4": lambda: chain_model(4, "spatial"),
+    "huang_two_link": lambda: huang_two_link(elements=1),
+    "four_bar": four_bar,
+    "slider_crank": lambda: slider_crank(elements=1),
+}
+
+
+def _counts(arrays):
+    return [sys.getrefcount(a) for a in arrays]
+
+
+def _changed(before, after, names):
+    return [(n, b, a) for n, b, a in zip(names, before, after) if a != b]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_entry_kernels_leave_reference_counts_unchanged(name):
+    cm = compile_model(MODELS[name]())
+    system = build_system(cm)
+    y = np.zeros(system.n)
+    y[:cm.nstate] = cm.initial_state()
+    y[cm.nq:2 * cm.nq] = 0.3  # moving, so that every velocity term runs
+    yp = np.full(system.n, 0.1)
+    out = np.zeros(system.n)
+    args = (system.m, system.ws)
+    watched = [y, yp, out, *system.ws, *system.m]
+    names = ["y", "yp", "out", *system.ws._fields, *system.m._fields]
+    jac = np.zeros((system.n, system.n))
+    system.dae_residual(0.01, y, yp, args, out)  # compile before counting
+    system.dae_jacobian(0.01, y, yp, 1.0, args, jac)
+    before = _counts(watched)
+    for _ in range(200):
+        system.dae_residual(0.01, y, yp, args, out)
+        system.dae_jacobian(0.01, y, yp, 1.0, args, jac)
+    assert not _changed(before, _counts(watched), names)
+    assert np.all(np.isfinite(out))
+    if not cm.nconstraints:
+        deriv = np.zeros(system.n)
+        watched.append(deriv)
+        names.append("y'")
+        _system.state_derivative(system.m, system.ws, 0.01, y, deriv)
+        before = _counts(watched)
+        for _ in range(200):
+            _system.state_derivative(system.m, system.ws, 0.01, y, deriv)
+        assert not _changed(before, _counts(watched), names)
+        assert np.all(np.isfinite(deriv))
+
+
+def test_the_integrators_enter_through_uncounted_kernels():
+    """The residuals, the state derivative, the analytic Jacobian block and the BDF
+    step loop compile without the counting; ordinary kernels with it, set explicitly
+    (a callee left unset would inherit the caller's setting)."""
+    from flexmbs.dynamics.rigid_body import apply_body_mass
+    from flexmbs.solvers import bdf_kernels
+    for kernel in (_system.dae_residual, _system.dae_constrained_residual,
+                   _system.state_derivative, _system.dae_work_column,
+                   bdf_kernels.bdf_advance, bdf_kernels._step, bdf_kernels._nls,
+                   bdf_kernels._setup, bdf_kernels._jacobian_fd):
+        assert kernel.targetoptions.get("_nrt") is False, kernel
+    for kernel in (apply_body_mass, bdf_kernels.bdf_initial_conditions):
+        assert kernel.targetoptions.get("_nrt") is True, kernel
