@@ -7,6 +7,7 @@ free memory still in use; both show as a changed reference count of the arrays t
 the integrators pass in (the state, its derivative, the output, the workspace and the
 model arrays) after many calls."""
 
+import os
 import sys
 
 import numpy as np
@@ -66,6 +67,7 @@ def test_entry_kernels_leave_reference_counts_unchanged(name):
         assert np.all(np.isfinite(deriv))
 
 
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="numba off")
 def test_the_integrators_enter_through_uncounted_kernels():
     """The residuals, the state derivative, the analytic Jacobian block and the BDF
     step loop compile without the counting; ordinary kernels with it, set explicitly
