@@ -308,7 +308,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         for text in cm.warnings:
             log("warning: " + text)
     if log is not None and kernels_need_compiling(method):
-        log("compiling kernels (first run only, about two minutes)...")
+        log("compiling kernels (first run only, a few minutes)...")
     projection = report is not None and s.constraints == "projection"
     system = build_system(cm, s.constraints, s.formulation)
     y0 = cm.initial_state()
