@@ -67,7 +67,8 @@ def jit(fn):
 def jit_entry(fn):
     """`jit` without numba's reference counting (NRT off), for the kernels through
     which the integrators enter the equations of motion (the residuals, the state
-    derivative).
+    derivative), the BDF step loop and the helpers it calls with its state tuple,
+    and the output quantities.
 
     Every call that passes the (m, ws) tuples, inlined or not, increments and
     decrements the count of each of their ~150 arrays; with the counting on, those
@@ -75,7 +76,10 @@ def jit_entry(fn):
     N = 2, 36 of 39 us at N = 16). Without it the kernels inlined into an entry kernel
     pay nothing. Such a kernel must not allocate: an allocation fails to compile
     ("NRT required but not enabled"). Its non-inlined callees compile with the
-    counting on, so helpers called per body take arrays, not the tuples.
+    counting on, so helpers called per body take arrays, not the tuples. With the
+    BDF step helpers uncounted (and the functions passed by address, solvers.bdf)
+    10 s of CHAIN-2 integrate in 15 ms instead of 36; an output row of it costs 4 us
+    instead of 13.
     """
     return numba.njit(cache=CACHE, error_model="numpy", nogil=True, _nrt=False)(fn)
 

@@ -255,6 +255,103 @@ ROB_TIMES = 0.4 * 10.0 ** np.arange(0, 11)
 
 
 @jit
+def two_link(t, y, yp, args, out):
+    """A two-link mechanism in second-order form, y = [q1, q2, u1, u2, w]:
+    q' - u = 0, M(q) u' - f(q, u) = 0, w' - P(q, u) = 0; args[0] = [c], a constant
+    added to and taken from f so that F carries the rounding of terms of size c."""
+    c = args[0][0]
+    q1, q2, u1, u2 = y[0], y[1], y[2], y[3]
+    m11 = 2.0 + np.cos(q2)
+    m12 = 0.5 + 0.5 * np.cos(q2)
+    f1 = c + 0.5 * np.sin(q2) * (2.0 * u1 * u2 + u2 * u2) - 9.81 * np.sin(q1) - c
+    f2 = c - 0.5 * np.sin(q2) * u1 * u1 - 0.3 * u2 - 2.0 * np.sin(q1 + q2) - c
+    out[0] = yp[0] - u1
+    out[1] = yp[1] - u2
+    out[2] = m11 * yp[2] + m12 * yp[3] - f1
+    out[3] = m12 * yp[2] + yp[3] - f2
+    out[4] = yp[4] - (u1 * u1 + u2 * np.sin(q1))
+
+
+@jit
+def two_link_w_column(t, y, yp, cj, args, out):
+    """The w column of dF/dy + cj dF/dy' (F depends on w' only)."""
+    out[4, 4] += cj
+
+
+def _reduced_matrix_reference(residual, args, t, y, yp, cj, ns):
+    """Gr of the second-order form from dense central differences of F in y and y'
+    (step 1e-6): G = dF/dy + cj dF/dy', then the positions eliminated,
+    Gr = G[r, u] + G[r, q] / cj on the u columns, G[r, z] on the others."""
+    n = y.size
+    f_plus, f_minus = np.zeros(n), np.zeros(n)
+    g = np.zeros((n, n))
+    for j in range(n):
+        for v, scale in ((y, 1.0), (yp, cj)):
+            d = 1e-6
+            save = v[j]
+            v[j] = save + d
+            residual(t, y, yp, args, f_plus)
+            v[j] = save - d
+            residual(t, y, yp, args, f_minus)
+            v[j] = save
+            g[:, j] += scale * (f_plus - f_minus) / (2 * d)
+    gr = g[ns:, ns:].copy()
+    gr[:, :ns] += g[ns:, :ns] / cj
+    return gr
+
+
+def _unpivoted(lu, piv):
+    """A from the in-place factors of lu_factor (P A = L U)."""
+    low = np.tril(lu, -1) + np.eye(len(lu))
+    a = low @ np.triu(lu)
+    for k in range(len(lu) - 1, -1, -1):
+        a[[k, piv[k]]] = a[[piv[k], k]]
+    return a
+
+
+@pytest.mark.parametrize("hook", [False, True])
+@pytest.mark.parametrize("state", ["moving", "at rest, atol 1e-13"])
+def test_second_order_iteration_matrix_matches_dense_differences(hook, state):
+    """The reduced iteration matrix of the second-order form (_setup_second_order:
+    one residual per column along q, q', u and u' together; the w column from the
+    hook or from differences) equals Gr = G[r, u] + G[r, q] / cj of a dense
+    central-difference G.
+
+    At rest, with atol 1e-13 and F carrying terms of 1e3, DASSL's increment would be
+    sqrt(eps) atol ~ 1e-21, and each column rounding noise of ~1e+8; the floored
+    increment sqrt(eps) 1e-3 leaves eps 1e3 / 1.5e-11 ~ 1.5e-2 in an entry, below 1e-4
+    of Gr's largest (~cj); moving, the increments follow |y| and the error is that of
+    a forward difference, below 1e-6."""
+    c, ns, n, t = 1e3, 2, 5, 0.0
+    if state == "moving":
+        y = np.array([0.4, -0.7, 1.3, -0.2, 0.0])
+        yp = np.array([1.3, -0.2, 0.8, -2.1, 1.7])
+        atol, tol = 1e-8, 1e-6
+    else:
+        y, yp = np.zeros(n), np.zeros(n)
+        atol, tol = 1e-13, 1e-4
+    args = (np.array([c]),)
+    s = K.new_state(n, ns)
+    s.iv[K.I_NSECOND] = ns
+    s.iv[K.I_USE_JAC] = K.JAC_HOOK_COLUMNS if hook else K.JAC_FD
+    s.jcol[4] = 1.0 if hook else 0.0
+    cj = 1e3
+    s.fs[K.F_CJ] = cj
+    s.fs[K.F_H] = 2.0 / cj
+    s.ewt[:] = 1.0 / (1e-8 * np.abs(y) + atol)
+    res = np.zeros(n)
+    two_link(t, y, yp, args, res)
+    y0, yp0 = y.copy(), yp.copy()
+    assert K._setup_second_order.py_func(two_link, two_link_w_column, args, s, t, y,
+                                         yp, res) == K._OK
+    assert np.array_equal(y, y0) and np.array_equal(yp, yp0)
+    assert s.stats[K.S_NRES] == n - ns - (1 if hook else 0)   # a residual per column
+    gr = _unpivoted(s.Gr, s.pivr)
+    ref = _reduced_matrix_reference(two_link, args, t, y, yp, cj, ns)
+    assert np.abs(gr - ref).max() <= tol * np.abs(ref).max()
+
+
+@jit
 def robertson_y3_column(t, y, yp, cj, args, out):
     """Column 2 of dF/dy + cj dF/dy' only (F is linear in y3: differences get it
     exactly, up to rounding)."""

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from flexmbs.dynamics import system as _system
+from flexmbs.dynamics.outputs import output_quantities
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model, four_bar, huang_two_link, slider_crank
 from flexmbs.simulation import build_system
@@ -55,6 +56,18 @@ def test_entry_kernels_leave_reference_counts_unchanged(name):
         system.dae_jacobian(0.01, y, yp, 1.0, args, jac)
     assert not _changed(before, _counts(watched), names)
     assert np.all(np.isfinite(out))
+    times = np.array([0.01, 0.02])
+    rows = np.vstack([y, y])
+    energy = np.zeros((2, 7))
+    sensors = np.zeros((2, cm.nsensor_values))
+    extra = [times, rows, energy, sensors]
+    output_quantities(system.m, system.ws, times, rows, energy, sensors)
+    before = _counts(watched + extra)
+    for _ in range(200):
+        output_quantities(system.m, system.ws, times, rows, energy, sensors)
+    assert not _changed(before, _counts(watched + extra),
+                        names + ["times", "rows", "energy", "sensors"])
+    assert np.all(np.isfinite(energy)) and np.all(np.isfinite(sensors))
     if not cm.nconstraints:
         deriv = np.zeros(system.n)
         watched.append(deriv)
@@ -69,15 +82,20 @@ def test_entry_kernels_leave_reference_counts_unchanged(name):
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="numba off")
 def test_the_integrators_enter_through_uncounted_kernels():
-    """The residuals, the state derivative, the analytic Jacobian block and the BDF
-    step loop compile without the counting; ordinary kernels with it, set explicitly
-    (a callee left unset would inherit the caller's setting)."""
+    """The residuals, the state derivative, the analytic Jacobian block, the output
+    quantities and the BDF step loop with its helpers compile without the counting;
+    ordinary kernels with it, set explicitly (a callee left unset would inherit the
+    caller's setting)."""
     from flexmbs.dynamics.rigid_body import apply_body_mass
     from flexmbs.solvers import bdf_kernels
     for kernel in (_system.dae_residual, _system.dae_constrained_residual,
                    _system.state_derivative, _system.dae_work_column,
                    bdf_kernels.bdf_advance, bdf_kernels._step, bdf_kernels._nls,
-                   bdf_kernels._setup, bdf_kernels._jacobian_fd):
+                   bdf_kernels._setup, bdf_kernels._jacobian_fd, output_quantities,
+                   bdf_kernels._set_coeffs, bdf_kernels._predict,
+                   bdf_kernels._test_error, bdf_kernels._complete_step,
+                   bdf_kernels._solve_newton, bdf_kernels.bdf_interpolate,
+                   bdf_kernels.lu_factor, bdf_kernels.lu_solve):
         assert kernel.targetoptions.get("_nrt") is False, kernel
     for kernel in (apply_body_mass, bdf_kernels.bdf_initial_conditions):
         assert kernel.targetoptions.get("_nrt") is True, kernel

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 from numba.core import types
+from numba.experimental.function_type import _get_wrapper_address
 
 from . import bdf_kernels as _k
 
@@ -87,6 +88,29 @@ def _function_type(fn, argtypes, name):
                          f"{argtypes}: {exc}") from exc
     ret = fn.overloads[tuple(argtypes)].signature.return_type
     return types.FunctionType(ret(*argtypes))
+
+
+class _CompiledFunction:
+    """The compiled code of a jitted function for one signature, as a first-class
+    function value (numba's wrapper-address protocol).
+
+    Passing the dispatcher itself makes each call of an entry point look its compiled
+    code up again: numba hashes the signature, whose `args` type spans every array of
+    a model (about 0.2 ms per function and call, several ms per second of a small
+    model's run, which calls the step loop once per chunk of steps). The address is
+    looked up once here; the dispatcher is kept so that the code stays alive.
+    """
+
+    def __init__(self, fn, ftype):
+        self._fn = fn
+        self._signature = ftype.signature
+        self._address = _get_wrapper_address(fn, self._signature)
+
+    def __wrapper_address__(self):
+        return self._address
+
+    def signature(self):
+        return self._signature
 
 
 def _entry(kernel, argtypes):
@@ -297,7 +321,7 @@ class BDF:
         self.wall_time = 0.0
         start = time.perf_counter()
         if calc_ic:
-            code = self._ic(residual, self._jacobian, args, s, t0)
+            code = self._ic(*self._functions, args, s, t0)
             if code < 0:
                 iv[_k.I_STATUS] = code
                 fs[_k.F_T_FAIL] = t0
@@ -340,6 +364,7 @@ class BDF:
         if not _JIT:
             self._advance = _k.bdf_advance
             self._ic = _k.bdf_initial_conditions
+            self._functions = (self._residual, self._jacobian)
             return
         try:
             targs = numba.typeof(self._args)
@@ -351,6 +376,8 @@ class BDF:
                                "residual")
         f_jac = _function_type(self._jacobian, (_F8, _VEC, _VEC, _F8, targs, _MAT),
                                "jacobian")
+        self._functions = (_CompiledFunction(self._residual, f_res),
+                           _CompiledFunction(self._jacobian, f_jac))
         self._advance = _entry(_k.bdf_advance, (f_res, f_jac, targs, tstate, _VEC,
                                                 _MAT, _MAT, types.int64))
         self._ic = _entry(_k.bdf_initial_conditions, (f_res, f_jac, targs, tstate,
@@ -444,7 +471,7 @@ class BDF:
             return 0, Y[:0], YP[:0]          # initial values failed: nothing to give
         # after the end or a failure, the last step still serves outputs up to t
         start = time.perf_counter()
-        nf = int(self._advance(self._residual, self._jacobian, self._args, self._s,
+        nf = int(self._advance(*self._functions, self._args, self._s,
                                t_out, Y, YP, int(max_steps)))
         self.wall_time += time.perf_counter() - start
         self._status = int(self._s.iv[_k.I_STATUS])

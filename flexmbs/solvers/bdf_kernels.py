@@ -85,7 +85,8 @@ H0_FRACTION = 1e-3         # first step: 1e-3 (t_end - t0), and h |y'|_w <= 1/2 
 H0_YP_LIMIT = 0.5
 H_MIN_UROUND = 4.0         # step floor: 4 eps |t| (DASSL: 4 eps max(|t|, |t_out|))
 TSTOP_FUZZ = 100.0         # a step within 100 eps of t_end is stretched to end there
-INDEX2_MIN_SCALE = 1e-3    # a value that is small, not negligible, in any component
+FD_MIN_SCALE = 1e-3        # a value that is small, not negligible, in any component:
+                           # SQRT_EPS * FD_MIN_SCALE floors difference increments
 IC_MAX_ITER = 10           # Newton iterations for consistent initial values
 IC_TOL = 1e-3              # their convergence: weighted correction norm <= IC_TOL
 IC_MAX_BACKTRACK = 10      # halvings of an initial-value update with a non-finite F
@@ -203,7 +204,7 @@ def new_state(n, nsecond=0):
 # dense linear algebra
 # ===================================================================================
 
-@jit
+@jit_entry
 def lu_factor(a, piv):
     """In-place LU factorization with partial pivoting, P A = L U (a: n x n, row-major).
 
@@ -237,7 +238,7 @@ def lu_factor(a, piv):
     return 0
 
 
-@jit
+@jit_entry
 def lu_solve(a, piv, b):
     """Solve A x = b in place (b becomes x) with the factors of lu_factor."""
     n = a.shape[0]
@@ -263,7 +264,7 @@ def lu_solve(a, piv, b):
 # norms, weights, small helpers
 # ===================================================================================
 
-@jit
+@jit_entry
 def _wrms(v, w):
     """Weighted RMS norm sqrt(sum (v_i w_i)^2 / n)."""
     s = 0.0
@@ -273,7 +274,7 @@ def _wrms(v, w):
     return np.sqrt(s / v.size)
 
 
-@jit
+@jit_entry
 def _wrms_newton(v, w, mask, h, index2):
     """The Newton iteration's norm: `_wrms` over every component; with `index2` the
     weights of the algebraic components (mask 0) are multiplied by min(h, 1) (DASSL's
@@ -292,7 +293,7 @@ def _wrms_newton(v, w, mask, h, index2):
     return np.sqrt(s / v.size)
 
 
-@jit
+@jit_entry
 def _wrms_masked(v, w, mask, ndiff):
     """Weighted RMS norm over the ndiff components with mask 1 (the error-test norm;
     IDA divides by n instead of ndiff)."""
@@ -305,14 +306,14 @@ def _wrms_masked(v, w, mask, ndiff):
     return np.sqrt(s / ndiff)
 
 
-@jit
+@jit_entry
 def _set_weights(y, rtol, atol, ewt):
     """ewt_i = 1 / (rtol_i |y_i| + atol_i)."""
     for i in range(y.size):
         ewt[i] = 1.0 / (rtol[i] * abs(y[i]) + atol[i])
 
 
-@jit
+@jit_entry
 def _all_finite(v):
     for i in range(v.size):
         if not np.isfinite(v[i]):
@@ -320,7 +321,7 @@ def _all_finite(v):
     return True
 
 
-@jit
+@jit_entry
 def _matrix_finite(a):
     n, m = a.shape
     for i in range(n):
@@ -340,7 +341,7 @@ def no_jacobian(t, y, yp, cj, args, out):
 # iteration matrix
 # ===================================================================================
 
-@jit
+@jit_entry
 def _fd_increment(y, yp, h, w):
     """DASSL's difference increment (DDAJAC) for a component with value y, rate yp
     and error weight w: sqrt(eps) max(|y|, |h yp|, 1/w), signed as h yp, rounded so
@@ -352,6 +353,21 @@ def _fd_increment(y, yp, h, w):
 
 
 @jit_entry
+def _fd_increment_floored(y, yp, h, w):
+    """_fd_increment, at least SQRT_EPS * FD_MIN_SCALE in size: with a tight atol,
+    a coordinate at rest and at zero (a joint rate of a chain at rest) would get an
+    increment near sqrt(eps) atol, whose change of F drowns in the residual's
+    rounding and gives a column of noise that dwarfs the others (measured: Newton
+    updates of 1e9 tolerances and 30 000 failed steps in 1 s of CHAIN-32 at rtol
+    1e-11)."""
+    d = _fd_increment(y, yp, h, w)
+    floor = SQRT_EPS * FD_MIN_SCALE
+    if abs(d) < floor:
+        d = (y + (floor if d >= 0.0 else -floor)) - y
+    return d
+
+
+@jit_entry
 def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, index2):
     """G = dF/dy + cj dF/dy' by forward differences, one column per residual call;
     columns with skip[j] != 0 are zeroed instead. Returns the number of residual calls.
@@ -360,7 +376,7 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, 
     system: position constraints Phi(q) among the rows, whose rounding is eps times
     the model's lengths, not eps times atol) the increments have a floor: SQRT_EPS
     for the algebraic columns (multipliers, in which the residual is linear) and
-    SQRT_EPS * INDEX2_MIN_SCALE for the others; an increment tied to a tiny atol at a
+    SQRT_EPS * FD_MIN_SCALE for the others; an increment tied to a tiny atol at a
     state at rest would drown in the residual's rounding and leave a zero column.
     `res` is F(t, y, y'); y and y' are restored.
     """
@@ -376,7 +392,7 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, 
         ypsave = yp[j]
         d = _fd_increment(ysave, ypsave, h, ewt[j])
         if index2 != 0:
-            floor = SQRT_EPS if mask[j] == 0.0 else SQRT_EPS * INDEX2_MIN_SCALE
+            floor = SQRT_EPS if mask[j] == 0.0 else SQRT_EPS * FD_MIN_SCALE
             if abs(d) < floor:
                 d = (ysave + (floor if d >= 0.0 else -floor)) - ysave
         y[j] = ysave + d
@@ -435,7 +451,8 @@ def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
     residual call along the direction (q_j + d/cj, q'_j + d, u_j + d, u'_j + cj d),
     so a Jacobian costs n - ns residuals, not n, and the LU is (n - ns)^2. Columns
     flagged in s.jcol come from the hook, which fills the full G (into s.G2): for a
-    flagged u_j it must supply the q_j column too. Increments from _fd_increment.
+    flagged u_j it must supply the q_j column too. Increments from
+    _fd_increment_floored.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
@@ -461,7 +478,7 @@ def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
         calls += 1
         ysave = y[j]
         ypsave = yp[j]
-        d = _fd_increment(ysave, ypsave, h, ewt[j])
+        d = _fd_increment_floored(ysave, ypsave, h, ewt[j])
         y[j] = ysave + d
         yp[j] = ypsave + cj * d
         if jr < ns:
@@ -493,7 +510,7 @@ def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
     return _OK
 
 
-@jit
+@jit_entry
 def _solve_newton(s, cj, delta):
     """delta <- G^-1 delta with the factors of _setup (full, or second-order form)."""
     ns = s.iv[I_NSECOND]
@@ -515,7 +532,7 @@ def _solve_newton(s, cj, delta):
 # one step (IDAStep)
 # ===================================================================================
 
-@jit
+@jit_entry
 def _set_coeffs(s):
     """IDASetCoeffs: psi, alpha, beta, sigma, gamma and cj for (h, k); phi -> phi*.
 
@@ -562,7 +579,7 @@ def _set_coeffs(s):
     return ck
 
 
-@jit
+@jit_entry
 def _predict(s):
     """IDAPredict: y^(0) = sum_{j<=k} phi*_j, y'^(0) = sum_{1<=j<=k} gamma_j phi*_j."""
     kk = s.iv[I_K]
@@ -578,7 +595,7 @@ def _predict(s):
         yppred[i] = b
 
 
-@jit
+@jit_entry
 def _restore(s, saved_t):
     """IDARestore after a failed attempt: psi and phi* back to their values at t_n."""
     fs, iv = s.fs, s.iv
@@ -685,7 +702,7 @@ def _nls(residual, jacobian, args, s, tn):
         call_setup = True          # stale G: retry once with a fresh one
 
 
-@jit
+@jit_entry
 def _test_error(s, ck):
     """IDATestError: local error estimates at orders k, k-1, k-2 (on the masked,
     differential components), the order suggestion I_KNEW and the error test
@@ -721,7 +738,7 @@ def _test_error(s, ck):
     return _OK
 
 
-@jit
+@jit_entry
 def _complete_step(s):
     """IDACompleteStep: counters, next order and step (IDA's rules, module constants),
     and the update of the divided differences phi to t_{n+1}."""
@@ -913,7 +930,7 @@ def _step(residual, jacobian, args, s):
 # dense output, start, initial values, the driver loop
 # ===================================================================================
 
-@jit
+@jit_entry
 def bdf_interpolate(s, t, y_out, yp_out):
     """IDAGetSolution: y(t), y'(t) from the interpolating polynomial of the last
     step, valid for t_n - h_used <= t <= t_n (phi at t_n, psi of the last step)."""
