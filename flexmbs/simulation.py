@@ -81,11 +81,12 @@ def build_system(cm, constraints="ggl", formulation="joint"):
             system.refresh = lambda t, y: reselect_rows(cm, system, t, y)
         return system
 
-    derivative, residual, dae_residual = (
-        (_system.state_derivative, _system.residual, _system.dae_residual)
+    derivative, residual, dae_residual, dae_mass = (
+        (_system.state_derivative, _system.residual, _system.dae_residual,
+         _system.dae_mass_block)
         if formulation == "joint" else
         (_order_n.order_n_state_derivative, _order_n.order_n_residual,
-         _order_n.dae_order_n_residual))
+         _order_n.dae_order_n_residual, None))
 
     def rhs(t, y):
         derivative(m, ws, t, y, out)
@@ -94,7 +95,7 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     return System(n=n, rhs=rhs, residual_kernel=residual, m=m, ws=ws,
                   algebraic=np.zeros(n, dtype=bool), dae_residual=dae_residual,
                   dae_jacobian=_system.dae_work_column,
-                  dae_jacobian_columns=columns, second_order=cm.nq)
+                  dae_jacobian_columns=columns, second_order=cm.nq, dae_mass=dae_mass)
 
 
 def compile_absolute(model):

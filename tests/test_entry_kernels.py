@@ -48,12 +48,18 @@ def test_entry_kernels_leave_reference_counts_unchanged(name):
     watched = [y, yp, out, *system.ws, *system.m]
     names = ["y", "yp", "out", *system.ws._fields, *system.m._fields]
     jac = np.zeros((system.n, system.n))
-    system.dae_residual(0.01, y, yp, args, out)  # compile before counting
-    system.dae_jacobian(0.01, y, yp, 1.0, args, jac)
+    nr = system.n - system.second_order
+    mass = np.zeros((nr, nr))
+    calls = [lambda: system.dae_residual(0.01, y, yp, args, out),
+             lambda: system.dae_jacobian(0.01, y, yp, 1.0, args, jac)]
+    if system.dae_mass is not None:
+        calls.append(lambda: system.dae_mass(0.01, y, yp, args, mass))
+    for call in calls:  # compile before counting
+        call()
     before = _counts(watched)
     for _ in range(200):
-        system.dae_residual(0.01, y, yp, args, out)
-        system.dae_jacobian(0.01, y, yp, 1.0, args, jac)
+        for call in calls:
+            call()
     assert not _changed(before, _counts(watched), names)
     assert np.all(np.isfinite(out))
     times = np.array([0.01, 0.02])
@@ -82,7 +88,7 @@ def test_entry_kernels_leave_reference_counts_unchanged(name):
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="numba off")
 def test_the_integrators_enter_through_uncounted_kernels():
-    """The residuals, the state derivative, the analytic Jacobian block, the output
+    """The residuals, the state derivative, the analytic Jacobian block, the mass hook, the output
     quantities and the BDF step loop with its helpers compile without the counting;
     ordinary kernels with it, set explicitly (a callee left unset would inherit the
     caller's setting)."""
@@ -90,6 +96,7 @@ def test_the_integrators_enter_through_uncounted_kernels():
     from flexmbs.solvers import bdf_kernels
     for kernel in (_system.dae_residual, _system.dae_constrained_residual,
                    _system.state_derivative, _system.dae_work_column,
+                   _system.dae_mass_block, bdf_kernels._reform_with_mass,
                    bdf_kernels.bdf_advance, bdf_kernels._step, bdf_kernels._nls,
                    bdf_kernels._setup, bdf_kernels._jacobian_fd, output_quantities,
                    bdf_kernels._set_coeffs, bdf_kernels._predict,

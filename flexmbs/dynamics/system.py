@@ -669,6 +669,24 @@ def dae_work_column(t, y, yp, cj, args, out):
         out[k, k] += cj
 
 
+@jit_entry
+def dae_mass_block(t, y, yp, args, out):
+    """The mass hook of the BDF driver: out (n - nq, n - nq) = dF_r/dy'_r of `residual`
+    over the rows and unknowns after q: M*(q) (H2.144) on the speeds, 1 on each work
+    (F_w = w' - P). The work rows' dependence on u' (through the driving forces of
+    prescribed coordinates in P) is left to the driver's differences."""
+    m, ws = args[0], args[1]
+    nq = ws.mass.shape[0]
+    q, u, _ = split_state(y, nq)
+    forward_kinematics(m, ws, t, q, u)
+    mass_matrix(m, ws)
+    for a in range(nq):
+        for b in range(nq):
+            out[a, b] = ws.mass[a, b]
+    for k in range(nq, out.shape[0]):
+        out[k, k] = 1.0
+
+
 def dae_analytic_columns(n, nq, na):
     """Mask of the columns dae_work_column supplies (the works W_nc and W_a, after q
     and u; the multipliers of a constrained model follow them)."""

@@ -44,7 +44,10 @@ class System:
     integrator starts afresh from that state (the system changed how it is written,
     e.g. which constraint rows it keeps). `second_order` = nq > 0
     says that y = [q, u, ...] with F_q = q' - u (the BDF driver then eliminates q in its
-    Newton iteration)."""
+    Newton iteration); `dae_mass(t, y, yp, (m, ws), out)`, with it, writes the
+    derivative of the remaining rows with respect to the remaining y' (the mass matrix
+    M* and the works' identity), from which the driver re-forms its iteration matrix
+    between difference Jacobians."""
     n: int
     rhs: object
     residual_kernel: object
@@ -55,6 +58,7 @@ class System:
     dae_jacobian: object = None
     dae_jacobian_columns: np.ndarray = None
     second_order: int = 0
+    dae_mass: object = None
     index2: bool = False
     refresh: object = None
 

@@ -129,7 +129,8 @@ class DaeResult:
     t (m,) output times reached; y, yp (m, n) solution and its derivative there;
     status 0 (t_end reached) or < 0 (failure, see STATUS_MESSAGES); message; success;
     work counters: nsteps (accepted steps), nrejected (error-test failures), nres
-    (residual evaluations, finite-difference Jacobians included), njac, nlu, nnewton
+    (residual evaluations, finite-difference Jacobians included), njac (difference
+    Jacobians), nmass (iteration matrices re-formed from the mass hook), nlu, nnewton
     (Newton iterations), nconvfail (Newton failures); order_counts (5,) accepted steps
     at orders 1..5; t_last, y_last, yp_last: the last accepted state (the state at a
     failure); wall_time (s).
@@ -143,6 +144,7 @@ class DaeResult:
     nsteps: int
     nres: int
     njac: int
+    nmass: int
     nlu: int
     nnewton: int
     nrejected: int
@@ -181,6 +183,16 @@ class BDF:
         unknowns, as in mechanics). The Newton iteration then eliminates q: a
         Jacobian costs n - ns residuals instead of n and the LU is (n - ns)^2 (see
         bdf_kernels._setup_second_order). Checked on the residual at t0.
+    mass : optional numba-jitted ``mass(t, y, yp, args, out)``, only with
+        `second_order`: writes A = dF_r/dy'_r into the zeroed (n - ns, n - ns) `out`,
+        the derivative of the rows after the first ns with respect to y' after the
+        first ns (for F_u = M(q) u' - f(q, u): the mass matrix M, and the identity on
+        the rows of quadratures z' - g). Between difference Jacobians the reduced
+        iteration matrix is then re-formed as cj A(y) + R, R the rest of the last
+        difference Jacobian, without residuals (bdf_kernels._reform_with_mass). Parts
+        of dF/dy' that A leaves out are kept in R at the cj of the differences. A
+        must be that derivative: a matrix far too large gives small Newton updates
+        that the convergence test takes for convergence.
     max_order : 1..5.
     h0 : first step (None: IDA's choice). h_max : largest step. h_min : step floor
         (the run fails when a retried step would be smaller; 4 eps |t| is always
@@ -202,7 +214,7 @@ class BDF:
 
     def __init__(self, residual, args, t0, y0, yp0, t_end, rtol=1e-6, atol=1e-9, *,
                  algebraic=None, jacobian=None, jacobian_columns=None,
-                 second_order=0, max_order=MAX_ORDER, h0=None,
+                 second_order=0, mass=None, max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
                  history=None, index2=False):
         if _JIT and not _is_jitted(residual):
@@ -210,6 +222,12 @@ class BDF:
                              "(numba.njit or flexmbs.config.jit)")
         if jacobian is not None and _JIT and not _is_jitted(jacobian):
             raise ValueError("jacobian must be None or a numba-jitted function")
+        if mass is not None:
+            if _JIT and not _is_jitted(mass):
+                raise ValueError("mass must be None or a numba-jitted function")
+            if not second_order:
+                raise ValueError("mass needs second_order > 0 (it is the derivative of "
+                                 "the rows after the eliminated positions)")
         if jacobian_columns is not None:
             if jacobian is None:
                 raise ValueError("jacobian_columns needs a jacobian hook")
@@ -285,10 +303,11 @@ class BDF:
         self.t_end = t_end
         self._residual = residual
         self._jacobian = _k.no_jacobian if jacobian is None else jacobian
+        self._mass = _k.no_mass if mass is None else mass
         self._args = args
         if ns:
             self._check_second_order(residual, args, t0, y0, yp0, ns)
-        s = _k.new_state(n, ns)
+        s = _k.new_state(n, ns, mass=mass is not None)
         self._s = s
         s.y[:] = y0
         s.yp[:] = yp0
@@ -306,6 +325,7 @@ class BDF:
         iv[_k.I_MAXORD] = int(max_order)
         iv[_k.I_NSECOND] = ns
         iv[_k.I_INDEX2] = 1 if index2 else 0
+        iv[_k.I_USE_MASS] = 0 if mass is None else 1
         if jacobian is None:
             iv[_k.I_USE_JAC] = _k.JAC_FD
         elif jacobian_columns is None:
@@ -321,7 +341,7 @@ class BDF:
         self.wall_time = 0.0
         start = time.perf_counter()
         if calc_ic:
-            code = self._ic(*self._functions, args, s, t0)
+            code = self._ic(*self._functions[:2], args, s, t0)
             if code < 0:
                 iv[_k.I_STATUS] = code
                 fs[_k.F_T_FAIL] = t0
@@ -364,7 +384,7 @@ class BDF:
         if not _JIT:
             self._advance = _k.bdf_advance
             self._ic = _k.bdf_initial_conditions
-            self._functions = (self._residual, self._jacobian)
+            self._functions = (self._residual, self._jacobian, self._mass)
             return
         try:
             targs = numba.typeof(self._args)
@@ -376,10 +396,12 @@ class BDF:
                                "residual")
         f_jac = _function_type(self._jacobian, (_F8, _VEC, _VEC, _F8, targs, _MAT),
                                "jacobian")
+        f_mass = _function_type(self._mass, (_F8, _VEC, _VEC, targs, _MAT), "mass")
         self._functions = (_CompiledFunction(self._residual, f_res),
-                           _CompiledFunction(self._jacobian, f_jac))
-        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, targs, tstate, _VEC,
-                                                _MAT, _MAT, types.int64))
+                           _CompiledFunction(self._jacobian, f_jac),
+                           _CompiledFunction(self._mass, f_mass))
+        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, f_mass, targs, tstate,
+                                                _VEC, _MAT, _MAT, types.int64))
         self._ic = _entry(_k.bdf_initial_conditions, (f_res, f_jac, targs, tstate,
                                                       _F8))
 
@@ -423,11 +445,13 @@ class BDF:
             nic=_k.IC_MAX_ITER, max_steps=getattr(self, "_max_steps", 0))
 
     def statistics(self):
-        """Work counters: nsteps, nrejected, nres, njac, nlu, nnewton, nconvfail,
+        """Work counters: nsteps, nrejected, nres, njac (difference Jacobians), nmass
+        (iteration matrices re-formed from the mass hook), nlu, nnewton, nconvfail,
         order_counts (orders 1..5), h_last, order_last, wall_time."""
         st = self._s.stats
         return {"nsteps": int(st[_k.S_NSTEPS]), "nrejected": int(st[_k.S_NREJECTED]),
                 "nres": int(st[_k.S_NRES]), "njac": int(st[_k.S_NJAC]),
+                "nmass": int(st[_k.S_NMASS]),
                 "nlu": int(st[_k.S_NLU]), "nnewton": int(st[_k.S_NNEWTON]),
                 "nconvfail": int(st[_k.S_NCONVFAIL]),
                 "order_counts": st[_k.S_ORDER:_k.S_ORDER + MAX_ORDER].copy(),
@@ -489,7 +513,8 @@ class BDF:
 
 def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
               t_eval=None, jacobian=None, max_order=MAX_ORDER, h0=None, h_max=np.inf,
-              *, jacobian_columns=None, second_order=0, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None, history=None,
+              *, jacobian_columns=None, second_order=0, mass=None, h_min=0.0,
+              calc_ic=True, epcon=EPCON, fixed_step=None, history=None,
               max_steps=None, progress=None):
     """Solve F(t, y, y') = 0 on t_span = (t0, t_end) with the BDF integrator.
 
@@ -503,8 +528,8 @@ def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
     t0, t_end = float(t_span[0]), float(t_span[1])
     solver = BDF(residual, args, t0, y0, yp0, t_end, rtol, atol, algebraic=algebraic,
                  jacobian=jacobian, jacobian_columns=jacobian_columns,
-                 second_order=second_order, max_order=max_order, h0=h0, h_max=h_max,
-                 h_min=h_min, calc_ic=calc_ic, epcon=epcon, fixed_step=fixed_step,
+                 second_order=second_order, mass=mass, max_order=max_order, h0=h0,
+                 h_max=h_max, h_min=h_min, calc_ic=calc_ic, epcon=epcon, fixed_step=fixed_step,
                  history=history)
     if t_eval is None:
         t_eval = np.array([t0, t_end])
@@ -537,7 +562,7 @@ def solve_dae(residual, args, t_span, y0, yp0, rtol, atol, algebraic=None,
     return DaeResult(
         t=t_eval[:done].copy(), y=np.concatenate(ys), yp=np.concatenate(yps),
         status=code, message=solver.message, success=code == STATUS_FINISHED,
-        nsteps=st["nsteps"], nres=st["nres"], njac=st["njac"], nlu=st["nlu"],
-        nnewton=st["nnewton"], nrejected=st["nrejected"], nconvfail=st["nconvfail"],
+        nsteps=st["nsteps"], nres=st["nres"], njac=st["njac"], nmass=st["nmass"],
+        nlu=st["nlu"], nnewton=st["nnewton"], nrejected=st["nrejected"], nconvfail=st["nconvfail"],
         order_counts=st["order_counts"], t_last=solver.t, y_last=solver.y,
         yp_last=solver.yp, wall_time=solver.wall_time)

@@ -67,7 +67,8 @@ class BdfIntegrator(Integrator):
                    atol, algebraic=system.algebraic, jacobian=system.dae_jacobian,
                    jacobian_columns=(None if system.dae_jacobian is None
                                      else system.dae_jacobian_columns),
-                   second_order=system.second_order, h_max=max_step,
+                   second_order=system.second_order, mass=system.dae_mass,
+                   h_max=max_step,
                    h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
                    calc_ic=False, index2=index2,
                    h0=INDEX2_FIRST_STEP * (self.t_end - t) if index2 else None)

@@ -74,6 +74,7 @@ XRATE = 0.25               # refactor when cj/cj_at_factor is outside
 CJ_RATIO_MIN = (1.0 - XRATE) / (1.0 + XRATE)    # [0.6, 1.667] (IDA, DASSL)
 CJ_RATIO_MAX = 1.0 / CJ_RATIO_MIN
 JAC_MAX_AGE = 20           # refactor after this many steps on one matrix (CVODE msbp)
+REST_MAX_AGE = 1000        # with a mass hook: differences again after this many steps
 H_REDUCE_CONV = 0.25       # step factor after a Newton failure (IDA, DASSL)
 H_REDUCE_MIN = 0.25        # first error-test failure: factor in [0.25, 0.9]
 H_REDUCE_MAX = 0.9
@@ -149,7 +150,9 @@ I_USE_JAC = 9      # JAC_FD, JAC_HOOK or JAC_HOOK_COLUMNS
 I_HISTORY = 10     # 1: started from a given history at full order
 I_NSECOND = 11     # ns > 0: F_i = y'_i - y_{ns+i} for i < ns (second-order structure)
 I_INDEX2 = 12      # 1: the algebraic components are index-2 multipliers (see _wrms_newton)
-NI = 13
+I_USE_MASS = 13    # 1: a mass hook re-forms Gr = R + cj A(y) between difference Jacobians
+I_REST_AGE = 14    # steps since the difference Jacobian behind R
+NI = 15
 
 # ---- where G comes from (iv[I_USE_JAC]) ------------------------------------------
 JAC_FD = 0            # finite differences, every column
@@ -165,13 +168,14 @@ S_NLU = 4
 S_NNEWTON = 5      # Newton iterations
 S_NCONVFAIL = 6    # Newton failures (step retried)
 S_ORDER = 7        # S_ORDER + k - 1: accepted steps at order k (k = 1..5)
-NS = S_ORDER + MAXORD
+S_NMASS = S_ORDER + MAXORD  # iteration matrices re-formed from the mass hook
+NS = S_NMASS + 1
 
 BdfState = namedtuple("BdfState", [
     "phi", "psi", "alpha", "beta", "sigma", "gamma",
     "y", "yp", "yy", "yyp", "ypred", "yppred", "ee", "delta", "res", "tmp",
     "ewt", "rtol", "atol", "mask", "jcol", "G", "G2", "piv", "Gr", "pivr", "dz",
-    "fs", "iv", "stats"])
+    "Ar", "Rr", "fs", "iv", "stats"])
 BdfState.__doc__ = """Resumable state of the integrator (all arrays; n unknowns).
 
 phi (NPHI, n) divided differences; psi, alpha, beta, sigma, gamma (NPHI,) method
@@ -180,14 +184,19 @@ coefficients; y, yp (n,) solution at t_n; yy, yyp, ypred, yppred, ee, delta, res
 mask (n,) 1.0 for components in the error test, 0.0 for excluded (algebraic) ones;
 jcol (n,) 1.0 for the columns of G the hook supplies (JAC_HOOK_COLUMNS); Gr (m, m),
 pivr (m,), dz (m,): the reduced iteration matrix (LU), its pivots and a work vector
-of the second-order form, m = n - ns (see _setup_second_order); G, G2 (n, n) iteration matrix (LU) and scratch; piv (n,) int64 pivots;
-fs (NF,) float scalars, iv (NI,) int scalars, stats (NS,) counters."""
+of the second-order form, m = n - ns (see _setup_second_order); G, G2 (n, n)
+iteration matrix (LU) and scratch; piv (n,) int64 pivots; Ar, Rr (m, m) with a mass
+hook, else (0, 0): its matrix A and the rest R = Gr - cj A of the last difference
+Jacobian (_reform_with_mass); fs (NF,) float scalars, iv (NI,) int scalars, stats
+(NS,) counters."""
 
 
-def new_state(n, nsecond=0):
+def new_state(n, nsecond=0, mass=False):
     """A zeroed BdfState for n unknowns, the first `nsecond` of them positions whose
-    speeds follow them (numpy allocation, outside numba)."""
+    speeds follow them, with room for a mass hook's matrices if `mass` (numpy
+    allocation, outside numba)."""
     nr = n - nsecond
+    na = nr if mass else 0
     v = lambda: np.zeros(n)  # noqa: E731
     c = lambda: np.zeros(NPHI)  # noqa: E731
     return BdfState(
@@ -196,6 +205,7 @@ def new_state(n, nsecond=0):
         res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(), jcol=v(),
         G=np.zeros((n, n)), G2=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64),
         Gr=np.zeros((nr, nr)), pivr=np.zeros(nr, dtype=np.int64), dz=np.zeros(nr),
+        Ar=np.zeros((na, na)), Rr=np.zeros((na, na)),
         fs=np.zeros(NF), iv=np.zeros(NI, dtype=np.int64),
         stats=np.zeros(NS, dtype=np.int64))
 
@@ -337,6 +347,12 @@ def no_jacobian(t, y, yp, cj, args, out):
     out[0, 0] = np.nan
 
 
+@jit
+def no_mass(t, y, yp, args, out):
+    """Stand-in for an absent mass hook (never called)."""
+    out[0, 0] = np.nan
+
+
 # ===================================================================================
 # iteration matrix
 # ===================================================================================
@@ -407,14 +423,14 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, 
 
 
 @jit_entry
-def _setup(residual, jacobian, args, s, t, y, yp, res):
+def _setup(residual, jacobian, mass, args, s, t, y, yp, res):
     """Evaluate and LU-factor G = dF/dy + cj dF/dy' at (t, y, y'), F(t, y, y') = res.
 
     Returns _OK, _NLS_SINGULAR (a zero pivot) or _NLS_NONFINITE (G not finite).
     """
     fs, iv, st = s.fs, s.iv, s.stats
     if iv[I_NSECOND] > 0:
-        return _setup_second_order(residual, jacobian, args, s, t, y, yp, res)
+        return _setup_second_order(residual, jacobian, mass, args, s, t, y, yp, res)
     cj = fs[F_CJ]
     G = s.G
     if iv[I_USE_JAC] == JAC_HOOK:
@@ -440,7 +456,7 @@ def _setup(residual, jacobian, args, s, t, y, yp, res):
 
 
 @jit_entry
-def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
+def _setup_second_order(residual, jacobian, mass, args, s, t, y, yp, res):
     """_setup for residuals whose first ns rows are F_q = q' - u, y = [q, u, z'],
     eliminating the positions: with the q-rows of G (cj I, -I) solved exactly,
 
@@ -452,7 +468,8 @@ def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
     so a Jacobian costs n - ns residuals, not n, and the LU is (n - ns)^2. Columns
     flagged in s.jcol come from the hook, which fills the full G (into s.G2): for a
     flagged u_j it must supply the q_j column too. Increments from
-    _fd_increment_floored.
+    _fd_increment_floored. With a mass hook (iv[I_USE_MASS]) the hook's A at (t, y)
+    is evaluated too and R = Gr - cj A kept (s.Rr) for _reform_with_mass.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
@@ -497,6 +514,48 @@ def _setup_second_order(residual, jacobian, args, s, t, y, yp, res):
             yp[jr] = qpsave
     st[S_NRES] += calls
     st[S_NJAC] += 1
+    fs[F_CJOLD] = cj
+    fs[F_CJRATIO] = 1.0
+    iv[I_JAC_AGE] = 0
+    iv[I_REST_AGE] = 0
+    iv[I_FORCE_SETUP] = 1
+    if not _matrix_finite(Gr):
+        return _NLS_NONFINITE
+    if iv[I_USE_MASS] != 0:
+        Ar, Rr = s.Ar, s.Rr
+        Ar[:, :] = 0.0
+        mass(t, y, yp, args, Ar)
+        for i in range(nr):
+            for j in range(nr):
+                Rr[i, j] = Gr[i, j] - cj * Ar[i, j]
+        if not _matrix_finite(Rr):
+            return _NLS_NONFINITE
+    st[S_NLU] += 1
+    if lu_factor(Gr, s.pivr) != 0:
+        return _NLS_SINGULAR
+    iv[I_FORCE_SETUP] = 0
+    return _OK
+
+
+@jit_entry
+def _reform_with_mass(mass, args, s, t, y, yp):
+    """Gr = R + cj A(t, y, y') and its LU, without residuals: A from the mass hook at
+    the current iterate, R = Gr_0 - cj_0 A_0 of the last difference Jacobian
+    (_setup_second_order). For a mechanical residual M(q) u' - f(q, u), Gr = cj M + D
+    + K / cj (D, K: the derivatives of -f in u and q): the re-formed matrix has M at
+    the current q and cj exact, D and K / cj_0 kept from the differences. Returns
+    _OK, _NLS_SINGULAR or _NLS_NONFINITE, like _setup.
+    """
+    fs, iv, st = s.fs, s.iv, s.stats
+    cj = fs[F_CJ]
+    Ar, Rr, Gr = s.Ar, s.Rr, s.Gr
+    nr = Gr.shape[0]
+    Ar[:, :] = 0.0
+    mass(t, y, yp, args, Ar)
+    for i in range(nr):
+        for j in range(nr):
+            Gr[i, j] = Rr[i, j] + cj * Ar[i, j]
+    st[S_NMASS] += 1
     fs[F_CJOLD] = cj
     fs[F_CJRATIO] = 1.0
     iv[I_JAC_AGE] = 0
@@ -612,7 +671,7 @@ def _restore(s, saved_t):
 
 
 @jit_entry
-def _nls(residual, jacobian, args, s, tn):
+def _nls(residual, jacobian, mass, args, s, tn):
     """IDANls + modified Newton: solve F(tn, y0 + e, y0' + cj e) = 0 for e (= s.ee).
 
     G is refactored when forced (first step, after a failure), when
@@ -621,9 +680,12 @@ def _nls(residual, jacobian, args, s, tn):
     iteration stops when max(s, SS_MIN) |delta| <= epcon (s = rate / (1 - rate),
     carried over from earlier steps until measured again) or when |delta| <=
     NEWTON_TINY eps |y|; it fails when the rate exceeds RATE_MAX or after
-    MAX_NEWTON_ITER updates, and is then retried once with a fresh G. Returns _OK,
-    _NLS_CONV, _NLS_NONFINITE or _NLS_SINGULAR; on _OK, s.yy, s.yyp hold y_{n+1},
-    y'_{n+1}.
+    MAX_NEWTON_ITER updates, and is then retried once with a fresh G. With a mass
+    hook a fresh G is first re-formed from it (_reform_with_mass, no residuals)
+    unless forced or the differences behind R are REST_MAX_AGE steps old; if the
+    iteration fails on a re-formed G, it is retried once more on a difference
+    Jacobian. Returns _OK, _NLS_CONV, _NLS_NONFINITE or _NLS_SINGULAR; on _OK, s.yy,
+    s.yyp hold y_{n+1}, y'_{n+1}.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     ee, yy, yyp, ypred, yppred, res, delta, ewt = (s.ee, s.yy, s.yyp, s.ypred,
@@ -639,6 +701,7 @@ def _nls(residual, jacobian, args, s, tn):
         fs[F_SS] = SS_CJ_CHANGED
     ynorm = _wrms(ypred, ewt)
     ns = iv[I_NSECOND]
+    reform = iv[I_USE_MASS] != 0 and iv[I_REST_AGE] < REST_MAX_AGE
     while True:
         for i in range(n):
             ee[i] = 0.0
@@ -654,16 +717,27 @@ def _nls(residual, jacobian, args, s, tn):
         if not _all_finite(res):
             return _NLS_NONFINITE
         jcur = False
+        reformed = False
+        flag = _OK
         if call_setup:
-            flag = _setup(residual, jacobian, args, s, tn, yy, yyp, res)
-            if flag != _OK:
+            if reform and iv[I_FORCE_SETUP] == 0:
+                flag = _reform_with_mass(mass, args, s, tn, yy, yyp)
+                reformed = True
+                fs[F_SS] = SS_FRESH  # the rate of the old matrix says nothing of it
+            else:
+                flag = _setup(residual, jacobian, mass, args, s, tn, yy, yyp, res)
+            if flag != _OK and not reformed:
                 return flag
             jcur = True
             cjratio = 1.0
         fs[F_CJRATIO] = cjratio
         scale = 2.0 / (1.0 + cjratio)
-        flag = _NLS_CONV
-        for m in range(MAX_NEWTON_ITER):
+        if flag != _OK:
+            m = MAX_NEWTON_ITER  # a re-formed G that would not factor: differences next
+        else:
+            flag = _NLS_CONV
+            m = 0
+        while m < MAX_NEWTON_ITER:
             st[S_NNEWTON] += 1
             for i in range(n):
                 delta[i] = res[i]
@@ -697,8 +771,11 @@ def _nls(residual, jacobian, args, s, tn):
             if not _all_finite(res):
                 flag = _NLS_NONFINITE
                 break
-        if jcur:
+            m += 1
+        if jcur and not reformed:
             return flag
+        if reformed:
+            reform = False         # failed on a re-formed G: differences next
         call_setup = True          # stale G: retry once with a fresh one
 
 
@@ -749,6 +826,7 @@ def _complete_step(s):
     st[S_NSTEPS] += 1
     st[S_ORDER + kk - 1] += 1
     iv[I_JAC_AGE] += 1
+    iv[I_REST_AGE] += 1
     kdiff = kk - iv[I_KUSED]
     iv[I_KUSED] = kk
     kused = kk
@@ -830,7 +908,7 @@ def _complete_step(s):
 
 
 @jit_entry
-def _step(residual, jacobian, args, s):
+def _step(residual, jacobian, mass, args, s):
     """IDAStep: one accepted step of size <= h from t_n (retrying with smaller steps
     and lower orders after failures, IDAHandleNFlag). Returns 0 or a status < 0."""
     fs, iv, st = s.fs, s.iv, s.stats
@@ -860,7 +938,7 @@ def _step(residual, jacobian, args, s):
         if tn >= t_end - TSTOP_FUZZ * EPS * abs(t_end):
             tn = t_end
         _predict(s)
-        nflag = _nls(residual, jacobian, args, s, tn)
+        nflag = _nls(residual, jacobian, mass, args, s, tn)
         if nflag == _OK and not fixed:
             nflag = _test_error(s, ck)
         if nflag == _OK:
@@ -1151,7 +1229,7 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
 
 
 @jit_entry
-def bdf_advance(residual, jacobian, args, s, t_out, y_out, yp_out, max_steps):
+def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_steps):
     """Step until the outputs t_out (increasing, >= t_n - h_used, <= t_end) are all
     filled (an empty t_out: until t_end), t_end is reached, max_steps steps were
     taken, or a step fails. Outputs at or before t_n are filled first, also after
@@ -1160,8 +1238,10 @@ def bdf_advance(residual, jacobian, args, s, t_out, y_out, yp_out, max_steps):
     residual(t, y, yp, args, out) writes F (size n); jacobian(t, y, yp, cj, args, G)
     writes dF/dy + cj dF/dy' into the zeroed G (n x n) and is used when
     s.iv[I_USE_JAC] = JAC_HOOK (with JAC_HOOK_COLUMNS it adds the columns flagged in
-    s.jcol into G, whose other columns hold differences). y_out, yp_out (len(t_out), n) receive the interpolated
-    solution. Steps never pass t_end (the last one ends exactly there). Returns the
+    s.jcol into G, whose other columns hold differences); mass(t, y, yp, args, A)
+    writes dF_r/dy'_r of the second-order form's remaining rows and columns into the
+    zeroed A and is used when s.iv[I_USE_MASS] = 1 (_reform_with_mass). y_out, yp_out
+    (len(t_out), n) receive the interpolated solution. Steps never pass t_end (the last one ends exactly there). Returns the
     number of outputs filled; s.iv[I_STATUS] says RUNNING, FINISHED or the failure.
     """
     fs, iv = s.fs, s.iv
@@ -1190,7 +1270,7 @@ def bdf_advance(residual, jacobian, args, s, t_out, y_out, yp_out, max_steps):
             fs[F_H_FAIL] = fs[F_H]
             iv[I_STATUS] = ST_STEP_TOO_SMALL
             return i_out
-        flag = _step(residual, jacobian, args, s)
+        flag = _step(residual, jacobian, mass, args, s)
         nstep += 1
         if flag < 0:
             iv[I_STATUS] = flag
