@@ -17,7 +17,7 @@ import numpy as np
 
 from ..config import jit, jit_entry, jit_inline
 from ..kinematics.markers import marker_frame
-from ..kinematics.recursive import forward_kinematics
+from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms
 from .constraints import constraint_terms
 from .linalg import cholesky_solve_in_place
 from .geometric import geometric_elastic_forces
@@ -466,9 +466,7 @@ def body_unbalanced_wrench(m, ws, i, udot, out):
     constraints must apply to it. A flexible body also adds its elastic rows of g_i to
     out at its q indices. Call after forward_kinematics and body_forces."""
     vr = ws.v3[4]
-    vw = ws.v3[5]
     w3 = ws.v3[6]
-    rot = ws.rot[i]
     vr[:] = 0.0
     w3[:] = 0.0
     for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
@@ -480,6 +478,15 @@ def body_unbalanced_wrench(m, ws, i, udot, out):
         for r in range(3):
             vr[r] += ws.jr[i, r, c] * a
             w3[r] += ws.jw[i, r, c] * a
+    _wrench_of_acceleration(m, ws, i, vr, w3, udot, out)
+
+
+@jit_inline
+def _wrench_of_acceleration(m, ws, i, vr, w3, udot, out):
+    """ws.mbcol[0:6, 0] = g_i for body i's acceleration from udot: vr (global, m/s^2)
+    of its origin and w3 (global, rad/s^2); see body_unbalanced_wrench."""
+    vw = ws.v3[5]
+    rot = ws.rot[i]
     for r in range(3):
         vw[r] = rot[0, r] * w3[0] + rot[1, r] * w3[1] + rot[2, r] * w3[2]
     if m.body_flex[i] >= 0:
@@ -521,6 +528,106 @@ def dynamic_rows(m, ws, udot, out):
                 out[qc] += s
             else:
                 ws.tau[c] += s
+    _joint_rows(m, ws, udot, out)
+
+
+@jit_inline
+def recursive_dynamic_rows(m, ws, udot, out):
+    """`dynamic_rows` in O(N) (after forward_kinematics_terms and body_forces): the
+    same out = M* udot - Q* and ws.tau, by the recursive Newton-Euler passes of
+    Huang's Order-N formulation (chapter 5, H5.6-5.18) on the joint-coordinate body
+    equations, without the partial velocities at inherited columns.
+
+    Root to leaves, the acceleration of body i from udot (global; parent p, own
+    terms k at free columns c of its joint, FORMULATION.md section 10):
+
+        a_w,i = a_w,p + sum term_jw[k] udot_c,
+        a_r,i = a_r,p + a_w,p x (r_i - r_p) + sum term_jr[k] udot_c;
+
+    g_i from it (body_unbalanced_wrench's rows, the elastic rows added to out), turned
+    to a global wrench [f_i; n_i] about the origin. Leaves to root, the wrench of the
+    subtree, W_i = [f_i; n_i] + sum over children c of [f_c; n_c + (r_c - r_i) x f_c],
+    gives column c's row term_jr[k] . f + term_jw[k] . n at each term of body i's
+    joint: the sum over bodies j of B_j^T g_j that dynamic_rows forms column by column.
+    """
+    out[:] = 0.0
+    ws.tau[:] = 0.0
+    nb = m.body_mass.shape[0]
+    vr = ws.v3[4]
+    w3 = ws.v3[6]
+    arm = ws.v3[7]
+    for i in range(nb):
+        p = m.body_parent[i]
+        acc = ws.body_acc[i]
+        if p >= 0:
+            ap = ws.body_acc[p]
+            for r in range(6):
+                acc[r] = ap[r]
+            _add_cross(ap[3:6], _offset_from_parent(ws, i, p, arm), acc[0:3])
+        else:
+            acc[:] = 0.0
+        for k in range(m.motion_term_ptr[m.motion_ptr[i]],
+                       m.motion_term_ptr[m.motion_ptr[i + 1]]):
+            qc = m.col_qindex[m.motion_term_col[k]]
+            if qc < 0:
+                continue
+            a = udot[qc]
+            for r in range(3):
+                acc[r] += ws.term_jr[k, r] * a
+                acc[3 + r] += ws.term_jw[k, r] * a
+        for r in range(3):
+            vr[r] = acc[r]
+            w3[r] = acc[3 + r]
+        _wrench_of_acceleration(m, ws, i, vr, w3, udot, out)
+        rot = ws.rot[i]
+        wr = ws.body_wrench[i]
+        for r in range(3):
+            wr[r] = ws.mbcol[r, 0]
+            wr[3 + r] = (rot[r, 0] * ws.mbcol[3, 0] + rot[r, 1] * ws.mbcol[4, 0]
+                         + rot[r, 2] * ws.mbcol[5, 0])
+    for i in range(nb - 1, -1, -1):
+        wr = ws.body_wrench[i]
+        for k in range(m.motion_term_ptr[m.motion_ptr[i]],
+                       m.motion_term_ptr[m.motion_ptr[i + 1]]):
+            c = m.motion_term_col[k]
+            s = 0.0
+            for r in range(3):
+                s += ws.term_jr[k, r] * wr[r] + ws.term_jw[k, r] * wr[3 + r]
+            qc = m.col_qindex[c]
+            if qc >= 0:
+                out[qc] += s
+            else:
+                ws.tau[c] += s
+        p = m.body_parent[i]
+        if p >= 0:
+            wp = ws.body_wrench[p]
+            for r in range(6):
+                wp[r] += wr[r]
+            _add_cross(_offset_from_parent(ws, i, p, arm), wr[0:3], wp[3:6])
+    _joint_rows(m, ws, udot, out)
+
+
+@jit_inline
+def _add_cross(a, b, out):
+    """out += a x b."""
+    out[0] += a[1] * b[2] - a[2] * b[1]
+    out[1] += a[2] * b[0] - a[0] * b[2]
+    out[2] += a[0] * b[1] - a[1] * b[0]
+
+
+@jit_inline
+def _offset_from_parent(ws, i, p, out):
+    """out = r_i - r_p (m, global); returns out."""
+    for r in range(3):
+        out[r] = ws.r[i, r] - ws.r[p, r]
+    return out
+
+
+@jit_inline
+def _joint_rows(m, ws, udot, out):
+    """The joints' own terms of `dynamic_rows`: out -= Q_joint (springs, dampers, user
+    laws) and += the actuators' rotor inertia and torque rows; ws.tau likewise at the
+    prescribed coordinates."""
     for c in range(m.coord_qindex.shape[0]):
         qc = m.coord_qindex[c]
         if qc >= 0:
@@ -587,13 +694,14 @@ def _work_rows(m, ws, t, yp, out):
 @jit_inline
 def residual(m, ws, t, y, yp, out):
     """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a] (size 2 nq + 1 + na),
-    FORMULATION.md 5; P_a the power of actuator a."""
+    FORMULATION.md 5; P_a the power of actuator a. O(N) in the bodies
+    (forward_kinematics_terms, recursive_dynamic_rows); ws.jr, ws.jw are not filled."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     qp, up, _ = split_state(yp, nq)
-    forward_kinematics(m, ws, t, q, u)
+    forward_kinematics_terms(m, ws, t, q, u)
     body_forces(m, ws, t)
-    dynamic_rows(m, ws, up, out[nq:2 * nq])
+    recursive_dynamic_rows(m, ws, up, out[nq:2 * nq])
     for k in range(nq):
         out[k] = qp[k] - u[k]
     _work_rows(m, ws, t, yp, out)

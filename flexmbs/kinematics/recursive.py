@@ -35,7 +35,8 @@ from ..config import jit, jit_inline
 from ..dynamics.timefunctions import evaluate_time_function
 from .rotations import rotation_about_axis
 
-__all__ = ["coordinate_values", "forward_kinematics", "velocity_transformation_rate",
+__all__ = ["coordinate_values", "forward_kinematics", "forward_kinematics_terms",
+           "velocity_transformation_rate",
            "OFFSET", "ROTATE_FIXED", "TRANSLATE", "ROTATE"]
 
 OFFSET, ROTATE_FIXED, TRANSLATE, ROTATE = 0, 1, 2, 3  # flexmbs.model.motions
@@ -163,8 +164,65 @@ def forward_kinematics(m, ws, t, q, u):
     In: m (ModelArrays), t (s), q, u (size nq). Out (ws, global axes): r, rot (A), rd,
     omega, jr, jw (at the frame columns), ar, aw (accelerations with du/dt = 0, the
     prescribed accelerations included), x, xd, xdd. Exact: B is the Jacobian of the
-    position map, with rotations by Rodrigues' formula.
+    position map, with rotations by Rodrigues' formula. Cost O(sum of the bodies'
+    frame columns): O(N^2) on a chain of N bodies.
     """
+    _forward_kinematics(m, ws, t, q, u, True)
+
+
+@jit_inline
+def forward_kinematics_terms(m, ws, t, q, u):
+    """`forward_kinematics` in O(N): the same poses, velocities and bias accelerations,
+    and instead of the partial velocities at every frame column only what each body's
+    own joint adds to them, per motion term k (ws.term_jr[k], ws.term_jw[k], global
+    axes): the rules of the module docstring applied to the joint's own terms, the
+    displacements acting on the terms before them. Body i's partial velocities are
+    then, recursively (parent p, column c),
+
+        jw_i[:, c] = jw_p[:, c] + sum term_jw[k],
+        jr_i[:, c] = jr_p[:, c] + jw_p[:, c] x (r_i - r_p) + sum term_jr[k]
+
+    (sums over the terms k of body i's motions at column c; the parent's part is zero
+    unless c is one of its frame columns). ws.jr, ws.jw are left as they were.
+    """
+    _forward_kinematics(m, ws, t, q, u, False)
+
+
+@jit_inline
+def _add_displacement_to_terms(ws, k0, k1, y):
+    """term_jr[k] += term_jw[k] x y for the terms k0 <= k < k1 (a displacement y after
+    them)."""
+    for k in range(k0, k1):
+        w = ws.term_jw[k]
+        ws.term_jr[k, 0] += w[1] * y[2] - w[2] * y[1]
+        ws.term_jr[k, 1] += w[2] * y[0] - w[0] * y[2]
+        ws.term_jr[k, 2] += w[0] * y[1] - w[1] * y[0]
+
+
+@jit_inline
+def _add_motion_terms(term_ptr, term_col, term_coef, i, j, e, columns, jcol, term_own,
+                      term_other):
+    """Motion j of body i along e (global) at its terms: columns True, jcol[i][:, c] +=
+    e coef_c (jcol = jw for a rotation, jr for a translation); False, term_own[k] =
+    e coef_k and term_other[k] = 0 (term_jw and term_jr, or the reverse)."""
+    if columns:
+        for k in range(term_ptr[j], term_ptr[j + 1]):
+            c = term_col[k]
+            f = term_coef[k]
+            for r in range(3):
+                jcol[i, r, c] += e[r] * f
+        return
+    for k in range(term_ptr[j], term_ptr[j + 1]):
+        f = term_coef[k]
+        for r in range(3):
+            term_own[k, r] = e[r] * f
+            term_other[k, r] = 0.0
+
+
+@jit_inline
+def _forward_kinematics(m, ws, t, q, u, columns):
+    """forward_kinematics (columns True: jr, jw at every frame column) or
+    forward_kinematics_terms (False: term_jr, term_jw)."""
     coordinate_values(m, ws, t, q, u)
     nb = m.body_mass.shape[0]
     rr = ws.m33[0]
@@ -201,6 +259,8 @@ def forward_kinematics(m, ws, t, q, u):
         pend[:] = 0.0
         pending = False
         taken = False
+        k0 = m.motion_term_ptr[m.motion_ptr[i]]   # body i's first term
+        k1 = k0                                    # its terms so far: k0 <= k < k1
         for j in range(m.motion_ptr[i], m.motion_ptr[i + 1]):
             kind = m.motion_kind[j]
             if kind == ROTATE_FIXED:
@@ -215,7 +275,7 @@ def forward_kinematics(m, ws, t, q, u):
                 x, xd, xdd = _amount(m.motion_term_ptr, m.motion_term_col,
                                      m.motion_term_coef, j, ws.x, ws.xd, ws.xdd)
                 _matvec(rr, m.motion_vector[j], e)
-                if not taken:
+                if columns and not taken:
                     _take_columns(m.frame_ptr, m.frame_col, m.frame_inherited, ws.jr,
                                   ws.jw, i, p, pend, pending)
                     taken = True
@@ -230,27 +290,28 @@ def forward_kinematics(m, ws, t, q, u):
                     for r in range(3):
                         al[r] += e[r] * xdd
                         om[r] += e[r] * xd
-                    for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
-                        c = m.motion_term_col[k]
-                        f = m.motion_term_coef[k]
-                        for r in range(3):
-                            ws.jw[i, r, c] += e[r] * f
+                    _add_motion_terms(m.motion_term_ptr, m.motion_term_col,
+                                      m.motion_term_coef, i, j, e, columns, ws.jw,
+                                      ws.term_jw, ws.term_jr)
+                    k1 = m.motion_term_ptr[j + 1]
                     rotation_about_axis(m.motion_vector[j], x, rk)
                     _matmul(rr, rk, tmp)
                     _copy33(tmp, rr)
                     continue
-                for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
-                    c = m.motion_term_col[k]
-                    f = m.motion_term_coef[k]
-                    for r in range(3):
-                        ws.jr[i, r, c] += e[r] * f
+                _add_motion_terms(m.motion_term_ptr, m.motion_term_col, m.motion_term_coef,
+                                  i, j, e, columns, ws.jr, ws.term_jr, ws.term_jw)
+                k1 = m.motion_term_ptr[j + 1]
                 for r in range(3):
                     y[r] = e[r] * x
             # a displacement y (OFFSET, or TRANSLATE with rate xd along e)
             for r in range(3):
                 pos[r] += y[r]
-                pend[r] += y[r]
-            pending = True
+            if columns:
+                for r in range(3):
+                    pend[r] += y[r]
+                pending = True
+            else:
+                _add_displacement_to_terms(ws, k0, k1, y)
             _cross_add(al, y, 1.0, acc)
             w3[0] = om[1] * y[2] - om[2] * y[1]
             w3[1] = om[2] * y[0] - om[0] * y[2]
@@ -263,7 +324,7 @@ def forward_kinematics(m, ws, t, q, u):
                 for r in range(3):
                     vel[r] += e[r] * xd
                     acc[r] += e[r] * xdd
-        if not taken:
+        if columns and not taken:
             _take_columns(m.frame_ptr, m.frame_col, m.frame_inherited, ws.jr, ws.jw, i, p,
                           pend, pending)
         elif pending:

@@ -244,6 +244,12 @@ class Workspace(NamedTuple):
     The projection formulation's (flexmbs.dynamics.projection): proj_q (nq,) a
     displaced q, proj_eta (ncr,) eta = dC/dt u + dxi/dt, proj_c (ncr, nq) C of the
     active rows, proj_lam (ncr,) their multipliers, proj_a (nq,) scratch.
+    The O(N) residual's (flexmbs.kinematics.recursive.forward_kinematics_terms,
+    flexmbs.dynamics.system.recursive_dynamic_rows): term_jr, term_jw (nterms, 3) what
+    each motion term of a body's joint adds to its partial velocities; body_acc (N, 6)
+    [global acceleration of the origin; angular acceleration] from du/dt alone;
+    body_wrench (N, 6) [force; moment about the origin], global, of a body and its
+    subtree.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     """
     r: np.ndarray
@@ -290,6 +296,10 @@ class Workspace(NamedTuple):
     proj_c: np.ndarray
     proj_lam: np.ndarray
     proj_a: np.ndarray
+    term_jr: np.ndarray
+    term_jw: np.ndarray
+    body_acc: np.ndarray
+    body_wrench: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -366,6 +376,7 @@ class CompiledModel:
         n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
         ncr = len(self.arrays.con_kind)
         nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
+        nt = len(self.arrays.motion_term_col)
         z = np.zeros
         return Workspace(
             r=z((n, 3)), rot=z((n, 3, 3)), rd=z((n, 3)), omega=z((n, 3)), ar=z((n, 3)),
@@ -381,6 +392,8 @@ class CompiledModel:
             con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)),
             contact_vec=z((8, 3)), proj_q=z(nq), proj_eta=z(ncr), proj_c=z((ncr, nq)),
             proj_lam=z(ncr), proj_a=z(nq),
+            term_jr=z((nt, 3)), term_jw=z((nt, 3)), body_acc=z((n, 6)),
+            body_wrench=z((n, 6)),
             tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
 
