@@ -116,6 +116,7 @@ def bench_start(solver):
     out = {}
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, FLEXMBS_CACHE_DIR=cache)
+        env.pop("NUMBA_CACHE_DIR", None)   # it would override the fresh folder
         cmd = [sys.executable, "-m", "flexmbs", "run",
                str(ROOT / "data" / "models" / "chain_planar_4.toml"), "-q",
                "-o", str(Path(tmp) / "x.h5"), "--t-end", "1", "--solver", solver]
