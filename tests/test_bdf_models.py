@@ -15,11 +15,12 @@ pytest.importorskip("sksundae")
 
 RTOL, ATOL = 1e-8, 1e-10
 T_END = 2.0
-# Work of `bdf` on CHAIN-4, 2 s, at RTOL/ATOL, as measured when the driver was
-# written; 20 % allows for floating-point differences between machines.
+# Work of `bdf` on CHAIN-4, 2 s, at RTOL/ATOL, as measured with the mass hook, its
+# composite-rigid-body M* and the re-forming after slow steps; 20 % allows for
+# floating-point differences between machines.
 WORK_MEASURED = {
-    "planar": {"nsteps": 1957, "nres": 3235, "njac": 168},
-    "spatial": {"nsteps": 1115, "nres": 1675, "njac": 98},
+    "planar": {"nsteps": 2001, "nres": 2594, "nnewton": 2586},
+    "spatial": {"nsteps": 1116, "nres": 1304, "nnewton": 1296},
 }
 WORK_MARGIN = 1.2
 
@@ -43,7 +44,7 @@ def _position_error(a, b):
 def test_bdf_agrees_with_ida_on_chain_4(runs):
     """Both BDF codes at rtol 1e-8 carry a global error of ~100 rtol after 2 s of a
     swinging chain (measured: 1e-6 rad); they agree with each other to that, and
-    bdf is no less accurate than IDA (measured ratio 1.7 on both chains)."""
+    bdf is no less accurate than IDA (measured error ratios 2.6 planar, 0.3 spatial)."""
     kind, r = runs
     assert r["bdf"].status == r["ida"].status == "finished"
     assert np.array_equal(r["bdf"].t, r["ida"].t)
@@ -67,6 +68,9 @@ def test_bdf_work_counters(runs):
     # are eliminated, the W_nc column is analytic); a matrix re-formed from the mass
     # hook costs none
     assert st["nmass"] > st["njac"]
+    # differences only at the start and after a failure on a re-formed matrix or
+    # 1000 steps (measured: 2 on both chains)
+    assert st["njac"] <= 5
     assert st["nres"] == st["nnewton"] + 4 * st["njac"]
     assert st["order_counts"].sum() == st["nsteps"]
     assert st["order_counts"][4] > 0.5 * st["nsteps"]  # a smooth motion runs at order 5

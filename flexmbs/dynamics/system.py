@@ -18,6 +18,7 @@ import numpy as np
 from ..config import jit, jit_entry, jit_inline
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms
+from .composite import composite_mass_matrix
 from .constraints import constraint_terms
 from .linalg import cholesky_solve_in_place
 from .geometric import geometric_elastic_forces
@@ -782,17 +783,31 @@ def dae_mass_block(t, y, yp, args, out):
     """The mass hook of the BDF driver: out (n - nq, n - nq) = dF_r/dy'_r of `residual`
     over the rows and unknowns after q: M*(q) (H2.144) on the speeds, 1 on each work
     (F_w = w' - P). The work rows' dependence on u' (through the driving forces of
-    prescribed coordinates in P) is left to the driver's differences."""
+    prescribed coordinates in P) is left to the driver's differences. M* of a tree of
+    rigid bodies by composite rigid bodies (composite_mass_matrix), else B^T M B."""
     m, ws = args[0], args[1]
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
-    forward_kinematics(m, ws, t, q, u)
-    mass_matrix(m, ws)
+    if _all_rigid(m):
+        forward_kinematics_terms(m, ws, t, q, u)
+        composite_mass_matrix(m, ws)
+    else:
+        forward_kinematics(m, ws, t, q, u)
+        mass_matrix(m, ws)
     for a in range(nq):
         for b in range(nq):
             out[a, b] = ws.mass[a, b]
     for k in range(nq, out.shape[0]):
         out[k, k] = 1.0
+
+
+@jit_inline
+def _all_rigid(m):
+    """True when the model has no flexible body."""
+    for i in range(m.body_flex.shape[0]):
+        if m.body_flex[i] >= 0:
+            return False
+    return True
 
 
 def dae_analytic_columns(n, nq, na):

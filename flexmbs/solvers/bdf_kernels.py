@@ -75,6 +75,8 @@ CJ_RATIO_MIN = (1.0 - XRATE) / (1.0 + XRATE)    # [0.6, 1.667] (IDA, DASSL)
 CJ_RATIO_MAX = 1.0 / CJ_RATIO_MIN
 JAC_MAX_AGE = 20           # refactor after this many steps on one matrix (CVODE msbp)
 REST_MAX_AGE = 1000        # with a mass hook: differences again after this many steps
+REFORM_MIN_ITER = 3        # with a mass hook: a step that took this many updates to
+                           # converge has the next re-form G at its first iterate
 H_REDUCE_CONV = 0.25       # step factor after a Newton failure (IDA, DASSL)
 H_REDUCE_MIN = 0.25        # first error-test failure: factor in [0.25, 0.9]
 H_REDUCE_MAX = 0.9
@@ -152,7 +154,8 @@ I_NSECOND = 11     # ns > 0: F_i = y'_i - y_{ns+i} for i < ns (second-order stru
 I_INDEX2 = 12      # 1: the algebraic components are index-2 multipliers (see _wrms_newton)
 I_USE_MASS = 13    # 1: a mass hook re-forms Gr = R + cj A(y) between difference Jacobians
 I_REST_AGE = 14    # steps since the difference Jacobian behind R
-NI = 15
+I_REFORM_DUE = 15  # 1: the last step's iteration was slow; re-form G from the mass hook
+NI = 16
 
 # ---- where G comes from (iv[I_USE_JAC]) ------------------------------------------
 JAC_FD = 0            # finite differences, every column
@@ -680,12 +683,17 @@ def _nls(residual, jacobian, mass, args, s, tn):
     iteration stops when max(s, SS_MIN) |delta| <= epcon (s = rate / (1 - rate),
     carried over from earlier steps until measured again) or when |delta| <=
     NEWTON_TINY eps |y|; it fails when the rate exceeds RATE_MAX or after
-    MAX_NEWTON_ITER updates, and is then retried once with a fresh G. With a mass
-    hook a fresh G is first re-formed from it (_reform_with_mass, no residuals)
-    unless forced or the differences behind R are REST_MAX_AGE steps old; if the
-    iteration fails on a re-formed G, it is retried once more on a difference
-    Jacobian. Returns _OK, _NLS_CONV, _NLS_NONFINITE or _NLS_SINGULAR; on _OK, s.yy,
-    s.yyp hold y_{n+1}, y'_{n+1}.
+    MAX_NEWTON_ITER updates, and is then retried once with a fresh G. On an old G it
+    also stops as soon as the rate shows it will not converge in the updates left,
+    s |delta| rate^left > epcon (the test of Hairer and Wanner's RADAU5, Solving ODEs
+    II, section IV.8). With a mass hook a fresh G is first re-formed from it
+    (_reform_with_mass, no residuals) unless forced or the differences behind R are
+    REST_MAX_AGE steps old; if the iteration fails on a re-formed G, it is retried
+    once more on a difference Jacobian; s restarts at SS_FRESH on any fresh G. A step
+    that converged only after REFORM_MIN_ITER updates has the next step re-form G at
+    once.
+    Returns _OK, _NLS_CONV, _NLS_NONFINITE or _NLS_SINGULAR; on _OK, s.yy, s.yyp hold
+    y_{n+1}, y'_{n+1}.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     ee, yy, yyp, ypred, yppred, res, delta, ewt = (s.ee, s.yy, s.yyp, s.ypred,
@@ -702,6 +710,9 @@ def _nls(residual, jacobian, mass, args, s, tn):
     ynorm = _wrms(ypred, ewt)
     ns = iv[I_NSECOND]
     reform = iv[I_USE_MASS] != 0 and iv[I_REST_AGE] < REST_MAX_AGE
+    if reform and iv[I_REFORM_DUE] != 0:
+        call_setup = True
+    iv[I_REFORM_DUE] = 0
     while True:
         for i in range(n):
             ee[i] = 0.0
@@ -732,6 +743,7 @@ def _nls(residual, jacobian, mass, args, s, tn):
             cjratio = 1.0
         fs[F_CJRATIO] = cjratio
         scale = 2.0 / (1.0 + cjratio)
+        rate = 0.0
         if flag != _OK:
             m = MAX_NEWTON_ITER  # a re-formed G that would not factor: differences next
         else:
@@ -763,8 +775,13 @@ def _nls(residual, jacobian, mass, args, s, tn):
                     break
                 fs[F_SS] = rate / (1.0 - rate)
             if max(fs[F_SS], SS_MIN) * delnrm <= epcon:
+                if reform and m + 1 >= REFORM_MIN_ITER:
+                    iv[I_REFORM_DUE] = 1
                 return _OK
             if m == MAX_NEWTON_ITER - 1:
+                break
+            if m > 0 and not jcur and (fs[F_SS] * delnrm * rate ** (MAX_NEWTON_ITER - 1 - m)
+                                       > epcon):
                 break
             residual(tn, yy, yyp, args, res)
             st[S_NRES] += 1
@@ -1067,6 +1084,7 @@ def bdf_start(s, t0, h0, y_hist):
     fs[F_CJLAST] = fs[F_CJ]
     fs[F_CJRATIO] = 1.0
     iv[I_FORCE_SETUP] = 1
+    iv[I_REFORM_DUE] = 0
     iv[I_JAC_AGE] = 0
     iv[I_NS] = 0
     iv[I_KNEW] = 1
