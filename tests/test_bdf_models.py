@@ -114,3 +114,32 @@ def test_result_file_holds_the_bdf_statistics(tmp_path):
     for key in ("nsteps", "nrejected", "nres", "njac", "nlu", "nnewton", "nconvfail"):
         assert res.solver[key] == sim.statistics[key]
     assert np.array_equal(res.solver["order_counts"], sim.statistics["order_counts"])
+
+
+def test_a_slow_step_has_the_next_re_form_the_matrix():
+    """With the mass hook, a step whose Newton iteration needed REFORM_MIN_ITER or more
+    updates on the matrix it started with has the next step start on a matrix
+    re-formed from M*(q) (bdf_kernels._nls); CHAIN-8 spatial, one step per call, 3 s."""
+    from flexmbs.model.compiled import compile_model
+    from flexmbs.simulation import build_system, make_integrator
+    from flexmbs.solvers import bdf_kernels as K
+
+    cm = compile_model(chain_model(8, "spatial"))
+    driver = make_integrator("bdf", build_system(cm), 0.0, cm.initial_state(), 3.0,
+                             1e-10, 1e-12)._bdf
+    stats = driver._s.stats
+    slow_then = []
+    before = stats.copy()
+    while driver.status == "running":
+        driver.advance(np.zeros(0), max_steps=1)
+        step = stats - before
+        before = stats.copy()
+        if slow_then and slow_then[-1] is None:
+            slow_then[-1] = step[K.S_NMASS] + step[K.S_NJAC]
+        # all of the step's updates on one matrix, the one it started with
+        if (step[K.S_NNEWTON] >= K.REFORM_MIN_ITER and step[K.S_NMASS] == 0
+                and step[K.S_NJAC] == 0 and step[K.S_NREJECTED] == 0):
+            slow_then.append(None)
+    slow_then = [fresh for fresh in slow_then if fresh is not None]
+    assert len(slow_then) >= 10, len(slow_then)   # the rule is exercised
+    assert min(slow_then) >= 1
