@@ -6,7 +6,7 @@ import numpy as np
 
 from ..config import jit_inline
 
-__all__ = ["composite_mass_matrix"]
+__all__ = ["composite_mass_matrix", "finish_mass_matrix"]
 
 _VOIGT_ROW = np.array([0, 1, 2, 1, 0, 0])
 _VOIGT_COL = np.array([0, 1, 2, 2, 2, 1])
@@ -93,13 +93,20 @@ def composite_mass_matrix(m, ws):
                 a = m.body_parent[a]
                 if a >= 0:
                     last = m.motion_term_ptr[m.motion_ptr[a + 1]]
+    finish_mass_matrix(m, ws.mass)
+
+
+@jit_inline
+def finish_mass_matrix(m, mass):
+    """The last part of M* (either way of summing it): the actuators' rotor inertias
+    added on the diagonal, and the lower triangle mirrored onto the upper one."""
     for a in range(m.act_coord.shape[0]):
         qc = m.coord_qindex[m.act_coord[a]]
-        ws.mass[qc, qc] += m.act_inertia[a]
-    nq = ws.mass.shape[0]
+        mass[qc, qc] += m.act_inertia[a]
+    nq = mass.shape[0]
     for a in range(nq):
         for c in range(a + 1, nq):
-            ws.mass[a, c] = ws.mass[c, a]
+            mass[a, c] = mass[c, a]
 
 
 @jit_inline

@@ -18,7 +18,7 @@ import numpy as np
 from ..config import jit, jit_entry, jit_inline
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms
-from .composite import composite_mass_matrix
+from .composite import composite_mass_matrix, finish_mass_matrix
 from .constraints import constraint_terms
 from .linalg import cholesky_solve_in_place
 from .geometric import geometric_elastic_forces
@@ -351,13 +351,7 @@ def mass_matrix(m, ws):
                 for r in range(6):
                     s += ws.bcol[r, ca] * ws.mbcol[r, cb]
                 ws.mass[qa, qb] += s
-    for a in range(m.act_coord.shape[0]):
-        qc = m.coord_qindex[m.act_coord[a]]
-        ws.mass[qc, qc] += m.act_inertia[a]
-    nq = ws.mass.shape[0]
-    for a in range(nq):
-        for b in range(a + 1, nq):
-            ws.mass[a, b] = ws.mass[b, a]
+    finish_mass_matrix(m, ws.mass)
 
 
 @jit_inline
