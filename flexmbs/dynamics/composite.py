@@ -32,7 +32,8 @@ def composite_mass_matrix(m, ws):
     w_k x r_b (left in ws.term_jr[k]). Its momentum is p_k = m_c v_k + w_k x
     h_c, L_k = h_c x v_k + Theta_c w_k (subtree of b), and each term k' of b's
     ancestors and each k' <= k of b adds v_k' . p_k + w_k' . L_k to M*[q(k'), q(k)]
-    and (k' != k) to M*[q(k), q(k')]: summed in the lower triangle, then mirrored. The actuators' rotor inertias go on the diagonal, as in
+    and (k' != k) to M*[q(k), q(k')]: summed in the lower triangle, then mirrored
+    with the actuators' rotor inertias on the diagonal (finish_mass_matrix), as in
     `mass_matrix`, whose result this is for trees without flexible bodies.
     The composites are kept in the O(N) residual's per-body rows: ws.body_wrench[i] =
     [h_c; m_c; 0; 0], ws.body_acc[i] = Theta_c as [xx, yy, zz, yz, xz, xy]; the

@@ -76,7 +76,7 @@ CJ_RATIO_MAX = 1.0 / CJ_RATIO_MIN
 JAC_MAX_AGE = 20           # refactor after this many steps on one matrix (CVODE msbp)
 REST_MAX_AGE = 1000        # with a mass hook: differences again after this many steps
 REFORM_MIN_ITER = 3        # with a mass hook: a step that took this many updates to
-                           # converge has the next re-form G at its first iterate
+                           # converge has the next step re-form G at its first iterate
 H_REDUCE_CONV = 0.25       # step factor after a Newton failure (IDA, DASSL)
 H_REDUCE_MIN = 0.25        # first error-test failure: factor in [0.25, 0.9]
 H_REDUCE_MAX = 0.9
