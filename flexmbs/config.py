@@ -23,7 +23,7 @@ __all__ = ["CACHE", "CACHE_DIR", "jit", "jit_entry", "jit_inline", "source_hash"
 CACHE = os.environ.get("FLEXMBS_NUMBA_CACHE", "1") not in ("0", "false", "no")
 
 
-KERNEL_MARKERS = (b"@jit", b"jit_inline", b"import numba")
+KERNEL_MARKERS = (b"@jit", b"jit_inline", b"import numba", b"from numba")
 """A module holding any of these is compiled code (or compiles it) and enters the
 hash; pure-Python modules (command line, I/O, model reading) do not, so editing them
 keeps the cache."""

@@ -95,6 +95,8 @@ def test_the_integrators_enter_through_uncounted_kernels():
     from flexmbs.dynamics.rigid_body import apply_body_mass
     from flexmbs.solvers import bdf_kernels
     for kernel in (_system.dae_residual, _system.dae_constrained_residual,
+                   _system.residual_from_ref, _system.constrained_residual_from_ref,
+                   _system.mass_block_from_ref,
                    _system.state_derivative, _system.dae_work_column,
                    _system.dae_mass_block, bdf_kernels._reform_with_mass,
                    bdf_kernels.bdf_advance, bdf_kernels._step, bdf_kernels._nls,

@@ -16,6 +16,7 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 import numpy as np
 
 from ..config import jit, jit_entry, jit_inline
+from ..tuple_ref import tuple_ref
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms
 from .composite import composite_mass_matrix, finish_mass_matrix
@@ -704,8 +705,17 @@ def residual(m, ws, t, y, yp, out):
 
 @jit_entry
 def dae_residual(t, y, yp, args, out):
-    """`residual` in the argument order of the BDF driver, args = (m, ws)."""
-    residual(args[0], args[1], t, y, yp, out)
+    """`residual` in the argument order of the BDF driver, args = (m, ws) or a
+    reference to it (flexmbs.tuple_ref, as the BDF step loop passes it)."""
+    residual_from_ref(t, y, yp, tuple_ref(args), out)
+
+
+@jit_entry
+def residual_from_ref(t, y, yp, ref, out):
+    """`residual` with (m, ws) by reference: compiled once, for the BDF step loop and
+    for calls from Python alike, and called without copying the ~150 arrays of the
+    two tuples onto the stack."""
+    residual(ref[0], ref[1], t, y, yp, out)
 
 
 @jit_inline
@@ -758,8 +768,15 @@ def constrained_residual(m, ws, t, y, yp, out):
 
 @jit_entry
 def dae_constrained_residual(t, y, yp, args, out):
-    """`constrained_residual` in the argument order of the BDF driver."""
-    constrained_residual(args[0], args[1], t, y, yp, out)
+    """`constrained_residual` in the argument order of the BDF driver (as
+    dae_residual)."""
+    constrained_residual_from_ref(t, y, yp, tuple_ref(args), out)
+
+
+@jit_entry
+def constrained_residual_from_ref(t, y, yp, ref, out):
+    """`constrained_residual` with (m, ws) by reference (as residual_from_ref)."""
+    constrained_residual(ref[0], ref[1], t, y, yp, out)
 
 
 @jit_entry
@@ -777,9 +794,17 @@ def dae_mass_block(t, y, yp, args, out):
     """The mass hook of the BDF driver: out (n - nq, n - nq) = dF_r/dy'_r of `residual`
     over the rows and unknowns after q: M*(q) (H2.144) on the speeds, 1 on each work
     (F_w = w' - P). The work rows' dependence on u' (through the driving forces of
-    prescribed coordinates in P) is left to the driver's differences. M* of a tree of
-    rigid bodies by composite rigid bodies (composite_mass_matrix), else B^T M B."""
-    m, ws = args[0], args[1]
+    prescribed coordinates in P) is left to the driver's differences. args as in
+    dae_residual."""
+    mass_block_from_ref(t, y, tuple_ref(args), out)
+
+
+@jit_entry
+def mass_block_from_ref(t, y, ref, out):
+    """dae_mass_block's matrix, (m, ws) by reference (as residual_from_ref): M* of a
+    tree of rigid bodies by composite rigid bodies (composite_mass_matrix), else
+    B^T M B."""
+    m, ws = ref[0], ref[1]
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     if _all_rigid(m):

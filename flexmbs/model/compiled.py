@@ -251,9 +251,9 @@ class Workspace(NamedTuple):
     body_wrench (N, 6) [force; moment about the origin], global, of a body and its
     subtree.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
-    Reuse these arrays before adding one: the BDF step loop carries (m, ws) through
-    its helpers, and four more arrays here made CHAIN-8's run 50 % slower (0.23 to
-    0.36 s, the same steps and residuals), with the residual itself no slower.
+    The BDF step loop hands (m, ws) to its helpers and the residual by reference
+    (flexmbs.tuple_ref), so the number of arrays here costs nothing per call there;
+    passed by value, as numba does, each call copies every array's fields.
     """
     r: np.ndarray
     rot: np.ndarray

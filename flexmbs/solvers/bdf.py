@@ -11,7 +11,11 @@ interpolating polynomial; steps never pass t_end.
 
 The residual `residual(t, y, yp, args, out)` and the optional Jacobian
 `jacobian(t, y, yp, cj, args, out)` are numba-jitted functions; `args` is any tuple
-that numba can type (arrays, namedtuples of arrays, scalars), passed through unchanged.
+that numba can type (arrays, namedtuples of arrays, scalars). Inside the step loop they
+receive it by reference (flexmbs.tuple_ref.TupleRef: one pointer, not the
+tuple's members, on each call), which supports `args[i]` with a constant i; from
+Python (the consistency check of second_order) they receive the tuple itself, so the
+functions must use args only through constant indices.
 They reach the compiled loop as first-class functions (numba `FunctionType`), through
 the entry point of an explicitly compiled signature: a dispatcher passed as an
 ordinary argument makes numba key its on-disk cache on the dispatcher's memory
@@ -33,6 +37,7 @@ from numba.core import types
 from numba.experimental.function_type import _get_wrapper_address
 
 from . import bdf_kernels as _k
+from ..tuple_ref import TupleRef
 
 __all__ = ["BDF", "DaeResult", "solve_dae", "STATUS_MESSAGES", "MAX_ORDER",
            "EPCON", "CHUNK_STEPS"]
@@ -163,7 +168,8 @@ class BDF:
     ----------
     residual : numba-jitted ``residual(t, y, yp, args, out)`` writing F (size n) into
         `out`; its return value is ignored.
-    args : tuple passed unchanged to `residual` and `jacobian`.
+    args : tuple for `residual`, `jacobian` and `mass`, which read it as `args[i]`
+        (i a constant): in the step loop they receive a reference to it.
     t0, t_end : start and stop time, t_end > t0; no step passes t_end.
     y0 : (n,) initial state. yp0 : (n,) initial derivative, or a guess when
         `calc_ic` (None: zeros).
@@ -392,11 +398,12 @@ class BDF:
             raise ValueError(f"args must be a tuple of values numba can type (arrays, "
                              f"scalars, namedtuples of arrays): {exc}") from exc
         tstate = numba.typeof(self._s)
-        f_res = _function_type(self._residual, (_F8, _VEC, _VEC, targs, _VEC),
+        tref = TupleRef(targs)
+        f_res = _function_type(self._residual, (_F8, _VEC, _VEC, tref, _VEC),
                                "residual")
-        f_jac = _function_type(self._jacobian, (_F8, _VEC, _VEC, _F8, targs, _MAT),
+        f_jac = _function_type(self._jacobian, (_F8, _VEC, _VEC, _F8, tref, _MAT),
                                "jacobian")
-        f_mass = _function_type(self._mass, (_F8, _VEC, _VEC, targs, _MAT), "mass")
+        f_mass = _function_type(self._mass, (_F8, _VEC, _VEC, tref, _MAT), "mass")
         self._functions = (_CompiledFunction(self._residual, f_res),
                            _CompiledFunction(self._jacobian, f_jac),
                            _CompiledFunction(self._mass, f_mass))

@@ -32,6 +32,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..config import jit, jit_entry
+from ..tuple_ref import tuple_ref
 
 __all__ = ["BdfState", "new_state", "bdf_start", "bdf_initial_conditions",
            "bdf_advance", "bdf_interpolate", "lu_factor", "lu_solve", "no_jacobian",
@@ -1158,6 +1159,7 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
     problem: for higher index the matrix is singular (status ST_IC_SINGULAR).
     Returns 0 or a status < 0; s.y, s.yp updated.
     """
+    ref = tuple_ref(args)
     fs, iv, st = s.fs, s.iv, s.stats
     y, yp, res, G, G2, tmp, delta, mask = (s.y, s.yp, s.res, s.G, s.G2, s.tmp,
                                            s.delta, s.mask)
@@ -1167,7 +1169,7 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
     h_ic = H0_FRACTION * (fs[F_T_END] - t0)
     oldnrm = 0.0
     for it in range(IC_MAX_ITER):
-        residual(t0, y, yp, args, res)
+        residual(t0, y, yp, ref, res)
         st[S_NRES] += 1
         if not _all_finite(res):
             return ST_NONFINITE
@@ -1176,9 +1178,9 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
             w[i] = 1.0 / (rtol[i] * abs(u) + atol[i])
         if iv[I_USE_JAC] == JAC_HOOK:
             G[:, :] = 0.0
-            jacobian(t0, y, yp, 0.0, args, G)
+            jacobian(t0, y, yp, 0.0, ref, G)
             G2[:, :] = 0.0
-            jacobian(t0, y, yp, 1.0, args, G2)
+            jacobian(t0, y, yp, 1.0, ref, G2)
             st[S_NJAC] += 2
             for j in range(n):
                 if mask[j] != 0.0:
@@ -1196,7 +1198,7 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
                 else:
                     d = SQRT_EPS * max(abs(y[j]), 1.0 / w[j])
                 for _ in range(IC_FD_TRIES):
-                    change = _ic_column(residual, args, t0, y, yp, res, mask[j] != 0.0,
+                    change = _ic_column(residual, ref, t0, y, yp, res, mask[j] != 0.0,
                                         j, d, G, tmp)
                     st[S_NRES] += 1
                     # accept unless the change drowned in the rounding of F
@@ -1222,7 +1224,7 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
                 else:
                     s.yy[i] = y[i] - lam * delta[i]
                     s.yyp[i] = yp[i]
-            residual(t0, s.yy, s.yyp, args, tmp)
+            residual(t0, s.yy, s.yyp, ref, tmp)
             st[S_NRES] += 1
             if _all_finite(tmp):
                 ok = True
@@ -1261,7 +1263,11 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
     zeroed A and is used when s.iv[I_USE_MASS] = 1 (_reform_with_mass). y_out, yp_out
     (len(t_out), n) receive the interpolated solution. Steps never pass t_end (the last one ends exactly there). Returns the
     number of outputs filled; s.iv[I_STATUS] says RUNNING, FINISHED or the failure.
+
+    The functions receive args as a reference (flexmbs.tuple_ref): args[i]
+    with a constant i reads member i.
     """
+    ref = tuple_ref(args)
     fs, iv = s.fs, s.iv
     nout = t_out.size
     t_end = fs[F_T_END]
@@ -1288,7 +1294,7 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
             fs[F_H_FAIL] = fs[F_H]
             iv[I_STATUS] = ST_STEP_TOO_SMALL
             return i_out
-        flag = _step(residual, jacobian, mass, args, s)
+        flag = _step(residual, jacobian, mass, ref, s)
         nstep += 1
         if flag < 0:
             iv[I_STATUS] = flag

@@ -1,0 +1,89 @@
+"""A tuple handed to compiled kernels by reference: one pointer instead of its members.
+
+numba passes a tuple argument member by member, and an array as its 7 to 9 fields, so
+a call that passes the model and workspace tuples (m, ws), about 150 arrays, pushes
+some 1400 words onto the stack. The BDF step loop makes such calls several times a
+step (the step, the Newton iteration, the residual through its function pointer and
+the residual's own wrapper): about a microsecond a step, as much as the residual of a
+2-body chain. `tuple_ref(args)` stores the tuple once in the caller's stack frame and
+returns a `TupleRef`, a pointer to it; `ref[i]` (i a constant) reads member i;
+`tuple_ref(ref)` is `ref`. The reference is valid while the kernel that made it runs,
+so it is made in the kernel the integrator enters (bdf_advance) and passed down.
+
+`ref[i]` is typed and lowered as numba's own static_getitem, so that numba's alias
+analysis knows the member is part of the tuple: read through an inlined overload
+instead, writes into its arrays were removed as dead code. `tuple_ref` is an
+intrinsic, lowered into its caller, so the tuple lives in the caller's frame.
+
+In Python (NUMBA_DISABLE_JIT=1) `tuple_ref` returns the tuple itself.
+"""
+
+from numba.core import cgutils, config, types
+from numba.core.datamodel import models
+from numba.core.extending import intrinsic, register_model
+from numba.core.imputils import impl_ret_borrowed, lower_builtin
+from numba.core.typing.templates import AbstractTemplate, infer, signature
+
+__all__ = ["TupleRef", "tuple_ref"]
+
+
+class TupleRef(types.Type):
+    """numba type of a pointer to a tuple of type `tuple_type` (`dtype`)."""
+
+    def __init__(self, tuple_type):
+        self.dtype = tuple_type
+        super().__init__(name=f"TupleRef({tuple_type})")
+
+
+@register_model(TupleRef)
+class _TupleRefModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        pointee = dmm.lookup(fe_type.dtype).get_value_type()
+        super().__init__(dmm, fe_type, pointee.as_pointer())
+
+
+@intrinsic
+def _tuple_ref(typingctx, tup):
+    if isinstance(tup, TupleRef):
+        return tup(tup), lambda context, builder, sig, args: args[0]
+    if not isinstance(tup, types.BaseTuple):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptr = cgutils.alloca_once(builder, context.get_value_type(tup))
+        builder.store(args[0], ptr)
+        return ptr
+    return TupleRef(tup)(tup), codegen
+
+
+def _python_tuple_ref(tup):
+    return tup
+
+
+tuple_ref = _python_tuple_ref if config.DISABLE_JIT else _tuple_ref
+tuple_ref.__doc__ = """tuple_ref(tup): a reference to the tuple `tup` (or `tup` itself if
+it is one) for the callees of the calling kernel; in Python, `tup`."""
+
+
+@infer
+class _StaticGetItem(AbstractTemplate):
+    """ref[i] for a constant i, typed as tuple[i] (numba's StaticGetItemTuple)."""
+    key = "static_getitem"
+
+    def generic(self, args, kws):
+        ref, idx = args
+        if not (isinstance(ref, TupleRef) and isinstance(idx, int)):
+            return None
+        members = ref.dtype.types
+        if not -len(members) <= idx < len(members):
+            return None
+        return signature(members[idx], *args)
+
+
+@lower_builtin("static_getitem", TupleRef, types.IntegerLiteral)
+def _static_getitem(context, builder, sig, args):
+    ref, idx = args
+    i = idx % len(sig.args[0].dtype.types)
+    value = builder.load(cgutils.gep_inbounds(builder, ref, 0, i))
+    return impl_ret_borrowed(context, builder, sig.return_type, value)
+

@@ -1,0 +1,144 @@
+"""flexmbs.tuple_ref: a tuple handed to kernels by reference (how the BDF step loop
+passes (m, ws) to the residual, the Jacobian and the mass hook).
+
+The reference must read the tuple's own members, writes through them must reach the
+caller's arrays (numba removes writes into arrays it believes local to a kernel; a
+first version, whose ref[i] was an inlined overload, lost them), reading members must
+leave the reference counts as they were, and the module must enter the kernel
+cache's source hash."""
+
+import os
+import pathlib
+import re
+import sys
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import flexmbs
+from flexmbs import config
+from flexmbs.config import jit, jit_entry, jit_inline
+from flexmbs.tuple_ref import TupleRef, tuple_ref
+
+JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
+Pair = namedtuple("Pair", "a b")
+
+
+@jit_entry
+def _write_through_local_ref(args, q):
+    ref = tuple_ref(args)
+    w = ref[1]
+    for i in range(q.shape[0]):
+        w.b[i] = q[i]
+
+
+@jit_entry
+def _write_through_ref(ref, q):
+    for i in range(q.shape[0]):
+        ref[1].b[i] = 2.0 * q[i]
+        ref[0][i] = 3.0 * q[i]
+
+
+@jit_entry
+def _pass_a_ref(args, q):
+    _write_through_ref(tuple_ref(args), q)
+
+
+@jit_inline
+def _fill(pair, q):
+    for i in range(q.shape[0]):
+        pair.b[i] = 4.0 * q[i]
+
+
+@jit_entry
+def _write_in_an_inlined_kernel(args, q):
+    ref = tuple_ref(args)
+    _fill(ref[1], q)
+
+
+@jit
+def _write_through_ref_counted(args, q):
+    _write_through_ref(tuple_ref(args), q)
+
+
+@jit_entry
+def _read_members(args, out):
+    ref = tuple_ref(args)
+    out[0] = ref[0][1]
+    out[1] = ref[1].a.shape[0]
+    out[2] = ref[-2].b[0]
+    out[3] = ref[2]
+    out[4] = tuple_ref(ref)[2]      # a reference to a reference is itself
+
+
+@jit
+def _read_members_counted(args, n):
+    s = 0.0
+    for _ in range(n):
+        ref = tuple_ref(args)
+        s += ref[1].a[0] + ref[0].sum()
+    return s
+
+
+@jit
+def _decay(t, y, yp, args, out):
+    out[0] = yp[0] + args[0][0] * y[0]
+
+
+def _args():
+    return (np.zeros(3), Pair(np.arange(4.0), np.zeros(3)), 2.5)
+
+
+def test_writes_through_a_reference_reach_the_tuples_arrays():
+    q = np.array([1.5, 2.5, -1.0])
+    args = _args()
+    _write_through_local_ref(args, q)
+    np.testing.assert_array_equal(args[1].b, q)
+    args = _args()
+    _write_in_an_inlined_kernel(args, q)
+    np.testing.assert_array_equal(args[1].b, 4.0 * q)
+    for kernel in (_pass_a_ref, _write_through_ref_counted):
+        args = _args()
+        kernel(args, q)
+        np.testing.assert_array_equal(args[1].b, 2.0 * q)
+        np.testing.assert_array_equal(args[0], 3.0 * q)
+
+
+def test_members_read_through_a_reference_are_the_tuples():
+    args = _args()
+    args[0][1] = 7.0
+    args[1].b[0] = -4.0
+    out = np.zeros(5)
+    _read_members(args, out)
+    np.testing.assert_array_equal(out, [7.0, 4.0, -4.0, 2.5, 2.5])
+
+
+def test_reading_members_leaves_reference_counts_unchanged():
+    args = _args()
+    arrays = [args[0], args[1].a, args[1].b]
+    _read_members_counted(args, 1)
+    before = [sys.getrefcount(a) for a in arrays]
+    assert _read_members_counted(args, 1000) == 1000 * 0.0
+    assert [sys.getrefcount(a) for a in arrays] == before
+
+
+@pytest.mark.skipif(not JIT, reason="numba off")
+def test_the_bdf_functions_receive_a_reference():
+    from flexmbs.solvers.bdf import BDF
+    solver = BDF(_decay, (np.array([1.0]),), 0.0, [1.0], [-1.0], 1.0)
+    for f in solver._functions:
+        targs = f.signature().args
+        ref = [a for a in targs if isinstance(a, TupleRef)]
+        assert len(ref) == 1 and ref[0].dtype.types[0].ndim == 1
+
+
+def test_the_module_enters_the_kernel_source_hash():
+    """Every module of the package that uses numba enters config.source_hash (a
+    change in one must start a fresh cache)."""
+    root = pathlib.Path(flexmbs.__file__).parent
+    for p in sorted(root.rglob("*.py")):
+        text = p.read_bytes()
+        if re.search(rb"^\s*(import|from)\s+numba", text, re.M):
+            assert any(k in text for k in config.KERNEL_MARKERS), p
+    assert any(k in (root / "tuple_ref.py").read_bytes() for k in config.KERNEL_MARKERS)
