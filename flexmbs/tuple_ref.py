@@ -6,14 +6,16 @@ some 1400 words onto the stack. The BDF step loop makes such calls several times
 step (the step, the Newton iteration, the residual through its function pointer and
 the residual's own wrapper): about a microsecond a step, as much as the residual of a
 2-body chain. `tuple_ref(args)` stores the tuple once in the caller's stack frame and
-returns a `TupleRef`, a pointer to it; `ref[i]` (i a constant) reads member i;
-`tuple_ref(ref)` is `ref`. The reference is valid while the kernel that made it runs,
-so it is made in the kernel the integrator enters (bdf_advance) and passed down.
+returns a `TupleRef`, a pointer to it; `ref[i]` (i a constant) reads member i and
+`ref.name` a namedtuple's field; `tuple_ref(ref)` is `ref`. The reference is valid
+while the kernel that made it runs, so it is made in the kernel the integrator
+enters (bdf_advance) and passed down.
 
-`ref[i]` is typed and lowered as numba's own static_getitem, so that numba's alias
-analysis knows the member is part of the tuple: read through an inlined overload
-instead, writes into its arrays were removed as dead code. `tuple_ref` is an
-intrinsic, lowered into its caller, so the tuple lives in the caller's frame.
+`ref[i]` is typed and lowered as numba's own static_getitem, and `ref.name` as a
+getattr, so that numba's alias analysis knows the member is part of the tuple: read
+through an inlined overload instead, writes into its arrays were removed as dead
+code. `tuple_ref` is an intrinsic, lowered into its caller, so the tuple lives in
+the caller's frame.
 
 In Python (NUMBA_DISABLE_JIT=1) `tuple_ref` returns the tuple itself.
 """
@@ -21,8 +23,9 @@ In Python (NUMBA_DISABLE_JIT=1) `tuple_ref` returns the tuple itself.
 from numba.core import cgutils, config, types
 from numba.core.datamodel import models
 from numba.core.extending import intrinsic, register_model
-from numba.core.imputils import impl_ret_borrowed, lower_builtin
-from numba.core.typing.templates import AbstractTemplate, infer, signature
+from numba.core.imputils import impl_ret_borrowed, lower_builtin, lower_getattr_generic
+from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, infer,
+                                         infer_getattr, signature)
 
 __all__ = ["TupleRef", "tuple_ref"]
 
@@ -87,3 +90,22 @@ def _static_getitem(context, builder, sig, args):
     value = builder.load(cgutils.gep_inbounds(builder, ref, 0, i))
     return impl_ret_borrowed(context, builder, sig.return_type, value)
 
+
+
+@infer_getattr
+class _NamedTupleRefAttributes(AttributeTemplate):
+    """ref.name for a reference to a namedtuple, typed as the field."""
+    key = TupleRef
+
+    def generic_resolve(self, ref, attr):
+        tup = ref.dtype
+        if isinstance(tup, types.BaseNamedTuple) and attr in tup.fields:
+            return tup.types[tup.fields.index(attr)]
+        return None
+
+
+@lower_getattr_generic(TupleRef)
+def _namedtuple_ref_getattr(context, builder, typ, value, attr):
+    i = typ.dtype.fields.index(attr)
+    member = builder.load(cgutils.gep_inbounds(builder, value, 0, i))
+    return impl_ret_borrowed(context, builder, typ.dtype.types[i], member)

@@ -63,6 +63,17 @@ def _write_through_ref_counted(args, q):
 
 
 @jit_entry
+def _fields_through_ref(ref, q):
+    for i in range(q.shape[0]):
+        ref.b[i] = ref.a[i] + q[i]
+
+
+@jit_entry
+def _pass_a_namedtuple_ref(pair, q):
+    _fields_through_ref(tuple_ref(pair), q)
+
+
+@jit_entry
 def _read_members(args, out):
     ref = tuple_ref(args)
     out[0] = ref[0][1]
@@ -70,6 +81,7 @@ def _read_members(args, out):
     out[2] = ref[-2].b[0]
     out[3] = ref[2]
     out[4] = tuple_ref(ref)[2]      # a reference to a reference is itself
+    out[5] = tuple_ref(ref[1]).b[0]
 
 
 @jit
@@ -105,13 +117,20 @@ def test_writes_through_a_reference_reach_the_tuples_arrays():
         np.testing.assert_array_equal(args[0], 3.0 * q)
 
 
+def test_a_namedtuples_fields_read_and_written_through_a_reference():
+    pair = Pair(np.arange(4.0), np.zeros(3))
+    q = np.array([0.5, -1.0, 2.0])
+    _pass_a_namedtuple_ref(pair, q)
+    np.testing.assert_array_equal(pair.b, pair.a[:3] + q)
+
+
 def test_members_read_through_a_reference_are_the_tuples():
     args = _args()
     args[0][1] = 7.0
     args[1].b[0] = -4.0
-    out = np.zeros(5)
+    out = np.zeros(6)
     _read_members(args, out)
-    np.testing.assert_array_equal(out, [7.0, 4.0, -4.0, 2.5, 2.5])
+    np.testing.assert_array_equal(out, [7.0, 4.0, -4.0, 2.5, 2.5, -4.0])
 
 
 def test_reading_members_leaves_reference_counts_unchanged():

@@ -18,7 +18,9 @@ follows DASSL's `DDAJAC`. Symbols (code name = book / IDA name):
     G           iteration matrix dF/dy + cj dF/dy', LU-factored in place (size n x n)
 
 Everything the step loop needs lives in one `BdfState` namedtuple of arrays, so that
-the loop can stop after a batch of outputs or a step budget and resume. Scalars are
+the loop can stop after a batch of outputs or a step budget and resume. bdf_advance
+hands it to the step and its helpers by reference (flexmbs.tuple_ref), as it hands
+args to the residual: passed by value, numba copies every array's fields per call. Scalars are
 kept in `fs` (float64), `iv` (int64) and `stats` (int64) at the indices F_*, I_*, S_*.
 
 The residual and the Jacobian reach the kernels as first-class functions
@@ -1294,7 +1296,7 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
             fs[F_H_FAIL] = fs[F_H]
             iv[I_STATUS] = ST_STEP_TOO_SMALL
             return i_out
-        flag = _step(residual, jacobian, mass, ref, s)
+        flag = _step(residual, jacobian, mass, ref, tuple_ref(s))
         nstep += 1
         if flag < 0:
             iv[I_STATUS] = flag
