@@ -83,13 +83,17 @@ class _StaticGetItem(AbstractTemplate):
         return signature(members[idx], *args)
 
 
+def _load_member(context, builder, ref_type, ref, i):
+    """Member i of the referenced tuple (a borrowed reference, counted if NRT is on)."""
+    value = builder.load(cgutils.gep_inbounds(builder, ref, 0, i))
+    return impl_ret_borrowed(context, builder, ref_type.dtype.types[i], value)
+
+
 @lower_builtin("static_getitem", TupleRef, types.IntegerLiteral)
 def _static_getitem(context, builder, sig, args):
     ref, idx = args
-    i = idx % len(sig.args[0].dtype.types)
-    value = builder.load(cgutils.gep_inbounds(builder, ref, 0, i))
-    return impl_ret_borrowed(context, builder, sig.return_type, value)
-
+    return _load_member(context, builder, sig.args[0], ref,
+                        idx % len(sig.args[0].dtype.types))
 
 
 @infer_getattr
@@ -106,6 +110,4 @@ class _NamedTupleRefAttributes(AttributeTemplate):
 
 @lower_getattr_generic(TupleRef)
 def _namedtuple_ref_getattr(context, builder, typ, value, attr):
-    i = typ.dtype.fields.index(attr)
-    member = builder.load(cgutils.gep_inbounds(builder, value, 0, i))
-    return impl_ret_borrowed(context, builder, typ.dtype.types[i], member)
+    return _load_member(context, builder, typ, value, typ.dtype.fields.index(attr))

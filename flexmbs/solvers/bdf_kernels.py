@@ -20,8 +20,9 @@ follows DASSL's `DDAJAC`. Symbols (code name = book / IDA name):
 Everything the step loop needs lives in one `BdfState` namedtuple of arrays, so that
 the loop can stop after a batch of outputs or a step budget and resume. bdf_advance
 hands it to the step and its helpers by reference (flexmbs.tuple_ref), as it hands
-args to the residual: passed by value, numba copies every array's fields per call. Scalars are
-kept in `fs` (float64), `iv` (int64) and `stats` (int64) at the indices F_*, I_*, S_*.
+args to the residual: passed by value, numba copies every array's fields per call.
+Scalars are kept in `fs` (float64), `iv` (int64) and `stats` (int64) at the indices
+F_*, I_*, S_*.
 
 The residual and the Jacobian reach the kernels as first-class functions
 (numba `FunctionType`), not as dispatchers: a dispatcher argument makes numba key its
@@ -1270,6 +1271,7 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
     with a constant i reads member i.
     """
     ref = tuple_ref(args)
+    sref = tuple_ref(s)
     fs, iv = s.fs, s.iv
     nout = t_out.size
     t_end = fs[F_T_END]
@@ -1296,7 +1298,7 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
             fs[F_H_FAIL] = fs[F_H]
             iv[I_STATUS] = ST_STEP_TOO_SMALL
             return i_out
-        flag = _step(residual, jacobian, mass, ref, tuple_ref(s))
+        flag = _step(residual, jacobian, mass, ref, sref)
         nstep += 1
         if flag < 0:
             iv[I_STATUS] = flag
