@@ -15,22 +15,17 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+from numba.core.extending import overload
 
 import flexmbs
 from flexmbs import config
 from flexmbs.config import jit, jit_entry, jit_inline
-from flexmbs.tuple_ref import TupleRef, tuple_ref
+from flexmbs.tuple_ref import TupleRef, member_ref, tuple_ref
 
 JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
 Pair = namedtuple("Pair", "a b")
 
 
-@jit_entry
-def _write_through_local_ref(args, q):
-    ref = tuple_ref(args)
-    w = ref[1]
-    for i in range(q.shape[0]):
-        w.b[i] = q[i]
 
 
 @jit_entry
@@ -93,6 +88,66 @@ def _read_members_counted(args, n):
     return s
 
 
+def _same(x):
+    return x
+
+
+@overload(_same, inline="always")
+def _same_inlined(x):
+    """An overload that numba inlines after typing: like numba's own inlined overloads,
+    it makes numba run its dead-code elimination on the typed kernel."""
+    return lambda x: x
+
+
+@jit_entry
+def _write_through_local_ref(args, q):
+    ref = tuple_ref(args)
+    w = ref[1]
+    for i in range(q.shape[0]):
+        w.b[i] = _same(q[i])
+
+
+@jit_entry
+def _write_through_member_refs(args, q):
+    ref = tuple_ref(args)
+    w = member_ref(ref, 1)
+    for i in range(q.shape[0]):
+        w.b[i] = _same(q[i])
+    _fill(member_ref(ref, -2), q[::-1])     # inlined: writes into b again, reversed
+
+
+@jit_inline
+def _fill_pair(pair, q):
+    for i in range(q.shape[0]):
+        pair.b[i] = 5.0 * q[i] + pair.a[i]
+
+
+@jit_entry
+def _member_ref_into_an_inlined_kernel(ref, q):
+    _fill_pair(member_ref(ref, 1), q)
+
+
+@jit_entry
+def _pass_a_member_ref(args, q):
+    _member_ref_into_an_inlined_kernel(tuple_ref(args), q)
+
+
+@jit
+def _pass_a_member_ref_counted(args, n, q):
+    for _ in range(n):
+        _member_ref_into_an_inlined_kernel(tuple_ref(args), q)
+
+
+@jit_entry
+def _read_through_member_refs(args, out):
+    ref = tuple_ref(args)
+    pair = member_ref(ref, 1)
+    out[0] = pair.a[3]
+    out[1] = pair.b.shape[0]
+    out[2] = pair[0][2]
+    out[3] = member_ref(ref, -2).b[1]
+
+
 @jit
 def _decay(t, y, yp, args, out):
     out[0] = yp[0] + args[0][0] * y[0]
@@ -105,7 +160,7 @@ def _args():
 def test_writes_through_a_reference_reach_the_tuples_arrays():
     q = np.array([1.5, 2.5, -1.0])
     args = _args()
-    _write_through_local_ref(args, q)
+    _write_through_local_ref(args, q)   # with an inlined overload: see below
     np.testing.assert_array_equal(args[1].b, q)
     args = _args()
     _write_in_an_inlined_kernel(args, q)
@@ -131,6 +186,48 @@ def test_members_read_through_a_reference_are_the_tuples():
     out = np.zeros(6)
     _read_members(args, out)
     np.testing.assert_array_equal(out, [7.0, 4.0, -4.0, 2.5, 2.5, -4.0])
+
+
+def test_writes_through_a_member_reference_reach_the_tuples_arrays():
+    """member_ref(ref, i): a reference to a tuple member, read field by field where it
+    is used (how residual_from_ref reads m and ws). numba's dead-code elimination must
+    see the member's arrays as the caller's: without the alias rule that
+    flexmbs.tuple_ref registers, the writes below are removed."""
+    q = np.array([1.5, 2.5, -1.0])
+    args = _args()
+    _write_through_member_refs(args, q)
+    np.testing.assert_array_equal(args[1].b, 4.0 * q[::-1])
+    args = _args()
+    _pass_a_member_ref(args, q)
+    np.testing.assert_array_equal(args[1].b, 5.0 * q + args[1].a[:3])
+    args = _args()
+    arrays = [args[0], args[1].a, args[1].b]
+    _pass_a_member_ref_counted(args, 1, q)
+    before = [sys.getrefcount(a) for a in arrays]
+    _pass_a_member_ref_counted(args, 1000, q)
+    np.testing.assert_array_equal(args[1].b, 5.0 * q + args[1].a[:3])
+    assert [sys.getrefcount(a) for a in arrays] == before
+
+
+def test_members_read_through_a_member_reference_are_the_tuples():
+    args = _args()
+    args[1].b[1] = -6.0
+    out = np.zeros(4)
+    _read_through_member_refs(args, out)
+    np.testing.assert_array_equal(out, [3.0, 3.0, 2.0, -6.0])
+
+
+@pytest.mark.skipif(not JIT, reason="numba off")
+def test_a_member_reference_is_typed_only_for_a_tuple_member():
+    import numba
+    from numba.core.errors import TypingError
+
+    @numba.njit
+    def of_an_array(args):
+        return member_ref(tuple_ref(args), 0)[0]
+
+    with pytest.raises(TypingError):
+        of_an_array(_args())
 
 
 def test_reading_members_leaves_reference_counts_unchanged():

@@ -8,15 +8,16 @@ about the frame origin (body axes), A the body-to-global rotation.
     gravity g (global): [m g; ~St A^T g]
 """
 
-from ..config import jit
+from ..config import jit_inline
 
 # Helpers called per body take arrays, not the model tuple: a call that passes the
-# tuple pays a reference count for each of its arrays.
+# tuple pays a reference count for each of its arrays. They are inlined: a compiled
+# call passes each array as its 7 to 9 fields (some 50 words pushed a call).
 
 __all__ = ["apply_body_mass", "body_inertial_and_gravity_force"]
 
 
-@jit
+@jit_inline
 def apply_body_mass(mass, st, io, rot, vr, vw, out, col):
     """out[0:6, col] = M_i [vr; vw] (vr global, vw body axes; out: [global; body axes]);
     mass (kg), st = St (kg m) and io = I_O (kg m^2) of the body, in body axes."""
@@ -35,7 +36,7 @@ def apply_body_mass(mass, st, io, rot, vr, vw, out, col):
     out[5, col] = st[0] * b1 - st[1] * b0 + io[2, 0] * vw[0] + io[2, 1] * vw[1] + io[2, 2] * vw[2]
 
 
-@jit
+@jit_inline
 def body_inertial_and_gravity_force(mass, st, io, g, rot, w, out):
     """out[0:6] = Qv_i + Qe_gravity_i ([global force; body-axes moment], N and N m).
 

@@ -16,7 +16,7 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 import numpy as np
 
 from ..config import jit, jit_entry, jit_inline
-from ..tuple_ref import tuple_ref
+from ..tuple_ref import member_ref, tuple_ref
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms
 from .composite import composite_mass_matrix, finish_mass_matrix
@@ -715,7 +715,7 @@ def residual_from_ref(t, y, yp, ref, out):
     """`residual` with (m, ws) by reference: compiled once, for the BDF step loop and
     for calls from Python alike, and called without copying the ~150 arrays of the
     two tuples onto the stack."""
-    residual(ref[0], ref[1], t, y, yp, out)
+    residual(member_ref(ref, 0), member_ref(ref, 1), t, y, yp, out)
 
 
 @jit_inline
@@ -776,7 +776,7 @@ def dae_constrained_residual(t, y, yp, args, out):
 @jit_entry
 def constrained_residual_from_ref(t, y, yp, ref, out):
     """`constrained_residual` with (m, ws) by reference (as residual_from_ref)."""
-    constrained_residual(ref[0], ref[1], t, y, yp, out)
+    constrained_residual(member_ref(ref, 0), member_ref(ref, 1), t, y, yp, out)
 
 
 @jit_entry
@@ -804,7 +804,7 @@ def mass_block_from_ref(t, y, ref, out):
     """dae_mass_block's matrix, (m, ws) by reference (as residual_from_ref): M* of a
     tree of rigid bodies by composite rigid bodies (composite_mass_matrix), else
     B^T M B."""
-    m, ws = ref[0], ref[1]
+    m, ws = member_ref(ref, 0), member_ref(ref, 1)
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     if _all_rigid(m):
