@@ -92,7 +92,7 @@ def test_the_integrators_enter_through_uncounted_kernels():
     quantities and the BDF step loop with its helpers compile without the counting;
     ordinary kernels with it, set explicitly (a callee left unset would inherit the
     caller's setting)."""
-    from flexmbs.dynamics.rigid_body import apply_body_mass
+    from flexmbs.kinematics.recursive import velocity_transformation_rate
     from flexmbs.solvers import bdf_kernels
     for kernel in (_system.dae_residual, _system.dae_constrained_residual,
                    _system.residual_from_ref, _system.constrained_residual_from_ref,
@@ -106,5 +106,5 @@ def test_the_integrators_enter_through_uncounted_kernels():
                    bdf_kernels._solve_newton, bdf_kernels.bdf_interpolate,
                    bdf_kernels.lu_factor, bdf_kernels.lu_solve):
         assert kernel.targetoptions.get("_nrt") is False, kernel
-    for kernel in (apply_body_mass, bdf_kernels.bdf_initial_conditions):
+    for kernel in (velocity_transformation_rate, bdf_kernels.bdf_initial_conditions):
         assert kernel.targetoptions.get("_nrt") is True, kernel
