@@ -26,8 +26,6 @@ JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
 Pair = namedtuple("Pair", "a b")
 
 
-
-
 @jit_entry
 def _write_through_ref(ref, q):
     for i in range(q.shape[0]):
