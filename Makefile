@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(BIN)/flexmbs energy results/huang_two_link.h5
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 clean:
 	rm -rf $(VENV) results .pytest_cache
