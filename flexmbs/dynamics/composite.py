@@ -40,6 +40,7 @@ def composite_mass_matrix(m, ws):
     residual fills all three afresh.
     """
     nb = m.body_mass.shape[0]
+    ws.kin_key[0] = 0.0    # term_jr is shifted below
     ws.mass[:, :] = 0.0
     for i in range(nb):
         _body_inertia_about_origin(m, ws, i)
@@ -49,51 +50,50 @@ def composite_mass_matrix(m, ws):
             for r in range(6):
                 ws.body_wrench[p, r] += ws.body_wrench[i, r]
                 ws.body_acc[p, r] += ws.body_acc[i, r]
+    tjr, tjw, mass = ws.term_jr, ws.term_jw, ws.mass
+    tptr, mptr, tcol, cq = m.motion_term_ptr, m.motion_ptr, m.motion_term_col, m.col_qindex
     for i in range(nb):
         ri = ws.r[i]
-        for k in range(m.motion_term_ptr[m.motion_ptr[i]],
-                       m.motion_term_ptr[m.motion_ptr[i + 1]]):
-            w = ws.term_jw[k]
-            ws.term_jr[k, 0] -= w[1] * ri[2] - w[2] * ri[1]
-            ws.term_jr[k, 1] -= w[2] * ri[0] - w[0] * ri[2]
-            ws.term_jr[k, 2] -= w[0] * ri[1] - w[1] * ri[0]
+        for k in range(tptr[mptr[i]], tptr[mptr[i + 1]]):
+            w = tjw[k]
+            tjr[k, 0] -= w[1] * ri[2] - w[2] * ri[1]
+            tjr[k, 1] -= w[2] * ri[0] - w[0] * ri[2]
+            tjr[k, 2] -= w[0] * ri[1] - w[1] * ri[0]
     for b in range(nb):
         hc = ws.body_wrench[b]
         mc = hc[3]
         th = ws.body_acc[b]
-        for k in range(m.motion_term_ptr[m.motion_ptr[b]],
-                       m.motion_term_ptr[m.motion_ptr[b + 1]]):
-            qk = m.col_qindex[m.motion_term_col[k]]
+        for k in range(tptr[mptr[b]], tptr[mptr[b + 1]]):
+            qk = cq[tcol[k]]
             if qk < 0:
                 continue
-            v0, v1, v2 = ws.term_jr[k, 0], ws.term_jr[k, 1], ws.term_jr[k, 2]
-            w0, w1, w2 = ws.term_jw[k, 0], ws.term_jw[k, 1], ws.term_jw[k, 2]
+            v0, v1, v2 = tjr[k, 0], tjr[k, 1], tjr[k, 2]
+            w0, w1, w2 = tjw[k, 0], tjw[k, 1], tjw[k, 2]
             p0 = mc * v0 + w1 * hc[2] - w2 * hc[1]
             p1 = mc * v1 + w2 * hc[0] - w0 * hc[2]
             p2 = mc * v2 + w0 * hc[1] - w1 * hc[0]
             l0 = hc[1] * v2 - hc[2] * v1 + th[0] * w0 + th[5] * w1 + th[4] * w2
             l1 = hc[2] * v0 - hc[0] * v2 + th[5] * w0 + th[1] * w1 + th[3] * w2
             l2 = hc[0] * v1 - hc[1] * v0 + th[4] * w0 + th[3] * w1 + th[2] * w2
+            mass[qk, qk] += v0 * p0 + v1 * p1 + v2 * p2 + w0 * l0 + w1 * l1 + w2 * l2
             a = b
-            last = k + 1    # on b itself the terms up to k: each pair once, mirrored
+            last = k        # on b itself the terms before k: each pair once, mirrored
             while a >= 0:
-                for k2 in range(m.motion_term_ptr[m.motion_ptr[a]], last):
-                    q2 = m.col_qindex[m.motion_term_col[k2]]
+                for k2 in range(tptr[mptr[a]], last):
+                    q2 = cq[tcol[k2]]
                     if q2 < 0:
                         continue
-                    v2k = ws.term_jr[k2]
-                    w2k = ws.term_jw[k2]
-                    s = (v2k[0] * p0 + v2k[1] * p1 + v2k[2] * p2
-                         + w2k[0] * l0 + w2k[1] * l1 + w2k[2] * l2)
-                    if k2 == k:
-                        ws.mass[qk, qk] += s
-                    elif q2 == qk:
-                        ws.mass[qk, qk] += 2.0 * s
+                    s = (tjr[k2, 0] * p0 + tjr[k2, 1] * p1 + tjr[k2, 2] * p2
+                         + tjw[k2, 0] * l0 + tjw[k2, 1] * l1 + tjw[k2, 2] * l2)
+                    if q2 < qk:
+                        mass[qk, q2] += s
+                    elif q2 > qk:
+                        mass[q2, qk] += s
                     else:
-                        ws.mass[max(q2, qk), min(q2, qk)] += s
+                        mass[qk, qk] += 2.0 * s
                 a = m.body_parent[a]
                 if a >= 0:
-                    last = m.motion_term_ptr[m.motion_ptr[a + 1]]
+                    last = tptr[mptr[a + 1]]
     finish_mass_matrix(m, ws.mass)
 
 
@@ -125,13 +125,16 @@ def _body_inertia_about_origin(m, ws, i):
         h[a] = rot[a, 0] * st[0] + rot[a, 1] * st[1] + rot[a, 2] * st[2]
     rh = r[0] * h[0] + r[1] * h[1] + r[2] * h[2]
     rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
+    ira = ws.m33[3]    # I_O A^T
+    for d in range(3):
+        for c in range(3):
+            ira[d, c] = io[d, 0] * rot[c, 0] + io[d, 1] * rot[c, 1] + io[d, 2] * rot[c, 2]
     for e in range(6):
         a = _VOIGT_ROW[e]
         c = _VOIGT_COL[e]
         s = 0.0
         for d in range(3):
-            s += rot[a, d] * (io[d, 0] * rot[c, 0] + io[d, 1] * rot[c, 1]
-                              + io[d, 2] * rot[c, 2])
+            s += rot[a, d] * ira[d, c]
         s -= r[a] * h[c] + h[a] * r[c] + mass * r[a] * r[c]
         if a == c:
             s += 2.0 * rh + mass * rr

@@ -36,7 +36,7 @@ from ..dynamics.timefunctions import evaluate_time_function
 from .rotations import rotation_about_axis
 
 __all__ = ["coordinate_values", "forward_kinematics", "forward_kinematics_terms",
-           "velocity_transformation_rate",
+           "terms_current", "velocity_transformation_rate",
            "OFFSET", "ROTATE_FIXED", "TRANSLATE", "ROTATE"]
 
 OFFSET, ROTATE_FIXED, TRANSLATE, ROTATE = 0, 1, 2, 3  # flexmbs.model.motions
@@ -185,8 +185,24 @@ def forward_kinematics_terms(m, ws, t, q, u):
 
     (sums over the terms k of body i's motions at column c; the parent's part is zero
     unless c is one of its frame columns). ws.jr, ws.jw are left as they were.
+    ws.kin_key = [1, t] records that ws holds these terms (terms_current).
     """
     _forward_kinematics(m, ws, t, q, u, False)
+
+
+@jit_inline
+def terms_current(ws, t, q, u):
+    """True when ws holds forward_kinematics_terms at exactly (t, q, u): the last
+    forward kinematics was that one (ws.kin_key = [1, t], ws.q = q, ws.u = u) and
+    nothing has changed its terms since (composite_mass_matrix, which shifts them,
+    sets ws.kin_key[0] = 0, as does `forward_kinematics`). The mass hook of the BDF
+    driver, called right after the residual at the same state, then skips them."""
+    if ws.kin_key[0] == 0.0 or ws.kin_key[1] != t:
+        return False
+    for k in range(q.shape[0]):
+        if ws.q[k] != q[k] or ws.u[k] != u[k]:
+            return False
+    return True
 
 
 @jit_inline
@@ -226,19 +242,20 @@ def _forward_kinematics(m, ws, t, q, u, columns):
     forward_kinematics_terms (False: term_jr, term_jw)."""
     coordinate_values(m, ws, t, q, u)
     nb = m.body_mass.shape[0]
-    rr = ws.m33[0]
     tmp = ws.m33[1]
     rk = ws.m33[2]
-    pos = ws.v3[0]
-    vel = ws.v3[1]
-    acc = ws.v3[2]
-    om = ws.v3[3]
-    al = ws.v3[4]
     pend = ws.v3[5]
     e = ws.v3[6]
     y = ws.v3[7]
     w3 = ws.v3[8]
     for i in range(nb):
+        # body i's pose and motion, built in place from its parent's
+        rr = ws.rot[i]
+        pos = ws.r[i]
+        vel = ws.rd[i]
+        acc = ws.ar[i]
+        om = ws.omega[i]
+        al = ws.aw[i]
         p = m.body_parent[i]
         if p >= 0:
             _copy33(ws.rot[p], rr)
@@ -330,13 +347,8 @@ def _forward_kinematics(m, ws, t, q, u, columns):
                           pend, pending)
         elif pending:
             _move_columns(m.frame_ptr, m.frame_col, ws.jr, ws.jw, i, pend)
-        _copy33(rr, ws.rot[i])
-        for r in range(3):
-            ws.r[i, r] = pos[r]
-            ws.rd[i, r] = vel[r]
-            ws.ar[i, r] = acc[r]
-            ws.omega[i, r] = om[r]
-            ws.aw[i, r] = al[r]
+    ws.kin_key[0] = 0.0 if columns else 1.0
+    ws.kin_key[1] = t
 
 
 @jit

@@ -249,7 +249,8 @@ class Workspace(NamedTuple):
     each motion term of a body's joint adds to its partial velocities; body_acc (N, 6)
     [global acceleration of the origin; angular acceleration] from du/dt alone;
     body_wrench (N, 6) [force; moment about the origin], global, of a body and its
-    subtree.
+    subtree. kin_key (2,): [1, t] while ws holds forward_kinematics_terms at t and
+    at ws.q, ws.u (flexmbs.kinematics.recursive.terms_current), [0, t] otherwise.
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     The BDF step loop hands (m, ws) to its helpers and the residual by reference
     (flexmbs.tuple_ref), so the number of arrays here costs nothing per call there;
@@ -303,6 +304,7 @@ class Workspace(NamedTuple):
     term_jw: np.ndarray
     body_acc: np.ndarray
     body_wrench: np.ndarray
+    kin_key: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -396,7 +398,7 @@ class CompiledModel:
             contact_vec=z((8, 3)), proj_q=z(nq), proj_eta=z(ncr), proj_c=z((ncr, nq)),
             proj_lam=z(ncr), proj_a=z(nq),
             term_jr=z((nt, 3)), term_jw=z((nt, 3)), body_acc=z((n, 6)),
-            body_wrench=z((n, 6)),
+            body_wrench=z((n, 6)), kin_key=z(2),
             tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
 
