@@ -323,19 +323,13 @@ def _wrms_newton(v, w, mask, h, index2):
 def _wrms_masked(v, w, mask, ndiff):
     """Weighted RMS norm over the ndiff components with mask 1 (the error-test norm;
     IDA divides by n instead of ndiff)."""
+    if ndiff == 0.0:
+        return 0.0
     s = 0.0
     for i in range(v.size):
         x = v[i] * w[i] * mask[i]
         s += x * x
-    return _masked_norm(s, ndiff)
-
-
-@jit_entry
-def _masked_norm(sum_squares, ndiff):
-    """sqrt(sum_squares / ndiff), 0 when no component is in the error test."""
-    if ndiff == 0.0:
-        return 0.0
-    return np.sqrt(sum_squares / ndiff)
+    return np.sqrt(s / ndiff)
 
 
 @jit_entry
@@ -820,42 +814,28 @@ def _nls(residual, jacobian, mass, args, s, tn):
 def _test_error(s, ck):
     """IDATestError: local error estimates at orders k, k-1, k-2 (on the masked,
     differential components), the order suggestion I_KNEW and the error test
-    ck |ee| <= 1. Returns _OK or _ERR_TEST.
-
-    The three norms (of ee, ee + phi_k, ee + phi_k + phi_{k-1}) are summed in one
-    pass, each in the order of _wrms_masked: three independent sums instead of three
-    chains of additions one after the other."""
+    ck |ee| <= 1. Returns _OK or _ERR_TEST."""
     fs, iv = s.fs, s.iv
     kk = iv[I_K]
-    ee, phi, ewt, mask, sigma = s.ee, s.phi, s.ewt, s.mask, s.sigma
+    ee, phi, tmp, ewt, mask, sigma = s.ee, s.phi, s.tmp, s.ewt, s.mask, s.sigma
     nd = fs[F_NDIFF]
     n = ee.size
-    sum_k = 0.0
-    sum_km1 = 0.0
-    sum_km2 = 0.0
-    for i in range(n):
-        x = ee[i] * ewt[i] * mask[i]
-        sum_k += x * x
-        if kk > 1:
-            v = phi[kk, i] + ee[i]
-            x = v * ewt[i] * mask[i]
-            sum_km1 += x * x
-            if kk > 2:
-                v += phi[kk - 1, i]
-                x = v * ewt[i] * mask[i]
-                sum_km2 += x * x
-    enorm_k = _masked_norm(sum_k, nd)
+    enorm_k = _wrms_masked(ee, ewt, mask, nd)
     err_k = sigma[kk] * enorm_k
     terr_k = (kk + 1) * err_k
     fs[F_ERR_K] = err_k
     fs[F_ERR_KM1] = 0.0
     iv[I_KNEW] = kk
     if kk > 1:
-        err_km1 = sigma[kk - 1] * _masked_norm(sum_km1, nd)
+        for i in range(n):
+            tmp[i] = phi[kk, i] + ee[i]
+        err_km1 = sigma[kk - 1] * _wrms_masked(tmp, ewt, mask, nd)
         terr_km1 = kk * err_km1
         fs[F_ERR_KM1] = err_km1
         if kk > 2:
-            err_km2 = sigma[kk - 2] * _masked_norm(sum_km2, nd)
+            for i in range(n):
+                tmp[i] += phi[kk - 1, i]
+            err_km2 = sigma[kk - 2] * _wrms_masked(tmp, ewt, mask, nd)
             terr_km2 = (kk - 1) * err_km2
             if max(terr_km1, terr_km2) <= terr_k:
                 iv[I_KNEW] = kk - 1
