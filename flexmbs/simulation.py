@@ -33,6 +33,7 @@ from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
 from .solvers.base import System
+from .solvers.kernel_call import KernelCall
 from .solvers.bdf_integrator import BdfIntegrator
 from .solvers.ida import IdaIntegrator
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
@@ -59,7 +60,6 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     m = cm.arrays
     ws = cm.new_workspace()
     n = cm.nstate
-    out = np.zeros(n)
     columns = _system.dae_analytic_columns(n, cm.nq, cm.nactuators)
     if cm.nconstraints:
         algebraic = np.zeros(n, dtype=bool)  # the multipliers, after q, u and the works
@@ -82,15 +82,15 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         return system
 
     derivative, residual, dae_residual, dae_mass = (
-        (_system.state_derivative, _system.residual, _system.dae_residual,
+        (_system.state_derivative_from_ref, _system.residual, _system.dae_residual,
          _system.dae_mass_block)
         if formulation == "joint" else
-        (_order_n.order_n_state_derivative, _order_n.order_n_residual,
+        (_order_n.order_n_state_derivative_from_ref, _order_n.order_n_residual,
          _order_n.dae_order_n_residual, None))
+    derivative_call = KernelCall(derivative, (m, ws), n, 1)
 
     def rhs(t, y):
-        derivative(m, ws, t, y, out)
-        return out.copy()
+        return derivative_call(t, y).copy()
 
     return System(n=n, rhs=rhs, residual_kernel=residual, m=m, ws=ws,
                   algebraic=np.zeros(n, dtype=bool), dae_residual=dae_residual,
@@ -150,11 +150,11 @@ def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
 def kernels_need_compiling(method):
     """True when the on-disk numba cache holds no compiled kernel that `method` calls
     per step yet (the state derivative for scipy's methods, the BDF step loop for
-    bdf, else the residual)."""
+    bdf, the residual for IDA)."""
     if not CACHE:
         return True
-    kernel = {"bdf": "bdf_kernels.bdf_advance"}.get(
-        method, "system.state_derivative" if method in SCIPY_METHODS else "system.residual")
+    kernel = {"bdf": "bdf_kernels.bdf_advance", "ida": "system.dae_residual"}.get(
+        method, "system.state_derivative_from_ref")
     pattern = os.path.join(CACHE_DIR, "**", f"{kernel}-*.nbi")
     return not glob.glob(pattern, recursive=True)
 

@@ -24,17 +24,31 @@ code. For the same reason `tuple_ref` and `member_ref` are entered in that analy
 (numba's `ir_utils.alias_func_extensions`) as aliasing their first argument. `tuple_ref` is an intrinsic, lowered into its caller, so the tuple lives in
 the caller's frame.
 
-In Python (NUMBA_DISABLE_JIT=1) `tuple_ref` returns the tuple itself.
+From Python a kernel pays for the same tuples in another way: numba's dispatcher
+converts each of the ~150 arrays on every call, about 18 us, which is 25 times the
+residual of a 2-body chain. The integrators that call kernels from Python (scipy's,
+IDA) pass instead `held_ref((m, ws))`, a `HeldTuple`: the tuple stored once in a
+buffer, typed as its `TupleRef` and passed as the buffer's address, and call the
+compiled function `entry_point(kernel, *args)` directly, without the dispatcher's
+type resolution (about 4 us for a `HeldTuple`). A call then costs what the kernel
+costs.
+
+In Python (NUMBA_DISABLE_JIT=1) `tuple_ref` and `held_ref` return the tuple itself
+and `entry_point` the kernel.
 """
 
+import numba
+import numpy as np
 from numba.core import cgutils, config, ir_utils, types
 from numba.core.datamodel import models
-from numba.core.extending import intrinsic, register_model
+from numba.core.extending import (NativeValue, intrinsic, register_model, typeof_impl,
+                                  unbox)
 from numba.core.imputils import impl_ret_borrowed, lower_builtin, lower_getattr_generic
 from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, infer,
                                          infer_getattr, signature)
 
-__all__ = ["TupleRef", "member_ref", "tuple_ref"]
+__all__ = ["HeldTuple", "TupleRef", "entry_point", "held_ref", "member_ref",
+           "tuple_ref"]
 
 
 class TupleRef(types.Type):
@@ -154,3 +168,87 @@ class _NamedTupleRefAttributes(AttributeTemplate):
 @lower_getattr_generic(TupleRef)
 def _namedtuple_ref_getattr(context, builder, typ, value, attr):
     return _load_member(context, builder, typ, value, typ.dtype.fields.index(attr))
+
+
+@intrinsic
+def _abi_size(typingctx, tup):
+    def codegen(context, builder, sig, args):
+        size = context.get_abi_sizeof(context.get_value_type(sig.args[0]))
+        return context.get_constant(types.intp, size)
+    return types.intp(tup), codegen
+
+
+@intrinsic
+def _store_at(typingctx, tup, address):
+    def codegen(context, builder, sig, args):
+        pointer_type = context.get_value_type(sig.args[0]).as_pointer()
+        builder.store(args[0], builder.inttoptr(args[1], pointer_type))
+        return context.get_dummy_value()
+    return types.void(tup, address), codegen
+
+
+def _compiled_without_counting(fn):
+    from .config import CACHE   # flexmbs.config; `config` here is numba's
+    return numba.njit(cache=CACHE, nogil=True, _nrt=False)(fn)
+
+
+@_compiled_without_counting
+def _tuple_size(tup):
+    """Bytes of the tuple's native value."""
+    return _abi_size(tup)
+
+
+@_compiled_without_counting
+def _store_tuple(tup, address):
+    """Writes the tuple's native value at `address`. Compiled without reference
+    counting, its arrays are stored without a meminfo: they borrow the numpy arrays'
+    memory, which the HeldTuple keeps alive."""
+    _store_at(tup, address)
+
+
+class HeldTuple:
+    """A tuple stored once for calls of compiled kernels from Python: numba types it as
+    TupleRef(type of the tuple) and passes its address, so that a call converts no
+    member. Holds the tuple, whose arrays the stored value borrows: valid while the
+    HeldTuple lives and the tuple's arrays are the ones it was made with (arrays are
+    written in place, never replaced). The cache index of the kernels that store it
+    pickles the tuple's type: hold only tuples of arrays and of flexmbs' own
+    namedtuples, whose classes every process can import."""
+
+    def __init__(self, tup):
+        self.tuple = tup
+        self.numba_type = numba.typeof(tup)
+        self._buffer = np.zeros(_tuple_size(tup), dtype=np.uint8)
+        self.address = self._buffer.ctypes.data
+        _store_tuple(tup, self.address)
+
+
+@typeof_impl.register(HeldTuple)
+def _typeof_held_tuple(val, c):
+    return TupleRef(val.numba_type)
+
+
+@unbox(TupleRef)
+def _unbox_held_tuple(typ, obj, c):
+    address = c.pyapi.object_getattr_string(obj, "address")
+    pointer = c.pyapi.long_as_voidptr(address)
+    c.pyapi.decref(address)
+    return NativeValue(c.builder.bitcast(pointer, c.context.get_value_type(typ)),
+                       is_error=c.pyapi.c_api_error())
+
+
+def held_ref(tup):
+    """A HeldTuple of `tup` (in Python, `tup` itself)."""
+    return tup if config.DISABLE_JIT else HeldTuple(tup)
+
+
+def entry_point(kernel, *args):
+    """The compiled function of the numba kernel `kernel` for the types of `args`
+    (compiled or loaded from the cache now), to call as `kernel` without its
+    dispatcher: no conversion of a HeldTuple's members and no type resolution. It
+    checks no type: every later call must pass arguments of exactly these types
+    (float64 C-contiguous arrays of the same dimensions, floats, HeldTuples of the
+    same tuple type). In Python, `kernel`."""
+    if config.DISABLE_JIT:
+        return kernel
+    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))

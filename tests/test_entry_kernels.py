@@ -78,10 +78,16 @@ def test_entry_kernels_leave_reference_counts_unchanged(name):
         deriv = np.zeros(system.n)
         watched.append(deriv)
         names.append("y'")
-        _system.state_derivative(system.m, system.ws, 0.01, y, deriv)
+        calls = [lambda: _system.state_derivative(system.m, system.ws, 0.01, y, deriv),
+                 lambda: _system.state_derivative_by_columns(system.m, system.ws, 0.01, y,
+                                                             deriv),
+                 lambda: system.rhs(0.01, y)]   # by a held reference (kernel_call)
+        for call in calls:
+            call()
         before = _counts(watched)
         for _ in range(200):
-            _system.state_derivative(system.m, system.ws, 0.01, y, deriv)
+            for call in calls:
+                call()
         assert not _changed(before, _counts(watched), names)
         assert np.all(np.isfinite(deriv))
 
@@ -97,7 +103,8 @@ def test_the_integrators_enter_through_uncounted_kernels():
     for kernel in (_system.dae_residual, _system.dae_constrained_residual,
                    _system.residual_from_ref, _system.constrained_residual_from_ref,
                    _system.mass_block_from_ref,
-                   _system.state_derivative, _system.dae_work_column,
+                   _system.state_derivative, _system.state_derivative_from_ref,
+                   _system.state_derivative_by_columns, _system.dae_work_column,
                    _system.dae_mass_block, bdf_kernels._reform_with_mass,
                    bdf_kernels.bdf_advance, bdf_kernels._step, bdf_kernels._nls,
                    bdf_kernels._setup, bdf_kernels._jacobian_fd, output_quantities,

@@ -20,7 +20,7 @@ from numba.core.extending import overload
 import flexmbs
 from flexmbs import config
 from flexmbs.config import jit, jit_entry, jit_inline
-from flexmbs.tuple_ref import TupleRef, member_ref, tuple_ref
+from flexmbs.tuple_ref import TupleRef, entry_point, held_ref, member_ref, tuple_ref
 
 JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
 Pair = namedtuple("Pair", "a b")
@@ -245,6 +245,49 @@ def test_the_bdf_functions_receive_a_reference():
         targs = f.signature().args
         ref = [a for a in targs if isinstance(a, TupleRef)]
         assert len(ref) == 1 and ref[0].dtype.types[0].ndim == 1
+
+
+@jit_entry
+def _scale_through_a_held_ref(t, q, ref, out):
+    """Reads and writes the referenced tuple's arrays (as state_derivative_from_ref)."""
+    pair = member_ref(ref, 1)
+    for i in range(q.shape[0]):
+        pair[1][i] = t * q[i]
+        out[i] = ref[0][i] + pair[0][i]
+
+
+def _held_pair():
+    """A HeldTuple whose tuple no one else holds. A plain tuple: flexmbs' cache index
+    of the storing kernel pickles the tuple's type, and a namedtuple of this module
+    would make it unreadable where the module cannot be imported."""
+    return held_ref((np.array([1.0, 2.0, 3.0]), (np.arange(4.0), np.zeros(3))))
+
+
+def test_a_held_tuple_is_passed_by_reference_from_python():
+    """held_ref: the tuple typed as its TupleRef and passed as an address, through the
+    dispatcher and through entry_point alike; the kernel reads the tuple's arrays and
+    its writes reach them, the HeldTuple keeps the arrays alive, and no reference
+    count moves."""
+    import gc
+    held = _held_pair()
+    gc.collect()
+    tup = held.tuple if JIT else held
+    q = np.array([0.5, -1.0, 2.0])
+    out = np.zeros(3)
+    _scale_through_a_held_ref(2.0, q, held, out)
+    np.testing.assert_array_equal(out, [1.0, 3.0, 5.0])
+    np.testing.assert_array_equal(tup[1][1], 2.0 * q)
+    call = entry_point(_scale_through_a_held_ref, 0.0, q, held, out)
+    arrays = [tup[0], tup[1][0], tup[1][1], q, out]
+    before = [sys.getrefcount(a) for a in arrays]
+    tup[0][:] = [-1.0, 0.0, 1.0]
+    for _ in range(1000):
+        call(3.0, q, held, out)
+    np.testing.assert_array_equal(out, [-1.0, 1.0, 3.0])
+    np.testing.assert_array_equal(tup[1][1], 3.0 * q)
+    assert [sys.getrefcount(a) for a in arrays] == before
+    if JIT:
+        assert isinstance(_scale_through_a_held_ref.typeof_pyval(held), TupleRef)
 
 
 def test_the_module_enters_the_kernel_source_hash():

@@ -45,7 +45,8 @@ from .system import (_joint_force, _work_rows, body_forces,
                      split_state)
 from .user_laws import add_joint_law_forces, has_user_laws
 
-__all__ = ["order_n_accelerations", "order_n_state_derivative", "order_n_residual",
+__all__ = ["order_n_accelerations", "order_n_state_derivative",
+           "order_n_state_derivative_from_ref", "order_n_residual",
            "dae_order_n_residual"]
 
 
@@ -277,6 +278,13 @@ def order_n_state_derivative(m, ws, t, y, out):
     forward_kinematics(m, ws, t, q, u)
     order_n_accelerations(m, ws, t, ws.accel)
     derivative_from_accelerations(m, ws, t, u, out)
+
+
+@jit
+def order_n_state_derivative_from_ref(t, y, ref, out):
+    """`order_n_state_derivative` with (m, ws) by reference (flexmbs.tuple_ref), for
+    the ODE integrators' calls from Python with a HeldTuple."""
+    order_n_state_derivative(ref[0], ref[1], t, y, out)
 
 
 @jit

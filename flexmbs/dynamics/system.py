@@ -34,7 +34,9 @@ from .user_laws import (add_joint_law_forces, has_marker_laws, has_user_laws,
                         marker_law_power)
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
-           "dynamic_rows", "residual", "state_derivative", "nonconservative_power",
+           "dynamic_rows", "residual", "state_derivative",
+           "state_derivative_by_columns", "state_derivative_from_ref",
+           "nonconservative_power",
            "split_state", "actuator_torques", "constrained_residual",
            "dae_constrained_residual"]
 
@@ -843,19 +845,85 @@ def dae_analytic_columns(n, nq, na):
 
 @jit_entry
 def state_derivative(m, ws, t, y, out):
-    """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na).
+    """`recursive_state_derivative`, the ODE integrators' right-hand side."""
+    recursive_state_derivative(m, ws, t, y, out)
 
-    M* is solved by Cholesky in place (ws.mass then holds its factor); a mass matrix
-    that is not positive definite gives NaN accelerations, which the integrators
-    report as a failure.
-    """
+
+@jit_entry
+def state_derivative_from_ref(t, y, ref, out):
+    """`recursive_state_derivative` with (m, ws) by reference (flexmbs.tuple_ref), for
+    the ODE integrators' calls from Python with a HeldTuple
+    (flexmbs.solvers.kernel_call)."""
+    recursive_state_derivative(member_ref(ref, 0), member_ref(ref, 1), t, y, out)
+
+
+@jit_inline
+def recursive_state_derivative(m, ws, t, y, out):
+    """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na), from
+    the O(N) residual, which is affine in y' (FORMULATION.md 5):
+
+        F(t, y, 0) = [-u; -Q*; -P(0); -P_a]   (P(0): P with du/dt = 0)
+        du/dt = M*^-1 Q*
+
+    M* by composite rigid bodies on a tree of rigid bodies, else B^T M B (as the BDF
+    driver's mass hook), solved by Cholesky in place (ws.mass then holds its factor);
+    a mass matrix that is not positive definite gives NaN accelerations, which the
+    integrators report as a failure. The driving forces of prescribed coordinates, and
+    with them P, depend on du/dt: a model with prescribed coordinates takes P from a
+    second residual at y' = [u; du/dt; 0]. The residual is O(N); M* (O(N d) on a
+    tree of depth d) and its factorisation (O(nq^3)) dominate long chains. The
+    reference is state_derivative_by_columns (B at every column, O(N^2))."""
+    nq = ws.mass.shape[0]
+    n = out.shape[0]
+    q, u, _ = split_state(y, nq)
+    yp = ws.ode[0]
+    yp[:] = 0.0
+    residual(m, ws, t, y, yp, out)
+    if _all_rigid(m):
+        if not terms_current(ws, t, q, u):
+            forward_kinematics_terms(m, ws, t, q, u)
+        composite_mass_matrix(m, ws)
+    else:
+        forward_kinematics(m, ws, t, q, u)
+        mass_matrix(m, ws)
+    for k in range(nq):
+        ws.force[k] = -out[nq + k]
+    if not cholesky_solve_in_place(ws.mass, ws.force, ws.accel):
+        ws.accel[:] = np.nan  # M* not positive definite: the integrator fails on it
+    for k in range(nq):
+        out[k] = u[k]
+        out[nq + k] = ws.accel[k]
+    for k in range(2 * nq, n):
+        out[k] = -out[k]
+    if _has_prescribed(m):
+        for k in range(2 * nq):
+            yp[k] = out[k]
+        residual(m, ws, t, y, yp, ws.ode[1])
+        for k in range(2 * nq, n):
+            out[k] = -ws.ode[1, k]
+
+
+@jit_inline
+def _has_prescribed(m):
+    """True when some coordinate is prescribed (a driver's)."""
+    for c in range(m.coord_qindex.shape[0]):
+        if m.coord_qindex[c] < 0:
+            return True
+    return False
+
+
+@jit_entry
+def state_derivative_by_columns(m, ws, t, y, out):
+    """`state_derivative` the direct way, the reference for it: the partial velocities
+    at every column (forward_kinematics, O(N^2)), M* = B^T M B (mass_matrix), Q*
+    (generalized_forces), Cholesky, then the dynamic rows at du/dt for P."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     forward_kinematics(m, ws, t, q, u)
     mass_matrix(m, ws)
     generalized_forces(m, ws, t)
     if not cholesky_solve_in_place(ws.mass, ws.force, ws.accel):
-        ws.accel[:] = np.nan  # M* not positive definite: the integrator fails on it
+        ws.accel[:] = np.nan
     derivative_from_accelerations(m, ws, t, u, out)
 
 

@@ -251,6 +251,8 @@ class Workspace(NamedTuple):
     body_wrench (N, 6) [force; moment about the origin], global, of a body and its
     subtree. kin_key (2,): [1, t] while ws holds forward_kinematics_terms at t and
     at ws.q, ws.u (flexmbs.kinematics.recursive.terms_current), [0, t] otherwise.
+    ode (2, 2 nq + 1 + na): the state derivative's y' argument and second residual
+    (flexmbs.dynamics.system.state_derivative).
     Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
     The BDF step loop hands (m, ws) to its helpers and the residual by reference
     (flexmbs.tuple_ref), so the number of arrays here costs nothing per call there;
@@ -305,6 +307,7 @@ class Workspace(NamedTuple):
     body_acc: np.ndarray
     body_wrench: np.ndarray
     kin_key: np.ndarray
+    ode: np.ndarray
     tf3: np.ndarray
     m33: np.ndarray
     v3: np.ndarray
@@ -399,6 +402,7 @@ class CompiledModel:
             proj_lam=z(ncr), proj_a=z(nq),
             term_jr=z((nt, 3)), term_jw=z((nt, 3)), body_acc=z((n, 6)),
             body_wrench=z((n, 6)), kin_key=z(2),
+            ode=z((2, 2 * nq + 1 + self.nactuators)),
             tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
 
 

@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from .base import Integrator
+from .kernel_call import KernelCall
 
 __all__ = ["IdaIntegrator", "MAX_NUM_STEPS"]
 
@@ -31,14 +32,12 @@ class IdaIntegrator(Integrator):
         except ImportError:
             raise ValueError("the 'ida' solver needs scikit-sundae: "
                              "pip install 'flexmbs[ida]'") from None
-        kernel, args = system.dae_residual, (system.m, system.ws)
-        out = np.zeros(system.n)
+        residual = KernelCall(system.dae_residual, (system.m, system.ws), system.n, 2)
         self._nres = 0
 
         def resfn(t, y, yp, res):  # the residual entry kernel the bdf driver calls
             self._nres += 1
-            kernel(t, np.asarray(y), np.asarray(yp), args, out)
-            res[:] = out
+            res[:] = residual(t, y, yp)
 
         alg = None
         if system.algebraic is not None and np.any(system.algebraic):
