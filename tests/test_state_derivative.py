@@ -13,24 +13,10 @@ from flexmbs.dynamics import system as _system
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import (chain_model, huang_eight_link, huang_rig,
                                    huang_two_link)
-from flexmbs.model.timefunctions import Constant
 from flexmbs.simulation import build_system
 
 from reference import random_tree_model
-
-# M* and Q* are sums of the same products in another order on the two sides: each
-# entry carries a rounding of ~n eps relative to the largest (as in
-# test_composite_mass.py). The accelerations are compared through M* (the backward
-# error), which a solve amplifies by up to cond(M*) (1e6 for the beams) otherwise.
-ROUNDING = 1e-13
-
-
-def _with_motor():
-    model = chain_model(3, "spatial")
-    joint = sorted(model.joints)[1]
-    model.add_actuator("motor", joint, type="torque", torque=Constant(0.5),
-                       rotor_inertia=0.3, gear_ratio=7.0)
-    return model
+from test_composite_mass import ROUNDING, _with_motor
 
 
 def _tree_with_drivers():
@@ -60,6 +46,10 @@ def _state(cm, seed=3):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_state_derivative_is_the_direct_one(name):
+    """M* and Q* are sums of the same products in another order on the two sides,
+    each entry rounded to ~n eps of the largest (ROUNDING, as for the composite M*).
+    The accelerations are compared through M* (the backward error), which a solve
+    would amplify by up to cond(M*) (1e6 for the beams)."""
     cm = compile_model(MODELS[name]())
     nq = cm.nq
     y = _state(cm)

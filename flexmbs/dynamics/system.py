@@ -812,6 +812,19 @@ def mass_block_from_ref(t, y, ref, out):
     m, ws = member_ref(ref, 0), member_ref(ref, 1)
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
+    _mass_matrix_after_residual(m, ws, t, q, u)
+    for a in range(nq):
+        for b in range(nq):
+            out[a, b] = ws.mass[a, b]
+    for k in range(nq, out.shape[0]):
+        out[k, k] = 1.0
+
+
+@jit_inline
+def _mass_matrix_after_residual(m, ws, t, q, u):
+    """ws.mass = M*(q): by composite rigid bodies on a tree of rigid bodies, on the
+    forward kinematics the residual left in ws if it was at (t, q, u)
+    (terms_current), else B^T M B."""
     if _all_rigid(m):
         if not terms_current(ws, t, q, u):
             forward_kinematics_terms(m, ws, t, q, u)
@@ -819,11 +832,6 @@ def mass_block_from_ref(t, y, ref, out):
     else:
         forward_kinematics(m, ws, t, q, u)
         mass_matrix(m, ws)
-    for a in range(nq):
-        for b in range(nq):
-            out[a, b] = ws.mass[a, b]
-    for k in range(nq, out.shape[0]):
-        out[k, k] = 1.0
 
 
 @jit_inline
@@ -874,18 +882,12 @@ def recursive_state_derivative(m, ws, t, y, out):
     tree of depth d) and its factorisation (O(nq^3)) dominate long chains. The
     reference is state_derivative_by_columns (B at every column, O(N^2))."""
     nq = ws.mass.shape[0]
-    n = out.shape[0]
+    n = 2 * nq + 1 + m.act_coord.shape[0]
     q, u, _ = split_state(y, nq)
     yp = ws.ode[0]
     yp[:] = 0.0
     residual(m, ws, t, y, yp, out)
-    if _all_rigid(m):
-        if not terms_current(ws, t, q, u):
-            forward_kinematics_terms(m, ws, t, q, u)
-        composite_mass_matrix(m, ws)
-    else:
-        forward_kinematics(m, ws, t, q, u)
-        mass_matrix(m, ws)
+    _mass_matrix_after_residual(m, ws, t, q, u)
     for k in range(nq):
         ws.force[k] = -out[nq + k]
     if not cholesky_solve_in_place(ws.mass, ws.force, ws.accel):
