@@ -808,23 +808,11 @@ def mass_block_from_ref(t, y, ref, out):
     tree of rigid bodies by composite rigid bodies (composite_mass_matrix), else
     B^T M B. The BDF driver calls it right after the residual at the same state:
     the rigid tree's forward kinematics are then taken from ws (terms_current), not
-    computed again (2.4 of 8.3 us on CHAIN-32)."""
+    computed again (2.4 of 8.3 us on CHAIN-32). out may be ws.mass itself (M* alone,
+    as state_derivative_from_ref asks for it)."""
     m, ws = member_ref(ref, 0), member_ref(ref, 1)
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
-    _mass_matrix_after_residual(m, ws, t, q, u)
-    for a in range(nq):
-        for b in range(nq):
-            out[a, b] = ws.mass[a, b]
-    for k in range(nq, out.shape[0]):
-        out[k, k] = 1.0
-
-
-@jit_inline
-def _mass_matrix_after_residual(m, ws, t, q, u):
-    """ws.mass = M*(q): by composite rigid bodies on a tree of rigid bodies, on the
-    forward kinematics the residual left in ws if it was at (t, q, u)
-    (terms_current), else B^T M B."""
     if _all_rigid(m):
         if not terms_current(ws, t, q, u):
             forward_kinematics_terms(m, ws, t, q, u)
@@ -832,6 +820,11 @@ def _mass_matrix_after_residual(m, ws, t, q, u):
     else:
         forward_kinematics(m, ws, t, q, u)
         mass_matrix(m, ws)
+    for a in range(nq):
+        for b in range(nq):
+            out[a, b] = ws.mass[a, b]
+    for k in range(nq, out.shape[0]):
+        out[k, k] = 1.0
 
 
 @jit_inline
@@ -853,54 +846,50 @@ def dae_analytic_columns(n, nq, na):
 
 @jit_entry
 def state_derivative(m, ws, t, y, out):
-    """`recursive_state_derivative`, the ODE integrators' right-hand side."""
-    recursive_state_derivative(m, ws, t, y, out)
+    """`state_derivative_from_ref` with the tuples (m, ws)."""
+    state_derivative_from_ref(t, y, tuple_ref((m, ws)), out)
 
 
 @jit_entry
 def state_derivative_from_ref(t, y, ref, out):
-    """`recursive_state_derivative` with (m, ws) by reference (flexmbs.tuple_ref), for
-    the ODE integrators' calls from Python with a HeldTuple
-    (flexmbs.solvers.kernel_call)."""
-    recursive_state_derivative(member_ref(ref, 0), member_ref(ref, 1), t, y, out)
-
-
-@jit_inline
-def recursive_state_derivative(m, ws, t, y, out):
-    """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na), from
-    the O(N) residual, which is affine in y' (FORMULATION.md 5):
+    """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na), (m, ws)
+    by reference (flexmbs.tuple_ref; the integrators' calls from Python pass a
+    HeldTuple, flexmbs.solvers.kernel_call), from the O(N) residual, which is affine
+    in y' (FORMULATION.md 5):
 
         F(t, y, 0) = [-u; -Q*; -P(0); -P_a]   (P(0): P with du/dt = 0)
         du/dt = M*^-1 Q*
 
-    M* by composite rigid bodies on a tree of rigid bodies, else B^T M B (as the BDF
-    driver's mass hook), solved by Cholesky in place (ws.mass then holds its factor);
-    a mass matrix that is not positive definite gives NaN accelerations, which the
-    integrators report as a failure. The driving forces of prescribed coordinates, and
-    with them P, depend on du/dt: a model with prescribed coordinates takes P from a
-    second residual at y' = [u; du/dt; 0]. The residual is O(N); M* (O(N d) on a
-    tree of depth d) and its factorisation (O(nq^3)) dominate long chains. The
+    M* from the BDF driver's mass hook (composite rigid bodies on a tree of rigid
+    bodies, on the residual's kinematics; else B^T M B), solved by Cholesky in place
+    (ws.mass then holds its factor); a mass matrix that is not positive definite
+    gives NaN accelerations, which the integrators report as a failure. The driving
+    forces of prescribed coordinates, and with them P, depend on du/dt: a model with
+    prescribed coordinates takes P from a second residual at y' = [u; du/dt; 0].
+    The residual is O(N); M* (O(N d) on a tree of depth d) and its factorisation
+    (O(nq^3)) dominate long chains. The residual and the hook are the driver's own
+    compiled kernels, called, not inlined: this one compiles in seconds. The
     reference is state_derivative_by_columns (B at every column, O(N^2))."""
+    m, ws = member_ref(ref, 0), member_ref(ref, 1)
     nq = ws.mass.shape[0]
     n = 2 * nq + 1 + m.act_coord.shape[0]
-    q, u, _ = split_state(y, nq)
     yp = ws.ode[0]
     yp[:] = 0.0
-    residual(m, ws, t, y, yp, out)
-    _mass_matrix_after_residual(m, ws, t, q, u)
+    residual_from_ref(t, y, yp, ref, out)
+    mass_block_from_ref(t, y, ref, ws.mass)   # ws.mass (nq x nq): M* alone
     for k in range(nq):
         ws.force[k] = -out[nq + k]
     if not cholesky_solve_in_place(ws.mass, ws.force, ws.accel):
         ws.accel[:] = np.nan  # M* not positive definite: the integrator fails on it
     for k in range(nq):
-        out[k] = u[k]
+        out[k] = y[nq + k]
         out[nq + k] = ws.accel[k]
     for k in range(2 * nq, n):
         out[k] = -out[k]
     if _has_prescribed(m):
         for k in range(2 * nq):
             yp[k] = out[k]
-        residual(m, ws, t, y, yp, ws.ode[1])
+        residual_from_ref(t, y, yp, ref, ws.ode[1])
         for k in range(2 * nq, n):
             out[k] = -ws.ode[1, k]
 
