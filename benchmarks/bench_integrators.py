@@ -11,11 +11,20 @@ and warm (cached) in subprocesses.
     .venv/bin/python benchmarks/bench_integrators.py --n 2 4 --repeat 1 --solvers bdf ida
     .venv/bin/python benchmarks/bench_integrators.py --equal-drift \
         --json benchmarks/results/integrators.json
+    .venv/bin/python benchmarks/bench_integrators.py --solvers bdf scipy-radau \
+        --equal-drift --step-drift --no-start \
+        --json benchmarks/results/integrators_step_drift.json
 
 --equal-drift adds, for each chain, `bdf` at the loosest rtol (1e-9, 5e-10, 2e-10,
 1e-10, ... 1e-13, atol = rtol / 100) whose drift is at most scipy-radau's at the
 common tolerance, and the ratio of their wall times: the comparison "at equal or
 better energy drift".
+
+The drift of the timed runs is read at the outputs (every 0.01 s), which come from each
+method's dense output. --step-drift also measures it at the accepted steps themselves
+(one more, untimed, run of scipy-radau and of bdf per tolerance) and repeats the
+equal-drift comparison with that drift. The two differ for scipy's Radau, whose steps
+are of order 5 but whose dense output, the collocation polynomial, is of order 3.
 """
 
 import argparse
@@ -31,8 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.dynamics.energy import ENERGY_COMPONENTS
+from flexmbs.dynamics.outputs import output_quantities
 from flexmbs.model.library import chain_model
-from flexmbs.simulation import SOLVERS, simulate
+from flexmbs.simulation import SOLVERS, build_system, compile_model, make_integrator, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,12 +53,41 @@ def run_once(n, variant, solver, t_end, rtol, atol):
     start = time.perf_counter()
     sim = simulate(model, None, method=solver, rtol=rtol, atol=atol, output_step=0.01)
     wall = time.perf_counter() - start
-    e = sim.energy
-    total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
     return {"wall": wall, "status": sim.status,
             "nsteps": int(sim.statistics.get("nsteps", 0)),
             "nres": int(sim.statistics.get("nres", 0)),
-            "drift": float(np.abs(total - total[0]).max())}
+            "drift": drift(sim.energy)}
+
+
+def drift(e):
+    """max |E(t) - E(0)| of the total energy E = kinetic + gravity + strain + spring -
+    dissipated, from rows of the energy components (ENERGY_COMPONENTS), in J."""
+    total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
+    return float(np.abs(total - total[0]).max())
+
+
+def step_drift(n, variant, solver, t_end, rtol, atol):
+    """The energy drift of `solver` ("bdf" or a scipy method) at its accepted steps,
+    where no dense output enters: one untimed run stepped from Python (the integrator's
+    `driver`). Returns (drift, steps)."""
+    cm = compile_model(chain_model(n, variant, t_end=t_end))
+    system = build_system(cm)
+    y0 = cm.initial_state()
+    driver = make_integrator(solver, system, 0.0, y0, t_end, rtol, atol).driver
+    end = np.array([t_end])
+    ts, ys = [0.0], [y0]
+    while driver.status == "running":
+        if solver == "bdf":
+            driver.advance(end, max_steps=1)
+        else:
+            with np.errstate(over="ignore"):  # as in ScipyIntegrator: W_nc's column
+                driver.step()
+        ts.append(driver.t)
+        ys.append(np.array(driver.y))
+    e = np.zeros((len(ts), len(ENERGY_COMPONENTS)))
+    output_quantities(cm.arrays, system.ws, np.array(ts), np.array(ys), e,
+                      np.zeros((len(ts), cm.nsensor_values)))
+    return drift(e), len(ts) - 1
 
 
 def bench_chains(sizes, variants, solvers, t_end, rtol, atol, repeat):
@@ -72,30 +112,41 @@ EQUAL_DRIFT_RTOLS = tuple(float(f"{m}e{e}") for e in range(-9, -14, -1)
 """1e-9, 5e-10, 2e-10, 1e-10, ... 1e-13: the tolerances searched by --equal-drift."""
 
 
-def bench_equal_drift(rows, t_end, repeat, peer="scipy-radau", rtols=EQUAL_DRIFT_RTOLS):
+def bench_equal_drift(rows, t_end, repeat, rtol, atol, peer="scipy-radau",
+                      rtols=EQUAL_DRIFT_RTOLS, at_steps=False):
     """For each chain that `peer` ran: `bdf` at the first rtol of `rtols` (atol = rtol /
-    100) whose energy drift is at most the peer's, found with one run per rtol and
-    then timed as in bench_chains; the ratio of the peer's wall time to it."""
+    100) whose energy drift is at most the peer's at (rtol, atol), timed as in
+    bench_chains; the ratio of the peer's wall time to it. The drifts compared are
+    those at the outputs of the timed runs, or with `at_steps` those at the accepted
+    steps (step_drift, untimed runs)."""
     out = []
     for r in rows:
         if r["solver"] != peer:
             continue
-        for rtol in rtols:
-            runs = [run_once(r["n"], r["variant"], "bdf", t_end, rtol, rtol / 100)]
-            if runs[0]["drift"] <= r["drift"]:
-                runs += [run_once(r["n"], r["variant"], "bdf", t_end, rtol, rtol / 100)
-                         for _ in range(repeat - 1)]
-            b = dict(runs[0], wall=statistics.median(x["wall"] for x in runs))
-            if b["drift"] <= r["drift"]:
+        chain = (r["n"], r["variant"])
+        peer_drift = (step_drift(*chain, peer, t_end, rtol, atol)[0] if at_steps
+                      else r["drift"])
+        for bdf_rtol in rtols:
+            if at_steps:
+                b_drift = step_drift(*chain, "bdf", t_end, bdf_rtol, bdf_rtol / 100)[0]
+                runs = []
+            else:
+                runs = [run_once(*chain, "bdf", t_end, bdf_rtol, bdf_rtol / 100)]
+                b_drift = runs[0]["drift"]
+            if b_drift <= peer_drift:
                 break
+        runs += [run_once(*chain, "bdf", t_end, bdf_rtol, bdf_rtol / 100)
+                 for _ in range(repeat - len(runs))]
+        b = dict(runs[0], wall=statistics.median(x["wall"] for x in runs))
         row = {"variant": r["variant"], "n": r["n"], "peer": peer, "peer_wall": r["wall"],
-               "peer_drift": r["drift"], "bdf_rtol": rtol, "bdf_wall": b["wall"],
-               "bdf_steps": b["nsteps"], "bdf_drift": b["drift"],
-               "ratio": r["wall"] / b["wall"], "equal_or_better": b["drift"] <= r["drift"]}
+               "peer_drift": peer_drift, "bdf_rtol": bdf_rtol, "bdf_wall": b["wall"],
+               "bdf_steps": b["nsteps"], "bdf_drift": b_drift,
+               "ratio": r["wall"] / b["wall"], "equal_or_better": b_drift <= peer_drift}
         out.append(row)
-        print(f"{row['variant']:8s} N={row['n']:3d} bdf at rtol {rtol:.0e}: wall "
-              f"{b['wall']:.3f} s, drift {b['drift']:.2e} (peer {r['drift']:.2e}); "
-              f"{peer} / bdf = {row['ratio']:.1f}", flush=True)
+        print(f"{row['variant']:8s} N={row['n']:3d} bdf at rtol {bdf_rtol:.0e}: wall "
+              f"{b['wall']:.3f} s, drift {b_drift:.2e} (peer {peer_drift:.2e}"
+              f"{', at the steps' if at_steps else ''}); {peer} / bdf = "
+              f"{row['ratio']:.1f}", flush=True)
     return out
 
 
@@ -143,6 +194,8 @@ def main():
     p.add_argument("--json", help="write the results here")
     p.add_argument("--equal-drift", action="store_true",
                    help="also time bdf at the tolerance that matches scipy-radau's drift")
+    p.add_argument("--step-drift", action="store_true",
+                   help="with --equal-drift: also compare the drifts at the accepted steps")
     p.add_argument("--no-start", action="store_true",
                    help="skip the cold/warm `flexmbs run` timing")
     a = p.parse_args()
@@ -151,14 +204,18 @@ def main():
           f"t_end {a.t_end} s")
     rows = bench_chains(a.n, a.variants, a.solvers, a.t_end, a.rtol, a.atol, a.repeat)
     print_ratios(rows)
-    equal = bench_equal_drift(rows, a.t_end, a.repeat) if a.equal_drift else []
+    equal = (bench_equal_drift(rows, a.t_end, a.repeat, a.rtol, a.atol)
+             if a.equal_drift else [])
+    equal_steps = (bench_equal_drift(rows, a.t_end, a.repeat, a.rtol, a.atol,
+                                     at_steps=True)
+                   if a.equal_drift and a.step_drift else [])
     start = {} if a.no_start else {s: bench_start(s) for s in a.solvers[:1]}
     if a.json:
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)
         Path(a.json).write_text(json.dumps({
             "machine": platform.platform(), "cores": os.cpu_count(), "rtol": a.rtol,
             "atol": a.atol, "t_end": a.t_end, "rows": rows, "equal_drift": equal,
-            "start": start}, indent=1))
+            "equal_step_drift": equal_steps, "start": start}, indent=1))
 
 
 if __name__ == "__main__":

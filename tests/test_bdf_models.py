@@ -126,7 +126,7 @@ def test_a_slow_step_has_the_next_re_form_the_matrix():
 
     cm = compile_model(chain_model(8, "spatial"))
     driver = make_integrator("bdf", build_system(cm), 0.0, cm.initial_state(), 3.0,
-                             1e-10, 1e-12)._bdf
+                             1e-10, 1e-12).driver
     stats = driver._s.stats
     slow_then = []
     before = stats.copy()
@@ -143,3 +143,33 @@ def test_a_slow_step_has_the_next_re_form_the_matrix():
     slow_then = [fresh for fresh in slow_then if fresh is not None]
     assert len(slow_then) >= 10, len(slow_then)   # the rule is exercised
     assert min(slow_then) >= 1
+
+
+@pytest.mark.parametrize("method", ["bdf", "scipy-radau"])
+def test_stepping_the_driver_takes_the_steps_of_the_run(method):
+    """An integrator's `driver` stepped one step a call (as benchmarks/
+    bench_integrators.py --step-drift does) takes the same steps as `advance`: the same
+    step count and, bit for bit, the same end state (CHAIN-2 spatial, 0.5 s)."""
+    from flexmbs.model.compiled import compile_model
+    from flexmbs.simulation import build_system, make_integrator
+
+    cm = compile_model(chain_model(2, "spatial"))
+
+    def integrator():
+        return make_integrator(method, build_system(cm), 0.0, cm.initial_state(), 0.5,
+                               RTOL, ATOL)
+
+    whole = integrator()
+    n, _ = whole.advance(np.array([0.5]), wall_budget=np.inf)
+    assert n == 1 and whole.status == "finished"
+    driver = integrator().driver
+    steps = 0
+    while driver.status == "running":
+        if method == "bdf":
+            driver.advance(np.array([0.5]), max_steps=1)
+        else:
+            driver.step()
+        steps += 1
+    assert driver.status == "finished" and driver.t == 0.5
+    assert steps == whole.statistics()["nsteps"] > 10
+    assert np.array_equal(driver.y, whole.y)

@@ -105,6 +105,13 @@ class BdfIntegrator(Integrator):
             self.status = "finished"
         return n
 
+    @property
+    def driver(self):
+        """The `flexmbs.solvers.bdf.BDF` stepping now; `driver.advance([t_end],
+        max_steps=1)` takes one step, for studies of the steps themselves (the energy
+        at every step in benchmarks/bench_integrators.py). Replaced at a restart."""
+        return self._bdf
+
     def statistics(self):
         """nsteps, nrejected, nres, njac, nlu, nnewton, nconvfail, order_counts
         (steps taken at orders 1..5), h_last, order_last, wall_time."""

@@ -107,6 +107,12 @@ class ScipyIntegrator(Integrator):
             self.status = "finished"
         return n
 
+    @property
+    def driver(self):
+        """scipy's OdeSolver (None if it could not start); `driver.step()` takes one
+        step, for studies of the steps themselves (benchmarks/bench_integrators.py)."""
+        return getattr(self, "_solver", None)
+
     def statistics(self):
         """nsteps, nres (right-hand sides), njac, nlu, wall_time (scipy does not count
         rejected steps)."""
