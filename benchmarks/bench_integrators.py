@@ -69,7 +69,7 @@ def drift(e):
 def step_drift(n, variant, solver, t_end, rtol, atol):
     """The energy drift of `solver` ("bdf" or a scipy method) at its accepted steps,
     where no dense output enters: one untimed run stepped from Python (the integrator's
-    `driver`). Returns (drift, steps)."""
+    `driver`)."""
     cm = compile_model(chain_model(n, variant, t_end=t_end))
     system = build_system(cm)
     y0 = cm.initial_state()
@@ -87,7 +87,7 @@ def step_drift(n, variant, solver, t_end, rtol, atol):
     e = np.zeros((len(ts), len(ENERGY_COMPONENTS)))
     output_quantities(cm.arrays, system.ws, np.array(ts), np.array(ys), e,
                       np.zeros((len(ts), cm.nsensor_values)))
-    return drift(e), len(ts) - 1
+    return drift(e)
 
 
 def bench_chains(sizes, variants, solvers, t_end, rtol, atol, repeat):
@@ -124,11 +124,11 @@ def bench_equal_drift(rows, t_end, repeat, rtol, atol, peer="scipy-radau",
         if r["solver"] != peer:
             continue
         chain = (r["n"], r["variant"])
-        peer_drift = (step_drift(*chain, peer, t_end, rtol, atol)[0] if at_steps
+        peer_drift = (step_drift(*chain, peer, t_end, rtol, atol) if at_steps
                       else r["drift"])
         for bdf_rtol in rtols:
             if at_steps:
-                b_drift = step_drift(*chain, "bdf", t_end, bdf_rtol, bdf_rtol / 100)[0]
+                b_drift = step_drift(*chain, "bdf", t_end, bdf_rtol, bdf_rtol / 100)
                 runs = []
             else:
                 runs = [run_once(*chain, "bdf", t_end, bdf_rtol, bdf_rtol / 100)]
