@@ -44,6 +44,7 @@ def _cmd_run(args):
     sim = simulate(model, out, t_end=args.t_end, rtol=args.rtol, atol=args.atol,
                    method=args.solver, output_step=args.output_step,
                    formulation=args.formulation, constraints=args.constraints,
+                   rho_inf=args.rho_inf, fixed_step=args.fixed_step,
                    progress=sys.stderr.isatty() and not args.quiet, log=_log)
     st = sim.statistics
     summary = (f"{sim.status}: t = {sim.t[-1]:.6g} s, {st.get('nsteps', 0)} steps, "
@@ -287,6 +288,11 @@ def _parser():
     r.add_argument("--constraints", choices=CONSTRAINT_FORMULATIONS,
                    help="formulation of closed loops and rolling contacts: ggl "
                         "(stabilised index 2, the default) or projection (seed 004, bdf)")
+    r.add_argument("--rho-inf", type=float, metavar="RHO",
+                   help="galpha: spectral radius at infinity in [0, 1] (the amplitude "
+                        "factor per step of a mode the step does not resolve)")
+    r.add_argument("--fixed-step", type=float, metavar="H",
+                   help="galpha: a constant step (s) without error control")
     r.add_argument("--set", action="append", metavar="PATH=VALUE",
                    help="override a value of the model file by its dotted path "
                         "(repeatable), e.g. --set joints.j1.initial=0.2")

@@ -20,7 +20,8 @@ from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
 from .dynamics import system as _system
-from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
+from .dynamics.constrained import (constrained_accelerations, initial_derivative,
+                                   make_consistent, reselect_rows)
 from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
@@ -29,12 +30,12 @@ from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
                                      three_rotation_joints)
 from .errors import ModelError
 from .model.absolute import absolute_model, set_elastic_rates
-from .model.compiled import compile_model
+from .model.compiled import compile_model, quasi_static_elastic_state
 from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
 from .solvers.base import System
 from .solvers.kernel_call import KernelCall
-from .solvers.bdf_integrator import BdfIntegrator
+from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
@@ -72,7 +73,7 @@ def build_system(cm, constraints="ggl", formulation="joint"):
                                       else _system.dae_constrained_residual),
                         dae_jacobian=_system.dae_work_column,
                         dae_jacobian_columns=columns, second_order=0,
-                        index2=not projection)
+                        index2=not projection, npositions=cm.nq)
         if projection:
             system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
             return system
@@ -95,7 +96,20 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     return System(n=n, rhs=rhs, residual_kernel=residual, m=m, ws=ws,
                   algebraic=np.zeros(n, dtype=bool), dae_residual=dae_residual,
                   dae_jacobian=_system.dae_work_column,
-                  dae_jacobian_columns=columns, second_order=cm.nq, dae_mass=dae_mass)
+                  dae_jacobian_columns=columns, second_order=cm.nq, dae_mass=dae_mass,
+                  npositions=cm.nq, dae_elastic_columns=(
+                      _elastic_speed_columns(cm) if dae_mass is not None else None))
+
+
+def _elastic_speed_columns(cm):
+    """Mask of the state's elastic speeds (the u of every flexible body's elastic
+    coordinates), or None without flexible bodies."""
+    if not len(cm.arrays.flex_nf):
+        return None
+    mask = np.zeros(cm.nstate, dtype=bool)
+    for q0, nf in zip(cm.arrays.flex_q, cm.arrays.flex_nf):
+        mask[cm.nq + q0:cm.nq + q0 + nf] = True
+    return mask
 
 
 def compile_absolute(model):
@@ -136,8 +150,13 @@ def _with_rebasing(cm, system):
     system.refresh = refresh
 
 
-def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
-    """The Integrator called `method` (one of SOLVERS)."""
+def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
+                    rho_inf=0.9, fixed_step=None):
+    """The Integrator called `method` (one of SOLVERS); `rho_inf` and `fixed_step`
+    are galpha's."""
+    if method == "galpha":
+        return GalphaIntegrator(system, t0, y0, t_end, rtol, atol, max_step,
+                                rho_inf=rho_inf, fixed_step=fixed_step)
     if method in SCIPY_METHODS:
         return ScipyIntegrator(system, t0, y0, t_end, rtol, atol, max_step, method)
     if method == "bdf":
@@ -153,7 +172,8 @@ def kernels_need_compiling(method):
     bdf, the residual for IDA)."""
     if not CACHE:
         return True
-    kernel = {"bdf": "bdf_kernels.bdf_advance", "ida": "system.dae_residual"}.get(
+    kernel = {"bdf": "bdf_kernels.bdf_advance", "galpha": "galpha_kernels.galpha_advance",
+              "ida": "system.dae_residual"}.get(
         method, "system.state_derivative_from_ref")
     pattern = os.path.join(CACHE_DIR, "**", f"{kernel}-*.nbi")
     return not glob.glob(pattern, recursive=True)
@@ -260,7 +280,7 @@ class _Progress:
 
 def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
              output_step=None, max_step=None, formulation=None, constraints=None,
-             progress=False, log=None):
+             rho_inf=None, fixed_step=None, progress=False, log=None):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
     `formulation`: "joint", "order-n" (trees) or "absolute" (every joint a
     constraint, flexmbs.model.absolute); `constraints`: the formulation of
@@ -273,13 +293,18 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     source = model.source_path or "<python>"
     try:
         s = model.solver.with_changes(method, t_end, rtol, atol, max_step, formulation,
-                                      constraints)
+                                      constraints, rho_inf, fixed_step)
         out = model.output.with_changes(output_step)
         t0 = 0.0
         t_out = output_times(t0, s.t_end, out.step)
         cm = (compile_absolute(model) if s.formulation == "absolute" else
               compile_model(model))
         report = make_consistent(cm) if cm.has_constraints else None
+        if report is not None and any(
+                getattr(b, "initial", None) == "quasi-static" for _, b in cm.beams):
+            quasi_static_elastic_state(
+                cm, lambda cm, q, u, t: constrained_accelerations(cm, q, u, t)[0])
+            report = make_consistent(cm)
         if report is not None and s.method in SCIPY_METHODS:
             what = ", ".join([f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
                              * bool(cm.topology.cut_joint_names) +
@@ -337,7 +362,10 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
                    if getattr(b, "basis", None) is not None},
             settings={"t_end": t_end, "rtol": rtol, "atol": atol,
                       "formulation": s.formulation,
-                      "output_step": output_step, "max_step": max_step})
+                      "output_step": output_step, "max_step": max_step,
+                      **({"rho_inf": s.rho_inf,
+                          "fixed_step": s.fixed_step or 0.0} if method == "galpha"
+                         else {})})
     ts, ys, es, ss = [], [], [], []
 
     def emit(t, y):
@@ -362,7 +390,8 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     integ = None
     try:
         emit(np.array([t0]), y0[None, :])
-        integ = make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step)
+        integ = make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step,
+                                s.rho_inf, s.fixed_step)
         done = 0
         while integ.status == "running" and done < len(t_out):
             n, y = integ.advance(t_out[done:], WALL_BUDGET)

@@ -75,6 +75,8 @@ def test_run_with_overrides_info_and_plot(tmp_path):
     (["--set", "joints.nope.initial=1"], '--set "joints.nope.initial"'),
     (["--solver", "euler"], "euler"),
     (["--t-end", "-1"], "t_end"),
+    (["--solver", "galpha", "--rho-inf", "1.5"], 'solver: field "rho_inf"'),
+    (["--solver", "galpha", "--fixed-step", "0"], 'solver: field "fixed_step"'),
 ])
 def test_bad_input_exits_2_without_traceback(tmp_path, args, fragment):
     r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5", *args)
@@ -82,6 +84,24 @@ def test_bad_input_exits_2_without_traceback(tmp_path, args, fragment):
     assert fragment in r.stderr
     assert "Traceback" not in r.stderr
     assert r.stderr.startswith("flexmbs: error:")
+
+
+def test_galpha_from_the_command_line(tmp_path):
+    """--solver galpha with --rho-inf and --fixed-step: the settings reach the result
+    file, and `flexmbs energy` names the numerical dissipation."""
+    out = tmp_path / "h2.h5"
+    r = flexmbs("run", MODELS / "huang_two_link.toml", "-o", out, "--t-end", 0.2,
+                "--solver", "galpha", "--rho-inf", 0.5, "--fixed-step", 1e-3)
+    assert r.returncode == 0, r.stderr
+    res = open_result(out)
+    assert res.solver["method"] == "galpha" and res.solver["nsteps"] == 200
+    assert res.solver["settings"]["rho_inf"] == 0.5
+    assert res.solver["settings"]["fixed_step"] == 1e-3
+    e = flexmbs("energy", out, "--json")
+    report = json.loads(e.stdout)
+    assert report["method"] == "galpha" and report["rho_inf"] == 0.5
+    assert report["numerical_dissipation"] is not None
+    assert "numerical dissipation" in flexmbs("energy", out).stdout
 
 
 def test_bad_model_file_and_missing_result(tmp_path):

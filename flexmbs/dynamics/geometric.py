@@ -19,19 +19,18 @@ geo_row_ptr[j] (12 nf values, row-major), the slope rows dv, dw (5, 12) and weig
 
 from ..config import jit
 
-__all__ = ["geometric_elastic_forces", "element_mean_slope_square", "CONSISTENT",
+__all__ = ["geometric_elastic_forces", "geometric_tangent_stiffness",
+           "element_mean_slope_square", "CONSISTENT",
            "HUANG_AXIAL", "HUANG_FORESHORTENING"]
 
 NONE, CONSISTENT, HUANG_AXIAL, HUANG_FORESHORTENING = 0, 1, 2, 3  # GEOMETRIC_CODES
 
 
 @jit
-def element_mean_slope_square(j, length, gmat, row_ptr, row_data, qf, scratch):
-    """sbar = e^T G e / l (the element mean of v'^2 + w'^2) of element j at the
-    elastic coordinates qf. scratch (3, 12)."""
+def _element_state(j, gmat, r, qf, e, ge):
+    """e = R qf (12,), g = G e into ge, and returns S = e . g of element j (R: its
+    rows, 12 x nf row-major)."""
     nf = qf.shape[0]
-    e = scratch[0]
-    r = row_data[row_ptr[j]:row_ptr[j + 1]]
     for a in range(12):
         x = 0.0
         for b in range(nf):
@@ -42,8 +41,17 @@ def element_mean_slope_square(j, length, gmat, row_ptr, row_data, qf, scratch):
         x = 0.0
         for b in range(12):
             x += gmat[j, a, b] * e[b]
+        ge[a] = x
         s += e[a] * x
-    return s / length[j]
+    return s
+
+
+@jit
+def element_mean_slope_square(j, length, gmat, row_ptr, row_data, qf, scratch):
+    """sbar = e^T G e / l (the element mean of v'^2 + w'^2) of element j at the
+    elastic coordinates qf. scratch (2, 12) or larger."""
+    r = row_data[row_ptr[j]:row_ptr[j + 1]]
+    return _element_state(j, gmat, r, qf, scratch[0], scratch[1]) / length[j]
 
 
 @jit
@@ -61,18 +69,7 @@ def geometric_elastic_forces(code, first, last, ea, length, gmat, row_ptr, row_d
     fe = scratch[2]
     for j in range(first, last):
         r = row_data[row_ptr[j]:row_ptr[j + 1]]
-        for a in range(12):
-            x = 0.0
-            for b in range(nf):
-                x += r[a * nf + b] * qf[b]
-            e[a] = x
-        s = 0.0
-        for a in range(12):
-            x = 0.0
-            for b in range(12):
-                x += gmat[j, a, b] * e[b]
-            ge[a] = x
-            s += e[a] * x
+        s = _element_state(j, gmat, r, qf, e, ge)
         up = (e[6] - e[0]) / length[j]
         eaj = ea[j]
         u3 += 0.5 * eaj * up * s
@@ -104,3 +101,82 @@ def geometric_elastic_forces(code, first, last, ea, length, gmat, row_ptr, row_d
                 x += r[a * nf + b] * fe[a]
             out[b] += x
     return u3, u4
+
+
+@jit
+def geometric_tangent_stiffness(code, first, last, ea, length, gmat, row_ptr, row_data,
+                                dv, dw, weight, qf, out, scratch):
+    """Adds the tangent stiffness -dQ/dqf of the geometric forces of elements
+    first..last-1 (option `code`) at qf to out (nf, nf): per element R^T K_e R with
+
+        K_e = EA (u' G + g a^T)                                   (huang-axial)
+            + EA (a g^T + g g^T / l + S G / (2 l))                (consistent)
+            + EA/4 sum_p w_p (2 n_p n_p^T + s_p (dv_p dv_p^T + dw_p dw_p^T))
+                                                   (huang-foreshortening, n_p =
+                                                    v'_p dv_p + w'_p dw_p)
+
+    (g = G e, S = e . g, a the axial row; the numpy reference is
+    flexmbs.elements.geometric.geometric_stiffness). Only the columns of qf that an
+    element's rows R touch enter its product (one each for nodal coordinates).
+    scratch (16, 12): rows 0-3 vectors, rows 4-15 K_e."""
+    if code == NONE:
+        return
+    nf = qf.shape[0]
+    e = scratch[0]
+    ge = scratch[1]
+    nv = scratch[2]
+    ke = scratch[4:16]
+    for j in range(first, last):
+        r = row_data[row_ptr[j]:row_ptr[j + 1]]
+        s = _element_state(j, gmat, r, qf, e, ge)
+        lj = length[j]
+        up = (e[6] - e[0]) / lj
+        eaj = ea[j]
+        for a in range(12):
+            for b in range(12):
+                ke[a, b] = eaj * up * gmat[j, a, b]
+        for a in range(12):
+            ke[a, 0] -= eaj * ge[a] / lj
+            ke[a, 6] += eaj * ge[a] / lj
+        if code == CONSISTENT:
+            for b in range(12):
+                ke[0, b] -= eaj * ge[b] / lj
+                ke[6, b] += eaj * ge[b] / lj
+            c = eaj * s / (2.0 * lj)
+            for a in range(12):
+                for b in range(12):
+                    ke[a, b] += eaj / lj * ge[a] * ge[b] + c * gmat[j, a, b]
+        elif code == HUANG_FORESHORTENING:
+            for p in range(weight.shape[1]):
+                sv = 0.0
+                sw = 0.0
+                for a in range(12):
+                    sv += dv[j, p, a] * e[a]
+                    sw += dw[j, p, a] * e[a]
+                sp = sv * sv + sw * sw
+                c = 0.25 * eaj * weight[j, p]
+                for a in range(12):
+                    nv[a] = sv * dv[j, p, a] + sw * dw[j, p, a]
+                for a in range(12):
+                    for b in range(12):
+                        ke[a, b] += c * (2.0 * nv[a] * nv[b] + sp * (
+                            dv[j, p, a] * dv[j, p, b] + dw[j, p, a] * dw[j, p, b]))
+        for b in range(nf):
+            touched = False
+            for a in range(12):
+                if r[a * nf + b] != 0.0:
+                    touched = True
+                    break
+            if not touched:
+                continue
+            # scratch row 3: column b of K_e R
+            for a in range(12):
+                x = 0.0
+                for c2 in range(12):
+                    x += ke[a, c2] * r[c2 * nf + b]
+                scratch[3, a] = x
+            for b2 in range(nf):
+                x = 0.0
+                for a in range(12):
+                    x += r[a * nf + b2] * scratch[3, a]
+                out[b2, b] += x

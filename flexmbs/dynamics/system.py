@@ -23,7 +23,7 @@ from ..kinematics.recursive import (forward_kinematics, forward_kinematics_terms
 from .composite import composite_mass_matrix, finish_mass_matrix
 from .constraints import constraint_terms
 from .linalg import cholesky_solve_in_place
-from .geometric import geometric_elastic_forces
+from .geometric import geometric_elastic_forces, geometric_tangent_stiffness
 from .marker_loads import add_marker_load
 from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
                             flexible_quadratic_velocity)
@@ -798,7 +798,10 @@ def dae_mass_block(t, y, yp, args, out):
     over the rows and unknowns after q: M*(q) (H2.144) on the speeds, 1 on each work
     (F_w = w' - P). The work rows' dependence on u' (through the driving forces of
     prescribed coordinates in P) is left to the driver's differences. args as in
-    dae_residual."""
+    dae_residual. With 3 (n - nq) rows, out also receives below it the elastic
+    stiffness dF_r/dq and damping dF_r/du of the flexible bodies (elastic_tangent), on
+    the speeds' columns: the analytic elastic columns of the iteration matrix
+    (flexmbs.solvers.bdf_kernels._setup_second_order)."""
     mass_block_from_ref(t, y, tuple_ref(args), out)
 
 
@@ -820,11 +823,35 @@ def mass_block_from_ref(t, y, ref, out):
     else:
         forward_kinematics(m, ws, t, q, u)
         mass_matrix(m, ws)
+    nr = out.shape[1]
     for a in range(nq):
         for b in range(nq):
             out[a, b] = ws.mass[a, b]
-    for k in range(nq, out.shape[0]):
+    for k in range(nq, nr):
         out[k, k] = 1.0
+    if out.shape[0] >= 3 * nr:
+        elastic_tangent(m, ws, q, out[nr:2 * nr], out[2 * nr:3 * nr])
+
+
+@jit
+def elastic_tangent(m, ws, q, kout, dout):
+    """The elastic blocks of the iteration matrix: kout (nq..., nq...) += -dQ_e/dqf =
+    K_ff + K_geometric(qf) and dout += -dQ_e/dqf' = D (structural and modal damping),
+    at the elastic coordinates of every flexible body (rows and columns in q's
+    numbering), Q_e the elastic forces of FORMULATION.md sections 2 and 6."""
+    for k in range(m.flex_nf.shape[0]):
+        nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+        q0 = m.flex_q[k]
+        for a in range(nf):
+            for b in range(nf):
+                kout[q0 + a, q0 + b] += kff[a, b]
+                dout[q0 + a, q0 + b] += dff[a, b]
+        if m.geo_code[k] != 0:
+            geometric_tangent_stiffness(
+                m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea, m.geo_length,
+                m.geo_gmat, m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw,
+                m.geo_weight, q[q0:q0 + nf], kout[q0:q0 + nf, q0:q0 + nf],
+                ws.geo_scratch)
 
 
 @jit_inline

@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ModelError
+from ..elements.damping import modal_damping_matrix
 from .description import GROUND, BeamBody, Joint, Marker, RigidBody
 from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
 from .constraint_tables import constraint_tables
@@ -231,8 +232,8 @@ class Workspace(NamedTuple):
     [Qv + Qe - M a_bias] (the rigid part is in body_force); at a joint coordinate
     with a user law, the law's force.
     flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
-    (3, 3, nfmax + 2): a flexible body's mass matrix and scratch; geo_scratch (3, 12):
-    the geometric-stiffness kernel's.
+    (3, 3, nfmax + 2): a flexible body's mass matrix and scratch; geo_scratch (16, 12):
+    the geometric-stiffness kernels' (forces: rows 0-2; the tangent: all).
     Constraints (ncr rows of the cut joints): con_phi, con_phid (ncr,) position and
     velocity residuals, con_jac (ncr, nq) their Jacobian Phi_q, con_jacx (ncr, nc)
     its columns at the prescribed coordinates (whose drivers bear the constraint
@@ -394,7 +395,7 @@ class CompiledModel:
             flex_mb=z((6 + nfm, ncol)), djr=z((n, 3, ncol)), djw=z((n, 3, ncol)),
             act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
             flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
-            flex_work=z((3, 3, nfm + 2)), geo_scratch=z((3, 12)), con_phi=z(ncr),
+            flex_work=z((3, 3, nfm + 2)), geo_scratch=z((16, 12)), con_phi=z(ncr),
             con_phid=z(ncr), con_jac=z((ncr, nq)), con_jacx=z((ncr, nc)),
             con_jv=z((2, 3, ncol)),
             con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)),
@@ -616,7 +617,7 @@ def compile_model(model):
         first_col[b.name] = flex_col[-1]
         names += b.coordinate_names()
         q0 += list(_explicit_elastic_state(b))
-        u0 += [0.0] * b.nf
+        u0 += list(_explicit_elastic_rates(b))
         ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf ** 2, b.nf ** 2]))
     col_qindex = np.array(qindex + list(range(nfree, len(names))), dtype=np.int64)
 
@@ -650,7 +651,11 @@ def compile_model(model):
 
     def damping(b):
         inv = b.invariants
-        return b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
+        d = b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
+        if b.modal_damping is not None:
+            d = d + modal_damping_matrix(inv.stiffness, inv.mass_matrix(),
+                                         b.modal_damping, f'body "{b.name}"')
+        return d
 
     # markers of loads and sensors
     marker_index, mk_list = {}, []
@@ -774,6 +779,8 @@ def compile_model(model):
                                "to choose yourself)")
     if any(_starts_static(b) for _, b in beams):
         static_elastic_state(cm)
+    if any(_starts_quasi_static(b) for _, b in beams) and not cm.has_constraints:
+        quasi_static_elastic_state(cm)
     return cm
 
 
@@ -787,6 +794,42 @@ STATIC_GROWTH = 1e3  # a Newton step may raise the residual this much (the axial
 
 def _starts_static(beam):
     return isinstance(beam.initial, str) and beam.initial == "static"
+
+
+def _starts_quasi_static(beam):
+    return isinstance(beam.initial, str) and beam.initial == "quasi-static"
+
+
+def quasi_static_elastic_state(cm, accelerations=None):
+    """cm.q0, cm.u0 at the elastic coordinates and rates of the beams with initial =
+    "quasi-static" (flexmbs.model.quasi_static). accelerations(cm, q, u, t): the
+    model's u' (default: a tree's, M*^-1 Q*; a model with closed loops passes its
+    constrained accelerations). Returns the largest elastic acceleration of the
+    given start."""
+    from ..dynamics import api
+    from .quasi_static import quasi_static_state
+    accelerations = accelerations or api.accelerations
+    chosen = [(k, b) for k, (_, b) in enumerate(cm.beams) if _starts_quasi_static(b)]
+    rows = np.concatenate([np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf)
+                           for k, b in chosen])
+    names = ", ".join(f'"{b.name}"' for _, b in chosen)
+    q, u, scale = quasi_static_state(lambda q, u, t: accelerations(cm, q, u, t),
+                                     cm.q0, cm.u0, 0.0, rows, names)
+    cm.q0[:] = q
+    cm.u0[:] = u
+    return scale
+
+
+def _explicit_elastic_rates(beam):
+    """uf0 of a beam: its given `initial_rates`, else zeros."""
+    if beam.initial_rates is None:
+        return np.zeros(beam.nf)
+    if len(beam.initial_rates) != beam.nf:
+        first = ", ".join(beam.coordinate_names()[:3])
+        raise ModelError(f"expected {beam.nf} elastic rates ({first}, ...), got "
+                         f"{len(beam.initial_rates)}", f'body "{beam.name}"',
+                         "initial_rates")
+    return beam.initial_rates
 
 
 def _explicit_elastic_state(beam):

@@ -35,7 +35,7 @@ CONTACT_TYPES = ("rolling_disk", "knife_edge")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
-SOLVER_METHODS = ("bdf", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
+SOLVER_METHODS = ("bdf", "galpha", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
 FORMULATIONS = ("joint", "order-n", "absolute")  # FORMULATION.md 5 and 10; seed 002
 CONSTRAINT_FORMULATIONS = ("ggl", "projection")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
@@ -183,7 +183,7 @@ class RigidBody:
 
 
 NODE_DOFS = ("u", "v", "w", "tx", "ty", "tz")  # nodal coordinates, body axes
-BEAM_INITIAL_STATES = ("undeformed", "static")
+BEAM_INITIAL_STATES = ("undeformed", "static", "quasi-static")
 
 
 @dataclass
@@ -204,9 +204,17 @@ class BeamBody:
     Structural damping D = alpha K + beta M_ff (alpha in
     s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates; `initial`
     is their initial state: "undeformed" (qf = 0, the thesis's choice), "static" (in
-    equilibrium with gravity at the initial joint state, joints held) or the values of
-    qf themselves (m and rad; modal amplitudes when reduced), in the order of the
-    body's coordinate names, as `flexmbs equilibrium` writes them.
+    equilibrium with gravity at the initial joint state, joints held),
+    "quasi-static" (the elastic accelerations vanish at t = 0 with the joints free
+    and moving at their initial rates, and the elastic rates are the rate of change
+    of that state: a start that excites no high mode) or the values of qf themselves
+    (m and rad; modal amplitudes when reduced), in the order of the body's
+    coordinate names, as `flexmbs equilibrium` writes them. `initial_rates`: the
+    elastic rates at t = 0 (m/s and rad/s, in the same order; None: zero, or those of
+    "quasi-static"). `modal_damping`: damping ratios of the body's own modes (of its
+    elastic coordinates, reduced or nodal; flexmbs.elements.damping): one for every
+    mode, a list with one per mode in order of frequency, or "bands" (1 % below
+    100 Hz, 10 % below 1 kHz, critical above); None: none beyond alpha and beta.
 
     Modal reduction (FORMULATION.md section 8, flexmbs.elements.modal): `modes` is
     "all" (the elastic coordinates are the free nodal ones) or n, the number of lowest
@@ -235,6 +243,8 @@ class BeamBody:
     correction_modes: bool = False
     nodal_invariants: object = field(default=None, metadata={"serialize": False})
     basis: object = field(default=None, metadata={"serialize": False})  # derived
+    initial_rates: object = None  # None or the elastic rates (nf,)
+    modal_damping: object = None  # None, a ratio, ratios per mode, or "bands"
 
     @property
     def mass(self):
@@ -432,7 +442,10 @@ class SolverSettings:
     only), and the formulation of the
     constraints of closed loops and rolling contacts, `constraints` (one of
     CONSTRAINT_FORMULATIONS: "ggl", the stabilised index-2 form; "projection", seed
-    004's projection onto the null space of the constraint matrix, bdf only)."""
+    004's projection onto the null space of the constraint matrix, bdf only).
+    `rho_inf` in [0, 1] is the spectral radius at infinity of `galpha` (the amplitude
+    factor per step of a mode its step does not resolve) and `fixed_step` (s), when
+    set, its constant step without error control."""
     method: str = "bdf"
     t_end: float = 1.0
     rtol: float = 1e-6
@@ -440,9 +453,11 @@ class SolverSettings:
     max_step: float = np.inf
     formulation: str = "joint"
     constraints: str = "ggl"
+    rho_inf: float = 0.9
+    fixed_step: float = None
 
     def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
-                     formulation=None, constraints=None):
+                     formulation=None, constraints=None, rho_inf=None, fixed_step=None):
         """A validated copy with the given values changed (ModelError if bad)."""
         item = "solver"
         if method is not None and method not in SOLVER_METHODS:
@@ -454,7 +469,15 @@ class SolverSettings:
         if constraints is not None and constraints not in CONSTRAINT_FORMULATIONS:
             raise ModelError(f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got "
                              f"{constraints!r}", item, "constraints")
+        if rho_inf is not None:
+            rho_inf = _scalar(rho_inf, item, "rho_inf", nonnegative=True)
+            if rho_inf > 1.0:
+                raise ModelError(f"expected a number in [0, 1], got {rho_inf!r}", item,
+                                 "rho_inf")
         return SolverSettings(
+            rho_inf=self.rho_inf if rho_inf is None else rho_inf,
+            fixed_step=self.fixed_step if fixed_step is None else _scalar(
+                fixed_step, item, "fixed_step", positive=True),
             formulation=self.formulation if formulation is None else formulation,
             constraints=self.constraints if constraints is None else constraints,
             method=self.method if method is None else method,
@@ -598,7 +621,8 @@ class Model:
     def add_beam_body(self, name, points, section, material, elements=1, reference=None,
                       fixed=None, node_masses=None, alpha=0.0, beta=0.0,
                       initial="undeformed", node_inertias=None, geometric="consistent",
-                      modes="all", correction_modes=False):
+                      modes="all", correction_modes=False, initial_rates=None,
+                      modal_damping=None):
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
         conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
@@ -609,7 +633,9 @@ class Model:
         `reference`: section-y reference vector in body axes (default: the body axis,
         of x, y, z, most normal to the first segment); `initial`: "undeformed",
         "static" or the elastic coordinates qf (their number is checked when the model
-        is compiled, after modal reduction); `modes`: "all" (nodal coordinates) or the number of lowest natural
+        is compiled, after modal reduction); `initial_rates`: None or the elastic
+        rates at t = 0, as many as `initial`; `modal_damping`: None, a damping ratio
+        of every mode, one per mode, or "bands" (see BeamBody); `modes`: "all" (nodal coordinates) or the number of lowest natural
         modes kept; `correction_modes`: add static correction modes at the nodes that
         carry markers (recomputed as markers are added)."""
         from ..elements.invariants import beam_body_invariants
@@ -685,6 +711,9 @@ class Model:
             raise ModelError(f"expected one of {', '.join(GEOMETRIC_OPTIONS)}, got "
                              f"{geometric!r}", item, "geometric")
         initial = _beam_initial_state(initial, item)
+        rates = None
+        if initial_rates is not None:
+            rates = _beam_initial_state(initial_rates, item, "initial_rates")
         if not (modes == "all" if isinstance(modes, str) else (
                 isinstance(modes, (int, np.integer)) and not isinstance(modes, bool)
                 and modes >= 1)):
@@ -703,7 +732,9 @@ class Model:
                         _scalar(beta, item, "beta", nonnegative=True), inv, initial,
                         node_inertias=inertias, geometric=geometric,
                         modes=modes if isinstance(modes, str) else int(modes),
-                        correction_modes=bool(correction_modes), nodal_invariants=inv)
+                        correction_modes=bool(correction_modes), nodal_invariants=inv,
+                        initial_rates=rates, modal_damping=_modal_damping(
+                            modal_damping, item))
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         _reduce_beam(body, item)
         self.bodies[name] = body
@@ -1070,10 +1101,11 @@ class Model:
 
     # --------------------------------------------------------------- settings
     def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
-                   formulation=None, constraints=None):
+                   formulation=None, constraints=None, rho_inf=None, fixed_step=None):
         """Change the integration settings (see SolverSettings)."""
         self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step,
-                                               formulation, constraints)
+                                               formulation, constraints, rho_inf,
+                                               fixed_step)
 
     def set_output(self, step=None):
         """Change the time between two recorded samples (s)."""
@@ -1101,9 +1133,13 @@ class Model:
             raise ModelError("the name is used twice", item, "name")
 
 
-def _beam_initial_state(initial, item):
-    """A BEAM_INITIAL_STATES name, or the elastic coordinates as a float array."""
+def _beam_initial_state(initial, item, fld="initial"):
+    """A BEAM_INITIAL_STATES name (`initial` only), or the elastic coordinates (or
+    rates) as a float array."""
     if isinstance(initial, str):
+        if fld != "initial":
+            raise ModelError(f"expected a list of the elastic rates, got {initial!r}",
+                             item, fld)
         if initial not in BEAM_INITIAL_STATES:
             raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)} or a list "
                              f"of the elastic coordinates, got {initial!r}", item,
@@ -1113,10 +1149,31 @@ def _beam_initial_state(initial, item):
         values = np.asarray(initial, dtype=float).reshape(-1)
     except (TypeError, ValueError):
         raise ModelError(f"expected a name or a list of numbers, got {initial!r}", item,
-                         "initial") from None
+                         fld) from None
     if not np.all(np.isfinite(values)):
-        raise ModelError("expected finite elastic coordinates", item, "initial")
+        raise ModelError("expected finite elastic coordinates", item, fld)
     return values
+
+
+def _modal_damping(spec, item):
+    """None, "bands", or damping ratios >= 0 (a float or a float array); the count
+    of a list is checked against the body's modes when the model is compiled."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        if spec != "bands":
+            raise ModelError(f'expected "bands", a number or a list of numbers, got '
+                             f"{spec!r}", item, "modal_damping")
+        return spec
+    try:
+        ratios = np.asarray(spec, dtype=float)
+    except (TypeError, ValueError):
+        ratios = None
+    if ratios is None or ratios.ndim > 1 or ratios.size == 0 or \
+            not np.all(np.isfinite(ratios)) or np.any(ratios < 0):
+        raise ModelError(f"expected damping ratios >= 0, got {spec!r}", item,
+                         "modal_damping")
+    return float(ratios) if ratios.ndim == 0 else ratios
 
 
 def _reduce_beam(body, item):

@@ -41,6 +41,7 @@ INTEGER_OR_VECTOR = "an integer or a list of integers"
 STRING_OR_LIST = '"all" or a list of strings'
 STRING_OR_NUMBER = "a string or a number"
 STRING_OR_VECTOR = "a string or a list of numbers"
+STRING_NUMBER_OR_VECTOR = '"bands", a number or a list of numbers'
 INTEGER_OR_STRING = 'an integer or "all"'
 TABLE = "a table"
 
@@ -74,6 +75,7 @@ _KIND_CHECKS = {
                                     for x in v)),
     STRING_OR_NUMBER: lambda v: isinstance(v, str) or _is_number(v),
     STRING_OR_VECTOR: lambda v: isinstance(v, str) or _is_vector(v),
+    STRING_NUMBER_OR_VECTOR: lambda v: isinstance(v, str) or _is_number(v) or _is_vector(v),
     INTEGER_OR_STRING: lambda v: isinstance(v, str) or (isinstance(v, int)
                                                         and not isinstance(v, bool)),
     STRING_OR_LIST: lambda v: isinstance(v, str) or (
@@ -120,7 +122,7 @@ class _Schema:
 _MODEL = _Schema({"name": STRING, "gravity": VECTOR})
 _SOLVER = _Schema({"method": STRING, "t_end": NUMBER, "rtol": NUMBER, "atol": NUMBER,
                    "max_step": NUMBER, "formulation": STRING,
-                   "constraints": STRING})
+                   "constraints": STRING, "rho_inf": NUMBER, "fixed_step": NUMBER})
 _OUTPUT = _Schema({"step": NUMBER})
 _GROUND = _Schema({"markers": TABLE})
 _MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
@@ -130,7 +132,8 @@ _BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
 _BEAM = _Schema({"type": STRING, "points": MATRIX, "elements": INTEGER_OR_VECTOR,
                  "section": TABLE, "material": TABLE, "reference": VECTOR, "fixed": TABLE,
                  "node_masses": TABLE, "node_inertias": TABLE, "alpha": NUMBER,
-                 "beta": NUMBER, "initial": STRING_OR_VECTOR, "geometric": STRING, "markers": TABLE,
+                 "beta": NUMBER, "initial": STRING_OR_VECTOR, "initial_rates": VECTOR, "modal_damping": STRING_NUMBER_OR_VECTOR,
+                 "geometric": STRING, "markers": TABLE,
                  "modes": INTEGER_OR_STRING, "correction_modes": BOOLEAN},
                 required=("type", "points", "section", "material"))
 _BEAM_MARKER = _Schema({"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR},

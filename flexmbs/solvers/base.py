@@ -47,7 +47,10 @@ class System:
     Newton iteration); `dae_mass(t, y, yp, (m, ws), out)`, with it, writes the
     derivative of the remaining rows with respect to the remaining y' (the mass matrix
     M* and the works' identity), from which the driver re-forms its iteration matrix
-    between difference Jacobians."""
+    between difference Jacobians. `npositions` = nq > 0 says that y = [q, u, ...]
+    with q' = u up to constraint terms (the positions of galpha's error test).
+    `dae_elastic_columns` (with `dae_mass`) flags the speeds of elastic coordinates,
+    whose iteration-matrix columns the mass hook's elastic blocks supply."""
     n: int
     rhs: object
     residual_kernel: object
@@ -61,6 +64,8 @@ class System:
     dae_mass: object = None
     index2: bool = False
     refresh: object = None
+    npositions: int = 0
+    dae_elastic_columns: np.ndarray = None
 
 
 class Integrator(ABC):

@@ -210,6 +210,11 @@ class BDF:
         max_order and stays), for convergence studies.
     history : with `fixed_step`, (k, n) states y(t0 - j fixed_step), j = 1..k, to
         start at order k at once.
+    elastic_columns : with `mass` and `second_order`, an (n,) mask of the speeds of
+        elastic coordinates: their columns of the iteration matrix are cj A + D +
+        K / cj from the mass hook's elastic blocks (it then fills a (3 m, m) matrix:
+        A, then K = dF_r/dq and D = dF_r/du on the speed columns), not differences,
+        and a re-formed matrix has K / cj at the current cj.
     index2 : the algebraic components are index-2 variables (the multipliers of a
         stabilised index-2 system): their weights in the Newton convergence test are
         scaled by min(h, 1) (DASSL's index-2 scaling; bdf_kernels._wrms_newton).
@@ -222,7 +227,7 @@ class BDF:
                  algebraic=None, jacobian=None, jacobian_columns=None,
                  second_order=0, mass=None, max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
-                 history=None, index2=False):
+                 history=None, index2=False, elastic_columns=None):
         if _JIT and not _is_jitted(residual):
             raise ValueError("residual must be a numba-jitted function "
                              "(numba.njit or flexmbs.config.jit)")
@@ -241,6 +246,16 @@ class BDF:
             if jcol.shape != (np.size(y0),) or jcol.dtype.kind not in "biu":
                 raise ValueError(f"jacobian_columns must be a bool/int mask of "
                                  f"{np.size(y0)} values, got shape {jcol.shape}")
+        if elastic_columns is not None:
+            ecol = np.asarray(elastic_columns)
+            if mass is None or not second_order:
+                raise ValueError("elastic_columns needs a mass hook and second_order")
+            if ecol.shape != (np.size(y0),) or ecol.dtype.kind not in "biu" or \
+                    np.any(ecol[:second_order]):
+                raise ValueError(f"elastic_columns must be a bool/int mask of "
+                                 f"{np.size(y0)} values, none of the positions")
+            if not np.any(ecol):
+                elastic_columns = None
         if not isinstance(args, tuple):
             raise ValueError(f"args must be a tuple, got {type(args).__name__}")
         t0 = float(t0)
@@ -313,7 +328,8 @@ class BDF:
         self._args = args
         if ns:
             self._check_second_order(residual, args, t0, y0, yp0, ns)
-        s = _k.new_state(n, ns, mass=mass is not None)
+        s = _k.new_state(n, ns, mass=mass is not None,
+                         elastic=elastic_columns is not None)
         self._s = s
         s.y[:] = y0
         s.yp[:] = yp0
@@ -339,6 +355,9 @@ class BDF:
         else:
             iv[_k.I_USE_JAC] = _k.JAC_HOOK_COLUMNS
             s.jcol[:] = np.where(jcol != 0, 1.0, 0.0)
+        if elastic_columns is not None:
+            iv[_k.I_USE_MASS] = 2
+            s.jcol[np.asarray(elastic_columns) != 0] = 2.0
         iv[_k.I_STATUS] = _k.ST_RUNNING
 
         self._compile_kernels()
@@ -355,10 +374,14 @@ class BDF:
         self._started = self._status == _k.ST_RUNNING
         if self._started:
             h_start = fixed_step if fixed_step is not None else (h0 or 0.0)
-            _k.bdf_start(s, t0, float(h_start), hist)
+            self._begin(s, t0, float(h_start), hist)
         self.y0 = s.y.copy()
         self.yp0 = s.yp.copy()
         self.wall_time += time.perf_counter() - start
+
+    def _begin(self, s, t0, h_start, hist):
+        """Prepare the first step (bdf_kernels.bdf_start)."""
+        _k.bdf_start(s, t0, h_start, hist)
 
     @staticmethod
     def _check_second_order(residual, args, t0, y0, yp0, ns):
@@ -392,6 +415,15 @@ class BDF:
             self._ic = _k.bdf_initial_conditions
             self._functions = (self._residual, self._jacobian, self._mass)
             return
+        targs, tstate, (f_res, f_jac, f_mass) = self._function_types()
+        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, f_mass, targs, tstate,
+                                                _VEC, _MAT, _MAT, types.int64))
+        self._ic = _entry(_k.bdf_initial_conditions, (f_res, f_jac, targs, tstate,
+                                                      _F8))
+
+    def _function_types(self):
+        """(type of args, type of the state, the FunctionTypes of the residual, the
+        Jacobian and the mass hook); sets self._functions to their compiled values."""
         try:
             targs = numba.typeof(self._args)
         except ValueError as exc:
@@ -407,10 +439,7 @@ class BDF:
         self._functions = (_CompiledFunction(self._residual, f_res),
                            _CompiledFunction(self._jacobian, f_jac),
                            _CompiledFunction(self._mass, f_mass))
-        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, f_mass, targs, tstate,
-                                                _VEC, _MAT, _MAT, types.int64))
-        self._ic = _entry(_k.bdf_initial_conditions, (f_res, f_jac, targs, tstate,
-                                                      _F8))
+        return targs, tstate, (f_res, f_jac, f_mass)
 
     # ---- state ------------------------------------------------------------------
     @property

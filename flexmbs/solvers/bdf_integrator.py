@@ -1,4 +1,4 @@
-"""flexmbs' own BDF driver (solvers/bdf.py) behind the solver interface of base.py:
+"""flexmbs' own BDF and generalized-alpha drivers (solvers/bdf.py, galpha.py) behind the solver interface of base.py:
 the model's residual F(t, y, y') = 0 stepped inside numba, Python called once per
 chunk of steps to write outputs and show progress."""
 
@@ -8,8 +8,9 @@ import numpy as np
 
 from .base import Integrator
 from .bdf import BDF
+from .galpha import RHO_INF, GeneralizedAlpha
 
-__all__ = ["BdfIntegrator", "STEPS_PER_CALL", "BDF_STEP_FLOOR"]
+__all__ = ["BdfIntegrator", "GalphaIntegrator", "STEPS_PER_CALL", "BDF_STEP_FLOOR"]
 
 STEPS_PER_CALL = 500
 """Steps of one call into the compiled loop; between calls the wall budget is checked."""
@@ -68,7 +69,7 @@ class BdfIntegrator(Integrator):
                    jacobian_columns=(None if system.dae_jacobian is None
                                      else system.dae_jacobian_columns),
                    second_order=system.second_order, mass=system.dae_mass,
-                   h_max=max_step,
+                   elastic_columns=system.dae_elastic_columns, h_max=max_step,
                    h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
                    calc_ic=False, index2=index2,
                    h0=INDEX2_FIRST_STEP * (self.t_end - t) if index2 else None)
@@ -125,3 +126,40 @@ class BdfIntegrator(Integrator):
             stats["restarts"] = self.restarts
         stats["wall_time"] = self.wall_time
         return stats
+
+
+class GalphaIntegrator(BdfIntegrator):
+    """The generalized-alpha driver (solvers/galpha.py) on the same residual, hooks
+    and restarts as `bdf`: `rho_inf` its spectral radius at infinity, `fixed_step`
+    (s) a constant step without error control (None: the positions' local error
+    controls the step)."""
+
+    name = "galpha"
+
+    def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
+                 rho_inf=RHO_INF, fixed_step=None):
+        self._galpha = (rho_inf, fixed_step)
+        super().__init__(system, t0, y0, t_end, rtol, atol, max_step)
+
+    def _start(self, t, y, yp):
+        system = self.system
+        rtol, atol, max_step = self._settings
+        rho_inf, fixed_step = self._galpha
+        if not np.all(np.isfinite(yp)):
+            yp = np.zeros(system.n)
+        index2 = bool(np.any(system.algebraic)) and system.index2
+        h0 = None
+        if fixed_step is None and index2:
+            h0 = INDEX2_FIRST_STEP * (self.t_end - t)
+        return GeneralizedAlpha(
+            system.dae_residual, (system.m, system.ws), t, y, yp, self.t_end, rtol,
+            atol, rho_inf=rho_inf, algebraic=system.algebraic,
+            jacobian=system.dae_jacobian,
+            jacobian_columns=(None if system.dae_jacobian is None
+                              else system.dae_jacobian_columns),
+            second_order=system.second_order, mass=system.dae_mass,
+            elastic_columns=system.dae_elastic_columns, h_max=max_step,
+            h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
+            index2=index2, h0=h0, positions=system.npositions,
+            fixed_step=(None if fixed_step is None
+                        else min(fixed_step, self.t_end - self.t0)))

@@ -156,7 +156,8 @@ I_USE_JAC = 9      # JAC_FD, JAC_HOOK or JAC_HOOK_COLUMNS
 I_HISTORY = 10     # 1: started from a given history at full order
 I_NSECOND = 11     # ns > 0: F_i = y'_i - y_{ns+i} for i < ns (second-order structure)
 I_INDEX2 = 12      # 1: the algebraic components are index-2 multipliers (see _wrms_newton)
-I_USE_MASS = 13    # 1: a mass hook re-forms Gr = R + cj A(y) between difference Jacobians
+I_USE_MASS = 13    # 1: a mass hook re-forms Gr = R + cj A(y) between difference Jacobians;
+                   # 2: it also gives the elastic blocks K, D (Gr = R + cj A + K / cj)
 I_REST_AGE = 14    # steps since the difference Jacobian behind R
 I_REFORM_DUE = 15  # 1: the last step's iteration was slow; re-form G from the mass hook
 NI = 16
@@ -189,19 +190,21 @@ phi (NPHI, n) divided differences; psi, alpha, beta, sigma, gamma (NPHI,) method
 coefficients; y, yp (n,) solution at t_n; yy, yyp, ypred, yppred, ee, delta, res, tmp
 (n,) work vectors; ewt (n,) error weights 1 / (rtol |y| + atol); rtol, atol (n,);
 mask (n,) 1.0 for components in the error test, 0.0 for excluded (algebraic) ones;
-jcol (n,) 1.0 for the columns of G the hook supplies (JAC_HOOK_COLUMNS); Gr (m, m),
+jcol (n,) 1.0 for the columns of G the hook supplies (JAC_HOOK_COLUMNS), 2.0 for the
+speed columns of elastic coordinates (from the mass hook's K and D blocks); Gr (m, m),
 pivr (m,), dz (m,): the reduced iteration matrix (LU), its pivots and a work vector
 of the second-order form, m = n - ns (see _setup_second_order); G, G2 (n, n)
 iteration matrix (LU) and scratch; piv (n,) int64 pivots; Ar, Rr (m, m) with a mass
 hook, else (0, 0): its matrix A and the rest R = Gr - cj A of the last difference
-Jacobian (_reform_with_mass); fs (NF,) float scalars, iv (NI,) int scalars, stats
+Jacobian (_reform_with_mass); with the elastic blocks Ar is (3 m, m): A, then K and
+D, and R = Gr - cj A - K / cj; fs (NF,) float scalars, iv (NI,) int scalars, stats
 (NS,) counters."""
 
 
-def new_state(n, nsecond=0, mass=False):
+def new_state(n, nsecond=0, mass=False, elastic=False):
     """A zeroed BdfState for n unknowns, the first `nsecond` of them positions whose
-    speeds follow them, with room for a mass hook's matrices if `mass` (numpy
-    allocation, outside numba)."""
+    speeds follow them, with room for a mass hook's matrices if `mass` (and its
+    elastic blocks if `elastic`; numpy allocation, outside numba)."""
     nr = n - nsecond
     na = nr if mass else 0
     v = lambda: np.zeros(n)  # noqa: E731
@@ -212,7 +215,7 @@ def new_state(n, nsecond=0, mass=False):
         res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(), jcol=v(),
         G=np.zeros((n, n)), G2=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64),
         Gr=np.zeros((nr, nr)), pivr=np.zeros(nr, dtype=np.int64), dz=np.zeros(nr),
-        Ar=np.zeros((na, na)), Rr=np.zeros((na, na)),
+        Ar=np.zeros((3 * na if elastic else na, na)), Rr=np.zeros((na, na)),
         fs=np.zeros(NF), iv=np.zeros(NI, dtype=np.int64),
         stats=np.zeros(NS, dtype=np.int64))
 
@@ -482,10 +485,15 @@ def _setup_second_order(residual, jacobian, mass, args, s, t, y, yp, res):
     valid while r_q = 0 (the corrector keeps it so: _nls). Column j of Gr is one
     residual call along the direction (q_j + d/cj, q'_j + d, u_j + d, u'_j + cj d),
     so a Jacobian costs n - ns residuals, not n, and the LU is (n - ns)^2. Columns
-    flagged in s.jcol come from the hook, which fills the full G (into s.G2): for a
-    flagged u_j it must supply the q_j column too. Increments from
+    flagged 1.0 in s.jcol come from the hook, which fills the full G (into s.G2): for
+    a flagged u_j it must supply the q_j column too. Increments from
     _fd_increment_floored. With a mass hook (iv[I_USE_MASS]) the hook's A at (t, y)
-    is evaluated too and R = Gr - cj A kept (s.Rr) for _reform_with_mass.
+    is evaluated too and R = Gr - cj A kept (s.Rr) for _reform_with_mass. With its
+    elastic blocks (I_USE_MASS = 2) the columns flagged 2.0, the speeds of elastic
+    coordinates, are cj A + D + K / cj without residuals: the inertia, the elastic
+    damping and the elastic stiffness (linear and geometric) of the beams, leaving
+    out the smaller dependence of the inertial, gyroscopic and gravity forces on the
+    elastic coordinates, which the modified Newton iteration absorbs.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
@@ -498,10 +506,19 @@ def _setup_second_order(residual, jacobian, mass, args, s, t, y, yp, res):
     if use_hook:
         s.G2[:, :] = 0.0
         jacobian(t, y, yp, cj, args, s.G2)
+    elastic = iv[I_USE_MASS] == 2
+    if elastic:
+        s.Ar[:, :] = 0.0
+        mass(t, y, yp, args, s.Ar)
     calls = 0
     for jr in range(nr):
         j = ns + jr
-        if use_hook and jcol[j] != 0.0:
+        if elastic and jcol[j] == 2.0:
+            for i in range(nr):
+                Gr[i, jr] = (cj * s.Ar[i, jr] + s.Ar[2 * nr + i, jr]
+                             + s.Ar[nr + i, jr] / cj)
+            continue
+        if use_hook and jcol[j] == 1.0:
             for i in range(nr):
                 v = s.G2[ns + i, j]
                 if jr < ns:
@@ -539,11 +556,14 @@ def _setup_second_order(residual, jacobian, mass, args, s, t, y, yp, res):
         return _NLS_NONFINITE
     if iv[I_USE_MASS] != 0:
         Ar, Rr = s.Ar, s.Rr
-        Ar[:, :] = 0.0
-        mass(t, y, yp, args, Ar)
+        if not elastic:
+            Ar[:, :] = 0.0
+            mass(t, y, yp, args, Ar)
         for i in range(nr):
             for j in range(nr):
                 Rr[i, j] = Gr[i, j] - cj * Ar[i, j]
+                if elastic:
+                    Rr[i, j] -= Ar[nr + i, j] / cj
         if not _matrix_finite(Rr):
             return _NLS_NONFINITE
     st[S_NLU] += 1
@@ -559,18 +579,26 @@ def _reform_with_mass(mass, args, s, t, y, yp):
     the current iterate, R = Gr_0 - cj_0 A_0 of the last difference Jacobian
     (_setup_second_order). For a mechanical residual M(q) u' - f(q, u), Gr = cj M + D
     + K / cj (D, K: the derivatives of -f in u and q): the re-formed matrix has M at
-    the current q and cj exact, D and K / cj_0 kept from the differences. Returns
+    the current q and cj exact, D and K / cj_0 kept from the differences; with the
+    elastic blocks (I_USE_MASS = 2) the elastic stiffness K_e / cj has cj exact too
+    (R = Gr_0 - cj_0 A_0 - K_e0 / cj_0, and K_e0 of the last full setup kept: the
+    mass hook is asked for A alone here), which matters for stiff beams, whose
+    K / cj outweighs cj M at steps beyond their highest frequencies. Returns
     _OK, _NLS_SINGULAR or _NLS_NONFINITE, like _setup.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
-    Ar, Rr, Gr = s.Ar, s.Rr, s.Gr
+    Rr, Gr = s.Rr, s.Gr
     nr = Gr.shape[0]
+    Ar = s.Ar[:nr]
     Ar[:, :] = 0.0
     mass(t, y, yp, args, Ar)
+    elastic = iv[I_USE_MASS] == 2
     for i in range(nr):
         for j in range(nr):
             Gr[i, j] = Rr[i, j] + cj * Ar[i, j]
+            if elastic:
+                Gr[i, j] += s.Ar[nr + i, j] / cj
     st[S_NMASS] += 1
     fs[F_CJOLD] = cj
     fs[F_CJRATIO] = 1.0
@@ -1264,6 +1292,32 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
 
 
 @jit_entry
+def next_step_size(s, tn, outputs_done, budget_used):
+    """The head of a step loop once the outputs up to t_n are filled (bdf_advance,
+    galpha_kernels.galpha_advance): marks the run finished at t_end, and returns
+    False when the loop stops (not running, outputs done, step budget used, or the
+    step below the floor h_min: ST_STEP_TOO_SMALL); else sets fs[F_H], the step from
+    t_n (the fixed step if there is one), cut or stretched to end at t_end, and
+    returns True."""
+    fs, iv = s.fs, s.iv
+    t_end = fs[F_T_END]
+    if iv[I_STATUS] == ST_RUNNING and tn >= t_end:
+        iv[I_STATUS] = ST_FINISHED
+    if iv[I_STATUS] != ST_RUNNING or outputs_done or budget_used:
+        return False
+    if fs[F_H_FIXED] > 0.0:
+        fs[F_H] = fs[F_H_FIXED]
+    if tn + fs[F_H] * (1.0 + TSTOP_FUZZ * EPS) >= t_end:
+        fs[F_H] = t_end - tn
+    elif fs[F_H] < max(fs[F_H_MIN], H_MIN_UROUND * EPS * abs(tn)):
+        fs[F_T_FAIL] = tn
+        fs[F_H_FAIL] = fs[F_H]
+        iv[I_STATUS] = ST_STEP_TOO_SMALL
+        return False
+    return True
+
+
+@jit_entry
 def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_steps):
     """Step until the outputs t_out (increasing, >= t_n - h_used, <= t_end) are all
     filled (an empty t_out: until t_end), t_end is reached, max_steps steps were
@@ -1284,35 +1338,19 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
     """
     ref = tuple_ref(args)
     sref = tuple_ref(s)
-    fs, iv = s.fs, s.iv
     nout = t_out.size
-    t_end = fs[F_T_END]
-    h_fixed = fs[F_H_FIXED]
     i_out = 0
     nstep = 0
     while True:
-        tn = fs[F_T]
+        tn = s.fs[F_T]
         while i_out < nout and t_out[i_out] <= tn:
             bdf_interpolate(s, t_out[i_out], y_out[i_out], yp_out[i_out])
             i_out += 1
-        if iv[I_STATUS] == ST_RUNNING and tn >= t_end:
-            iv[I_STATUS] = ST_FINISHED
-        if iv[I_STATUS] != ST_RUNNING or (i_out == nout and nout > 0):
-            return i_out
-        if nstep >= max_steps:
-            return i_out
-        if h_fixed > 0.0:
-            fs[F_H] = h_fixed
-        if tn + fs[F_H] * (1.0 + TSTOP_FUZZ * EPS) >= t_end:
-            fs[F_H] = t_end - tn
-        elif fs[F_H] < max(fs[F_H_MIN], H_MIN_UROUND * EPS * abs(tn)):
-            fs[F_T_FAIL] = tn
-            fs[F_H_FAIL] = fs[F_H]
-            iv[I_STATUS] = ST_STEP_TOO_SMALL
+        if not next_step_size(sref, tn, i_out == nout and nout > 0, nstep >= max_steps):
             return i_out
         flag = _step(residual, jacobian, mass, ref, sref)
         nstep += 1
         if flag < 0:
-            iv[I_STATUS] = flag
+            s.iv[I_STATUS] = flag
             return i_out
         _set_weights(s.y, s.rtol, s.atol, s.ewt)

@@ -1,0 +1,121 @@
+"""Generalized-alpha integrator for F(t, y, y') = 0 with the whole step loop in numba
+(kernels and method in flexmbs.solvers.galpha_kernels).
+
+It shares the BDF driver's interface, Newton iteration, iteration matrix, hooks,
+counters and failure statuses (flexmbs.solvers.bdf); what differs is the step (one
+second-order step with numerical dissipation rho_inf of the unresolved modes), the
+error control (the positions' local error, C(rho) h^2 |u'_{n+1} - u'_n|) and the
+dense output (cubic Hermite on the last step).
+
+    ga = GeneralizedAlpha(residual, args, t0, y0, yp0, t_end, rtol, atol,
+                          rho_inf=0.9, second_order=ns)
+    n, Y, YP = ga.advance(t_out)
+"""
+
+import numpy as np
+from numba.core import types
+
+from . import galpha_kernels as _g
+from .bdf import _F8, _JIT, _MAT, _VEC, BDF, _entry
+
+__all__ = ["GeneralizedAlpha", "RHO_INF", "H0_FRACTION", "H0_MOVE"]
+
+RHO_INF = 0.9
+"""Default spectral radius at infinity (flexmbs.solvers.galpha_kernels)."""
+
+H0_FRACTION = 1e-4
+"""Longest first step of a variable-step run, relative to the span (the error control
+takes it from there: it can double every step)."""
+H0_MOVE = 0.01
+"""The first step moves the positions by at most this much of their tolerance through
+their initial accelerations (GeneralizedAlpha._first_step)."""
+
+
+class GeneralizedAlpha(BDF):
+    """Generalized-alpha integrator for F(t, y, y') = 0 (first-order form of Jansen,
+    Whiting and Hulbert).
+
+    Parameters as for flexmbs.solvers.bdf.BDF (residual, args, t0, y0, yp0, t_end,
+    rtol, atol, algebraic, jacobian, jacobian_columns, second_order, mass, h0, h_max,
+    h_min, epcon, fixed_step, index2, elastic_columns), and
+
+    rho_inf : spectral radius at infinity in [0, 1]: the amplitude factor per step of
+        an undamped mode with h omega -> infinity (1: no numerical dissipation, the
+        implicit midpoint rule; 0: an unresolved mode is gone in one step).
+
+    positions : np > 0: y[:np] are positions whose speeds are y[np:2 np] (q' = u up
+        to constraint terms); their local error controls the step. Default: the
+        `second_order` count.
+
+    yp0 must be consistent (F(t0, y0, yp0) = 0 on the differential rows). Without
+    `fixed_step` the step is controlled by the local error of the positions, which
+    needs positions; with `fixed_step` any residual runs, without error control.
+    The counters are the BDF's; every step is counted at order 2.
+    """
+
+    def __init__(self, residual, args, t0, y0, yp0, t_end, rtol=1e-6, atol=1e-9, *,
+                 rho_inf=RHO_INF, algebraic=None, jacobian=None, jacobian_columns=None,
+                 second_order=0, mass=None, h0=None, h_max=np.inf, h_min=0.0,
+                 epcon=0.33, fixed_step=None, index2=False, positions=None,
+                 elastic_columns=None):
+        if not (isinstance(rho_inf, (int, float, np.floating, np.integer))
+                and 0.0 <= rho_inf <= 1.0):
+            raise ValueError(f"rho_inf must be a number in [0, 1], got {rho_inf!r}")
+        npos = int(second_order if positions is None else positions)
+        if npos != (second_order if positions is None else positions) or not \
+                0 <= 2 * npos <= np.size(y0):
+            raise ValueError(f"positions must be an integer in 0..{np.size(y0) // 2}, "
+                             f"got {positions!r}")
+        if fixed_step is None and not npos:
+            raise ValueError("the error control estimates the positions' error: give "
+                             "positions (or second_order) > 0, or a fixed_step")
+        self.rho_inf = float(rho_inf)
+        self.positions = npos
+        if h0 is None and fixed_step is None:
+            h0 = self._first_step(y0, yp0, float(t_end) - float(t0), rtol, atol, npos)
+        super().__init__(residual, args, t0, y0, yp0, t_end, rtol, atol,
+                         algebraic=algebraic, jacobian=jacobian,
+                         jacobian_columns=jacobian_columns, second_order=second_order,
+                         mass=mass, max_order=2, h0=h0, h_max=h_max, h_min=h_min,
+                         calc_ic=False, epcon=epcon, fixed_step=fixed_step,
+                         index2=index2, elastic_columns=elastic_columns)
+
+    @staticmethod
+    def _first_step(y0, yp0, span, rtol, atol, npos):
+        """H0_FRACTION of the span, or less where the positions' accelerations a0
+        would move them by more than H0_MOVE of their tolerance over it (h^2 |a0|_w):
+        the start takes v0 = y'(t0), where the method's v is y' at a time shifted by
+        O(h) for rho_inf < 1, and that O(h^2) defect of the positions is made on
+        the first steps, before the error estimate has the history it needs."""
+        y0 = np.asarray(y0, dtype=float)
+        w = 1.0 / (np.asarray(rtol, dtype=float) * np.abs(y0[:npos])
+                   + np.broadcast_to(np.asarray(atol, dtype=float), y0.shape)[:npos])
+        a0 = np.asarray(yp0, dtype=float)[npos:2 * npos]
+        anorm = float(np.sqrt(np.mean((a0 * w) ** 2))) if npos else 0.0
+        h0 = H0_FRACTION * span
+        if anorm > 0.0 and np.isfinite(anorm):
+            h0 = min(h0, np.sqrt(H0_MOVE / anorm))
+        return h0
+
+    def _begin(self, s, t0, h_start, hist):
+        self._start_kernel(s, t0, h_start, self.rho_inf, float(self.positions))
+
+    def _compile_kernels(self):
+        """Entry points of the step loop and its start for these argument types."""
+        if not _JIT:
+            self._advance = _g.galpha_advance
+            self._start_kernel = _g.galpha_start
+            self._functions = (self._residual, self._jacobian, self._mass)
+            return
+        targs, tstate, (f_res, f_jac, f_mass) = self._function_types()
+        self._advance = _entry(_g.galpha_advance, (f_res, f_jac, f_mass, targs, tstate,
+                                                   _VEC, _MAT, _MAT, types.int64))
+        self._start_kernel = _entry(_g.galpha_start, (tstate, _F8, _F8, _F8, _F8))
+
+    def statistics(self):
+        """The BDF's counters (order_counts: every step at order 2), and err_last,
+        the weighted position error estimate of the last step."""
+        stats = super().statistics()
+        stats["err_last"] = float(self._s.fs[_g.F_ERR_K])
+        stats["rho_inf"] = self.rho_inf
+        return stats
