@@ -20,8 +20,7 @@ from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
 from .dynamics import system as _system
-from .dynamics.constrained import (constrained_accelerations, initial_derivative,
-                                   make_consistent, reselect_rows)
+from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
@@ -30,7 +29,7 @@ from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
                                      three_rotation_joints)
 from .errors import ModelError
 from .model.absolute import absolute_model, set_elastic_rates
-from .model.compiled import compile_model, quasi_static_elastic_state
+from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
 from .solvers.base import System
@@ -300,11 +299,14 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         cm = (compile_absolute(model) if s.formulation == "absolute" else
               compile_model(model))
         report = make_consistent(cm) if cm.has_constraints else None
-        if report is not None and any(
-                getattr(b, "initial", None) == "quasi-static" for _, b in cm.beams):
-            quasi_static_elastic_state(
-                cm, lambda cm, q, u, t: constrained_accelerations(cm, q, u, t)[0])
-            report = make_consistent(cm)
+        quasi = [b.name for _, b in cm.beams
+                 if isinstance(b.initial, str) and b.initial == "quasi-static"]
+        if report is not None and quasi:
+            raise ModelError(
+                'a quasi-static start is for trees: with closed loops or rolling '
+                'contacts the constraints hold part of the elastic accelerations, '
+                'which the elastic coordinates alone cannot zero; use initial = '
+                '"static" or "undeformed"', f'body "{quasi[0]}"', "initial")
         if report is not None and s.method in SCIPY_METHODS:
             what = ", ".join([f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
                              * bool(cm.topology.cut_joint_names) +

@@ -104,3 +104,19 @@ axis = [0, 0, 1]
         compile_model(loads_model(base.replace("RATES", "[0.0, 0.1]")))
     with pytest.raises(ModelError, match="initial_rates"):
         loads_model(base.replace("RATES", '"fast"'))
+
+
+def test_quasi_static_start_of_a_closed_loop_is_refused():
+    """The slider-crank with a flexible rod (a cut joint closes the loop): its
+    constraints hold part of the rod's elastic accelerations, which the elastic
+    coordinates alone cannot zero (Newton stalls at a third of them); the run is
+    refused with the item and the field named."""
+    from pathlib import Path
+
+    from flexmbs.model.toml_reader import load_model
+
+    path = Path(__file__).resolve().parents[1] / "data" / "models" / \
+        "slider_crank_flexible.toml"
+    model = load_model(path, overrides=['bodies.rod.initial="quasi-static"'])
+    with pytest.raises(ModelError, match='body "rod": field "initial".*trees'):
+        simulate(model, None, t_end=0.01)

@@ -802,10 +802,9 @@ def _starts_quasi_static(beam):
 
 def quasi_static_elastic_state(cm, accelerations=None):
     """cm.q0, cm.u0 at the elastic coordinates and rates of the beams with initial =
-    "quasi-static" (flexmbs.model.quasi_static). accelerations(cm, q, u, t): the
-    model's u' (default: a tree's, M*^-1 Q*; a model with closed loops passes its
-    constrained accelerations). Returns the largest elastic acceleration of the
-    given start."""
+    "quasi-static" (flexmbs.model.quasi_static), of a tree. accelerations(cm, q, u,
+    t): the model's u' (default M*^-1 Q*). Returns the largest elastic acceleration
+    of the given start."""
     from ..dynamics import api
     from .quasi_static import quasi_static_state
     accelerations = accelerations or api.accelerations

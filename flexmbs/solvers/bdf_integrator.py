@@ -1,6 +1,7 @@
-"""flexmbs' own BDF and generalized-alpha drivers (solvers/bdf.py, galpha.py) behind the solver interface of base.py:
-the model's residual F(t, y, y') = 0 stepped inside numba, Python called once per
-chunk of steps to write outputs and show progress."""
+"""flexmbs' own BDF and generalized-alpha drivers (solvers/bdf.py, galpha.py) behind
+the solver interface of base.py: the model's residual F(t, y, y') = 0 stepped
+inside numba, Python called once per chunk of steps to write outputs and show
+progress."""
 
 import time
 
