@@ -87,6 +87,9 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         if formulation == "joint" else
         (_order_n.order_n_state_derivative_from_ref, _order_n.order_n_residual,
          _order_n.dae_order_n_residual, None))
+    elastic = _elastic_speed_columns(cm) if dae_mass is not None else None
+    if elastic is not None:
+        dae_mass = _system.dae_mass_elastic_block
     derivative_call = KernelCall(derivative, (m, ws), n, 1)
 
     def rhs(t, y):
@@ -96,8 +99,7 @@ def build_system(cm, constraints="ggl", formulation="joint"):
                   algebraic=np.zeros(n, dtype=bool), dae_residual=dae_residual,
                   dae_jacobian=_system.dae_work_column,
                   dae_jacobian_columns=columns, second_order=cm.nq, dae_mass=dae_mass,
-                  npositions=cm.nq, dae_elastic_columns=(
-                      _elastic_speed_columns(cm) if dae_mass is not None else None))
+                  npositions=cm.nq, dae_elastic_columns=elastic)
 
 
 def _elastic_speed_columns(cm):

@@ -12,21 +12,19 @@ from flexmbs.dynamics import system as _system
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
 from flexmbs.simulation import build_system, make_integrator, simulate
-from flexmbs.tuple_ref import entry_point, held_ref
 
 DIFF_STEP = 1e-7
 
 
 def _hook_blocks(cm, q):
-    """(K, D) of the mass hook's elastic blocks at (q, u = 0), in q's numbering: the
-    kernel the integrators call (compiled for their reference to (m, ws))."""
+    """(K, D) of the mass hook's elastic blocks at (q, u = 0), in q's numbering."""
     n = cm.nstate
     nr = n - cm.nq
     y = np.zeros(n)
     y[:cm.nq] = q
     out = np.zeros((3 * nr, nr))
-    ref = held_ref((cm.arrays, cm.new_workspace()))
-    entry_point(_system.mass_block_from_ref, 0.0, y, ref, out)(0.0, y, ref, out)
+    args = (cm.arrays, cm.new_workspace())
+    _system.dae_mass_elastic_block(0.0, y, np.zeros(n), args, out)
     return out[nr:nr + cm.nq, :cm.nq], out[2 * nr:2 * nr + cm.nq, :cm.nq]
 
 

@@ -798,11 +798,26 @@ def dae_mass_block(t, y, yp, args, out):
     over the rows and unknowns after q: M*(q) (H2.144) on the speeds, 1 on each work
     (F_w = w' - P). The work rows' dependence on u' (through the driving forces of
     prescribed coordinates in P) is left to the driver's differences. args as in
-    dae_residual. With 3 (n - nq) rows, out also receives below it the elastic
-    stiffness dF_r/dq and damping dF_r/du of the flexible bodies (elastic_tangent), on
-    the speeds' columns: the analytic elastic columns of the iteration matrix
-    (flexmbs.solvers.bdf_kernels._setup_second_order)."""
+    dae_residual."""
     mass_block_from_ref(t, y, tuple_ref(args), out)
+
+
+@jit_entry
+def dae_mass_elastic_block(t, y, yp, args, out):
+    """The mass hook of a model with flexible bodies: dae_mass_block's matrix in the
+    top m rows of out (m = n - nq) and, when out has 3 m rows, below it the elastic
+    stiffness dF_r/dq and damping dF_r/du of the flexible bodies (elastic_tangent) on
+    the speeds' columns: the analytic elastic columns of the iteration matrix
+    (flexmbs.solvers.bdf_kernels._setup_second_order). A kernel apart from
+    dae_mass_block, so that the paths without beams (and the state derivative of
+    scipy's methods, which calls mass_block_from_ref) do not compile the tangent."""
+    ref = tuple_ref(args)
+    nr = out.shape[1]
+    mass_block_from_ref(t, y, ref, out[:nr])
+    if out.shape[0] >= 3 * nr:
+        m, ws = member_ref(ref, 0), member_ref(ref, 1)
+        nq = ws.mass.shape[0]
+        elastic_tangent(m, ws, y[:nq], out[nr:2 * nr], out[2 * nr:3 * nr])
 
 
 @jit_entry
@@ -823,14 +838,11 @@ def mass_block_from_ref(t, y, ref, out):
     else:
         forward_kinematics(m, ws, t, q, u)
         mass_matrix(m, ws)
-    nr = out.shape[1]
     for a in range(nq):
         for b in range(nq):
             out[a, b] = ws.mass[a, b]
-    for k in range(nq, nr):
+    for k in range(nq, out.shape[0]):
         out[k, k] = 1.0
-    if out.shape[0] >= 3 * nr:
-        elastic_tangent(m, ws, q, out[nr:2 * nr], out[2 * nr:3 * nr])
 
 
 @jit
