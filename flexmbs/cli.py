@@ -428,7 +428,20 @@ def _parser():
 
 def main(argv=None):
     """Entry point of the console script; returns the exit status."""
+    from .compile_notice import CompileWatch
+
     args = _parser().parse_args(argv)
+    quiet = getattr(args, "quiet", False)
+    with CompileWatch(write=None if quiet else _write_stderr, live=sys.stderr.isatty()):
+        return _run_command(args)
+
+
+def _write_stderr(text):
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _run_command(args):
     if os.environ.get("FLEXMBS_DEBUG"):
         return args.fn(args)  # tracebacks for developers
     try:

@@ -18,7 +18,8 @@ import pathlib
 
 import numba
 
-__all__ = ["CACHE", "CACHE_DIR", "jit", "jit_entry", "jit_inline", "source_hash"]
+__all__ = ["CACHE", "CACHE_DIR", "jit", "jit_entry", "jit_inline", "jit_shared",
+           "source_hash"]
 
 CACHE = os.environ.get("FLEXMBS_NUMBA_CACHE", "1") not in ("0", "false", "no")
 
@@ -70,27 +71,38 @@ def jit_entry(fn):
     derivative), the BDF step loop and the helpers it calls with its state tuple,
     and the output quantities.
 
-    Every call that passes the (m, ws) tuples, inlined or not, increments and
-    decrements the count of each of their ~150 arrays; with the counting on, those
-    atomic operations were 90 % of the residual of a rigid chain (12 of 12.3 us at
-    N = 2, 36 of 39 us at N = 16). Without it the kernels inlined into an entry kernel
-    pay nothing. Such a kernel must not allocate: an allocation fails to compile
-    ("NRT required but not enabled"). Its non-inlined callees compile with the
-    counting on, so helpers called per body take arrays, not the tuples. With the
-    BDF step helpers uncounted (and the functions passed by address, solvers.bdf)
-    10 s of CHAIN-2 integrate in 15 ms instead of 36; an output row of it costs 4 us
-    instead of 13.
+    The model and workspace reach these kernels as references (flexmbs.tuple_ref;
+    CompiledModel holds them so), whose arrays borrow numpy's memory: with the
+    counting on, every array read from them would be counted, which was 90 % of the
+    residual of a rigid chain (12 of 12.3 us at N = 2). Such a kernel must not
+    allocate: an allocation fails to compile ("NRT required but not enabled"). With
+    the BDF step helpers uncounted (and the functions passed by address,
+    solvers.bdf) 10 s of CHAIN-2 integrate in 15 ms instead of 36.
     """
     return numba.njit(cache=CACHE, error_model="numpy", nogil=True, _nrt=False)(fn)
 
 
 def jit_inline(fn):
-    """`jit`, inlined into its callers by numba (inline="always").
-
-    For kernels that take the model and workspace tuples (m, ws) and call other
-    kernels: a compiled call of such a function increments and decrements the
-    reference count of every array in both tuples (~60 atomic operations, ~0.35 us),
-    which dominated the residual of small models. Inlined, the counts are paid once
-    per entry from Python or from the integrator.
+    """`jit`, inlined into its callers by numba (inline="always"), for small helpers
+    called in inner loops and for helpers that return arrays (views of their
+    arguments), which a kernel without reference counting may not receive from a
+    compiled call. numba inlines at the level of its IR and types each copy again,
+    so a large function inlined into several kernels costs its compilation several
+    times: those are `jit_shared`.
     """
     return numba.njit(cache=CACHE, error_model="numpy", nogil=True, inline="always")(fn)
+
+
+def jit_shared(fn):
+    """`jit` without reference counting and not inlined: one compiled function that
+    every kernel calls, for the large steps of the equations of motion (forward
+    kinematics, forces, mass matrix, dynamic rows) that several entry kernels share.
+
+    The model and workspace reach it as references (flexmbs.tuple_ref.TupleRef, one
+    pointer each), so a call copies and counts nothing; inlined instead, each entry
+    kernel would compile its own copy (numba inlines at the level of its IR and
+    types the copy again). Such a kernel must not allocate, and returns nothing or
+    scalars: an array it returned would reach a caller that counts references
+    without the count that caller expects.
+    """
+    return numba.njit(cache=CACHE, error_model="numpy", nogil=True, _nrt=False)(fn)

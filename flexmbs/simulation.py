@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .compile_notice import CompileWatch
 from .config import CACHE, CACHE_DIR
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
@@ -253,11 +254,14 @@ class Simulation:
 
 
 class _Progress:
-    """One refreshed line on a terminal: simulated time, rate, steps."""
+    """One refreshed line on a terminal: simulated time, rate (simulated s per wall s,
+    the compilation reported by `watch`, a CompileWatch, left out), steps."""
 
-    def __init__(self, enabled, t0, t_end):
+    def __init__(self, enabled, t0, t_end, watch):
         self.enabled = enabled
         self.t0, self.t_end = t0, t_end
+        self.watch = watch
+        self.compiled = watch.elapsed()
         self.start = time.perf_counter()
         self.last = -1.0
 
@@ -267,7 +271,7 @@ class _Progress:
             return
         self.last = now
         frac = (t - self.t0) / (self.t_end - self.t0)
-        wall = now - self.start
+        wall = now - self.start - (self.watch.elapsed() - self.compiled)
         rate = (t - self.t0) / wall if wall > 0 else 0.0
         bar = "#" * int(30 * frac)
         sys.stderr.write(f"\r[{bar:<30}] t = {t:.4g}/{self.t_end:.4g} s  "
@@ -290,7 +294,17 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     Settings not given come from the model's [solver] and [output] sections. Returns
     a Simulation. A failure of the integrator is a status ("failed") with a message,
     recorded in the file; an interrupt (Ctrl-C) is recorded and then re-raised.
+    The time spent compiling kernels (statistics["compile_time"], s) is left out of
+    the progress line's rate.
     """
+    with CompileWatch() as compiling:
+        return _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
+                         formulation, constraints, rho_inf, fixed_step, progress, log,
+                         compiling)
+
+
+def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
+              formulation, constraints, rho_inf, fixed_step, progress, log, compiling):
     source = model.source_path or "<python>"
     try:
         s = model.solver.with_changes(method, t_end, rtol, atol, max_step, formulation,
@@ -337,8 +351,6 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     if log is not None:
         for text in cm.warnings:
             log("warning: " + text)
-    if log is not None and kernels_need_compiling(method):
-        log("compiling kernels (first run only, a few minutes)...")
     projection = report is not None and s.constraints == "projection"
     system = build_system(cm, s.constraints, s.formulation)
     y0 = cm.initial_state()
@@ -390,7 +402,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     watch.update(np.array([t0]), y0[None, :])
     if log is not None and watch.report():
         log("warning: the initial state is " + watch.report())
-    bar = _Progress(progress, t0, t_end)
+    bar = _Progress(progress, t0, t_end, compiling)
     integ = None
     try:
         emit(np.array([t0]), y0[None, :])
@@ -426,6 +438,7 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
         raise
     bar.close()
     stats = integ.statistics()
+    stats["compile_time"] = compiling.seconds
     if s.formulation == "absolute":
         stats["reference_moves"] = system.reference_moves
     if watch.report():

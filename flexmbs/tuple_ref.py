@@ -24,14 +24,17 @@ code. For the same reason `tuple_ref` and `member_ref` are entered in that analy
 (numba's `ir_utils.alias_func_extensions`) as aliasing their first argument. `tuple_ref` is an intrinsic, lowered into its caller, so the tuple lives in
 the caller's frame.
 
-From Python a kernel pays for the same tuples in another way: numba's dispatcher
-converts each of the ~150 arrays on every call, about 18 us, which is 25 times the
-residual of a 2-body chain. The integrators that call kernels from Python (scipy's,
-IDA) pass instead `held_ref((m, ws))`, a `HeldTuple`: the tuple stored once in a
-buffer, typed as its `TupleRef` and passed as the buffer's address, and call the
-compiled function `entry_point(kernel, *args)` directly, without the dispatcher's
-type resolution (about 4 us for a `HeldTuple`). A call then costs what the kernel
-costs.
+From Python a kernel would pay for the same tuples in another way: numba's
+dispatcher converts each of the ~150 arrays on every call, about 18 us, which is 25
+times the residual of a 2-body chain, and numba builds that conversion into the
+kernel's Python entry when it compiles it (about 5 s a kernel). `held_ref(tup)`
+gives instead a `HeldTuple`: the tuple stored once in a buffer, typed as its
+`TupleRef` and passed as the buffer's address; in Python it reads as the tuple. The
+model's arrays and every workspace are HeldTuples (flexmbs.model.compiled), so every
+kernel is compiled once, for references, whether Python or another kernel calls it.
+The integrators that call kernels from Python (scipy's, IDA) also call the compiled
+function `entry_point(kernel, *args)` directly, without the dispatcher's type
+resolution (about 4 us for a `HeldTuple`). A call then costs what the kernel costs.
 
 In Python (NUMBA_DISABLE_JIT=1) `tuple_ref` and `held_ref` return the tuple itself
 and `entry_point` the kernel.
@@ -95,9 +98,14 @@ def _member_ref(typingctx, ref, idx):
         return None
     members = ref.dtype.types
     i = idx.literal_value
-    if not (-len(members) <= i < len(members) and isinstance(members[i], types.BaseTuple)):
+    if not (-len(members) <= i < len(members)
+            and isinstance(members[i], (types.BaseTuple, TupleRef))):
         return None
     i %= len(members)
+    if isinstance(members[i], TupleRef):
+        def load(context, builder, signature, args):
+            return builder.load(cgutils.gep_inbounds(builder, args[0], 0, i))
+        return members[i](ref, idx), load
 
     def codegen(context, builder, signature, args):
         return cgutils.gep_inbounds(builder, args[0], 0, i)
@@ -122,7 +130,8 @@ def _python_member_ref(ref, i):
 
 member_ref = _python_member_ref if config.DISABLE_JIT else _member_ref
 member_ref.__doc__ = """member_ref(ref, i): a reference to member i (a constant; the member
-a tuple) of the tuple that `ref` references; in Python, `ref[i]`."""
+a tuple, or a reference itself, which is then returned) of the tuple that `ref`
+references; in Python, `ref[i]`."""
 
 
 @infer
@@ -171,14 +180,6 @@ def _namedtuple_ref_getattr(context, builder, typ, value, attr):
 
 
 @intrinsic
-def _abi_size(typingctx, tup):
-    def codegen(context, builder, sig, args):
-        size = context.get_abi_sizeof(context.get_value_type(sig.args[0]))
-        return context.get_constant(types.intp, size)
-    return types.intp(tup), codegen
-
-
-@intrinsic
 def _store_at(typingctx, tup, address):
     def codegen(context, builder, sig, args):
         pointer_type = context.get_value_type(sig.args[0]).as_pointer()
@@ -192,10 +193,11 @@ def _compiled_without_counting(fn):
     return numba.njit(cache=CACHE, nogil=True, _nrt=False)(fn)
 
 
-@_compiled_without_counting
-def _tuple_size(tup):
-    """Bytes of the tuple's native value."""
-    return _abi_size(tup)
+def _tuple_size(tuple_type):
+    """Bytes of the native value of a tuple of numba type `tuple_type`."""
+    from numba.core.registry import cpu_target
+    context = cpu_target.target_context
+    return context.get_abi_sizeof(context.get_value_type(tuple_type))
 
 
 @_compiled_without_counting
@@ -204,6 +206,35 @@ def _store_tuple(tup, address):
     counting, its arrays are stored without a meminfo: they borrow the numpy arrays'
     memory, which the HeldTuple keeps alive."""
     _store_at(tup, address)
+
+
+def _native_words(value, value_type, words):
+    """Appends to `words` the 8-byte words of numba's native value of `value` (numba
+    type `value_type`) as `_store_tuple` writes it: an array as (meminfo = 0, parent
+    = the array object, nitems, itemsize, data, shape, strides), a reference as its
+    address, a tuple as its members in order. False when a member is of another
+    type (its native value may hold padding)."""
+    if isinstance(value_type, types.Array):
+        words += [0, id(value), value.size, value.itemsize, value.ctypes.data,
+                  *value.shape, *value.strides]
+        return True
+    if isinstance(value_type, TupleRef):
+        words.append(value.address)
+        return True
+    if isinstance(value_type, types.BaseTuple):
+        return all(_native_words(v, t, words) for v, t in zip(value, value_type.types))
+    return False
+
+
+def _store_native_value(tup, tuple_type, buffer):
+    """Writes the native value of the tuple `tup` into `buffer` (uint8, of its size):
+    from Python when its members are arrays, references and such tuples (no
+    compilation), else by the compiled `_store_tuple`."""
+    words = []
+    if _native_words(tup, tuple_type, words) and 8 * len(words) == buffer.size:
+        buffer.view(np.int64)[:] = words
+    else:
+        _store_tuple(tup, buffer.ctypes.data)
 
 
 class HeldTuple:
@@ -218,9 +249,27 @@ class HeldTuple:
     def __init__(self, tup):
         self.tuple = tup
         self.numba_type = numba.typeof(tup)
-        self._buffer = np.zeros(_tuple_size(tup), dtype=np.uint8)
+        self._buffer = np.zeros(_tuple_size(self.numba_type), dtype=np.uint8)
         self.address = self._buffer.ctypes.data
-        _store_tuple(tup, self.address)
+        _store_native_value(tup, self.numba_type, self._buffer)
+
+    def __getattr__(self, name):
+        if name == "tuple":   # not yet set (unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.tuple, name)
+
+    def __getitem__(self, i):
+        return self.tuple[i]
+
+    def __iter__(self):
+        return iter(self.tuple)
+
+    def __len__(self):
+        return len(self.tuple)
+
+    def __reduce__(self):
+        """Copies and pickles store the (copied) tuple again, in a buffer of their own."""
+        return (HeldTuple, (self.tuple,))
 
 
 @typeof_impl.register(HeldTuple)

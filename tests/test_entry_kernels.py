@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from flexmbs.dynamics import system as _system
-from flexmbs.dynamics.outputs import output_quantities
+from flexmbs.dynamics.outputs import kinematic_outputs, output_quantities, reaction_outputs
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model, four_bar, huang_two_link, slider_crank
 from flexmbs.simulation import build_system
@@ -107,7 +107,8 @@ def test_the_integrators_enter_through_uncounted_kernels():
                    _system.state_derivative_by_columns, _system.dae_work_column,
                    _system.dae_mass_block, bdf_kernels._reform_with_mass,
                    bdf_kernels.bdf_advance, bdf_kernels._step, bdf_kernels._nls,
-                   bdf_kernels._setup, bdf_kernels._jacobian_fd, output_quantities,
+                   bdf_kernels._setup, bdf_kernels._jacobian_fd, kinematic_outputs,
+                   reaction_outputs,
                    bdf_kernels._set_coeffs, bdf_kernels._predict,
                    bdf_kernels._test_error, bdf_kernels._complete_step,
                    bdf_kernels._solve_newton, bdf_kernels.bdf_interpolate,

@@ -299,3 +299,60 @@ def test_the_module_enters_the_kernel_source_hash():
         if re.search(rb"^\s*(import|from)\s+numba", text, re.M):
             assert any(k in text for k in config.KERNEL_MARKERS), p
     assert any(k in (root / "tuple_ref.py").read_bytes() for k in config.KERNEL_MARKERS)
+
+
+@pytest.mark.skipif(not JIT, reason="numba off")
+def test_a_held_tuple_is_stored_as_the_compiled_kernel_stores_it():
+    """The native value written from Python (arrays of 1 to 3 dimensions, nested
+    tuples, a held tuple inside) is the compiled _store_tuple's, byte for byte."""
+    import numba
+    from flexmbs.tuple_ref import _store_native_value, _store_tuple, _tuple_size
+    inner = held_ref((np.zeros(2),))
+    for tup in [(np.arange(3.0), (np.ones((2, 3)), np.zeros((2, 2, 4))),
+                 np.arange(5, dtype=np.int64)),
+                (np.ones((3, 3))[:, :2].copy(), np.zeros(0)),
+                (inner, np.ones(5))]:
+        ty = numba.typeof(tup)
+        fast = np.zeros(_tuple_size(ty), np.uint8)
+        slow = fast.copy()
+        _store_native_value(tup, ty, fast)
+        _store_tuple(tup, slow.ctypes.data)
+        np.testing.assert_array_equal(fast, slow)
+
+
+@jit_entry
+def _first_doubled(ref, out):
+    """Writes 2 a into out, a the first array of the first of two referenced tuples."""
+    first = member_ref(ref, 0)
+    for i in range(out.shape[0]):
+        out[i] = 2.0 * first.a[i]
+        first.b[i] = out[i]
+
+
+@jit_entry
+def _first_of_a_pair_of_refs(args, out):
+    _first_doubled(tuple_ref(args), out)
+
+
+@pytest.mark.skipif(not JIT, reason="numba off")
+def test_a_held_namedtuple_reads_as_itself_and_copies_hold_their_own_arrays():
+    """A HeldTuple of a namedtuple answers its fields, items, length and iteration;
+    a tuple of held tuples reaches kernels as references (member_ref of a reference
+    is that reference); a deep copy and a pickled copy store their own arrays, so a
+    kernel writing through the copy leaves the original as it was."""
+    import copy
+    import pickle
+    held = held_ref(Pair(np.array([1.0, 2.0]), np.zeros(2)))
+    assert held.a is held.tuple.a and held[1] is held.tuple.b and len(held) == 2
+    assert [x is y for x, y in zip(held, held.tuple)] == [True, True]
+    assert held._fields == ("a", "b")
+    out = np.zeros(2)
+    _first_of_a_pair_of_refs((held, held_ref((np.zeros(1),))), out)
+    np.testing.assert_array_equal(out, [2.0, 4.0])
+    np.testing.assert_array_equal(held.b, [2.0, 4.0])
+    for twin in (copy.deepcopy(held), pickle.loads(pickle.dumps(held))):
+        assert twin.address != held.address and twin.a is not held.a
+        twin.a[:] = [5.0, 6.0]
+        _first_of_a_pair_of_refs((twin, held_ref((np.zeros(1),))), out)
+        np.testing.assert_array_equal(twin.b, [10.0, 12.0])
+        np.testing.assert_array_equal(held.b, [2.0, 4.0])

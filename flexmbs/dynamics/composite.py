@@ -4,7 +4,7 @@ the BDF driver re-forms its iteration matrix from it between difference Jacobian
 
 import numpy as np
 
-from ..config import jit_inline
+from ..config import jit_inline, jit_shared
 
 __all__ = ["composite_mass_matrix", "finish_mass_matrix"]
 
@@ -12,7 +12,7 @@ _VOIGT_ROW = np.array([0, 1, 2, 1, 0, 0])
 _VOIGT_COL = np.array([0, 1, 2, 2, 2, 1])
 
 
-@jit_inline
+@jit_shared
 def composite_mass_matrix(m, ws):
     """ws.mass = M* (nq x nq, H2.144; kg, kg m, kg m^2) of a tree of rigid bodies, after
     `forward_kinematics_terms`, by Featherstone's composite-rigid-body algorithm
@@ -110,7 +110,7 @@ def finish_mass_matrix(m, mass):
             mass[a, c] = mass[c, a]
 
 
-@jit_inline
+@jit_shared
 def _body_inertia_about_origin(m, ws, i):
     """ws.body_wrench[i] = [h; m; 0; 0], ws.body_acc[i] = Theta (about the origin,
     global, [xx, yy, zz, yz, xz, xy]) of rigid body i alone (composite_mass_matrix)."""

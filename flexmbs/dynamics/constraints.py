@@ -52,14 +52,14 @@ the normal row and the t1 row only (no velocity across the blade; along it and a
 the normal the edge moves freely).
 """
 
-from ..config import jit, jit_inline
+from ..config import jit, jit_inline, jit_shared
 from ..kinematics.markers import marker_frame, marker_partial_velocities
 
 __all__ = ["constraint_terms", "cut_joint_reaction", "contact_geometry",
            "contact_reaction"]
 
 
-@jit_inline
+@jit_shared
 def _two_markers(m, ws, kp, ko):
     """Frames and partial velocities of markers kp (index 0) and ko (index 1) into
     ws.con_*."""

@@ -8,7 +8,7 @@ about the frame origin (body axes), A the body-to-global rotation.
     gravity g (global): [m g; ~St A^T g]
 """
 
-from ..config import jit_inline
+from ..config import jit_inline, jit_shared
 
 # Helpers called per body take arrays, not the model tuple: a call that passes the
 # tuple pays a reference count for each of its arrays. They are inlined: a compiled
@@ -36,7 +36,7 @@ def apply_body_mass(mass, st, io, rot, vr, vw, out, col):
     out[5, col] = st[0] * b1 - st[1] * b0 + io[2, 0] * vw[0] + io[2, 1] * vw[1] + io[2, 2] * vw[2]
 
 
-@jit_inline
+@jit_shared
 def body_inertial_and_gravity_force(mass, st, io, g, rot, w, out):
     """out[0:6] = Qv_i + Qe_gravity_i ([global force; body-axes moment], N and N m).
 

@@ -12,7 +12,8 @@ from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
 from .reactions import accelerations, tree_joint_reaction
 from .geometric import element_mean_slope_square
 
-__all__ = ["sensor_values"]
+__all__ = ["REACTION_SENSOR_FIRST", "REACTION_SENSOR_LAST", "reaction_sensor_values",
+           "sensor_values"]
 
 
 @jit
@@ -102,10 +103,69 @@ def _cut_joint_coordinate(m, ws, k):
     return math.atan2(sn, cs)
 
 
+REACTION_SENSOR_FIRST, REACTION_SENSOR_LAST = 13, 20
+"""Sensor codes (flexmbs.model.sensor_tables) of the sensors that need the constraint
+terms, the accelerations or the cut joints' markers: joint and contact reactions,
+constraint residuals, cut-joint coordinates. `reaction_sensor_values` computes them,
+`sensor_values` the others, so that a model without them compiles none of that."""
+
+
+@jit
+def reaction_sensor_values(m, ws, t, works, out):
+    """The values of the reaction sensors (codes REACTION_SENSOR_FIRST to
+    REACTION_SENSOR_LAST) into out, as `sensor_values` describes them; the other
+    sensors' values are left as they are."""
+    af = ws.m33[0]
+    rf = ws.v3[0]
+    res = ws.v3[5]
+    d = ws.v3[6]
+    constraints_done = False
+    accelerations_done = False
+    lam = works[1 + m.act_coord.shape[0]:]
+    for k in range(m.sensor_type.shape[0]):
+        o = m.sensor_offset[k]
+        kind = m.sensor_type[k]
+        if kind == 15:
+            if not accelerations_done:
+                accelerations(m, ws, t, lam)
+                accelerations_done = True
+            tree_joint_reaction(m, ws, m.sensor_coord[k], m.sensor_marker[k], lam,
+                                ws.v3[7], ws.v3[8])
+            _frame_of(ws, m.sensor_frame[k], af, rf)
+            _in_frame(af, ws.v3[7], out, o)
+            _in_frame(af, ws.v3[8], out, o + 3)
+        elif kind == 13 or kind == 14:
+            if not constraints_done:
+                constraint_terms(m, ws)
+                constraints_done = True
+            j = m.sensor_coord[k]
+            if kind == 14:
+                first = m.cut_row_ptr[j]
+                nrow = m.cut_row_ptr[j + 1] - first
+                for r in range(nrow):
+                    out[o + r] = ws.con_phi[first + r]
+                    out[o + nrow + r] = ws.con_phid[first + r]
+                continue
+            _frame_of(ws, m.sensor_frame[k], af, rf)
+            cut_joint_reaction(m, ws, j, lam, res, d)
+            _in_frame(af, res, out, o)
+            _in_frame(af, d, out, o + 3)
+        elif kind == 16:
+            contact_reaction(m, ws, m.sensor_coord[k], lam, res, d)
+            _frame_of(ws, m.sensor_frame[k], af, rf)
+            _in_frame(af, res, out, o)
+            for r in range(3):
+                d[r] -= rf[r]
+            _in_frame(af, d, out, o + 3)
+        elif kind >= 17 and kind <= 20:
+            out[o] = _cut_joint_coordinate(m, ws, k)
+
+
 @jit
 def sensor_values(m, ws, t, works, out):
-    """out (size sensor_offset[-1]) for every sensor (after forward_kinematics and
-    actuator_torques; works = the state's w: W_nc, then each actuator's work).
+    """out (size sensor_offset[-1]) for every sensor but the reaction sensors
+    (reaction_sensor_values), after forward_kinematics and actuator_torques; works =
+    the state's w: W_nc, then each actuator's work, then the multipliers.
 
     With A_f, r_f the rotation and origin of the sensor's frame body and p, A_m, v,
     w_m those of the marker (global; `flexmbs.kinematics.markers`):
@@ -140,52 +200,13 @@ def sensor_values(m, ws, t, works, out):
     dd = ws.v3[7]
     th = ws.v3[8]
     thd = ws.v3[9]
-    constraints_done = False
-    accelerations_done = False
-    lam = works[1 + m.act_coord.shape[0]:]
     for k in range(m.sensor_type.shape[0]):
         o = m.sensor_offset[k]
         kind = m.sensor_type[k]
-        if kind == 15:
-            if not accelerations_done:
-                accelerations(m, ws, t, lam)
-                accelerations_done = True
-            tree_joint_reaction(m, ws, m.sensor_coord[k], m.sensor_marker[k], lam,
-                                ws.v3[7], ws.v3[8])
-            _frame_of(ws, m.sensor_frame[k], af, rf)
-            _in_frame(af, ws.v3[7], out, o)
-            _in_frame(af, ws.v3[8], out, o + 3)
-            continue
-        if kind == 13 or kind == 14:
-            if not constraints_done:
-                constraint_terms(m, ws)
-                constraints_done = True
-            j = m.sensor_coord[k]
-            if kind == 14:
-                first = m.cut_row_ptr[j]
-                nrow = m.cut_row_ptr[j + 1] - first
-                for r in range(nrow):
-                    out[o + r] = ws.con_phi[first + r]
-                    out[o + nrow + r] = ws.con_phid[first + r]
-                continue
-            _frame_of(ws, m.sensor_frame[k], af, rf)
-            cut_joint_reaction(m, ws, j, lam, res, d)
-            _in_frame(af, res, out, o)
-            _in_frame(af, d, out, o + 3)
-            continue
-        if kind == 16:
-            contact_reaction(m, ws, m.sensor_coord[k], lam, res, d)
-            _frame_of(ws, m.sensor_frame[k], af, rf)
-            _in_frame(af, res, out, o)
-            for r in range(3):
-                d[r] -= rf[r]
-            _in_frame(af, d, out, o + 3)
+        if kind >= REACTION_SENSOR_FIRST and kind <= REACTION_SENSOR_LAST:
             continue
         if kind == 0:
             out[o] = ws.x[m.sensor_coord[k]]
-            continue
-        if kind >= 17 and kind <= 20:
-            out[o] = _cut_joint_coordinate(m, ws, k)
             continue
         if kind == 1:
             out[o] = ws.xd[m.sensor_coord[k]]

@@ -15,7 +15,7 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 
 import numpy as np
 
-from ..config import jit, jit_entry, jit_inline
+from ..config import jit, jit_entry, jit_inline, jit_shared
 from ..tuple_ref import member_ref, tuple_ref
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import (forward_kinematics, forward_kinematics_terms,
@@ -74,7 +74,7 @@ def flexible_body_mass(m, ws, i, k):
     return mm
 
 
-@jit_inline
+@jit_shared
 def _flexible_body_force(m, ws, i, k, w):
     """ws.body_force[i] and ws.flex_force (at body i's elastic coordinates) =
     Qv + Qg - K qf - D dqf + Q_geometric - M_i [ar; A^T aw; 0] (FORMULATION.md
@@ -118,7 +118,7 @@ def _flexible_body_force(m, ws, i, k, w):
         ws.flex_force[q0 + e] = f[6 + e]
 
 
-@jit_inline
+@jit_shared
 def body_columns(m, ws, i):
     """ws.bcol[:, c] = the rigid rows of body i's column c of B ([global; body axes]:
     [jr; A^T jw], H2.129) at its columns c (prescribed ones included); ws.mbcol[:, c] =
@@ -144,7 +144,7 @@ def _body_angular_velocity(ws, i, out):
         out[r] = rot[0, r] * om[0] + rot[1, r] * om[1] + rot[2, r] * om[2]
 
 
-@jit_inline
+@jit_shared
 def _load_at_marker(m, ws, f, t, loc):
     """Marker f's frame into ws.v3[0:4] (position, velocity, angular velocity, arm) and
     ws.m33[3] (axes), its tangent map into ws.m33[4] (`marker_frame`), and loc = the
@@ -262,7 +262,7 @@ def _loads_power(m, ws, t):
     return p
 
 
-@jit_inline
+@jit_shared
 def actuator_torques(m, ws, t):
     """ws.act_tau[a] = the generalized force of actuator a on its coordinate (N m or N,
     after forward_kinematics): n tau_m - n^2 b_m x', with the motor torque
@@ -286,7 +286,7 @@ def actuator_torques(m, ws, t):
         ws.act_tau[a] = n * tm - m.act_damping[a] * ws.xd[c]
 
 
-@jit_inline
+@jit_shared
 def body_forces(m, ws, t):
     """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i and ws.act_tau (after
     forward_kinematics); the joint user laws' forces in ws.flex_force."""
@@ -327,7 +327,7 @@ def _joint_force(stiffness, rest, damping, x, xd, c):
     return -stiffness[c] * (x[c] - rest[c]) - damping[c] * xd[c]
 
 
-@jit_inline
+@jit_shared
 def mass_matrix(m, ws):
     """ws.mass = M* = sum_i B_i^T M_i B_i (nq x nq, H2.144), symmetric positive definite
     (after forward_kinematics). Only the lower triangle is summed (columns are sorted,
@@ -358,7 +358,7 @@ def mass_matrix(m, ws):
     finish_mass_matrix(m, ws.mass)
 
 
-@jit_inline
+@jit_shared
 def _flexible_mass_block(m, ws, i, k):
     """Adds B_i^T M_i B_i of flexible body i to ws.mass (lower triangle). Column c of
     B_i is [bcol[:, c]; the unit vector of c among the body's own elastic
@@ -398,7 +398,7 @@ def _flexible_mass_block(m, ws, i, k):
             ws.mass[qa, qb] += s
 
 
-@jit_inline
+@jit_shared
 def generalized_forces(m, ws, t):
     """ws.force = Q* (size nq) (after forward_kinematics); also fills ws.body_force."""
     body_forces(m, ws, t)
@@ -433,7 +433,7 @@ def generalized_forces(m, ws, t):
             ws.force[e] += ws.flex_force[e]
 
 
-@jit_inline
+@jit_shared
 def _flexible_dynamic_rows(m, ws, i, k, vr, vw, udot, out):
     """ws.mbcol[:, 0] = the rigid rows of M_i [vr; vw; dqf'] and, at body i's elastic
     coordinates, out += its elastic rows - the elastic forces (ws.flex_force)."""
@@ -457,7 +457,7 @@ def _flexible_dynamic_rows(m, ws, i, k, vr, vw, udot, out):
             out[q0 + r - 6] += s - ws.flex_force[q0 + r - 6]
 
 
-@jit_inline
+@jit_shared
 def body_unbalanced_wrench(m, ws, i, udot, out):
     """ws.mbcol[0:6, 0] = g_i = M_i (B_i udot) - (Qv_i + Qe_i - M_i a_bias_i), the
     rigid rows of body i's equations (FORMULATION.md section 2): the force (global, N)
@@ -480,7 +480,7 @@ def body_unbalanced_wrench(m, ws, i, udot, out):
     _wrench_of_acceleration(m, ws, i, vr, w3, udot, out)
 
 
-@jit_inline
+@jit_shared
 def _wrench_of_acceleration(m, ws, i, vr, w3, udot, out):
     """ws.mbcol[0:6, 0] = g_i for body i's acceleration from udot: vr (global, m/s^2)
     of its origin and w3 (global, rad/s^2); see body_unbalanced_wrench."""
@@ -497,7 +497,7 @@ def _wrench_of_acceleration(m, ws, i, vr, w3, udot, out):
         ws.mbcol[r, 0] -= ws.body_force[i, r]
 
 
-@jit_inline
+@jit_shared
 def dynamic_rows(m, ws, udot, out):
     """out = M* udot - Q* (size nq, FORMULATION.md section 5) and ws.tau = the
     generalized force that each prescribed coordinate's driver must apply (size nc,
@@ -530,7 +530,7 @@ def dynamic_rows(m, ws, udot, out):
     _joint_rows(m, ws, udot, out)
 
 
-@jit_inline
+@jit_shared
 def recursive_dynamic_rows(m, ws, udot, out):
     """`dynamic_rows` in O(N) (after forward_kinematics_terms and body_forces): the
     same out = M* udot - Q* and ws.tau, by the recursive Newton-Euler passes of
@@ -622,7 +622,7 @@ def _offset_from_parent(ws, i, p, out):
     return out
 
 
-@jit_inline
+@jit_shared
 def _joint_rows(m, ws, udot, out):
     """The joints' own terms of `dynamic_rows`: out -= Q_joint (springs, dampers, user
     laws) and += the actuators' rotor inertia and torque rows; ws.tau likewise at the
@@ -643,7 +643,7 @@ def _joint_rows(m, ws, udot, out):
                              out, -1.0)
 
 
-@jit_inline
+@jit_shared
 def nonconservative_power(m, ws, t):
     """P (W): power of dampers, drivers, applied loads and user laws (after
     dynamic_rows).
@@ -680,7 +680,7 @@ def nonconservative_power(m, ws, t):
     return p
 
 
-@jit_inline
+@jit_shared
 def _work_rows(m, ws, t, yp, out):
     """The rows of the works in the residual: W_nc' - P and W_a' - tau_a x_a' (after
     dynamic_rows, which fills ws.act_tau)."""
@@ -957,7 +957,7 @@ def state_derivative_by_columns(m, ws, t, y, out):
     derivative_from_accelerations(m, ws, t, u, out)
 
 
-@jit_inline
+@jit_shared
 def derivative_from_accelerations(m, ws, t, u, out):
     """out = [u; ws.accel; P; P_a] once ws.accel holds du/dt (after body_forces)."""
     nq = ws.mass.shape[0]

@@ -244,12 +244,12 @@ def marker_law_loads(m, ws, t):
     for k in range(_marker_laws_start(m.tf_kind), m.tf_kind.shape[0]):
         out, mk = _marker_law_wrench(m, ws, k, t)
         i = m.marker_body[mk]
-        add_marker_load(mk, False, out[0:3], ws.rot[i], ws.v3[3], ws.m33[4],
-                        m.marker_term_ptr, m.marker_term_col, m.marker_term_coef,
-                        m.col_qindex, ws.body_force[i], ws.flex_force)
-        add_marker_load(mk, True, out[3:6], ws.rot[i], ws.v3[3], ws.m33[4],
-                        m.marker_term_ptr, m.marker_term_col, m.marker_term_coef,
-                        m.col_qindex, ws.body_force[i], ws.flex_force)
+        for part in range(2):   # the force, then the torque (a bool not a constant:
+            # one compiled add_marker_load)
+            add_marker_load(mk, part == 1, out[3 * part:3 * part + 3], ws.rot[i],
+                            ws.v3[3], ws.m33[4], m.marker_term_ptr, m.marker_term_col,
+                            m.marker_term_coef, m.col_qindex, ws.body_force[i],
+                            ws.flex_force)
 
 
 @jit

@@ -18,13 +18,13 @@ Scratch: ws.m33[5:10] and ws.v3[12:16]; callers use the lower ones.
 
 import numpy as np
 
-from ..config import jit, jit_inline
+from ..config import jit, jit_shared
 
 __all__ = ["marker_deformation", "marker_frame", "cardan_rotations",
            "marker_partial_velocities", "marker_frame_kernel"]
 
 
-@jit_inline
+@jit_shared
 def marker_deformation(m, ws, k, d, dd, th, thd):
     """d, dd (3,): marker k's translation and its rate (body axes, m, m/s);
     th, thd (3,): its Cardan angles and their rates (rad, rad/s)."""
@@ -82,7 +82,7 @@ def cardan_rotations(th, rx, ry, rz, tm):
         tm[r, 2] = rx[r, 0] * ry[0, 2] + rx[r, 1] * ry[1, 2] + rx[r, 2] * ry[2, 2]
 
 
-@jit_inline
+@jit_shared
 def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
     """Marker k after forward_kinematics (global axes): pos (3,) position (m), rot
     (3, 3) marker axes, vel (3,) velocity (m/s), om (3,) angular velocity (rad/s);

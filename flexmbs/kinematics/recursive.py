@@ -31,7 +31,7 @@ coordinates' columns times their rates form b_t.
 
 import numpy as np
 
-from ..config import jit, jit_inline
+from ..config import jit, jit_inline, jit_shared
 from ..dynamics.timefunctions import evaluate_time_function
 from .rotations import rotation_about_axis
 
@@ -70,7 +70,7 @@ def _matmul(a, b, out):
             out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
 
 
-@jit_inline
+@jit_shared
 def coordinate_values(m, ws, t, q, u):
     """ws.x, ws.xd, ws.xdd (size ncol) from q, u (size nq) and the drivers at time t
     (s); ws.q, ws.u copies of q, u.
@@ -158,7 +158,7 @@ def _move_columns(frame_ptr, frame_col, jr, jw, i, pend):
         jr[i, 2, c] += jw[i, 0, c] * p1 - jw[i, 1, c] * p0
 
 
-@jit_inline
+@jit_shared
 def forward_kinematics(m, ws, t, q, u):
     """Poses, velocities, partial velocities and bias accelerations of every body.
 
@@ -171,7 +171,7 @@ def forward_kinematics(m, ws, t, q, u):
     _forward_kinematics(m, ws, t, q, u, True)
 
 
-@jit_inline
+@jit_shared
 def forward_kinematics_terms(m, ws, t, q, u):
     """`forward_kinematics` in O(N): the same poses, velocities and bias accelerations,
     and instead of the partial velocities at every frame column only what each body's
@@ -454,7 +454,7 @@ def velocity_transformation_rate(m, ws):
             _move_rate_columns(m, ws, i, pend, pendd)
 
 
-@jit_inline
+@jit_shared
 def _move_rate_columns(m, ws, i, pend, pendd):
     """djr[i][:, c] += djw[:, c] x pend + jw[:, c] x pendd at body i's frame columns
     (jw, djw of body i as they stand)."""

@@ -27,6 +27,7 @@ from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
 from .user_laws import user_law_entries, with_user_laws
+from ..tuple_ref import HeldTuple, held_ref
 
 __all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
            "SENSOR_CODES", "SENSOR_SIZES"]
@@ -316,13 +317,20 @@ class Workspace(NamedTuple):
 
 class CompiledModel:
     """A model compiled for the kernels: `arrays` (ModelArrays) plus the names and
-    initial state the Python side needs."""
+    initial state the Python side needs.
+
+    `arrays` and each `new_workspace()` are HeldTuples (flexmbs.tuple_ref): in Python
+    they read as the namedtuples they hold; a kernel receives each as one pointer,
+    typed TupleRef. Every kernel is thus compiled once, for references, whoever calls
+    it: a kernel whose arguments were the tuples themselves would convert their ~150
+    arrays at each call from Python, and numba would build that conversion into
+    its Python entry when compiling it (about 5 s a kernel)."""
 
     def __init__(self, model, topology, arrays, coordinate_names, joint_coordinate_names,
                  sensor_names, sensor_sizes, q0, u0, beams=()):
         self.model = model
         self.topology = topology
-        self.arrays = arrays
+        self.arrays = arrays if isinstance(arrays, HeldTuple) else held_ref(arrays)
         self.coordinate_names = coordinate_names
         self.joint_coordinate_names = joint_coordinate_names
         self.sensor_names = sensor_names
@@ -382,12 +390,14 @@ class CompiledModel:
                                                           + 2 * self.nconstraints)])
 
     def new_workspace(self):
+        """The work arrays of the kernels for this model (Workspace), held by reference
+        (HeldTuple), zeroed."""
         n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
         ncr = len(self.arrays.con_kind)
         nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
         nt = len(self.arrays.motion_term_col)
         z = np.zeros
-        return Workspace(
+        return held_ref(Workspace(
             r=z((n, 3)), rot=z((n, 3, 3)), rd=z((n, 3)), omega=z((n, 3)), ar=z((n, 3)),
             aw=z((n, 3)), jr=z((n, 3, ncol)), jw=z((n, 3, ncol)), x=z(ncol), xd=z(ncol),
             xdd=z(ncol), tau=z(nc), mass=z((nq, nq)), force=z(nq), accel=z(nq),
@@ -404,7 +414,7 @@ class CompiledModel:
             term_jr=z((nt, 3)), term_jw=z((nt, 3)), body_acc=z((n, 6)),
             body_wrench=z((n, 6)), kin_key=z(2),
             ode=z((2, 2 * nq + 1 + self.nactuators)),
-            tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3)))
+            tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3))))
 
 
 def _initial_spring_lengths(cm):
