@@ -135,7 +135,10 @@ def table(results):
     """The README's start-up table (markdown) from a run's JSON."""
     rows = ["| measurement | wall time | peak memory | notes |", "|---|---|---|---|"]
     for r in results["cold"]:
-        parts = ", ".join(f"{name} {s} s" for name, _, s in r["parts"])
+        seconds = {}
+        for name, _, s in r["parts"]:
+            seconds[name] = seconds.get(name, 0) + s
+        parts = ", ".join(f"{name} {s} s" for name, s in seconds.items())
         rows.append(f"| first `flexmbs run {r['model']}`, empty kernel cache | "
                     f"{r['wall']:.0f} s | {r['rss_mb']:.0f} MB | compiling "
                     f"{r['compile_time']:.0f} s ({parts}); integrating "

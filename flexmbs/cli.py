@@ -3,18 +3,20 @@ linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
-(the result file then records why), `flexmbs energy --max-ratio` exits 1 when the
-energy criterion is not met, `flexmbs fit` exits 1 when the least-squares search stops
-before it converges (its outputs are written all the same).
+(the result file then records why), `flexmbs energy` exits 1 when the energy
+criterion is not met (unless --report-only), `flexmbs fit` exits 1 when the least-squares search stops
+before it converges (its outputs are written all the same). A run ended by SIGTERM or
+SIGHUP records it in its result file and exits with 128 + the signal's number.
 """
 
 import argparse
 import json
 import os
+import signal
 import sys
 
 from . import __version__
-from .errors import FlexmbsError
+from .errors import FlexmbsError, RunTerminated
 from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
 
 __all__ = ["main"]
@@ -41,6 +43,12 @@ def _cmd_run(args):
     if os.path.exists(out) and os.path.samefile(out, args.model):
         _err(f"{out}: the result file would overwrite the model file; choose another -o")
         return EXIT_INPUT
+    problem = _result_path_problem(out)
+    if problem:
+        _err(f"{out}: {problem}")
+        return EXIT_INPUT
+    if os.path.exists(out) and not args.quiet:
+        _log(f"overwriting the earlier result {out}")
     sim = simulate(model, out, t_end=args.t_end, rtol=args.rtol, atol=args.atol,
                    method=args.solver, output_step=args.output_step,
                    formulation=args.formulation, constraints=args.constraints,
@@ -56,6 +64,39 @@ def _cmd_run(args):
         return EXIT_OK
     _err(f"{args.model}: the integration failed: {sim.message} ({summary})")
     return EXIT_FAILED
+
+
+def _result_path_problem(path):
+    """Why `path` cannot take a result file (None if it can): a folder, a folder that
+    does not exist, or an existing file that is not a flexmbs result (never written
+    over)."""
+    if os.path.isdir(path):
+        return "is a folder; expected the name of a result file (.h5)"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    if os.path.exists(path):
+        import h5py
+        try:
+            with h5py.File(path, "r") as f:
+                if "flexmbs_version" in f.attrs:
+                    return None
+        except OSError:
+            pass
+        return ("exists and is not a flexmbs result file; it is not written over "
+                "(remove it or choose another -o)")
+    return None
+
+
+def _positive_float(text):
+    """argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    if not value > 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def _cmd_info(args):
@@ -75,14 +116,24 @@ def _cmd_energy(args):
         print(json.dumps(bal, indent=1))
     else:
         print(format_energy_report(bal))
-    if args.max_ratio is None:
-        return EXIT_OK  # a report; the exit status judges only against --max-ratio
+    if args.report_only:
+        return EXIT_OK
     return EXIT_OK if bal["passed"] else EXIT_FAILED
 
 
 def _cmd_plot(args):
-    from .analysis.plot import plot_result
+    from .analysis.plot import IMAGE_FORMATS, plot_result
 
+    if args.output is not None:
+        suffix = os.path.splitext(args.output)[1].lstrip(".").lower()
+        if suffix not in IMAGE_FORMATS:
+            _err(f"{args.output}: unknown image format \"{suffix}\"; expected a file "
+                 f"name ending in one of .{', .'.join(IMAGE_FORMATS)}")
+            return EXIT_INPUT
+        folder = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(folder):
+            _err(f"{args.output}: the folder {folder} does not exist")
+            return EXIT_INPUT
     print(f"wrote {plot_result(args.result, args.names, args.output)}")
     return EXIT_OK
 
@@ -306,10 +357,12 @@ def _parser():
     e = sub.add_parser("energy", help="energy balance and Huang's criterion")
     e.add_argument("result")
     e.add_argument("--json", action="store_true", help="machine-readable output")
-    e.add_argument("--max-ratio", type=float,
-                   help="fail (exit 1) when max|E-E0| / max strain energy (or, for rigid "
-                        "models, / the largest energy component) exceeds this; "
-                        "without it the report judges against 1e-2 and exits 0")
+    e.add_argument("--max-ratio", type=_positive_float,
+                   help="the criterion: max|E-E0| / max strain energy (or, for rigid "
+                        "models, / the largest energy component) at most this "
+                        "(default 1e-2); exit 1 when it is not met")
+    e.add_argument("--report-only", action="store_true",
+                   help="exit 0 whether or not the criterion is met")
     e.set_defaults(fn=_cmd_energy)
 
     pl = sub.add_parser("plot", help="plot coordinates, sensors and energies to a PNG")
@@ -445,13 +498,24 @@ def _run_command(args):
     if os.environ.get("FLEXMBS_DEBUG"):
         return args.fn(args)  # tracebacks for developers
     try:
-        return args.fn(args)
+        status = args.fn(args)
+        sys.stdout.flush()   # a closed pipe shows here, not at the interpreter's exit
+        return status
     except FlexmbsError as exc:
         _err(str(exc))
         return EXIT_INPUT
+    except BrokenPipeError:
+        # the reader of stdout has gone (`flexmbs info x.h5 | head -1`): end silently,
+        # with the status of a Unix tool that SIGPIPE ends
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except OSError as exc:
         _err(str(exc))
         return EXIT_INPUT
+    except RunTerminated as exc:
+        _err(str(exc))
+        return 128 + exc.signum
     except KeyboardInterrupt:
         _err("interrupted by the user")
         return 130

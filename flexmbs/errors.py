@@ -6,7 +6,8 @@ expected; the command line prints it on one line and exits with status 2.
 line of a CSV file, a channel or a section of a map).
 """
 
-__all__ = ["FlexmbsError", "ModelError", "ResultFileError", "ExperimentError"]
+__all__ = ["FlexmbsError", "ModelError", "ResultFileError", "ExperimentError",
+           "RunTerminated"]
 
 
 class FlexmbsError(Exception):
@@ -90,3 +91,15 @@ class ExperimentError(FlexmbsError, ValueError):
 
     def __str__(self):
         return self._text()
+
+
+class RunTerminated(KeyboardInterrupt):
+    """A run ended by a signal other than Ctrl-C (SIGTERM, which batch schedulers and
+    `timeout` send, or SIGHUP): handled as an interrupt, the signal's name kept
+    (`signame`) for the result file's status and the exit status 128 + `signum`."""
+
+    def __init__(self, signum):
+        import signal
+        self.signum = int(signum)
+        self.signame = signal.Signals(signum).name
+        super().__init__(f"terminated by {self.signame}")

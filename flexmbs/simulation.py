@@ -6,17 +6,17 @@ involved once per batch of outputs; the energies and sensors of a batch come fro
 kernel call.
 """
 
+import contextlib
 import copy
-import glob
-import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .compile_notice import CompileWatch
-from .config import CACHE, CACHE_DIR
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
@@ -28,7 +28,7 @@ from .dynamics.timefunctions import evaluate_time_function
 from .elements.modal import basis_record
 from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
                                      three_rotation_joints)
-from .errors import ModelError
+from .errors import ModelError, RunTerminated
 from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS
@@ -39,8 +39,7 @@ from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
-__all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS",
-           "kernels_need_compiling"]
+__all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS"]
 
 SOLVERS = SOLVER_METHODS
 WALL_BUDGET = 0.5  # s of integration between two writes / progress updates
@@ -168,19 +167,6 @@ def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
     raise ValueError(f"unknown solver {method!r}; expected one of {', '.join(SOLVERS)}")
 
 
-def kernels_need_compiling(method):
-    """True when the on-disk numba cache holds no compiled kernel that `method` calls
-    per step yet (the state derivative for scipy's methods, the BDF step loop for
-    bdf, the residual for IDA)."""
-    if not CACHE:
-        return True
-    kernel = {"bdf": "bdf_kernels.bdf_advance", "galpha": "galpha_kernels.galpha_advance",
-              "ida": "system.dae_residual"}.get(
-        method, "system.state_derivative_from_ref")
-    pattern = os.path.join(CACHE_DIR, "**", f"{kernel}-*.nbi")
-    return not glob.glob(pattern, recursive=True)
-
-
 def output_times(t0, t_end, step):
     """The output times after t0: multiples of `step`, then t_end exactly (s)."""
     n_out = (t_end - t0) / step
@@ -297,10 +283,36 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     The time spent compiling kernels (statistics["compile_time"], s) is left out of
     the progress line's rate.
     """
-    with CompileWatch() as compiling:
+    with CompileWatch() as compiling, _signals_end_the_run():
         return _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
                          formulation, constraints, rho_inf, fixed_step, progress, log,
                          compiling)
+
+
+TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP")
+"""Signals that end a run as Ctrl-C does (RunTerminated), the last state written."""
+
+
+@contextlib.contextmanager
+def _signals_end_the_run():
+    """While a run goes: TERMINATING_SIGNALS raise RunTerminated (in the main thread;
+    elsewhere the handlers cannot be set and the signals keep theirs)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise RunTerminated(signum)
+    previous = {}
+    for name in TERMINATING_SIGNALS:
+        if hasattr(signal, name):
+            sig = getattr(signal, name)
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
@@ -351,6 +363,9 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
     if log is not None:
         for text in cm.warnings:
             log("warning: " + text)
+        if out.step >= t_end - t0:
+            log(f"warning: the output step ({out.step:g} s) is not shorter than the run "
+                f"({t_end - t0:g} s): only its start and its end are recorded")
     projection = report is not None and s.constraints == "projection"
     system = build_system(cm, s.constraints, s.formulation)
     y0 = cm.initial_state()
@@ -424,12 +439,13 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         message = integ.message
         if status == "failed" and not message:
             message = "the integrator stopped"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         bar.close()
         if writer is not None:
             if integ is not None:
                 writer.set_solver_statistics(integ.statistics())
-            writer.close("failed: interrupted by the user")
+            writer.close(f"failed: {exc}" if isinstance(exc, RunTerminated)
+                         else "failed: interrupted by the user")
         raise
     except BaseException as exc:
         bar.close()

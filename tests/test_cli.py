@@ -259,3 +259,95 @@ def test_file_is_committed_between_sparse_outputs(tmp_path):
         proc.wait()
     res = open_result(out)
     assert len(res.time) == 1 and res.time[0] == 0.0
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_ends_the_run_with_its_name_in_the_file(tmp_path, signame):
+    """SIGTERM (batch schedulers, `timeout`) and SIGHUP end a run as Ctrl-C does: the
+    rows so far and the state at the signal written, the status naming the signal,
+    the exit status 128 + its number, one line on stderr."""
+    sig = getattr(signal, signame)
+    out = tmp_path / "terminated.h5"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flexmbs", "run", str(MODELS / "chain_spatial_4.toml"),
+         "-o", str(out), "-q", "--t-end", "1000", "--rtol", "1e-12", "--atol", "1e-14",
+         "--output-step", "1e-3"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 600
+    rows = 0
+    while time.time() < deadline and proc.poll() is None and rows <= 50:
+        time.sleep(0.5)
+        if out.exists():
+            try:
+                with h5py.File(out, "r") as f:
+                    rows = f["time"].shape[0]
+            except OSError:
+                rows = 0
+    assert proc.poll() is None and rows > 50, "the run ended before the signal"
+    os.kill(proc.pid, sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig
+    assert f"terminated by {signame}" in err and "Traceback" not in err
+    res = open_result(out)
+    assert res.status == f"failed: terminated by {signame}"
+    assert len(res.time) >= rows and np.all(np.isfinite(res.q))
+
+
+def test_bad_arguments_and_output_paths_get_one_line_and_status_2(tmp_path):
+    """Out-of-range settings, image formats and output paths are refused before any
+    work with one line naming them (exit 2, no traceback); a file that is not a
+    flexmbs result is never written over, an earlier result is, and that is said;
+    an output step longer than the run is warned about."""
+    chain = MODELS / "chain_spatial_4.toml"
+    out = tmp_path / "chain.h5"
+    r = flexmbs("run", chain, "-o", out, "--t-end", 0.05, "--output-step", 0.1)
+    assert r.returncode == 0, r.stderr
+    assert "output step (0.1 s) is not shorter than the run" in r.stderr
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    cases = [
+        (("energy", out, "--max-ratio", -1), ["--max-ratio", "positive number"]),
+        (("plot", out, "-o", tmp_path / "x.xyz"), ["x.xyz", "image format", ".png"]),
+        (("plot", out, "-o", tmp_path / "nowhere" / "x.png"), ["does not exist"]),
+        (("run", chain, "-o", folder), ["a_folder", "is a folder"]),
+        (("run", chain, "-o", tmp_path / "nowhere" / "x.h5"), ["does not exist"]),
+        (("run", chain, "-o", notes), ["notes.txt", "not a flexmbs result"]),
+        (("run", chain, "-o", out, "--rtol", 10), ["rtol", "between"]),
+        (("run", chain, "-o", out, "--rtol", 1e-30), ["rtol", "between"]),
+    ]
+    for args, words in cases:
+        r = flexmbs(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "Traceback" not in r.stderr and r.stderr.count("\n") <= 3, r.stderr
+        for word in words:
+            assert word in r.stderr, (args, word, r.stderr)
+    assert notes.read_text() == "my notes\n"
+    r = flexmbs("run", chain, "-o", out, "--t-end", 0.05)
+    assert r.returncode == 0 and f"overwriting the earlier result {out}" in r.stderr
+
+
+def test_energy_exits_1_on_fail_unless_report_only(tmp_path):
+    out = tmp_path / "chain.h5"
+    assert flexmbs("run", MODELS / "chain_spatial_4.toml", "-o", out, "--t-end", 0.2,
+                   "--rtol", 1e-4, "--atol", 1e-6).returncode == 0
+    failing = flexmbs("energy", out, "--max-ratio", 1e-15)
+    assert failing.returncode == 1 and "FAIL" in failing.stdout
+    assert flexmbs("energy", out, "--max-ratio", 1e-15, "--report-only").returncode == 0
+
+
+def test_a_closed_pipe_ends_the_command_silently(tmp_path):
+    """`flexmbs info RESULT | head -1`: the reader has gone when flexmbs writes; no
+    message, the status of a tool that SIGPIPE ends."""
+    out = tmp_path / "chain.h5"
+    assert flexmbs("run", MODELS / "chain_spatial_4.toml", "-o", out, "--t-end",
+                   0.05).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "flexmbs", "info", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    proc.stdout.close()   # before the interpreter has started
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 128 + signal.SIGPIPE
+    assert err == ""

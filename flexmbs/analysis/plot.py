@@ -14,7 +14,12 @@ import numpy as np
 from ..errors import FlexmbsError, ResultFileError
 from ..io.results import ENERGY_NAMES, component_labels, open_result
 
-__all__ = ["plot_result", "available_names", "UnknownNameError"]
+__all__ = ["plot_result", "available_names", "UnknownNameError", "IMAGE_FORMATS"]
+
+IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif",
+                 "tiff", "webp")
+"""The file types `plot_result` writes (by the output's suffix; matplotlib's Agg,
+PDF, SVG and PS backends)."""
 
 MAX_COORDINATE_PANELS = 8  # default plot: more coordinates than this share one panel
 PANEL_WIDTH = 8.0  # inches

@@ -35,7 +35,6 @@ from the current state with the multipliers of the new rows.
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import qr
 
 from ..errors import ModelError
 from ..model.constraint_tables import CONTACT_TANGENT
@@ -140,6 +139,7 @@ def make_consistent(cm, t0=0.0):
     if jac.shape[1] == 0:
         rank, independent = 0, np.zeros(0, dtype=int)
     else:
+        from scipy.linalg import qr   # imported when a model has constraints
         _, r, piv = qr(jac.T, pivoting=True, mode="economic")
         diag = np.abs(np.diag(r)) if r.size else np.zeros(0)
         rank = int(np.sum(diag > RANK_TOLERANCE * (diag[0] if len(diag) else 0.0)))
@@ -178,6 +178,7 @@ def _metric_factor(mass):
 
 def independent_rows(jac, rank):
     """The indices (sorted) of `rank` independent rows of jac: pivoted QR of jac^T."""
+    from scipy.linalg import qr
     _, _, piv = qr(jac.T, pivoting=True, mode="economic")
     return np.sort(piv[:rank])
 

@@ -483,10 +483,27 @@ class SolverSettings:
             method=self.method if method is None else method,
             t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end",
                                                            positive=True),
-            rtol=self.rtol if rtol is None else _scalar(rtol, item, "rtol", positive=True),
+            rtol=self.rtol if rtol is None else _relative_tolerance(rtol, item),
             atol=self.atol if atol is None else _scalar(atol, item, "atol", positive=True),
             max_step=self.max_step if max_step is None else _scalar(
                 max_step, item, "max_step", positive=True))
+
+
+RTOL_RANGE = (100 * np.finfo(float).eps, 0.1)
+"""The relative tolerances a run accepts: below 100 ulps the error test asks for what
+float64 cannot resolve (scipy's integrators raise theirs to it); above 0.1 no digit
+of the result is controlled."""
+
+
+def _relative_tolerance(value, item):
+    """rtol, checked to lie in RTOL_RANGE (ModelError naming the field otherwise)."""
+    rtol = _scalar(value, item, "rtol", positive=True)
+    low, high = RTOL_RANGE
+    if not low <= rtol <= high:
+        raise ModelError(f"expected a relative tolerance between {low:.1e} (100 times "
+                         f"the float64 resolution) and {high:g}, got {rtol:g}", item,
+                         "rtol")
+    return rtol
 
 
 @dataclass(frozen=True)

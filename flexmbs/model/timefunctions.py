@@ -9,7 +9,6 @@ dimensionless multiplier for a load), time in s.
 from dataclasses import dataclass, fields
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 from ..errors import ModelError
 
@@ -239,6 +238,7 @@ def _pack(fn):
     v = np.asarray(fn.value, dtype=float)
     n = t.size - 1
     if fn.interpolation == "cubic" and t.size >= 3:
+        from scipy.interpolate import CubicSpline   # heavy: imported when used
         c = CubicSpline(t, v, bc_type="not-a-knot").c  # (4, n), highest power first
         coef = c[::-1].T  # (n, 4): a0 + a1 s + a2 s^2 + a3 s^3, s = t - t_k
     else:

@@ -5,13 +5,15 @@ results are written while the run goes; outputs come from scipy's dense output."
 import time
 
 import numpy as np
-from scipy.integrate import BDF, DOP853, RK45, Radau
 
 from .base import Integrator
 
 __all__ = ["ScipyIntegrator", "SCIPY_METHODS"]
 
-SCIPY_METHODS = {"scipy-radau": Radau, "scipy-bdf": BDF, "dop853": DOP853, "rk45": RK45}
+SCIPY_METHODS = {"scipy-radau": "Radau", "scipy-bdf": "BDF", "dop853": "DOP853",
+                 "rk45": "RK45"}
+"""flexmbs' name of each method: the name of its scipy.integrate class (imported when
+a run uses it: scipy.integrate takes a noticeable part of a command's start)."""
 
 
 FLOOR_STEPS = 10
@@ -58,8 +60,10 @@ class ScipyIntegrator(Integrator):
         self._tiny_steps = 0
         self._dense = None
         try:
-            self._solver = SCIPY_METHODS[method](fun, self.t0, self.y, self.t_end,
-                                                 rtol=rtol, atol=atol, max_step=max_step)
+            import scipy.integrate
+            solver_class = getattr(scipy.integrate, SCIPY_METHODS[method])
+            self._solver = solver_class(fun, self.t0, self.y, self.t_end, rtol=rtol,
+                                        atol=atol, max_step=max_step)
         except _NonFiniteDerivative as exc:
             self._fail(NON_FINITE_MESSAGE.format(t=exc.t))
 
