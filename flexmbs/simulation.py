@@ -87,6 +87,8 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         if formulation == "joint" else
         (_order_n.order_n_state_derivative_from_ref, _order_n.order_n_residual,
          _order_n.dae_order_n_residual, None))
+    if cm.nq == 0:
+        dae_mass = None   # every coordinate driven: no rows after eliminated positions
     elastic = _elastic_speed_columns(cm) if dae_mass is not None else None
     if elastic is not None:
         dae_mass = _system.dae_mass_elastic_block
@@ -347,6 +349,10 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
                 s.method != "bdf":
             raise ModelError(f'the projection formulation runs with the solver "bdf" '
                              f'(its drift correction restarts it), got "{s.method}"',
+                             "solver", "method")
+        if cm.nq == 0 and s.method == "galpha":
+            raise ModelError("every joint coordinate of the model is driven: it has no "
+                             "position whose error galpha could control; use \"bdf\"",
                              "solver", "method")
         if s.formulation == "absolute" and s.method != "bdf":
             raise ModelError(f'the absolute-coordinate formulation runs with the solver '

@@ -351,3 +351,72 @@ def test_a_closed_pipe_ends_the_command_silently(tmp_path):
     proc.wait(timeout=120)
     assert proc.returncode == 128 + signal.SIGPIPE
     assert err == ""
+
+
+DRIVEN_ONLY = """
+[model]
+name = "driven"
+gravity = [0.0, 0.0, -9.81]
+[solver]
+t_end = 1.0
+rtol = 1e-8
+atol = 1e-10
+[bodies.rod]
+mass = 1.0
+com = [0.0, 0.0, -0.5]
+inertia = [0.1, 0.1, 0.01]
+inertia_about = "com"
+[joints.pivot]
+type = "revolute"
+parent = "ground"
+child = "rod"
+axis = [0.0, 1.0, 0.0]
+[drivers.spin]
+joint = "pivot"
+law = "polynomial"
+coefficients = [0.0, 1.0]
+"""
+
+
+def test_a_model_whose_every_coordinate_is_driven(tmp_path):
+    """No free coordinate: bdf integrates the driver's work (the energy balance
+    closes), as dop853 does; galpha, which controls the positions' error, is refused
+    with the reason."""
+    model = tmp_path / "driven.toml"
+    model.write_text(DRIVEN_ONLY)
+    works = []
+    for solver in ("bdf", "dop853"):
+        out = tmp_path / f"{solver}.h5"
+        r = flexmbs("run", model, "-o", out, "--solver", solver)
+        assert r.returncode == 0, r.stderr
+        e = flexmbs("energy", out, "--json")
+        assert e.returncode == 0 and json.loads(e.stdout)["passed"]
+        works.append(open_result(out).energy["dissipated"][-1])
+    assert works[0] == pytest.approx(works[1], rel=1e-6)
+    r = flexmbs("run", model, "-o", tmp_path / "g.h5", "--solver", "galpha")
+    assert r.returncode == 2 and "driven" in r.stderr and "bdf" in r.stderr
+
+
+def test_a_spring_between_coincident_markers_is_named(tmp_path):
+    """Two markers at the same point: the spring's force has no direction; refused
+    with its name and field before the run, not a non-finite residual at 1e-9 s."""
+    text = DRIVEN_ONLY.replace('[drivers.spin]\njoint = "pivot"\nlaw = "polynomial"\n'
+                               'coefficients = [0.0, 1.0]\n', "")
+    text += """
+[ground.markers.anchor]
+position = [0.0, 0.0, -1.0]
+[bodies.rod.markers.end]
+position = [0.0, 0.0, -1.0]
+[springs.tie]
+body1 = "ground"
+marker1 = "anchor"
+body2 = "rod"
+marker2 = "end"
+stiffness = 100.0
+rest_length = 0.1
+"""
+    model = tmp_path / "tie.toml"
+    model.write_text(text)
+    r = flexmbs("run", model, "-o", tmp_path / "tie.h5")
+    assert r.returncode == 2, r.stderr
+    assert 'spring "tie"' in r.stderr and "coincide" in r.stderr and "tie.toml" in r.stderr

@@ -417,14 +417,27 @@ class CompiledModel:
             tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3))))
 
 
-def _initial_spring_lengths(cm):
-    """The rest lengths not given: the springs' lengths in the initial configuration."""
+SPRING_LENGTH_MIN = 1e-9
+"""A spring shorter than this (m) has no direction for its force (FORMULATION.md 4)."""
+
+
+def _initial_spring_lengths(cm, names):
+    """The rest lengths not given: the springs' lengths in the initial configuration.
+    A spring whose markers coincide there is refused (ModelError naming it): the
+    direction of its force, from one marker to the other, is undefined."""
     from ..dynamics.api import marker_frames
     pos = marker_frames(cm, cm.q0)[0]
     m = cm.arrays
-    for s in np.flatnonzero(np.isnan(m.spring_l0)):
-        m.spring_l0[s] = np.linalg.norm(pos[m.spring_marker[s, 1]]
-                                        - pos[m.spring_marker[s, 0]])
+    for s, name in enumerate(names):
+        length = np.linalg.norm(pos[m.spring_marker[s, 1]] - pos[m.spring_marker[s, 0]])
+        if length < SPRING_LENGTH_MIN:
+            raise ModelError(f"its two markers coincide in the initial configuration "
+                             f"(length {length:.3g} m): the direction of its force is "
+                             f"undefined; expected markers at least "
+                             f"{SPRING_LENGTH_MIN:g} m apart", f'spring "{name}"',
+                             "marker1")
+        if np.isnan(m.spring_l0[s]):
+            m.spring_l0[s] = length
 
 
 AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
@@ -778,8 +791,8 @@ def compile_model(model):
                        stab.sizes, np.array(q0, dtype=f64), np.array(u0, dtype=f64),
                        beams)
     cm.constraint_texts = con_texts
-    if np.any(np.isnan(arrays.spring_l0)):
-        _initial_spring_lengths(cm)
+    if len(springs):
+        _initial_spring_lengths(cm, list(getattr(model, "springs", {})))
     for name, why in zip(topo.cut_joint_names, topo.cut_reasons):
         if why == "chosen":
             joint = model.joints[name]
