@@ -12,7 +12,6 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,13 +38,15 @@ from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
-__all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS"]
+__all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS",
+           "state_rest_names"]
 
 SOLVERS = SOLVER_METHODS
 WALL_BUDGET = 0.5  # s of integration between two writes / progress updates
 MAX_OUTPUT_ROWS = 1e8  # output rows of one run
 OUTPUT_TIME_SLACK = 1e-9  # of a step: t_end within it of a multiple is that multiple
 PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
+OUTPUT_BATCH = 20_000  # output rows asked of the integrator at once (bounds the memory)
 
 
 def build_system(cm, constraints="ggl", formulation="joint"):
@@ -169,19 +170,39 @@ def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
     raise ValueError(f"unknown solver {method!r}; expected one of {', '.join(SOLVERS)}")
 
 
+class OutputTimes:
+    """The output times after t0: multiples of `step`, then t_end exactly (s), made
+    a slice at a time (`times[a:b]`, an array; `len(times)`), so that a run's memory
+    does not grow with its number of outputs."""
+
+    def __init__(self, t0, t_end, step):
+        n_out = (t_end - t0) / step
+        if n_out > MAX_OUTPUT_ROWS:
+            raise ModelError(f"{t_end - t0:g} s at a step of {step:g} s would make "
+                             f"{n_out:.3g} output rows (at most {MAX_OUTPUT_ROWS:.0e}): "
+                             "expected a larger step", "output", "step")
+        self.t0, self.t_end, self.step = t0, t_end, step
+        self.n_steps = int(np.floor(n_out + OUTPUT_TIME_SLACK))
+        last = t0 + step * self.n_steps
+        self.extra = self.n_steps == 0 or t_end - last > OUTPUT_TIME_SLACK * step
+
+    def __len__(self):
+        return self.n_steps + self.extra
+
+    def __getitem__(self, index):
+        a, b, _ = index.indices(len(self))
+        out = self.t0 + self.step * np.arange(a + 1, max(a, b) + 1, dtype=float)
+        if self.extra and b == len(self) and b > a:
+            out[-1] = self.t_end
+        if b == len(self) and b > a:
+            out[-1] = min(out[-1], self.t_end)
+        return out
+
+
 def output_times(t0, t_end, step):
-    """The output times after t0: multiples of `step`, then t_end exactly (s)."""
-    n_out = (t_end - t0) / step
-    if n_out > MAX_OUTPUT_ROWS:
-        raise ModelError(f"{t_end - t0:g} s at a step of {step:g} s would make "
-                         f"{n_out:.3g} output rows (at most {MAX_OUTPUT_ROWS:.0e}): "
-                         "expected a larger step", "output", "step")
-    n_out = int(np.floor(n_out + OUTPUT_TIME_SLACK))
-    t_out = t0 + step * np.arange(1, n_out + 1)
-    if n_out == 0 or t_end - t_out[-1] > OUTPUT_TIME_SLACK * step:
-        t_out = np.append(t_out, t_end)
-    t_out[-1] = min(t_out[-1], t_end)
-    return t_out
+    """All the output times after t0 (OutputTimes) as one array (s)."""
+    times = OutputTimes(t0, t_end, step)
+    return times[0:len(times)]
 
 
 class _SingularityWatch:
@@ -223,22 +244,63 @@ class _SingularityWatch:
                 "(the middle rotation at +-90 deg for x-y-z axes): " + "; ".join(near))
 
 
-@dataclass
 class Simulation:
-    """What `simulate` returns: outputs in memory and the run's outcome."""
-    t: np.ndarray
-    y: np.ndarray
-    energy: np.ndarray
-    sensors: np.ndarray
-    coordinate_names: list
-    status: str
-    message: str
-    statistics: dict
-    path: str = None
+    """What `simulate` returns: the outputs and the run's outcome.
+
+    t (n,) s, y (n, nstate) the states [q, u, w, lambda, mu] at the outputs, energy
+    (n, 7) (ENERGY_COMPONENTS), sensors (n, number of sensor values); status
+    ("finished" or "failed"), message, statistics, path (the result file or None).
+    A run that kept no history in memory (simulate's `history`) reads each of t, y,
+    energy and sensors from its result file when it is first asked for.
+    """
+
+    def __init__(self, t, y, energy, sensors, coordinate_names, status, message,
+                 statistics, path=None):
+        self._arrays = {"t": t, "y": y, "energy": energy, "sensors": sensors}
+        self.coordinate_names = coordinate_names
+        self.status = status
+        self.message = message
+        self.statistics = statistics
+        self.path = path
+
+    def _get(self, name):
+        if self._arrays[name] is None:
+            self._arrays[name] = _read_outputs(self.path, name)
+        return self._arrays[name]
+
+    t = property(lambda self: self._get("t"))
+    y = property(lambda self: self._get("y"))
+    energy = property(lambda self: self._get("energy"))
+    sensors = property(lambda self: self._get("sensors"))
 
     @property
     def success(self):
         return self.status == "finished"
+
+
+def state_rest_names(cm):
+    """Names of the state's columns after q and u: W_nc, each actuator's work
+    W_<actuator>, then lambda_<row> and mu_<row> of each active constraint row."""
+    rows = range(cm.nconstraints)
+    return (["W_nc"] + [f"W_{a}" for a in getattr(cm.model, "actuators", {})]
+            + [f"lambda_{k}" for k in rows] + [f"mu_{k}" for k in rows])
+
+
+def _read_outputs(path, name):
+    """One of Simulation's arrays (t, y, energy, sensors) from the result file."""
+    import h5py
+    with h5py.File(path, "r", locking=False) as f:
+        if name == "t":
+            return f["time"][:]
+        if name == "y":
+            return np.hstack([f["q"][:], f["u"][:], f["state_rest"][:]])
+        if name == "energy":
+            return np.stack([f[f"energy/{c}"][:] for c in ENERGY_COMPONENTS], axis=1)
+        names = [n.decode() if isinstance(n, bytes) else str(n)
+                 for n in f["sensors"].attrs["names"]]
+        n = f["time"].shape[0]
+        parts = [f[f"sensors/{k}"][:].reshape(n, -1) for k in names]
+        return np.hstack(parts) if parts else np.zeros((n, 0))
 
 
 class _Progress:
@@ -273,7 +335,7 @@ class _Progress:
 
 def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
              output_step=None, max_step=None, formulation=None, constraints=None,
-             rho_inf=None, fixed_step=None, progress=False, log=None):
+             rho_inf=None, fixed_step=None, progress=False, log=None, history=None):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
     `formulation`: "joint", "order-n" (trees) or "absolute" (every joint a
     constraint, flexmbs.model.absolute); `constraints`: the formulation of
@@ -284,11 +346,18 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     recorded in the file; an interrupt (Ctrl-C) is recorded and then re-raised.
     The time spent compiling kernels (statistics["compile_time"], s) is left out of
     the progress line's rate.
+
+    `history`: keep every output row in memory (True) or only the last (False: the
+    memory of a run does not grow with its outputs; the Simulation then reads them
+    from the result file when asked). Default: True without a file, False with one.
     """
+    keep = path is None if history is None else bool(history)
+    if not keep and path is None:
+        raise ValueError("history=False needs a result file (path) to keep the outputs")
     with CompileWatch() as compiling, _signals_end_the_run():
         return _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
                          formulation, constraints, rho_inf, fixed_step, progress, log,
-                         compiling)
+                         compiling, keep)
 
 
 TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP")
@@ -318,14 +387,15 @@ def _signals_end_the_run():
 
 
 def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
-              formulation, constraints, rho_inf, fixed_step, progress, log, compiling):
+              formulation, constraints, rho_inf, fixed_step, progress, log, compiling,
+              keep):
     source = model.source_path or "<python>"
     try:
         s = model.solver.with_changes(method, t_end, rtol, atol, max_step, formulation,
                                       constraints, rho_inf, fixed_step)
         out = model.output.with_changes(output_step)
         t0 = 0.0
-        t_out = output_times(t0, s.t_end, out.step)
+        t_out = OutputTimes(t0, s.t_end, out.step)
         cm = (compile_absolute(model) if s.formulation == "absolute" else
               compile_model(model))
         report = make_consistent(cm) if cm.has_constraints else None
@@ -397,6 +467,7 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
             solver_name=method, overrides=model.overrides,
             modes={name: basis_record(b) for name, b in model.bodies.items()
                    if getattr(b, "basis", None) is not None},
+            state_rest_names=state_rest_names(cm),
             settings={"t_end": t_end, "rtol": rtol, "atol": atol,
                       "formulation": s.formulation,
                       "output_step": output_step, "max_step": max_step,
@@ -411,13 +482,16 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         output_quantities(cm.arrays, system.ws, np.ascontiguousarray(t),
                           np.ascontiguousarray(y), e, sv)
         nq = cm.nq
-        ts.append(t)
-        ys.append(y)
-        es.append(e)
-        ss.append(sv)
+        if keep or not ts:
+            ts.append(t)
+            ys.append(y)
+            es.append(e)
+            ss.append(sv)
+        else:
+            ts[0], ys[0], es[0], ss[0] = t[-1:], y[-1:], e[-1:], sv[-1:]
         watch.update(t, y)
         if writer is not None:
-            writer.append(t, y[:, :nq], y[:, nq:2 * nq], e, sv)
+            writer.append(t, y[:, :nq], y[:, nq:2 * nq], e, sv, y[:, 2 * nq:])
 
     watch = _SingularityWatch(cm)
     watch.update(np.array([t0]), y0[None, :])
@@ -431,7 +505,7 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
                                 s.rho_inf, s.fixed_step)
         done = 0
         while integ.status == "running" and done < len(t_out):
-            n, y = integ.advance(t_out[done:], WALL_BUDGET)
+            n, y = integ.advance(t_out[done:done + OUTPUT_BATCH], WALL_BUDGET)
             if n:
                 emit(t_out[done:done + n], y)
                 done += n
@@ -470,7 +544,8 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
     if writer is not None:
         writer.set_solver_statistics(stats)
         writer.close("finished" if status == "finished" else f"failed: {message}")
-    return Simulation(
-        t=np.concatenate(ts), y=np.concatenate(ys), energy=np.concatenate(es),
-        sensors=np.concatenate(ss), coordinate_names=cm.coordinate_names, status=status,
-        message=message, statistics=stats, path=None if path is None else str(path))
+    arrays = ([np.concatenate(a) for a in (ts, ys, es, ss)] if keep
+              else [None] * 4)   # read from the file when asked for
+    return Simulation(*arrays, coordinate_names=cm.coordinate_names, status=status,
+                      message=message, statistics=stats,
+                      path=None if path is None else str(path))

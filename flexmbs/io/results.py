@@ -13,6 +13,10 @@ Layout (docs/results.md; ARCHITECTURE.md "Result file"):
     /energy/<name>      (n,) J: kinetic, gravity, strain, spring, dissipated, total,
                         strain_axial_force, strain_foreshortening (parts of strain)
     /sensors/<name>     (n, size)
+    /rest_column        (nrest,) names of the columns of state_rest (its dim-1 scale)
+    /state_rest         (n, nrest) the rest of the integrator's state after q and u:
+                        the works W_nc and W_a of the actuators (J), then the
+                        multipliers of the active constraint rows; attr names
     /model              datasets text (the model file) and json (normalised model)
     /topology           body_names, joint_names, parent, marker_names, body_path,
                         joint_path, coordinate_names
@@ -23,7 +27,8 @@ Layout (docs/results.md; ARCHITECTURE.md "Result file"):
 
 Consistency after a crash: rows are buffered in memory and committed (every dataset
 resized and written, `t_reached` updated, then `flush()`) at most once every
-`flush_interval` seconds of wall time. Between two commits the file is not touched, so
+`flush_interval` seconds of wall time, or as soon as they hold PENDING_BYTES (so that
+the memory of a run does not grow with its outputs). Between two commits the file is not touched, so
 a process killed at any moment outside a commit (SIGKILL included) leaves a file that
 holds exactly the rows of the last commit and still says status "running".
 """
@@ -90,6 +95,7 @@ STATUS_FINISHED = "finished"
 FAILED_PREFIX = "failed: "
 STATUS_INTERRUPTED = FAILED_PREFIX + "interrupted by the user"
 CHUNK_BYTES = 64 * 1024  # target size of one chunk of a time series
+PENDING_BYTES = 8 * 1024 * 1024  # buffered rows beyond this are committed at once
 MIN_CHUNK_ROWS = 16
 
 
@@ -154,6 +160,8 @@ class ResultWriter:
     modes : {body: {"datasets": {name: array or list of str}, "attrs": {name: value}}}
         of the beam bodies with modal reduction, written to /modes/<body>
         (flexmbs.elements.modal.basis_record).
+    state_rest_names : names of the state's columns after q and u (works, multipliers),
+        written to /state_rest; None: no such dataset.
 
     Use `append` for each batch of output rows, `set_solver_statistics` at the end,
     then `close(status)`; or use it as a context manager, which closes with
@@ -162,7 +170,7 @@ class ResultWriter:
 
     def __init__(self, path, *, model_text, model_json, topology, coordinate_names,
                  sensor_names, sensor_sizes, solver_name, settings, flush_interval=1.0,
-                 overrides=(), modes=None):
+                 overrides=(), modes=None, state_rest_names=None):
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
         if len(sensor_names) != len(sensor_sizes):
@@ -173,8 +181,11 @@ class ResultWriter:
         self.coordinate_names = [str(c) for c in coordinate_names]
         self.sensor_names = [str(s) for s in sensor_names]
         self.sensor_sizes = [int(k) for k in sensor_sizes]
+        self.state_rest_names = (None if state_rest_names is None else
+                                 [str(n) for n in state_rest_names])
         self._sensor_offsets = np.concatenate([[0], np.cumsum(self.sensor_sizes)]).astype(int)
         self._pending = []
+        self._pending_bytes = 0
         self._pending_statistics = None
         self._n = 0
         self._t_last = -math.inf
@@ -186,7 +197,11 @@ class ResultWriter:
         # No file locking: readers (flexmbs info, h5py, xarray) may open the file while
         # the run goes; between commits it is consistent.
         self._t_integrated = -math.inf
-        self._file = h5py.File(self.path, "w", libver=("v108", "latest"), locking=False)
+        # No chunk cache: a commit writes whole batches of rows, and HDF5's cache of
+        # the chunks written (1 MiB a dataset, by default) kept every dataset's recent
+        # chunks, 150 MB more after 2 M rows of a small model.
+        self._file = h5py.File(self.path, "w", libver=("v108", "latest"), locking=False,
+                               rdcc_nbytes=0)
         try:
             self._create_layout(model_text, model_json, topology, solver_name, settings)
             _set_strings_attr(self._file["model"], "overrides", list(overrides))
@@ -232,6 +247,14 @@ class ResultWriter:
             ds = self._add_series(f"sensors/{name}", size, self._component_scale(size))
             ds.attrs["size"] = size
             _set_strings_attr(ds, "components", component_labels(size))
+        if self.state_rest_names is not None:
+            scale = f.create_dataset("rest_column", data=_strings(self.state_rest_names),
+                                     dtype=h5py.string_dtype())
+            scale.make_scale("rest_column")
+            ds = self._add_series("state_rest", len(self.state_rest_names), scale)
+            _set_strings_attr(ds, "names", self.state_rest_names)
+            ds.attrs["description"] = ("the state after q and u: works W_nc, W_a (J), "
+                                       "then the constraint multipliers")
 
     def _component_scale(self, size):
         """The dimension scale /component<size> (created on first use)."""
@@ -323,14 +346,15 @@ class ResultWriter:
         """Number of rows appended but not yet committed."""
         return sum(len(p[0]) for p in self._pending)
 
-    def append(self, t, q, u, energy, sensors):
+    def append(self, t, q, u, energy, sensors, rest=None):
         """Buffer k output rows; commit them if flush_interval s passed since the last
         commit.
 
         t (k,) s, non-decreasing and not before the previous rows; q, u (k, nq);
         energy: dict of (k,) arrays named kinetic, gravity, strain, spring, dissipated,
         or a (k, 5) array in that column order (J; the total is computed here);
-        sensors (k, sum(sensor_sizes)).
+        sensors (k, sum(sensor_sizes)); rest (k, len(state_rest_names)), required
+        when the writer has state_rest_names.
         """
         self._check_open()
         t = np.array(t, dtype=np.float64, ndmin=1)
@@ -342,11 +366,16 @@ class ResultWriter:
         if np.any(np.diff(t) < 0) or t[0] < self._t_last:
             raise ValueError("t must not decrease (within a batch and from batch to batch)")
         nq = len(self.coordinate_names)
+        nrest = 0 if self.state_rest_names is None else len(self.state_rest_names)
         rows = (t, _rows("q", q, k, nq), _rows("u", u, k, nq), _energy_rows(energy, k),
-                _rows("sensors", sensors, k, int(self._sensor_offsets[-1])))
+                _rows("sensors", sensors, k, int(self._sensor_offsets[-1])),
+                np.zeros((k, 0)) if nrest == 0 and rest is None else
+                _rows("rest", rest, k, nrest))
         self._pending.append(rows)
+        self._pending_bytes += sum(r.nbytes for r in rows)
         self._t_last = t[-1]
-        if _time.monotonic() - self._last_commit >= self.flush_interval:
+        if _time.monotonic() - self._last_commit >= self.flush_interval or \
+                self._pending_bytes >= PENDING_BYTES:
             self._commit()
 
     def set_solver_statistics(self, statistics):
@@ -410,11 +439,13 @@ class ResultWriter:
         """Resize and write every time series, update the attrs, flush the file."""
         f = self._file
         if self._pending:
-            t, q, u, e, s = (np.concatenate(c) for c in zip(*self._pending))
+            t, q, u, e, s, rest = (np.concatenate(c) for c in zip(*self._pending))
             self._pending = []
+            self._pending_bytes = 0
             n0, n1 = self._n, self._n + len(t)
             total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
-            columns = {"time": t, "q": q, "u": u, "energy/total": total}
+            columns = {"time": t, "q": q, "u": u, "energy/total": total,
+                       "state_rest": rest}
             for j, name in enumerate(ENERGY_COMPONENTS):
                 columns[f"energy/{name}"] = e[:, j]
             for j, name in enumerate(self.sensor_names):
