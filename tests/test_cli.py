@@ -146,6 +146,10 @@ def test_sigkill_leaves_a_readable_file(tmp_path):
     proc.wait()
     res = open_result(out)
     assert res.status == "running"  # it never got to say otherwise
+    assert res.writer_gone and res.writer_pid == proc.pid
+    assert res.status_text.startswith("unfinished: the writing process is gone")
+    info = flexmbs("info", out)
+    assert info.returncode == 0 and "unfinished: the writing process is gone" in info.stdout
     n = len(res.time)
     assert n > rows
     assert res.q.shape == (n, 4) and res.energy["total"].shape == (n,)

@@ -141,7 +141,10 @@ def test_every_append_is_committed_with_zero_interval(tmp_path):
         assert stored_length(path) == k + 1
         r = open_result(path)  # readable while the writer holds the file
         assert r.status == "running" and r.t_reached == pytest.approx(0.1 * k)
+        assert not r.writer_gone and r.writer_pid == os.getpid()
+        assert r.status_text.startswith(f"running (pid {os.getpid()} on ")
     w.close("finished")
+    assert open_result(path).status_text == "finished"
 
 
 def test_nothing_reaches_the_file_before_the_interval(tmp_path):

@@ -126,7 +126,7 @@ def energy_balance(result, ratio_limit=DEFAULT_RATIO_LIMIT):
         value = 0.0 if drift_max == 0 else math.inf
     passed = bool(finite and value < ratio_limit)
     return {
-        "path": str(result.path), "status": result.status,
+        "path": str(result.path), "status": result.status_text,
         "t_reached": _float(result.t_reached), "samples": int(len(t)),
         "t_start": _float(t[0]), "t_end": _float(t[-1]),
         "energy_initial": _float(e[0]), "energy_final": _float(e[-1]),

@@ -80,7 +80,7 @@ def describe_result(path):
     names = r.coordinate_names
     lines = [
         _line("file", r.path),
-        _line("status", r.status),
+        _line("status", r.status_text),
         _line("created", f"{r.created} (flexmbs {r.flexmbs_version})"),
         _line("time", _time_line(r)),
         _line("bodies", f"{len(r.topology.get('body_names', []))}: "

@@ -4,7 +4,8 @@ Layout (docs/results.md; ARCHITECTURE.md "Result file"):
 
     /                   attrs flexmbs_version, created (ISO 8601), status ("running",
                         "finished" or "failed: <reason>"), t_reached (s, nan before the
-                        first commit)
+                        first commit), writer_host, writer_pid (the writing process),
+                        heartbeat (s since the epoch, at each commit)
     /time               (n,) s; an HDF5 dimension scale attached to dim 0 of every
                         time series (netCDF-4 compatible: xarray opens the file)
     /coordinate         (nq,) names of the free coordinates; scale of dim 1 of q, u
@@ -37,6 +38,7 @@ import datetime
 import json
 import math
 import os
+import socket
 import time as _time
 from dataclasses import dataclass, field
 
@@ -219,6 +221,9 @@ class ResultWriter:
         f.attrs["created"] = _now_iso()
         f.attrs["status"] = STATUS_RUNNING
         f.attrs["t_reached"] = math.nan
+        f.attrs["writer_host"] = socket.gethostname()
+        f.attrs["writer_pid"] = os.getpid()
+        f.attrs["heartbeat"] = _time.time()
         self._write_model(model_text, model_json)
         self._write_topology(topology)
         self._write_solver_settings(solver_name, settings)
@@ -458,6 +463,7 @@ class ResultWriter:
             self._t_reached = float(t[-1])
         f.attrs["t_reached"] = self._t_reached
         f.attrs["t_integrated"] = max(self._t_integrated, self._t_reached)
+        f.attrs["heartbeat"] = _time.time()
         if self._pending_statistics is not None:
             _write_statistics(f["solver"], self._pending_statistics)
             self._pending_statistics = None
@@ -553,6 +559,43 @@ class Result:
     flexmbs_version: str = ""
     created: str = ""
     modes: dict = field(default_factory=dict)
+    writer_host: str = ""
+    writer_pid: int = 0
+    heartbeat: float = math.nan
+
+    @property
+    def writer_gone(self):
+        """True when the status says "running" but the process that wrote the file has
+        ended (it was killed: SIGKILL, a crash, a machine that went down): the writer
+        ran on this machine and its process id is no longer in use. False when it may
+        still be writing, or when that cannot be known (another machine)."""
+        if self.status != STATUS_RUNNING or not self.writer_pid:
+            return False
+        if self.writer_host != socket.gethostname():
+            return False
+        try:
+            os.kill(self.writer_pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    @property
+    def status_text(self):
+        """The status for the user: a run whose writer is gone is "unfinished: the
+        writing process is gone", a live one names its process and last commit."""
+        if self.status != STATUS_RUNNING:
+            return self.status
+        age = _time.time() - self.heartbeat
+        last = (f"last commit {age:.0f} s ago" if math.isfinite(age)
+                else "no commit recorded")
+        who = f"pid {self.writer_pid} on {self.writer_host}" if self.writer_pid else \
+            "an unknown process"
+        if self.writer_gone:
+            return (f"unfinished: the writing process is gone ({who}, {last}); the file "
+                    f"holds the rows up to t = {self.t_reached:.6g} s")
+        return f"running ({who}, {last})"
 
     @property
     def nsamples(self):
@@ -647,6 +690,9 @@ def _read(path, f):
         t_reached=float(f.attrs.get("t_reached", math.nan)),
         model_text=_text(f["model/text"]), model_json=_text(f["model/json"]),
         model_overrides=[str(v) for v in f["model"].attrs.get("overrides", [])],
+        writer_host=_text(f.attrs.get("writer_host", "")),
+        writer_pid=int(f.attrs.get("writer_pid", 0)),
+        heartbeat=float(f.attrs.get("heartbeat", math.nan)),
         topology=topology, solver=solver,
         flexmbs_version=_text(f.attrs.get("flexmbs_version", "")),
         created=_text(f.attrs.get("created", "")), modes=modes)
