@@ -159,6 +159,12 @@ def test_sigkill_leaves_a_readable_file(tmp_path):
 
 
 BAD_MODELS = {
+    "a beam too large for the memory": (
+        '[bodies.b]\ntype = "beam"\npoints = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]\n'
+        'elements = 1000000\nreference = [0.0, 1.0, 0.0]\n[bodies.b.section]\n'
+        'type = "circle"\ndiameter = 0.01\n[bodies.b.material]\n'
+        'youngs_modulus = 7e10\nshear_modulus = 2.6e10\ndensity = 2700.0\n',
+        'field "elements": 1000000 elements make'),
     "unparsable": ("[bodies.a]\nmass = = 1\n", "line 2"),
     "unknown field": ('[bodies.a]\nmass = 1.0\nmas = 2\ninertia = [1, 1, 1]\n'
                       'inertia_about = "com"\n', 'field "mas"'),

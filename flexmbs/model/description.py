@@ -8,6 +8,7 @@ Units are SI (m, kg, s, rad, N, N m). Vectors of a marker or a joint are given i
 frame of the body (or marker) that owns them.
 """
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -183,6 +184,33 @@ class RigidBody:
 
 
 NODE_DOFS = ("u", "v", "w", "tx", "ty", "tz")  # nodal coordinates, body axes
+BEAM_DENSE_MATRICES = 8
+"""Dense (nf x nf) float64 matrices that building a beam body and integrating it hold
+at once (its invariants, stiffness, mass and the iteration matrix's block), nf its
+nodal coordinates: what `_check_beam_memory` weighs against the machine's memory."""
+
+
+def _physical_memory():
+    """Bytes of physical memory of this machine (inf where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return float("inf")
+
+
+def _check_beam_memory(elements, item):
+    """ModelError (field "elements") when a beam of that many elements would need more
+    memory for its dense matrices than the machine has: 6 (elements + 1) coordinates,
+    BEAM_DENSE_MATRICES of their square."""
+    nf = 6 * (elements + 1)
+    need = BEAM_DENSE_MATRICES * 8.0 * nf * nf
+    have = _physical_memory()
+    if need > have:
+        raise ModelError(f"{elements} elements make {nf} nodal coordinates, whose dense "
+                         f"matrices need about {need / 2**30:.3g} GiB, more than this "
+                         f"machine's {have / 2**30:.3g} GiB: expected fewer elements (or "
+                         f"modal reduction of a coarser mesh)", item, "elements")
+
 BEAM_INITIAL_STATES = ("undeformed", "static", "quasi-static")
 
 
@@ -674,6 +702,7 @@ class Model:
                 c, (int, np.integer)) or c < 1 for c in counts):
             raise ModelError(f"expected a positive integer per segment ({nseg}), got "
                              f"{elements!r}", item, "elements")
+        _check_beam_memory(sum(counts), item)
         nodes = [pts[0]]
         for sgm, count in enumerate(counts):
             a, b = pts[sgm], pts[sgm + 1]
