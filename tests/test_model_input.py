@@ -600,3 +600,43 @@ def test_loads_model_names_its_source():
         loads_model(PENDULUM.replace("mass = 1.0", "mass = -1.0"), source="inline.toml")
     assert info.value.source == "inline.toml"
     assert str(info.value).startswith('inline.toml: body "link1": field "mass": ')
+
+
+NAMED = """
+[bodies."{body}"]
+mass = 1.0
+inertia = [0.1, 0.1, 0.1]
+inertia_about = "com"
+[joints."{joint}"]
+type = "revolute"
+parent = "ground"
+child = "{body}"
+[sensors."{sensor}"]
+type = "joint_coordinate"
+joint = "{joint}"
+"""
+
+
+@pytest.mark.parametrize("body, joint, sensor, field, words", [
+    ("link one", "j", "s", 'body "link one"', "no spaces or dots"),
+    ("link.1", "j", "s", 'body "link.1"', "no spaces or dots"),
+    ("arm", "arm", "s", 'joint "arm"', "that of a body"),
+    ("arm", "j.1", "s", 'joint "j.1"', "no spaces or dots"),
+    ("arm", "j", "a b", 'sensor "a b"', "without spaces"),
+    ("arm", "j", "a/b", 'sensor "a/b"', "without spaces or '/'"),
+])
+def test_names_that_would_be_ambiguous_are_refused(body, joint, sensor, field, words):
+    """Names make coordinate names ("joint.rz", "body.n3.u"), --set paths and the
+    datasets of the result file: no spaces or dots in the names of bodies, joints and
+    the other items, none of spaces or '/' in a sensor's, and no body and joint of the
+    same name."""
+    text = NAMED.format(body=body, joint=joint, sensor=sensor)
+    with pytest.raises(ModelError) as err:
+        loads_model(text, source="named.toml")
+    assert field in str(err.value) and words in str(err.value)
+    assert 'field "name"' in str(err.value)
+
+
+def test_sensors_may_be_named_after_coordinates():
+    model = loads_model(NAMED.format(body="arm", joint="j", sensor="j.rz"))
+    assert "j.rz" in model.sensors

@@ -9,6 +9,7 @@ frame of the body (or marker) that owns them.
 """
 
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -184,6 +185,12 @@ class RigidBody:
 
 
 NODE_DOFS = ("u", "v", "w", "tx", "ty", "tz")  # nodal coordinates, body axes
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
+GENERATED_PREFIX = "@"   # flexmbs.model.absolute's PREFIX
+SENSOR_NAME_PATTERN = re.compile(r"[^\s/]+")
+"""Sensor names: anything but spaces and '/' (a sensor may be named after a
+coordinate, "joint.rz")."""
+"""The names of bodies, joints, markers, sensors and the other items."""
 BEAM_DENSE_MATRICES = 8
 """Dense (nf x nf) float64 matrices that building a beam body and integrating it hold
 at once (its invariants, stiffness, mass and the iteration matrix's block), nf its
@@ -646,7 +653,7 @@ class Model:
     def add_rigid_body(self, name, mass, inertia, inertia_about, com=(0.0, 0.0, 0.0)):
         """Add a rigid body; `inertia_about` is "com" or "origin" (of the body frame)."""
         item = f'body "{name}"'
-        self._new_name(name, self.bodies, item)
+        self._new_name(name, self.bodies, item, self.joints, "joint")
         if name == GROUND:
             raise ModelError(f'"{GROUND}" is reserved for the fixed frame', item, "name")
         m = _scalar(mass, item, "mass", positive=True)
@@ -685,7 +692,7 @@ class Model:
         carry markers (recomputed as markers are added)."""
         from ..elements.invariants import beam_body_invariants
         item = f'body "{name}"'
-        self._new_name(name, self.bodies, item)
+        self._new_name(name, self.bodies, item, self.joints, "joint")
         if name == GROUND:
             raise ModelError(f'"{GROUND}" is reserved for the fixed frame', item, "name")
         try:
@@ -842,7 +849,7 @@ class Model:
         (N m/rad or N/m) about `rest`, viscous `damping` (N m s/rad or N s/m).
         """
         item = f'joint "{name}"'
-        self._new_name(name, self.joints, item)
+        self._new_name(name, self.joints, item, self.bodies, "body")
         if type not in JOINT_TYPES:
             raise ModelError(f"expected a joint type, one of {', '.join(JOINT_TYPES)}; "
                              f"got {type!r}", item, "type")
@@ -1059,7 +1066,7 @@ class Model:
         (`subdivisions` points per element); or the force of a rolling `contact` on
         its disk and the contact point (type "contact_reaction")."""
         item = f'sensor "{name}"'
-        self._new_name(name, self.sensors, item)
+        self._new_name(name, self.sensors, item, sensor=True)
         if type not in SENSOR_TYPES:
             raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; "
                              f"got {type!r}", item, "type")
@@ -1172,11 +1179,30 @@ class Model:
         return self.bodies[body].markers
 
     @staticmethod
-    def _new_name(name, table, item):
+    def _new_name(name, table, item, other=None, other_kind="", sensor=False):
+        """A name for a new item of `table`: non-empty, of NAME_PATTERN's characters
+        (a dot would be read as a separator of coordinate names and of --set paths),
+        not in `table` nor in `other` (bodies and joints, whose names make the
+        coordinate names). Names that start with GENERATED_PREFIX are the items
+        flexmbs adds itself (flexmbs.model.absolute), which no user name can be."""
         if not isinstance(name, str) or not name:
             raise ModelError("expected a non-empty name", item, "name")
+        if name.startswith(GENERATED_PREFIX):   # an item flexmbs makes (absolute form)
+            if name in table:
+                raise ModelError("the name is used twice", item, "name")
+            return
+        if sensor and not SENSOR_NAME_PATTERN.fullmatch(name):
+            raise ModelError(f"expected a name without spaces or '/' (it names a "
+                             f"dataset of the result file), got {name!r}", item, "name")
+        if not sensor and not NAME_PATTERN.fullmatch(name):
+            raise ModelError(f"expected a name of letters, digits, '_' and '-' (no "
+                             f"spaces or dots: dots separate the parts of coordinate "
+                             f"names and --set paths), got {name!r}", item, "name")
         if name in table:
             raise ModelError("the name is used twice", item, "name")
+        if other is not None and name in other:
+            raise ModelError(f"the name is that of a {other_kind}: bodies and joints "
+                             f"name the coordinates, and must differ", item, "name")
 
 
 def _beam_initial_state(initial, item, fld="initial"):
