@@ -72,9 +72,9 @@ def _result_path_problem(path):
     over)."""
     if os.path.isdir(path):
         return "is a folder; expected the name of a result file (.h5)"
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        return f"the folder {folder} does not exist"
+    problem = _folder_problem(path)
+    if problem:
+        return problem
     if os.path.exists(path):
         import h5py
         try:
@@ -85,6 +85,17 @@ def _result_path_problem(path):
             pass
         return ("exists and is not a flexmbs result file; it is not written over "
                 "(remove it or choose another -o)")
+    return None
+
+
+def _folder_problem(path):
+    """Why the folder of `path` cannot hold it (None if it can): made when missing,
+    as the result writer does, unless that fails."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        return f"the folder {folder} cannot be made ({exc.strerror or exc})"
     return None
 
 
@@ -130,9 +141,9 @@ def _cmd_plot(args):
             _err(f"{args.output}: unknown image format \"{suffix}\"; expected a file "
                  f"name ending in one of .{', .'.join(IMAGE_FORMATS)}")
             return EXIT_INPUT
-        folder = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(folder):
-            _err(f"{args.output}: the folder {folder} does not exist")
+        problem = _folder_problem(args.output)
+        if problem:
+            _err(f"{args.output}: {problem}")
             return EXIT_INPUT
     print(f"wrote {plot_result(args.result, args.names, args.output)}")
     return EXIT_OK

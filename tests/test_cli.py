@@ -307,9 +307,9 @@ def test_bad_arguments_and_output_paths_get_one_line_and_status_2(tmp_path):
     cases = [
         (("energy", out, "--max-ratio", -1), ["--max-ratio", "positive number"]),
         (("plot", out, "-o", tmp_path / "x.xyz"), ["x.xyz", "image format", ".png"]),
-        (("plot", out, "-o", tmp_path / "nowhere" / "x.png"), ["does not exist"]),
+        (("plot", out, "-o", notes / "x.png"), ["cannot be made", "notes.txt"]),
         (("run", chain, "-o", folder), ["a_folder", "is a folder"]),
-        (("run", chain, "-o", tmp_path / "nowhere" / "x.h5"), ["does not exist"]),
+        (("run", chain, "-o", notes / "x.h5"), ["cannot be made", "notes.txt"]),
         (("run", chain, "-o", notes), ["notes.txt", "not a flexmbs result"]),
         (("run", chain, "-o", out, "--rtol", 10), ["rtol", "between"]),
         (("run", chain, "-o", out, "--rtol", 1e-30), ["rtol", "between"]),
@@ -323,6 +323,9 @@ def test_bad_arguments_and_output_paths_get_one_line_and_status_2(tmp_path):
     assert notes.read_text() == "my notes\n"
     r = flexmbs("run", chain, "-o", out, "--t-end", 0.05)
     assert r.returncode == 0 and f"overwriting the earlier result {out}" in r.stderr
+    deeper = tmp_path / "new" / "folder" / "chain.h5"   # made, as the writer does
+    assert flexmbs("run", chain, "-o", deeper, "--t-end", 0.05).returncode == 0
+    assert deeper.exists()
 
 
 def test_energy_exits_1_on_fail_unless_report_only(tmp_path):
