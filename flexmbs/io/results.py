@@ -34,10 +34,12 @@ a process killed at any moment outside a commit (SIGKILL included) leaves a file
 holds exactly the rows of the last commit and still says status "running".
 """
 
+import contextlib
 import datetime
 import json
 import math
 import os
+import signal
 import socket
 import time as _time
 from dataclasses import dataclass, field
@@ -441,7 +443,13 @@ class ResultWriter:
             raise ValueError(f"the result file {self.path} is closed")
 
     def _commit(self, status=None):
-        """Resize and write every time series, update the attrs, flush the file."""
+        """Resize and write every time series, update the attrs, flush the file; the
+        signals that end a run (SIGINT, SIGTERM, SIGHUP) wait until it is done, so
+        that an interrupted run's file never holds half a commit."""
+        with _signals_deferred():
+            self._commit_now(status)
+
+    def _commit_now(self, status):
         f = self._file
         if self._pending:
             t, q, u, e, s, rest = (np.concatenate(c) for c in zip(*self._pending))
@@ -471,6 +479,25 @@ class ResultWriter:
             f.attrs["status"] = status
         f.flush()
         self._last_commit = _time.monotonic()
+
+
+DEFERRED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Blocks DEFERRED_SIGNALS in this thread while the block runs; one that arrives
+    meanwhile is delivered (its handler runs) when it ends. Where signals cannot be
+    blocked (not POSIX), the block runs as it is."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    mask = {getattr(signal, n) for n in DEFERRED_SIGNALS if hasattr(signal, n)}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _rows(name, x, k, ncols):
