@@ -3,7 +3,6 @@ from the file, equal to the ones a run keeping them has, and its peak memory doe
 grow with the number of output rows."""
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
