@@ -68,8 +68,8 @@ def _cmd_run(args):
 
 def _result_path_problem(path):
     """Why `path` cannot take a result file (None if it can): a folder, a folder that
-    does not exist, or an existing file that is not a flexmbs result (never written
-    over)."""
+    cannot be made (_folder_problem makes a missing one), or an existing file that is
+    not a flexmbs result (never written over)."""
     if os.path.isdir(path):
         return "is a folder; expected the name of a result file (.h5)"
     problem = _folder_problem(path)
