@@ -267,6 +267,52 @@ def test_sigkill_leaves_a_consistent_prefix(tmp_path):
         assert lengths == {r.nsamples}
 
 
+BUSY_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[2])
+    sys.path.insert(0, sys.argv[3])
+    from test_results_io import make_writer, rows
+    w = make_writer(sys.argv[1], flush_interval=0.0)
+    print("ready", flush=True)
+    k = 0
+    while True:  # a commit after every row, without a pause: mostly inside a commit
+        t = 0.01 * np.arange(k, k + 7)
+        w.append(t, *rows(t))
+        k += 7
+""")
+
+
+def test_reading_a_file_while_it_is_written(tmp_path):
+    """open_result on a file from the moment it appears, while its writer commits
+    without a pause: every read returns a consistent prefix of the rows (the file
+    appears laid out; reads caught inside a commit are tried again)."""
+    path = tmp_path / "live.h5"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BUSY_CHILD, str(path), REPO, os.path.join(REPO, "tests")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        first = open_result(path)
+        assert first.status == "running" and first.coordinate_names == COORDS
+        assert proc.stdout.readline().strip() == "ready"
+        lengths = []
+        for _ in range(40):
+            r = open_result(path)
+            assert r.status == "running"
+            t = 0.01 * np.arange(r.nsamples)
+            np.testing.assert_array_equal(r.time, t)
+            np.testing.assert_array_equal(r.q, rows(t)[0])
+            lengths.append(r.nsamples)
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+    assert lengths[-1] > lengths[0]
+
+
 def synthetic_result(strain_scale, drift, n=201):
     """A Result with energies exchanging between kinetic, gravity and strain and a
     total that drifts linearly by `drift` J over the run."""

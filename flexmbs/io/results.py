@@ -31,7 +31,10 @@ resized and written, `t_reached` updated, then `flush()`) at most once every
 `flush_interval` seconds of wall time, or as soon as they hold PENDING_BYTES (so that
 the memory of a run does not grow with its outputs). Between two commits the file is not touched, so
 a process killed at any moment outside a commit (SIGKILL included) leaves a file that
-holds exactly the rows of the last commit and still says status "running".
+holds exactly the rows of the last commit and still says status "running". The file
+is laid out under a hidden name and renamed when complete, so a reader never finds it
+half laid out; a reader that falls inside a commit is told to try again (open_result
+does, LIVE_READ_ATTEMPTS times).
 """
 
 import contextlib
@@ -204,15 +207,23 @@ class ResultWriter:
         # No chunk cache: a commit writes whole batches of rows, and HDF5's cache of
         # the chunks written (1 MiB a dataset, by default) kept every dataset's recent
         # chunks, 150 MB more after 2 M rows of a small model.
-        self._file = h5py.File(self.path, "w", libver=("v108", "latest"), locking=False,
+        # The layout is written under a hidden name and renamed when complete, so that
+        # a reader never finds the file half laid out (and an earlier result at `path`
+        # stays whole until then).
+        partial = os.path.join(parent, f".{os.path.basename(self.path)}.{os.getpid()}"
+                                       ".partial")
+        self._file = h5py.File(partial, "w", libver=("v108", "latest"), locking=False,
                                rdcc_nbytes=0)
         try:
             self._create_layout(model_text, model_json, topology, solver_name, settings)
             _set_strings_attr(self._file["model"], "overrides", list(overrides))
             self._write_modes(modes or {})
             self._file.flush()
+            os.replace(partial, self.path)
         except BaseException:
             self._file.close()
+            with contextlib.suppress(OSError):
+                os.remove(partial)
             raise
         self._last_commit = _time.monotonic()
 
@@ -634,14 +645,35 @@ class Result:
         return self.status == STATUS_FINISHED
 
 
+LIVE_READ_ATTEMPTS = 20   # reads of a file caught inside a commit, LIVE_READ_WAIT s apart
+LIVE_READ_WAIT = 0.1
+
+
 def open_result(path):
     """Read a result file (read-only) into a Result.
 
     Works on the file of a run that is still going (neither side uses HDF5 file
     locking, and between commits the writer leaves the file consistent) and on the
-    file of a killed run (status stays "running"). Raises ResultFileError if the file
-    is missing, not HDF5 or not a flexmbs result file.
+    file of a killed run (status stays "running"). A read that catches the writer
+    inside a commit sees a half-written file; it is tried again, up to
+    LIVE_READ_ATTEMPTS times LIVE_READ_WAIT s apart (a commit takes milliseconds).
+    Raises ResultFileError if the file is missing, not HDF5, not a flexmbs result
+    file, or still unreadable after those attempts.
     """
+    for attempt in range(LIVE_READ_ATTEMPTS):
+        try:
+            return _open_result_once(path)
+        except _HalfWritten as exc:
+            if attempt == LIVE_READ_ATTEMPTS - 1:
+                raise ResultFileError(str(exc)) from None
+            _time.sleep(LIVE_READ_WAIT)
+
+
+class _HalfWritten(Exception):
+    """A result file that HDF5 could not read: damaged, or caught inside a commit."""
+
+
+def _open_result_once(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ResultFileError(f"{path}: no such result file")
@@ -661,10 +693,10 @@ def open_result(path):
             return _read(path, f)
     except ResultFileError:
         raise
-    except (OSError, KeyError, ValueError) as exc:
-        raise ResultFileError(f"{path}: damaged or incomplete flexmbs result file "
-                              f"({type(exc).__name__}: {exc}); if its run is still "
-                              "going, try again") from None
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise _HalfWritten(f"{path}: damaged or incomplete flexmbs result file "
+                           f"({type(exc).__name__}: {exc}); if its run is still "
+                           "going, try again") from None
 
 
 def _text(x):
