@@ -1,7 +1,7 @@
-"""The closed-loop models over their full spans (MODELS.md FB, BR, SC): the largest
-position and velocity residuals of the cut joint, the energy balance against the
-largest energy term, steps and wall time. The tests run the same models over short
-spans (tests/test_closed_loops.py).
+"""The closed-loop models over their full spans (docs/explanation/benchmark-models.md FB, BR,
+SC): the largest position and velocity residuals of the cut joint, the energy balance
+against the largest energy term, steps and wall time. The tests run the same models over
+short spans (tests/test_closed_loops.py).
 
     .venv/bin/python benchmarks/bench_closed_loops.py --json benchmarks/results/closed_loops.json
     .venv/bin/python benchmarks/bench_closed_loops.py --models slider_crank --sc-alpha 1e-5

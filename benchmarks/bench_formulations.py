@@ -1,6 +1,6 @@
 """Huang's formulation study (chapter 5) on H2: the joint-coordinate formulation
 with bdf ("Im-Im"), the Order-N elimination with bdf ("Ex-Im") and with dop853
-("Ex-Ex"), and the absolute coordinates of seed 002 with bdf ("Abs-Im"), at the
+("Ex-Ex"), and the absolute coordinates of Schwab 2009 with bdf ("Abs-Im"), at the
 thesis's settings (alpha = 0.0003, rtol 1e-4, atol 1e-7, 5 s): steps, residual
 evaluations, wall time and the energy error against the largest strain energy; the
 sensitivity test of thesis section 5.4 (theta2 = -1.0 against -1.02: when the two

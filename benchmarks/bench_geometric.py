@@ -1,11 +1,12 @@
-"""Geometric stiffness studies (FORMULATION.md section 6; Huang chapter 6): the
+"""Geometric stiffness studies (docs/explanation/formulation.md section 6; Huang chapter 6): the
 spin-up beam, H2 with and without it, and the test rig with every variant.
 
     .venv/bin/python benchmarks/bench_geometric.py                    # everything
     .venv/bin/python benchmarks/bench_geometric.py --study spin --elements 4 8
     .venv/bin/python benchmarks/bench_geometric.py --json benchmarks/results/geometric.json
 
-* spin: SPIN (MODELS.md) with `none` (the time the tip deflection first exceeds 1 m)
+* spin: SPIN (docs/explanation/benchmark-models.md) with `none` (the time the tip deflection
+first exceeds 1 m)
   and with `consistent` for several meshes (min and max of the tip deflection over
   0-20 s, its values at 5, 10, 15 and 20 s, the energy balance with the driver's work).
 * h2: H2 (5 s, alpha = 0) with `none` and `consistent`: the largest differences of

@@ -1,11 +1,12 @@
-"""Huang's two-link manipulator H2 (../shared/benchmarks/MODELS.md), 5 s: wall time,
+"""Huang's two-link manipulator H2 (docs/explanation/benchmark-models.md), 5 s: wall time,
 steps and the energy criterion max |E - E0| / max U for 1 and 5 elements, alpha = 0,
 undeformed and static initial state; and `flexmbs run` of the model file cold (fresh
 kernel cache) and warm.
 
     .venv/bin/python benchmarks/bench_h2.py                       # the default beam (consistent)
     .venv/bin/python benchmarks/bench_h2.py --geometric none       # the linear beam
-    .venv/bin/python benchmarks/bench_h2.py --elements 1 --repeat 1 --json benchmarks/results/h2.json
+    .venv/bin/python benchmarks/bench_h2.py --elements 1 --repeat 1 --json
+    benchmarks/results/h2.json
 """
 
 import argparse

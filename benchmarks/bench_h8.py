@@ -1,4 +1,4 @@
-"""H8, the eight-link tree under PD control (../shared/benchmarks/MODELS.md), 5 s from
+"""H8, the eight-link tree under PD control (docs/explanation/benchmark-models.md), 5 s from
 data/models/huang_eight_link.toml: the final joint errors against the targets, the
 largest tip deflections of links 1 and 2 in their frames, the wall time, the energy
 balance with the motors' work; the plot docs/h8.png. With --h2, the PD-driven H2 of
@@ -6,7 +6,8 @@ examples/h2_strain_feedback.py (5 s, without and with the strain feedback): its 
 balance and tip vibration.
 
     .venv/bin/python benchmarks/bench_h8.py
-    .venv/bin/python benchmarks/bench_h8.py --h2 --json benchmarks/results/h8.json --plot docs/h8.png
+    .venv/bin/python benchmarks/bench_h8.py --h2 --json benchmarks/results/h8.json --plot
+    docs/h8.png
 """
 
 import argparse

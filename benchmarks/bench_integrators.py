@@ -1,4 +1,4 @@
-"""Integrators on the rigid CHAIN-N models (../shared/benchmarks/MODELS.md).
+"""Integrators on the rigid CHAIN-N models (docs/explanation/benchmark-models.md).
 
 For each chain (planar and spatial, N = 2, 4, 8, 16, 32), 10 s of simulated time, the
 same rtol/atol for every solver: wall time (median of --repeat runs, after one warm-up

@@ -1,10 +1,11 @@
 """H2 with the modal reduction to 2 modes (the first bending pair) against H2 with
-the nodal coordinates (../shared/benchmarks/MODELS.md; Huang figure 3.25): the
+the nodal coordinates (docs/explanation/benchmark-models.md; Huang figure 3.25): the
 largest difference of the joint angles over the run, the tip deflection, wall time
 and steps of each, and the energy criterion.
 
     .venv/bin/python benchmarks/bench_modal_h2.py
-    .venv/bin/python benchmarks/bench_modal_h2.py --elements 1 --t-end 5 --json benchmarks/results/modal_h2.json
+    .venv/bin/python benchmarks/bench_modal_h2.py --elements 1 --t-end 5 --json
+    benchmarks/results/modal_h2.json
 """
 
 import argparse

@@ -1,4 +1,4 @@
-r"""Rigid CHAIN-N (../shared/benchmarks/MODELS.md) against peer simulators at equal
+r"""Rigid CHAIN-N (docs/explanation/benchmark-models.md) against peer simulators at equal
 energy drift: flexmbs (`bdf`), scipy's DOP853 and Radau with Pinocchio's `aba` as the
 right-hand side (Radau with Pinocchio's analytic ABA derivatives as its Jacobian),
 SUNDIALS IDA (scikit-sundae) on Pinocchio's `rnea` residual with the RNEA derivatives
@@ -10,7 +10,8 @@ as its Jacobian, and Exudyn's ObjectKinematicTree with generalized-alpha.
         --json benchmarks/results/peers_chain.json
     .venv/bin/python benchmarks/bench_peers_chain.py --n 4 --methods flexmbs dop853 --repeat 5
 
-For each chain, 10 s from MODELS.md's initial state, outputs every 0.01 s:
+For each chain, 10 s from docs/explanation/benchmark-models.md's initial state, outputs
+every 0.01 s:
 
 1. Verification: every peer's joint angles at t = 1 s against flexmbs at rtol 1e-12
    (the tolerance methods at rtol 1e-12, Exudyn at a step of 1e-5 s and 2e-5 s, whose

@@ -1,7 +1,7 @@
 """Per-evaluation cost: flexmbs' residual F(t, y, y') and state derivative y' against
 Pinocchio's rnea (inverse dynamics, the residual's counterpart) and aba (forward
 dynamics, the state derivative's counterpart) on the rigid CHAIN-N models
-(../shared/benchmarks/MODELS.md), and flexmbs' residual on H2.
+(docs/explanation/benchmark-models.md), and flexmbs' residual on H2.
 
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python benchmarks/bench_peers_eval.py

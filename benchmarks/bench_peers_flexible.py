@@ -1,4 +1,4 @@
-r"""H2 (5 s) and SPIN (20 s) of ../shared/benchmarks/MODELS.md: flexmbs against Exudyn's
+r"""H2 (5 s) and SPIN (20 s) of docs/explanation/benchmark-models.md: flexmbs against Exudyn's
 geometrically exact beam (ObjectBeamGeometricallyExact: Simo-Reissner, shear
 deformable, two nodes per element, generalized-alpha with a fixed step), wall time
 and the agreement of joint angles and tip deflections.

@@ -1,9 +1,10 @@
-"""The rolling disk over its full spans (MODELS.md RD; seed 004, section 5), with both
-formulations of the constraints (the stabilised index-2 "ggl" and seed 004's
-"projection"): the departure from the steady motion (lean, heading and spin rates),
-the energy balance, the contact's residuals (the rim's height above the plane and the
-slip velocity, all three components, from the NumPy reference of the tests), steps
-and wall time. The tests run the same models over 1 s (tests/test_rolling_disk.py).
+"""The rolling disk over its full spans (docs/explanation/benchmark-models.md RD; Shui and
+Zhang 1995, section 5), with both formulations of the constraints (the stabilised index-2
+"ggl" and Shui and Zhang's "projection"): the departure from the steady motion (lean,
+heading and spin rates), the energy balance, the contact's residuals (the rim's height above
+the plane and the slip velocity, all three components, from the NumPy reference of the
+tests), steps and wall time. The tests run the same models over 1 s
+(tests/test_rolling_disk.py).
 
     .venv/bin/python benchmarks/bench_rolling_disk.py \
         --json benchmarks/results/rolling_disk.json

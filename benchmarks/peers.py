@@ -1,4 +1,4 @@
-"""The benchmark models of ../shared/benchmarks/MODELS.md built in the peer simulators
+"""The benchmark models of docs/explanation/benchmark-models.md built in the peer simulators
 (Pinocchio, Exudyn, SUNDIALS IDA through scikit-sundae), and the measurements the
 benchmark scripts share. Imported by bench_peers_chain.py, bench_peers_flexible.py and
 bench_peers_eval.py; the peers are the optional `bench` extra:
@@ -40,7 +40,8 @@ __all__ = ["machine", "pinocchio_chain", "chain_initial", "chain_energy", "exudy
            "exudyn_chain", "exudyn_h2", "exudyn_spin", "spin_angle", "CHAIN_OUTPUT_STEP"]
 
 CHAIN_OUTPUT_STEP = 0.01  # s: outputs of every chain run (the drift is taken on them)
-LINK_MASS, LINK_LENGTH, LINK_AXIAL_INERTIA = 1.0, 0.5, 1e-4  # CHAIN-N (MODELS.md)
+# CHAIN-N (docs/explanation/benchmark-models.md)
+LINK_MASS, LINK_LENGTH, LINK_AXIAL_INERTIA = 1.0, 0.5, 1e-4
 GRAVITY = (0.0, 0.0, -9.81)
 
 
@@ -180,7 +181,7 @@ def exudyn_chain(n, variant, h, t_end, rho_inf=1.0, newton_tol=1e-10):
     return wall, dq[:, 0], dq[:, 1:], dv[:, 1:], int(ss.timeIntegration.numberOfSteps)
 
 
-# H2 (MODELS.md; flexmbs.model.library.huang_two_link)
+# H2 (docs/explanation/benchmark-models.md; flexmbs.model.library.huang_two_link)
 TUBE = dict(E=0.69e11, G=0.26e11, rho=2770.0, A=7.104e-5, Iy=1.4891e-9, Iz=1.4891e-9,
             J=2.188e-9)
 H2_LENGTH, H2_TIP_MASS = 1.02, 0.5
@@ -304,7 +305,7 @@ def _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol, ne
     return time.perf_counter() - start, int(ss.timeIntegration.numberOfSteps)
 
 
-# SPIN (MODELS.md; flexmbs.model.library.spin_up)
+# SPIN (docs/explanation/benchmark-models.md; flexmbs.model.library.spin_up)
 SPIN = dict(L=10.0, A=4e-4, I=2e-7, E=7e10, rho=3000.0)
 SPIN_RATE, SPIN_DURATION = 6.0, 15.0
 
@@ -333,8 +334,8 @@ def exudyn_spin(elements, h, t_end=20.0, rho_inf=0.8, newton_tol=1e-8, newton_ab
     p = SPIN
     sc = exu.SystemContainer()
     mbs = sc.AddSystem()
-    # MODELS.md gives no torsion constant (the motion is planar): J = 2 I, G = E / 2.6,
-    # as flexmbs' spin_up
+    # docs/explanation/benchmark-models.md gives no torsion constant (the motion is planar):
+    # J = 2 I, G = E / 2.6, as flexmbs' spin_up
     sec = _beam_section(exu, p["E"], p["E"] / 2.6, p["rho"], p["A"], p["I"], p["I"],
                         2 * p["I"], shear_area=p["A"] * 5 / 6)
     le = p["L"] / elements

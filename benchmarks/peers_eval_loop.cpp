@@ -1,4 +1,4 @@
-// Pinocchio's aba and rnea on CHAIN-N (../shared/benchmarks/MODELS.md), called in a C++
+// Pinocchio's aba and rnea on CHAIN-N (docs/explanation/benchmark-models.md), called in a C++
 // loop: the per-evaluation cost without Python. Built and run by bench_peers_eval.py
 // against the headers and library of the `pin` wheel:
 //

@@ -4,9 +4,9 @@ linearize | compare | fit.
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
 (the result file then records why), `flexmbs energy` exits 1 when the energy
-criterion is not met (unless --report-only), `flexmbs fit` exits 1 when the least-squares search stops
-before it converges (its outputs are written all the same). A run ended by SIGTERM or
-SIGHUP records it in its result file and exits with 128 + the signal's number.
+criterion is not met (unless --report-only), `flexmbs fit` exits 1 when the least-squares
+search stops before it converges (its outputs are written all the same). A run ended by
+SIGTERM or SIGHUP records it in its result file and exits with 128 + the signal's number.
 """
 
 import argparse
@@ -349,7 +349,8 @@ def _parser():
                         "(Huang's tip-to-base elimination; trees)")
     r.add_argument("--constraints", choices=CONSTRAINT_FORMULATIONS,
                    help="formulation of closed loops and rolling contacts: ggl "
-                        "(stabilised index 2, the default) or projection (seed 004, bdf)")
+                        "(stabilised index 2, the default) or projection (Shui and Zhang "
+                        "1995; bdf)")
     r.add_argument("--rho-inf", type=float, metavar="RHO",
                    help="galpha: spectral radius at infinity in [0, 1] (the amplitude "
                         "factor per step of a mode the step does not resolve)")
@@ -403,13 +404,13 @@ def _parser():
                     help="the initial state (default) or the static equilibrium found "
                          "from it")
     li.add_argument("--method", choices=("qr", "perturbation"), default="qr",
-                    help="closed loops: QR with column pivoting and condensation (seed "
-                         "000, default) or the perturbed constraints (seed 001)")
+                    help="closed loops: QR with column pivoting and condensation (Führer "
+                         "and Wallrapp 1984, default) or the perturbed constraints (Bae, Choi and Kim)")
     li.add_argument("--independent", action="append", metavar="COORDINATE",
                     help="keep this coordinate among the independent ones (repeatable)")
     li.add_argument("--absolute", action="store_true",
-                    help="also the absolute-coordinate view of seed 000 (rigid bodies): "
-                         "rank, degrees of freedom, J_y per body variable")
+                    help="also the absolute-coordinate view of Führer and Wallrapp 1984 "
+                         "(rigid bodies): rank, degrees of freedom, J_y per body variable")
     li.add_argument("-o", "--output", metavar="FILE.h5", help="write the matrices here")
     li.add_argument("--set", action="append", metavar="PATH=VALUE",
                     help="override a value of the model file (repeatable)")

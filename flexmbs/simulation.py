@@ -52,10 +52,10 @@ OUTPUT_BATCH = 20_000  # output rows asked of the integrator at once (bounds the
 def build_system(cm, constraints="ggl", formulation="joint"):
     """The System (ODE right-hand side and residual) of a compiled model. A tree: in
     the joint-coordinate or the Order-N `formulation`. With cut joints or rolling
-    contacts: the stabilised index-2 residual (FORMULATION.md section 5), the
+    contacts: the stabilised index-2 residual (docs/explanation/formulation.md section 5), the
     multipliers algebraic, no elimination of the positions, and a right-hand side that
     gives the consistent y' of a consistent state (the start of the DAE integrators;
-    flexmbs.dynamics.constrained); or, with `constraints` = "projection", seed 004's
+    flexmbs.dynamics.constrained); or, with `constraints` = "projection", Shui and Zhang's
     projection formulation (flexmbs.dynamics.projection), whose drift correction
     `simulate` sets as the system's refresh."""
     m = cm.arrays
@@ -454,7 +454,7 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
     if s.formulation == "absolute":
         _with_rebasing(cm, system)
     if report is not None and log is not None:
-        log(report.text() + ("\nconstraints: seed 004's projection formulation"
+        log(report.text() + ("\nconstraints: Shui and Zhang's projection formulation"
                              if projection else ""))
 
     writer = None

@@ -1,7 +1,8 @@
 """Slow, obviously-correct reference implementations of the rigid-body kinematics and
-dynamics, written independently of the numba kernels (FORMULATION.md sections 1, 2, 4,
-5, 7). Everything here reads the `Model` description objects directly (never the
-compiled arrays), uses plain numpy and Python loops, and favours clarity over speed.
+dynamics, written independently of the numba kernels (docs/explanation/formulation.md
+sections 1, 2, 4, 5, 7). Everything here reads the `Model` description objects directly
+(never the compiled arrays), uses plain numpy and Python loops, and favours clarity over
+speed.
 
 Conventions (the same as the code):
 

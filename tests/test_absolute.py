@@ -1,4 +1,4 @@
-"""The absolute-coordinate formulation (seed 002; flexmbs.model.absolute): every body
+"""The absolute-coordinate formulation (Schwab 2009; flexmbs.model.absolute): every body
 on six coordinates of its own, every joint a constraint with multipliers. Checked
 against the joint-coordinate formulation on the same model files."""
 

@@ -1,4 +1,4 @@
-"""Flexible beam bodies in the system (FORMULATION.md sections 2-5, 7) on Huang's
+"""Flexible beam bodies in the system (docs/explanation/formulation.md sections 2-5, 7) on Huang's
 two-link manipulator H2: the assembled M* and the energies against brute-force
 quadrature over the beam's volume, energy conservation and balance, the rigid limit,
 sensors, and what this version refuses."""
@@ -41,7 +41,7 @@ def _beam_points(body):
 
 def _beam_positions(body, r, rot, qf, points):
     """Global positions of the points for frame (r, rot) and elastic coordinates qf,
-    straight from the element shape matrix (FORMULATION.md section 3)."""
+    straight from the element shape matrix (docs/explanation/formulation.md section 3)."""
     full = np.zeros(6 * len(body.nodes))
     full[body.free] = qf
     out = []

@@ -25,7 +25,8 @@ def flexmbs(*args, timeout=600):
 
 
 def test_chain_spatial_4_conserves_energy(tmp_path):
-    """MODELS.md CHAIN-4 spatial, 10 s at rtol 1e-10: max |E - E0| <= 1e-7 N m g L."""
+    """docs/explanation/benchmark-models.md CHAIN-4 spatial, 10 s at rtol 1e-10: max |E - E0|
+    <= 1e-7 N m g L."""
     out = tmp_path / "chain.h5"
     r = flexmbs("run", MODELS / "chain_spatial_4.toml", "-o", out, "--t-end", 10,
                 "--rtol", 1e-10, "--atol", 1e-12)

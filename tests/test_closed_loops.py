@@ -1,6 +1,7 @@
-"""Closed loops (FORMULATION.md section 5): cut joints, their constraint equations and
-Jacobian, the stabilised index-2 (GGL) integration with the bdf driver, redundant
-constraints, consistent initial values, reactions; the four-bar (MODELS.md FB) and
+"""Closed loops (docs/explanation/formulation.md section 5): cut joints, their constraint
+equations and Jacobian, the stabilised index-2 (GGL) integration with the bdf driver,
+redundant constraints, consistent initial values, reactions; the four-bar
+(docs/explanation/benchmark-models.md FB) and
 Bricard's linkage (BR)."""
 
 from pathlib import Path
@@ -205,7 +206,7 @@ def test_pendulum_held_by_a_cut_joint_has_the_analytic_reaction():
 # -------------------------------------------------------------- Bricard's linkage
 def test_bricard_is_overconstrained_with_one_degree_of_freedom():
     """BR in the triangular configuration: the cut joint's 5 equations have rank 4, so
-    the 5 joint coordinates keep one degree of freedom (seed 000: 30 equations of
+    the 5 joint coordinates keep one degree of freedom (Führer and Wallrapp 1984: 30 equations of
     rank 29 in its absolute coordinates)."""
     cm = compile_model(bricard())
     report = make_consistent(cm)

@@ -1,6 +1,6 @@
-"""Beam element, sections, materials and inertia invariants (FORMULATION.md sections 2
-and 3) against slow references: brute-force quadrature over the element volume, the
-strain-energy Hessian, rigid-body motions, and Euler-Bernoulli cantilever frequencies.
+"""Beam element, sections, materials and inertia invariants (docs/explanation/formulation.md
+sections 2 and 3) against slow references: brute-force quadrature over the element volume,
+the strain-energy Hessian, rigid-body motions, and Euler-Bernoulli cantilever frequencies.
 """
 
 import math
@@ -142,7 +142,7 @@ def _evaluate(coef, xi, derivative=0):
 
 def test_shape_matrix_follows_euler_bernoulli_kinematics_with_ty_equal_minus_w_prime():
     """u = u_axis - y v' - z w', tz = v', ty = -w', v = -z tx, w = y tx, and the nodal
-    values: every convention of FORMULATION.md section 3 read off S itself."""
+    values: every convention of docs/explanation/formulation.md section 3 read off S itself."""
     l = 0.7
     axis = _polynomial_rows(l)
     d_eta = (_polynomial_rows(l, eta=1.0) - axis) / l  # d S / d y  (1/m)
@@ -370,7 +370,8 @@ def test_cantilever_without_rotary_inertia_converges_to_euler_bernoulli():
 
 def test_cantilever_with_tip_mass_matches_the_frequency_equation():
     """Tip point mass M: 1 + cos(bL) cosh(bL) + (M / rho A L) bL (cos(bL) sinh(bL) -
-    sin(bL) cosh(bL)) = 0. Huang tube, 1.02 m, 0.5 kg: 3.666 Hz (MODELS.md: near 3.67)."""
+    sin(bL) cosh(bL)) = 0. Huang tube, 1.02 m, 0.5 kg: 3.666 Hz
+    (docs/explanation/benchmark-models.md: near 3.67)."""
     length, tip = 1.02, 0.5
     mu = tip / (ALUMINIUM.density * HUANG_TUBE.area * length)
 

@@ -1,8 +1,8 @@
 """E = T + V_g + U + V_s - W_nc stays constant for damped, driven and loaded trees.
 
-W_nc is integrated with the state (FORMULATION.md section 7), so the balance closes
-to the integrator's tolerance; the bounds below are a few hundred times the local
-tolerance accumulated over the run, far below every energy term (~1-10 J).
+W_nc is integrated with the state (docs/explanation/formulation.md section 7), so the
+balance closes to the integrator's tolerance; the bounds below are a few hundred times the
+local tolerance accumulated over the run, far below every energy term (~1-10 J).
 """
 
 import numpy as np

@@ -120,7 +120,8 @@ def test_synthetic_file_is_what_its_script_writes():
 
 
 def test_rig_calibrations_are_the_instruments(channel_map):
-    """The map's gain/offset/bias/sign/unit reproduce MODELS.md's formulas, and
+    """The map's gain/offset/bias/sign/unit reproduce docs/explanation/benchmark-models.md's
+    formulas, and
     raw_from_si inverts them."""
     v = np.array([0.3, 1.27, 2.1])
     deg = math.pi / 180.0

@@ -1,5 +1,5 @@
-"""Kernels of one flexible body in the floating frame (FORMULATION.md section 2) against
-slow references:
+"""Kernels of one flexible body in the floating frame (docs/explanation/formulation.md section
+2) against slow references:
 
 * brute-force quadrature of int rho L^T L dV, -int rho L^T A (~w ~w u + 2 ~w S dqf) dV
   and int rho L^T g dV over points of the actual beam volume (plus a tip point mass);
@@ -200,8 +200,8 @@ def test_point_force_is_l_transpose_f_and_adds_into_out(body):
 
 
 def test_gravity_is_minus_the_gradient_of_its_potential(body):
-    """V_g = -g^T (m r + A St) (FORMULATION.md section 7); the generalized force on
-    [r, theta (A = A0 exp(~theta)), qf] is -dV_g/dq. V_g is affine in A, so
+    """V_g = -g^T (m r + A St) (docs/explanation/formulation.md section 7); the generalized
+    force on [r, theta (A = A0 exp(~theta)), qf] is -dV_g/dq. V_g is affine in A, so
     dV_g/dtheta_k = -g^T A ~e_k St exactly, and affine in qf (exact central
     differences)."""
     rng = np.random.default_rng(10)
@@ -240,7 +240,7 @@ def test_mass_matrix_is_symmetric_positive_definite(body):
 
 def rigid_invariants(rng):
     """nf = 0: m, St = m c, Th0 = tr(I_O)/2 I3 - I_O for a random inertia I_O about the
-    frame origin (FORMULATION.md section 2)."""
+    frame origin (docs/explanation/formulation.md section 2)."""
     mass = 2.5
     st = mass * rng.normal(size=3) * 0.3
     q = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()

@@ -1,6 +1,6 @@
-"""Trees with flexible bodies anywhere (FORMULATION.md sections 2, 4, 5): markers that
-follow their node's deformation on either side of a joint, beams that carry other
-bodies, loads and sensors on beam markers.
+"""Trees with flexible bodies anywhere (docs/explanation/formulation.md sections 2, 4, 5):
+markers that follow their node's deformation on either side of a joint, beams that carry
+other bodies, loads and sensors on beam markers.
 
 The kernels are held against a slow reference written here from the model description
 alone: body poses composed joint by joint with the deformed marker frames

@@ -1,5 +1,6 @@
-"""Geometric stiffness (FORMULATION.md section 6): the element energies against their
-differences, the kernel against the numpy reference, the beam-column against its
+"""Geometric stiffness (docs/explanation/formulation.md section 6): the element energies
+against their differences, the kernel against the numpy reference, the beam-column against
+its
 analytic static solution and Euler's load, energy conservation, and the spin-up."""
 
 import numpy as np
@@ -196,7 +197,7 @@ def test_lowest_frequency_vanishes_at_the_euler_load():
 def test_h2_with_consistent_geometric_stiffness_conserves_energy():
     """U3 + U4bar is conservative: H2's balance closes as with the linear beam (Huang's
     criterion far below 1e-5); the thesis's axial-force variant does not (a few % of
-    the largest strain energy, as FORMULATION.md states)."""
+    the largest strain energy, as docs/explanation/formulation.md states)."""
     ratios = {}
     for option in ("consistent", "huang-axial"):
         model = huang_two_link(1, geometric=option)

@@ -1,6 +1,7 @@
-"""H8, the eight-link tree under PD control (MODELS.md): the model file is the
-builder, the tree is what MODELS.md describes, and a short run moves every joint
-towards its target with the energy balance closed by the actuators' work. The 5 s run
+"""H8, the eight-link tree under PD control (docs/explanation/benchmark-models.md): the model
+file is the builder, the tree is what docs/explanation/benchmark-models.md describes, and a
+short run moves every joint towards its target with the energy balance closed by the
+actuators' work. The 5 s run
 and its report: benchmarks/bench_h8.py."""
 
 from pathlib import Path

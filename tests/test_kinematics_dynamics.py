@@ -1,6 +1,6 @@
 """The fast rigid-tree kernels (flexmbs.dynamics.api) against the slow references of
-tests/reference.py (FORMULATION.md sections 1, 2, 4, 5, 7), and the references against
-hand-derived cases and against each other.
+tests/reference.py (docs/explanation/formulation.md sections 1, 2, 4, 5, 7), and the
+references against hand-derived cases and against each other.
 
 Tolerances are relative to max(|expected|, 1) (the random models are unit-sized: lengths
 ~1 m, masses ~1 kg, rates ~1 /s) and are >= 100 times the error measured between the

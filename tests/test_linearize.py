@@ -1,8 +1,9 @@
-"""Static equilibrium and linearization (FORMULATION.md section 9; seeds 000 and
+"""Static equilibrium and linearization (docs/explanation/formulation.md section 9; seeds 000 and
 001): trees against hand-derived matrices, the kernels' analytic matrices against
-differences, the four-bar (MODELS.md FB) by both methods against its hand-derived
-frequency and the spectrum of a nonlinear run, Bricard's linkage (BR) in seed 000's
-absolute view, the test rig (RIG) at its hanging equilibrium against the spectrum of a
+differences, the four-bar (docs/explanation/benchmark-models.md FB) by both methods against
+its hand-derived frequency and the spectrum of a nonlinear run, Bricard's linkage (BR) in
+Führer and Wallrapp's absolute view, the test rig (RIG) at its hanging equilibrium against
+the spectrum of a
 small-amplitude run, the constraint forces against the multipliers."""
 
 import json
@@ -159,7 +160,7 @@ def test_four_bar_equilibrium_and_the_spectrum_of_a_nonlinear_run(tmp_path):
 
 
 def test_prescribed_independent_coordinates():
-    """Seed 000 (8)-(10): a coordinate the user names stays independent (same
+    """Führer and Wallrapp 1984 (8)-(10): a coordinate the user names stays independent (same
     frequency); one that the loop holds fixed cannot (Bricard's corner hinge 1 does not
     move in the linkage's one motion) and is refused."""
     f, _, _ = fb_frequency()
@@ -187,9 +188,9 @@ def test_independent_coordinates_span_the_null_space():
 
 
 def test_constraint_forces_equal_the_multipliers_of_a_run():
-    """At states of a dynamic four-bar run, f_z = J_z^T (M* u' - Q*) (S000 (23) at
+    """At states of a dynamic four-bar run, f_z = J_z^T (M* u' - Q*) (Führer and Wallrapp (23) at
     dy = 0) equals -lambda recorded by the integration; and the linear change of f_z
-    (S000 (23)) matches differences of the multipliers about the equilibrium."""
+    (Führer and Wallrapp (23)) matches differences of the multipliers about the equilibrium."""
     model = four_bar()
     sim = simulate(model, None, t_end=0.3, rtol=1e-10, atol=1e-12)
     cm = _consistent(model)
@@ -201,7 +202,7 @@ def test_constraint_forces_equal_the_multipliers_of_a_run():
         lin = linearize(cm, q=q, u=u, t=sim.t[k])
         scale = np.abs(lam).max()
         assert np.abs(lin.constraint_forces + lam).max() < 1e-6 * scale
-        # S000 (24): the constraint forces on the coordinates balance the equations
+        # Führer and Wallrapp (24): the constraint forces on the coordinates balance the equations
         udot = constrained_accelerations(cm, q, u, sim.t[k])[0]
         balance = api.mass_matrix(cm, q) @ udot - api.generalized_forces(cm, q, u, sim.t[k])
         assert np.abs(lin.coordinate_forces - balance).max() < 1e-8 * np.abs(balance).max()
@@ -221,7 +222,8 @@ def test_constraint_forces_equal_the_multipliers_of_a_run():
 
 def test_flexible_four_bar_both_methods_agree_and_are_symmetric():
     """FB-flex (a beam coupler) at its static equilibrium: the condensed matrices of
-    seed 000 and the perturbation of seed 001 agree (the pre-load of the constraint
+    Führer and Wallrapp 1984 and the perturbation of Bae, Choi and Kim agree (the pre-load
+    of the constraint
     forces enters each in its own way), M and K are symmetric."""
     cm = _consistent(four_bar_flexible(elements=2, rocker=0.0))
     eq = static_equilibrium(cm)
@@ -238,7 +240,7 @@ def test_flexible_four_bar_both_methods_agree_and_are_symmetric():
 
 # ------------------------------------------------------------------ Bricard
 def test_bricard_absolute_view_of_seed_000():
-    """Seed 000's closed chain in the triangular configuration: 30 variables, 30
+    """Führer and Wallrapp's closed chain in the triangular configuration: 30 variables, 30
     equations of rank 29, one degree of freedom. In the only motion link 1 and the
     corner hinges stay still, links 2-3 and 4-5 turn as pairs (joined by still corner
     hinges) by the same amount about the midpoint hinges (unit rotations), and links

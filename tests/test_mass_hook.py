@@ -1,6 +1,6 @@
 """The mass hook of the joint-coordinate residual (system.dae_mass_block), from which
 the BDF driver re-forms its iteration matrix, against dense differences of the
-residual in y' (FORMULATION.md 5: F_u = M* u' - Q*, F_w = w' - P)."""
+residual in y' (docs/explanation/formulation.md section 5: F_u = M* u' - Q*, F_w = w' - P)."""
 
 import numpy as np
 import pytest
@@ -53,8 +53,9 @@ def _moving_state(cm, n, seed=7):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_mass_hook_is_the_derivative_in_the_rates(name):
     """M* on the speeds and 1 on each work, at a moving state with the beams
-    deformed (elastic coordinates moved by 0.1); the only part left out, the work rows' dependence on u' through
-    prescribed coordinates' driving forces, is non-zero where the model has a driver
+    deformed (elastic coordinates moved by 0.1); the only part left out, the work rows'
+    dependence on u' through prescribed coordinates' driving forces, is non-zero where the
+    model has a driver
     and nowhere else."""
     cm = compile_model(MODELS[name]())
     system = build_system(cm)

@@ -1,4 +1,4 @@
-"""Modal reduction of beam bodies (FORMULATION.md section 8; Huang H3.4) and the
+"""Modal reduction of beam bodies (docs/explanation/formulation.md section 8; Huang H3.4) and the
 frequencies of `flexmbs modes`: projected invariants against the nodal ones, the
 system in modal coordinates against the nodal system at qf = Phi eta, the full basis
 against the nodal trajectory, 2 modes against the nodal H2 (thesis figure 3.25),

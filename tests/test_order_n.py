@@ -1,4 +1,4 @@
-"""The Order-N formulation (Huang chapter 5; FORMULATION.md section 10): the
+"""The Order-N formulation (Huang chapter 5; docs/explanation/formulation.md section 10): the
 tip-to-base elimination gives the accelerations of M* u' = Q* without assembling M*."""
 
 import numpy as np

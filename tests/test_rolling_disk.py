@@ -1,8 +1,9 @@
-"""Rolling contacts (FORMULATION.md section 5; seed 004, section 5; MODELS.md RD): the
-rows of a thin disk rolling without slipping on a plane against a slow NumPy reference
-and finite differences, the model files against their builder, the steady motions
-(straight and circular) held by the integration, energy, the contact force, and the
-plane with a prescribed acceleration (the contact point moves with the plane).
+"""Rolling contacts (docs/explanation/formulation.md section 5; Shui and Zhang 1995, section 5;
+docs/explanation/benchmark-models.md RD): the rows of a thin disk rolling without slipping
+on a plane against a slow NumPy reference and finite differences, the model files against
+their builder, the steady motions (straight and circular) held by the integration, energy,
+the contact force, and the plane with a prescribed acceleration (the contact point moves
+with the plane).
 
 Steady circular rolling of the thin uniform disk (mass m, radius R, axial inertia
 A = m R^2 / 2, diametral B = m R^2 / 4), the coordinates of flexmbs.model.library.
@@ -58,7 +59,8 @@ RTOL = 1e-8  # the models' tolerances
 ATOL = 1e-9
 # A steady motion is an exact solution of the equations; the integration drifts from it
 # by its local errors, rtol relative per step over ~1e3 steps in SPAN (growth is at most
-# linear: the steady motions are stable, MODELS.md), so 1e3 rtol relative.
+# linear: the steady motions are stable, docs/explanation/benchmark-models.md), so 1e3 rtol
+# relative.
 STEADY_TOL = 1e3 * RTOL
 
 
@@ -321,7 +323,7 @@ def test_accelerating_plane_carries_the_contact_point():
 
 # ------------------------------------------------------- the projection formulation
 def test_projection_formulation_agrees_with_ggl_on_rd_accel():
-    """Seed 004's projection formulation (flexmbs.dynamics.projection) against the
+    """Shui and Zhang's projection formulation (flexmbs.dynamics.projection) against the
     stabilised index-2 one on RD-accel over SPAN at the model's rtol 1e-8: q and u
     agree to 10 rtol of the largest speed (each is ~3e-7 from an rtol 1e-11 run, the
     heading rate the worst), the multipliers (the contact force) to 100 rtol of the

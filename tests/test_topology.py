@@ -1,4 +1,5 @@
-"""Path matrices of a branched tree worked out by hand (Huang 2.1, 2.2; FORMULATION.md
+"""Path matrices of a branched tree worked out by hand (Huang 2.1, 2.2;
+docs/explanation/formulation.md
 section 4), and the numbering of a model declared in an arbitrary order."""
 
 import numpy as np

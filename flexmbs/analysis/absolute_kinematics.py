@@ -1,8 +1,8 @@
-"""The constraint Jacobian in absolute coordinates, seed 000's view of a linkage:
+"""The constraint Jacobian in absolute coordinates, Führer and Wallrapp's view of a linkage:
 every moving rigid body has six position variables (its frame's translation and
 rotation, both along its own axes) and every joint, tree or cut, gives its constraint
 equations (flexmbs.model.constraint_tables). For Bricard's linkage that is 30
-variables and 30 equations of rank 29 (S000 section 5, table 1).
+variables and 30 equations of rank 29 (Führer and Wallrapp section 5, table 1).
 
 With a body's pose (r, A) and a marker at s (body axes), a variation (dr', dpi') of
 the body moves the marker by A (dr' + dpi' x s) and turns it by A dpi'. A joint's
@@ -12,7 +12,7 @@ rows, with g = A_P x, h = A_O y, d = p_O - p_P (flexmbs.dynamics.constraints), v
     orientation row:  dphi = (g x h) . (A_P dpi'_P - A_O dpi'_O)
 
 C^t (rows = equations, columns = variables) is factorised by QR with column pivoting
-as in flexmbs.analysis.linearize.independent_coordinates (S000 (12)-(16)), giving its
+as in flexmbs.analysis.linearize.independent_coordinates (Führer and Wallrapp (12)-(16)), giving its
 rank, the degrees of freedom, the variables chosen as independent and J_y.
 """
 
@@ -49,7 +49,7 @@ class AbsoluteKinematics:
         return self.J_y.shape[1]
 
     def table(self):
-        """J_y in the form of seed 000 table 1: one line per variable."""
+        """J_y in the form of Führer and Wallrapp 1984 table 1: one line per variable."""
         head = "  ".join(f"y{k + 1:<9d}" for k in range(self.dof))
         lines = [f"{'body':<10s} {'variable':<18s} {head}"]
         for (body, text), row in zip(self.variables, self.J_y):

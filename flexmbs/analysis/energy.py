@@ -1,4 +1,4 @@
-"""The energy balance of a run and Huang's criterion (FORMULATION.md section 7).
+"""The energy balance of a run and Huang's criterion (docs/explanation/formulation.md section 7).
 
     E(t) = T + V_g + U + V_s - W_nc       (J)
 
@@ -15,8 +15,8 @@ E(t) drifts from E(0) measures the integration error. Two criteria:
 
 The check passes when the criterion in use is below `ratio_limit`. Beams with the
 thesis's geometric-stiffness variants ("huang-axial", "huang-foreshortening") are not
-conservative (FORMULATION.md section 6): the report names them, since their balance
-is not expected to close.
+conservative (docs/explanation/formulation.md section 6): the report names them, since their
+balance is not expected to close.
 """
 
 import json
@@ -84,20 +84,22 @@ def energy_balance(result, ratio_limit=DEFAULT_RATIO_LIMIT):
 
     Returns a JSON-able dict (floats in J unless said; None where undefined or not
     finite):
-      path, status, t_reached (s), samples, t_start, t_end (s);
-      energy_initial = E(0), energy_final = E(t_end);
-      drift_max = max |E(t) - E(0)|, t_drift_max (s) where it occurs;
-      strain_max = max U(t);
-      ratio = drift_max / strain_max (None for rigid models, strain_max == 0);
-      largest_component (see the module docstring) and largest_component_name;
-      relative_drift = drift_max / largest_component (None if that is 0);
-      criterion ("huang" when strain_max > 0, else "relative"), criterion_text,
+
+    - path, status, t_reached (s), samples, t_start, t_end (s);
+    - energy_initial = E(0), energy_final = E(t_end);
+    - drift_max = ``max |E(t) - E(0)|``, t_drift_max (s) where it occurs;
+    - strain_max = max U(t);
+    - ratio = drift_max / strain_max (None for rigid models, strain_max == 0);
+    - largest_component (see the module docstring) and largest_component_name;
+    - relative_drift = drift_max / largest_component (None if that is 0);
+    - criterion ("huang" when strain_max > 0, else "relative"), criterion_text,
       criterion_value, ratio_limit, finite (all energies finite), passed (bool);
-      nonconservative: [[beam, option]] of beams with a non-conservative geometric
+    - nonconservative: [[beam, option]] of beams with a non-conservative geometric
       stiffness (their balance is not expected to close);
-      method (the solver's name, None if unknown); for `galpha`, rho_inf and
+    - method (the solver's name, None if unknown); for `galpha`, rho_inf and
       numerical_dissipation = E(0) - E(t_end): the energy its damping of the modes
       its steps do not resolve took (none with rho_inf = 1 on linear modes).
+
     Raises ResultFileError if the result holds no samples.
     """
     if isinstance(result, (str, os.PathLike)):
@@ -193,7 +195,8 @@ def format_energy_report(balance):
                      "bdf at a tight tolerance, or rho_inf = 1)")
     for beam, option in b.get("nonconservative", []):
         lines.append(f'note: beam "{beam}" uses geometric = "{option}", a variant of '
-                     "Huang's thesis that is not conservative (FORMULATION.md section 6): "
+                     "Huang's thesis that is not conservative (docs/explanation/"
+                     "formulation.md, section 6): "
                      "its energy balance is not expected to close")
     if not b["finite"]:
         lines.append("the energies are not finite (the run diverged)")

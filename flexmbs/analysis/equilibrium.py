@@ -1,12 +1,12 @@
 """Static equilibrium under gravity, springs, constant loads and the elastic and
-geometric stiffness (FORMULATION.md section 9), with the loops closed.
+geometric stiffness (docs/explanation/formulation.md section 9), with the loops closed.
 
 At rest (u = 0) at time t the reduced equations are
 
     R(q) = N(q)^T Q*(q, 0, t) = 0,    Phi(q) = 0
 
 (N spans the null space of Phi_q over independent rows, chosen afresh at each
-iteration by pivoted QR as the linkage moves, S001 (20); for a tree N = I
+iteration by pivoted QR as the linkage moves, Bae, Choi and Kim (20); for a tree N = I
 and R = Q*). Newton's method on the independent coordinates y (chosen as in
 flexmbs.analysis.linearize): dy = K^-1 R with the reduced stiffness K = -dR/dq J_y
 by central differences (it holds the geometric stiffness and the pre-load of the

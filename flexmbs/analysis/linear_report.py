@@ -22,7 +22,7 @@ def _shape_table(lin):
 
 def format_linearization(lin, title="", absolute=None):
     """The independent coordinates, frequencies, poles, shapes and (closed loops)
-    J_y and the constraint forces; seed 000's absolute view when given."""
+    J_y and the constraint forces; Führer and Wallrapp's absolute view when given."""
     lines = [title] if title else []
     state = ("an equilibrium" if lin.at_equilibrium else
              f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}, speeds "
@@ -56,13 +56,14 @@ def format_linearization(lin, title="", absolute=None):
         width = max(len(n) for n in lin.coordinate_names)
         for name, row in zip(lin.coordinate_names, lin.J_y):
             lines.append(f"  {name:<{width}s}" + "".join(f"{v:11.4g}" for v in row))
-        lines.append("constraint forces f_z = -lambda (S000 (23)) of the active rows:")
+        lines.append("constraint forces f_z = -lambda (Führer and Wallrapp (23)) of the active rows:")
         for text, f in zip(lin.row_texts, lin.constraint_forces):
             lines.append(f"  {f:12.6g}  {text}")
     if absolute is not None:
         lines.append("")
-        lines.append(f"absolute coordinates (seed 000 view): {absolute.jacobian.shape[1]} "
-                     f"variables, {absolute.jacobian.shape[0]} equations of rank "
+        lines.append("absolute coordinates (the view of Führer and Wallrapp 1984): "
+                     f"{absolute.jacobian.shape[1]} variables, "
+                     f"{absolute.jacobian.shape[0]} equations of rank "
                      f"{absolute.rank}, {absolute.dof} degree(s) of freedom")
         lines.append("independent: " + "; ".join(f"{b}: {v}" for b, v in
                                                  absolute.independent))

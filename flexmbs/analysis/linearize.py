@@ -1,5 +1,5 @@
 """Linearized equations of motion about a state, in independent physical coordinates
-(FORMULATION.md section 9; seeds 000 and 001):
+(docs/explanation/formulation.md section 9; Führer and Wallrapp 1984; Bae, Choi and Kim):
 
     M dy'' + D dy' + K dy = 0
 
@@ -18,24 +18,24 @@ the constraint forces (the last term; it vanishes for trees).
 
 Trees: y = q, and M, D, K are M_q, D_q, K_q.
 
-Closed loops, method "qr" (seed 000): QR with column pivoting of the constraint
-Jacobian, Phi_q P = Q_c [R_1 S] (S000 (12)-(13)), gives its rank r and r dependent
+Closed loops, method "qr" (Führer and Wallrapp 1984): QR with column pivoting of the constraint
+Jacobian, Phi_q P = Q_c [R_1 S] (Führer and Wallrapp (12)-(13)), gives its rank r and r dependent
 coordinates (the first r pivots); the others are the independent coordinates y, so
 that they are physical coordinates. Coordinates the user names are kept independent
-(S000 (8)-(10)): they are left out of the pivoting. Then (S000 (16), (17), (21))
+(Führer and Wallrapp (8)-(10)): they are left out of the pivoting. Then (Führer and Wallrapp (16), (17), (21))
 
     J_y = [I on y;  -R_1^-1 Q_c^T Phi_y on the dependent ones]   (Phi_q J_y = 0)
     [Phi_q; J_y^T] J_z = [I; 0]                                 (active rows)
     M = J_y^T M_q J_y,  D = J_y^T D_q J_y,  K = J_y^T K_q J_y
 
 and the generalized constraint forces f_z = J_z^T (M* u0' - Q*) = -lambda0 with their
-change f_z' = J_z^T (M_q J_y dy'' + D_q J_y dy' + K_q J_y dy) (S000 (23): J_z^T times
-S000 (1); the scanned (23) shows a minus sign, which differences of the multipliers
+change f_z' = J_z^T (M_q J_y dy'' + D_q J_y dy' + K_q J_y dy) (Führer and Wallrapp (23): J_z^T times
+Führer and Wallrapp (1); the scanned (23) shows a minus sign, which differences of the multipliers
 contradict, tests/test_linearize.py); the forces on the coordinates are
-g_z = Phi_q^T f_z (S000 (24)).
+g_z = Phi_q^T f_z (Führer and Wallrapp (24)).
 
-Closed loops, method "perturbation" (seed 001): the reduced equations
-F*(q, q', q'') = N(q)^T (M*(q) q'' - Q*(q, q')), N = [-Phi_d^-1 Phi_i; I] (S001 (19)-
+Closed loops, method "perturbation" (Bae, Choi and Kim): the reduced equations
+F*(q, q', q'') = N(q)^T (M*(q) q'' - Q*(q, q')), N = [-Phi_d^-1 Phi_i; I] (Bae, Choi and Kim (19)-
 (21)), are differentiated with respect to all of q, q', q'' (central differences; N's
 own dependence on q gives the pre-load), and the position, velocity and acceleration
 constraints, perturbed,
@@ -44,8 +44,8 @@ constraints, perturbed,
     (Phi_q q')_q dq + Phi_q dq' = 0
     (Phi_q q'' + gamma)_q dq + gamma_q' dq' + Phi_q dq'' = 0
 
-give dq, dq', dq'' in terms of the independent ones (S001 (22)); substituted, they
-give M, D, K (S001 (23)-(24)). At an equilibrium (u0 = 0, u0' = 0) both methods give
+give dq, dq', dq'' in terms of the independent ones (Bae, Choi and Kim (22)); substituted, they
+give M, D, K (Bae, Choi and Kim (23)-(24)). At an equilibrium (u0 = 0, u0' = 0) both methods give
 the same matrices. Elsewhere the condensation misses the constraints' curvature
 (dq'' = J_y dy'' - Phi_d^-1 (Phi_q u0')_q dq, and the velocity coupling): "qr" then
 takes M, D, K from the perturbation and says so (`note`); gamma and the constraint
@@ -108,8 +108,8 @@ class Linearization:
     rank: int = 0
     row_texts: list = field(default_factory=list)  # the active rows
     J_z: np.ndarray = None            # (nq, rank)
-    constraint_forces: np.ndarray = None   # f_z = -lambda (S000 (23) at dy = 0)
-    coordinate_forces: np.ndarray = None   # g_z = Phi_q^T f_z (nq,), S000 (24)
+    constraint_forces: np.ndarray = None   # f_z = -lambda (Führer and Wallrapp (23) at dy = 0)
+    coordinate_forces: np.ndarray = None   # g_z = Phi_q^T f_z (nq,), Führer and Wallrapp (24)
     Fz_M: np.ndarray = None           # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
     Fz_D: np.ndarray = None
     Fz_K: np.ndarray = None
@@ -205,11 +205,11 @@ def full_tangents(cm, q, u, t, udot, lam, rows):
 
 def independent_coordinates(jac, prescribed=(), tolerance=RANK_TOLERANCE):
     """(independent, dependent, J_y, rank) by QR with column pivoting of the
-    constraint Jacobian jac (rows, nq) (S000 (12)-(16)): `independent` the prescribed
+    constraint Jacobian jac (rows, nq) (Führer and Wallrapp (12)-(16)): `independent` the prescribed
     coordinates (indices) first, then those the pivoting leaves; J_y (nq, ny) with
     identity rows at them, so that jac J_y = 0. ModelError when the prescribed
     coordinates cannot all be independent (their columns and the constraints'
-    dependent ones are not independent, S000 section 2)."""
+    dependent ones are not independent, Führer and Wallrapp section 2)."""
     nq = jac.shape[1]
     prescribed = np.asarray(prescribed, dtype=int)
     candidates = np.setdiff1d(np.arange(nq), prescribed)
@@ -236,14 +236,14 @@ def independent_coordinates(jac, prescribed=(), tolerance=RANK_TOLERANCE):
 
 
 def constraint_force_basis(jac, j_y):
-    """J_z (nq, rows) from [jac; J_y^T] J_z = [I; 0] (S000 (17)), jac of full rank."""
+    """J_z (nq, rows) from [jac; J_y^T] J_z = [I; 0] (Führer and Wallrapp (17)), jac of full rank."""
     a = np.vstack([jac, j_y.T])
     rhs = np.vstack([np.eye(len(jac)), np.zeros((j_y.shape[1], len(jac)))])
     return np.linalg.solve(a, rhs)
 
 
 def _null_basis(jac, independent, dependent):
-    """N (nq, ni) = [-Phi_d^-1 Phi_i; I] (S001 (20)) over full-rank rows."""
+    """N (nq, ni) = [-Phi_d^-1 Phi_i; I] (Bae, Choi and Kim (20)) over full-rank rows."""
     n = np.zeros((jac.shape[1], len(independent)))
     n[independent, np.arange(len(independent))] = 1.0
     if len(dependent):
@@ -252,7 +252,7 @@ def _null_basis(jac, independent, dependent):
 
 
 def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
-    """(M, D, K) by the perturbation of seed 001 (module docstring)."""
+    """(M, D, K) by the perturbation of Bae, Choi and Kim (module docstring)."""
     nq = cm.nq
 
     def reduced(x, xd, xdd):
@@ -418,9 +418,10 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
                         max_acceleration=float(np.abs(udot).max(initial=0.0)),
                         rows=nrows, rank=rank, prescribed=list(independent))
     if nrows and method == "qr" and moving:
-        lin.note = ("not at an equilibrium: M, D, K by the perturbation of seed 001 (the "
-                    "condensation of seed 000 misses the curvature of the constraints "
-                    "there); J_y, J_z and the constraint forces by seed 000")
+        lin.note = ("not at an equilibrium: M, D, K by the perturbation of Bae, Choi and "
+                    "Kim (the condensation of Führer and Wallrapp 1984 misses the "
+                    "curvature of the constraints there); J_y, J_z and the constraint "
+                    "forces by Führer and Wallrapp")
     if nrows:
         j_z = constraint_force_basis(jac, j_y)
         force = api.generalized_forces(cm, q, u, t)

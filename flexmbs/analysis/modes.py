@@ -1,6 +1,6 @@
 """Natural frequencies for `flexmbs modes`: each beam body alone under its reference
 conditions (and the modes the model keeps of it), and the whole model linearised
-about its initial state (FORMULATION.md sections 8 and 9).
+about its initial state (docs/explanation/formulation.md sections 8 and 9).
 
 The whole-model linearisation of a tree about (q0, u = 0, t = 0):
 

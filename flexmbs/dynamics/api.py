@@ -4,7 +4,7 @@ kernels directly with a preallocated Workspace.
 
 Body velocities are stacked per body (root to leaves) as [dr/dt (global, m/s);
 w (body axes, rad/s)], 6 rows per body, followed for a flexible body by its elastic
-rates dqf/dt (FORMULATION.md section 1).
+rates dqf/dt (docs/explanation/formulation.md section 1).
 """
 
 import numpy as np
@@ -189,7 +189,7 @@ def constraint_values(cm, q, u=None, t=0.0):
     rolling contacts (redundant ones included): the position residuals Phi (m or 1;
     0 for a contact's velocity rows), the velocity residuals Phi_q u + Phi_t (C u + xi
     for a velocity row), the Jacobian Phi_q or C (rows, nq) and its columns at the
-    prescribed coordinates (rows, nc). FORMULATION.md section 5."""
+    prescribed coordinates (rows, nc). docs/explanation/formulation.md section 5."""
     from .constraints import constraint_terms
     ws = kinematics(cm, q, u, t)
     constraint_terms(cm.arrays, ws)

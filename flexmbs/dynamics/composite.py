@@ -17,7 +17,7 @@ def composite_mass_matrix(m, ws):
     """ws.mass = M* (nq x nq, H2.144; kg, kg m, kg m^2) of a tree of rigid bodies, after
     `forward_kinematics_terms`, by Featherstone's composite-rigid-body algorithm
     (Rigid Body Dynamics Algorithms, 2008, section 6.2) on the motion terms of
-    FORMULATION.md section 10.
+    docs/explanation/formulation.md section 10.
 
     Leaves to root, the mass, first moment and inertia about the origin (global axes)
     of body i and its subtree (A_i, r_i: its rotation and origin; St_i = m c and I_O

@@ -1,5 +1,5 @@
 """Consistent initial values of a model with cut joints or rolling contacts
-(FORMULATION.md section 5): the given coordinates and speeds projected onto the
+(docs/explanation/formulation.md section 5): the given coordinates and speeds projected onto the
 position and velocity constraints, the redundant constraint equations found and
 switched off, and the accelerations and multipliers that start the stabilised index-2
 integration. The velocity (nonholonomic) rows of rolling contacts take part in steps

@@ -1,6 +1,6 @@
 """Constraints of cut joints (numba): the position residual Phi(q, t), the velocity
-residual dPhi/dt = Phi_q u + Phi_t and the Jacobian Phi_q, FORMULATION.md section 5
-(Huang H2.145-2.147; the rows: flexmbs.model.constraint_tables).
+residual dPhi/dt = Phi_q u + Phi_t and the Jacobian Phi_q, docs/explanation/formulation.md
+section 5 (Huang H2.145-2.147; the rows: flexmbs.model.constraint_tables).
 
 With the markers' global axes A_P, A_O, positions p_P, p_O, velocities v, angular
 velocities w and partial velocities Jv, Jw (flexmbs.kinematics.markers), d = p_O - p_P:
@@ -18,11 +18,11 @@ multipliers lambda of M* u' + Phi_q^T lambda = Q*: the force F = -sum_pos lambda
 the child marker (and -F on the parent at the same point) and the torque
 T = sum_orient lambda (g x h) (and -T on the parent).
 
-Rolling contacts (a thin disk on a plane, seed 004 section 5, FORMULATION.md 5). The
-disk's centre is its marker D (position c, axes A_D, velocity v_D, angular velocity
-w_D), a point of the plane is marker P (p, A_P, v_P, w_P); R the radius (m),
-a = A_D a0 the axle and n = A_P n0 the plane's normal (unit, global). With
-s = |n x a| (> 0 unless the disk lies flat on the plane):
+Rolling contacts (a thin disk on a plane, Shui and Zhang 1995 section 5,
+docs/explanation/formulation.md section 5). The disk's centre is its marker D (position c,
+axes A_D, velocity v_D, angular velocity w_D), a point of the plane is marker P (p, A_P,
+v_P, w_P); R the radius (m), a = A_D a0 the axle and n = A_P n0 the plane's normal (unit,
+global). With s = |n x a| (> 0 unless the disk lies flat on the plane):
 
     t1 = (n x a) / s            the rolling direction (tangent of the rim at the contact)
     t2 = n x t1                 the plane's other tangent direction

@@ -1,11 +1,12 @@
-"""Energies of the system (numba), FORMULATION.md section 7 (Huang H3.3).
+"""Energies of the system (numba), docs/explanation/formulation.md section 7 (Huang H3.3).
 
     T   = 1/2 sum_i v_i^T M_i v_i + 1/2 sum_a n_a^2 J_r,a x_a'^2   (bodies, rotors)
     V_g = -sum_i g^T (m_i r_i + A_i St_i)
     V_s = sum_c 1/2 k_c (x_c - x_rest,c)^2      (every joint coordinate, prescribed too)
           + sum_s 1/2 k_s (L_s - L0_s)^2         (point-to-point springs)
     U   = strain energy (0 for rigid bodies): U2 = qf^T K qf / 2 plus the geometric
-          stiffness' U3 (axial force) and U4 (foreshortening), FORMULATION.md 6
+          stiffness' U3 (axial force) and U4 (foreshortening),
+          docs/explanation/formulation.md section 6
 and W_nc, the work of the non-conservative forces, is the state's last component.
 E = T + V_g + U + V_s - W_nc is constant.
 """

@@ -1,7 +1,7 @@
 """One flexible body in the floating frame (numba kernels): mass matrix, quadratic-velocity
 vector, gravity, point force, elastic and damping forces, strain energy.
 
-FORMULATION.md section 2 (Huang H2.3; the invariant contractions H2.25-2.68). Body
+docs/explanation/formulation.md section 2 (Huang H2.3; the invariant contractions H2.25-2.68). Body
 velocities v = [dr/dt (global, m/s); w (angular velocity, body axes, rad/s); dqf/dt]
 (size 6 + nf). A is the body-to-global rotation, qf the elastic coordinates (nodal
 translations in m and small rotations in rad, body axes, or modal amplitudes). A point
@@ -56,7 +56,7 @@ def flexible_workspace(nf):
 def _fill_moments(th0, n_inv, ss, qf, work):
     """work[:, :, :nf] = P[c, b] = N[c, b] + qf^T SS[c, b] (int rho u_c S_b dV) and
     work[:, :, nf] = Th[a, b] = Th0[a, b] + N[b, a] . qf + P[a, b] . qf
-    (int rho u_a u_b dV, kg m^2); FORMULATION.md section 2."""
+    (int rho u_a u_b dV, kg m^2); docs/explanation/formulation.md section 2."""
     nf = qf.shape[0]
     for c in range(3):
         for b in range(3):
@@ -77,8 +77,8 @@ def _fill_moments(th0, n_inv, ss, qf, work):
 
 @jit
 def flexible_mass_matrix(mass, first_moment, sbar, th0, n_inv, ss, A, qf, work, out):
-    """out = M(A, qf) = int rho L^T L dV ((6 + nf) x (6 + nf)), FORMULATION.md section 2
-    (Huang H2.3, contractions H2.25-2.68):
+    """out = M(A, qf) = int rho L^T L dV ((6 + nf) x (6 + nf)), docs/explanation/formulation.md
+    section 2 (Huang H2.3, contractions H2.25-2.68):
 
         M = [[m I3,        -A ~St,     A Sbar],
              [~St A^T,      Ibar,      M_wf  ],
@@ -156,8 +156,8 @@ def flexible_mass_matrix(mass, first_moment, sbar, th0, n_inv, ss, A, qf, work, 
 def flexible_quadratic_velocity(first_moment, sbar, th0, n_inv, ss, A, qf, w, dqf, work,
                                 out):
     """out = Qv = -int rho L^T A (~w ~w u + 2 ~w S dqf) dV (size 6 + nf), the
-    centrifugal, gyroscopic and Coriolis forces; FORMULATION.md section 2 (Huang H2.3,
-    contractions H2.25-2.68):
+    centrifugal, gyroscopic and Coriolis forces; docs/explanation/formulation.md section 2
+    (Huang H2.3, contractions H2.25-2.68):
 
         Qv_r = -A (~w ~w St + 2 ~w Sbar dqf)                        (global, N)
         Qv_w = -~w Ibar w - 2 (w tr(Pd) - Pd^T w)                    (body axes, N m)
@@ -245,7 +245,7 @@ def flexible_quadratic_velocity(first_moment, sbar, th0, n_inv, ss, A, qf, w, dq
 @jit
 def flexible_gravity_force(mass, first_moment, sbar, A, qf, g, out):
     """out = int rho L^T g dV = [m g; ~St A^T g; Sbar^T A^T g] (size 6 + nf), the
-    generalized force of uniform gravity; FORMULATION.md section 2 (Huang H2.3).
+    generalized force of uniform gravity; docs/explanation/formulation.md section 2 (Huang H2.3).
     Row blocks: global force (N), moment about the frame origin in body axes (N m),
     elastic coordinates (N or N m).
 
@@ -277,7 +277,7 @@ def flexible_gravity_force(mass, first_moment, sbar, A, qf, g, out):
 @jit
 def flexible_point_force(A, u_point, S_point, F, out):
     """out += L(u)^T F = [F; ~u A^T F; S^T A^T F] (size 6 + nf): the generalized force
-    of a global force F (N) at a material point; FORMULATION.md section 2 (applied
+    of a global force F (N) at a material point; docs/explanation/formulation.md section 2 (applied
     forces). Row blocks: N (global), N m (body axes), N or N m (elastic coordinates).
 
     A (3, 3): body-to-global rotation. u_point (3,): the point's deformed position in
@@ -302,7 +302,8 @@ def flexible_point_force(A, u_point, S_point, F, out):
 @jit
 def elastic_force(K, qf, out):
     """out = -K_ff qf (size nf), the linear elastic force on the elastic coordinates
-    (FORMULATION.md section 2; Huang H3.1-3.3). K (nf, nf): stiffness (N/m, N, N m/rad
+    (docs/explanation/formulation.md section 2; Huang H3.1-3.3). K (nf, nf): stiffness (N/m,
+    N, N m/rad
     by coordinate pair). qf (nf,). out (nf,): written (N or N m)."""
     nf = qf.shape[0]
     for i in range(nf):
@@ -315,9 +316,9 @@ def elastic_force(K, qf, out):
 @jit
 def damping_force(K, M_ff, alpha, beta, dqf, out):
     """out = -(alpha K_ff + beta M_ff) dqf (size nf), Rayleigh damping of the elastic
-    coordinates. FORMULATION.md section 2 writes structural damping -alpha K_ff dqf
-    (Huang H3.1-3.3, H4.1): beta = 0 is that case. alpha (s), beta (1/s).
-    K (nf, nf): stiffness. M_ff (nf, nf): SS00 + SS11 + SS22. dqf (nf,): dqf/dt.
+    coordinates. docs/explanation/formulation.md section 2 writes structural damping -alpha
+    K_ff dqf (Huang H3.1-3.3, H4.1): beta = 0 is that case. alpha (s), beta (1/s). K (nf,
+    nf): stiffness. M_ff (nf, nf): SS00 + SS11 + SS22. dqf (nf,): dqf/dt.
     out (nf,): written (N or N m). Its power dqf . out <= 0."""
     nf = dqf.shape[0]
     for i in range(nf):
@@ -329,7 +330,8 @@ def damping_force(K, M_ff, alpha, beta, dqf, out):
 
 @jit
 def strain_energy(K, qf):
-    """U2 = qf^T K_ff qf / 2 (J), the linear strain energy (FORMULATION.md sections 6,
+    """U2 = qf^T K_ff qf / 2 (J), the linear strain energy (docs/explanation/formulation.md
+    sections 6,
     7; Huang H3.3). K (nf, nf), qf (nf,)."""
     nf = qf.shape[0]
     e = 0.0

@@ -1,5 +1,5 @@
 """Geometric stiffness forces and energies of a flexible body's beam elements (numba),
-FORMULATION.md section 6; the numpy reference is `flexmbs.elements.geometric`.
+docs/explanation/formulation.md section 6; the numpy reference is `flexmbs.elements.geometric`.
 
 Per element: e = R qf (R, 12 x nf: the element's coordinates in its frame as linear
 forms of the body's elastic coordinates, nodal or modal), u' = (e_6 - e_0) / l,

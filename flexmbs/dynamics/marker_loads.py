@@ -1,7 +1,7 @@
 """A force or a torque at a marker, as generalized body forces (numba).
 
-FORMULATION.md section 2, applied forces: a force F (global) at the marker's deformed
-position s (body axes of its body b, rotation A) gives
+docs/explanation/formulation.md section 2, applied forces: a force F (global) at the
+marker's deformed position s (body axes of its body b, rotation A) gives
 
     L(s)^T F = [F; ~s A^T F; S^T A^T F],
 

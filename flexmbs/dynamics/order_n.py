@@ -1,6 +1,6 @@
 """The Order-N formulation (Huang chapter 5, after Keat 1990): the accelerations of a
 tree by tip-to-base elimination on the blocks of B, explicit in du/dt, without
-assembling M* (FORMULATION.md section 10; H5.6-5.18).
+assembling M* (docs/explanation/formulation.md section 10; H5.6-5.18).
 
 Body i's velocities V_i = [dr_i/dt; w_i; dqf_i/dt] (global axes for both rigid
 parts) follow from its parent p's by the blocks of the recursive B:

@@ -1,9 +1,9 @@
-"""The projection formulation of constrained motion (seed 004, Shui and Zhang 1995;
-FORMULATION.md section 5): the second formulation beside the stabilised index-2 one
-(flexmbs.dynamics.system.constrained_residual), selected per run by
-`[solver] constraints = "projection"` or `--constraints projection`.
+"""The projection formulation of constrained motion (Shui and Zhang 1995;
+docs/explanation/formulation.md section 5): the second formulation beside the stabilised
+index-2 one (flexmbs.dynamics.system.constrained_residual), selected per run by `[solver]
+constraints = "projection"` or `--constraints projection`.
 
-Every active constraint row, holonomic or not, at velocity level (S004 2.3):
+Every active constraint row, holonomic or not, at velocity level (Shui and Zhang 2.3):
 
     C(q, t) u + xi(q, t) = 0                       (Phi_q u + Phi_t for a position row)
     C u' + eta = 0,  eta = (dC/dt) u + dxi/dt      (2.4)
@@ -18,7 +18,7 @@ u' = V2 x + C^T y (3.1-3.2), which gives (3.3-3.7)
     u' = K h + (K M - I) E eta,     K = V2 (V2^T M V2)^-1 V2^T,     E = V1 D^-1 U^T.
 
 The multipliers: C^T lam_s = M u' - h, solved by least squares (C has full row rank,
-so exactly): lam_s = E^T (M u' - h). Seed 004's (4.2), lam_s = -E^T M E eta, keeps only
+so exactly): lam_s = E^T (M u' - h). Shui and Zhang's (4.2), lam_s = -E^T M E eta, keeps only
 the part of M u' along the constrained directions (M C^T y) and so drops
 E^T (M V2 x - h); that term vanishes only where M V2 x - h has no component along the
 constraint normals, which is not so for the rolling disk (the weight pushes on the
@@ -32,7 +32,7 @@ sensors and reactions read the multipliers alike: the residual is
 
 an ODE for q, u and w with lambda an explicit function of them. eta comes from central
 differences of C u + xi along the motion (q +- d u, t +- d, u fixed; error ~d^2).
-Seed 004 keeps one decomposition for many steps and integrates p = V2^T q' (3.8-3.10);
+Shui and Zhang 1995 keeps one decomposition for many steps and integrates p = V2^T q' (3.8-3.10);
 here C is decomposed at every evaluation (a small matrix: one LAPACK call, which
 allocates its outputs; the rest works in preallocated memory), which needs no test of
 when [C; V2^T] turns singular.
@@ -40,7 +40,7 @@ when [C; V2^T] turns singular.
 Drift: only C u' + eta = 0 is integrated, so Phi(q, t) and C u + xi drift by the
 integration error. Newton-Raphson on the positions (4.3-4.11):
 M dq = -C_phi^T M_phi^-1 Phi, M_phi = C_phi M^-1 C_phi^T (the correction of least
-kinetic-energy norm), then the speeds in the same metric onto C u + xi = 0 (the seed
+kinetic-energy norm), then the speeds in the same metric onto C u + xi = 0 (the paper
 corrects the positions only; the velocity rows drift alike), is applied by
 `correct_drift` (every 20 steps) whenever the violation exceeds DRIFT_TOLERANCE times
 what the integration's tolerances admit; the integration then restarts from the
@@ -70,7 +70,7 @@ CORRECTION_ITERATIONS = 10
 def projected_accelerations(m, ws, t, q, u, ncon):
     """ws.accel = u' = K h + (K M - I) E eta and ws.proj_lam[:ncon] = lambda (the GGL
     sign: M* u' - Q* + C^T lambda = 0) over the active constraint rows (module
-    docstring; S004 2.5-3.7). Leaves the kinematics, M* (ws.mass), Q* (ws.force) and
+    docstring; Shui and Zhang 2.5-3.7). Leaves the kinematics, M* (ws.mass), Q* (ws.force) and
     the constraint terms of (q, u, t) in ws."""
     nq = q.shape[0]
     umax = 0.0
@@ -179,7 +179,7 @@ def projection_start(cm, system, t, y):
 
 
 def _weighted(jac, residual, mass):
-    """dq = M^-1 J^T (J M^-1 J^T)^-1 residual (S004 4.10-4.11)."""
+    """dq = M^-1 J^T (J M^-1 J^T)^-1 residual (Shui and Zhang 4.10-4.11)."""
     minv_jt = np.linalg.solve(mass, jac.T)
     return minv_jt @ np.linalg.solve(jac @ minv_jt, residual)
 
@@ -188,7 +188,7 @@ def correct_drift(cm, system, t, y, rtol, atol):
     """(changed, y, y'): when the position rows' residual exceeds DRIFT_TOLERANCE atol
     or the velocity rows' DRIFT_TOLERANCE (atol + rtol sum_j |C_ij u_j|) (the error
     the integration admits in the speeds, seen through C) at the state y,
-    Newton-Raphson on the positions (S004 4.10-4.11) and the speeds projected in the
+    Newton-Raphson on the positions (Shui and Zhang 4.10-4.11) and the speeds projected in the
     same metric, then the state made consistent (projection_start); else
     (False, y, None)."""
     m = cm.arrays

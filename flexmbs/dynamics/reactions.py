@@ -1,8 +1,8 @@
 """Reactions of the tree's joints from the equations of motion (numba).
 
 The joints of the tree carry no multipliers: their reactions follow from the momentum
-balance of the subtree S that a joint carries (seed 000 eqs 23-24 by another route).
-With udot the accelerations of the state (M* udot = Q* - Phi_q^T lambda, the
+balance of the subtree S that a joint carries (Führer and Wallrapp 1984 eqs 23-24 by another
+route). With udot the accelerations of the state (M* udot = Q* - Phi_q^T lambda, the
 multipliers of the cut joints included), every body i has the unbalanced wrench
 
     g_i = M_i (B_i udot) - (Qv_i + Qe_i - M_i a_bias_i)

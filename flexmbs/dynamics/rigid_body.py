@@ -1,7 +1,7 @@
 """One rigid body in the floating-frame velocities v = [dr/dt (global); w (body axes)].
 
-FORMULATION.md section 2 with nf = 0: St = m c (first moment, body axes), I_O the inertia
-about the frame origin (body axes), A the body-to-global rotation.
+docs/explanation/formulation.md section 2 with nf = 0: St = m c (first moment, body axes),
+I_O the inertia about the frame origin (body axes), A the body-to-global rotation.
 
     M = [[m I3, -A ~St], [~St A^T, I_O]]
     Qv = [-A (~w ~w St); -~w I_O w]

@@ -1,7 +1,7 @@
 """System equations of a tree (numba): M*, Q*, the residual, the state derivative, the
 power of the non-conservative forces.
 
-FORMULATION.md section 5 (Huang H2.140-2.147):
+docs/explanation/formulation.md section 5 (Huang H2.140-2.147):
 
     M* = sum_i B_i^T M_i B_i
     Q* = sum_i B_i^T (Qv_i + Qe_i - M_i a_bias_i) + Q_joint
@@ -64,7 +64,8 @@ def flexible_arrays(m, k):
 @jit_inline
 def flexible_body_mass(m, ws, i, k):
     """M_i ((6 + nf) square, a view of ws.flex_mass_flat) of flexible body i (index k
-    in the flexible tables) at the current elastic coordinates, FORMULATION.md 2."""
+    in the flexible tables) at the current elastic coordinates,
+    docs/explanation/formulation.md section 2."""
     nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
     q0 = m.flex_q[k]
     n6 = 6 + nf
@@ -77,7 +78,7 @@ def flexible_body_mass(m, ws, i, k):
 @jit_shared
 def _flexible_body_force(m, ws, i, k, w):
     """ws.body_force[i] and ws.flex_force (at body i's elastic coordinates) =
-    Qv + Qg - K qf - D dqf + Q_geometric - M_i [ar; A^T aw; 0] (FORMULATION.md
+    Qv + Qg - K qf - D dqf + Q_geometric - M_i [ar; A^T aw; 0] (docs/explanation/formulation.md
     sections 2 and 6; w: the angular velocity in body axes)."""
     nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
     q0 = m.flex_q[k]
@@ -179,7 +180,7 @@ def _marker_generalized_force(m, ws, k, load, torque, arm, tm):
 @jit
 def _applied_loads(m, ws, t):
     """Adds the point forces and torques to ws.body_force and ws.flex_force
-    (FORMULATION.md section 2, applied forces; `_marker_generalized_force`)."""
+    (docs/explanation/formulation.md section 2, applied forces; `_marker_generalized_force`)."""
     loc = ws.v3[4]
     for f in range(m.force_type.shape[0]):
         _load_at_marker(m, ws, f, t, loc)
@@ -460,8 +461,8 @@ def _flexible_dynamic_rows(m, ws, i, k, vr, vw, udot, out):
 @jit_shared
 def body_unbalanced_wrench(m, ws, i, udot, out):
     """ws.mbcol[0:6, 0] = g_i = M_i (B_i udot) - (Qv_i + Qe_i - M_i a_bias_i), the
-    rigid rows of body i's equations (FORMULATION.md section 2): the force (global, N)
-    and the moment about the body origin (body axes, N m) that the joints and
+    rigid rows of body i's equations (docs/explanation/formulation.md section 2): the force
+    (global, N) and the moment about the body origin (body axes, N m) that the joints and
     constraints must apply to it. A flexible body also adds its elastic rows of g_i to
     out at its q indices. Call after forward_kinematics and body_forces."""
     vr = ws.v3[4]
@@ -499,7 +500,7 @@ def _wrench_of_acceleration(m, ws, i, vr, w3, udot, out):
 
 @jit_shared
 def dynamic_rows(m, ws, udot, out):
-    """out = M* udot - Q* (size nq, FORMULATION.md section 5) and ws.tau = the
+    """out = M* udot - Q* (size nq, docs/explanation/formulation.md section 5) and ws.tau = the
     generalized force that each prescribed coordinate's driver must apply (size nc,
     zero at free coordinates; N or N m).
 
@@ -538,7 +539,7 @@ def recursive_dynamic_rows(m, ws, udot, out):
     equations, without the partial velocities at inherited columns.
 
     Root to leaves, the acceleration of body i from udot (global; parent p, own
-    terms k at free columns c of its joint, FORMULATION.md section 10):
+    terms k at free columns c of its joint, docs/explanation/formulation.md section 10):
 
         a_w,i = a_w,p + sum term_jw[k] udot_c,
         a_r,i = a_r,p + a_w,p x (r_i - r_p) + sum term_jr[k] udot_c;
@@ -693,7 +694,7 @@ def _work_rows(m, ws, t, yp, out):
 @jit_inline
 def residual(m, ws, t, y, yp, out):
     """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a] (size 2 nq + 1 + na),
-    FORMULATION.md 5; P_a the power of actuator a. O(N) in the bodies
+    docs/explanation/formulation.md section 5; P_a the power of actuator a. O(N) in the bodies
     (forward_kinematics_terms, recursive_dynamic_rows); ws.jr, ws.jw are not filled."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
@@ -724,7 +725,8 @@ def residual_from_ref(t, y, yp, ref, out):
 @jit_inline
 def constrained_residual(m, ws, t, y, yp, out):
     """The stabilised index-2 (Gear-Gupta-Leimkuhler) residual of a model with cut
-    joints, FORMULATION.md section 5 (Huang H2.145-2.147), y = [q, u, w, lambda, mu]:
+    joints, docs/explanation/formulation.md section 5 (Huang H2.145-2.147), y = [q, u, w,
+    lambda, mu]:
 
         q' - u - Phi_q^T mu = 0
         M* u' - Q* + Phi_q^T lambda = 0
@@ -850,7 +852,7 @@ def elastic_tangent(m, ws, q, kout, dout):
     """The elastic blocks of the iteration matrix: kout (nq..., nq...) += -dQ_e/dqf =
     K_ff + K_geometric(qf) and dout += -dQ_e/dqf' = D (structural and modal damping),
     at the elastic coordinates of every flexible body (rows and columns in q's
-    numbering), Q_e the elastic forces of FORMULATION.md sections 2 and 6."""
+    numbering), Q_e the elastic forces of docs/explanation/formulation.md sections 2 and 6."""
     for k in range(m.flex_nf.shape[0]):
         nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
         q0 = m.flex_q[k]
@@ -894,7 +896,7 @@ def state_derivative_from_ref(t, y, ref, out):
     """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na), (m, ws)
     by reference (flexmbs.tuple_ref; the integrators' calls from Python pass a
     HeldTuple, flexmbs.solvers.kernel_call), from the O(N) residual, which is affine
-    in y' (FORMULATION.md 5):
+    in y' (docs/explanation/formulation.md section 5):
 
         F(t, y, 0) = [-u; -Q*; -P(0); -P_a]   (P(0): P with du/dt = 0)
         du/dt = M*^-1 Q*

@@ -49,7 +49,7 @@ def evaluate_time_function(kind, ptr, data, k, t, out):
         f = off + a * s
         fd = a * w * c
         fdd = -a * w * w * s
-    elif code == 4:  # spin-up (MODELS.md SPIN)
+    elif code == 4:  # spin-up (docs/explanation/benchmark-models.md SPIN)
         w, tt = p[0], p[1]
         if t < tt:
             c = tt / TWO_PI

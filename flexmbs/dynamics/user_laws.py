@@ -36,7 +36,7 @@ marker laws (MARKER_LAW), each with the data
 axes of a marker law's output: GLOBAL_AXES or MARKER_AXES). A model without laws pays
 one comparison of the table's last kind per evaluation.
 
-Where they enter (FORMULATION.md sections 5 and 7), evaluated on demand like the
+Where they enter (docs/explanation/formulation.md sections 5 and 7), evaluated on demand like the
 joint springs and the point loads: `joint_law_forces` (in body_forces) puts each joint
 law's force into ws.flex_force at its coordinate (an entry no other force uses there),
 from where `add_joint_law_forces` adds it to Q* (and to M* u' - Q*) and

@@ -1,5 +1,6 @@
 """Beam elements and flexible bodies: sections, materials, the 3-D beam element (shape
-matrix, frame, stiffness) and the inertia invariants of FORMULATION.md sections 2-3."""
+matrix, frame, stiffness) and the inertia invariants of docs/explanation/formulation.md
+sections 2-3."""
 
 from .beam import (ELEMENT_DOFS, element_frame, element_length, element_stiffness,
                    element_transformation, shape_matrix, shape_matrix_parts)

@@ -1,4 +1,4 @@
-"""The two-node 3-D Euler-Bernoulli beam element (FORMULATION.md section 3; Huang
+"""The two-node 3-D Euler-Bernoulli beam element (docs/explanation/formulation.md section 3; Huang
 H2.2.2, H2.7-2.14 and appendix B).
 
 Element coordinates (element frame, m and rad):
@@ -80,7 +80,8 @@ def element_transformation(frame):
 
 
 def shape_matrix(xi, eta, zeta, length):
-    """S (3 x 12), element frame, exactly FORMULATION.md section 3 (Huang appendix B):
+    """S (3 x 12), element frame, exactly docs/explanation/formulation.md section 3 (Huang
+    appendix B):
     displacement (m) of the point x = xi l, y = eta l, z = zeta l = S e."""
     l = length
     a = 6.0 * (xi - xi**2)
@@ -159,7 +160,7 @@ def element_stiffness(length, section, material):
 def axial_strain_row(xi, y, z, length):
     """The row (12,) with eps = row . e: the axial strain d(u_x)/dx at the point
     x = xi l, y, z (m) of the section, element frame, eps = u' - y v'' - z w''
-    (Euler-Bernoulli; FORMULATION.md section 3), exact for the element's shape
+    (Euler-Bernoulli; docs/explanation/formulation.md section 3), exact for the element's shape
     functions."""
     l = _positive(length, None, "length")
     v2, w2 = _bending_rows(_hermite_second(xi), l, 2)
@@ -193,7 +194,7 @@ def _bending_rows(derivative, length, order):
 def curvature_rows(xi, length):
     """Rows (2, 12): the curvatures (kappa_y, kappa_z) = (ty', tz') = (-w'', v'') (1/m)
     at x = xi l on the element's axis, element frame; exact for the cubic Hermite
-    functions of `shape_matrix` (FORMULATION.md section 3)."""
+    functions of `shape_matrix` (docs/explanation/formulation.md section 3)."""
     v2, w2 = _bending_rows(_hermite_second(xi), length, 2)
     return np.array([-w2, v2])
 

@@ -1,12 +1,12 @@
-"""Geometric stiffness of the beam element (FORMULATION.md section 6; Huang chapter 6,
-appendices C and D): the strain energies of the axial force and of foreshortening,
-their gradients and Hessians, in plain numpy (the reference of the numba kernel
-`flexmbs.dynamics.geometric` and the tangent stiffness of linearizations).
+"""Geometric stiffness of the beam element (docs/explanation/formulation.md section 6; Huang
+chapter 6, appendices C and D): the strain energies of the axial force and of
+foreshortening, their gradients and Hessians, in plain numpy (the reference of the numba
+kernel `flexmbs.dynamics.geometric` and the tangent stiffness of linearizations).
 
-Per element, with element coordinates e (12, element frame; FORMULATION.md section 3),
-u' = a . e = (u2 - u1) / l the constant axial strain of the axis, v' = dv . e and
-w' = dw . e the slopes (rows of the x-derivative of the transverse shape functions),
-s = v'^2 + w'^2 and G = int_0^l (dv^T dv + dw^T dw) dx (12 x 12):
+Per element, with element coordinates e (12, element frame; docs/explanation/formulation.md
+section 3), u' = a . e = (u2 - u1) / l the constant axial strain of the axis, v' = dv . e
+and w' = dw . e the slopes (rows of the x-derivative of the transverse shape functions), s =
+v'^2 + w'^2 and G = int_0^l (dv^T dv + dw^T dw) dx (12 x 12):
 
     U3    = 1/2 EA u' (e^T G e)                         (axial force)
     U4bar = EA (e^T G e)^2 / (8 l)                      (foreshortening, element mean)

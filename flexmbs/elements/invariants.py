@@ -1,5 +1,5 @@
 """Inertia invariants and stiffness of beam elements and of a flexible body
-(FORMULATION.md sections 2 and 3; Huang H2.25-2.68, H2.7-2.14, appendix B).
+(docs/explanation/formulation.md sections 2 and 3; Huang H2.25-2.68, H2.7-2.14, appendix B).
 
 For a body with elastic coordinates qf (nodal, size nf) and points u = u0 + S(u0) qf
 (body frame), the constant invariants are
@@ -88,7 +88,7 @@ class Invariants:
 
     def mass_matrix(self):
         """M_ff = SS[0][0] + SS[1][1] + SS[2][2] = int rho S^T S dV (nf, nf)
-        (FORMULATION.md section 2)."""
+        (docs/explanation/formulation.md section 2)."""
         return self.ss[0, 0] + self.ss[1, 1] + self.ss[2, 2]
 
 
@@ -100,9 +100,9 @@ def element_invariants(node1, node2, reference, section, material, item=None):
     whose component normal to the axis is the section's y axis. section : Section.
     material : Material.
 
-    S = C S_elem T (FORMULATION.md section 3, H2.7-2.14) and u0 = x1 + C (x, y, z);
-    stiffness = T^T K_e T. Integrals by 4-point Gauss-Legendre along xi and the section
-    moments (module docstring): exact.
+    S = C S_elem T (docs/explanation/formulation.md section 3, H2.7-2.14) and u0 = x1 + C
+    (x, y, z); stiffness = T^T K_e T. Integrals by 4-point Gauss-Legendre along xi and the
+    section moments (module docstring): exact.
     """
     c = element_frame(node1, node2, reference, item)
     l = element_length(node1, node2, item)
@@ -137,7 +137,8 @@ def element_invariants(node1, node2, reference, section, material, item=None):
 
 def free_coordinates(free, n_nodes, item=None):
     """Indices (int array, size nf) of the free coordinates among the 6 n_nodes nodal
-    coordinates (node-major, u v w tx ty tz per node; B2 of FORMULATION.md section 3).
+    coordinates (node-major, u v w tx ty tz per node; B2 of docs/explanation/formulation.md
+    section 3).
 
     free : a boolean mask of length 6 n_nodes, or a list of distinct indices (their
     order is the order of qf).
@@ -189,7 +190,7 @@ def assemble_body_invariants(element_invariants, connectivity, node_positions, f
                              node_masses=None, item=None):
     """Body invariants (nf free coordinates): the sum over elements of their invariants
     placed by connectivity and restricted to the free coordinates (S_body = S_e B1 B2,
-    FORMULATION.md section 3), plus point masses at nodes.
+    docs/explanation/formulation.md section 3), plus point masses at nodes.
 
     element_invariants : sequence of Invariants (nf = 12), one per element.
     connectivity : (n_elements, 2) node indices, node 1 then node 2 of each element.

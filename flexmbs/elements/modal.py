@@ -1,4 +1,4 @@
-"""Modal reduction of a beam body (FORMULATION.md section 8; Huang H3.4).
+"""Modal reduction of a beam body (docs/explanation/formulation.md section 8; Huang H3.4).
 
 The nodal elastic coordinates of a beam body are its free nodal coordinates x (size
 n: nodal translations in m and small rotations in rad, body axes). Modal reduction
@@ -11,7 +11,7 @@ whose columns are
 * the lowest eigenvectors of the body under its reference conditions,
   K phi = w^2 M phi, mass-normalised (phi^T M phi = 1, so eta is in kg^(1/2) m for a
   mode that mostly translates): K = K_ff, M = M_ff plus the rotary inertias at nodes
-  (PS_k^T J_k PS_k; FORMULATION.md section 2). Rigid-body modes that the reference
+  (PS_k^T J_k PS_k; docs/explanation/formulation.md section 2). Rigid-body modes that the reference
   conditions leave free are left out (the floating frame carries those motions).
   Modes of equal frequency (the bending pairs of a symmetric section) are turned
   within their pair so that each is as pure as possible in one kind of strain energy;
@@ -26,7 +26,7 @@ whose columns are
   of the beam by it, are represented exactly in statics (for a body held by its
   reference conditions).
 
-Every invariant projects (FORMULATION.md sections 2 and 8):
+Every invariant projects (docs/explanation/formulation.md sections 2 and 8):
 
     Sbar -> Sbar Phi,  N[a][b] -> N[a][b] Phi,  SS[a][b] -> Phi^T SS[a][b] Phi,
     K -> Phi^T K Phi,  and m, int rho u0, Th0 unchanged;
@@ -35,7 +35,7 @@ a node's rows (S_k, PS_k) become S_k Phi, PS_k Phi, and structural damping
 alpha K + beta M_ff projects with them. The kernels see only these.
 
 A mode is described by how its strain energy 1/2 phi^T K phi splits between the four
-decoupled parts of the element stiffness (FORMULATION.md section 3): axial (EA),
+decoupled parts of the element stiffness (docs/explanation/formulation.md section 3): axial (EA),
 torsion (GJ), bending y (the deflection v along the section's y axis, EI_z: bending in
 the element's x-y plane) and bending z (w along z, EI_y: the x-z plane).
 
@@ -141,7 +141,7 @@ def _selection(node, free, n_nodes):
 
 def _element_map(beam, element):
     """(12, n): the element's coordinates (element frame) over the free nodal
-    coordinates, e = T [sel(a); sel(b)] x (FORMULATION.md section 3: T B1 B2)."""
+    coordinates, e = T [sel(a); sel(b)] x (docs/explanation/formulation.md section 3: T B1 B2)."""
     a, b = beam.connectivity[element]
     n_nodes = len(beam.nodes)
     frame = element_frame(beam.nodes[a], beam.nodes[b], beam.reference)
@@ -167,7 +167,7 @@ def strain_energy_matrices(beam):
 
 def rotary_inertia_mass(beam):
     """(n, n) kg m^2: the rotary inertias J_k at nodes as mass terms of the small
-    nodal rotations, sum_k PS_k^T J_k PS_k (FORMULATION.md section 2)."""
+    nodal rotations, sum_k PS_k^T J_k PS_k (docs/explanation/formulation.md section 2)."""
     n = len(beam.free)
     out = np.zeros((n, n))
     for node, inertia in (beam.node_inertias or {}).items():
@@ -382,7 +382,7 @@ def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None):
 
 
 def project_invariants(inv, phi):
-    """The Invariants of eta for x = Phi eta (FORMULATION.md section 8): Sbar Phi,
+    """The Invariants of eta for x = Phi eta (docs/explanation/formulation.md section 8): Sbar Phi,
     N[a][b] Phi, Phi^T SS[a][b] Phi, Phi^T K Phi; m, int rho u0 and Th0 unchanged."""
     phi = np.asarray(phi, dtype=float)
     k = phi.T @ inv.stiffness @ phi
@@ -404,7 +404,8 @@ def axial_stretch_capability(beam):
     stretch is representable (a correction mode for u at a marker node of a straight
     beam); 0 (to round-off) when the basis holds only bending and torsion modes of a
     straight beam: then the axial strain u' that the axial force (geometric
-    stiffness, FORMULATION.md section 6) needs stays zero. Intermediate values mean
+    stiffness, docs/explanation/formulation.md section 6) needs stays zero. Intermediate
+    values mean
     that stretching comes only with bending or torsion (a bent beam)."""
     parts = strain_energy_matrices(beam)
     basis = getattr(beam, "basis", None)

@@ -1,4 +1,4 @@
-"""Cross-section properties of a beam (FORMULATION.md section 3).
+"""Cross-section properties of a beam (docs/explanation/formulation.md section 3).
 
 The section lies in the element's y-z plane, y and z its principal axes through the
 centroid:
@@ -141,7 +141,7 @@ def rectangular_tube_section(width, height, wall_thickness, item=None):
     constant J = 4 A_m^2 t / s with the mid-line area A_m = (b - t)(h - t) and
     perimeter s = 2 (b - t + h - t). Bredt's J is exact as t / b -> 0; its error grows
     like t / b (a few per cent at t / b = 0.1, the Huang tube's 1.6 / 12.7 gives
-    J = 2.188e-9 m^4 as MODELS.md).
+    J = 2.188e-9 m^4 as docs/explanation/benchmark-models.md).
     """
     b = _positive(width, item, "width")
     h = _positive(height, item, "height")

@@ -14,7 +14,7 @@
     /constraints        (closed loops) rows (texts of the active rows), rank (attr),
                         J_z (nq, rank), force (rank,) f_z = -lambda,
                         coordinate_force (nq,) g_z = Phi_q^T f_z, Fz_M, Fz_D, Fz_K
-    /absolute           (with --absolute) seed 000's view: jacobian, variables,
+    /absolute           (with --absolute) Führer and Wallrapp's view: jacobian, variables,
                         rows, rank (attr), independent, J_y
 """
 

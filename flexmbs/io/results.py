@@ -1,6 +1,6 @@
 """The HDF5 result file: written while the run goes, read back as numpy arrays.
 
-Layout (docs/results.md; ARCHITECTURE.md "Result file"):
+Layout (docs/results.md; docs/explanation/method.md "Result file"):
 
     /                   attrs flexmbs_version, created (ISO 8601), status ("running",
                         "finished" or "failed: <reason>"), t_reached (s, nan before the
@@ -29,8 +29,9 @@ Layout (docs/results.md; ARCHITECTURE.md "Result file"):
 Consistency after a crash: rows are buffered in memory and committed (every dataset
 resized and written, `t_reached` updated, then `flush()`) at most once every
 `flush_interval` seconds of wall time, or as soon as they hold PENDING_BYTES (so that
-the memory of a run does not grow with its outputs). Between two commits the file is not touched, so
-a process killed at any moment outside a commit (SIGKILL included) leaves a file that
+the memory of a run does not grow with its outputs). Between two commits the file is not
+touched, so a process killed at any moment outside a commit (SIGKILL included) leaves a file
+that
 holds exactly the rows of the last commit and still says status "running". The file
 is laid out under a hidden name and renamed when complete, so a reader never finds it
 half laid out; a reader that falls inside a commit is told to try again (open_result
@@ -67,15 +68,17 @@ ENERGY_DESCRIPTIONS = {
     "strain": "strain energy U of the flexible bodies (J), geometric parts included; 0 "
               "for rigid models",
     "strain_axial_force": "the part U3 = 1/2 EA u' int (v'^2 + w'^2) dx of strain due to "
-                          "the axial force (geometric stiffness, FORMULATION.md 6) (J)",
+                          "the axial force (geometric stiffness, docs/explanation/"
+                          "formulation.md section 6) (J)",
     "strain_foreshortening": "the part U4 of strain due to foreshortening (geometric "
-                             "stiffness, FORMULATION.md 6) (J)",
+                             "stiffness, docs/explanation/formulation.md section 6) (J)",
     "spring": "potential of the joint springs V_s = sum 1/2 k (x - x0)^2 (J)",
     "dissipated": "W_nc: work done ON the system by the non-conservative forces "
                   "(dampers, structural damping, drivers/prescribed motion, applied "
                   "loads) since t = 0 (J); negative when energy is dissipated",
     "total": "E = kinetic + gravity + strain + spring - dissipated (J); constant in "
-             "exact arithmetic for every model, damped or driven (FORMULATION.md 7)",
+             "exact arithmetic for every model, damped or driven (docs/explanation/"
+             "formulation.md section 7)",
 }
 MODE_DESCRIPTIONS = {
     "basis": "Phi (n, nm): the free nodal coordinates (m, rad; names in "
@@ -150,6 +153,10 @@ def _json_default(x):
 class ResultWriter:
     """Writes one result file while a run goes.
 
+    Use `append` for each batch of output rows, `set_solver_statistics` at the end,
+    then `close(status)`; or use it as a context manager, which closes with
+    "finished", "failed: <exception>" or "failed: interrupted by the user".
+
     Parameters
     ----------
     path : the file (created, parent directories too; an existing file is replaced).
@@ -169,10 +176,6 @@ class ResultWriter:
         (flexmbs.elements.modal.basis_record).
     state_rest_names : names of the state's columns after q and u (works, multipliers),
         written to /state_rest; None: no such dataset.
-
-    Use `append` for each batch of output rows, `set_solver_statistics` at the end,
-    then `close(status)`; or use it as a context manager, which closes with
-    "finished", "failed: <exception>" or "failed: interrupted by the user".
     """
 
     def __init__(self, path, *, model_text, model_json, topology, coordinate_names,
@@ -328,7 +331,7 @@ class ResultWriter:
         reduced beam body."""
         g = self._file.create_group("modes")
         g.attrs["description"] = ("mode bases of the beam bodies with modal reduction, "
-                                  "qf = basis @ eta (FORMULATION.md section 8)")
+                                  "qf = basis @ eta (docs/explanation/formulation.md section 8)")
         for body, record in modes.items():
             b = g.create_group(str(body))
             for name, value in record.get("datasets", {}).items():
@@ -573,8 +576,9 @@ class Result:
     sensors: dict name -> (n,) for sensors of size 1, else (n, size);
     status: "running" (the run was killed or is still going), "finished" or
     "failed: <reason>"; t_reached (s, nan if no row was committed);
-    model_text, model_json (str); model_overrides: the --set overrides; topology: dict of arrays (body_names, joint_names,
-    parent, marker_names, body_path, joint_path, coordinate_names);
+    model_text, model_json (str); model_overrides: the --set overrides; topology: dict of
+    arrays (body_names, joint_names, parent, marker_names, body_path, joint_path,
+    coordinate_names);
     solver: attrs and arrays of /solver (method, rtol, atol, settings as a dict, and
     the statistics of the run); modes: body -> dict of the datasets (arrays; lists of
     str for names and descriptions) and attrs of /modes/<body> (beam bodies with

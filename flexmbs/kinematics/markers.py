@@ -1,5 +1,5 @@
 """Markers of loads and sensors (numba): position, orientation and velocity of a marker
-that follows the deformation of its node (FORMULATION.md section 4).
+that follows the deformation of its node (docs/explanation/formulation.md section 4).
 
 A marker k on body b has an undeformed position s0 and orientation C0 in b's axes and
 a deformation linear in the elastic coordinates (`ModelArrays.marker_term_*`):

@@ -1,12 +1,12 @@
 """Recursive kinematics of a tree (numba): poses, the velocity transformation B, the
 bias acceleration a_bias = (dB/dt) u + db_t/dt, and dB/dt column by column.
 
-FORMULATION.md sections 1 and 4 (Huang H2.129-2.130, H2.148-2.166). Bodies are visited
-root to leaves (parent index < child index). Body i's frame follows from its parent's
-by the elementary motions of `flexmbs.model.motions` (parent marker with its
-deformation, joint translations and rotations, child marker with its deformation,
-inverted). A moving frame (position P, rotation R, velocity v, angular velocity w,
-bias accelerations a, al; all global) runs through them:
+docs/explanation/formulation.md sections 1 and 4 (Huang H2.129-2.130, H2.148-2.166). Bodies
+are visited root to leaves (parent index < child index). Body i's frame follows from its
+parent's by the elementary motions of `flexmbs.model.motions` (parent marker with its
+deformation, joint translations and rotations, child marker with its deformation, inverted).
+A moving frame (position P, rotation R, velocity v, angular velocity w, bias accelerations
+a, al; all global) runs through them:
 
     OFFSET s       y = R s:       P += y, v += w x y, a += al x y + w x (w x y)
     ROTATE_FIXED C R = R C

@@ -1,4 +1,4 @@
-"""The absolute-coordinate form of a model (seed 002; Huang chapter 5's comparison
+"""The absolute-coordinate form of a model (Schwab 2009; Huang chapter 5's comparison
 with the method of ADAMS): every body gets its own Cartesian coordinates and every
 joint of the model becomes a constraint with multipliers.
 
@@ -10,9 +10,9 @@ translations along, then three sequential rotations about, the axes of a ground 
 
 so x = th = 0 at the start, and the elastic coordinates of a beam keep their meaning.
 Every joint of the model is cut (`cut = true`): its constraint equations between its
-two markers (FORMULATION.md section 5) join the equations of motion with multipliers,
-and the stabilised index-2 form `M x'' + C^T lam = f`, `C x' + C_t = 0`, `C = 0`
-(seed 002's `[M C^T; C 0][x''; lam] = [f; -C_xx x' x']` differentiated once less) is
+two markers (docs/explanation/formulation.md section 5) join the equations of motion with
+multipliers, and the stabilised index-2 form `M x'' + C^T lam = f`, `C x' + C_t = 0`, `C =
+0` (Schwab's `[M C^T; C 0][x''; lam] = [f; -C_xx x' x']` differentiated once less) is
 integrated as for any closed loop. M* is then block-diagonal over the bodies (a body's
 velocity depends on its own coordinates only).
 

@@ -7,8 +7,8 @@ bodies, body by body), ncol = nc + ne columns (the velocity transformation's col
 before the prescribed ones are dropped), nq = nu free coordinates (q: the free joint
 coordinates, then the elastic ones), nmk markers used by loads and sensors, nf forces,
 na actuators, ns sensors. The state vector is y = [q (nq), u (nq), w (1 + na)]: w[0] is
-the work of all the non-conservative forces (FORMULATION.md section 7), w[1 + a] the
-work of actuator a alone.
+the work of all the non-conservative forces (docs/explanation/formulation.md section 7), w[1
++ a] the work of actuator a alone.
 """
 
 import copy
@@ -367,7 +367,8 @@ class CompiledModel:
 
     @property
     def has_constraints(self):
-        """The model has cut joints or rolling contacts: a DAE (FORMULATION.md 5)."""
+        """The model has cut joints or rolling contacts: a DAE (docs/explanation/formulation.md
+        section 5)."""
         return len(self.arrays.con_kind) > 0
 
     @property
@@ -378,7 +379,8 @@ class CompiledModel:
     @property
     def nstate(self):
         """Length of y = [q, u, w, lambda, mu] (w: W_nc and the work of each actuator;
-        lambda, mu: the multipliers of the active constraints, FORMULATION.md 5)."""
+        lambda, mu: the multipliers of the active constraints,
+        docs/explanation/formulation.md section 5)."""
         return 2 * self.nq + 1 + self.nactuators + 2 * self.nconstraints
 
     @property
@@ -418,7 +420,8 @@ class CompiledModel:
 
 
 SPRING_LENGTH_MIN = 1e-9
-"""A spring shorter than this (m) has no direction for its force (FORMULATION.md 4)."""
+"""A spring shorter than this (m) has no direction for its force
+(docs/explanation/formulation.md section 4)."""
 
 
 def _initial_spring_lengths(cm, names):
@@ -446,8 +449,9 @@ AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
 def model_warnings(beams):
     """Texts for the user about choices that compile but may not mean what they say:
     a beam whose kept modes cannot stretch it axially while its geometric stiffness is
-    on (FORMULATION.md section 6: u' then stays zero, the axial force's stiffening is
-    lost and the foreshortening term, which the axis can no longer relax, stiffens
+    on (docs/explanation/formulation.md section 6: u' then stays zero, the axial force's
+    stiffening is lost and the foreshortening term, which the axis can no longer relax,
+    stiffens
     bending instead)."""
     from ..elements.modal import axial_stretch_capability
     out = []
@@ -549,7 +553,8 @@ def node_inertia_body_name(beam, node):
 def with_node_inertias(model):
     """The model with every rotary inertia at a beam node as a rigid body of no mass,
     that inertia about its origin, joined by a fixed joint to a marker on the node: it
-    moves and turns with the node exactly (FORMULATION.md section 2: a lumped rotary
+    moves and turns with the node exactly (docs/explanation/formulation.md section 2: a
+    lumped rotary
     inertia adds kinetic energy through the node's rotation). A shallow copy; the
     model itself is unchanged."""
     if not any(getattr(b, "node_inertias", None) for b in model.bodies.values()):
@@ -870,7 +875,8 @@ def static_elastic_state(cm):
     """cm.q0 at the elastic coordinates of the beams with initial = "static": the
     static equilibrium Q_f(q0, u = 0) = 0 of the elastic rows of Q* (elastic,
     geometric, gravity and constant loads) at the initial joint state, joints held
-    (FORMULATION.md section 3, "Practical"). Newton's method on the tangent stiffness
+    (docs/explanation/formulation.md section 3, "Practical"). Newton's method on the tangent
+    stiffness
     -dQ_f/dqf by central differences (it holds the geometric stiffness, and the
     dependence of the loads on qf when a beam carries other bodies), with step halving
     when the residual becomes non-finite or grows by more than STATIC_GROWTH."""

@@ -1,5 +1,5 @@
-"""The constraint equations of cut joints (FORMULATION.md section 5; Huang H2.145-2.147)
-as the rows that `flexmbs.dynamics.constraints` evaluates.
+"""The constraint equations of cut joints (docs/explanation/formulation.md section 5; Huang
+H2.145-2.147) as the rows that `flexmbs.dynamics.constraints` evaluates.
 
 A cut joint from marker P (on its parent) to marker O (on its child) allows the
 translations along its translation axes t_k and the rotations about its rotation axes

@@ -38,7 +38,8 @@ BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "galpha", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
-FORMULATIONS = ("joint", "order-n", "absolute")  # FORMULATION.md 5 and 10; seed 002
+# docs/explanation/formulation.md sections 5 and 10; Schwab 2009
+FORMULATIONS = ("joint", "order-n", "absolute")
 CONSTRAINT_FORMULATIONS = ("ggl", "projection")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
@@ -223,35 +224,34 @@ BEAM_INITIAL_STATES = ("undeformed", "static", "quasi-static")
 
 @dataclass
 class BeamBody:
-    """A flexible body of 3-D Euler-Bernoulli beam elements (FORMULATION.md sections
-    2-3) in a floating frame: a polyline `points` (k, 3) in body axes (m), meshed into
-    `elements[s]` equal elements along segment s; `nodes` (n, 3) and `connectivity`
-    (n - 1, 2) result. `section` (flexmbs.elements.Section) and `material`
-    (flexmbs.elements.Material) are shared by the elements; `reference` is the
-    body-axes vector whose component normal to each element gives its section y axis.
-    `free` lists the body coordinates 6 node + dof (dof in NODE_DOFS order) left free
-    by the reference conditions (by default node 0 is clamped); `node_masses` maps a
-    node to a point mass (kg), `node_inertias` to a rotary inertia (3 x 3, kg m^2,
-    body axes, about the node; it turns with the node's rotation: a rigid body of no
-    mass fixed to the node, FORMULATION.md section 2). `geometric` selects the
-    geometric stiffness (FORMULATION.md section 6, `flexmbs.elements.geometric`):
-    "consistent" (the default), "none", "huang-axial" or "huang-foreshortening".
-    Structural damping D = alpha K + beta M_ff (alpha in
-    s, beta in 1/s). The elastic coordinates qf are the free nodal coordinates; `initial`
-    is their initial state: "undeformed" (qf = 0, the thesis's choice), "static" (in
-    equilibrium with gravity at the initial joint state, joints held),
-    "quasi-static" (the elastic accelerations vanish at t = 0 with the joints free
-    and moving at their initial rates, and the elastic rates are the rate of change
-    of that state: a start that excites no high mode) or the values of qf themselves
-    (m and rad; modal amplitudes when reduced), in the order of the body's
-    coordinate names, as `flexmbs equilibrium` writes them. `initial_rates`: the
-    elastic rates at t = 0 (m/s and rad/s, in the same order; None: zero, or those of
-    "quasi-static"). `modal_damping`: damping ratios of the body's own modes (of its
-    elastic coordinates, reduced or nodal; flexmbs.elements.damping): one for every
-    mode, a list with one per mode in order of frequency, or "bands" (1 % below
-    100 Hz, 10 % below 1 kHz, critical above); None: none beyond alpha and beta.
+    """A flexible body of 3-D Euler-Bernoulli beam elements (docs/explanation/formulation.md
+    sections 2-3) in a floating frame: a polyline `points` (k, 3) in body axes (m), meshed
+    into `elements[s]` equal elements along segment s; `nodes` (n, 3) and `connectivity` (n
+    - 1, 2) result. `section` (flexmbs.elements.Section) and `material`
+    (flexmbs.elements.Material) are shared by the elements; `reference` is the body-axes
+    vector whose component normal to each element gives its section y axis. `free` lists the
+    body coordinates 6 node + dof (dof in NODE_DOFS order) left free by the reference
+    conditions (by default node 0 is clamped); `node_masses` maps a node to a point mass
+    (kg), `node_inertias` to a rotary inertia (3 x 3, kg m^2, body axes, about the node; it
+    turns with the node's rotation: a rigid body of no mass fixed to the node,
+    docs/explanation/formulation.md section 2). `geometric` selects the geometric stiffness
+    (docs/explanation/formulation.md section 6, `flexmbs.elements.geometric`): "consistent"
+    (the default), "none", "huang-axial" or "huang-foreshortening". Structural damping D =
+    alpha K + beta M_ff (alpha in s, beta in 1/s). The elastic coordinates qf are the free
+    nodal coordinates; `initial` is their initial state: "undeformed" (qf = 0, the thesis's
+    choice), "static" (in equilibrium with gravity at the initial joint state, joints held),
+    "quasi-static" (the elastic accelerations vanish at t = 0 with the joints free and
+    moving at their initial rates, and the elastic rates are the rate of change of that
+    state: a start that excites no high mode) or the values of qf themselves (m and rad;
+    modal amplitudes when reduced), in the order of the body's coordinate names, as `flexmbs
+    equilibrium` writes them. `initial_rates`: the elastic rates at t = 0 (m/s and rad/s, in
+    the same order; None: zero, or those of "quasi-static"). `modal_damping`: damping ratios
+    of the body's own modes (of its elastic coordinates, reduced or nodal;
+    flexmbs.elements.damping): one for every mode, a list with one per mode in order of
+    frequency, or "bands" (1 % below 100 Hz, 10 % below 1 kHz, critical above); None: none
+    beyond alpha and beta.
 
-    Modal reduction (FORMULATION.md section 8, flexmbs.elements.modal): `modes` is
+    Modal reduction (docs/explanation/formulation.md section 8, flexmbs.elements.modal): `modes` is
     "all" (the elastic coordinates are the free nodal ones) or n, the number of lowest
     natural modes kept; `correction_modes` adds static correction modes at the nodes
     that carry markers. Then qf = Phi eta with Phi = `basis.vectors` (a ModalBasis) and
@@ -291,7 +291,8 @@ class BeamBody:
 
     @property
     def inertia_about_origin(self):
-        """I_O of the undeformed beam: tr(Th0) I - Th0 (FORMULATION.md section 2)."""
+        """I_O of the undeformed beam: tr(Th0) I - Th0 (docs/explanation/formulation.md section
+        2)."""
         th0 = self.invariants.th0
         return np.trace(th0) * np.eye(3) - th0
 
@@ -321,7 +322,7 @@ class BeamBody:
 
     def node_rows(self, node):
         """(6, nf): the node's translations u, v, w (m) and small rotations tx, ty, tz
-        (rad), body axes, as linear forms of qf (S_k and PS_k of FORMULATION.md
+        (rad), body axes, as linear forms of qf (S_k and PS_k of docs/explanation/formulation.md
         section 4; times the mode basis Phi when reduced, section 8)."""
         rows = np.zeros((6, len(self.free)))
         for d, j in enumerate(self.node_columns(node)):
@@ -426,15 +427,15 @@ class Spring:
 
 @dataclass
 class Contact:
-    """A rolling contact (FORMULATION.md section 5; flexmbs.dynamics.constraints): the
-    thin disk of radius `radius` (m) centred at marker `disk_marker` of body `disk`,
-    its axle `axis` (unit, in that marker's axes), rolls without slipping on the plane
-    through marker `plane_marker` of body `plane` (the ground or a moving body) with
-    normal `normal` (unit, in that marker's axes, pointing to the disk's side).
-    It gives one position equation (the disk's lowest point stays on the plane) and two
-    velocity (nonholonomic) equations (no slip in the plane's two tangent
-    directions). A knife edge (type "knife_edge", radius 0) is the point `disk_marker`
-    of body `disk` with the blade along `axis`: the point stays on the plane and does
+    """A rolling contact (docs/explanation/formulation.md section 5;
+    flexmbs.dynamics.constraints): the thin disk of radius `radius` (m) centred at marker
+    `disk_marker` of body `disk`, its axle `axis` (unit, in that marker's axes), rolls
+    without slipping on the plane through marker `plane_marker` of body `plane` (the ground
+    or a moving body) with normal `normal` (unit, in that marker's axes, pointing to the
+    disk's side). It gives one position equation (the disk's lowest point stays on the
+    plane) and two velocity (nonholonomic) equations (no slip in the plane's two tangent
+    directions). A knife edge (type "knife_edge", radius 0) is the point `disk_marker` of
+    body `disk` with the blade along `axis`: the point stays on the plane and does
     not move across the blade (one position and one velocity equation)."""
     name: str
     type: str
@@ -476,8 +477,8 @@ class SolverSettings:
     its own six coordinates and every joint a constraint, flexmbs.model.absolute, bdf
     only), and the formulation of the
     constraints of closed loops and rolling contacts, `constraints` (one of
-    CONSTRAINT_FORMULATIONS: "ggl", the stabilised index-2 form; "projection", seed
-    004's projection onto the null space of the constraint matrix, bdf only).
+    CONSTRAINT_FORMULATIONS: "ggl", the stabilised index-2 form; "projection", Shui
+    and Zhang's projection onto the null space of the constraint matrix, bdf only).
     `rho_inf` in [0, 1] is the spectral radius at infinity of `galpha` (the amplitude
     factor per step of a mode its step does not resolve) and `fixed_step` (s), when
     set, its constant step without error control."""
@@ -687,8 +688,9 @@ class Model:
         "static" or the elastic coordinates qf (their number is checked when the model
         is compiled, after modal reduction); `initial_rates`: None or the elastic
         rates at t = 0, as many as `initial`; `modal_damping`: None, a damping ratio
-        of every mode, one per mode, or "bands" (see BeamBody); `modes`: "all" (nodal coordinates) or the number of lowest natural
-        modes kept; `correction_modes`: add static correction modes at the nodes that
+        of every mode, one per mode, or "bands" (see BeamBody); `modes`: "all" (nodal
+        coordinates) or the number of lowest natural modes kept; `correction_modes`: add
+        static correction modes at the nodes that
         carry markers (recomputed as markers are added)."""
         from ..elements.invariants import beam_body_invariants
         item = f'body "{name}"'
@@ -1250,7 +1252,7 @@ def _modal_damping(spec, item):
 
 def _reduce_beam(body, item):
     """Set a beam body's mode basis and projected invariants from its `modes`,
-    `correction_modes` and markers (flexmbs.elements.modal; FORMULATION.md
+    `correction_modes` and markers (flexmbs.elements.modal; docs/explanation/formulation.md
     section 8); the nodal invariants when `modes` is "all"."""
     from ..elements.modal import modal_basis, project_invariants
     if body.modes == "all":

@@ -1,5 +1,5 @@
 """The beam elements' geometric-stiffness data for the kernel
-`flexmbs.dynamics.geometric` (FORMULATION.md section 6)."""
+`flexmbs.dynamics.geometric` (docs/explanation/formulation.md section 6)."""
 
 import numpy as np
 

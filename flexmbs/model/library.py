@@ -1,4 +1,5 @@
-"""Models of ../benchmarks/MODELS.md built in Python, for any size (tests, benchmarks)."""
+"""Models of docs/explanation/benchmark-models.md built in Python, for any size (tests,
+benchmarks)."""
 
 import numpy as np
 
@@ -17,8 +18,8 @@ CHAIN_AXIAL_INERTIA = 1e-4  # kg m^2 about the link axis
 
 
 def chain_model(n, variant="planar", t_end=10.0):
-    """CHAIN-N (MODELS.md): n rigid slender links of 1 kg and 0.5 m, hanging along -z of
-    their frames, joined by revolute joints at the tips.
+    """CHAIN-N (docs/explanation/benchmark-models.md): n rigid slender links of 1 kg and 0.5 m,
+    hanging along -z of their frames, joined by revolute joints at the tips.
 
     planar: every axis is the link's y axis; spatial: the axes alternate between link y
     (odd joints) and link x (even joints). Initial theta1 = pi/2 (link 1 horizontal),
@@ -52,7 +53,8 @@ def chain_model(n, variant="planar", t_end=10.0):
 
 
 def huang_tube():
-    """The Huang tube of MODELS.md: A, I_y = I_z, Saint-Venant J of the aluminium
+    """The Huang tube of docs/explanation/benchmark-models.md: A, I_y = I_z, Saint-Venant J of
+    the aluminium
     12.7 mm square tube with 1.6 mm walls; half-depth 6.35 mm for surface strains."""
     return general_section(7.104e-5, 1.4891e-9, 1.4891e-9, 2.188e-9, max_y=6.35e-3,
                            max_z=6.35e-3)
@@ -64,19 +66,20 @@ HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, densit
 def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
                    initial="undeformed", geometric="consistent", modes="all",
                    correction_modes=False):
-    """H2 of MODELS.md: rigid link 1 on a revolute joint about global y; flexible link 2
-    (the Huang tube, 1.02 m along +x of its frame, clamped at joint 2 about link-1 z,
-    `elements` beam elements, 0.5 kg at the tip, damping alpha K_ff); theta1 = 1.5,
-    theta2 = -1.0, at rest, the beam `initial` ("undeformed" as in the thesis, or
-    "static"), `geometric` its geometric stiffness. `youngs_modulus_scale` multiplies E
-    and G (the rigid limit). `modes`: "all" (the nodal coordinates) or the number of
-    natural modes kept (MODELS.md's variant: 2, the first bending pair), with static
-    correction modes at the tip if `correction_modes`. Sensors: both joint angles, the
-    tip's position in the link-2 frame and its elastic displacement there (x along the
-    beam, y perpendicular to it in the plane of motion, z along the joint-2 axis).
+    """H2 of docs/explanation/benchmark-models.md: rigid link 1 on a revolute joint about
+    global y; flexible link 2 (the Huang tube, 1.02 m along +x of its frame, clamped at
+    joint 2 about link-1 z, `elements` beam elements, 0.5 kg at the tip, damping alpha
+    K_ff); theta1 = 1.5, theta2 = -1.0, at rest, the beam `initial` ("undeformed" as in the
+    thesis, or "static"), `geometric` its geometric stiffness. `youngs_modulus_scale`
+    multiplies E and G (the rigid limit). `modes`: "all" (the nodal coordinates) or the
+    number of natural modes kept (docs/explanation/benchmark-models.md's variant: 2, the
+    first bending pair), with static correction modes at the tip if `correction_modes`.
+    Sensors: both joint angles, the tip's position in the link-2 frame and its elastic
+    displacement there (x along the beam, y perpendicular to it in the plane of motion, z
+    along the joint-2 axis).
 
-    Link 1's inertia about its frame origin is MODELS.md's diag(0.04022, 0.08884,
-    3.752e-4) except I_xx, raised to 0.08884: the table lumps the joint-1 drive into
+    Link 1's inertia about its frame origin is docs/explanation/benchmark-models.md's
+    diag(0.04022, 0.08884, 3.752e-4) except I_xx, raised to 0.08884: the table lumps the joint-1 drive into
     I_yy, which leaves no mass distribution with those moments (the model checks), and
     link 1 turns only about y, so I_xx and I_zz do not enter the motion."""
     mat = dict(HUANG_TUBE_MATERIAL)
@@ -107,15 +110,16 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
 
 
 def huang_three_link(elements=1, alpha=0.0, t_end=2.0, geometric="consistent"):
-    """H3 of MODELS.md: link 1 of H2 on a revolute joint about global y; a prismatic
-    joint along link-1 z at (0, 0, -0.231) to the rigid link 2 (2.067 kg, centre of
-    mass 0.231 m down its -z axis, 0.462 m long); a revolute joint about link-2 z at
-    its end (0, 0, -0.462) to link 3, the flexible link of H2 (the Huang tube, 1.02 m,
-    0.5 kg at the tip, `elements` elements, damping alpha K_ff). theta1 = 1.5, d2 = 0,
-    theta3 = -1.0, at rest. Sensors: the joint values, the tip's position in the
-    link-3 frame and its elastic displacement there.
+    """H3 of docs/explanation/benchmark-models.md: link 1 of H2 on a revolute joint about
+    global y; a prismatic joint along link-1 z at (0, 0, -0.231) to the rigid link 2 (2.067
+    kg, centre of mass 0.231 m down its -z axis, 0.462 m long); a revolute joint about
+    link-2 z at its end (0, 0, -0.462) to link 3, the flexible link of H2 (the Huang tube,
+    1.02 m, 0.5 kg at the tip, `elements` elements, damping alpha K_ff). theta1 = 1.5, d2 =
+    0, theta3 = -1.0, at rest. Sensors: the joint values, the tip's position in the link-3
+    frame and its elastic displacement there.
 
-    Link 2's inertia: MODELS.md gives diag(0.04022, 0.08884, 3.752e-4) about the frame
+    Link 2's inertia: docs/explanation/benchmark-models.md gives diag(0.04022, 0.08884,
+    3.752e-4) about the frame
     origin, which no body with its centre of mass 0.231 m away has (the parallel-axis
     term alone is 0.110 kg m^2 > 0.08884): the values are taken about the centre of
     mass, with I_xx raised to 0.08884 as for link 1; link 2 turns only about y (with
@@ -150,17 +154,18 @@ def huang_three_link(elements=1, alpha=0.0, t_end=2.0, geometric="consistent"):
 
 
 def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consistent"):
-    """RIG of MODELS.md (Huang's test rig, chapter 4): joint 1 about global z with a
-    0.1 N m/rad spring and a 0.098 N m s/rad damper; rigid link 1 along +x; joint 2 at
-    its end about link-1 x with the same spring and damper; link 2 the Huang tube
-    (1.02 m along -z of its frame, clamped at joint 2, 0.604 kg at the tip,
-    alpha = 0.00025). Released at rest from (0, theta2). Sensors: both joint angles
-    and the bending strain at the clamped end of link 2 on the tube surface (half-depth
-    6.35 mm) on the side the swing bends.
+    """RIG of docs/explanation/benchmark-models.md (Huang's test rig, chapter 4): joint 1 about
+    global z with a 0.1 N m/rad spring and a 0.098 N m s/rad damper; rigid link 1 along +x;
+    joint 2 at its end about link-1 x with the same spring and damper; link 2 the Huang tube
+    (1.02 m along -z of its frame, clamped at joint 2, 0.604 kg at the tip, alpha =
+    0.00025). Released at rest from (0, theta2). Sensors: both joint angles and the bending
+    strain at the clamped end of link 2 on the tube surface (half-depth 6.35 mm) on the side
+    the swing bends.
 
-    Link 1's inertia about its frame origin is MODELS.md's diag(3.752e-4, 0.04022,
-    0.08884) except I_yy, raised to 0.08884: the table lumps the joint-1 drive into
-    I_zz, which leaves no mass distribution with those moments, and link 1 turns only
+    Link 1's inertia about its frame origin is docs/explanation/benchmark-models.md's
+    diag(3.752e-4, 0.04022, 0.08884) except I_yy, raised to 0.08884: the table lumps the
+    joint-1 drive into I_zz, which leaves no mass distribution with those moments, and link
+    1 turns only
     about z, so I_xx and I_yy do not enter the motion."""
     model = Model("huang_rig", gravity=(0.0, 0.0, -9.81))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
@@ -206,26 +211,28 @@ H8_INITIAL = {"joint1": 1.3, "joint2": 0.4, "joint3": 0.0, "joint4": (0.0, 0.0, 
               "joint5": 0.0, "joint6": 1.0, "joint7": 0.0, "joint8": 1.0}
 H8_TARGETS = {"joint1": 0.4, "joint2": 0.6, "joint3": -0.02, "joint4": (0.5, 0.5, 0.5),
               "joint5": 0.3, "joint6": 0.5, "joint7": 0.7, "joint8": 0.4}
-"""H8's initial joint values and the PD targets (rad; joint3 in m), MODELS.md."""
+"""H8's initial joint values and the PD targets (rad; joint3 in m),
+docs/explanation/benchmark-models.md."""
 
 
 def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent"):
-    """H8 of MODELS.md (Huang, tables 3.3 and 3.4): an eight-link tree under PD
-    control. Links 1 and 2 are beams of the Huang tube, 1.0 m along +x of their frames,
-    `elements` elements each, clamped at their joints, structural damping alpha K_ff,
-    geometric stiffness `geometric`; link 1 carries link 2 at its tip. Links 3 to 8 are
-    rigid steel links of 0.1 m along +x (0.06125 kg, centre of mass at 0.05 m, inertia
-    about it diag(7.6563e-7, 2.0455e-4, 2.0455e-4)). Joint 1 turns link 1 about global z; joint 2
-    (about y) sits at the tip of link 1; link 2's tip carries branch A, joint 3
-    (prismatic along link 2) - link 3 - joint 4 (spherical: x, y, z) - link 4 - joint 5
-    (y) - link 5, and branch B, joint 6 (z) - link 6 - joint 7 (y) - link 7 - joint 8
-    (x) - link 8; every child joint at the tip of its parent link. Gravity -z.
+    """H8 of docs/explanation/benchmark-models.md (Huang, tables 3.3 and 3.4): an eight-link
+    tree under PD control. Links 1 and 2 are beams of the Huang tube, 1.0 m along +x of
+    their frames, `elements` elements each, clamped at their joints, structural damping
+    alpha K_ff, geometric stiffness `geometric`; link 1 carries link 2 at its tip. Links 3
+    to 8 are rigid steel links of 0.1 m along +x (0.06125 kg, centre of mass at 0.05 m,
+    inertia about it diag(7.6563e-7, 2.0455e-4, 2.0455e-4)). Joint 1 turns link 1 about
+    global z; joint 2 (about y) sits at the tip of link 1; link 2's tip carries branch A,
+    joint 3 (prismatic along link 2) - link 3 - joint 4 (spherical: x, y, z) - link 4 -
+    joint 5 (y) - link 5, and branch B, joint 6 (z) - link 6 - joint 7 (y) - link 7 - joint
+    8 (x) - link 8; every child joint at the tip of its parent link. Gravity -z.
 
     Every joint coordinate has a motor (rotor inertia 2.0 kg m^2, resistance
     0.5 N m s/rad, gear ratio 1) under a PD law (kp = 100, kd = 30; N/m and N s/m for
-    joint 3) whose set-point is the target from t = 0 (a constant: MODELS.md gives
-    one target per joint and no trajectory). Initial state H8_INITIAL, at rest, beams
-    undeformed; targets H8_TARGETS. Sensors: every joint value, and the elastic
+    joint 3) whose set-point is the target from t = 0 (a constant:
+    docs/explanation/benchmark-models.md gives one target per joint and no trajectory).
+    Initial state H8_INITIAL, at rest, beams undeformed; targets H8_TARGETS. Sensors: every
+    joint value, and the elastic
     deflections of the tips of links 1 and 2 in their own frames."""
     model = Model("huang_eight_link", gravity=(0.0, 0.0, -9.81))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
@@ -271,16 +278,17 @@ SPIN_RATE, SPIN_DURATION = 6.0, 15.0  # rad/s, s (Kane, Ryan and Banerjee 1987)
 
 def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all",
             correction_modes=False):
-    """SPIN of MODELS.md: a beam (L = 10 m, A = 4e-4 m^2, I = 2e-7 m^4 in and out of
-    the plane of rotation, E = 7e10 Pa, rho = 3000 kg/m^3) clamped on the axis of a hub
-    that turns about global z with the prescribed spin-up angle
-    theta(t) = (W/T) (t^2/2 + (T/2 pi)^2 (cos(2 pi t / T) - 1)) for t < T, W (t - T/2)
-    after (W = 6 rad/s, T = 15 s); no gravity. The beam is the driven body itself: its
-    floating frame, clamped at node 0 on the axis, is the hub frame. MODELS.md gives no
-    torsion constant (the motion is planar): J = 2 I, G = E / 2.6. Sensors: the hub
-    angle and the tip's elastic displacement in the hub frame (its y component is the
-    deflection perpendicular to the undeformed axis, in the plane of rotation).
-    `modes`, `correction_modes`: the beam's modal reduction (correction modes at the
+    """SPIN of docs/explanation/benchmark-models.md: a beam (L = 10 m, A = 4e-4 m^2, I = 2e-7
+    m^4 in and out of the plane of rotation, E = 7e10 Pa, rho = 3000 kg/m^3) clamped on the
+    axis of a hub that turns about global z with the prescribed spin-up angle theta(t) =
+    (W/T) (t^2/2 + (T/2 pi)^2 (cos(2 pi t / T) - 1)) for t < T, W (t - T/2) after (W = 6
+    rad/s, T = 15 s); no gravity. The beam is the driven body itself: its
+    floating frame, clamped at node 0 on the axis, is the hub frame.
+    docs/explanation/benchmark-models.md gives no torsion constant (the motion is planar): J
+    = 2 I, G = E / 2.6. Sensors: the hub angle and the tip's elastic displacement in the hub
+    frame (its y component is the deflection perpendicular to the undeformed axis, in the
+    plane of rotation). `modes`, `correction_modes`: the beam's modal reduction (correction
+    modes at the
     tip marker)."""
     model = Model("spin_up", gravity=(0.0, 0.0, 0.0))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
@@ -307,18 +315,18 @@ FB_SPRING = 1e4  # N/m (10 N/mm)
 def _slender(mass, i_transverse, axis):
     """Inertia about the centre of mass of a link along body axis `axis` (0 x, 2 z):
     i_transverse about the other two axes, 1e-4 of it about the link's own axis
-    (MODELS.md FB)."""
+    (docs/explanation/benchmark-models.md FB)."""
     inertia = [i_transverse] * 3
     inertia[axis] = 1e-4 * i_transverse
     return inertia
 
 
 def four_bar(rocker=0.05, t_end=10.0):
-    """FB of MODELS.md: a parallelogram four-bar hanging under gravity from ground
-    pivots at (0, 0, 0) and (0.4, 0, 0), revolute axes along global y: crank A and
-    rocker C (0.5 m, 7.707 kg, 0.16176083 kg m^2 about their centres) hang along -z,
-    the coupler B (0.4 m, 3.946 kg, 0.05300579 kg m^2) joins their lower ends (seed
-    001, table 1). A spring of 10 N/mm from the coupler's middle to the ground point
+    """FB of docs/explanation/benchmark-models.md: a parallelogram four-bar hanging under
+    gravity from ground pivots at (0, 0, 0) and (0.4, 0, 0), revolute axes along global y:
+    crank A and rocker C (0.5 m, 7.707 kg, 0.16176083 kg m^2 about their centres) hang
+    along -z, the coupler B (0.4 m, 3.946 kg, 0.05300579 kg m^2) joins their lower ends (Bae,
+    Choi and Kim, table 1). A spring of 10 N/mm from the coupler's middle to the ground point
     (0.7, 0, -0.5), rest length 0.5 m (unstretched when hanging). The joint between
     the coupler and the rocker is cut (its constraints close the loop). Released at
     rest with the rocker (and the crank) turned `rocker` rad from hanging, the
@@ -357,9 +365,10 @@ BR_LINK = 0.1  # m: each link; the triangle's side is 2 BR_LINK
 
 
 def bricard(t_end=10.0):
-    """BR of MODELS.md (seed 000's closed chain, Bricard's linkage): five moving links
-    and the ground joined in a ring by six revolute joints, in the triangular
-    configuration: the hinges at the corners C0, C1, C2 and at the midpoints of the
+    """BR of docs/explanation/benchmark-models.md (Führer and Wallrapp's closed chain,
+    Bricard's linkage): five moving links and the ground joined in a ring by six revolute
+    joints, in the triangular configuration: the hinges at the corners C0, C1, C2 and at the
+    midpoints of the
     sides of an equilateral triangle of side 0.2 m in the global x-y plane; corner
     hinges about the triangle's normal (global z), midpoint hinges about the in-plane
     axis perpendicular to their side. Ring order C0, M01, C1, M12, C2, M20; the ground
@@ -413,7 +422,8 @@ def bricard(t_end=10.0):
 
 
 def slider_crank(elements=4, t_end=2.0):
-    """SC of MODELS.md: a crank (0.15 m, 0.5 kg slender rod along +x of its frame)
+    """SC of docs/explanation/benchmark-models.md: a crank (0.15 m, 0.5 kg slender rod along +x
+    of its frame)
     turning about global y at the origin at a prescribed 30 rad/s; a connecting rod,
     the Huang tube (0.30 m, `elements` elements, clamped at its floating frame, which
     is pinned to the crank's tip), pinned at its far end to a slider of 0.2 kg that
@@ -454,9 +464,9 @@ def slider_crank(elements=4, t_end=2.0):
 
 
 def four_bar_flexible(elements=4, rocker=0.05, t_end=10.0):
-    """FB-flex of MODELS.md: the four-bar with its coupler a flexible Huang tube of
-    0.4 m (`elements` elements, its mass then the tube's; clamped at its floating
-    frame, pinned to the crank's tip); the cut joint at its far end's node, the
+    """FB-flex of docs/explanation/benchmark-models.md: the four-bar with its coupler a
+    flexible Huang tube of 0.4 m (`elements` elements, its mass then the tube's; clamped at
+    its floating frame, pinned to the crank's tip); the cut joint at its far end's node, the
     spring at its middle node."""
     model = four_bar(rocker=rocker, t_end=t_end)
     model.name = "four_bar_flexible"
@@ -520,12 +530,13 @@ def rolling_disk_steady_rates(lean, speed, radius=RD_RADIUS, gravity=RD_GRAVITY)
 
 
 def rolling_disk(variant="accel", t_end=None):
-    """RD of MODELS.md (seed 004, section 5): a thin uniform disk (1 kg, radius 0.1 m)
-    rolling without slipping on a horizontal plane, under gravity.
+    """RD of docs/explanation/benchmark-models.md (Shui and Zhang 1995, section 5): a thin
+    uniform disk (1 kg, radius 0.1 m) rolling without slipping on a horizontal plane, under
+    gravity.
 
     The disk hangs from the ground by a 6-coordinate general joint: translations x, y,
     z of its centre, then the heading (about the global z), the lean (about the turned
-    x, the rolling direction) and the spin (about the turned y, the axle). Seed 004's
+    x, the rolling direction) and the spin (about the turned y, the axle). Shui and Zhang's
     q = [x, y, z, theta, psi, phi] are these with theta = pi/2 - lean (its theta is
     the angle between the axle and the vertical), psi = heading, phi = spin.
     The contact "wheel" (type rolling_disk) joins the disk's centre (axle y) to the

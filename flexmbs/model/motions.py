@@ -1,6 +1,6 @@
 """The kinematic chain of each body as a list of elementary motions, and the
-deformation terms of markers on flexible bodies (FORMULATION.md section 4; Huang H2.4,
-H2.148-2.166).
+deformation terms of markers on flexible bodies (docs/explanation/formulation.md section 4;
+Huang H2.4, H2.148-2.166).
 
 Body i's frame follows from its parent p's frame by a fixed sequence of elementary
 motions of a moving frame (position P, rotation R), each given in the axes of the

@@ -50,7 +50,7 @@ def _xi(at):
 def element_rows(beam, element, rows):
     """rows (k, 12) over an element's coordinates (element frame) turned into rows
     (k, nf) over the beam's elastic coordinates: e = T [node_rows(a); node_rows(b)] qf
-    (FORMULATION.md section 3: T, B1, B2, and the mode basis if any)."""
+    (docs/explanation/formulation.md section 3: T, B1, B2, and the mode basis if any)."""
     a, b = beam.connectivity[element]
     frame = element_frame(beam.nodes[a], beam.nodes[b], beam.reference)
     to_qf = element_transformation(frame) @ np.vstack([beam.node_rows(a), beam.node_rows(b)])
@@ -120,7 +120,7 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
 
     With consistent geometric stiffness the axial strain of the axis is the membrane
     strain
-    u' + sbar/2 (FORMULATION.md section 6: the strain whose square the consistent
+    u' + sbar/2 (docs/explanation/formulation.md section 6: the strain whose square the consistent
     energy 1/2 EA l (u' + sbar/2)^2 holds; sbar the element mean of v'^2 + w'^2; the
     thesis's variants keep the linear u', as the thesis computed its strains): the
     kernel adds sensor_geo_coef sbar / 2 to the first value of a beam_strain or

@@ -52,7 +52,8 @@ class Harmonic:
 
 @dataclass(frozen=True)
 class SpinUp:
-    """The smooth spin-up law of MODELS.md SPIN (Kane, Ryan and Banerjee 1987).
+    """The smooth spin-up law of docs/explanation/benchmark-models.md SPIN (Kane, Ryan and
+    Banerjee 1987).
 
     f(t) = (W/T) (t^2/2 + (T/(2 pi))^2 (cos(2 pi t/T) - 1))   for t < T,
     f(t) = W (t - T/2)                                       for t >= T;

@@ -1,10 +1,10 @@
 """Topology of a tree: spanning tree, numbering root to leaves, path matrices.
 
-FORMULATION.md section 4 (Huang 2.1, 2.2). Bodies are numbered 1..N from the ground
-(body 0) towards the leaves, breadth first, so that every parent has a lower number than
-its children; joint k is the joint whose child is body k. The joint markers are numbered
-in the same order: joint k has marker 2k-1 on its parent (the lower-numbered body) and
-marker 2k on its child (the higher-numbered body).
+docs/explanation/formulation.md section 4 (Huang 2.1, 2.2). Bodies are numbered 1..N from
+the ground (body 0) towards the leaves, breadth first, so that every parent has a lower
+number than its children; joint k is the joint whose child is body k. The joint markers are
+numbered in the same order: joint k has marker 2k-1 on its parent (the lower-numbered body)
+and marker 2k on its child (the higher-numbered body).
 """
 
 from dataclasses import dataclass
@@ -30,8 +30,8 @@ class Topology:
     body_path   : (N, N) T[i, j] = 1 if body j is on the path from the ground to body i
     joint_path  : (N, 2N) chi[i, k] = +1 / -1 / 0 (H2.2)
     cut_joint_names: the joints that close loops (their constraints hold them closed,
-                  FORMULATION.md section 5); cut_reasons: "marked" (cut = true in the
-                  model) or "chosen" (by `choose_cut_joints`), one per cut joint
+                  docs/explanation/formulation.md section 5); cut_reasons: "marked" (cut =
+                  true in the model) or "chosen" (by `choose_cut_joints`), one per cut joint
     """
     body_names: tuple
     joint_names: tuple
