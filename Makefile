@@ -21,6 +21,7 @@ run: $(STAMP)
 	$(BIN)/flexmbs energy results/huang_two_link.h5
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n auto
 
 docs: $(STAMP)

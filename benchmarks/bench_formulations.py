@@ -18,8 +18,13 @@ import time
 
 import numpy as np
 
-from flexmbs.model.library import (bricard, four_bar, huang_eight_link, huang_three_link,
-                                   huang_two_link)
+from flexmbs.model.library import (
+    bricard,
+    four_bar,
+    huang_eight_link,
+    huang_three_link,
+    huang_two_link,
+)
 from flexmbs.simulation import simulate
 
 CASES = (("Im-Im", "joint", "bdf"), ("Ex-Im", "order-n", "bdf"),

@@ -34,7 +34,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from peers import exudyn_h2, exudyn_spin, machine
 
 from flexmbs.model.library import huang_two_link, spin_up

@@ -66,7 +66,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from peers import machine
 
 from flexmbs.elements import material
@@ -76,7 +75,6 @@ from flexmbs.model.description import Model
 from flexmbs.model.library import four_bar_flexible, huang_eight_link, slider_crank
 from flexmbs.model.timefunctions import Trajectory
 from flexmbs.simulation import simulate
-
 
 # ------------------------------------------------------------------ ARM-50
 ARM_LINK1 = dict(mass=1.0, length=0.5, com=(0.25, 0.0, 0.0), inertia=(1e-4, 0.0209, 0.0209))

@@ -43,9 +43,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from peers import (CHAIN_OUTPUT_STEP, chain_energy, chain_initial, exudyn_chain, machine,
-                   pinocchio_chain)
+from peers import (
+    CHAIN_OUTPUT_STEP,
+    chain_energy,
+    chain_initial,
+    exudyn_chain,
+    machine,
+    pinocchio_chain,
+)
 
 T_END = 10.0
 VERIFY_T = 1.0

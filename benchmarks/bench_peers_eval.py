@@ -31,7 +31,6 @@ from pathlib import Path
 
 import numba
 import numpy as np
-
 from peers import machine, pinocchio_chain
 
 from flexmbs.dynamics import system as _system

@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from peers import exudyn_h2, exudyn_spin, machine
 
 from flexmbs.model.library import huang_two_link, spin_up

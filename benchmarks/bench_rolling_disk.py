@@ -26,8 +26,13 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.model.compiled import compile_model
-from flexmbs.model.library import (RD_LEAN, RD_SPEED, RD_VARIANTS, rolling_disk,
-                                   rolling_disk_steady_rates)
+from flexmbs.model.library import (
+    RD_LEAN,
+    RD_SPEED,
+    RD_VARIANTS,
+    rolling_disk,
+    rolling_disk_steady_rates,
+)
 from flexmbs.simulation import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

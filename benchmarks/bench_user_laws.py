@@ -47,7 +47,7 @@ def fixed_damper(t, q, u, params, out):
 @numba.njit(cache=False)
 def _through_address(address, q, u, params, out, n):
     s = 0.0
-    for k in range(n):
+    for _k in range(n):
         call_user_law(address, 0.0, q, u, params, out)
         s += out[0]
     return s
@@ -56,7 +56,7 @@ def _through_address(address, q, u, params, out, n):
 @numba.njit(cache=False)
 def _inline(q, u, params, out, n):
     s = 0.0
-    for k in range(n):
+    for _k in range(n):
         out[0] = -params[0] * u[1]
         s += out[0]
     return s

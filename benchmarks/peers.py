@@ -219,10 +219,13 @@ def exudyn_h2(elements, h, t_end=5.0, theta=(1.5, -1.0), rho_inf=0.8, newton_tol
     """
     exu = exudyn()
     import exudyn.itemInterface as ei
-    from exudyn.rigidBodyUtilities import (RigidBodyInertia,
-                                           RotationMatrix2EulerParameters,
-                                           RotationMatrixX, RotationMatrixY,
-                                           RotationMatrixZ)
+    from exudyn.rigidBodyUtilities import (
+        RigidBodyInertia,
+        RotationMatrix2EulerParameters,
+        RotationMatrixX,
+        RotationMatrixY,
+        RotationMatrixZ,
+    )
     start = time.perf_counter()
     g = list(GRAVITY)
     sc = exu.SystemContainer()

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_peers_chain import Chain
 from bench_peers_eval import flexmbs_costs
 from peers import machine

@@ -32,7 +32,6 @@ from pathlib import Path
 
 import numba
 import numpy as np
-
 from peers import machine
 
 from flexmbs.dynamics import system as _system

@@ -104,7 +104,7 @@ def _positive_float(text):
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not value > 0.0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
@@ -176,7 +176,7 @@ def _compiled_consistent(args):
     try:
         cm = compile_model(model)
     except FlexmbsError as exc:
-        raise exc.with_source(args.model) if hasattr(exc, "with_source") else exc
+        raise (exc.with_source(args.model) if hasattr(exc, "with_source") else exc) from None
     for warning in cm.warnings:
         _log(f"warning: {warning}")
     report = make_consistent(cm)
@@ -196,9 +196,9 @@ def _equilibrium(cm, args, log):
 
 def _cmd_equilibrium(args):
     from .analysis.equilibrium import equilibrium_assignments
+    from .analysis.fit import set_toml_values
     from .analysis.linear_report import format_equilibrium
     from .analysis.linearize import linearize
-    from .analysis.fit import set_toml_values
 
     _, cm = _compiled_consistent(args)
     eq = _equilibrium(cm, args, None if args.quiet else _log)
@@ -299,8 +299,14 @@ def _cmd_fit(args):
     from .analysis.channel_map import load_channel_map
     from .analysis.compare import format_summary
     from .analysis.experiment import read_experiment
-    from .analysis.fit import (DEFAULT_MAX_RUNS, FIT_RTOL, fit_model, format_fit_report,
-                               parse_parameter, write_fit_outputs)
+    from .analysis.fit import (
+        DEFAULT_MAX_RUNS,
+        FIT_RTOL,
+        fit_model,
+        format_fit_report,
+        parse_parameter,
+        write_fit_outputs,
+    )
 
     parameters = [parse_parameter(p) for p in args.param]
     channel_map = load_channel_map(args.map)
@@ -405,7 +411,8 @@ def _parser():
                          "from it")
     li.add_argument("--method", choices=("qr", "perturbation"), default="qr",
                     help="closed loops: QR with column pivoting and condensation (Führer "
-                         "and Wallrapp 1984, default) or the perturbed constraints (Bae, Choi and Kim)")
+                         "and Wallrapp 1984, default) or the perturbed constraints (Bae, "
+                         "Choi and Kim)")
     li.add_argument("--independent", action="append", metavar="COORDINATE",
                     help="keep this coordinate among the independent ones (repeatable)")
     li.add_argument("--absolute", action="store_true",

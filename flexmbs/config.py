@@ -15,11 +15,36 @@ set, numba's own setting is kept.
 import hashlib
 import os
 import pathlib
+import warnings
 
 import numba
 
-__all__ = ["CACHE", "CACHE_DIR", "jit", "jit_entry", "jit_inline", "jit_shared",
-           "source_hash"]
+__all__ = ["CACHE", "CACHE_DIR", "NUMBA_VERSIONS", "jit", "jit_entry", "jit_inline",
+           "jit_shared", "numba_version_problem", "source_hash"]
+
+NUMBA_VERSIONS = ((0, 68), (0, 69))
+"""[lowest, first unsupported) (major, minor) of numba: the kernels use numba internals
+(flexmbs.tuple_ref's data model and alias hook, function addresses in
+flexmbs.solvers.bdf, the `_nrt` option below) that change between releases, so the
+range is the one the test suite ran on; pyproject.toml pins the same."""
+
+
+def numba_version_problem(version=numba.__version__):
+    """A sentence saying why `version` of numba is not supported, or None."""
+    try:
+        major_minor = tuple(int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return f"numba {version} is not a release version flexmbs knows"
+    low, high = NUMBA_VERSIONS
+    if low <= major_minor < high:
+        return None
+    return (f"flexmbs runs on numba >={low[0]}.{low[1]},<{high[0]}.{high[1]}, found "
+            f"{version}: its kernels use numba internals that change between releases "
+            f"(pip install 'numba>={low[0]}.{low[1]},<{high[0]}.{high[1]}')")
+
+
+if numba_version_problem():
+    warnings.warn(numba_version_problem(), RuntimeWarning, stacklevel=2)
 
 CACHE = os.environ.get("FLEXMBS_NUMBA_CACHE", "1") not in ("0", "false", "no")
 

@@ -25,17 +25,16 @@ from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
 from .dynamics.timefunctions import evaluate_time_function
 from .elements.modal import basis_record
-from .kinematics.singularity import (SINGULAR_THRESHOLD, singularity_measure,
-                                     three_rotation_joints)
 from .errors import ModelError, RunTerminated
+from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
 from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
 from .solvers.base import System
-from .solvers.kernel_call import KernelCall
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
+from .solvers.kernel_call import KernelCall
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
 __all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS",

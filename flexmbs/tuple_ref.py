@@ -21,8 +21,8 @@ is read where it is used (`ws.rot` loads the 5 to 7 words of one array).
 getattr, so that numba's alias analysis knows the member is part of the tuple: read
 through an inlined overload instead, writes into its arrays were removed as dead
 code. For the same reason `tuple_ref` and `member_ref` are entered in that analysis
-(numba's `ir_utils.alias_func_extensions`) as aliasing their first argument. `tuple_ref` is an intrinsic, lowered into its caller, so the tuple lives in
-the caller's frame.
+(numba's `ir_utils.alias_func_extensions`) as aliasing their first argument. `tuple_ref` is
+an intrinsic, lowered into its caller, so the tuple lives in the caller's frame.
 
 From Python a kernel would pay for the same tuples in another way: numba's
 dispatcher converts each of the ~150 arrays on every call, about 18 us, which is 25
@@ -44,11 +44,15 @@ import numba
 import numpy as np
 from numba.core import cgutils, config, ir_utils, types
 from numba.core.datamodel import models
-from numba.core.extending import (NativeValue, intrinsic, register_model, typeof_impl,
-                                  unbox)
+from numba.core.extending import NativeValue, intrinsic, register_model, typeof_impl, unbox
 from numba.core.imputils import impl_ret_borrowed, lower_builtin, lower_getattr_generic
-from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, infer,
-                                         infer_getattr, signature)
+from numba.core.typing.templates import (
+    AbstractTemplate,
+    AttributeTemplate,
+    infer,
+    infer_getattr,
+    signature,
+)
 
 __all__ = ["HeldTuple", "TupleRef", "entry_point", "held_ref", "member_ref",
            "tuple_ref"]
@@ -189,7 +193,7 @@ def _store_at(typingctx, tup, address):
 
 
 def _compiled_without_counting(fn):
-    from .config import CACHE   # flexmbs.config; `config` here is numba's
+    from .config import CACHE  # flexmbs.config; `config` here is numba's
     return numba.njit(cache=CACHE, nogil=True, _nrt=False)(fn)
 
 

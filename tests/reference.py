@@ -45,8 +45,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from flexmbs.model.description import GROUND, JOINT_TYPES, Model
-from flexmbs.model.timefunctions import (Constant, Harmonic, Polynomial, ConstantRate, SpinUp,
-                                         Table)
+from flexmbs.model.timefunctions import Constant, ConstantRate, Harmonic, Polynomial, SpinUp, Table
 from flexmbs.model.topology import build_topology
 
 __all__ = [
@@ -260,7 +259,7 @@ def _path_poses(model, q, u, t, s, order):
     topo, rows = coordinate_layout(model)
     vals = joint_coordinate_values(model, q, u, np.zeros_like(q), t)
     xs = {}
-    for joint, entries in rows:
+    for joint, _entries in rows:
         x, xd, xdd = vals[joint.name]
         xs[joint.name] = x + s * xd + (0.5 * s * s * xdd if order == 2 else 0.0)
     return _poses(model, topo, rows, xs)
@@ -329,7 +328,7 @@ def reference_velocity_transformation(model, q, t=0.0):
         e[k] = 1.0
         # frozen drivers: the column is a pure partial derivative in q_k
         dr, w = _first_derivative(
-            lambda s: _poses(*_frozen_args(model, q + s * e, t)), FD_STEP_FIRST)
+            lambda s: _poses(*_frozen_args(model, q + s * e, t)), FD_STEP_FIRST)  # noqa: B023 (called at once)
         b[:, k] = _stack(dr, w)
     return b
 
@@ -712,7 +711,7 @@ def random_tree_model(rng, n_bodies, joint_types=JOINT_TYPES, n_drivers=0, n_for
     """
     model = Model("random", gravity=9.81 * _unit(rng))
     names = [f"b{k}" for k in range(n_bodies)]
-    for k, name in enumerate(names):
+    for name in names:
         m = rng.uniform(0.5, 2.0)
         jx, jy, jz = rng.uniform(0.02, 0.2, size=3) * m
         rot = np.linalg.qr(rng.normal(size=(3, 3)))[0]

@@ -6,12 +6,22 @@ import numpy as np
 import pytest
 
 from flexmbs.dynamics import api
-from flexmbs.dynamics.absolute import (REBASE_ANGLE, rebase_frames, reference_slots,
-                                       sequential_rotation)
+from flexmbs.dynamics.absolute import (
+    REBASE_ANGLE,
+    rebase_frames,
+    reference_slots,
+    sequential_rotation,
+)
 from flexmbs.errors import ModelError
 from flexmbs.model.compiled import compile_model
-from flexmbs.model.library import (bricard, four_bar, huang_eight_link, huang_three_link,
-                                   huang_two_link, slider_crank)
+from flexmbs.model.library import (
+    bricard,
+    four_bar,
+    huang_eight_link,
+    huang_three_link,
+    huang_two_link,
+    slider_crank,
+)
 from flexmbs.simulation import compile_absolute, simulate
 
 
@@ -143,8 +153,9 @@ def test_what_reads_the_model_coordinates_is_refused():
     """User force laws (functions of the model's q and u) and rolling contacts are
     refused naming the item; so is a solver that cannot restart (the references
     move)."""
-    from flexmbs.model.library import rolling_disk
     from test_user_laws import _two_links
+
+    from flexmbs.model.library import rolling_disk
     with pytest.raises(ModelError, match='contact "'):
         compile_absolute(rolling_disk())
     with pytest.raises(ModelError, match='user law "spring"'):
@@ -220,8 +231,9 @@ def test_the_command_line_runs_the_absolute_formulation(tmp_path):
     """`flexmbs run --formulation absolute`: the result file records the formulation
     and the reference moves; a model with a rolling contact is refused with its name
     and no traceback."""
-    from flexmbs.io.results import open_result
     from test_cli import MODELS, flexmbs
+
+    from flexmbs.io.results import open_result
     out = tmp_path / "br.h5"
     r = flexmbs("run", MODELS / "bricard.toml", "-o", out, "--t-end", 0.5,
                 "--formulation", "absolute")

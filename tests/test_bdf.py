@@ -19,7 +19,6 @@ from flexmbs.config import jit
 from flexmbs.solvers import bdf_kernels as K
 from flexmbs.solvers.bdf import BDF, STATUS_MESSAGES, solve_dae
 
-
 # ---- problems --------------------------------------------------------------------
 
 @jit
@@ -659,7 +658,7 @@ def test_step_budget_and_messages():
     r = solve_dae(van_der_pol, (np.array([MU]),), (0.0, VDP_T), np.array([2.0, 0.0]),
                   None, 1e-6, 1e-6, max_steps=100)
     assert r.status == -8 and r.nsteps == 100 and "max_steps = 100" in r.message
-    for code, text in STATUS_MESSAGES.items():
+    for _code, text in STATUS_MESSAGES.items():
         assert text.format(t=1.0, h=0.1, t0=0.0, n=10, nic=10, max_steps=5)
 
 

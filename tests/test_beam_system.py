@@ -9,8 +9,12 @@ import numpy as np
 import pytest
 
 from flexmbs.dynamics import api
-from flexmbs.elements.beam import (element_frame, element_length, element_transformation,
-                                   shape_matrix)
+from flexmbs.elements.beam import (
+    element_frame,
+    element_length,
+    element_transformation,
+    shape_matrix,
+)
 from flexmbs.errors import ModelError
 from flexmbs.model import Model
 from flexmbs.model.compiled import compile_model

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from test_flexible_tree import random_flexible_tree, random_state
 
 from flexmbs.dynamics import api
 from flexmbs.dynamics.constrained import make_consistent
@@ -20,7 +21,6 @@ from flexmbs.model.library import bricard, four_bar, four_bar_flexible, slider_c
 from flexmbs.model.serialize import model_to_dict
 from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import simulate
-from test_flexible_tree import random_flexible_tree, random_state
 
 GRAVITY = 9.81
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"

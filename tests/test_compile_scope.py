@@ -67,8 +67,7 @@ def test_a_run_compiles_for_references_only_and_only_what_the_model_uses():
 def test_the_reaction_sensors_go_through_their_own_kernel():
     """output_quantities on a model with a joint-reaction sensor fills it (through
     reaction_outputs) and gives the other sensors as the kinematic kernel alone."""
-    from flexmbs.dynamics.outputs import (has_reaction_sensors, kinematic_outputs,
-                                          output_quantities)
+    from flexmbs.dynamics.outputs import has_reaction_sensors, kinematic_outputs, output_quantities
     from flexmbs.model.compiled import compile_model
     from flexmbs.model.library import four_bar
     model = four_bar()   # its cut joint: coupler_rocker

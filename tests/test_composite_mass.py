@@ -7,6 +7,7 @@ import glob
 
 import numpy as np
 import pytest
+from reference import random_tree_model
 
 from flexmbs.dynamics import api
 from flexmbs.dynamics.system import dae_mass_block, dae_residual
@@ -14,8 +15,6 @@ from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model
 from flexmbs.model.timefunctions import Constant
 from flexmbs.model.toml_reader import load_model
-
-from reference import random_tree_model
 
 # Both sides sum the same products of a few hundred terms at most in another order
 # (the composite about the origin, B^T M B about each body's origin): rounding,

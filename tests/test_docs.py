@@ -10,8 +10,13 @@ from pathlib import Path
 import pytest
 
 from flexmbs.model import toml_reader as tr
-from flexmbs.model.description import (CONSTRAINT_FORMULATIONS, CONTACT_TYPES, JOINT_TYPES,
-                                      SENSOR_TYPES, SOLVER_METHODS)
+from flexmbs.model.description import (
+    CONSTRAINT_FORMULATIONS,
+    CONTACT_TYPES,
+    JOINT_TYPES,
+    SENSOR_TYPES,
+    SOLVER_METHODS,
+)
 from flexmbs.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]

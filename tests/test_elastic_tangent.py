@@ -98,8 +98,9 @@ def test_modal_damping_gives_each_mode_its_ratio():
     """modal_damping = [z1, z2, ...] on a reduced H2 beam: Psi^T D Psi is
     diag(2 zeta_i w_i) for the body's own modes (the reduced K, M), and "bands"
     gives 1 %, 10 % or 100 % by each mode's frequency."""
-    from flexmbs.elements.damping import BAND_RULE, modal_damping_matrix
     import scipy.linalg
+
+    from flexmbs.elements.damping import BAND_RULE, modal_damping_matrix
 
     model = huang_two_link(3, modes=4)
     beam = model.bodies["link2"]

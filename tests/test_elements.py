@@ -11,11 +11,26 @@ import scipy.linalg
 import scipy.optimize
 
 from flexmbs.elements import (
-    GAUSS_POINTS_ALONG_AXIS, assemble_body_invariants, beam_body_invariants,
-    circle_section, element_frame, element_invariants, element_length, element_stiffness,
-    element_transformation, free_coordinates, general_section, material, node_selections,
-    rectangle_section, rectangle_torsion_constant, rectangular_tube_section,
-    round_tube_section, shape_matrix, shape_matrix_parts)
+    GAUSS_POINTS_ALONG_AXIS,
+    assemble_body_invariants,
+    beam_body_invariants,
+    circle_section,
+    element_frame,
+    element_invariants,
+    element_length,
+    element_stiffness,
+    element_transformation,
+    free_coordinates,
+    general_section,
+    material,
+    node_selections,
+    rectangle_section,
+    rectangle_torsion_constant,
+    rectangular_tube_section,
+    round_tube_section,
+    shape_matrix,
+    shape_matrix_parts,
+)
 from flexmbs.errors import ModelError
 
 ROUND_OFF = 1e-12

@@ -21,13 +21,18 @@ import numpy as np
 import pytest
 
 from flexmbs.analysis import channel_map as cmap_mod
-from flexmbs.analysis.channel_map import (Alignment, load_channel_map, loads_channel_map,
-                                          lowpass_filter, measured_signals,
-                                          noise_power_gain, simulated_signals)
+from flexmbs.analysis.channel_map import (
+    Alignment,
+    load_channel_map,
+    loads_channel_map,
+    lowpass_filter,
+    measured_signals,
+    noise_power_gain,
+    simulated_signals,
+)
 from flexmbs.analysis.compare import compare_files
 from flexmbs.analysis.experiment import read_experiment, resolve_gaps
-from flexmbs.analysis.fit import (noise_standard_deviation, parse_parameter,
-                                  set_toml_values)
+from flexmbs.analysis.fit import noise_standard_deviation, parse_parameter, set_toml_values
 from flexmbs.errors import ExperimentError, ModelError
 from flexmbs.io.results import open_result
 from flexmbs.model.toml_reader import load_model

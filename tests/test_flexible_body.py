@@ -18,12 +18,26 @@ import scipy.integrate
 from scipy.spatial.transform import Rotation
 
 from flexmbs.dynamics.flexible_body import (
-    damping_force, elastic_force, flexible_gravity_force, flexible_mass_matrix,
-    flexible_point_force, flexible_quadratic_velocity, flexible_workspace, strain_energy)
+    damping_force,
+    elastic_force,
+    flexible_gravity_force,
+    flexible_mass_matrix,
+    flexible_point_force,
+    flexible_quadratic_velocity,
+    flexible_workspace,
+    strain_energy,
+)
 from flexmbs.dynamics.rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from flexmbs.elements import (
-    Invariants, beam_body_invariants, element_frame, element_transformation, material,
-    node_selections, rectangle_section, shape_matrix)
+    Invariants,
+    beam_body_invariants,
+    element_frame,
+    element_transformation,
+    material,
+    node_selections,
+    rectangle_section,
+    shape_matrix,
+)
 
 ROUND_OFF = 1e-12
 GAUSS_POINTS_REFERENCE = 5  # along each element axis; the integrands reach degree 6
@@ -208,7 +222,7 @@ def test_gravity_is_minus_the_gradient_of_its_potential(body):
     rot, qf, _, _ = random_state(rng, body.nf, FREE)
     g = np.array([1.2, -9.81, 0.4])
 
-    def potential(rot, qf, r=np.zeros(3)):
+    def potential(rot, qf, r=np.zeros(3)):  # noqa: B008 (read only)
         return -g @ (body.mass * r + rot @ (body.first_moment + body.sbar @ qf))
 
     def from_rot(rot):

@@ -14,6 +14,14 @@ children, joints at clamped and at free nodes, rotated markers and point masses.
 
 import numpy as np
 import pytest
+from reference import (
+    FIRST_WEIGHTS,
+    SECOND_CENTER,
+    SECOND_WEIGHTS,
+    coordinate_layout,
+    rotation_about_axis,
+    vee,
+)
 
 from flexmbs.dynamics import api
 from flexmbs.elements import material
@@ -22,8 +30,6 @@ from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import GROUND, JOINT_TYPES, BeamBody
 from flexmbs.model.library import HUANG_TUBE_MATERIAL, huang_tube
 from flexmbs.simulation import simulate
-from reference import (FIRST_WEIGHTS, SECOND_CENTER, SECOND_WEIGHTS, coordinate_layout,
-                       rotation_about_axis, vee)
 
 FD_H = 2e-3          # step of the first-derivative stencil (coordinates of order 0.1-1)
 FD_H2 = 2e-2         # step of the second-derivative stencil

@@ -9,9 +9,14 @@ import pytest
 from flexmbs.dynamics import api
 from flexmbs.elements import general_section, material
 from flexmbs.elements.beam import element_stiffness
-from flexmbs.elements.geometric import (GEOMETRIC_OPTIONS, axial_row, geometric_energies,
-                                        geometric_force, geometric_shape_matrix,
-                                        geometric_stiffness)
+from flexmbs.elements.geometric import (
+    GEOMETRIC_OPTIONS,
+    axial_row,
+    geometric_energies,
+    geometric_force,
+    geometric_shape_matrix,
+    geometric_stiffness,
+)
 from flexmbs.model import Model
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import HUANG_TUBE_MATERIAL, huang_tube, huang_two_link, spin_up
@@ -258,6 +263,7 @@ def test_normal_force_is_the_membrane_strain_force():
 
 def test_spin_up_model_file_is_the_builder():
     from pathlib import Path
+
     from flexmbs.model.serialize import model_to_dict
     from flexmbs.model.toml_reader import load_model
     path = Path(__file__).resolve().parents[1] / "data" / "models" / "spin_up.toml"

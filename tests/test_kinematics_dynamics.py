@@ -21,6 +21,30 @@ Newton-Euler recursion) on these models:
 
 import numpy as np
 import pytest
+from reference import (
+    DRIVER_LAWS,
+    _random_time_function,
+    newton_euler_inverse_dynamics,
+    newton_euler_joint_forces,
+    newton_euler_mass_matrix,
+    random_tree_model,
+    reference_accelerations,
+    reference_bias_acceleration,
+    reference_body_motion,
+    reference_body_velocities_fd,
+    reference_bt,
+    reference_coordinate_names,
+    reference_energies,
+    reference_generalized_forces,
+    reference_initial_state,
+    reference_mass_matrix,
+    reference_poses,
+    reference_power,
+    reference_velocity_transformation,
+    rotation_about_axis,
+    skew,
+    time_function_derivatives,
+)
 from scipy.linalg import expm
 
 from flexmbs.dynamics.timefunctions import evaluate_time_function
@@ -28,16 +52,6 @@ from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import JOINT_TYPES, Model
 from flexmbs.model.timefunctions import Harmonic, compile_time_functions
 from flexmbs.model.topology import build_topology
-
-from reference import (
-    DRIVER_LAWS, _random_time_function, newton_euler_inverse_dynamics,
-    newton_euler_joint_forces, newton_euler_mass_matrix, random_tree_model,
-    reference_accelerations, reference_bias_acceleration, reference_body_motion,
-    reference_body_velocities_fd, reference_bt, reference_coordinate_names,
-    reference_energies, reference_generalized_forces, reference_initial_state,
-    reference_mass_matrix, reference_poses, reference_power,
-    reference_velocity_transformation, rotation_about_axis, skew,
-    time_function_derivatives)
 
 TOL_POSE = 1e-12
 TOL_FD_FIRST = 1e-9

@@ -17,18 +17,24 @@ import numpy as np
 import pytest
 
 from flexmbs.analysis.absolute_kinematics import absolute_kinematics
-from flexmbs.analysis.equilibrium import (close_loops, equilibrium_assignments,
-                                          static_equilibrium)
+from flexmbs.analysis.equilibrium import close_loops, equilibrium_assignments, static_equilibrium
 from flexmbs.analysis.linearize import independent_coordinates, linearize
 from flexmbs.analysis.spectrum import spectrum_peaks
 from flexmbs.dynamics import api
 from flexmbs.dynamics.constrained import constrained_accelerations, make_consistent
-from flexmbs.errors import ModelError
 from flexmbs.elements import material
+from flexmbs.errors import ModelError
 from flexmbs.model import Model
 from flexmbs.model.compiled import compile_model
-from flexmbs.model.library import (HUANG_TUBE_MATERIAL, bricard, chain_model, four_bar,
-                                   four_bar_flexible, huang_rig, huang_tube)
+from flexmbs.model.library import (
+    HUANG_TUBE_MATERIAL,
+    bricard,
+    chain_model,
+    four_bar,
+    four_bar_flexible,
+    huang_rig,
+    huang_tube,
+)
 from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import simulate
 
@@ -98,8 +104,8 @@ def test_mass_matrix_is_the_hessian_of_the_kinetic_energy():
         for j in range(cm.nq):
             def kin(di, dj):
                 u = np.zeros(cm.nq)
-                u[i] += di
-                u[j] += dj
+                u[i] += di  # noqa: B023 (called at once)
+                u[j] += dj  # noqa: B023 (called at once)
                 return api.energies(cm, q, u)["kinetic"]
             hess[i, j] = (kin(h, h) - kin(h, -h) - kin(-h, h) + kin(-h, -h)) / (4 * h * h)
     assert np.allclose(hess, mass, rtol=0, atol=1e-10 * np.abs(mass).max())

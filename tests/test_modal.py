@@ -20,9 +20,13 @@ import scipy.optimize
 from flexmbs.analysis.modes import model_modes, system_modes
 from flexmbs.dynamics import api
 from flexmbs.dynamics.outputs import output_quantities
-from flexmbs.elements.modal import (axial_stretch_capability, body_mass_matrix,
-                                    body_modes, project_invariants,
-                                    strain_energy_matrices)
+from flexmbs.elements.modal import (
+    axial_stretch_capability,
+    body_mass_matrix,
+    body_modes,
+    project_invariants,
+    strain_energy_matrices,
+)
 from flexmbs.errors import ModelError
 from flexmbs.io.results import open_result
 from flexmbs.model import Constant, Model
@@ -113,8 +117,8 @@ def test_the_basis_is_mass_normalised_modes_and_the_invariants_project():
     d = cm.arrays.flex_d.reshape(beam.nf, beam.nf)
     expected = phi.T @ (3e-4 * k + 0.2 * nodal.mass_matrix()) @ phi
     assert relative(d, expected) < ROUND_OFF
-    assert strain_energy_matrices(beam).sum(axis=0) == pytest.approx(k, rel=ROUND_OFF,
-                                                                     abs=ROUND_OFF * np.abs(k).max())
+    assert strain_energy_matrices(beam).sum(axis=0) == pytest.approx(
+        k, rel=ROUND_OFF, abs=ROUND_OFF * np.abs(k).max())
     direct = project_invariants(nodal, phi)
     assert np.array_equal(direct.stiffness, inv.stiffness)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from flexmbs.errors import ModelError
-from flexmbs.model.timefunctions import TIME_FUNCTION_LAWS, Harmonic, ConstantRate, SpinUp, Table
+from flexmbs.model.timefunctions import TIME_FUNCTION_LAWS, ConstantRate, Harmonic, SpinUp, Table
 from flexmbs.model.toml_reader import LAW_FIELDS, load_model, loads_model
 from flexmbs.model.topology import build_topology
 

@@ -3,13 +3,13 @@ tip-to-base elimination gives the accelerations of M* u' = Q* without assembling
 
 import numpy as np
 import pytest
+from test_flexible_tree import random_flexible_tree, random_state
 
 from flexmbs.dynamics import api
 from flexmbs.dynamics.order_n import order_n_accelerations
 from flexmbs.kinematics.recursive import forward_kinematics
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import JOINT_TYPES
-from test_flexible_tree import random_flexible_tree, random_state
 
 
 def _order_n(cm, q, u, t):

@@ -18,8 +18,7 @@ from flexmbs.analysis.energy import energy_balance, format_energy_report
 from flexmbs.analysis.info import describe_result
 from flexmbs.analysis.plot import UnknownNameError, plot_result
 from flexmbs.errors import ResultFileError
-from flexmbs.io.results import (ENERGY_COMPONENTS, ENERGY_NAMES, Result, ResultWriter,
-                                open_result)
+from flexmbs.io.results import ENERGY_COMPONENTS, ENERGY_NAMES, Result, ResultWriter, open_result
 from flexmbs.model.topology import Topology, body_path_matrix, joint_path_matrix
 
 COORDS = ["j1.rz", "j2.rz"]

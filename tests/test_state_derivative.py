@@ -7,16 +7,14 @@ models; and the integrators' calls of it and of the residual from Python
 
 import numpy as np
 import pytest
+from reference import random_tree_model
+from test_composite_mass import ROUNDING, _with_motor
 
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
 from flexmbs.model.compiled import compile_model
-from flexmbs.model.library import (chain_model, huang_eight_link, huang_rig,
-                                   huang_two_link)
+from flexmbs.model.library import chain_model, huang_eight_link, huang_rig, huang_two_link
 from flexmbs.simulation import build_system
-
-from reference import random_tree_model
-from test_composite_mass import ROUNDING, _with_motor
 
 
 def _tree_with_drivers():

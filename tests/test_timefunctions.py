@@ -11,8 +11,15 @@ import pytest
 from flexmbs.dynamics.timefunctions import evaluate_time_function
 from flexmbs.errors import ModelError
 from flexmbs.model.timefunctions import (
-    LAW_CODES, TIME_FUNCTION_LAWS, Harmonic, Steps, Table, Trajectory,
-    check_time_function, compile_time_functions)
+    LAW_CODES,
+    TIME_FUNCTION_LAWS,
+    Harmonic,
+    Steps,
+    Table,
+    Trajectory,
+    check_time_function,
+    compile_time_functions,
+)
 
 TIMES = (-0.5, 0.3, 0.35, 1.2, 2.0, 3.7)
 VALUES = (0.4, -1.1, 0.9, 0.9, 2.5, -0.2)

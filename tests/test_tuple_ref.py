@@ -306,6 +306,7 @@ def test_a_held_tuple_is_stored_as_the_compiled_kernel_stores_it():
     """The native value written from Python (arrays of 1 to 3 dimensions, nested
     tuples, a held tuple inside) is the compiled _store_tuple's, byte for byte."""
     import numba
+
     from flexmbs.tuple_ref import _store_native_value, _store_tuple, _tuple_size
     inner = held_ref((np.zeros(2),))
     for tup in [(np.arange(3.0), (np.ones((2, 3)), np.zeros((2, 2, 4))),

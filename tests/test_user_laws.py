@@ -20,7 +20,7 @@ from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
 from flexmbs.model.serialize import model_to_json
 from flexmbs.model.user_laws import UserLaw
-from flexmbs.simulation import build_system, simulate
+from flexmbs.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -40,8 +40,15 @@ import numpy as np
 from scipy.signal import csd, find_peaks, welch
 
 from ..errors import ExperimentError
-from .channel_map import (filtered, find_offset, load_channel_map, measured_signals,
-                          noise_power_gain, sensor_quantities, simulated_signals)
+from .channel_map import (
+    filtered,
+    find_offset,
+    load_channel_map,
+    measured_signals,
+    noise_power_gain,
+    sensor_quantities,
+    simulated_signals,
+)
 from .experiment import read_experiment
 
 __all__ = ["ChannelComparison", "Comparison", "Spectrum", "compare_files",

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dynamics import api
-from ..dynamics.constrained import PROJECTION_TOLERANCE, independent_rows, active_rows
+from ..dynamics.constrained import PROJECTION_TOLERANCE, active_rows, independent_rows
 from ..errors import FlexmbsError, ModelError
 from .linearize import _null_basis, central_differences, independent_coordinates
 
@@ -153,7 +153,7 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
                                f"{nrows} rows independent): the linkage "
                                "passed a singular configuration; start nearer the "
                                "equilibrium")
-        r, dr = central_differences(lambda x: reduced(x, independent, dependent), q)
+        r, dr = central_differences(lambda x: reduced(x, independent, dependent), q)  # noqa: B023 (called at once)
         tangent = dr @ j_y
         norm = np.abs(r).max(initial=0.0)
         scale = np.abs(np.diag(tangent)).max(initial=0.0)

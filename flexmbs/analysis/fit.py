@@ -50,8 +50,14 @@ from scipy.optimize import least_squares
 
 from .. import __version__
 from ..errors import ExperimentError, ModelError
-from .channel_map import (filtered, find_offset, measured_signals, noise_power_gain,
-                          sensor_quantities, simulated_signals)
+from .channel_map import (
+    filtered,
+    find_offset,
+    measured_signals,
+    noise_power_gain,
+    sensor_quantities,
+    simulated_signals,
+)
 
 __all__ = ["FitParameter", "FittedValue", "FitResult", "FitOutputs", "parse_parameter",
            "fit_model", "write_fit_outputs", "fitted_model_text", "toml_value",
@@ -643,8 +649,8 @@ def write_fit_outputs(fit, model_path, experiment_path, map_path, overrides, out
     fitted offset, and fit.md, fit.json."""
     from ..model.toml_reader import load_model
     from ..simulation import simulate
-    from .compare import compare_files, write_report
     from .channel_map import load_channel_map
+    from .compare import compare_files, write_report
     from .experiment import read_experiment
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.splitext(os.path.basename(model_path))[0] + "_fitted"

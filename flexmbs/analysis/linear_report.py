@@ -14,7 +14,7 @@ def _shape_table(lin):
         return []
     width = max(len(name) for name in lin.coordinate_names)
     head = "".join(f"{'mode ' + str(k + 1):>11s}" for k in range(n))
-    lines = [f"mode shapes (largest entry 1):", f"  {'':<{width}s}{head}"]
+    lines = ["mode shapes (largest entry 1):", f"  {'':<{width}s}{head}"]
     for name, row in zip(lin.coordinate_names, lin.shapes[:, :n]):
         lines.append(f"  {name:<{width}s}" + "".join(f"{v:11.4g}" for v in row))
     return lines
@@ -56,7 +56,8 @@ def format_linearization(lin, title="", absolute=None):
         width = max(len(n) for n in lin.coordinate_names)
         for name, row in zip(lin.coordinate_names, lin.J_y):
             lines.append(f"  {name:<{width}s}" + "".join(f"{v:11.4g}" for v in row))
-        lines.append("constraint forces f_z = -lambda (Führer and Wallrapp (23)) of the active rows:")
+        lines.append("constraint forces f_z = -lambda (Führer and Wallrapp (23)) of the "
+                     "active rows:")
         for text, f in zip(lin.row_texts, lin.constraint_forces):
             lines.append(f"  {f:12.6g}  {text}")
     if absolute is not None:

@@ -22,7 +22,8 @@ Closed loops, method "qr" (Führer and Wallrapp 1984): QR with column pivoting o
 Jacobian, Phi_q P = Q_c [R_1 S] (Führer and Wallrapp (12)-(13)), gives its rank r and r dependent
 coordinates (the first r pivots); the others are the independent coordinates y, so
 that they are physical coordinates. Coordinates the user names are kept independent
-(Führer and Wallrapp (8)-(10)): they are left out of the pivoting. Then (Führer and Wallrapp (16), (17), (21))
+(Führer and Wallrapp (8)-(10)): they are left out of the pivoting. Then (Führer and Wallrapp
+(16), (17), (21))
 
     J_y = [I on y;  -R_1^-1 Q_c^T Phi_y on the dependent ones]   (Phi_q J_y = 0)
     [Phi_q; J_y^T] J_z = [I; 0]                                 (active rows)
@@ -65,8 +66,12 @@ import numpy as np
 import scipy.linalg
 
 from ..dynamics import api
-from ..dynamics.constrained import (RESELECT_RATIO, active_rows,
-                                    constrained_accelerations, independent_rows)
+from ..dynamics.constrained import (
+    RESELECT_RATIO,
+    active_rows,
+    constrained_accelerations,
+    independent_rows,
+)
 from ..errors import ModelError
 
 __all__ = ["Linearization", "linearize", "full_tangents", "independent_coordinates",
@@ -236,7 +241,8 @@ def independent_coordinates(jac, prescribed=(), tolerance=RANK_TOLERANCE):
 
 
 def constraint_force_basis(jac, j_y):
-    """J_z (nq, rows) from [jac; J_y^T] J_z = [I; 0] (Führer and Wallrapp (17)), jac of full rank."""
+    """J_z (nq, rows) from [jac; J_y^T] J_z = [I; 0] (Führer and Wallrapp (17)), jac of full
+    rank."""
     a = np.vstack([jac, j_y.T])
     rhs = np.vstack([np.eye(len(jac)), np.zeros((j_y.shape[1], len(jac)))])
     return np.linalg.solve(a, rhs)

@@ -139,7 +139,7 @@ def make_consistent(cm, t0=0.0):
     if jac.shape[1] == 0:
         rank, independent = 0, np.zeros(0, dtype=int)
     else:
-        from scipy.linalg import qr   # imported when a model has constraints
+        from scipy.linalg import qr  # imported when a model has constraints
         _, r, piv = qr(jac.T, pivoting=True, mode="economic")
         diag = np.abs(np.diag(r)) if r.size else np.zeros(0)
         rank = int(np.sum(diag > RANK_TOLERANCE * (diag[0] if len(diag) else 0.0)))

@@ -12,8 +12,8 @@ E = T + V_g + U + V_s - W_nc is constant.
 """
 
 from ..config import jit
-from .rigid_body import apply_body_mass
 from .geometric import geometric_elastic_forces
+from .rigid_body import apply_body_mass
 from .system import flexible_arrays, flexible_body_mass, springs_energy_and_power
 
 __all__ = ["energies", "ENERGY_COMPONENTS"]

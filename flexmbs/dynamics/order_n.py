@@ -40,9 +40,15 @@ import numpy as np
 from ..config import jit
 from ..kinematics.recursive import forward_kinematics
 from .rigid_body import apply_body_mass
-from .system import (_joint_force, _work_rows, body_forces,
-                     derivative_from_accelerations, dynamic_rows, flexible_body_mass,
-                     split_state)
+from .system import (
+    _joint_force,
+    _work_rows,
+    body_forces,
+    derivative_from_accelerations,
+    dynamic_rows,
+    flexible_body_mass,
+    split_state,
+)
 from .user_laws import add_joint_law_forces, has_user_laws
 
 __all__ = ["order_n_accelerations", "order_n_state_derivative",
@@ -209,7 +215,6 @@ def order_n_accelerations(m, ws, t, accel):
     nds = np.zeros(nb, dtype=np.int64)
     own = np.zeros((nb, nmax), dtype=np.int64)
     xt = np.zeros((nmax, nmax))
-    tmp = np.zeros((nmax, nmax))
     for i in range(nb):
         _global_mass(m, ws, i, pa[i])
         rot = ws.rot[i]

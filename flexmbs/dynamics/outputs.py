@@ -5,8 +5,12 @@ import numpy as np
 from ..config import jit_entry
 from ..kinematics.recursive import forward_kinematics
 from .energy import energies
-from .sensors import (REACTION_SENSOR_FIRST, REACTION_SENSOR_LAST,
-                      reaction_sensor_values, sensor_values)
+from .sensors import (
+    REACTION_SENSOR_FIRST,
+    REACTION_SENSOR_LAST,
+    reaction_sensor_values,
+    sensor_values,
+)
 from .system import actuator_torques, split_state
 
 __all__ = ["output_quantities", "kinematic_outputs", "reaction_outputs",

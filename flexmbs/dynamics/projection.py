@@ -52,10 +52,9 @@ import numpy as np
 from ..config import jit
 from ..kinematics.recursive import forward_kinematics
 from ..model.constraint_tables import CONTACT_TANGENT
-from .constraints import constraint_terms
-from .system import (_work_rows, dynamic_rows, generalized_forces, mass_matrix,
-                     split_state)
 from . import api
+from .constraints import constraint_terms
+from .system import _work_rows, dynamic_rows, generalized_forces, mass_matrix, split_state
 
 __all__ = ["projected_accelerations", "projection_residual", "dae_projection_residual",
            "projection_start", "correct_drift", "ETA_STEP", "DRIFT_TOLERANCE"]

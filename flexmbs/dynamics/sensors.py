@@ -9,8 +9,8 @@ import math
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
-from .reactions import accelerations, tree_joint_reaction
 from .geometric import element_mean_slope_square
+from .reactions import accelerations, tree_joint_reaction
 
 __all__ = ["REACTION_SENSOR_FIRST", "REACTION_SENSOR_LAST", "reaction_sensor_values",
            "sensor_values"]
@@ -183,9 +183,9 @@ def sensor_values(m, ws, t, works, out):
     subtree it carries (`flexmbs.dynamics.reactions`, at time t); constraint_residual:
     the joint's position residuals Phi, then its velocity residuals dPhi/dt, every row
     (redundant ones too). joint_coordinate and joint_rate of a cut joint: from its
-    two markers (`_cut_joint_coordinate`; an angle in (-pi, pi]). contact_reaction: A_f^T F (N), the force of a rolling
-    contact on its disk from its multipliers, then A_f^T (P_c - r_f) (m), the contact
-    point.
+    two markers (`_cut_joint_coordinate`; an angle in (-pi, pi]). contact_reaction: A_f^T F
+    (N), the force of a rolling contact on its disk from its multipliers, then A_f^T (P_c -
+    r_f) (m), the contact point.
     """
     af = ws.m33[0]
     am = ws.m33[1]

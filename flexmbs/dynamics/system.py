@@ -16,22 +16,26 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 import numpy as np
 
 from ..config import jit, jit_entry, jit_inline, jit_shared
-from ..tuple_ref import member_ref, tuple_ref
 from ..kinematics.markers import marker_frame
-from ..kinematics.recursive import (forward_kinematics, forward_kinematics_terms,
-                                   terms_current)
+from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms, terms_current
+from ..tuple_ref import member_ref, tuple_ref
 from .composite import composite_mass_matrix, finish_mass_matrix
 from .constraints import constraint_terms
-from .linalg import cholesky_solve_in_place
+from .flexible_body import flexible_gravity_force, flexible_mass_matrix, flexible_quadratic_velocity
 from .geometric import geometric_elastic_forces, geometric_tangent_stiffness
+from .linalg import cholesky_solve_in_place
 from .marker_loads import add_marker_load
-from .flexible_body import (flexible_gravity_force, flexible_mass_matrix,
-                            flexible_quadratic_velocity)
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from .timefunctions import evaluate_time_function
-from .user_laws import (add_joint_law_forces, has_marker_laws, has_user_laws,
-                        joint_law_forces, joint_law_power, marker_law_loads,
-                        marker_law_power)
+from .user_laws import (
+    add_joint_law_forces,
+    has_marker_laws,
+    has_user_laws,
+    joint_law_forces,
+    joint_law_power,
+    marker_law_loads,
+    marker_law_power,
+)
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dynamic_rows", "residual", "state_derivative",

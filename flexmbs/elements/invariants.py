@@ -26,8 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError
-from .beam import (ELEMENT_DOFS, element_frame, element_length, element_stiffness,
-                   element_transformation, shape_matrix_parts)
+from .beam import (
+    ELEMENT_DOFS,
+    element_frame,
+    element_length,
+    element_stiffness,
+    element_transformation,
+    shape_matrix_parts,
+)
 
 __all__ = [
     "NODE_DOFS", "GAUSS_POINTS_ALONG_AXIS", "Invariants", "element_invariants",

@@ -4,9 +4,9 @@ Units: E and G in Pa, rho in kg/m^3. G is given directly, or through Poisson's
 ratio nu as G = E / (2 (1 + nu)).
 """
 
-from dataclasses import dataclass
 import math
 import numbers
+from dataclasses import dataclass
 
 from ..errors import ModelError
 from .sections import _positive

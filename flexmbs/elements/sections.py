@@ -13,8 +13,8 @@ uses I_y + I_z (the polar moment); torsion stiffness uses J, and J <= I_y + I_z 
 equality only for circles and round tubes.
 """
 
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 
 from ..errors import ModelError
 

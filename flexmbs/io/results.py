@@ -52,6 +52,7 @@ import h5py
 import numpy as np
 
 import flexmbs
+
 from ..errors import ResultFileError
 
 __all__ = ["ResultWriter", "Result", "open_result", "ENERGY_COMPONENTS", "ENERGY_NAMES",
@@ -137,7 +138,7 @@ def _chunk_rows(ncols):
 
 
 def _now_iso():
-    return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(
+    return datetime.datetime.now(datetime.UTC).astimezone().isoformat(
         timespec="seconds")
 
 

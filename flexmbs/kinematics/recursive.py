@@ -29,7 +29,6 @@ at the free columns (and the identity at its own elastic coordinates); the presc
 coordinates' columns times their rates form b_t.
 """
 
-import numpy as np
 
 from ..config import jit, jit_inline, jit_shared
 from ..dynamics.timefunctions import evaluate_time_function

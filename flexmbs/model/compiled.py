@@ -17,17 +17,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import ModelError
 from ..elements.damping import modal_damping_matrix
-from .description import GROUND, BeamBody, Joint, Marker, RigidBody
-from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
+from ..errors import ModelError
+from ..tuple_ref import HeldTuple, held_ref
 from .constraint_tables import constraint_tables
+from .description import GROUND, BeamBody, Joint, Marker, RigidBody
 from .geometric_tables import geometric_tables
+from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
 from .user_laws import user_law_entries, with_user_laws
-from ..tuple_ref import HeldTuple, held_ref
 
 __all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
            "SENSOR_CODES", "SENSOR_SIZES"]

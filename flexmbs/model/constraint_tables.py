@@ -66,7 +66,7 @@ def _complement(vectors):
 def joint_constraint_rows(joint):
     """The ConstraintRows of `joint` when it is cut."""
     rows = []
-    for k, n in enumerate(_complement(joint.translation_axes)):
+    for _k, n in enumerate(_complement(joint.translation_axes)):
         rows.append(ConstraintRow(POSITION, n, np.zeros(3), 0.0,
                                   f"position along {np.round(n, 6).tolist()}"))
     axes = np.asarray(joint.rotation_axes, dtype=float)
@@ -76,7 +76,7 @@ def joint_constraint_rows(joint):
             rows.append(ConstraintRow(ORIENTATION, e[a], e[b], 0.0,
                                       f"orientation {name}"))
     elif len(axes) == 1:
-        for k, b in enumerate(_complement(axes)):
+        for _k, b in enumerate(_complement(axes)):
             rows.append(ConstraintRow(ORIENTATION, b, axes[0], 0.0,
                                       f"axis {np.round(axes[0], 6).tolist()} normal to "
                                       f"{np.round(b, 6).tolist()}"))
@@ -106,7 +106,7 @@ def constraint_tables(model, cut_joints, marker_id, contacts=()):
             texts.append(f'joint "{joint.name}": {row.text}')
         ptr.append(len(kind))
     cd, cp, axis, normal, radius, cptr = [], [], [], [], [], [len(kind)]
-    for j, contact in enumerate(contacts):
+    for contact in contacts:
         cd.append(marker_id(contact.disk, contact.disk_marker))
         cp.append(marker_id(contact.plane, contact.plane_marker))
         axis.append(contact.axis)

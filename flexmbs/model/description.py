@@ -18,7 +18,8 @@ from ..errors import ModelError
 from .timefunctions import Constant, check_time_function
 
 __all__ = [
-    "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "BEAM_SECTION_SENSORS", "FORCE_TYPES", "SOLVER_METHODS",
+    "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "BEAM_SECTION_SENSORS", "FORCE_TYPES",
+    "SOLVER_METHODS",
     "CONSTRAINT_FORMULATIONS",
     "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver",
     "Actuator", "Force", "Spring", "Sensor", "Contact", "CONTACT_TYPES",

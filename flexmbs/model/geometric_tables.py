@@ -4,8 +4,12 @@
 import numpy as np
 
 from ..elements.beam import element_length
-from ..elements.geometric import (GAUSS_POINTS_GEOMETRIC, GEOMETRIC_CODES,
-                                  geometric_shape_matrix, slope_rows)
+from ..elements.geometric import (
+    GAUSS_POINTS_GEOMETRIC,
+    GEOMETRIC_CODES,
+    geometric_shape_matrix,
+    slope_rows,
+)
 from .sensor_tables import element_rows
 
 __all__ = ["geometric_tables"]

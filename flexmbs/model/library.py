@@ -79,8 +79,9 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
     along the joint-2 axis).
 
     Link 1's inertia about its frame origin is docs/explanation/benchmark-models.md's
-    diag(0.04022, 0.08884, 3.752e-4) except I_xx, raised to 0.08884: the table lumps the joint-1 drive into
-    I_yy, which leaves no mass distribution with those moments (the model checks), and
+    diag(0.04022, 0.08884, 3.752e-4) except I_xx, raised to 0.08884: the table lumps the
+    joint-1 drive into I_yy, which leaves no mass distribution with those moments (the model
+    checks), and
     link 1 turns only about y, so I_xx and I_zz do not enter the motion."""
     mat = dict(HUANG_TUBE_MATERIAL)
     mat["youngs_modulus"] *= youngs_modulus_scale
@@ -153,7 +154,7 @@ def huang_three_link(elements=1, alpha=0.0, t_end=2.0, geometric="consistent"):
     return model
 
 
-def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consistent"):
+def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consistent"):  # noqa: B008
     """RIG of docs/explanation/benchmark-models.md (Huang's test rig, chapter 4): joint 1 about
     global z with a 0.1 N m/rad spring and a 0.098 N m s/rad damper; rigid link 1 along +x;
     joint 2 at its end about link-1 x with the same spring and damper; link 2 the Huang tube
@@ -254,7 +255,7 @@ def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent
         marker = "origin" if parent == "ground" else "tip"
         model.add_joint(name, jtype, parent=parent, parent_marker=marker, child=child,
                         axis=axis, initial=H8_INITIAL[name])
-    for name, jtype, _, _, _ in H8_JOINTS:
+    for name, _, _, _, _ in H8_JOINTS:
         targets = np.atleast_1d(H8_TARGETS[name])
         for c, target in enumerate(targets):
             suffix = "xyz"[c] if len(targets) > 1 else ""
@@ -381,7 +382,7 @@ def bricard(t_end=10.0):
     ring = [c0, (c0 + c1) / 2, c1, (c1 + c2) / 2, c2, (c2 + c0) / 2]
     z = np.array([0.0, 0.0, 1.0])
     axes = []
-    for k, point in enumerate(ring):
+    for k, _point in enumerate(ring):
         if k % 2 == 0:
             axes.append(z)
         else:  # the side through this midpoint, and the in-plane normal to it

@@ -12,9 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..elements.beam import (axial_strain_row, curvature_rows, element_frame,
-                             element_length, element_transformation, section_force_rows,
-                             shape_matrix)
+from ..elements.beam import (
+    axial_strain_row,
+    curvature_rows,
+    element_frame,
+    element_length,
+    element_transformation,
+    section_force_rows,
+    shape_matrix,
+)
 from ..errors import ModelError
 from .description import GROUND
 

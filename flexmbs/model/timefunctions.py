@@ -239,7 +239,7 @@ def _pack(fn):
     v = np.asarray(fn.value, dtype=float)
     n = t.size - 1
     if fn.interpolation == "cubic" and t.size >= 3:
-        from scipy.interpolate import CubicSpline   # heavy: imported when used
+        from scipy.interpolate import CubicSpline  # heavy: imported when used
         c = CubicSpline(t, v, bc_type="not-a-knot").c  # (4, n), highest power first
         coef = c[::-1].T  # (n, 4): a0 + a1 s + a2 s^2 + a3 s^3, s = t - t_k
     else:

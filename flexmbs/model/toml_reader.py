@@ -19,10 +19,16 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..elements import (circle_section, general_section, material, rectangle_section,
-                        rectangular_tube_section, round_tube_section)
+from ..elements import (
+    circle_section,
+    general_section,
+    material,
+    rectangle_section,
+    rectangular_tube_section,
+    round_tube_section,
+)
 from ..errors import ModelError
-from .description import GROUND, SENSOR_TYPES, BeamBody, Model
+from .description import GROUND, SENSOR_TYPES, Model
 from .timefunctions import TIME_FUNCTION_LAWS
 
 __all__ = ["load_model", "loads_model"]
@@ -132,7 +138,8 @@ _BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
 _BEAM = _Schema({"type": STRING, "points": MATRIX, "elements": INTEGER_OR_VECTOR,
                  "section": TABLE, "material": TABLE, "reference": VECTOR, "fixed": TABLE,
                  "node_masses": TABLE, "node_inertias": TABLE, "alpha": NUMBER,
-                 "beta": NUMBER, "initial": STRING_OR_VECTOR, "initial_rates": VECTOR, "modal_damping": STRING_NUMBER_OR_VECTOR,
+                 "beta": NUMBER, "initial": STRING_OR_VECTOR, "initial_rates": VECTOR,
+                 "modal_damping": STRING_NUMBER_OR_VECTOR,
                  "geometric": STRING, "markers": TABLE,
                  "modes": INTEGER_OR_STRING, "correction_modes": BOOLEAN},
                 required=("type", "points", "section", "material"))

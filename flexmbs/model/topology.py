@@ -95,7 +95,7 @@ def choose_cut_joints(model):
         if not j.cut:
             incoming.setdefault(j.child, []).append((constraint_count(j), k, j))
     tree = []
-    for body, options in incoming.items():
+    for _body, options in incoming.items():
         options.sort(key=lambda x: (x[0], x[1]))
         tree.append(options[0][2])
         for _, _, j in options[1:]:

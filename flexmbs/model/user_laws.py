@@ -35,8 +35,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import CACHE
-from ..dynamics.user_laws import GLOBAL_AXES, JOINT_LAW, MARKER_AXES, MARKER_LAW, \
-    compile_law, law_entry, register_law
+from ..dynamics.user_laws import (
+    GLOBAL_AXES,
+    JOINT_LAW,
+    MARKER_AXES,
+    MARKER_LAW,
+    compile_law,
+    law_entry,
+    register_law,
+)
 from ..errors import ModelError
 
 __all__ = ["UserLaw", "UserLawItem", "user_law", "user_law_item", "user_law_entries",

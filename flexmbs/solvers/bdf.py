@@ -36,8 +36,8 @@ import numpy as np
 from numba.core import types
 from numba.experimental.function_type import _get_wrapper_address
 
-from . import bdf_kernels as _k
 from ..tuple_ref import TupleRef
+from . import bdf_kernels as _k
 
 __all__ = ["BDF", "DaeResult", "solve_dae", "STATUS_MESSAGES", "MAX_ORDER",
            "EPCON", "CHUNK_STEPS"]

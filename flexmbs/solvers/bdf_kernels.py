@@ -1102,9 +1102,10 @@ def bdf_start(s, t0, h0, y_hist):
 
     h0 <= 0 picks IDA's first step: min(H0_FRACTION (t_end - t0), H0_YP_LIMIT /
     |y'0|_w, h_max), raised to the floor h_min (IDA's choice is cautious: from rest
-    under tight tolerances it can fall below a floor the run passes easily). y_hist (k, n), k >= 1, holds y(t0 - j h0) for j = 1..k: the run
-    then starts at order k from that history (only with a fixed step, for convergence
-    studies); k = 0 starts at order 1 as usual.
+    under tight tolerances it can fall below a floor the run passes easily). y_hist (k, n),
+    k >= 1, holds y(t0 - j h0) for j = 1..k: the run then starts at order k from that
+    history (only with a fixed step, for convergence studies); k = 0 starts at order 1 as
+    usual.
     """
     fs, iv = s.fs, s.iv
     n = s.y.size
@@ -1330,8 +1331,9 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
     s.jcol into G, whose other columns hold differences); mass(t, y, yp, args, A)
     writes dF_r/dy'_r of the second-order form's remaining rows and columns into the
     zeroed A and is used when s.iv[I_USE_MASS] = 1 (_reform_with_mass). y_out, yp_out
-    (len(t_out), n) receive the interpolated solution. Steps never pass t_end (the last one ends exactly there). Returns the
-    number of outputs filled; s.iv[I_STATUS] says RUNNING, FINISHED or the failure.
+    (len(t_out), n) receive the interpolated solution. Steps never pass t_end (the last one
+    ends exactly there). Returns the number of outputs filled; s.iv[I_STATUS] says RUNNING,
+    FINISHED or the failure.
 
     The functions receive args as a reference (flexmbs.tuple_ref): args[i]
     with a constant i reads member i.
