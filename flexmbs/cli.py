@@ -498,7 +498,7 @@ def _parser():
     return p
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     from .compile_notice import CompileWatch
 

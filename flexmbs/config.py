@@ -79,7 +79,7 @@ def _cache_dir():
 
 CACHE_DIR = _cache_dir()
 if CACHE:
-    numba.config.CACHE_DIR = CACHE_DIR
+    numba.config.CACHE_DIR = CACHE_DIR  # type: ignore[attr-defined]
 
 
 def jit(fn):

@@ -91,7 +91,7 @@ def _python_tuple_ref(tup):
     return tup
 
 
-tuple_ref = _python_tuple_ref if config.DISABLE_JIT else _tuple_ref
+tuple_ref = _python_tuple_ref if config.DISABLE_JIT else _tuple_ref  # type: ignore[attr-defined]
 tuple_ref.__doc__ = """tuple_ref(tup): a reference to the tuple `tup` (or `tup` itself if
 it is one) for the callees of the calling kernel; in Python, `tup`."""
 
@@ -132,7 +132,7 @@ def _python_member_ref(ref, i):
     return ref[i]
 
 
-member_ref = _python_member_ref if config.DISABLE_JIT else _member_ref
+member_ref = _python_member_ref if config.DISABLE_JIT else _member_ref  # type: ignore[attr-defined]
 member_ref.__doc__ = """member_ref(ref, i): a reference to member i (a constant; the member
 a tuple, or a reference itself, which is then returned) of the tuple that `ref`
 references; in Python, `ref[i]`."""

@@ -130,7 +130,7 @@ class MappedChannel:
     bias: float = 0.0
     sign: int = 1
     unit: str = ""
-    lowpass: float = None
+    lowpass: float | None = None
     lowpass_order: int = DEFAULT_LOWPASS_ORDER
 
     @property
@@ -174,10 +174,10 @@ class Alignment:
     """
     method: str = "offset"
     offset: float = 0.0
-    channel: str = None
-    threshold: float = None
+    channel: str | None = None
+    threshold: float | None = None
     baseline: float = DEFAULT_BASELINE
-    search: tuple = None
+    search: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class ChannelMap:
     channels: tuple
     alignment: Alignment = field(default_factory=Alignment)
     time_name: str = "time"
-    group: str = None
+    group: str | None = None
     gaps: str = "error"
 
     def channel(self, name):

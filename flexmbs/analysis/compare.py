@@ -199,7 +199,7 @@ class ChannelComparison:
     peaks_experiment: list
     peaks_simulation: list
     experiment_range: float
-    lowpass: float = None
+    lowpass: float | None = None
     noise_power_gain: float = 1.0
 
 

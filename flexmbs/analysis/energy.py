@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from ..errors import ResultFileError
-from ..io.results import ENERGY_COMPONENTS, open_result
+from ..io.results import ENERGY_COMPONENTS, Result, open_result
 
 __all__ = ["DEFAULT_RATIO_LIMIT", "energy_balance", "format_energy_report", "total_energy"]
 
@@ -79,7 +79,8 @@ def nonconservative_beams(model_json):
             if isinstance(b, dict) and b.get("geometric") in NONCONSERVATIVE_GEOMETRIC]
 
 
-def energy_balance(result, ratio_limit=DEFAULT_RATIO_LIMIT):
+def energy_balance(result: Result | str | os.PathLike,
+                   ratio_limit: float = DEFAULT_RATIO_LIMIT) -> dict:
     """The energy balance of a result (a Result or the path of a result file).
 
     Returns a JSON-able dict (floats in J unless said; None where undefined or not

@@ -62,7 +62,7 @@ class Experiment:
     time: np.ndarray
     channels: dict
     units: dict
-    lines: np.ndarray = None
+    lines: np.ndarray | None = None
     comments: list = field(default_factory=list)
     group: str = ""
     time_name: str = DEFAULT_TIME_NAME

@@ -224,7 +224,7 @@ class FitResult:
     rtol: float
     atol: float
     alignment: str = ""
-    output_step: float = None
+    output_step: float | None = None
     overrides: list = field(default_factory=list)
 
     def value(self, path):

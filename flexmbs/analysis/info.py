@@ -1,6 +1,7 @@
 """What is in a result file, as text (`flexmbs info out.h5`)."""
 
 import math
+import os
 import textwrap
 
 import numpy as np
@@ -72,7 +73,7 @@ def _solver_lines(r):
     return lines
 
 
-def describe_result(path):
+def describe_result(path: str | os.PathLike) -> str:
     """A text description of the result file `path`: status, time span, number of
     samples, coordinates, sensors (with their sizes), energy summary and the solver's
     settings and statistics. Raises ResultFileError for a file that is not a result."""

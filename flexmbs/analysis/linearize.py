@@ -112,12 +112,14 @@ class Linearization:
     rows: int = 0                     # constraint equations of the cut joints
     rank: int = 0
     row_texts: list = field(default_factory=list)  # the active rows
-    J_z: np.ndarray = None            # (nq, rank)
-    constraint_forces: np.ndarray = None   # f_z = -lambda (Führer and Wallrapp (23) at dy = 0)
-    coordinate_forces: np.ndarray = None   # g_z = Phi_q^T f_z (nq,), Führer and Wallrapp (24)
-    Fz_M: np.ndarray = None           # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
-    Fz_D: np.ndarray = None
-    Fz_K: np.ndarray = None
+    J_z: np.ndarray | None = None     # (nq, rank)
+    # f_z = -lambda (Führer and Wallrapp (23) at dy = 0)
+    constraint_forces: np.ndarray | None = None
+    # g_z = Phi_q^T f_z (nq,), Führer and Wallrapp (24)
+    coordinate_forces: np.ndarray | None = None
+    Fz_M: np.ndarray | None = None    # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
+    Fz_D: np.ndarray | None = None
+    Fz_K: np.ndarray | None = None
     prescribed: list = field(default_factory=list)  # names the user kept independent
     note: str = ""
 

@@ -49,7 +49,7 @@ class BeamModes:
     frequencies: np.ndarray
     descriptions: list
     energy_fractions: np.ndarray
-    kept: dict = None
+    kept: dict | None = None
     axial_stretch_capability: float = 1.0
 
 

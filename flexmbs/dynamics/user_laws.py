@@ -73,7 +73,7 @@ GLOBAL_AXES, MARKER_AXES = 0, 1  # axes of a marker law's force and torque
 D_ADDRESS, D_TARGET, D_AXES, D_PARAMS = range(4)  # a law's data, params from D_PARAMS
 ADDRESS_LIMIT = 2 ** 53  # addresses are kept as float64, exact below this
 
-_PYTHON_LAWS = {}  # address -> the Python function, for NUMBA_DISABLE_JIT=1
+_PYTHON_LAWS: dict[int, object] = {}  # address -> the Python function, for NUMBA_DISABLE_JIT=1
 
 
 def register_law(address, py_func):
@@ -131,12 +131,12 @@ def _call_at_address(typingctx, address, t, q, u, params, out):
     return sig, codegen
 
 
-if numba.config.DISABLE_JIT:
+if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
     def call_user_law(address, t, q, u, params, out):
         """The law at `address` (its Python function when numba is off)."""
         _PYTHON_LAWS[int(address)](t, q, u, params, out)
 else:
-    call_user_law = _call_at_address
+    call_user_law = _call_at_address  # type: ignore[assignment]
 
 
 def law_entry(address, target, axes, params):

@@ -59,8 +59,8 @@ class Section:
     i_z: float
     torsion_constant: float
     kind: str = "general"
-    max_y: float = None
-    max_z: float = None
+    max_y: float | None = None
+    max_z: float | None = None
 
     @property
     def polar_moment(self):

@@ -654,7 +654,7 @@ LIVE_READ_ATTEMPTS = 20   # reads of a file caught inside a commit, LIVE_READ_WA
 LIVE_READ_WAIT = 0.1
 
 
-def open_result(path):
+def open_result(path: str | os.PathLike) -> "Result":
     """Read a result file (read-only) into a Result.
 
     Works on the file of a run that is still going (neither side uses HDF5 file
@@ -665,20 +665,22 @@ def open_result(path):
     Raises ResultFileError if the file is missing, not HDF5, not a flexmbs result
     file, or still unreadable after those attempts.
     """
-    for attempt in range(LIVE_READ_ATTEMPTS):
+    for _ in range(LIVE_READ_ATTEMPTS - 1):
         try:
             return _open_result_once(path)
-        except _HalfWritten as exc:
-            if attempt == LIVE_READ_ATTEMPTS - 1:
-                raise ResultFileError(str(exc)) from None
+        except _HalfWritten:
             _time.sleep(LIVE_READ_WAIT)
+    try:
+        return _open_result_once(path)
+    except _HalfWritten as exc:
+        raise ResultFileError(str(exc)) from None
 
 
 class _HalfWritten(Exception):
     """A result file that HDF5 could not read: damaged, or caught inside a commit."""
 
 
-def _open_result_once(path):
+def _open_result_once(path: str | os.PathLike) -> "Result":
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ResultFileError(f"{path}: no such result file")

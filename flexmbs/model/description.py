@@ -166,7 +166,7 @@ class Marker:
     body: str
     position: np.ndarray
     orientation: np.ndarray
-    node: int = None
+    node: int | None = None
 
 
 @dataclass
@@ -456,17 +456,17 @@ class Sensor:
     body `frame` (the ground by default)."""
     name: str
     type: str
-    joint: str = None
-    coordinate: int = None
-    body: str = None
-    marker: str = None
+    joint: str | None = None
+    coordinate: int | None = None
+    body: str | None = None
+    marker: str | None = None
     frame: str = GROUND
-    actuator: str = None
-    element: int = None
+    actuator: str | None = None
+    element: int | None = None
     at: object = None
-    point: np.ndarray = None
-    subdivisions: int = None
-    contact: str = None
+    point: np.ndarray | None = None
+    subdivisions: int | None = None
+    contact: str | None = None
 
 
 @dataclass(frozen=True)
@@ -491,7 +491,7 @@ class SolverSettings:
     formulation: str = "joint"
     constraints: str = "ggl"
     rho_inf: float = 0.9
-    fixed_step: float = None
+    fixed_step: float | None = None
 
     def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
                      formulation=None, constraints=None, rho_inf=None, fixed_step=None):

@@ -15,7 +15,9 @@ The topology (tree, loops, bodies not connected to the ground) is checked later,
 """
 
 import math
+import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -235,7 +237,7 @@ _BODY_TYPES = ("rigid", "beam")
 
 
 # ---------------------------------------------------------------- public API
-def load_model(path, overrides=()):
+def load_model(path: str | os.PathLike, overrides: Iterable[str] = ()) -> Model:
     """Read the model file `path` (TOML), apply `overrides` ("dotted.path=value"
     strings, as given to `--set`) and build the `Model`.
 

@@ -51,7 +51,7 @@ __all__ = ["UserLaw", "UserLawItem", "user_law", "user_law_item", "user_law_entr
 
 LAW_PARAMETERS = ("t", "q", "u", "params", "out")
 USER_LAW_FRAMES = {"global": GLOBAL_AXES, "marker": MARKER_AXES}
-_COMPILED = []  # every UserLaw of the process: their addresses stay valid
+_COMPILED: list = []  # every UserLaw of the process: their addresses stay valid
 
 
 class UserLaw:

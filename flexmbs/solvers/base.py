@@ -56,16 +56,16 @@ class System:
     residual_kernel: object
     m: object
     ws: object
-    algebraic: np.ndarray = None
+    algebraic: np.ndarray | None = None
     dae_residual: object = None
     dae_jacobian: object = None
-    dae_jacobian_columns: np.ndarray = None
+    dae_jacobian_columns: np.ndarray | None = None
     second_order: int = 0
     dae_mass: object = None
     index2: bool = False
     refresh: object = None
     npositions: int = 0
-    dae_elastic_columns: np.ndarray = None
+    dae_elastic_columns: np.ndarray | None = None
 
 
 class Integrator(ABC):
