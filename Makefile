@@ -20,14 +20,23 @@ run: $(STAMP)
 	$(BIN)/flexmbs run data/models/huang_two_link.toml -o results/huang_two_link.h5
 	$(BIN)/flexmbs energy results/huang_two_link.h5
 
+# The kernels as plain Python (NUMBA_DISABLE_JIT=1) under coverage, on a fast subset.
+COVERAGE_TESTS := tests/test_kinematics_dynamics.py tests/test_elements.py \
+	tests/test_topology.py tests/test_timefunctions.py tests/test_model_input.py
+COVERAGE_FLOOR := 25
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m coverage run --source=flexmbs -m pytest -q \
+		-p no:cacheprovider $(COVERAGE_TESTS) -k "not test_reference_power_balance"
+	@printf "coverage of flexmbs without numba (%%): "
+	@$(BIN)/python -m coverage report --fail-under=$(COVERAGE_FLOOR) --format=total
 
 docs: $(STAMP)
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 	@echo "docs/_build/html/index.html"
 
 clean:
-	rm -rf $(VENV) results .pytest_cache docs/_build
+	rm -rf $(VENV) results .pytest_cache docs/_build .coverage

@@ -12,7 +12,7 @@ short spans (tests/test_closed_loops.py).
 * slider_crank: SC, 2 s at rtol 1e-7, atol 1e-9, the rod's structural damping alpha
   given by --sc-alpha (undamped, the rod's axial modes ring at about 1e4 rad/s and
   the run follows them). It needs bdf's lowest index-2 order, 3 (bdf_kernels
-  INDEX2_MIN_ORDER; see the README, "Closed loops").
+  INDEX2_MIN_ORDER; see docs/guides/closed-loops.md).
 """
 
 import argparse

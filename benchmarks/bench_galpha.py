@@ -23,8 +23,8 @@ Per study:
    difference): the cheapest of its sweep; wall time of its solve against
    galpha's integration time.
 
-Numba compilation is not timed (a warm-up run first). The tables of the README come
-from the JSON: --table prints them.
+Numba compilation is not timed (a warm-up run first). The tables of
+docs/explanation/performance.md come from the JSON: --table prints them.
 """
 
 import argparse
@@ -167,7 +167,7 @@ def bench_study(study, a, log):
 
 
 def table(results):
-    """The README's table, from the JSON."""
+    """The documentation's table, from the JSON."""
     lines = ["| model | bdf (default rtol): steps, s | galpha at equal accuracy | "
              "steps, s | fewer steps | less time | Exudyn at that accuracy |",
              "|---|---|---|---|---|---|---|"]
@@ -205,7 +205,7 @@ def main():
                    help="galpha may be this much (relative) less accurate than bdf")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", help="write the results here")
-    p.add_argument("--table", metavar="JSON", help="print the README table of a run")
+    p.add_argument("--table", metavar="JSON", help="print the documentation's table of a run")
     a = p.parse_args()
     if a.table:
         print(table(json.loads(Path(a.table).read_text())))

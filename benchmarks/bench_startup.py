@@ -132,7 +132,7 @@ def bench(a, log):
 
 
 def table(results):
-    """The README's start-up table (markdown) from a run's JSON."""
+    """The documentation's start-up table (markdown) from a run's JSON."""
     rows = ["| measurement | wall time | peak memory | notes |", "|---|---|---|---|"]
     for r in results["cold"]:
         seconds = {}
@@ -165,7 +165,7 @@ def main():
     p.add_argument("--cold", nargs="+", default=["data/models/huang_two_link.toml"])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", help="write the results here")
-    p.add_argument("--table", metavar="JSON", help="print the README table of a run")
+    p.add_argument("--table", metavar="JSON", help="print the documentation's table of a run")
     a = p.parse_args()
     if a.table:
         print(table(json.loads(Path(a.table).read_text())))

@@ -505,7 +505,7 @@ RD_ACCEL_SPIN = 15.0  # rad/s
 RD_VARIANTS = {"straight": 10.0, "circular": 10.0, "accel": 5.0}  # variant: t_end (s)
 RD_ATOL = 1e-9  # the models' atol (rtol 1e-8): at 1e-10 the steps of the circular run
 # collapse to 4e-4 s from t = 1 s on, every step rejected once, the lean rate's error
-# test failing (its atol alone at 1e-8 cures it); README "Rolling contacts"
+# test failing (its atol alone at 1e-8 cures it); docs/guides/rolling-contacts.md
 
 
 def rolling_disk_steady_rates(lean, speed, radius=RD_RADIUS, gravity=RD_GRAVITY):

@@ -1,7 +1,7 @@
 """The TOML model-file reader: a model file is a sequence of `Model.add_*` calls.
 
-The file vocabulary is the builder API of `flexmbs.model.description`; the README's
-"Model-file reference" documents it. Reading goes in four steps, each reporting a
+The file vocabulary is the builder API of `flexmbs.model.description`;
+docs/reference/model-file.md documents it. Reading goes in four steps, each reporting a
 `ModelError` that names the file, the item and the field:
 
 1. parse the TOML text (tomllib);

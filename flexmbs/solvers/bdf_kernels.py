@@ -54,7 +54,7 @@ beam end held by the constraint (the slider-crank's rod), the stiff beam answers
 forces far above the tolerance on the elastic rates; the error test shrinks h, which
 keeps the order at 1 (an accepted step, a rejected doubled one), and the run crawls
 (SC: 61 720 steps at order 1 for 4.6 ms). From order 3 mu is O(h^3) and SC runs its
-2 s (README, Closed loops). BDF3 is not A-stable, but stable on the negative real axis
+2 s (docs/guides/closed-loops.md). BDF3 is not A-stable, but stable on the negative real axis
 and within 86 degrees of it, where damped elastic modes lie. It is a preference, not a
 wall: from the INDEX2_FLOOR_FAILS-th failed error test of one step on, the retries go
 lower as IDA's do (a rolling disk at atol 1e-10 needs order 2 for a while)."""
