@@ -16,7 +16,7 @@ import signal
 import sys
 
 from . import __version__
-from .errors import FlexmbsError, RunTerminated
+from .errors import FlexmbsError, ResultWriteError, RunTerminated
 from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
 
 __all__ = ["main"]
@@ -520,6 +520,9 @@ def _run_command(args):
         status = args.fn(args)
         sys.stdout.flush()   # a closed pipe shows here, not at the interpreter's exit
         return status
+    except ResultWriteError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
     except FlexmbsError as exc:
         _err(str(exc))
         return EXIT_INPUT

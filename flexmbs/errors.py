@@ -57,6 +57,11 @@ class ResultFileError(FlexmbsError):
     """A result file that is missing, unreadable or not written by flexmbs."""
 
 
+class ResultWriteError(FlexmbsError):
+    """A result file that could not be written on (a full disk, a file-size limit, an
+    I/O error): the run stops, and the file keeps what was committed and the reason."""
+
+
 class ExperimentError(FlexmbsError, ValueError):
     """An experiment file or a channel map that cannot be used.
 

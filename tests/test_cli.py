@@ -2,6 +2,7 @@
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -157,6 +158,33 @@ def test_sigkill_leaves_a_readable_file(tmp_path):
     assert res.t_reached == pytest.approx(res.time[-1])
     assert np.all(np.diff(res.time) > 0)
     assert np.all(np.isfinite(res.q))
+
+
+def _file_size_limit(limit):
+    """preexec_fn: a file-size limit (`ulimit -f`) of `limit` bytes, reported as EFBIG
+    rather than by SIGXFSZ."""
+    def set_limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return set_limit
+
+
+def test_a_full_disk_stops_the_run_with_a_readable_file(tmp_path):
+    """No room for the next rows (here a file-size limit of 20 MB): exit status 1, one
+    line, the rows written so far readable, the reason in the file."""
+    out = tmp_path / "full.h5"
+    r = subprocess.run(
+        [sys.executable, "-m", "flexmbs", "run", str(MODELS / "chain_spatial_4.toml"),
+         "-o", str(out), "-q", "--t-end", "1000", "--output-step", "1e-3"],
+        cwd=ROOT, capture_output=True, text=True, preexec_fn=_file_size_limit(20_000_000))
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith(f"flexmbs: error: {out}: no room for the result file")
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    res = open_result(out)
+    assert res.status.startswith("failed: no room for the result file")
+    assert res.nsamples > 1000 and np.all(np.diff(res.time) > 0)
+    assert f"the rows up to t = {res.time[-1]:g} s are written" in res.status
+    assert os.path.getsize(out) < 20_000_000
 
 
 BAD_MODELS = {

@@ -17,7 +17,7 @@ import flexmbs
 from flexmbs.analysis.energy import energy_balance, format_energy_report
 from flexmbs.analysis.info import describe_result
 from flexmbs.analysis.plot import UnknownNameError, plot_result
-from flexmbs.errors import ResultFileError
+from flexmbs.errors import ResultFileError, ResultWriteError
 from flexmbs.io.results import ENERGY_COMPONENTS, ENERGY_NAMES, Result, ResultWriter, open_result
 from flexmbs.model.topology import Topology, body_path_matrix, joint_path_matrix
 
@@ -264,6 +264,30 @@ def test_sigkill_leaves_a_consistent_prefix(tmp_path):
         assert f.attrs["status"] == "running"
         lengths = {f[n].shape[0] for n in ["time", "q", "u", "energy/total", "sensors/tip"]}
         assert lengths == {r.nsamples}
+
+
+def test_no_room_for_the_next_rows_stops_with_the_reason(tmp_path, monkeypatch):
+    """A disk without room for the next commit (free space, or a file-size limit):
+    the committed rows stay, the pending ones are dropped, and the status says why,
+    also after the run's own close."""
+    import flexmbs.io.results as results
+    room = {"bytes": 10 ** 12}
+    monkeypatch.setattr(results, "_room_for", lambda path: room["bytes"])
+    path = tmp_path / "full.h5"
+    w = make_writer(path)
+    t = 0.01 * np.arange(5)
+    w.append(t, *rows(t))
+    room["bytes"] = 1000
+    t2 = 0.05 + 0.01 * np.arange(5)
+    with pytest.raises(ResultWriteError, match="no room for the result file"):
+        w.append(t2, *rows(t2))
+    with pytest.raises(ResultWriteError):
+        w.flush()
+    w.close("failed: ResultWriteError: whatever the caller says")
+    r = open_result(path)
+    assert r.status.startswith("failed: no room for the result file: 0.0 MB left")
+    assert "the rows up to t = 0.04 s are written" in r.status
+    np.testing.assert_array_equal(r.time, t)
 
 
 BUSY_CHILD = textwrap.dedent("""

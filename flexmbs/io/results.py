@@ -43,6 +43,8 @@ import datetime
 import json
 import math
 import os
+import resource
+import shutil
 import signal
 import socket
 import time as _time
@@ -53,7 +55,7 @@ import numpy as np
 
 import flexmbs
 
-from ..errors import ResultFileError
+from ..errors import ResultFileError, ResultWriteError
 
 __all__ = ["ResultWriter", "Result", "open_result", "ENERGY_COMPONENTS", "ENERGY_NAMES",
            "ENERGY_DESCRIPTIONS", "component_labels"]
@@ -108,6 +110,7 @@ STATUS_INTERRUPTED = FAILED_PREFIX + "interrupted by the user"
 CHUNK_BYTES = 64 * 1024  # target size of one chunk of a time series
 PENDING_BYTES = 8 * 1024 * 1024  # buffered rows beyond this are committed at once
 MIN_CHUNK_ROWS = 16
+DISK_RESERVE = 4 * 1024 * 1024  # kept free for the status and statistics at the end
 
 
 def component_labels(size):
@@ -202,6 +205,7 @@ class ResultWriter:
         self._t_last = -math.inf
         self._t_reached = math.nan
         self._closed = False
+        self._write_failure = None
         parent = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(parent, exist_ok=True)
         # libver v108: attributes over 64 KiB (long name lists) go to dense storage.
@@ -434,11 +438,18 @@ class ResultWriter:
         if status != STATUS_FINISHED and not status.startswith(FAILED_PREFIX):
             raise ValueError('status must be "finished" or "failed: <reason>", '
                              f"got {status!r}")
+        if self._write_failure is not None:
+            status = FAILED_PREFIX + self._write_failure
         try:
             self._commit(status)
         finally:
             self._closed = True
-            self._file.close()
+            try:
+                self._file.close()
+            except (OSError, RuntimeError) as exc:
+                if self._write_failure is None:
+                    raise ResultWriteError(f"{self.path}: closing the result file "
+                                           f"failed: {exc}") from None
 
     def __enter__(self):
         return self
@@ -465,6 +476,40 @@ class ResultWriter:
             self._commit_now(status)
 
     def _commit_now(self, status):
+        if self._write_failure is not None and status is None:
+            raise ResultWriteError(self._write_failure)
+        room = self._room_problem()
+        if room is not None:
+            # what is committed stays; the rows that do not fit are dropped, and the
+            # file says why (the attrs fit in the reserve)
+            self._pending, self._pending_bytes = [], 0
+            self._write_failure = room
+            status = FAILED_PREFIX + room
+        try:
+            self._write_pending(status)
+        except (OSError, RuntimeError) as exc:
+            self._write_failure = f"writing the result file failed: {exc}"
+            raise ResultWriteError(f"{self.path}: {self._write_failure}") from None
+        if room is not None:
+            raise ResultWriteError(f"{self.path}: {room}")
+
+    def _room_problem(self):
+        """Why the pending rows cannot be committed (None if they can): the free space
+        of the file's disk, or what a file-size limit (ulimit -f) leaves, below the
+        rows, a new chunk per series and DISK_RESERVE."""
+        if not self._pending:
+            return None
+        need = self._pending_bytes + 2 * len(self._series) * CHUNK_BYTES + DISK_RESERVE
+        free = _room_for(self.path)
+        if free >= need:
+            return None
+        written = (f"the rows up to t = {self._t_reached:g} s are written" if self._n
+                   else "no rows are written")
+        return (f"no room for the result file: {free / 1e6:.1f} MB left (the disk's free "
+                f"space, or the file-size limit of `ulimit -f`), {need / 1e6:.1f} MB "
+                f"needed for the next rows; the run stops, {written}")
+
+    def _write_pending(self, status):
         f = self._file
         if self._pending:
             t, q, u, e, s, rest = (np.concatenate(c) for c in zip(*self._pending))
@@ -494,6 +539,18 @@ class ResultWriter:
             f.attrs["status"] = status
         f.flush()
         self._last_commit = _time.monotonic()
+
+
+def _room_for(path):
+    """Bytes `path` may still grow by: the free space of its disk (to an unprivileged
+    user), or less under a file-size limit (RLIMIT_FSIZE, `ulimit -f`)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    room = shutil.disk_usage(folder).free
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft != resource.RLIM_INFINITY:
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+        room = min(room, soft - size)
+    return room
 
 
 DEFERRED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
