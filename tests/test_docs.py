@@ -99,3 +99,22 @@ def test_the_documentation_builds_without_warnings(tmp_path):
                        cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / "html" / "reference" / "model-file.html").exists()
+
+
+GENERATED_TABLES = [  # (benchmark script, its results file, the page showing its tables)
+    ("bench_galpha.py", "galpha.json", "explanation/performance.md"),
+    ("bench_startup.py", "startup.json", "explanation/performance.md"),
+]
+
+
+@pytest.mark.parametrize("script, results, page", GENERATED_TABLES)
+def test_benchmark_tables_are_the_ones_their_results_make(script, results, page):
+    """The tables a benchmark prints from its JSON (--table) appear in the docs as
+    printed: the figures come from the results file, not from typing."""
+    r = subprocess.run([sys.executable, script, "--table", f"results/{results}"],
+                       cwd=ROOT / "benchmarks", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [line for line in r.stdout.splitlines() if line.startswith("|")]
+    text = (DOCS / page).read_text()
+    missing = [row for row in rows if row not in text]
+    assert rows and not missing, f"{page} lacks rows of {script} --table: {missing[:3]}"
