@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from .analysis.deformation_range import DeformationWatch
 from .compile_notice import CompileWatch
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
@@ -489,10 +490,15 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         else:
             ts[0], ys[0], es[0], ss[0] = t[-1:], y[-1:], e[-1:], sv[-1:]
         watch.update(t, y)
+        deformation.update(t, y)
+        if log is not None and not deformation_said and deformation.report():
+            log("warning: a beam is " + deformation.report())
+            deformation_said.append(True)
         if writer is not None:
             writer.append(t, y[:, :nq], y[:, nq:2 * nq], e, sv, y[:, 2 * nq:])
 
     watch = _SingularityWatch(cm)
+    deformation, deformation_said = DeformationWatch(cm), []
     watch.update(np.array([t0]), y0[None, :])
     if log is not None and watch.report():
         log("warning: the initial state is " + watch.report())
@@ -536,6 +542,8 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
     stats["compile_time"] = compiling.seconds
     if s.formulation == "absolute":
         stats["reference_moves"] = system.reference_moves
+    if deformation.report():
+        stats["small_deformation"] = deformation.report()
     if watch.report():
         stats["joint_singularity"] = watch.report()
         if log is not None:

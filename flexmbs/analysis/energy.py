@@ -99,7 +99,9 @@ def energy_balance(result: Result | str | os.PathLike,
       stiffness (their balance is not expected to close);
     - method (the solver's name, None if unknown); for `galpha`, rho_inf and
       numerical_dissipation = E(0) - E(t_end): the energy its damping of the modes
-      its steps do not resolve took (none with rho_inf = 1 on linear modes).
+      its steps do not resolve took (none with rho_inf = 1 on linear modes);
+    - small_deformation: the run's text about beams that left the small-deformation
+      range (flexmbs.analysis.deformation_range), None if none did.
 
     Raises ResultFileError if the result holds no samples.
     """
@@ -144,6 +146,8 @@ def energy_balance(result: Result | str | os.PathLike,
         "nonconservative": [list(x) for x in nonconservative_beams(
             getattr(result, "model_json", None))],
         **_integrator_dissipation(result, e),
+        "small_deformation": (getattr(result, "solver", None) or {}).get(
+            "small_deformation") or None,
     }
 
 
@@ -199,6 +203,8 @@ def format_energy_report(balance):
                      "Huang's thesis that is not conservative (docs/explanation/"
                      "formulation.md, section 6): "
                      "its energy balance is not expected to close")
+    if b.get("small_deformation"):
+        lines.append("warning: a beam went " + b["small_deformation"])
     if not b["finite"]:
         lines.append("the energies are not finite (the run diverged)")
     if b["status"] != "finished":

@@ -1,0 +1,73 @@
+"""The small-deformation range of the floating-frame beam
+(flexmbs.analysis.deformation_range): a run of a beam far outside it is warned about
+during the run, in the result file and in the energy report; one inside it is not; the
+watch's figures against the nodal coordinates read by name."""
+
+import numpy as np
+
+from flexmbs.analysis.deformation_range import (DEFLECTION_LIMIT, ROTATION_LIMIT,
+                                                DeformationWatch)
+from flexmbs.analysis.energy import energy_balance, format_energy_report
+from flexmbs.io.results import open_result
+from flexmbs.model.compiled import compile_model
+from flexmbs.model.library import huang_two_link
+from flexmbs.simulation import simulate
+
+
+def _run(model, path, t_end):
+    said = []
+    sim = simulate(model, path, t_end=t_end, rtol=1e-5, atol=1e-7, method="galpha",
+                   output_step=0.01, log=said.append, history=True)
+    return sim, said
+
+
+def test_a_beam_inside_the_range_is_not_warned_about(tmp_path):
+    sim, said = _run(huang_two_link(1), tmp_path / "h2.h5", 0.5)
+    assert sim.status == "finished"
+    assert not any("small-deformation" in s for s in said)
+    assert "small_deformation" not in sim.statistics
+    assert energy_balance(tmp_path / "h2.h5")["small_deformation"] is None
+
+
+def test_a_soft_beam_far_outside_the_range_is_warned_about(tmp_path):
+    """H2 with E and G 1e-4 of the tube's: the beam folds under its own weight."""
+    path = tmp_path / "soft.h5"
+    sim, said = _run(huang_two_link(2, youngs_modulus_scale=1e-4), path, 0.5)
+    warnings = [s for s in said if "small-deformation" in s]
+    assert len(warnings) == 1 and 'beam "link2"' in warnings[0]
+    assert "small-deformation" in open_result(path).solver["small_deformation"]
+    report = format_energy_report(energy_balance(path))
+    assert 'warning: a beam went outside the small-deformation range' in report
+
+
+def test_the_watch_takes_the_largest_nodal_values(tmp_path):
+    model = huang_two_link(2, youngs_modulus_scale=1e-3)
+    cm = compile_model(model)
+    sim, _ = _run(model, None, 0.3)
+    watch = DeformationWatch(cm)
+    watch.update(sim.t, sim.y)
+    d, _, r, _ = watch.worst["link2"]
+    names = cm.coordinate_names
+    q = sim.y[:, :cm.nq]
+
+    def column(node, dof):
+        name = f"link2.n{node}.{dof}"
+        return q[:, names.index(name)] if name in names else np.zeros(len(sim.t))
+
+    length = 1.02
+    moves = [np.sqrt(sum(column(n, x) ** 2 for x in "uvw")) for n in (1, 2)]
+    turns = [np.sqrt(sum(column(n, x) ** 2 for x in ("tx", "ty", "tz"))) for n in (1, 2)]
+    assert d == max(m.max() for m in moves) / length
+    assert r == max(t.max() for t in turns)
+    assert 0 < d and 0 < r  # it moves, inside or outside the limits
+    assert (d > DEFLECTION_LIMIT or r > ROTATION_LIMIT) == bool(watch.report())
+
+
+def test_a_reduced_beam_is_watched_through_its_modes():
+    model = huang_two_link(2, youngs_modulus_scale=1e-4, modes=2)
+    cm = compile_model(model)
+    sim, said = _run(model, None, 0.5)
+    assert any('beam "link2"' in s for s in said)
+    watch = DeformationWatch(cm)
+    (extent,) = watch.beams
+    assert extent.to_nodal is not None and extent.to_nodal.shape[1] == 2
