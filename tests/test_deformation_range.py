@@ -5,8 +5,7 @@ watch's figures against the nodal coordinates read by name."""
 
 import numpy as np
 
-from flexmbs.analysis.deformation_range import (DEFLECTION_LIMIT, ROTATION_LIMIT,
-                                                DeformationWatch)
+from flexmbs.analysis.deformation_range import DEFLECTION_LIMIT, ROTATION_LIMIT, DeformationWatch
 from flexmbs.analysis.energy import energy_balance, format_energy_report
 from flexmbs.io.results import open_result
 from flexmbs.model.compiled import compile_model

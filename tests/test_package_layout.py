@@ -44,3 +44,23 @@ def test_pyproject_pins_the_supported_range():
     (lo_major, lo_minor), (hi_major, hi_minor) = NUMBA_VERSIONS
     assert pin.replace(" ", "") == f"numba>={lo_major}.{lo_minor},<{hi_major}.{hi_minor}"
     assert numba.__version__.startswith(f"{lo_major}.")
+
+
+def test_the_public_api_is_at_the_top_and_import_stays_light():
+    """flexmbs.<name> is the documented function or class; `import flexmbs` alone does
+    not bring numba in."""
+    code = ("import sys, flexmbs; assert 'numba' not in sys.modules; "
+            "from flexmbs.simulation import simulate; from flexmbs.io.results import "
+            "open_result; from flexmbs.model.toml_reader import load_model; "
+            "from flexmbs.model.compiled import compile_model; "
+            "from flexmbs.model.description import Model; "
+            "from flexmbs.analysis.energy import energy_balance; "
+            "from flexmbs.model.user_laws import user_law; "
+            "assert (flexmbs.simulate, flexmbs.open_result, flexmbs.load_model, "
+            "flexmbs.compile_model, flexmbs.Model, flexmbs.energy_balance, "
+            "flexmbs.user_law) == (simulate, open_result, load_model, compile_model, "
+            "Model, energy_balance, user_law); "
+            "assert set(flexmbs.__all__) <= set(dir(flexmbs))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
