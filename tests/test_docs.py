@@ -104,6 +104,7 @@ def test_the_documentation_builds_without_warnings(tmp_path):
 GENERATED_TABLES = [  # (benchmark script, its results file, the page showing its tables)
     ("bench_galpha.py", "galpha.json", "explanation/performance.md"),
     ("bench_startup.py", "startup.json", "explanation/performance.md"),
+    ("bench_galpha_mechanisms.py", "galpha_mechanisms.json", "explanation/performance.md"),
 ]
 
 
