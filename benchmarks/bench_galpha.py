@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from peers import exudyn_h2, exudyn_spin, machine
+from peers import add_results_options, exudyn_h2, exudyn_spin, log, machine, printed_table
 
 from flexmbs.model.library import huang_two_link, spin_up
 from flexmbs.simulation import simulate
@@ -204,15 +204,10 @@ def main():
     p.add_argument("--slack", type=float, default=0.05,
                    help="galpha may be this much (relative) less accurate than bdf")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--json", help="write the results here")
-    p.add_argument("--table", metavar="JSON", help="print the documentation's table of a run")
+    add_results_options(p)
     a = p.parse_args()
-    if a.table:
-        print(table(json.loads(Path(a.table).read_text())))
+    if printed_table(a, table):
         return
-
-    def log(text):
-        print(text, flush=True)
 
     info = machine()
     log(f"machine: {info['cpu']}, {info['cores']} cores; numba {info['numba']}, "

@@ -68,7 +68,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import machine
+from peers import add_results_options, log, machine, printed_table
 
 from flexmbs.elements import material
 from flexmbs.elements.modal import body_modes
@@ -526,15 +526,10 @@ def main():
     p.add_argument("--no-bdf-sweep", dest="bdf_sweep", action="store_false",
                    help="skip bdf at rtol 1e-4 to 1e-7")
     p.add_argument("--cache", help="keep the reference runs here (npz)")
-    p.add_argument("--json", help="write the results here")
-    p.add_argument("--table", metavar="JSON", help="print the Markdown table of a run")
+    add_results_options(p)
     a = p.parse_args()
-    if a.table:
-        print(table(json.loads(Path(a.table).read_text())))
+    if printed_table(a, table):
         return
-
-    def log(text):
-        print(text, flush=True)
 
     info = machine()
     log(f"machine: {info['cpu']}, {info['cores']} cores; numba {info['numba']}")

@@ -39,7 +39,7 @@ import h5py
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from peers import machine  # noqa: E402
+from peers import add_results_options, log, machine, printed_table  # noqa: E402
 
 FLEXMBS = [sys.executable, "-m", "flexmbs"]
 TIMED = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
@@ -164,15 +164,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cold", nargs="+", default=["data/models/huang_two_link.toml"])
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--json", help="write the results here")
-    p.add_argument("--table", metavar="JSON", help="print the documentation's table of a run")
+    add_results_options(p)
     a = p.parse_args()
-    if a.table:
-        print(table(json.loads(Path(a.table).read_text())))
+    if printed_table(a, table):
         return
-
-    def log(text):
-        print(text, flush=True)
     results = bench(a, log)
     if a.json:
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)

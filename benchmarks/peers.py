@@ -384,3 +384,27 @@ def exudyn_spin(elements, h, t_end=20.0, rho_inf=0.8, newton_tol=1e-8, newton_ab
     return {"t": r[:, 0], "deflection": deflection,
             "angle": np.unwrap(_rotation_angle_about(rot, 2)), "wall": wall,
             "steps": steps}
+
+
+def add_results_options(parser):
+    """--json (write the results there) and --table (print the documentation's tables
+    of a results file), the options every benchmark shares."""
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--table", metavar="JSON",
+                        help="print the documentation's table of a run")
+
+
+def printed_table(args, table):
+    """True, after printing table(results) of the file --table names, when it was
+    given: the benchmark then has nothing else to do."""
+    if not args.table:
+        return False
+    import json
+    from pathlib import Path
+    print(table(json.loads(Path(args.table).read_text())))
+    return True
+
+
+def log(text):
+    """A line of a benchmark's progress, shown at once."""
+    print(text, flush=True)
