@@ -89,6 +89,13 @@ ARM_MOTORS = {  # joint: kp, kd, gear ratio, rotor inertia, torque limit, target
                   target=0.8)}
 ARM_MOVE = 1.0  # s, the trajectories' duration
 ARM_SPEC_FREQUENCY = 21.8  # Hz, the spec's first bending frequency of the forearm
+ARM_BUILD_NOTE = (
+    "every feature of the spec exists in flexmbs (round_tube_section, material with "
+    "nu, node mass, alpha K_ff, geared PD actuators with rotor inertia and torque "
+    "limits, Trajectory set-points); choices the spec leaves open: the quintic "
+    "trajectory profile (flexmbs's default), no motor damping, the forearm released "
+    "undeformed under gravity (it rings at its first mode from t = 0), its section y "
+    "axis along link-1 y (bending in the x-z plane of motion)")
 
 
 def arm50(elements=ARM_TUBE["elements"], t_end=3.0):
@@ -305,6 +312,7 @@ def bench_model(key, a, log):
     log(f"{key} ({spec['name']})")
     if key == "arm50":
         out["arm50_check"] = arm50_check()
+        out["build_note"] = ARM_BUILD_NOTE
         log(f"  ARM-50 forearm, clamped with its payload: first bending "
             f"{out['arm50_check']['first_bending_hz']:.2f} Hz (spec {ARM_SPEC_FREQUENCY})")
     # warm-up: compile every path (not timed)
