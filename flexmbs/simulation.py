@@ -73,6 +73,7 @@ def build_system(cm, constraints="ggl", formulation="joint"):
                                       else _system.dae_constrained_residual),
                         dae_jacobian=_system.dae_work_column,
                         dae_jacobian_columns=columns, second_order=0,
+                        dae_mass=None if projection else _system.dae_constrained_mass,
                         index2=not projection, npositions=cm.nq)
         if projection:
             system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]

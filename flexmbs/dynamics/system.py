@@ -809,6 +809,20 @@ def dae_mass_block(t, y, yp, args, out):
 
 
 @jit_entry
+def dae_constrained_mass(t, y, yp, args, out):
+    """The mass hook of `constrained_residual`: out (n, n) = dF/dy', the identity on
+    the positions (q' - u - Phi_q^T mu), M*(q) on the speeds, 1 on each work and
+    nothing on the multipliers. The work rows' dependence on u' is left to the
+    differences (as in dae_mass_block). args as in dae_residual."""
+    ref = tuple_ref(args)
+    nq = member_ref(ref, 1).mass.shape[0]
+    nw = 1 + member_ref(ref, 0).act_coord.shape[0]
+    for k in range(nq):
+        out[k, k] = 1.0
+    mass_block_from_ref(t, y, ref, out[nq:2 * nq + nw, nq:2 * nq + nw])
+
+
+@jit_entry
 def dae_mass_elastic_block(t, y, yp, args, out):
     """The mass hook of a model with flexible bodies: dae_mass_block's matrix in the
     top m rows of out (m = n - nq) and, when out has 3 m rows, below it the elastic

@@ -189,16 +189,17 @@ class BDF:
         unknowns, as in mechanics). The Newton iteration then eliminates q: a
         Jacobian costs n - ns residuals instead of n and the LU is (n - ns)^2 (see
         bdf_kernels._setup_second_order). Checked on the residual at t0.
-    mass : optional numba-jitted ``mass(t, y, yp, args, out)``, only with
-        `second_order`: writes A = dF_r/dy'_r into the zeroed (n - ns, n - ns) `out`,
-        the derivative of the rows after the first ns with respect to y' after the
-        first ns (for F_u = M(q) u' - f(q, u): the mass matrix M, and the identity on
-        the rows of quadratures z' - g). Between difference Jacobians the reduced
-        iteration matrix is then re-formed as cj A(y) + R, R the rest of the last
-        difference Jacobian, without residuals (bdf_kernels._reform_with_mass). Parts
-        of dF/dy' that A leaves out are kept in R at the cj of the differences. A
-        must be that derivative: a matrix far too large gives small Newton updates
-        that the convergence test takes for convergence.
+    mass : optional numba-jitted ``mass(t, y, yp, args, out)``: writes A =
+        dF_r/dy'_r into the zeroed (n - ns, n - ns) `out`, the derivative of the rows
+        after the first ns with respect to y' after the first ns (for F_u = M(q) u' -
+        f(q, u): the mass matrix M, and the identity on the rows of quadratures
+        z' - g); with ns = 0 the whole dF/dy'. Between difference Jacobians the
+        (reduced) iteration matrix is then re-formed as cj A(y) + R, R the rest of the
+        last difference Jacobian, without residuals (bdf_kernels._reform_with_mass):
+        a change of step, which changes cj, costs no residuals. Parts of dF/dy' that
+        A leaves out are kept in R at the cj of the differences. A must be that
+        derivative: a matrix far too large gives small Newton updates that the
+        convergence test takes for convergence.
     max_order : 1..5.
     h0 : first step (None: IDA's choice). h_max : largest step. h_min : step floor
         (the run fails when a retried step would be smaller; 4 eps |t| is always
@@ -236,9 +237,6 @@ class BDF:
         if mass is not None:
             if _JIT and not _is_jitted(mass):
                 raise ValueError("mass must be None or a numba-jitted function")
-            if not second_order:
-                raise ValueError("mass needs second_order > 0 (it is the derivative of "
-                                 "the rows after the eliminated positions)")
         if jacobian_columns is not None:
             if jacobian is None:
                 raise ValueError("jacobian_columns needs a jacobian hook")

@@ -121,7 +121,7 @@ class BdfIntegrator(Integrator):
         for earlier in self._earlier:
             for key, value in earlier.items():
                 if key in ("nsteps", "nrejected", "nres", "njac", "nlu", "nnewton",
-                           "nconvfail", "order_counts"):
+                           "nconvfail", "order_counts", "nmass"):
                     stats[key] = stats[key] + value
         if self.restarts:
             stats["restarts"] = self.restarts

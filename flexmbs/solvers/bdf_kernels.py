@@ -79,6 +79,12 @@ CJ_RATIO_MIN = (1.0 - XRATE) / (1.0 + XRATE)    # [0.6, 1.667] (IDA, DASSL)
 CJ_RATIO_MAX = 1.0 / CJ_RATIO_MIN
 JAC_MAX_AGE = 20           # refactor after this many steps on one matrix (CVODE msbp)
 REST_MAX_AGE = 1000        # with a mass hook: differences again after this many steps
+REST_MAX_AGE_FIRST_ORDER = JAC_MAX_AGE  # ... without eliminated positions: R = dF/dy
+                           # holds a closed loop's constraint Jacobian, which, stale, lets
+                           # Newton settle on inexact multipliers near a singular position
+                           # (Bricard's linkage, rtol 1e-10: fails at 1000; 3 881 steps
+                           # at 20, 4 836 at 50, 7 364 at 300, 3 266 without re-forming);
+                           # at 20, dF/dy is never older than G was before re-forming
 REFORM_MIN_ITER = 3        # with a mass hook: a step that took this many updates to
                            # converge has the next step re-form G at its first iterate
 H_REDUCE_CONV = 0.25       # step factor after a Newton failure (IDA, DASSL)
@@ -444,6 +450,9 @@ def _jacobian_fd(residual, args, t, y, yp, res, cj, h, ewt, G, tmp, skip, mask, 
 @jit_entry
 def _setup(residual, jacobian, mass, args, s, t, y, yp, res):
     """Evaluate and LU-factor G = dF/dy + cj dF/dy' at (t, y, y'), F(t, y, y') = res.
+    With a mass hook (iv[I_USE_MASS]) its A = dF/dy' at (t, y, y') is evaluated too
+    and R = G - cj A kept (s.Rr): R is dF/dy, free of cj, so that _reform_with_mass
+    gives G at another cj exactly, without residuals.
 
     Returns _OK, _NLS_SINGULAR (a zero pivot) or _NLS_NONFINITE (G not finite).
     """
@@ -464,9 +473,20 @@ def _setup(residual, jacobian, mass, args, s, t, y, yp, res):
     fs[F_CJOLD] = cj
     fs[F_CJRATIO] = 1.0
     iv[I_JAC_AGE] = 0
+    iv[I_REST_AGE] = 0
     iv[I_FORCE_SETUP] = 1          # until a factorization succeeds
     if not _matrix_finite(G):
         return _NLS_NONFINITE
+    if iv[I_USE_MASS] != 0:
+        Ar, Rr = s.Ar, s.Rr
+        Ar[:, :] = 0.0
+        mass(t, y, yp, args, Ar)
+        n = G.shape[0]
+        for i in range(n):
+            for j in range(n):
+                Rr[i, j] = G[i, j] - cj * Ar[i, j]
+        if not _matrix_finite(Rr):
+            return _NLS_NONFINITE
     st[S_NLU] += 1
     if lu_factor(G, s.piv) != 0:
         return _NLS_SINGULAR
@@ -584,10 +604,14 @@ def _reform_with_mass(mass, args, s, t, y, yp):
     (R = Gr_0 - cj_0 A_0 - K_e0 / cj_0, and K_e0 of the last full setup kept: the
     mass hook is asked for A alone here), which matters for stiff beams, whose
     K / cj outweighs cj M at steps beyond their highest frequencies. Returns
-    _OK, _NLS_SINGULAR or _NLS_NONFINITE, like _setup.
+    _OK, _NLS_SINGULAR or _NLS_NONFINITE, like _setup. Without eliminated positions
+    (a first-order residual, _setup's R = dF/dy) G = R + cj A is the full matrix,
+    exact in cj, and only its dependence on y is carried from the differences.
     """
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
+    if iv[I_NSECOND] == 0:
+        return _reform_first_order(mass, args, s, t, y, yp)
     Rr, Gr = s.Rr, s.Gr
     nr = Gr.shape[0]
     Ar = s.Ar[:nr]
@@ -608,6 +632,33 @@ def _reform_with_mass(mass, args, s, t, y, yp):
         return _NLS_NONFINITE
     st[S_NLU] += 1
     if lu_factor(Gr, s.pivr) != 0:
+        return _NLS_SINGULAR
+    iv[I_FORCE_SETUP] = 0
+    return _OK
+
+
+@jit_entry
+def _reform_first_order(mass, args, s, t, y, yp):
+    """_reform_with_mass for a residual without eliminated positions: G = R + cj A(t,
+    y, y'), R = dF/dy of _setup's last differences."""
+    fs, iv, st = s.fs, s.iv, s.stats
+    cj = fs[F_CJ]
+    Rr, G, Ar = s.Rr, s.G, s.Ar
+    n = G.shape[0]
+    Ar[:, :] = 0.0
+    mass(t, y, yp, args, Ar)
+    for i in range(n):
+        for j in range(n):
+            G[i, j] = Rr[i, j] + cj * Ar[i, j]
+    st[S_NMASS] += 1
+    fs[F_CJOLD] = cj
+    fs[F_CJRATIO] = 1.0
+    iv[I_JAC_AGE] = 0
+    iv[I_FORCE_SETUP] = 1
+    if not _matrix_finite(G):
+        return _NLS_NONFINITE
+    st[S_NLU] += 1
+    if lu_factor(G, s.piv) != 0:
         return _NLS_SINGULAR
     iv[I_FORCE_SETUP] = 0
     return _OK
@@ -751,7 +802,8 @@ def _nls(residual, jacobian, mass, args, s, tn):
         fs[F_SS] = SS_CJ_CHANGED
     ynorm = _wrms(ypred, ewt)
     ns = iv[I_NSECOND]
-    reform = iv[I_USE_MASS] != 0 and iv[I_REST_AGE] < REST_MAX_AGE
+    reform = iv[I_USE_MASS] != 0 and iv[I_REST_AGE] < (REST_MAX_AGE if ns > 0 else
+                                                       REST_MAX_AGE_FIRST_ORDER)
     if reform and iv[I_REFORM_DUE] != 0:
         call_setup = True
     iv[I_REFORM_DUE] = 0
