@@ -3,14 +3,15 @@ benchmarks)."""
 
 import numpy as np
 
-from ..elements import general_section, material
-from .description import Model
+from ..elements import general_section, material, rectangle_section
+from .description import NODE_DOFS, Model
 from .timefunctions import Constant, ConstantRate, Polynomial, SpinUp
 
 __all__ = ["chain_model", "huang_two_link", "huang_three_link", "huang_rig", "huang_tube",
            "huang_eight_link", "HUANG_TUBE_MATERIAL", "H8_INITIAL", "H8_TARGETS", "spin_up",
            "four_bar", "four_bar_flexible", "bricard", "slider_crank", "rolling_disk",
-           "rolling_disk_steady_rates", "RD_VARIANTS"]
+           "rolling_disk_steady_rates", "RD_VARIANTS", "simeon_crank", "crank_rod_field",
+           "crank_midpoint_deflection", "CRANK_REFERENCE_Q1"]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -462,6 +463,127 @@ def slider_crank(elements=4, t_end=2.0):
                      frame="rod")
     model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
     return model
+
+
+CRANK_LENGTH = 0.15       # m: Simeon's crank (the Bari test set's problem `crank`)
+CRANK_ROD = 0.30          # m
+CRANK_SECTION = 0.008     # m: the rod's square section, 8 mm x 8 mm
+CRANK_STEEL = dict(youngs_modulus=2.0e11, poisson_ratio=0.3, density=7870.0)
+CRANK_SLIDER = 0.075552   # kg
+CRANK_SPEED = 150.0       # rad/s
+# The test set's initial values: rod angle phi2 and its rate (rad, rad/s), the slider
+# x3 and its rate (m, m/s), and the rod's four elastic coordinates and their rates,
+# q1, q2 the lateral amplitudes of sin(pi xi), sin(2 pi xi) and q3, q4 the axial
+# displacements of the middle and the far end (quadratic ansatz), xi = x / 0.3 m.
+CRANK_START = dict(phi2=0.0, phi2_rate=-7.499576703969453e+01, x3=4.500169330000000e-01,
+                   x3_rate=-2.689386719979040e-06,
+                   q=(0.0, 0.0, 1.033398630000000e-05, 1.693279690000000e-05),
+                   q_rate=(4.448961125815990e-01, 4.634339319238670e-03,
+                           -1.785910760000550e-06, -2.689386719979040e-06))
+CRANK_REFERENCE_Q1 = 0.1893192899613509e-03  # m: q1 at t = 0.1 s, the test set's solution
+
+
+def crank_rod_field(q, elements):
+    """The rod's nodal elastic coordinates (u, w, ty per node 1..elements, in that
+    order per node; m, m, rad) of the test set's field: lateral w_c = q1 sin(pi xi) +
+    q2 sin(2 pi xi) in the frame through both pins (the chord), axial u = q3 4 xi
+    (1 - xi) + q4 xi (2 xi - 1). The rod's floating frame is clamped at node 0, so it
+    turns from the chord by the slope s0 = w_c'(0) and its lateral field is w_c - s0 x;
+    the test set's plane is ours with its y along -z (a turn of phi about y is its
+    turn by phi), so w = -(w_c - s0 x) and ty = -dw/dx. Returns (coordinates, s0);
+    linear in q, so it maps rates too."""
+    q1, q2, q3, q4 = q
+    xi = np.arange(1, elements + 1) / elements
+    x = xi * CRANK_ROD
+    s0 = np.pi * (q1 + 2.0 * q2) / CRANK_ROD
+    wc = q1 * np.sin(np.pi * xi) + q2 * np.sin(2.0 * np.pi * xi)
+    slope = np.pi / CRANK_ROD * (q1 * np.cos(np.pi * xi) + 2.0 * q2 * np.cos(2.0 * np.pi * xi))
+    u = q3 * 4.0 * xi * (1.0 - xi) + q4 * xi * (2.0 * xi - 1.0)
+    w = -(wc - s0 * x)
+    ty = slope - s0
+    return np.column_stack([u, w, ty]), s0
+
+
+def simeon_crank(elements=8, t_end=0.1, geometric="none", planar=True, modes="all",
+                 corrections=True):
+    """CRANK of docs/explanation/benchmark-models.md: Simeon's flexible slider-crank, the
+    Bari test set's problem `crank` (Mazzia and Magherini), in the plane x-z. A crank of
+    0.15 m turning about global y at a prescribed 150 rad/s; a steel rod of 0.30 m,
+    8 mm x 8 mm (`elements` elements, an even number, clamped at its floating frame,
+    pinned to the crank's tip); a slider of 0.075552 kg on the global x axis, pinned
+    to the rod's far end (the cut joint). No gravity, no damping. Started from the
+    test set's initial values (CRANK_START, mapped by crank_rod_field). Sensors: the
+    deflections of the rod's middle and far-end nodes in the rod frame, the slider
+    position, the rod's angle at the crank. `geometric`: the rod's geometric
+    stiffness, "none" as in the test set's linear problem (it enlarges the midpoint
+    deflection at 0.1 s by about a quarter); `planar`: the rod's out-of-plane
+    coordinates (v, tx, tz of every node) fixed, as the test set's rod has none;
+    `modes`: "all" (nodal coordinates) or the number of the rod's lowest modes kept,
+    with static correction modes at its middle and far end unless `corrections` is
+    False, the start then the least-squares fit of the modes to the nodal field."""
+    if elements % 2:
+        raise ValueError(f"elements must be even (a node at the rod's middle), got "
+                         f"{elements}")
+    start = CRANK_START
+    field, _ = crank_rod_field(start["q"], elements)
+    rates, s0_rate = crank_rod_field(start["q_rate"], elements)
+    model = Model("simeon_crank", gravity=(0.0, 0.0, 0.0))
+    model.set_solver(method="bdf", t_end=t_end, rtol=1e-6, atol=1e-8)
+    model.set_output(step=1e-3)
+    model.add_rigid_body("crank", mass=0.36, com=(CRANK_LENGTH / 2, 0.0, 0.0),
+                         inertia=(1e-6, 0.002727, 0.002727), inertia_about="origin")
+    model.add_marker("crank", "tip", position=(CRANK_LENGTH, 0.0, 0.0))
+    a = CRANK_SECTION
+    model.add_beam_body("rod", [[0.0, 0.0, 0.0], [CRANK_ROD, 0.0, 0.0]],
+                        rectangle_section(a, a), material(**CRANK_STEEL),
+                        elements=elements, reference=(0.0, 1.0, 0.0), geometric=geometric,
+                        fixed={0: "all", **{k: ["v", "tx", "tz"]
+                                            for k in range(1, elements + 1)}}
+                        if planar else None, modes=modes,
+                        correction_modes=modes != "all" and corrections)
+    model.add_marker("rod", "middle", node=elements // 2)
+    model.add_marker("rod", "end", node=-1)
+    rod = model.bodies["rod"]
+    names = [f"rod.n{k // 6}.{NODE_DOFS[k % 6]}" for k in rod.free]
+    initial, initial_rates = np.zeros(len(names)), np.zeros(len(names))
+    for node in range(1, elements + 1):
+        for dof, col in (("u", 0), ("w", 1), ("ty", 2)):
+            k = names.index(f"rod.n{node}.{dof}")
+            initial[k] = field[node - 1, col]
+            initial_rates[k] = rates[node - 1, col]
+    if rod.basis is not None:
+        fit = np.linalg.lstsq(rod.basis.vectors, np.column_stack([initial, initial_rates]),
+                              rcond=None)[0]
+        initial, initial_rates = fit[:, 0], fit[:, 1]
+    rod.initial = list(initial)
+    rod.initial_rates = list(initial_rates)
+    model.add_rigid_body("slider", mass=CRANK_SLIDER, inertia=(1e-6, 1e-6, 1e-6),
+                         inertia_about="com")
+    y = (0.0, 1.0, 0.0)
+    model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y)
+    model.add_driver("motor", "crank_pivot", ConstantRate(value=0.0, rate=CRANK_SPEED))
+    model.add_joint("crank_rod", "revolute", parent="crank", parent_marker="tip",
+                    child="rod", axis=y, initial=start["phi2"],
+                    initial_rate=start["phi2_rate"] + s0_rate - CRANK_SPEED)
+    model.add_joint("guide", "prismatic", parent="ground", child="slider",
+                    axis=(1.0, 0.0, 0.0), initial=start["x3"],
+                    initial_rate=start["x3_rate"])
+    model.add_joint("rod_slider", "revolute", parent="rod", parent_marker="end",
+                    child="slider", axis=y, cut=True)
+    model.add_sensor("middle", "marker_deflection", body="rod", marker="middle",
+                     frame="rod")
+    model.add_sensor("end", "marker_deflection", body="rod", marker="end", frame="rod")
+    model.add_sensor("slider", "joint_coordinate", joint="guide")
+    model.add_sensor("rod_angle", "joint_coordinate", joint="crank_rod")
+    return model
+
+
+def crank_midpoint_deflection(middle, end):
+    """The test set's q1 (m) from the deflections (rows of x, y, z in the rod frame) of
+    the rod's middle and far-end nodes: the middle's lateral deflection from the chord,
+    w_c(L/2) = -(w(L/2) - w(L) / 2), which is q1 for the test set's two sine modes."""
+    middle, end = np.atleast_2d(middle), np.atleast_2d(end)
+    return -(middle[:, 2] - 0.5 * end[:, 2])
 
 
 def four_bar_flexible(elements=4, rocker=0.05, t_end=10.0):
