@@ -33,7 +33,8 @@ AMPLITUDE = 1.65e-3  # m: the test set's midpoint deflection, its largest over 0
 ELEMENTS = 8
 OUTPUT_STEP = 1e-4
 REFERENCE = ("bdf", 1e-8, "all")
-RUNS = [("bdf", 1e-6, "all"), ("bdf", 1e-7, "all"), ("galpha", 1e-4, "all"),
+RUNS = [("bdf", 1e-4, "all"), ("bdf", 1e-5, "all"), ("bdf", 1e-6, "all"), ("bdf", 1e-7, "all"),
+        ("galpha", 1e-4, "all"),
         ("galpha", 1e-5, "all"), ("bdf", 1e-6, 4), ("galpha", 1e-4, 4),
         ("galpha", 1e-5, 4)]
 
@@ -96,12 +97,12 @@ def table(results):
              f"({ref['vs_test_set']:.2%} of the amplitude from the test set's).",
              "",
              "| run | steps (rejected) | residuals | integration s | q1(0.1 s) vs test set "
-             "| history vs reference |",
+             "| history vs reference (of the amplitude) |",
              "|---|---|---|---|---|---|"]
     for r in results["runs"]:
         lines.append(f"| {r['label']} | {r['steps']} ({r['rejected']}) | {r['residuals']} "
                      f"| {r['wall']:.2f} | {r['vs_test_set']:.2%} | "
-                     f"{r['vs_reference']:.2%} |")
+                     f"{r['vs_reference']:.1e} |")
     return "\n".join(lines)
 
 

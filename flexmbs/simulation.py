@@ -492,8 +492,12 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
             ts[0], ys[0], es[0], ss[0] = t[-1:], y[-1:], e[-1:], sv[-1:]
         watch.update(t, y)
         deformation.update(t, y)
-        if log is not None and not deformation_said and deformation.report():
-            log("warning: a beam is " + deformation.report())
+        if not deformation_said and deformation.report():
+            if log is not None:
+                log("warning: a beam is " + deformation.report())
+            if writer is not None:   # in the file from the next commit: a killed run
+                writer.set_solver_statistics(   # keeps it for `flexmbs energy`
+                    {"small_deformation": deformation.report()})
             deformation_said.append(True)
         if writer is not None:
             writer.append(t, y[:, :nq], y[:, nq:2 * nq], e, sv, y[:, 2 * nq:])
@@ -529,7 +533,10 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         bar.close()
         if writer is not None:
             if integ is not None:
-                writer.set_solver_statistics(integ.statistics())
+                stats = integ.statistics()
+                if deformation.report():
+                    stats["small_deformation"] = deformation.report()
+                writer.set_solver_statistics(stats)
             writer.close(f"failed: {exc}" if isinstance(exc, RunTerminated)
                          else "failed: interrupted by the user")
         raise

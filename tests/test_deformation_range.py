@@ -3,6 +3,13 @@
 during the run, in the result file and in the energy report; one inside it is not; the
 watch's figures against the nodal coordinates read by name."""
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
 import numpy as np
 
 from flexmbs.analysis.deformation_range import DEFLECTION_LIMIT, ROTATION_LIMIT, DeformationWatch
@@ -11,6 +18,8 @@ from flexmbs.io.results import open_result
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
 from flexmbs.simulation import simulate
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run(model, path, t_end):
@@ -35,6 +44,45 @@ def test_a_soft_beam_far_outside_the_range_is_warned_about(tmp_path):
     warnings = [s for s in said if "small-deformation" in s]
     assert len(warnings) == 1 and 'beam "link2"' in warnings[0]
     assert "small-deformation" in open_result(path).solver["small_deformation"]
+    report = format_energy_report(energy_balance(path))
+    assert 'warning: a beam went outside the small-deformation range' in report
+
+
+SOFT_CHILD = textwrap.dedent("""
+    import sys
+    from flexmbs.model.library import huang_two_link
+    from flexmbs.simulation import simulate
+    simulate(huang_two_link(2, youngs_modulus_scale=1e-4), sys.argv[1], t_end=1e3,
+             rtol=1e-5, atol=1e-7, method="galpha", output_step=0.01,
+             log=lambda text: print(text, flush=True))
+""")
+
+
+def test_a_killed_run_keeps_the_warning_for_the_energy_report(tmp_path):
+    """The soft H2 run killed (SIGKILL) after its warning: the warning reached the file
+    with the commit after it, so `flexmbs energy` on the dead run's file warns too."""
+    path = tmp_path / "killed.h5"
+    proc = subprocess.Popen([sys.executable, "-c", SOFT_CHILD, str(path)],
+                            stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        deadline = time.monotonic() + 300
+        warned = False
+        while not warned and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            warned = "small-deformation" in line
+        assert warned, "the child did not warn"
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            if open_result(path).solver.get("small_deformation"):
+                break
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    r = open_result(path)
+    assert r.status == "running"
     report = format_energy_report(energy_balance(path))
     assert 'warning: a beam went outside the small-deformation range' in report
 

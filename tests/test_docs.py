@@ -106,6 +106,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_startup.py", "startup.json", "explanation/performance.md"),
     ("bench_galpha_mechanisms.py", "galpha_mechanisms.json", "explanation/performance.md"),
     ("bench_deflection_bands.py", "deflection_bands.json", "explanation/performance.md"),
+    ("bench_crank.py", "crank.json", "explanation/performance.md"),
 ]
 
 
