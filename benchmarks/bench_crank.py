@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import add_results_options, log, machine, printed_table
+from peers import begin, log
 
 from flexmbs.model.library import CRANK_REFERENCE_Q1, crank_midpoint_deflection, simeon_crank
 from flexmbs.simulation import simulate
@@ -63,13 +63,10 @@ def run(config):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_results_options(p)
-    a = p.parse_args()
-    if printed_table(a, table):
+    started = begin(p, table)
+    if started is None:
         return
-    info = machine()
-    log(f"machine: {info['cpu']}, {info['cores']} cores; numba {info['numba']}")
-    start = time.perf_counter()
+    a, info, start = started
     ref, ref_q1 = run(REFERENCE)
     log(f"reference {ref['label']}: {ref['steps']} steps, {ref['wall']:.2f} s, q1(0.1) "
         f"{ref['q1_end']:.4e} ({ref['vs_test_set']:.2%} of the amplitude from the test set)")

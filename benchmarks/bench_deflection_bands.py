@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import add_results_options, log, machine, printed_table
+from peers import begin, log
 
 from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import simulate
@@ -76,13 +76,10 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--t-end", type=float, default=0.05)
     p.add_argument("--sample", type=float, default=1e-5)
-    add_results_options(p)
-    a = p.parse_args()
-    if printed_table(a, table):
+    started = begin(p, table)
+    if started is None:
         return
-    info = machine()
-    log(f"machine: {info['cpu']}, {info['cores']} cores; numba {info['numba']}")
-    start = time.perf_counter()
+    a, info, start = started
     ref, rs = run(REFERENCE, a.t_end, a.sample)
     log(f"reference {ref['label']}: {ref['steps']} steps, {ref['wall']:.2f} s")
     dt = a.sample

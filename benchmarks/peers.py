@@ -405,6 +405,19 @@ def printed_table(args, table):
     return True
 
 
+def begin(parser, table):
+    """Parse a benchmark's command line (with the shared results options): with
+    --table, print its table and return None; else log the machine and return (args,
+    machine(), the start time for perf_counter)."""
+    add_results_options(parser)
+    args = parser.parse_args()
+    if printed_table(args, table):
+        return None
+    info = machine()
+    log(f"machine: {info['cpu']}, {info['cores']} cores; numba {info['numba']}")
+    return args, info, time.perf_counter()
+
+
 def log(text):
     """A line of a benchmark's progress, shown at once."""
     print(text, flush=True)

@@ -608,7 +608,7 @@ def _reform_with_mass(mass, args, s, t, y, yp):
     (a first-order residual, _setup's R = dF/dy) G = R + cj A is the full matrix,
     exact in cj, and only its dependence on y is carried from the differences.
     """
-    fs, iv, st = s.fs, s.iv, s.stats
+    fs, iv = s.fs, s.iv
     cj = fs[F_CJ]
     if iv[I_NSECOND] == 0:
         return _reform_first_order(mass, args, s, t, y, yp)
@@ -623,26 +623,14 @@ def _reform_with_mass(mass, args, s, t, y, yp):
             Gr[i, j] = Rr[i, j] + cj * Ar[i, j]
             if elastic:
                 Gr[i, j] += s.Ar[nr + i, j] / cj
-    st[S_NMASS] += 1
-    fs[F_CJOLD] = cj
-    fs[F_CJRATIO] = 1.0
-    iv[I_JAC_AGE] = 0
-    iv[I_FORCE_SETUP] = 1
-    if not _matrix_finite(Gr):
-        return _NLS_NONFINITE
-    st[S_NLU] += 1
-    if lu_factor(Gr, s.pivr) != 0:
-        return _NLS_SINGULAR
-    iv[I_FORCE_SETUP] = 0
-    return _OK
+    return _factor_reformed(s, Gr, s.pivr)
 
 
 @jit_entry
 def _reform_first_order(mass, args, s, t, y, yp):
     """_reform_with_mass for a residual without eliminated positions: G = R + cj A(t,
     y, y'), R = dF/dy of _setup's last differences."""
-    fs, iv, st = s.fs, s.iv, s.stats
-    cj = fs[F_CJ]
+    cj = s.fs[F_CJ]
     Rr, G, Ar = s.Rr, s.G, s.Ar
     n = G.shape[0]
     Ar[:, :] = 0.0
@@ -650,15 +638,23 @@ def _reform_first_order(mass, args, s, t, y, yp):
     for i in range(n):
         for j in range(n):
             G[i, j] = Rr[i, j] + cj * Ar[i, j]
+    return _factor_reformed(s, G, s.piv)
+
+
+@jit
+def _factor_reformed(s, G, piv):
+    """LU-factor a re-formed iteration matrix G in place and record it (nmass, the cj
+    it holds, a fresh age). Returns _OK, _NLS_SINGULAR or _NLS_NONFINITE."""
+    fs, iv, st = s.fs, s.iv, s.stats
     st[S_NMASS] += 1
-    fs[F_CJOLD] = cj
+    fs[F_CJOLD] = fs[F_CJ]
     fs[F_CJRATIO] = 1.0
     iv[I_JAC_AGE] = 0
     iv[I_FORCE_SETUP] = 1
     if not _matrix_finite(G):
         return _NLS_NONFINITE
     st[S_NLU] += 1
-    if lu_factor(G, s.piv) != 0:
+    if lu_factor(G, piv) != 0:
         return _NLS_SINGULAR
     iv[I_FORCE_SETUP] = 0
     return _OK
