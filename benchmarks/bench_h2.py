@@ -7,6 +7,7 @@ kernel cache) and warm.
     .venv/bin/python benchmarks/bench_h2.py --geometric none       # the linear beam
     .venv/bin/python benchmarks/bench_h2.py --elements 1 --repeat 1 --json
     benchmarks/results/h2.json
+    .venv/bin/python benchmarks/bench_h2.py --table benchmarks/results/h2_linear.json
 """
 
 import argparse
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import add_results_options, printed_table
 
 from flexmbs.model.library import huang_two_link
 from flexmbs.simulation import simulate
@@ -70,8 +72,10 @@ def main():
                    help="the beam's geometric stiffness (none, consistent, ...)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-start", action="store_true")
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
           f"{platform.python_version()}; rtol {a.rtol}, atol {a.atol}, t_end {a.t_end} s, "
           f"geometric {a.geometric}")
@@ -91,7 +95,24 @@ def main():
     start = {} if a.no_start else bench_start()
     if a.json:
         Path(a.json).write_text(json.dumps({"machine": platform.platform(),
+                                            "command": " ".join(sys.argv[1:]),
+                                            "settings": {"t_end": a.t_end, "rtol": a.rtol,
+                                                         "atol": a.atol,
+                                                         "repeat": a.repeat},
                                             "rows": rows, "start": start}, indent=1))
+
+
+def table(results):
+    """The documentation's table of a results file: a row per beam and start."""
+    lines = ["| beam | initial state | wall time | steps | max strain energy "
+             "| max \\|dE\\| / max U |",
+             "|---|---|---|---|---|---|"]
+    for r in results["rows"]:
+        beam = f"{r['elements']} element" + ("s" if r["elements"] > 1 else "")
+        lines.append(f"| {beam} | {r['initial']} | {r['wall']:.1f} s | "
+                     f"{r['nsteps']:,} | {r['max_strain']:.4f} J | {r['ratio']:.1e} |"
+                     .replace(",", " "))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
