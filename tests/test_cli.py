@@ -187,6 +187,21 @@ def test_a_full_disk_stops_the_run_with_a_readable_file(tmp_path):
     assert os.path.getsize(out) < 20_000_000
 
 
+def test_no_room_for_the_layout_stops_before_the_run(tmp_path):
+    """No room even for the file's layout (a file-size limit of 20 kB): exit status 1
+    and one line with the system's reason; no file, and no hidden partial one, left."""
+    out = tmp_path / "tiny.h5"
+    r = subprocess.run(
+        [sys.executable, "-m", "flexmbs", "run", str(MODELS / "chain_spatial_4.toml"),
+         "-o", str(out), "-q", "--t-end", "1"],
+        cwd=ROOT, capture_output=True, text=True, preexec_fn=_file_size_limit(20_000))
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith(f"flexmbs: error: {out}: the result file could not be "
+                               "laid out (File too large)")
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert os.listdir(tmp_path) == []
+
+
 BAD_MODELS = {
     "a beam too large for the memory": (
         '[bodies.b]\ntype = "beam"\npoints = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]\n'

@@ -43,6 +43,7 @@ import datetime
 import json
 import math
 import os
+import re
 import resource
 import shutil
 import signal
@@ -228,10 +229,18 @@ class ResultWriter:
             self._write_modes(modes or {})
             self._file.flush()
             os.replace(partial, self.path)
-        except BaseException:
-            self._file.close()
+        except BaseException as exc:
+            with contextlib.suppress(OSError, RuntimeError):
+                self._file.close()
             with contextlib.suppress(OSError):
                 os.remove(partial)
+            if isinstance(exc, (OSError, RuntimeError)):
+                free = _room_for(partial)
+                raise ResultWriteError(
+                    f"{self.path}: the result file could not be laid out "
+                    f"({_system_reason(exc)}); {free / 1e6:.1f} MB left for it (the "
+                    "disk's free space, or the file-size limit of `ulimit -f`); nothing "
+                    "is written") from None
             raise
         self._last_commit = _time.monotonic()
 
@@ -539,6 +548,16 @@ class ResultWriter:
             f.attrs["status"] = status
         f.flush()
         self._last_commit = _time.monotonic()
+
+
+def _system_reason(exc):
+    """The system's reason in an HDF5 write error ("File too large", "No space left on
+    device"), else the error's first line."""
+    found = re.search(r"error message = '([^']*)'", str(exc))
+    if found:
+        return found.group(1)
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _room_for(path):
