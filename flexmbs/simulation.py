@@ -533,7 +533,10 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         bar.close()
         if writer is not None:
             if integ is not None:
-                stats = integ.statistics()
+                try:    # the signal may have come inside the integrator's Python side
+                    stats = integ.statistics()
+                except Exception:  # noqa: BLE001 - the file is closed with the signal all the same
+                    stats = {}
                 if deformation.report():
                     stats["small_deformation"] = deformation.report()
                 writer.set_solver_statistics(stats)

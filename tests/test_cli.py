@@ -327,7 +327,7 @@ def test_sigterm_ends_the_run_with_its_name_in_the_file(tmp_path, signame):
     proc, rows = _long_run_with_rows(out)
     os.kill(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + sig
+    assert proc.returncode == 128 + sig, err[-3000:]
     assert f"terminated by {signame}" in err and "Traceback" not in err
     res = open_result(out)
     assert res.status == f"failed: terminated by {signame}"
