@@ -544,13 +544,11 @@ def simeon_crank(elements=8, t_end=0.1, geometric="none", planar=True, modes="al
     model.add_marker("rod", "middle", node=elements // 2)
     model.add_marker("rod", "end", node=-1)
     rod = model.bodies["rod"]
-    names = [f"rod.n{k // 6}.{NODE_DOFS[k % 6]}" for k in rod.free]
-    initial, initial_rates = np.zeros(len(names)), np.zeros(len(names))
+    initial, initial_rates = np.zeros(len(rod.free)), np.zeros(len(rod.free))
     for node in range(1, elements + 1):
-        for dof, col in (("u", 0), ("w", 1), ("ty", 2)):
-            k = names.index(f"rod.n{node}.{dof}")
-            initial[k] = field[node - 1, col]
-            initial_rates[k] = rates[node - 1, col]
+        k = rod.node_columns(node)[[NODE_DOFS.index(d) for d in ("u", "w", "ty")]]
+        initial[k] = field[node - 1]
+        initial_rates[k] = rates[node - 1]
     if rod.basis is not None:
         fit = np.linalg.lstsq(rod.basis.vectors, np.column_stack([initial, initial_rates]),
                               rcond=None)[0]
