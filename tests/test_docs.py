@@ -108,6 +108,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_deflection_bands.py", "deflection_bands.json", "explanation/performance.md"),
     ("bench_crank.py", "crank.json", "explanation/performance.md"),
     ("bench_h2.py", "h2_linear.json", "explanation/performance.md"),
+    ("bench_h2_criterion.py", "h2_criterion.json", "explanation/performance.md"),
 ]
 
 

@@ -80,3 +80,16 @@ def test_prescribed_motion_follows_its_law_and_balances(law):
     np.testing.assert_allclose(sim.sensors[:, 0], ref, atol=1e-12)
     drift, largest, _ = _drift(sim)
     assert drift < 1e-7 * largest
+
+
+@pytest.mark.parametrize("rho_inf, says, not_says", [
+    (0.9, "damps the modes its steps do not resolve", "keeps the energy"),
+    (1.0, "keeps the energy of linear undamped modes", "or rho_inf = 1"),
+])
+def test_the_galpha_note_says_what_the_lost_energy_is(rho_inf, says, not_says):
+    """With rho_inf < 1 the energy galpha loses is its damping of unresolved modes; with
+    rho_inf = 1 it damps none, and the note must not advise rho_inf = 1 again."""
+    from flexmbs.analysis.energy import _galpha_note
+    note = _galpha_note(rho_inf, 2.5e-6)
+    assert says in note and "2.5e-06 J" in note
+    assert not_says not in note

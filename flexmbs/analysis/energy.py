@@ -163,6 +163,18 @@ def _integrator_dissipation(result, e):
     return out
 
 
+def _galpha_note(rho_inf, dissipation):
+    """The line that says what `galpha`'s E(0) - E(t_end) (J) is at its rho_inf."""
+    lost = f"E(0) - E(t_end) = {_g(dissipation, 'J')}"
+    if rho_inf is not None and rho_inf >= 1.0:
+        return ("note: galpha (rho_inf = 1) keeps the energy of linear undamped modes at "
+                f"any step: {lost} is its integration error on the nonlinear terms, "
+                "counted as drift (tighten rtol to reduce it)")
+    return (f"note: galpha (rho_inf = {_g(rho_inf)}) damps the modes its steps do not "
+            f"resolve: {lost} is that numerical dissipation, and the criterion counts it "
+            "as drift (validate with bdf at a tight tolerance, or rho_inf = 1)")
+
+
 def _g(x, unit=""):
     """A number for the report ("n/a" for None)."""
     if x is None:
@@ -193,11 +205,7 @@ def format_energy_report(balance):
     lines.append(f"criterion: {b['criterion_text']} = {_g(b['criterion_value'])} "
                  f"(limit {b['ratio_limit']:g}): {verdict}")
     if b.get("numerical_dissipation") is not None:
-        lines.append(f"note: galpha (rho_inf = {_g(b.get('rho_inf'))}) damps the modes its "
-                     "steps do not resolve: E(0) - E(t_end) = "
-                     f"{_g(b['numerical_dissipation'], 'J')} is that numerical "
-                     "dissipation, and the criterion counts it as drift (validate with "
-                     "bdf at a tight tolerance, or rho_inf = 1)")
+        lines.append(_galpha_note(b.get("rho_inf"), b["numerical_dissipation"]))
     for beam, option in b.get("nonconservative", []):
         lines.append(f'note: beam "{beam}" uses geometric = "{option}", a variant of '
                      "Huang's thesis that is not conservative (docs/explanation/"
