@@ -30,7 +30,7 @@ from .errors import ModelError, RunTerminated
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
 from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
-from .model.description import SOLVER_METHODS
+from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
@@ -387,6 +387,17 @@ def _signals_end_the_run():
             signal.signal(sig, old)
 
 
+def _galpha_settings_unused(settings):
+    """The `galpha` settings given to another solver, as text ("" if none): rho_inf
+    other than its default, and fixed_step."""
+    if settings.method == "galpha":
+        return ""
+    given = [f"rho_inf = {settings.rho_inf:g}"] * (settings.rho_inf != SolverSettings.rho_inf)
+    if settings.fixed_step is not None:
+        given.append(f"fixed_step = {settings.fixed_step:g} s")
+    return " and ".join(given)
+
+
 def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
               formulation, constraints, rho_inf, fixed_step, progress, log, compiling,
               keep):
@@ -443,6 +454,10 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         if out.step >= t_end - t0:
             log(f"warning: the output step ({out.step:g} s) is not shorter than the run "
                 f"({t_end - t0:g} s): only its start and its end are recorded")
+        unused = _galpha_settings_unused(s)
+        if unused:
+            log(f"warning: {unused} set, which only the solver \"galpha\" uses; "
+                f"\"{method}\" runs without")
     projection = report is not None and s.constraints == "projection"
     system = build_system(cm, s.constraints, s.formulation)
     y0 = cm.initial_state()

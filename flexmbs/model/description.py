@@ -633,7 +633,10 @@ class Model:
     """
 
     def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
-        self.name = str(name)
+        if not isinstance(name, str) or not name.strip() or "/" in name or "\\" in name:
+            raise ModelError("expected a non-empty name without '/' or '\\' (it names the "
+                             f"default result file), got {name!r}", "model", "name")
+        self.name = name
         self.gravity = _vector(gravity, 3, "model", "gravity")
         self.bodies = {}
         self.ground_markers = {ORIGIN: Marker(ORIGIN, GROUND, np.zeros(3), np.eye(3))}

@@ -383,7 +383,7 @@ def _check_marker(name, table, item):
 
 def _check_body(name, table, item):
     body_type = table.get("type", "rigid")
-    if body_type not in _BODY_TYPES:
+    if not isinstance(body_type, str) or body_type not in _BODY_TYPES:
         raise ModelError(f"expected a body type, one of {', '.join(_BODY_TYPES)}; got "
                          f"{_found(body_type)}", item, "type")
     if body_type == "beam":
@@ -398,7 +398,7 @@ def _check_beam(name, table, item):
     _check_fields(table, _BEAM, item)
     section = table["section"]
     kind = section.get("type")
-    if kind not in SECTIONS:
+    if not isinstance(kind, str) or kind not in SECTIONS:
         raise ModelError(f"expected a section type, one of {', '.join(SECTIONS)}; got "
                          f"{_found(kind)}", item, "section.type")
     _check_fields(section, SECTIONS[kind][1], item, "section.")
@@ -453,7 +453,7 @@ def _check_sensor(name, table, item):
     sensor_type = table.get("type")
     if sensor_type is None:
         raise ModelError('missing required field "type"', item, "type")
-    if sensor_type not in SENSOR_TYPES:
+    if not isinstance(sensor_type, str) or sensor_type not in SENSOR_TYPES:
         raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got "
                          f"{_found(sensor_type)}", item, "type")
     schema = (_CUT_JOINT_SENSOR if sensor_type in ("joint_reaction", "constraint_residual")
