@@ -464,3 +464,14 @@ rest_length = 0.1
     r = flexmbs("run", model, "-o", tmp_path / "tie.h5")
     assert r.returncode == 2, r.stderr
     assert 'spring "tie"' in r.stderr and "coincide" in r.stderr and "tie.toml" in r.stderr
+
+
+def test_galpha_settings_given_to_another_solver_are_warned_about(tmp_path):
+    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5", "--t-end",
+                0.01, "--rho-inf", 0.5, "--fixed-step", 1e-3)
+    assert r.returncode == 0, r.stderr
+    assert ('warning: rho_inf = 0.5 and fixed_step = 0.001 s set, which only the solver '
+            '"galpha" uses; "bdf" runs without') in r.stderr
+    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "y.h5", "--t-end",
+                0.01, "--solver", "galpha", "--rho-inf", 0.5)
+    assert r.returncode == 0 and "only the solver" not in r.stderr
