@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .analysis.deformation_range import DeformationWatch
+from .elements.deformation_range import DeformationWatch
 from .compile_notice import CompileWatch
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
@@ -24,7 +24,7 @@ from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
-from .dynamics.timefunctions import evaluate_time_function
+from .kinematics.timefunctions import evaluate_time_function
 from .elements.modal import basis_record
 from .errors import ModelError, RunTerminated
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
@@ -125,8 +125,8 @@ def compile_absolute(model):
     cm = compile_model(plain)
     if cm.has_constraints:
         make_consistent(cm)
-    absolute, rates = absolute_model(model, cm.q0, cm.u0, cm)
-    cm = compile_model(absolute)
+    absolute, rates, placing = absolute_model(model, cm.q0, cm.u0, cm)
+    cm = compile_model(absolute, absolute_joints=placing)
     set_elastic_rates(cm, rates)
     return cm
 

@@ -1,5 +1,5 @@
 """The small-deformation range of the floating-frame beam
-(flexmbs.analysis.deformation_range): a run of a beam far outside it is warned about
+(flexmbs.elements.deformation_range): a run of a beam far outside it is warned about
 during the run, in the result file and in the energy report; one inside it is not; the
 watch's figures against the nodal coordinates read by name."""
 
@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from flexmbs.analysis.deformation_range import DEFLECTION_LIMIT, ROTATION_LIMIT, DeformationWatch
+from flexmbs.elements.deformation_range import DEFLECTION_LIMIT, ROTATION_LIMIT, DeformationWatch
 from flexmbs.analysis.energy import energy_balance, format_energy_report
 from flexmbs.io.results import open_result
 from flexmbs.model.compiled import compile_model

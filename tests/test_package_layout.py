@@ -1,7 +1,9 @@
-"""The package's shape: each subpackage imports alone, and the numba the suite runs on
+"""The package's shape: each subpackage imports alone, no two parts import each other
+(directly or through others, at the top or inside functions), and the numba the suite runs on
 is one whose internals flexmbs is written against (flexmbs.config.NUMBA_VERSIONS, the
 same range as pyproject.toml's pin)."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -64,3 +66,51 @@ def test_the_public_api_is_at_the_top_and_import_stays_light():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def _imports_between_parts():
+    """{part: {part it imports: [modules importing it]}} over every import statement of
+    flexmbs, inside functions too; a part is a subpackage or a top-level module."""
+    def part(module):
+        return module.split(".")[1] if "." in module else module
+    edges = {}
+    for path in sorted((ROOT / "flexmbs").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        package = list(parts[:-1]) if parts[-1] != "__init__" else list(parts[:-1])
+        module = ".".join(parts if parts[-1] != "__init__" else parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                name = ".".join(base + ([node.module] if node.module else []))
+                targets = ([f"{name}.{a.name}" for a in node.names] if name == "flexmbs"
+                           else [name])
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target.startswith("flexmbs.") and module != "flexmbs":
+                    a, b = part(module), part(target)
+                    if a != b:
+                        edges.setdefault(a, {}).setdefault(b, []).append(module)
+    return edges
+
+
+def test_no_two_parts_of_the_package_import_each_other():
+    """The parts form layers: following imports from any part never leads back to it
+    (flexmbs/codes.py holds the codes both sides of a table need)."""
+    edges = _imports_between_parts()
+
+    def reachable(start):
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), {}):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    cycles = [f"{a} -> {b} (in {sorted(set(edges[a][b]))[0]})" for a in sorted(edges)
+              for b in sorted(edges[a]) if a in reachable(b)]
+    assert not cycles, cycles
+    assert "kinematics" in edges["dynamics"] and "dynamics" in edges["model"]

@@ -101,7 +101,7 @@ def energy_balance(result: Result | str | os.PathLike,
       numerical_dissipation = E(0) - E(t_end): the energy its damping of the modes
       its steps do not resolve took (none with rho_inf = 1 on linear modes);
     - small_deformation: the run's text about beams that left the small-deformation
-      range (flexmbs.analysis.deformation_range), None if none did.
+      range (flexmbs.elements.deformation_range), None if none did.
 
     Raises ResultFileError if the result holds no samples.
     """

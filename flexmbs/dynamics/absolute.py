@@ -43,7 +43,7 @@ def reference_slots(cm):
     """[(first coordinate index in q, motion index of the reference offset)] of every
     absolute joint of the compiled model `cm` (its OFFSET, then its ROTATE_FIXED at
     the next index: flexmbs.model.motions.joint_motions with reference_slots)."""
-    movable = getattr(cm.model, "absolute_joints", {})
+    movable = cm.absolute_joints
     m = cm.arrays
     out = []
     for k, name in enumerate(cm.topology.joint_names):

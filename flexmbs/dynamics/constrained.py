@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
-from ..model.constraint_tables import CONTACT_TANGENT
+from ..codes import CONTACT_TANGENT
 from . import api
 
 __all__ = ["ConstraintReport", "make_consistent", "initial_derivative", "reselect_rows",

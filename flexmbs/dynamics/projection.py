@@ -51,7 +51,7 @@ import numpy as np
 
 from ..config import jit
 from ..kinematics.recursive import forward_kinematics
-from ..model.constraint_tables import CONTACT_TANGENT
+from ..codes import CONTACT_TANGENT
 from . import api
 from .constraints import constraint_terms
 from .system import _work_rows, dynamic_rows, generalized_forces, mass_matrix, split_state

@@ -26,7 +26,7 @@ from .geometric import geometric_elastic_forces, geometric_tangent_stiffness
 from .linalg import cholesky_solve_in_place
 from .marker_loads import add_marker_load
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
-from .timefunctions import evaluate_time_function
+from ..kinematics.timefunctions import evaluate_time_function
 from .user_laws import (
     add_joint_law_forces,
     has_marker_laws,

@@ -53,6 +53,7 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
+from ..codes import GLOBAL_AXES, JOINT_LAW, MARKER_AXES, MARKER_LAW
 from ..config import jit, jit_inline
 from ..kinematics.markers import marker_frame
 from .marker_loads import add_marker_load
@@ -68,8 +69,6 @@ LAW_SIGNATURE = types.void(types.float64, VECTOR, VECTOR, VECTOR, VECTOR)
 """law(t, q, u, params, out): the one signature of every user law."""
 LAW_FUNCTION_TYPE = types.FunctionType(LAW_SIGNATURE)
 
-JOINT_LAW, MARKER_LAW = -1, -2  # tf_kind of the laws' entries (time functions: >= 0)
-GLOBAL_AXES, MARKER_AXES = 0, 1  # axes of a marker law's force and torque
 D_ADDRESS, D_TARGET, D_AXES, D_PARAMS = range(4)  # a law's data, params from D_PARAMS
 ADDRESS_LIMIT = 2 ** 53  # addresses are kept as float64, exact below this
 

@@ -31,7 +31,7 @@ coordinates' columns times their rates form b_t.
 
 
 from ..config import jit, jit_inline, jit_shared
-from ..dynamics.timefunctions import evaluate_time_function
+from .timefunctions import evaluate_time_function
 from .rotations import rotation_about_axis
 
 __all__ = ["coordinate_values", "forward_kinematics", "forward_kinematics_terms",

@@ -87,8 +87,10 @@ def absolute_model(model, q0, u0, cm):
     started from the joint-coordinate state (q0, u0) of its compiled form `cm`
     (consistent with its constraints): the beams' elastic coordinates and the kept
     joints' coordinates go into the model, the elastic rates are for
-    `set_elastic_rates` after compiling. A copy; `model` is unchanged. The returned
-    model carries `absolute_joints` {joint name: body name}."""
+    `set_elastic_rates` after compiling. A copy; `model` is unchanged.
+
+    Returns (model, rates, absolute_joints): absolute_joints {joint name: body name}
+    are the joints that place each body, for compile_model."""
     from ..dynamics import api
     _refuse(model)
     ws = api.kinematics(cm, q0, u0, 0.0)
@@ -96,7 +98,7 @@ def absolute_model(model, q0, u0, cm):
     out.bodies = {}
     out.ground_markers = dict(model.ground_markers)
     out.joints = {}
-    out.absolute_joints = {}
+    placing = {}
     pose = {}
     for k, name in enumerate(cm.topology.body_names):
         if name in model.bodies:
@@ -118,7 +120,7 @@ def absolute_model(model, q0, u0, cm):
                       child_marker=ORIGIN, translation_axes=np.eye(3),
                       rotation_axes=np.eye(3), initial=0.0,
                       initial_rate=np.concatenate([rot.T @ rd, rot.T @ om]))
-        out.absolute_joints[joint] = name
+        placing[joint] = name
     keep = joints_with_coordinates(model)
     for name, joint in model.joints.items():
         joint = copy.copy(joint)
@@ -140,7 +142,7 @@ def absolute_model(model, q0, u0, cm):
         out.joints[name] = joint
         out.add_joint(frame, "fixed", frame, child, parent_marker=ORIGIN,
                       child_marker=child_marker, cut=True)
-    return out, rates
+    return out, rates, placing
 
 
 def set_elastic_rates(cm_abs, rates):

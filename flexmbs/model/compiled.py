@@ -327,8 +327,11 @@ class CompiledModel:
     its Python entry when compiling it (about 5 s a kernel)."""
 
     def __init__(self, model, topology, arrays, coordinate_names, joint_coordinate_names,
-                 sensor_names, sensor_sizes, q0, u0, beams=()):
+                 sensor_names, sensor_sizes, q0, u0, beams=(), absolute_joints=None):
         self.model = model
+        # {joint name: body name} of the joints that place each body in the absolute
+        # form (flexmbs.model.absolute), {} in joint coordinates
+        self.absolute_joints = dict(absolute_joints or {})
         self.topology = topology
         self.arrays = arrays if isinstance(arrays, HeldTuple) else held_ref(arrays)
         self.coordinate_names = coordinate_names
@@ -456,7 +459,7 @@ def model_warnings(beams):
     from ..elements.modal import axial_stretch_capability
     out = []
     for _, b in beams:
-        if getattr(b, "modes", "all") == "all" or b.geometric == "none":
+        if b.modes == "all" or b.geometric == "none":
             continue
         capability = axial_stretch_capability(b)
         if capability < AXIAL_CAPABILITY_MIN:
@@ -557,13 +560,13 @@ def with_node_inertias(model):
     lumped rotary
     inertia adds kinetic energy through the node's rotation). A shallow copy; the
     model itself is unchanged."""
-    if not any(getattr(b, "node_inertias", None) for b in model.bodies.values()):
+    if not any(isinstance(b, BeamBody) and b.node_inertias for b in model.bodies.values()):
         return model
     out = copy.copy(model)
     out.bodies = dict(model.bodies)
     out.joints = dict(model.joints)
     for name, body in model.bodies.items():
-        inertias = getattr(body, "node_inertias", None)
+        inertias = body.node_inertias if isinstance(body, BeamBody) else None
         if not inertias:
             continue
         beam = dataclasses.replace(body, markers=dict(body.markers))
@@ -586,8 +589,10 @@ def with_node_inertias(model):
     return out
 
 
-def compile_model(model):
-    """Validate the topology and pack the model into a CompiledModel."""
+def compile_model(model, absolute_joints=None):
+    """Validate the topology and pack the model into a CompiledModel. `absolute_joints`
+    {joint name: body name}: the joints that place each body of an absolute-coordinate
+    model (flexmbs.model.absolute.absolute_model gives them), None otherwise."""
     described = model
     model = with_node_inertias(model)
     topo = build_topology(model)
@@ -656,7 +661,7 @@ def compile_model(model):
 
     # the kinematic chains, frame columns and B columns of every body
     per_body, frame, inherited, body_cols = [], [], [], []
-    movable = getattr(model, "absolute_joints", {})  # flexmbs.model.absolute
+    movable = absolute_joints or {}
     for k, j in enumerate(joints):
         motions = joint_motions(terms_of(j.parent, j.parent_marker),
                                 terms_of(j.child, j.child_marker),
@@ -698,7 +703,7 @@ def compile_model(model):
 
     forces = list(model.forces.values())
     force_marker = [marker_id(f.body, f.marker) for f in forces]
-    springs = list(getattr(model, "springs", {}).values())
+    springs = list(model.springs.values())
     spring_marker = [(marker_id(s.body1, s.marker1), marker_id(s.body2, s.marker2))
                      for s in springs]
     force_fidx = []
@@ -709,7 +714,7 @@ def compile_model(model):
         *compile_time_functions(functions),
         user_law_entries(model, coord_of, qindex, names, marker_id))
     cut_joints = [model.joints[name] for name in topo.cut_joint_names]
-    contacts = list(getattr(model, "contacts", {}).values())
+    contacts = list(model.contacts.values())
     con_arrays, con_texts = constraint_tables(model, cut_joints, marker_id, contacts)
     sensors = list(model.sensors.values())
     geo_first, count = {}, 0
@@ -794,10 +799,10 @@ def compile_model(model):
     )
     cm = CompiledModel(described, topo, arrays, names, jnames, [s.name for s in sensors],
                        stab.sizes, np.array(q0, dtype=f64), np.array(u0, dtype=f64),
-                       beams)
+                       beams, movable)
     cm.constraint_texts = con_texts
     if len(springs):
-        _initial_spring_lengths(cm, list(getattr(model, "springs", {})))
+        _initial_spring_lengths(cm, list(model.springs))
     for name, why in zip(topo.cut_joint_names, topo.cut_reasons):
         if why == "chosen":
             joint = model.joints[name]

@@ -32,11 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..codes import CONTACT_NORMAL, CONTACT_TANGENT, ORIENTATION, POSITION
+
 __all__ = ["ConstraintRow", "joint_constraint_rows", "constraint_tables",
            "POSITION", "ORIENTATION", "CONTACT_NORMAL", "CONTACT_TANGENT",
            "CONTACT_ROWS"]
 
-POSITION, ORIENTATION, CONTACT_NORMAL, CONTACT_TANGENT = 0, 1, 2, 3
 CONTACT_ROWS = {"rolling_disk": ((CONTACT_NORMAL, "normal contact (position)"),
                                  (CONTACT_TANGENT, "no slip along the rolling direction"),
                                  (CONTACT_TANGENT, "no slip across the disk")),

@@ -1,7 +1,7 @@
 """Scalar functions of time: drivers (prescribed joint motion) and load histories.
 
 Each law is a small data class; `compile_time_functions` packs a list of them into the
-flat arrays that the numba kernel `flexmbs.dynamics.timefunctions.evaluate` reads.
+flat arrays that the numba kernel `flexmbs.kinematics.timefunctions.evaluate` reads.
 Values are in the unit of what they drive (rad or m for a joint coordinate, a
 dimensionless multiplier for a load), time in s.
 """

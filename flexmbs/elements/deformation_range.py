@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..elements.invariants import NODE_DOFS
+from .invariants import NODE_DOFS
 
 __all__ = ["DEFLECTION_LIMIT", "ROTATION_LIMIT", "BeamExtent", "DeformationWatch",
            "beam_extents"]
