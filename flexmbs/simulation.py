@@ -15,7 +15,6 @@ import time
 
 import numpy as np
 
-from .elements.deformation_range import DeformationWatch
 from .compile_notice import CompileWatch
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
@@ -24,10 +23,11 @@ from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import output_quantities
-from .kinematics.timefunctions import evaluate_time_function
+from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
 from .errors import ModelError, RunTerminated
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
+from .kinematics.timefunctions import evaluate_time_function
 from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings

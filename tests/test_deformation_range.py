@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from flexmbs.elements.deformation_range import DEFLECTION_LIMIT, ROTATION_LIMIT, DeformationWatch
 from flexmbs.analysis.energy import energy_balance, format_energy_report
+from flexmbs.elements.deformation_range import DEFLECTION_LIMIT, ROTATION_LIMIT, DeformationWatch
 from flexmbs.io.results import open_result
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link

@@ -8,8 +8,8 @@ test_reference_time_functions.)"""
 import numpy as np
 import pytest
 
-from flexmbs.kinematics.timefunctions import evaluate_time_function
 from flexmbs.errors import ModelError
+from flexmbs.kinematics.timefunctions import evaluate_time_function
 from flexmbs.model.timefunctions import (
     LAW_CODES,
     TIME_FUNCTION_LAWS,

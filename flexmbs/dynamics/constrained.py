@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelError
 from ..codes import CONTACT_TANGENT
+from ..errors import ModelError
 from . import api
 
 __all__ = ["ConstraintReport", "make_consistent", "initial_derivative", "reselect_rows",

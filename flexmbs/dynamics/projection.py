@@ -49,9 +49,9 @@ corrected state.
 
 import numpy as np
 
+from ..codes import CONTACT_TANGENT
 from ..config import jit
 from ..kinematics.recursive import forward_kinematics
-from ..codes import CONTACT_TANGENT
 from . import api
 from .constraints import constraint_terms
 from .system import _work_rows, dynamic_rows, generalized_forces, mass_matrix, split_state

@@ -18,6 +18,7 @@ import numpy as np
 from ..config import jit, jit_entry, jit_inline, jit_shared
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms, terms_current
+from ..kinematics.timefunctions import evaluate_time_function
 from ..tuple_ref import member_ref, tuple_ref
 from .composite import composite_mass_matrix, finish_mass_matrix
 from .constraints import constraint_terms
@@ -26,7 +27,6 @@ from .geometric import geometric_elastic_forces, geometric_tangent_stiffness
 from .linalg import cholesky_solve_in_place
 from .marker_loads import add_marker_load
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
-from ..kinematics.timefunctions import evaluate_time_function
 from .user_laws import (
     add_joint_law_forces,
     has_marker_laws,

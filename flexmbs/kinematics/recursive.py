@@ -31,8 +31,8 @@ coordinates' columns times their rates form b_t.
 
 
 from ..config import jit, jit_inline, jit_shared
-from .timefunctions import evaluate_time_function
 from .rotations import rotation_about_axis
+from .timefunctions import evaluate_time_function
 
 __all__ = ["coordinate_values", "forward_kinematics", "forward_kinematics_terms",
            "terms_current", "velocity_transformation_rate",
