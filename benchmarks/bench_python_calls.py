@@ -4,7 +4,7 @@ evaluate at every step, on the rigid CHAIN-N (spatial), in microseconds:
 * the residual through numba's dispatcher with the (m, ws) tuples (how IDA called
   it before flexmbs.solvers.kernel_call) and through a KernelCall (a held reference
   and the compiled entry point, how IDA calls it now);
-* the state derivative the direct way (state_derivative_by_columns, B at every
+* the state derivative the direct way (the tests' state_derivative_by_columns, B at every
   column, through the dispatcher: scipy's right-hand side before), the recursive one
   through the dispatcher, and `system.rhs` (the recursive one through a KernelCall,
   the copy of the result included: scipy's right-hand side now).
@@ -17,11 +17,17 @@ import argparse
 import json
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from flexmbs.dynamics import system as _system
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from reference_kernels import state_derivative_by_columns  # noqa: E402 - the tests' reference
+
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model
 from flexmbs.simulation import build_system
@@ -55,7 +61,7 @@ def costs(n, calls):
             lambda: system.dae_residual(0.1, y, yp, args, out), calls),
         "residual_kernel_call": per_call(lambda: residual(0.1, y, yp), calls),
         "derivative_by_columns_dispatcher": per_call(
-            lambda: _system.state_derivative_by_columns(system.m, system.ws, 0.1, y, out),
+            lambda: state_derivative_by_columns(system.m, system.ws, 0.1, y, out),
             calls),
         "derivative_dispatcher": per_call(
             lambda: _system.state_derivative(system.m, system.ws, 0.1, y, out), calls),

@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from reference_kernels import state_derivative_by_columns
 
 from flexmbs.dynamics import system as _system
 from flexmbs.dynamics.outputs import kinematic_outputs, output_quantities, reaction_outputs
@@ -79,8 +80,7 @@ def test_entry_kernels_leave_reference_counts_unchanged(name):
         watched.append(deriv)
         names.append("y'")
         calls = [lambda: _system.state_derivative(system.m, system.ws, 0.01, y, deriv),
-                 lambda: _system.state_derivative_by_columns(system.m, system.ws, 0.01, y,
-                                                             deriv),
+                 lambda: state_derivative_by_columns(system.m, system.ws, 0.01, y, deriv),
                  lambda: system.rhs(0.01, y)]   # by a held reference (kernel_call)
         for call in calls:
             call()
@@ -104,7 +104,7 @@ def test_the_integrators_enter_through_uncounted_kernels():
                    _system.residual_from_ref, _system.constrained_residual_from_ref,
                    _system.mass_block_from_ref,
                    _system.state_derivative, _system.state_derivative_from_ref,
-                   _system.state_derivative_by_columns, _system.dae_work_column,
+                   state_derivative_by_columns, _system.dae_work_column,
                    _system.dae_mass_block, bdf_kernels._reform_with_mass,
                    bdf_kernels.bdf_advance, bdf_kernels._step, bdf_kernels._nls,
                    bdf_kernels._setup, bdf_kernels._jacobian_fd, kinematic_outputs,

@@ -39,7 +39,7 @@ from .user_laws import (
 
 __all__ = ["body_forces", "body_columns", "mass_matrix", "generalized_forces",
            "dynamic_rows", "residual", "state_derivative",
-           "state_derivative_by_columns", "state_derivative_from_ref",
+           "state_derivative_from_ref",
            "nonconservative_power",
            "split_state", "actuator_torques", "constrained_residual",
            "dae_constrained_residual"]
@@ -927,8 +927,8 @@ def state_derivative_from_ref(t, y, ref, out):
     prescribed coordinates takes P from a second residual at y' = [u; du/dt; 0].
     The residual is O(N); M* (O(N d) on a tree of depth d) and its factorisation
     (O(nq^3)) dominate long chains. The residual and the hook are the driver's own
-    compiled kernels, called, not inlined: this one compiles in seconds. The
-    reference is state_derivative_by_columns (B at every column, O(N^2))."""
+    compiled kernels, called, not inlined: this one compiles in seconds. Its
+    reference, B at every column (O(N^2)), is in tests/reference_kernels.py."""
     m, ws = member_ref(ref, 0), member_ref(ref, 1)
     nq = ws.mass.shape[0]
     n = 2 * nq + 1 + m.act_coord.shape[0]
@@ -960,21 +960,6 @@ def _has_prescribed(m):
         if m.coord_qindex[c] < 0:
             return True
     return False
-
-
-@jit_entry
-def state_derivative_by_columns(m, ws, t, y, out):
-    """`state_derivative` the direct way, the reference for it: the partial velocities
-    at every column (forward_kinematics, O(N^2)), M* = B^T M B (mass_matrix), Q*
-    (generalized_forces), Cholesky, then the dynamic rows at du/dt for P."""
-    nq = ws.mass.shape[0]
-    q, u, _ = split_state(y, nq)
-    forward_kinematics(m, ws, t, q, u)
-    mass_matrix(m, ws)
-    generalized_forces(m, ws, t)
-    if not cholesky_solve_in_place(ws.mass, ws.force, ws.accel):
-        ws.accel[:] = np.nan
-    derivative_from_accelerations(m, ws, t, u, out)
 
 
 @jit_shared
