@@ -257,7 +257,13 @@ class BeamBody:
     natural modes kept; `correction_modes` adds static correction modes at the nodes
     that carry markers. Then qf = Phi eta with Phi = `basis.vectors` (a ModalBasis) and
     `invariants` are the projected ones of eta; `nodal_invariants` are always those of
-    the free nodal coordinates (the same object when not reduced)."""
+    the free nodal coordinates (the same object when not reduced).
+
+    The body holds only its description: `nodal_invariants`, `basis` and `invariants`
+    are derived from it where first used (compiling the model, or reading `mass` or
+    `nf`), and derived again when what they depend on has changed (the mesh, section,
+    material, free coordinates, node masses, `modes`, `correction_modes` and, with
+    correction modes, the nodes that carry markers)."""
     name: str
     points: np.ndarray
     elements: tuple
@@ -270,17 +276,40 @@ class BeamBody:
     node_masses: dict
     alpha: float
     beta: float
-    invariants: object = field(metadata={"serialize": False})  # derived from the above
     initial: object = "undeformed"  # a BEAM_INITIAL_STATES name or qf (nf,)
     markers: dict = field(default_factory=dict)
     node_inertias: dict = field(default_factory=dict)
     geometric: str = "consistent"
     modes: object = "all"
     correction_modes: bool = False
-    nodal_invariants: object = field(default=None, metadata={"serialize": False})
-    basis: object = field(default=None, metadata={"serialize": False})  # derived
     initial_rates: object = None  # None or the elastic rates (nf,)
     modal_damping: object = None  # None, a ratio, ratios per mode, or "bands"
+
+    @property
+    def nodal_invariants(self):
+        """Invariants of the free nodal coordinates (flexmbs.elements.invariants)."""
+        return self._derived()[0]
+
+    @property
+    def basis(self):
+        """The ModalBasis (flexmbs.elements.modal), None when `modes` is "all"."""
+        return self._derived()[1]
+
+    @property
+    def invariants(self):
+        """Invariants of the elastic coordinates: the nodal ones, or their projection
+        on the basis."""
+        return self._derived()[2]
+
+    def _derived(self):
+        """(nodal invariants, basis, invariants), computed from the description and
+        kept with the key of what they depend on (_derivation_key)."""
+        key = _derivation_key(self)
+        held = self.__dict__.get("_derived_from")
+        if held is None or held[0] != key:
+            held = (key, _derive_beam(self))
+            self.__dict__["_derived_from"] = held
+        return held[1]
 
     @property
     def mass(self):
@@ -695,8 +724,9 @@ class Model:
         of every mode, one per mode, or "bands" (see BeamBody); `modes`: "all" (nodal
         coordinates) or the number of lowest natural modes kept; `correction_modes`: add
         static correction modes at the nodes that
-        carry markers (recomputed as markers are added)."""
-        from ..elements.invariants import beam_body_invariants
+        carry markers. The invariants and the mode basis are made when the model is
+        compiled (BeamBody)."""
+        from ..elements.beam import element_frame
         item = f'body "{name}"'
         self._new_name(name, self.bodies, item, self.joints, "joint")
         if name == GROUND:
@@ -763,8 +793,8 @@ class Model:
             _check_inertia(j, 0.0, item, "node", positive_definite=False,
                            fld=f"node_inertias.{node}")
             inertias[node_k] = j
-        inv = beam_body_invariants(nodes, conn, ref, section, material, free,
-                                   node_masses=per_node, item=item)
+        for a, b in conn:
+            element_frame(nodes[a], nodes[b], ref, item)  # the reference is not an axis
         from ..elements.geometric import GEOMETRIC_OPTIONS
         if geometric not in GEOMETRIC_OPTIONS:
             raise ModelError(f"expected one of {', '.join(GEOMETRIC_OPTIONS)}, got "
@@ -788,14 +818,13 @@ class Model:
                              "correction_modes")
         body = BeamBody(name, pts, tuple(counts), section, material, ref, nodes, conn,
                         free, masses, _scalar(alpha, item, "alpha", nonnegative=True),
-                        _scalar(beta, item, "beta", nonnegative=True), inv, initial,
+                        _scalar(beta, item, "beta", nonnegative=True), initial,
                         node_inertias=inertias, geometric=geometric,
                         modes=modes if isinstance(modes, str) else int(modes),
-                        correction_modes=bool(correction_modes), nodal_invariants=inv,
+                        correction_modes=bool(correction_modes),
                         initial_rates=rates, modal_damping=_modal_damping(
                             modal_damping, item))
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
-        _reduce_beam(body, item)
         self.bodies[name] = body
         return body
 
@@ -834,8 +863,6 @@ class Model:
         else:
             c = np.eye(3)
         markers[name] = Marker(name, body, p, c, None if node is None else int(node))
-        if beam and self.bodies[body].correction_modes:
-            _reduce_beam(self.bodies[body], f'body "{body}"')
         return markers[name]
 
     # ----------------------------------------------------------------- joints
@@ -1254,22 +1281,53 @@ def _modal_damping(spec, item):
     return float(ratios) if ratios.ndim == 0 else ratios
 
 
-def _reduce_beam(body, item):
-    """Set a beam body's mode basis and projected invariants from its `modes`,
-    `correction_modes` and markers (flexmbs.elements.modal; docs/explanation/formulation.md
-    section 8); the nodal invariants when `modes` is "all"."""
+class _Nodal:
+    """A beam body seen with the given nodal invariants, for the basis that its own
+    derivation is making (the body's attributes otherwise)."""
+
+    def __init__(self, body, nodal_invariants):
+        self._body = body
+        self.nodal_invariants = nodal_invariants
+
+    def __getattr__(self, name):
+        return getattr(self._body, name)
+
+
+def _derivation_key(body):
+    """What a beam body's derived data depend on, comparable with ==."""
+    key = (body.nodes.tobytes(), body.connectivity.tobytes(), body.reference.tobytes(),
+           body.section, body.material, body.free.tobytes(),
+           tuple(sorted(body.node_masses.items())), body.modes, body.correction_modes)
+    if body.correction_modes:
+        key += (tuple(sorted((m.node, m.name) for m in body.markers.values()
+                             if m.node is not None)),)
+    return key
+
+
+def _derive_beam(body):
+    """(nodal invariants, basis, invariants) of a beam body: the invariants of its free
+    nodal coordinates (flexmbs.elements.invariants) and, when reduced, the mode basis
+    of its `modes` with the correction modes at the nodes that carry markers and the
+    projected invariants (flexmbs.elements.modal; docs/explanation/formulation.md
+    section 8)."""
+    from ..elements.invariants import beam_body_invariants
     from ..elements.modal import modal_basis, project_invariants
+    item = f'body "{body.name}"'
+    per_node = np.zeros(len(body.nodes))
+    for node, mass in body.node_masses.items():
+        per_node[node] = mass
+    nodal = beam_body_invariants(body.nodes, body.connectivity, body.reference,
+                                 body.section, body.material, body.free,
+                                 node_masses=per_node, item=item)
     if body.modes == "all":
-        body.basis = None
-        body.invariants = body.nodal_invariants
-        return
+        return nodal, None, nodal
     names = {}
     for marker in body.markers.values():
         if marker.node is not None:
             names.setdefault(marker.node, []).append(marker.name)
     nodes = sorted(names) if body.correction_modes else ()
-    body.basis = modal_basis(body, body.modes, nodes, names, item)
-    body.invariants = project_invariants(body.nodal_invariants, body.basis.vectors)
+    basis = modal_basis(_Nodal(body, nodal), body.modes, nodes, names, item)
+    return nodal, basis, project_invariants(nodal, basis.vectors)
 
 
 def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"):

@@ -30,7 +30,7 @@ from ..elements import (
     round_tube_section,
 )
 from ..errors import ModelError
-from .description import GROUND, SENSOR_TYPES, Model
+from .description import GROUND, SENSOR_TYPES, BeamBody, Model
 from .timefunctions import TIME_FUNCTION_LAWS
 
 __all__ = ["load_model", "loads_model"]
@@ -594,4 +594,12 @@ def _build_model(doc):
         model.add_contact(name, **table)
     for name, table in doc.get("sensors", {}).items():
         model.add_sensor(name, **table)
+    _mode_bases(model)
     return model
+
+
+def _mode_bases(model):
+    """The mode bases of the reduced beams, made now (compiling would make them) so
+    that a file asking a beam for more modes than it has is refused when it is read."""
+    return [body.basis for body in model.bodies.values()
+            if isinstance(body, BeamBody) and body.modes != "all"]
