@@ -491,3 +491,29 @@ def test_modes_command_bad_input_exits_2():
     r = flexmbs("modes", MODELS / "huang_two_link.toml", "--body", "link1")
     assert r.returncode == 2 and 'no beam body "link1"' in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_beam_is_a_description_until_its_derived_data_are_used(monkeypatch):
+    """Adding a beam or a marker computes nothing; the invariants and the basis are made
+    at first use, kept while their inputs stay, and made again when a marker adds a
+    node for the correction modes."""
+    import flexmbs.elements.invariants as invariants_module
+    calls = []
+    real = invariants_module.beam_body_invariants
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(invariants_module, "beam_body_invariants", counting)
+    h2 = huang_two_link().bodies["link2"]
+    m = Model("described", gravity=(0, 0, -9.81))
+    beam = m.add_beam_body("b", [[0, 0, 0], [1, 0, 0]], h2.section, h2.material,
+                           elements=4, modes=2, correction_modes=True)
+    m.add_marker("b", "tip", node=4)
+    assert calls == []
+    first = beam.basis
+    assert len(calls) == 1 and beam.basis is first and beam.invariants is beam.invariants
+    assert len(calls) == 1 and first.nm == 2 + 6
+    m.add_marker("b", "middle", node=2)
+    assert beam.basis.nm == 2 + 12 and len(calls) == 2
