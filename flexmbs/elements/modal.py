@@ -39,7 +39,7 @@ decoupled parts of the element stiffness (docs/explanation/formulation.md sectio
 torsion (GJ), bending y (the deflection v along the section's y axis, EI_z: bending in
 the element's x-y plane) and bending z (w along z, EI_y: the x-z plane).
 
-The functions take a beam body (`flexmbs.model.description.BeamBody`: nodes,
+The functions take a beam body (`flexmbs.model.items.BeamBody`: nodes,
 connectivity, reference, section, material, free, node_inertias, nodal_invariants and,
 when reduced, basis).
 """

@@ -19,7 +19,7 @@ So a revolute joint has 5 rows, prismatic 5, cylindrical 4, universal 4, spheric
 planar 3, fixed 6, free 0. Each row is (kind, x, y, c): kind 0, position, x = n (P
 axes); kind 1, orientation, (A_P x) . (A_O y) - c with x in P axes and y in O axes.
 
-The rolling contacts (flexmbs.model.description.Contact) follow the cut joints' rows:
+The rolling contacts (flexmbs.model.items.Contact) follow the cut joints' rows:
 a rolling disk has 3 rows, kind 2 (CONTACT_NORMAL: the position equation along the
 plane's normal, holonomic) and twice kind 3 (CONTACT_TANGENT: the no-slip velocity
 equations along the plane's two tangent directions, nonholonomic: no position

@@ -1,0 +1,288 @@
+"""The checks of the values a model is described with: each turns a value into what the
+description keeps (a float, a unit vector, a rotation matrix, ...) or raises
+ModelError naming the item and the field, and says what was expected."""
+
+import os
+
+import numpy as np
+
+from ..errors import ModelError
+from .vocabulary import (
+    AXIS_NORM_MIN,
+    BEAM_DENSE_MATRICES,
+    BEAM_INITIAL_STATES,
+    INDEPENDENT_AXES_TOL,
+    ORTHONORMAL_TOL,
+    RTOL_RANGE,
+)
+
+_EX, _EY, _EZ = np.eye(3)
+
+
+def rotation_from_euler_xyz(angles):
+    """Rotation matrix of sequential rotations about x, then the new y, then the new z."""
+    a, b, c = angles
+    ca, sa, cb, sb, cc, sc = np.cos(a), np.sin(a), np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    rx = np.array([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
+    ry = np.array([[cb, 0, sb], [0, 1, 0], [-sb, 0, cb]])
+    rz = np.array([[cc, -sc, 0], [sc, cc, 0], [0, 0, 1]])
+    return rx @ ry @ rz
+
+
+def _vector(value, n, item, fld, what="a"):
+    try:
+        v = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected {what} {n}-vector of numbers, got {value!r}",
+                         item, fld) from None
+    if v.shape != (n,):
+        raise ModelError(f"expected {what} {n}-vector of numbers, got {value!r}", item, fld)
+    if not np.all(np.isfinite(v)):
+        raise ModelError(f"expected finite numbers, got {value!r}", item, fld)
+    return v
+
+
+def _axis(value, item, fld):
+    v = _vector(value, 3, item, fld, "an axis as a")
+    n = np.linalg.norm(v)
+    if not n > AXIS_NORM_MIN:
+        raise ModelError(f"expected a non-zero axis, got {value!r}", item, fld)
+    return v / n
+
+
+def _axes(value, item, fld, count=None):
+    try:
+        rows = list(value)
+    except TypeError:
+        raise ModelError(f"expected a list of 3-vectors, got {value!r}", item, fld) from None
+    if count is not None and len(rows) != count:
+        raise ModelError(f"expected {count} axes, got {len(rows)}", item, fld)
+    return np.array([_axis(r, item, f"{fld}[{k}]") for k, r in enumerate(rows)]).reshape(-1, 3)
+
+
+def _node_index(node, n):
+    """A node index 0..n-1 from an int or a string of digits (TOML keys); negative
+    indices count from the last node (-1). None if it is not one."""
+    text = str(node)
+    if isinstance(node, bool) or not text.lstrip("-").isdigit():
+        return None
+    k = int(text)
+    k = k + n if k < 0 else k
+    return k if 0 <= k < n else None
+
+
+def _scalar(value, item, fld, positive=False, nonnegative=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ModelError(f"expected a number, got {value!r}", item, fld)
+    v = float(value)
+    if not np.isfinite(v):
+        raise ModelError(f"expected a finite number, got {value!r}", item, fld)
+    if positive and not v > 0:
+        raise ModelError(f"expected a positive number, got {value!r}", item, fld)
+    if nonnegative and v < 0:
+        raise ModelError(f"expected a number >= 0, got {value!r}", item, fld)
+    return v
+
+
+def _rotation(value, item, fld):
+    try:
+        c = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected a 3x3 rotation matrix, got {value!r}", item, fld) from None
+    if c.shape != (3, 3) or not np.all(np.isfinite(c)):
+        raise ModelError(f"expected a 3x3 rotation matrix, got {value!r}", item, fld)
+    if np.abs(c.T @ c - np.eye(3)).max() > ORTHONORMAL_TOL or np.linalg.det(c) < 0:
+        raise ModelError("expected a proper orthonormal matrix (C^T C = I, det C = +1)",
+                         item, fld)
+    return c
+
+
+def _inertia_matrix(value, item, fld):
+    """Accepts [Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or a 3x3 matrix."""
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or not np.all(np.isfinite(a)):
+        raise ModelError("expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 "
+                         f"finite numbers, got {value!r}", item, fld)
+    if a.shape == (3,):
+        return np.diag(a)
+    if a.shape == (6,):
+        ixx, iyy, izz, ixy, ixz, iyz = a
+        return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    if a.shape == (3, 3):
+        if np.abs(a - a.T).max() > 1e-12 * max(1.0, np.abs(a).max()):
+            raise ModelError("expected a symmetric inertia matrix", item, fld)
+        return 0.5 * (a + a.T)
+    raise ModelError("expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 numbers, "
+                     f"got {value!r}", item, fld)
+
+
+def _per_coordinate(value, n, item, fld):
+    """A scalar (the same for every coordinate) or a list of n numbers."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return _vector(value, n, item, fld, "a")
+    return np.full(n, _scalar(value, item, fld))
+
+
+def _physical_memory():
+    """Bytes of physical memory of this machine (inf where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return float("inf")
+
+
+def _check_beam_memory(elements, item):
+    """ModelError (field "elements") when a beam of that many elements would need more
+    memory for its dense matrices than the machine has: 6 (elements + 1) coordinates,
+    BEAM_DENSE_MATRICES of their square."""
+    nf = 6 * (elements + 1)
+    need = BEAM_DENSE_MATRICES * 8.0 * nf * nf
+    have = _physical_memory()
+    if need > have:
+        raise ModelError(f"{elements} elements make {nf} nodal coordinates, whose dense "
+                         f"matrices need about {need / 2**30:.3g} GiB, more than this "
+                         f"machine's {have / 2**30:.3g} GiB: expected fewer elements (or "
+                         f"modal reduction of a coarser mesh)", item, "elements")
+
+
+def _relative_tolerance(value, item):
+    """rtol, checked to lie in RTOL_RANGE (ModelError naming the field otherwise)."""
+    rtol = _scalar(value, item, "rtol", positive=True)
+    low, high = RTOL_RANGE
+    if not low <= rtol <= high:
+        raise ModelError(f"expected a relative tolerance between {low:.1e} (100 times "
+                         f"the float64 resolution) and {high:g}, got {rtol:g}", item,
+                         "rtol")
+    return rtol
+
+
+def _check_independent(tr, ro, item, tr_field, ro_field):
+    """Translation axes linearly independent; consecutive rotation axes not parallel
+    (either would make M* singular in every configuration)."""
+    if len(tr) > 1 and np.linalg.svd(tr, compute_uv=False).min() < INDEPENDENT_AXES_TOL:
+        raise ModelError("expected linearly independent translation axes", item, tr_field)
+    for k in range(len(ro) - 1):
+        if np.linalg.norm(np.cross(ro[k], ro[k + 1])) < INDEPENDENT_AXES_TOL:
+            raise ModelError(f"rotation axes {k} and {k + 1} are parallel: two consecutive "
+                             "rotations about the same axis are one degree of freedom",
+                             item, ro_field)
+
+
+def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
+                rotation_axes=None):
+    """(translation_axes, rotation_axes) of a joint type, from its `axis`/`axes` fields."""
+    def need_none(**kw):
+        for k, v in kw.items():
+            if v is not None:
+                raise ModelError(f"a {jtype} joint takes no '{k}'", item, k)
+
+    if jtype != "general":
+        need_none(translation_axes=translation_axes, rotation_axes=rotation_axes)
+    empty = np.zeros((0, 3))
+    if jtype in ("revolute", "prismatic", "cylindrical", "planar"):
+        need_none(axes=axes)
+        a = _EZ if axis is None else _axis(axis, item, "axis")
+        if jtype == "revolute":
+            return empty, a[None, :]
+        if jtype == "prismatic":
+            return a[None, :], empty
+        if jtype == "cylindrical":
+            return a[None, :], a[None, :]
+        # planar: two in-plane translations, then the rotation about the normal a
+        e1 = _EX - (_EX @ a) * a
+        if np.linalg.norm(e1) < INDEPENDENT_AXES_TOL:
+            e1 = _EY - (_EY @ a) * a
+        e1 /= np.linalg.norm(e1)
+        return np.array([e1, np.cross(a, e1)]), a[None, :]
+    if jtype in ("universal", "spherical"):
+        need_none(axis=axis)
+        n = 2 if jtype == "universal" else 3
+        default = np.eye(3)[:n]
+        rot = default if axes is None else _axes(axes, item, "axes", n)
+        _check_independent(empty, rot, item, "axes", "axes")
+        return empty, rot
+    if jtype in ("free", "fixed"):
+        need_none(axis=axis, axes=axes)
+        return (np.eye(3), np.eye(3)) if jtype == "free" else (empty, empty)
+    # general
+    need_none(axis=axis, axes=axes)
+    tr = empty if translation_axes is None else _axes(translation_axes, item,
+                                                      "translation_axes")
+    ro = empty if rotation_axes is None else _axes(rotation_axes, item, "rotation_axes")
+    if len(tr) > 3:
+        raise ModelError(f"expected 0 to 3 translation axes, got {len(tr)}", item,
+                         "translation_axes")
+    if len(ro) > 3:
+        raise ModelError(f"expected 0 to 3 rotation axes, got {len(ro)}", item,
+                         "rotation_axes")
+    if len(tr) + len(ro) == 0:
+        raise ModelError("expected at least one translation or rotation axis (1 to 6 "
+                         "coordinates in all)", item, "rotation_axes")
+    _check_independent(tr, ro, item, "translation_axes", "rotation_axes")
+    return tr, ro
+
+
+def _beam_initial_state(initial, item, fld="initial"):
+    """A BEAM_INITIAL_STATES name (`initial` only), or the elastic coordinates (or
+    rates) as a float array."""
+    if isinstance(initial, str):
+        if fld != "initial":
+            raise ModelError(f"expected a list of the elastic rates, got {initial!r}",
+                             item, fld)
+        if initial not in BEAM_INITIAL_STATES:
+            raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)} or a list "
+                             f"of the elastic coordinates, got {initial!r}", item,
+                             "initial")
+        return initial
+    try:
+        values = np.asarray(initial, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected a name or a list of numbers, got {initial!r}", item,
+                         fld) from None
+    if not np.all(np.isfinite(values)):
+        raise ModelError("expected finite elastic coordinates", item, fld)
+    return values
+
+
+def _modal_damping(spec, item):
+    """None, "bands", or damping ratios >= 0 (a float or a float array); the count
+    of a list is checked against the body's modes when the model is compiled."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        if spec != "bands":
+            raise ModelError(f'expected "bands", a number or a list of numbers, got '
+                             f"{spec!r}", item, "modal_damping")
+        return spec
+    try:
+        ratios = np.asarray(spec, dtype=float)
+    except (TypeError, ValueError):
+        ratios = None
+    if ratios is None or ratios.ndim > 1 or ratios.size == 0 or \
+            not np.all(np.isfinite(ratios)) or np.any(ratios < 0):
+        raise ModelError(f"expected damping ratios >= 0, got {spec!r}", item,
+                         "modal_damping")
+    return float(ratios) if ratios.ndim == 0 else ratios
+
+
+def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"):
+    """Symmetric positive definite (semi-definite if not `positive_definite`), principal
+    moments obeying the triangle inequality."""
+    where = {"com": "about the centre of mass",
+             "origin": "about the centre of mass (converted from the frame origin)",
+             "node": "about the node"}[about]
+    w = np.linalg.eigvalsh(i_c)
+    scale = max(abs(w).max(), 1e-300)
+    if w.min() <= (1e-12 if positive_definite else -1e-12) * scale:
+        what = "positive definite" if positive_definite else "positive semi-definite"
+        raise ModelError(f"expected a {what} inertia; {where} its principal "
+                         f"moments are {np.array2string(w, precision=6)}", item, fld)
+    tol = 1e-9 * scale
+    a, b, c = w
+    if a + b < c - tol:
+        raise ModelError(f"principal moments {np.array2string(w, precision=6)} {where} "
+                         "violate the triangle inequality (I1 + I2 >= I3): no mass "
+                         "distribution has them", item, fld)

@@ -1,0 +1,441 @@
+"""The items of a model description: markers, rigid and beam bodies, joints, drivers,
+actuators, forces, springs, contacts, sensors and the solver and output settings.
+Plain data, made and checked by flexmbs.model.description.Model's add_* methods; a beam
+body's invariants and mode basis are derived from its description where first used.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+from .checks import _relative_tolerance, _scalar
+from .vocabulary import (
+    CONSTRAINT_FORMULATIONS,
+    FORMULATIONS,
+    GROUND,
+    NODE_DOFS,
+    SOLVER_METHODS,
+)
+
+
+@dataclass
+class Marker:
+    """A frame fixed on a body: origin `position` (m) and axes `orientation` (3x3, the
+    columns are the marker axes in body coordinates). On a beam body a marker sits on
+    node `node` and follows it."""
+    name: str
+    body: str
+    position: np.ndarray
+    orientation: np.ndarray
+    node: int | None = None
+
+
+@dataclass
+class RigidBody:
+    """A rigid body. `com` (m) in the body frame; `inertia` (kg m^2) about the centre of
+    mass in body axes (the file may give it about the frame origin; it is converted)."""
+    name: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    markers: dict = field(default_factory=dict)
+
+    @property
+    def inertia_about_origin(self):
+        """I_O = I_C + m (|c|^2 I - c c^T) (parallel-axis theorem)."""
+        c = self.com
+        return self.inertia + self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+
+@dataclass
+class BeamBody:
+    """A flexible body of 3-D Euler-Bernoulli beam elements (docs/explanation/formulation.md
+    sections 2-3) in a floating frame: a polyline `points` (k, 3) in body axes (m), meshed
+    into `elements[s]` equal elements along segment s; `nodes` (n, 3) and `connectivity` (n
+    - 1, 2) result. `section` (flexmbs.elements.Section) and `material`
+    (flexmbs.elements.Material) are shared by the elements; `reference` is the body-axes
+    vector whose component normal to each element gives its section y axis. `free` lists the
+    body coordinates 6 node + dof (dof in NODE_DOFS order) left free by the reference
+    conditions (by default node 0 is clamped); `node_masses` maps a node to a point mass
+    (kg), `node_inertias` to a rotary inertia (3 x 3, kg m^2, body axes, about the node; it
+    turns with the node's rotation: a rigid body of no mass fixed to the node,
+    docs/explanation/formulation.md section 2). `geometric` selects the geometric stiffness
+    (docs/explanation/formulation.md section 6, `flexmbs.elements.geometric`): "consistent"
+    (the default), "none", "huang-axial" or "huang-foreshortening". Structural damping D =
+    alpha K + beta M_ff (alpha in s, beta in 1/s). The elastic coordinates qf are the free
+    nodal coordinates; `initial` is their initial state: "undeformed" (qf = 0, the thesis's
+    choice), "static" (in equilibrium with gravity at the initial joint state, joints held),
+    "quasi-static" (the elastic accelerations vanish at t = 0 with the joints free and
+    moving at their initial rates, and the elastic rates are the rate of change of that
+    state: a start that excites no high mode) or the values of qf themselves (m and rad;
+    modal amplitudes when reduced), in the order of the body's coordinate names, as `flexmbs
+    equilibrium` writes them. `initial_rates`: the elastic rates at t = 0 (m/s and rad/s, in
+    the same order; None: zero, or those of "quasi-static"). `modal_damping`: damping ratios
+    of the body's own modes (of its elastic coordinates, reduced or nodal;
+    flexmbs.elements.damping): one for every mode, a list with one per mode in order of
+    frequency, or "bands" (1 % below 100 Hz, 10 % below 1 kHz, critical above); None: none
+    beyond alpha and beta.
+
+    Modal reduction (docs/explanation/formulation.md section 8, flexmbs.elements.modal): `modes` is
+    "all" (the elastic coordinates are the free nodal ones) or n, the number of lowest
+    natural modes kept; `correction_modes` adds static correction modes at the nodes
+    that carry markers. Then qf = Phi eta with Phi = `basis.vectors` (a ModalBasis) and
+    `invariants` are the projected ones of eta; `nodal_invariants` are always those of
+    the free nodal coordinates (the same object when not reduced).
+
+    The body holds only its description: `nodal_invariants`, `basis` and `invariants`
+    are derived from it where first used (compiling the model, or reading `mass` or
+    `nf`), and derived again when what they depend on has changed (the mesh, section,
+    material, free coordinates, node masses, `modes`, `correction_modes` and, with
+    correction modes, the nodes that carry markers)."""
+    name: str
+    points: np.ndarray
+    elements: tuple
+    section: object
+    material: object
+    reference: np.ndarray
+    nodes: np.ndarray
+    connectivity: np.ndarray
+    free: np.ndarray
+    node_masses: dict
+    alpha: float
+    beta: float
+    initial: object = "undeformed"  # a BEAM_INITIAL_STATES name or qf (nf,)
+    markers: dict = field(default_factory=dict)
+    node_inertias: dict = field(default_factory=dict)
+    geometric: str = "consistent"
+    modes: object = "all"
+    correction_modes: bool = False
+    initial_rates: object = None  # None or the elastic rates (nf,)
+    modal_damping: object = None  # None, a ratio, ratios per mode, or "bands"
+
+    @property
+    def nodal_invariants(self):
+        """Invariants of the free nodal coordinates (flexmbs.elements.invariants)."""
+        return self._derived()[0]
+
+    @property
+    def basis(self):
+        """The ModalBasis (flexmbs.elements.modal), None when `modes` is "all"."""
+        return self._derived()[1]
+
+    @property
+    def invariants(self):
+        """Invariants of the elastic coordinates: the nodal ones, or their projection
+        on the basis."""
+        return self._derived()[2]
+
+    def _derived(self):
+        """(nodal invariants, basis, invariants), computed from the description and
+        kept with the key of what they depend on (_derivation_key)."""
+        key = _derivation_key(self)
+        held = self.__dict__.get("_derived_from")
+        if held is None or held[0] != key:
+            held = (key, _derive_beam(self))
+            self.__dict__["_derived_from"] = held
+        return held[1]
+
+    @property
+    def mass(self):
+        return self.invariants.mass
+
+    @property
+    def com(self):
+        return self.invariants.first_moment / self.invariants.mass
+
+    @property
+    def inertia_about_origin(self):
+        """I_O of the undeformed beam: tr(Th0) I - Th0 (docs/explanation/formulation.md section
+        2)."""
+        th0 = self.invariants.th0
+        return np.trace(th0) * np.eye(3) - th0
+
+    @property
+    def inertia(self):
+        c = self.com
+        return self.inertia_about_origin - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+    @property
+    def nf(self):
+        """Number of elastic coordinates qf: the free nodal coordinates, or the
+        columns of the mode basis."""
+        return len(self.free) if self.basis is None else self.basis.nm
+
+    def coordinate_names(self):
+        """`BODY.nNODE.DOF` of each nodal elastic coordinate; `BODY.modeK` and
+        `BODY.correctionK` of the modal ones."""
+        if self.basis is not None:
+            return list(self.basis.names)
+        return [f"{self.name}.n{k // 6}.{NODE_DOFS[k % 6]}" for k in self.free]
+
+    def node_columns(self, node):
+        """Indices into the free nodal coordinates (qf itself when not reduced) of the
+        node's 6 coordinates (-1 where fixed)."""
+        where = {int(k): j for j, k in enumerate(self.free)}
+        return np.array([where.get(6 * node + d, -1) for d in range(6)], dtype=np.int64)
+
+    def node_rows(self, node):
+        """(6, nf): the node's translations u, v, w (m) and small rotations tx, ty, tz
+        (rad), body axes, as linear forms of qf (S_k and PS_k of docs/explanation/formulation.md
+        section 4; times the mode basis Phi when reduced, section 8)."""
+        rows = np.zeros((6, len(self.free)))
+        for d, j in enumerate(self.node_columns(node)):
+            if j >= 0:
+                rows[d, j] = 1.0
+        return rows if self.basis is None else rows @ self.basis.vectors
+
+
+@dataclass
+class Joint:
+    """A joint from a marker on the parent body to a marker on the child body.
+
+    Its coordinates are the translations along `translation_axes`, then the rotations
+    about `rotation_axes` (unit vectors in the parent marker's frame; each rotation
+    about its axis in the frame turned by the previous ones).
+    """
+    name: str
+    type: str
+    parent: str
+    child: str
+    parent_marker: str
+    child_marker: str
+    translation_axes: np.ndarray
+    rotation_axes: np.ndarray
+    initial: np.ndarray
+    initial_rate: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    rest: np.ndarray
+    cut: bool = False
+
+    @property
+    def ndof(self):
+        return len(self.translation_axes) + len(self.rotation_axes)
+
+    def coordinate_names(self):
+        if self.ndof == 1:
+            return [self.name]
+        return [f"{self.name}[{k}]" for k in range(self.ndof)]
+
+
+@dataclass
+class Driver:
+    """Prescribed motion of one joint coordinate: x(t) = function(t)."""
+    name: str
+    joint: str
+    coordinate: int
+    function: object
+
+
+@dataclass
+class Actuator:
+    """A motor on one joint coordinate, through a gear of ratio n (motor turns per
+    joint turn), with rotor inertia J_r (kg m^2) and viscous resistance b_m (N m s/rad,
+    at the motor). Its motor torque is `torque(t)` (type "torque") or the PD law
+    (kp (x_ref - x) + kd (x_ref' - x')) / n on the joint error (type "pd"; kp in N m/rad
+    or N/m, kd in N m s/rad or N s/m, x_ref = setpoint(t)), limited to |tau_m| <=
+    max_torque (N m). On the joint: n tau_m - n^2 b_m x', and the reflected inertia
+    n^2 J_r (Huang's motor model, H3.3)."""
+    name: str
+    joint: str
+    coordinate: int
+    type: str
+    kp: float
+    kd: float
+    setpoint: object
+    torque: object
+    max_torque: float
+    gear_ratio: float
+    rotor_inertia: float
+    motor_damping: float
+
+
+@dataclass
+class Force:
+    """A point force or a torque on a marker: `vector(t) = vector * function(t)`, in
+    global axes (`frame = "global"`) or in the marker's axes (`frame = "marker"`,
+    a follower load). N for a force, N m for a torque."""
+    name: str
+    type: str
+    body: str
+    marker: str
+    vector: np.ndarray
+    frame: str
+    function: object
+
+
+@dataclass
+class Spring:
+    """A spring and damper between two markers (point to point): the force
+    f = k (L - L0) + c dL/dt along the line between them pulls them together when
+    positive (L = |p2 - p1|; k N/m, c N s/m, L0 m)."""
+    name: str
+    body1: str
+    marker1: str
+    body2: str
+    marker2: str
+    stiffness: float
+    damping: float
+    rest_length: float
+
+
+@dataclass
+class Contact:
+    """A rolling contact (docs/explanation/formulation.md section 5;
+    flexmbs.dynamics.constraints): the thin disk of radius `radius` (m) centred at marker
+    `disk_marker` of body `disk`, its axle `axis` (unit, in that marker's axes), rolls
+    without slipping on the plane through marker `plane_marker` of body `plane` (the ground
+    or a moving body) with normal `normal` (unit, in that marker's axes, pointing to the
+    disk's side). It gives one position equation (the disk's lowest point stays on the
+    plane) and two velocity (nonholonomic) equations (no slip in the plane's two tangent
+    directions). A knife edge (type "knife_edge", radius 0) is the point `disk_marker` of
+    body `disk` with the blade along `axis`: the point stays on the plane and does
+    not move across the blade (one position and one velocity equation)."""
+    name: str
+    type: str
+    disk: str
+    plane: str
+    radius: float
+    axis: np.ndarray
+    normal: np.ndarray
+    disk_marker: str = "origin"
+    plane_marker: str = "origin"
+
+
+@dataclass
+class Sensor:
+    """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
+    several); marker sensors name `body` and `marker` and are expressed in the frame of
+    body `frame` (the ground by default)."""
+    name: str
+    type: str
+    joint: str | None = None
+    coordinate: int | None = None
+    body: str | None = None
+    marker: str | None = None
+    frame: str = GROUND
+    actuator: str | None = None
+    element: int | None = None
+    at: object = None
+    point: np.ndarray | None = None
+    subdivisions: int | None = None
+    contact: str | None = None
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
+    tolerances `rtol`, `atol`, largest step `max_step` (s), `formulation` (one of
+    FORMULATIONS: "joint", M* u' = Q* solved whole, or "order-n", the tip-to-base
+    elimination of flexmbs.dynamics.order_n, trees only, or "absolute", every body on
+    its own six coordinates and every joint a constraint, flexmbs.model.absolute, bdf
+    only), and the formulation of the
+    constraints of closed loops and rolling contacts, `constraints` (one of
+    CONSTRAINT_FORMULATIONS: "ggl", the stabilised index-2 form; "projection", Shui
+    and Zhang's projection onto the null space of the constraint matrix, bdf only).
+    `rho_inf` in [0, 1] is the spectral radius at infinity of `galpha` (the amplitude
+    factor per step of a mode its step does not resolve) and `fixed_step` (s), when
+    set, its constant step without error control."""
+    method: str = "bdf"
+    t_end: float = 1.0
+    rtol: float = 1e-6
+    atol: float = 1e-8
+    max_step: float = np.inf
+    formulation: str = "joint"
+    constraints: str = "ggl"
+    rho_inf: float = 0.9
+    fixed_step: float | None = None
+
+    def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
+                     formulation=None, constraints=None, rho_inf=None, fixed_step=None):
+        """A validated copy with the given values changed (ModelError if bad)."""
+        item = "solver"
+        if method is not None and method not in SOLVER_METHODS:
+            raise ModelError(f"expected one of {', '.join(SOLVER_METHODS)}, got "
+                             f"{method!r}", item, "method")
+        if formulation is not None and formulation not in FORMULATIONS:
+            raise ModelError(f"expected one of {', '.join(FORMULATIONS)}, got "
+                             f"{formulation!r}", item, "formulation")
+        if constraints is not None and constraints not in CONSTRAINT_FORMULATIONS:
+            raise ModelError(f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got "
+                             f"{constraints!r}", item, "constraints")
+        if rho_inf is not None:
+            rho_inf = _scalar(rho_inf, item, "rho_inf", nonnegative=True)
+            if rho_inf > 1.0:
+                raise ModelError(f"expected a number in [0, 1], got {rho_inf!r}", item,
+                                 "rho_inf")
+        return SolverSettings(
+            rho_inf=self.rho_inf if rho_inf is None else rho_inf,
+            fixed_step=self.fixed_step if fixed_step is None else _scalar(
+                fixed_step, item, "fixed_step", positive=True),
+            formulation=self.formulation if formulation is None else formulation,
+            constraints=self.constraints if constraints is None else constraints,
+            method=self.method if method is None else method,
+            t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end",
+                                                           positive=True),
+            rtol=self.rtol if rtol is None else _relative_tolerance(rtol, item),
+            atol=self.atol if atol is None else _scalar(atol, item, "atol", positive=True),
+            max_step=self.max_step if max_step is None else _scalar(
+                max_step, item, "max_step", positive=True))
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """Output settings: `step`, the time between two recorded samples (s)."""
+    step: float = 0.01
+
+    def with_changes(self, step=None):
+        """A validated copy with the given values changed (ModelError if bad)."""
+        if step is None:
+            return self
+        return OutputSettings(_scalar(step, "output", "step", positive=True))
+
+
+class _Nodal:
+    """A beam body seen with the given nodal invariants, for the basis that its own
+    derivation is making (the body's attributes otherwise)."""
+
+    def __init__(self, body, nodal_invariants):
+        self._body = body
+        self.nodal_invariants = nodal_invariants
+
+    def __getattr__(self, name):
+        return getattr(self._body, name)
+
+
+def _derivation_key(body):
+    """What a beam body's derived data depend on, comparable with ==."""
+    key = (body.nodes.tobytes(), body.connectivity.tobytes(), body.reference.tobytes(),
+           body.section, body.material, body.free.tobytes(),
+           tuple(sorted(body.node_masses.items())), body.modes, body.correction_modes)
+    if body.correction_modes:
+        key += (tuple(sorted((m.node, m.name) for m in body.markers.values()
+                             if m.node is not None)),)
+    return key
+
+
+def _derive_beam(body):
+    """(nodal invariants, basis, invariants) of a beam body: the invariants of its free
+    nodal coordinates (flexmbs.elements.invariants) and, when reduced, the mode basis
+    of its `modes` with the correction modes at the nodes that carry markers and the
+    projected invariants (flexmbs.elements.modal; docs/explanation/formulation.md
+    section 8)."""
+    from ..elements.invariants import beam_body_invariants
+    from ..elements.modal import modal_basis, project_invariants
+    item = f'body "{body.name}"'
+    per_node = np.zeros(len(body.nodes))
+    for node, mass in body.node_masses.items():
+        per_node[node] = mass
+    nodal = beam_body_invariants(body.nodes, body.connectivity, body.reference,
+                                 body.section, body.material, body.free,
+                                 node_masses=per_node, item=item)
+    if body.modes == "all":
+        return nodal, None, nodal
+    names = {}
+    for marker in body.markers.values():
+        if marker.node is not None:
+            names.setdefault(marker.node, []).append(marker.name)
+    nodes = sorted(names) if body.correction_modes else ()
+    basis = modal_basis(_Nodal(body, nodal), body.modes, nodes, names, item)
+    return nodal, basis, project_invariants(nodal, basis.vectors)

@@ -1,0 +1,48 @@
+"""The vocabulary of the model description: the names of item types and options, the
+reserved names, the name patterns, and the limits the checks apply."""
+
+import re
+
+import numpy as np
+
+GROUND = "ground"
+JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
+               "planar", "free", "fixed", "general")
+SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
+                "marker_orientation", "marker_velocity", "marker_angular_velocity",
+                "actuator_torque", "actuator_work", "beam_strain", "marker_deflection",
+                "beam_curvature", "beam_section_forces", "beam_centerline",
+                "joint_reaction", "constraint_residual", "contact_reaction")
+CONTACT_TYPES = ("rolling_disk", "knife_edge")
+BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
+ACTUATOR_TYPES = ("pd", "torque")
+FORCE_TYPES = ("force", "torque")
+SOLVER_METHODS = ("bdf", "galpha", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
+# docs/explanation/formulation.md sections 5 and 10; Schwab 2009
+FORMULATIONS = ("joint", "order-n", "absolute")
+CONSTRAINT_FORMULATIONS = ("ggl", "projection")
+ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
+
+AXIS_NORM_MIN = 1e-12  # an axis shorter than this is zero
+ORTHONORMAL_TOL = 1e-9  # |C^T C - I| of a marker orientation
+INDEPENDENT_AXES_TOL = 1e-6  # smallest singular value / |a x b| of independent axes
+
+NODE_DOFS = ("u", "v", "w", "tx", "ty", "tz")  # nodal coordinates, body axes
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
+"""The names of bodies, joints, markers and the other items: letters, digits, '_' and
+'-' (a dot separates the parts of coordinate names and of --set paths)."""
+GENERATED_PREFIX = "@"   # flexmbs.model.absolute's PREFIX
+SENSOR_NAME_PATTERN = re.compile(r"[^\s/]+")
+"""Sensor names: anything but spaces and '/' (a sensor may be named after a
+coordinate, "joint.rz")."""
+BEAM_DENSE_MATRICES = 8
+"""Dense (nf x nf) float64 matrices that building a beam body and integrating it hold
+at once (its invariants, stiffness, mass and the iteration matrix's block), nf its
+nodal coordinates: what `_check_beam_memory` weighs against the machine's memory."""
+
+BEAM_INITIAL_STATES = ("undeformed", "static", "quasi-static")
+
+RTOL_RANGE = (100 * np.finfo(float).eps, 0.1)
+"""The relative tolerances a run accepts: below 100 ulps the error test asks for what
+float64 cannot resolve (scipy's integrators raise theirs to it); above 0.1 no digit
+of the result is controlled."""
