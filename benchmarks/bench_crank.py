@@ -18,13 +18,10 @@ Counters and integration time from the runs' statistics, one process.
 """
 
 import argparse
-import json
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
-from peers import begin, log
+from peers import begin, finish, log
 
 from flexmbs.model.library import CRANK_REFERENCE_Q1, crank_midpoint_deflection, simeon_crank
 from flexmbs.simulation import simulate
@@ -79,10 +76,7 @@ def main():
         out["runs"].append(r)
         log(f"{r['label']}: {r['status']}, {r['steps']} steps, {r['wall']:.2f} s, "
             f"vs test set {r['vs_test_set']:.2%}, vs reference {r['vs_reference']:.2%}")
-    out["total_wall"] = time.perf_counter() - start
-    if a.json:
-        Path(a.json).write_text(json.dumps(out, indent=1))
-    print(table(out))
+    finish(a, out, start, table)
 
 
 def table(results):

@@ -20,13 +20,11 @@ largest difference (rad). Counters and integration time from each run's statisti
 """
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-from peers import begin, log
+from peers import begin, finish, log
 
 from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import simulate
@@ -101,10 +99,7 @@ def main():
         log(f"{r['label']}: {r['steps']} steps, {r['wall']:.2f} s, joints "
             f"{r['joints_diff']:.1e}, bending {r['bending_diff']:.1e} "
             + " ".join(f"{v:.1e}" for v in r["bending_bands"]))
-    out["total_wall"] = time.perf_counter() - start
-    if a.json:
-        Path(a.json).write_text(json.dumps(out, indent=1))
-    print(table(out))
+    finish(a, out, start, table)
 
 
 def _band_name(lo, hi):

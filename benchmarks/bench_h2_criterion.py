@@ -14,13 +14,11 @@ time from the runs' statistics (compilation excluded by a warm-up), one process.
 """
 
 import argparse
-import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from peers import begin, log
+from peers import begin, finish, log
 
 from flexmbs.analysis.energy import energy_balance
 from flexmbs.model.library import huang_two_link
@@ -63,10 +61,7 @@ def main():
                 out["runs"].append(r)
                 log(f"{elements} el, {method} rtol {rtol:g}: {r['status']}, {r['steps']} "
                     f"steps, {r['wall']:.2f} s, Huang's ratio {r['ratio']:.2e}")
-    out["total_wall"] = time.perf_counter() - start
-    if a.json:
-        Path(a.json).write_text(json.dumps(out, indent=1))
-    print(table(out))
+    finish(a, out, start, table)
 
 
 def table(results):

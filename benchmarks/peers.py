@@ -418,6 +418,17 @@ def begin(parser, table):
     return args, info, time.perf_counter()
 
 
+def finish(args, results, start, table):
+    """The end of a benchmark begun with `begin`: the total wall time into `results`,
+    `results` to --json when given, and its table printed."""
+    import json
+    from pathlib import Path
+    results["total_wall"] = time.perf_counter() - start
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    print(table(results))
+
+
 def log(text):
     """A line of a benchmark's progress, shown at once."""
     print(text, flush=True)

@@ -71,14 +71,7 @@ def evaluate_time_function(kind, ptr, data, k, t, out):
             c = coef[4 * (n - 1):4 * n]
             f = c[0] + h * (c[1] + h * (c[2] + h * c[3]))
         else:
-            lo = 0
-            hi = n  # the last interval includes its right end
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if tb[mid] <= t:
-                    lo = mid
-                else:
-                    hi = mid
+            lo = _last_at_or_before(tb[:n], t)  # the last interval includes its right end
             s = t - tb[lo]
             c = coef[4 * lo:4 * lo + 4]
             f = c[0] + s * (c[1] + s * (c[2] + s * c[3]))

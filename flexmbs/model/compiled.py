@@ -3,14 +3,7 @@ kernels read (flexmbs.model.arrays.ModelArrays) with the names, the initial stat
 (flexmbs.model.initial_state) and the Workspace factory the Python side needs
 (Pinocchio's Model/Data split).
 
-Sizes: N moving bodies (root to leaves), nc joint coordinates (all of them, prescribed
-ones included, joint by joint in body order), ne elastic coordinates (of all flexible
-bodies, body by body), ncol = nc + ne columns (the velocity transformation's columns
-before the prescribed ones are dropped), nq = nu free coordinates (q: the free joint
-coordinates, then the elastic ones), nmk markers used by loads and sensors, nf forces,
-na actuators, ns sensors. The state vector is y = [q (nq), u (nq), w (1 + na)]: w[0] is
-the work of all the non-conservative forces (docs/explanation/formulation.md section 7), w[1
-+ a] the work of actuator a alone.
+Sizes and the state vector's layout: flexmbs.model.arrays.
 """
 
 import copy
