@@ -27,6 +27,7 @@ COVERAGE_FLOOR := 25
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m coverage run --source=flexmbs -m pytest -q \

@@ -49,15 +49,27 @@ def _cmd_run(args):
         return EXIT_INPUT
     if os.path.exists(out) and not args.quiet:
         _log(f"overwriting the earlier result {out}")
-    sim = simulate(model, out, t_end=args.t_end, rtol=args.rtol, atol=args.atol,
-                   method=args.solver, output_step=args.output_step,
-                   formulation=args.formulation, constraints=args.constraints,
-                   rho_inf=args.rho_inf, fixed_step=args.fixed_step,
-                   progress=sys.stderr.isatty() and not args.quiet, log=_log)
+    sim = simulate(
+        model,
+        out,
+        t_end=args.t_end,
+        rtol=args.rtol,
+        atol=args.atol,
+        method=args.solver,
+        output_step=args.output_step,
+        formulation=args.formulation,
+        constraints=args.constraints,
+        rho_inf=args.rho_inf,
+        fixed_step=args.fixed_step,
+        progress=sys.stderr.isatty() and not args.quiet,
+        log=_log,
+    )
     st = sim.statistics
-    summary = (f"{sim.status}: t = {sim.t[-1]:.6g} s, {st.get('nsteps', 0)} steps, "
-               f"{st.get('nres', 0)} evaluations, {st.get('wall_time', 0.0):.3g} s "
-               f"integrating; results in {out}")
+    summary = (
+        f"{sim.status}: t = {sim.t[-1]:.6g} s, {st.get('nsteps', 0)} steps, "
+        f"{st.get('nres', 0)} evaluations, {st.get('wall_time', 0.0):.3g} s "
+        f"integrating; results in {out}"
+    )
     if sim.status == "finished":
         if not args.quiet:
             print(summary)
@@ -77,14 +89,17 @@ def _result_path_problem(path):
         return problem
     if os.path.exists(path):
         import h5py
+
         try:
             with h5py.File(path, "r") as f:
                 if "flexmbs_version" in f.attrs:
                     return None
         except OSError:
             pass
-        return ("exists and is not a flexmbs result file; it is not written over "
-                "(remove it or choose another -o)")
+        return (
+            "exists and is not a flexmbs result file; it is not written over "
+            "(remove it or choose another -o)"
+        )
     return None
 
 
@@ -138,8 +153,10 @@ def _cmd_plot(args):
     if args.output is not None:
         suffix = os.path.splitext(args.output)[1].lstrip(".").lower()
         if suffix not in IMAGE_FORMATS:
-            _err(f"{args.output}: unknown image format \"{suffix}\"; expected a file "
-                 f"name ending in one of .{', .'.join(IMAGE_FORMATS)}")
+            _err(
+                f'{args.output}: unknown image format "{suffix}"; expected a file '
+                f"name ending in one of .{', .'.join(IMAGE_FORMATS)}"
+            )
             return EXIT_INPUT
         problem = _folder_problem(args.output)
         if problem:
@@ -161,7 +178,7 @@ def _cmd_modes(args):
     if args.json:
         print(json.dumps(modes_to_dict(beams, system), indent=1))
     else:
-        print(format_modes(beams, system, title=f"{args.model} (model \"{model.name}\")\n"))
+        print(format_modes(beams, system, title=f'{args.model} (model "{model.name}")\n'))
     return EXIT_OK
 
 
@@ -187,6 +204,7 @@ def _compiled_consistent(args):
 
 def _equilibrium(cm, args, log):
     from .analysis.equilibrium import NotConverged, static_equilibrium
+
     try:
         return static_equilibrium(cm, log=log)
     except NotConverged as exc:
@@ -216,17 +234,30 @@ def _cmd_equilibrium(args):
         path, _, value = override.partition("=")
         assignments[path.strip()] = _toml_value(value.strip())
     assignments.update(equilibrium_assignments(cm, eq.q))
-    head = (f"{EQUILIBRIUM_HEADER} {args.model} by flexmbs equilibrium "
-            f"{__version__}" + (" --set " + " --set ".join(args.set) if args.set else "")
-            + f": {eq.iterations} Newton iterations, reduced force {eq.residual:.3g}\n")
+    head = (
+        f"{EQUILIBRIUM_HEADER} {args.model} by flexmbs equilibrium "
+        f"{__version__}"
+        + (" --set " + " --set ".join(args.set) if args.set else "")
+        + f": {eq.iterations} Newton iterations, reduced force {eq.residual:.3g}\n"
+    )
     with open(out, "w", encoding="utf-8") as f:
         f.write(head + set_toml_values(text, assignments, keep_comments=False))
     if args.json:
-        print(json.dumps(dict(iterations=eq.iterations, residual=eq.residual,
-                              step=eq.step, coordinates=eq.names, q=eq.q.tolist(),
-                              start=eq.start.tolist(),
-                              frequencies_hz=lin.frequencies.tolist(), model=out),
-                         indent=1))
+        print(
+            json.dumps(
+                dict(
+                    iterations=eq.iterations,
+                    residual=eq.residual,
+                    step=eq.step,
+                    coordinates=eq.names,
+                    q=eq.q.tolist(),
+                    start=eq.start.tolist(),
+                    frequencies_hz=lin.frequencies.tolist(),
+                    model=out,
+                ),
+                indent=1,
+            )
+        )
     else:
         print(format_equilibrium(eq, lin, title=f"{args.model}\n"))
         print(f"model with this initial state: {out}")
@@ -235,6 +266,7 @@ def _cmd_equilibrium(args):
 
 def _toml_value(text):
     import tomllib
+
     try:
         return tomllib.loads("v = " + text)["v"]
     except tomllib.TOMLDecodeError:
@@ -261,14 +293,20 @@ def _cmd_linearize(args):
     if args.json:
         d = lin.to_dict()
         if absolute is not None:
-            d["absolute"] = dict(rank=absolute.rank, dof=absolute.dof,
-                                 variables=[f"{b}: {v}" for b, v in absolute.variables],
-                                 independent=[f"{b}: {v}" for b, v in absolute.independent],
-                                 J_y=absolute.J_y.tolist())
+            d["absolute"] = dict(
+                rank=absolute.rank,
+                dof=absolute.dof,
+                variables=[f"{b}: {v}" for b, v in absolute.variables],
+                independent=[f"{b}: {v}" for b, v in absolute.independent],
+                J_y=absolute.J_y.tolist(),
+            )
         print(json.dumps(d, indent=1))
     else:
-        print(format_linearization(lin, title=f"{args.model} (model \"{model.name}\")",
-                                   absolute=absolute))
+        print(
+            format_linearization(
+                lin, title=f'{args.model} (model "{model.name}")', absolute=absolute
+            )
+        )
         if args.output:
             print(f"\nwritten to {args.output}")
     return EXIT_OK
@@ -283,8 +321,15 @@ def _default_dir(*paths, suffix):
 def _cmd_compare(args):
     from .analysis.compare import compare_files, format_summary, write_report
 
-    comparison = compare_files(args.result, args.experiment, args.map, gaps=args.gaps,
-                               group=args.group, segment=args.segment, offset=args.offset)
+    comparison = compare_files(
+        args.result,
+        args.experiment,
+        args.map,
+        gaps=args.gaps,
+        group=args.group,
+        segment=args.segment,
+        offset=args.offset,
+    )
     out = args.output or _default_dir(args.result, args.experiment, suffix="_compare")
     files = write_report(comparison, out, plots=not args.no_plots)
     if args.json:
@@ -310,17 +355,39 @@ def _cmd_fit(args):
 
     parameters = [parse_parameter(p) for p in args.param]
     channel_map = load_channel_map(args.map)
-    experiment = read_experiment(args.experiment, channel_map.time_name,
-                                 args.group if args.group is not None else channel_map.group)
+    experiment = read_experiment(
+        args.experiment,
+        channel_map.time_name,
+        args.group if args.group is not None else channel_map.group,
+    )
     log = None if args.quiet else _log
     overrides = args.set or []
-    fit = fit_model(args.model, experiment, channel_map, parameters, overrides=overrides,
-                    t_end=args.t_end, rtol=args.rtol or FIT_RTOL, atol=args.atol,
-                    fit_offset=not args.fixed_offset, gaps=args.gaps,
-                    max_runs=args.max_runs or DEFAULT_MAX_RUNS, log=log)
+    fit = fit_model(
+        args.model,
+        experiment,
+        channel_map,
+        parameters,
+        overrides=overrides,
+        t_end=args.t_end,
+        rtol=args.rtol or FIT_RTOL,
+        atol=args.atol,
+        fit_offset=not args.fixed_offset,
+        gaps=args.gaps,
+        max_runs=args.max_runs or DEFAULT_MAX_RUNS,
+        log=log,
+    )
     out = args.output or _default_dir(args.model, args.experiment, suffix="_fit")
-    outputs = write_fit_outputs(fit, args.model, args.experiment, args.map, overrides, out,
-                                gaps=args.gaps, group=args.group, plots=not args.no_plots)
+    outputs = write_fit_outputs(
+        fit,
+        args.model,
+        args.experiment,
+        args.map,
+        overrides,
+        out,
+        gaps=args.gaps,
+        group=args.group,
+        plots=not args.no_plots,
+    )
     if args.json:
         with open(os.path.join(out, "fit.json"), encoding="utf-8") as f:
             print(f.read())
@@ -328,8 +395,10 @@ def _cmd_fit(args):
         print(format_fit_report(fit))
         print()
         print(format_summary(outputs.comparison))
-        print(f"\nfitted model {outputs.model_file}; outputs in {out}: "
-              + ", ".join(os.path.basename(f) for f in outputs.files))
+        print(
+            f"\nfitted model {outputs.model_file}; outputs in {out}: "
+            + ", ".join(os.path.basename(f) for f in outputs.files)
+        )
     if not fit.success:
         _err(f"{args.model}: the fit stopped before it converged: {fit.message}")
         return EXIT_FAILED
@@ -338,7 +407,8 @@ def _cmd_fit(args):
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog="flexmbs", description="Deformable multibody dynamics in joint coordinates.")
+        prog="flexmbs", description="Deformable multibody dynamics in joint coordinates."
+    )
     p.add_argument("--version", action="version", version=f"flexmbs {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -350,21 +420,39 @@ def _parser():
     r.add_argument("--atol", type=float, help="absolute tolerance")
     r.add_argument("--solver", help="integrator: " + ", ".join(SOLVER_METHODS))
     r.add_argument("--output-step", type=float, help="time between outputs (s)")
-    r.add_argument("--formulation", choices=FORMULATIONS,
-                   help="joint (M* u' = Q* solved whole, the default) or order-n "
-                        "(Huang's tip-to-base elimination; trees)")
-    r.add_argument("--constraints", choices=CONSTRAINT_FORMULATIONS,
-                   help="formulation of closed loops and rolling contacts: ggl "
-                        "(stabilised index 2, the default) or projection (Shui and Zhang "
-                        "1995; bdf)")
-    r.add_argument("--rho-inf", type=float, metavar="RHO",
-                   help="galpha: spectral radius at infinity in [0, 1] (the amplitude "
-                        "factor per step of a mode the step does not resolve)")
-    r.add_argument("--fixed-step", type=float, metavar="H",
-                   help="galpha: a constant step (s) without error control")
-    r.add_argument("--set", action="append", metavar="PATH=VALUE",
-                   help="override a value of the model file by its dotted path "
-                        "(repeatable), e.g. --set joints.j1.initial=0.2")
+    r.add_argument(
+        "--formulation",
+        choices=FORMULATIONS,
+        help="joint (M* u' = Q* solved whole, the default) or order-n "
+        "(Huang's tip-to-base elimination; trees)",
+    )
+    r.add_argument(
+        "--constraints",
+        choices=CONSTRAINT_FORMULATIONS,
+        help="formulation of closed loops and rolling contacts: ggl "
+        "(stabilised index 2, the default) or projection (Shui and Zhang "
+        "1995; bdf)",
+    )
+    r.add_argument(
+        "--rho-inf",
+        type=float,
+        metavar="RHO",
+        help="galpha: spectral radius at infinity in [0, 1] (the amplitude "
+        "factor per step of a mode the step does not resolve)",
+    )
+    r.add_argument(
+        "--fixed-step",
+        type=float,
+        metavar="H",
+        help="galpha: a constant step (s) without error control",
+    )
+    r.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a value of the model file by its dotted path "
+        "(repeatable), e.g. --set joints.j1.initial=0.2",
+    )
     r.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     r.set_defaults(fn=_cmd_run)
 
@@ -375,122 +463,207 @@ def _parser():
     e = sub.add_parser("energy", help="energy balance and Huang's criterion")
     e.add_argument("result")
     e.add_argument("--json", action="store_true", help="machine-readable output")
-    e.add_argument("--max-ratio", type=_positive_float,
-                   help="the criterion: max|E-E0| / max strain energy (or, for rigid "
-                        "models, / the largest energy component) at most this "
-                        "(default 1e-2); exit 1 when it is not met")
-    e.add_argument("--report-only", action="store_true",
-                   help="exit 0 whether or not the criterion is met")
+    e.add_argument(
+        "--max-ratio",
+        type=_positive_float,
+        help="the criterion: max|E-E0| / max strain energy (or, for rigid "
+        "models, / the largest energy component) at most this "
+        "(default 1e-2); exit 1 when it is not met",
+    )
+    e.add_argument(
+        "--report-only", action="store_true", help="exit 0 whether or not the criterion is met"
+    )
     e.set_defaults(fn=_cmd_energy)
 
     pl = sub.add_parser("plot", help="plot coordinates, sensors and energies to a PNG")
     pl.add_argument("result")
-    pl.add_argument("names", nargs="*", help="coordinate or sensor names, 'energy', "
-                                              "'energy.kinetic', ... (default: all "
-                                              "coordinates and the energies)")
+    pl.add_argument(
+        "names",
+        nargs="*",
+        help="coordinate or sensor names, 'energy', "
+        "'energy.kinetic', ... (default: all "
+        "coordinates and the energies)",
+    )
     pl.add_argument("-o", "--output", help="PNG file (default: RESULT.png)")
     pl.set_defaults(fn=_cmd_plot)
 
-    eqp = sub.add_parser("equilibrium", help="static equilibrium under gravity, springs "
-                                             "and constant loads, written as a model")
+    eqp = sub.add_parser(
+        "equilibrium",
+        help="static equilibrium under gravity, springs and constant loads, written as a model",
+    )
     eqp.add_argument("model", help="model file (TOML); its initial state is the start")
-    eqp.add_argument("-o", "--output", metavar="MODEL_EQ.toml",
-                     help="the model with the equilibrium as its initial state "
-                          "(default: MODEL_eq.toml here)")
-    eqp.add_argument("--set", action="append", metavar="PATH=VALUE",
-                     help="override a value of the model file (repeatable)")
+    eqp.add_argument(
+        "-o",
+        "--output",
+        metavar="MODEL_EQ.toml",
+        help="the model with the equilibrium as its initial state (default: MODEL_eq.toml here)",
+    )
+    eqp.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a value of the model file (repeatable)",
+    )
     eqp.add_argument("--json", action="store_true", help="machine-readable output")
     eqp.add_argument("-q", "--quiet", action="store_true", help="no iteration lines")
     eqp.set_defaults(fn=_cmd_equilibrium)
 
-    li = sub.add_parser("linearize", help="M dy'' + D dy' + K dy = 0 in independent "
-                                          "coordinates, frequencies and mode shapes")
+    li = sub.add_parser(
+        "linearize",
+        help="M dy'' + D dy' + K dy = 0 in independent coordinates, frequencies and mode shapes",
+    )
     li.add_argument("model", help="model file (TOML)")
-    li.add_argument("--at", choices=("initial", "equilibrium"), default="initial",
-                    help="the initial state (default) or the static equilibrium found "
-                         "from it")
-    li.add_argument("--method", choices=("qr", "perturbation"), default="qr",
-                    help="closed loops: QR with column pivoting and condensation (Führer "
-                         "and Wallrapp 1984, default) or the perturbed constraints (Bae, "
-                         "Choi and Kim)")
-    li.add_argument("--independent", action="append", metavar="COORDINATE",
-                    help="keep this coordinate among the independent ones (repeatable)")
-    li.add_argument("--absolute", action="store_true",
-                    help="also the absolute-coordinate view of Führer and Wallrapp 1984 "
-                         "(rigid bodies): rank, degrees of freedom, J_y per body variable")
+    li.add_argument(
+        "--at",
+        choices=("initial", "equilibrium"),
+        default="initial",
+        help="the initial state (default) or the static equilibrium found from it",
+    )
+    li.add_argument(
+        "--method",
+        choices=("qr", "perturbation"),
+        default="qr",
+        help="closed loops: QR with column pivoting and condensation (Führer "
+        "and Wallrapp 1984, default) or the perturbed constraints (Bae, "
+        "Choi and Kim)",
+    )
+    li.add_argument(
+        "--independent",
+        action="append",
+        metavar="COORDINATE",
+        help="keep this coordinate among the independent ones (repeatable)",
+    )
+    li.add_argument(
+        "--absolute",
+        action="store_true",
+        help="also the absolute-coordinate view of Führer and Wallrapp 1984 "
+        "(rigid bodies): rank, degrees of freedom, J_y per body variable",
+    )
     li.add_argument("-o", "--output", metavar="FILE.h5", help="write the matrices here")
-    li.add_argument("--set", action="append", metavar="PATH=VALUE",
-                    help="override a value of the model file (repeatable)")
+    li.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a value of the model file (repeatable)",
+    )
     li.add_argument("--json", action="store_true", help="machine-readable output")
     li.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     li.set_defaults(fn=_cmd_linearize)
 
-    mo = sub.add_parser("modes", help="natural frequencies of the beam bodies and of "
-                                      "the model linearised about its initial state")
+    mo = sub.add_parser(
+        "modes",
+        help="natural frequencies of the beam bodies and of "
+        "the model linearised about its initial state",
+    )
     mo.add_argument("model", help="model file (TOML)")
-    mo.add_argument("--body", help="only this beam body (the whole model is always "
-                                   "linearised)")
-    mo.add_argument("--count", type=int, default=10,
-                    help="modes listed per beam body alone (default 10; all if fewer)")
-    mo.add_argument("--set", action="append", metavar="PATH=VALUE",
-                    help="override a value of the model file (repeatable), e.g. "
-                         "--set bodies.link2.elements=10")
+    mo.add_argument("--body", help="only this beam body (the whole model is always linearised)")
+    mo.add_argument(
+        "--count",
+        type=int,
+        default=10,
+        help="modes listed per beam body alone (default 10; all if fewer)",
+    )
+    mo.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a value of the model file (repeatable), e.g. --set bodies.link2.elements=10",
+    )
     mo.add_argument("--json", action="store_true", help="machine-readable output")
     mo.set_defaults(fn=_cmd_modes)
 
     from .analysis.experiment import GAP_POLICIES  # light: the fit's modules load scipy
 
-    c = sub.add_parser("compare", help="compare a result file with an experiment file "
-                                       "(metrics, spectra, plots, reports)")
+    c = sub.add_parser(
+        "compare",
+        help="compare a result file with an experiment file (metrics, spectra, plots, reports)",
+    )
     c.add_argument("result", help="result file (HDF5) of a run")
     c.add_argument("experiment", help="experiment file (CSV or HDF5)")
-    c.add_argument("--map", required=True, metavar="MAP.toml",
-                   help="channel map: experiment channels to sensors, calibration, "
-                        "filters, alignment")
-    c.add_argument("-o", "--output", metavar="REPORT_DIR",
-                   help="folder of the report (default: RESULT_vs_EXPERIMENT_compare here)")
+    c.add_argument(
+        "--map",
+        required=True,
+        metavar="MAP.toml",
+        help="channel map: experiment channels to sensors, calibration, filters, alignment",
+    )
+    c.add_argument(
+        "-o",
+        "--output",
+        metavar="REPORT_DIR",
+        help="folder of the report (default: RESULT_vs_EXPERIMENT_compare here)",
+    )
     c.add_argument("--json", action="store_true", help="print the JSON report")
-    c.add_argument("--gaps", choices=GAP_POLICIES,
-                   help="missing values in the experiment: error, interpolate or cut "
-                        "(default: the map's)")
-    c.add_argument("--group", help="HDF5 group of the experiment (default: the map's, or "
-                                   "the one group with a time dataset)")
-    c.add_argument("--offset", type=float,
-                   help="t_exp - t_sim (s), instead of the map's alignment")
-    c.add_argument("--segment", type=float,
-                   help="Welch segment (s) of the spectra (default: the whole record)")
+    c.add_argument(
+        "--gaps",
+        choices=GAP_POLICIES,
+        help="missing values in the experiment: error, interpolate or cut (default: the map's)",
+    )
+    c.add_argument(
+        "--group",
+        help="HDF5 group of the experiment (default: the map's, or "
+        "the one group with a time dataset)",
+    )
+    c.add_argument("--offset", type=float, help="t_exp - t_sim (s), instead of the map's alignment")
+    c.add_argument(
+        "--segment", type=float, help="Welch segment (s) of the spectra (default: the whole record)"
+    )
     c.add_argument("--no-plots", action="store_true", help="no PNG plots")
     c.set_defaults(fn=_cmd_compare)
 
-    f = sub.add_parser("fit", help="identify model values from an experiment file "
-                                   "(least squares over runs of the model)")
+    f = sub.add_parser(
+        "fit",
+        help="identify model values from an experiment file (least squares over runs of the model)",
+    )
     f.add_argument("model", help="model file (TOML); its values are the starting point")
     f.add_argument("experiment", help="experiment file (CSV or HDF5)")
     f.add_argument("--map", required=True, metavar="MAP.toml", help="channel map")
-    f.add_argument("--param", action="append", required=True, metavar="PATH[=lo:hi]",
-                   help="a model value to identify, by its dotted path as for --set, "
-                        "with optional bounds (repeatable), e.g. "
-                        "--param joints.joint2.damping=0:1")
-    f.add_argument("--set", action="append", metavar="PATH=VALUE",
-                   help="override a value of the model file (repeatable), e.g. a "
-                        "starting value")
-    f.add_argument("--t-end", type=float,
-                   help="fit the first T s after the release (default: the whole record)")
-    f.add_argument("--rtol", type=float,
-                   help="relative tolerance of the runs (default 1e-8: "
-                        "flexmbs.analysis.fit.FIT_RTOL)")
+    f.add_argument(
+        "--param",
+        action="append",
+        required=True,
+        metavar="PATH[=lo:hi]",
+        help="a model value to identify, by its dotted path as for --set, "
+        "with optional bounds (repeatable), e.g. "
+        "--param joints.joint2.damping=0:1",
+    )
+    f.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a value of the model file (repeatable), e.g. a starting value",
+    )
+    f.add_argument(
+        "--t-end",
+        type=float,
+        help="fit the first T s after the release (default: the whole record)",
+    )
+    f.add_argument(
+        "--rtol",
+        type=float,
+        help="relative tolerance of the runs (default 1e-8: flexmbs.analysis.fit.FIT_RTOL)",
+    )
     f.add_argument("--atol", type=float, help="absolute tolerance (default rtol / 100)")
-    f.add_argument("--fixed-offset", action="store_true",
-                   help="hold the alignment's time offset (default: identify it too)")
-    f.add_argument("--gaps", choices=GAP_POLICIES,
-                   help="missing values in the experiment (default: the map's)")
+    f.add_argument(
+        "--fixed-offset",
+        action="store_true",
+        help="hold the alignment's time offset (default: identify it too)",
+    )
+    f.add_argument(
+        "--gaps", choices=GAP_POLICIES, help="missing values in the experiment (default: the map's)"
+    )
     f.add_argument("--group", help="HDF5 group of the experiment")
-    f.add_argument("--max-runs", type=int,
-                   help="simulations at most (default 200: "
-                        "flexmbs.analysis.fit.DEFAULT_MAX_RUNS)")
-    f.add_argument("-o", "--output", metavar="OUT_DIR",
-                   help="folder of the fitted model, its run and the reports "
-                        "(default: MODEL_vs_EXPERIMENT_fit here)")
+    f.add_argument(
+        "--max-runs",
+        type=int,
+        help="simulations at most (default 200: flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
+    )
+    f.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT_DIR",
+        help="folder of the fitted model, its run and the reports "
+        "(default: MODEL_vs_EXPERIMENT_fit here)",
+    )
     f.add_argument("--json", action="store_true", help="print the JSON report")
     f.add_argument("--no-plots", action="store_true", help="no PNG plots")
     f.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -518,7 +691,7 @@ def _run_command(args):
         return args.fn(args)  # tracebacks for developers
     try:
         status = args.fn(args)
-        sys.stdout.flush()   # a closed pipe shows here, not at the interpreter's exit
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
         return status
     except ResultWriteError as exc:
         _err(str(exc))

@@ -10,8 +10,16 @@ MARKER_LAW are the tf_kind of a law's entry (time functions have kinds >= 0);
 GLOBAL_AXES and MARKER_AXES are the axes of a marker law's force and torque.
 """
 
-__all__ = ["POSITION", "ORIENTATION", "CONTACT_NORMAL", "CONTACT_TANGENT", "JOINT_LAW",
-           "MARKER_LAW", "GLOBAL_AXES", "MARKER_AXES"]
+__all__ = [
+    "POSITION",
+    "ORIENTATION",
+    "CONTACT_NORMAL",
+    "CONTACT_TANGENT",
+    "JOINT_LAW",
+    "MARKER_LAW",
+    "GLOBAL_AXES",
+    "MARKER_AXES",
+]
 
 POSITION, ORIENTATION, CONTACT_NORMAL, CONTACT_TANGENT = 0, 1, 2, 3
 JOINT_LAW, MARKER_LAW = -1, -2

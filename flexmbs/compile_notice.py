@@ -52,7 +52,7 @@ class CompileWatch(event.Listener):
     number of functions compiled, `parts` [(name, functions, seconds)] in order.
     """
 
-    REFRESH = 0.5   # s between two refreshes of the live line
+    REFRESH = 0.5  # s between two refreshes of the live line
 
     def __init__(self, write=None, live=False):
         self.write = write
@@ -87,8 +87,7 @@ class CompileWatch(event.Listener):
             self._part_functions = 0
             self._part = part_name(ev.data["dispatcher"].py_func.__name__)
             if self.write is not None and not self._announced:
-                self.write("flexmbs: compiling kernels (first use; cached for later "
-                           "runs)\n")
+                self.write("flexmbs: compiling kernels (first use; cached for later runs)\n")
                 self._announced = True
         self._depth += 1
 
@@ -101,13 +100,19 @@ class CompileWatch(event.Listener):
             if self.live and self.write is not None and now - self._shown > self.REFRESH:
                 self._shown = now
                 name = ev.data["dispatcher"].py_func.__name__
-                self.write(f"\r  {self._part}: {self._part_functions} functions, "
-                           f"{now - self._start:.0f} s ({name})".ljust(78)[:78])
+                self.write(
+                    f"\r  {self._part}: {self._part_functions} functions, "
+                    f"{now - self._start:.0f} s ({name})".ljust(78)[:78]
+                )
             return
         took = now - self._start
         self.seconds += took
         self.parts.append((self._part, self._part_functions, took))
         if self.write is not None and took > 0.5:
-            self.write(("\r" if self.live else "") +
-                       f"  {self._part}: {self._part_functions} functions in "
-                       f"{took:.0f} s".ljust(78 if self.live else 0) + "\n")
+            self.write(
+                ("\r" if self.live else "")
+                + f"  {self._part}: {self._part_functions} functions in {took:.0f} s".ljust(
+                    78 if self.live else 0
+                )
+                + "\n"
+            )

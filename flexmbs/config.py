@@ -19,8 +19,17 @@ import warnings
 
 import numba
 
-__all__ = ["CACHE", "CACHE_DIR", "NUMBA_VERSIONS", "jit", "jit_entry", "jit_inline",
-           "jit_shared", "numba_version_problem", "source_hash"]
+__all__ = [
+    "CACHE",
+    "CACHE_DIR",
+    "NUMBA_VERSIONS",
+    "jit",
+    "jit_entry",
+    "jit_inline",
+    "jit_shared",
+    "numba_version_problem",
+    "source_hash",
+]
 
 NUMBA_VERSIONS = ((0, 68), (0, 69))
 """[lowest, first unsupported) (major, minor) of numba: the kernels use numba internals
@@ -38,9 +47,11 @@ def numba_version_problem(version=numba.__version__):
     low, high = NUMBA_VERSIONS
     if low <= major_minor < high:
         return None
-    return (f"flexmbs runs on numba >={low[0]}.{low[1]},<{high[0]}.{high[1]}, found "
-            f"{version}: its kernels use numba internals that change between releases "
-            f"(pip install 'numba>={low[0]}.{low[1]},<{high[0]}.{high[1]}')")
+    return (
+        f"flexmbs runs on numba >={low[0]}.{low[1]},<{high[0]}.{high[1]}, found "
+        f"{version}: its kernels use numba internals that change between releases "
+        f"(pip install 'numba>={low[0]}.{low[1]},<{high[0]}.{high[1]}')"
+    )
 
 
 if numba_version_problem():
@@ -73,7 +84,8 @@ def _cache_dir():
         return os.environ["NUMBA_CACHE_DIR"]
     base = os.environ.get("FLEXMBS_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "flexmbs")
+        "flexmbs",
+    )
     return os.path.join(base, f"numba-{source_hash()}")
 
 

@@ -6,8 +6,7 @@ expected; the command line prints it on one line and exits with status 2.
 line of a CSV file, a channel or a section of a map).
 """
 
-__all__ = ["FlexmbsError", "ModelError", "ResultFileError", "ExperimentError",
-           "RunTerminated"]
+__all__ = ["FlexmbsError", "ModelError", "ResultFileError", "ExperimentError", "RunTerminated"]
 
 
 class FlexmbsError(Exception):
@@ -105,6 +104,7 @@ class RunTerminated(KeyboardInterrupt):
 
     def __init__(self, signum):
         import signal
+
         self.signum = int(signum)
         self.signame = signal.Signals(signum).name
         super().__init__(f"terminated by {self.signame}")

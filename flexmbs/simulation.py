@@ -38,8 +38,14 @@ from .solvers.ida import IdaIntegrator
 from .solvers.kernel_call import KernelCall
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
-__all__ = ["build_system", "make_integrator", "simulate", "Simulation", "SOLVERS",
-           "state_rest_names"]
+__all__ = [
+    "build_system",
+    "make_integrator",
+    "simulate",
+    "Simulation",
+    "SOLVERS",
+    "state_rest_names",
+]
 
 SOLVERS = SOLVER_METHODS
 WALL_BUDGET = 0.5  # s of integration between two writes / progress updates
@@ -64,17 +70,29 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     columns = _system.dae_analytic_columns(n, cm.nq, cm.nactuators)
     if cm.nconstraints:
         algebraic = np.zeros(n, dtype=bool)  # the multipliers, after q, u and the works
-        algebraic[2 * cm.nq + 1 + cm.nactuators:] = True
+        algebraic[2 * cm.nq + 1 + cm.nactuators :] = True
         projection = constraints == "projection"
-        system = System(n=n, rhs=None, m=m, ws=cm.new_workspace(), algebraic=algebraic,
-                        residual_kernel=(_projection.projection_residual if projection
-                                         else _system.constrained_residual),
-                        dae_residual=(_projection.dae_projection_residual if projection
-                                      else _system.dae_constrained_residual),
-                        dae_jacobian=_system.dae_work_column,
-                        dae_jacobian_columns=columns, second_order=0,
-                        dae_mass=None if projection else _system.dae_constrained_mass,
-                        index2=not projection, npositions=cm.nq)
+        system = System(
+            n=n,
+            rhs=None,
+            m=m,
+            ws=cm.new_workspace(),
+            algebraic=algebraic,
+            residual_kernel=(
+                _projection.projection_residual if projection else _system.constrained_residual
+            ),
+            dae_residual=(
+                _projection.dae_projection_residual
+                if projection
+                else _system.dae_constrained_residual
+            ),
+            dae_jacobian=_system.dae_work_column,
+            dae_jacobian_columns=columns,
+            second_order=0,
+            dae_mass=None if projection else _system.dae_constrained_mass,
+            index2=not projection,
+            npositions=cm.nq,
+        )
         if projection:
             system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
             return system
@@ -84,13 +102,22 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         return system
 
     derivative, residual, dae_residual, dae_mass = (
-        (_system.state_derivative_from_ref, _system.residual, _system.dae_residual,
-         _system.dae_mass_block)
-        if formulation == "joint" else
-        (_order_n.order_n_state_derivative_from_ref, _order_n.order_n_residual,
-         _order_n.dae_order_n_residual, None))
+        (
+            _system.state_derivative_from_ref,
+            _system.residual,
+            _system.dae_residual,
+            _system.dae_mass_block,
+        )
+        if formulation == "joint"
+        else (
+            _order_n.order_n_state_derivative_from_ref,
+            _order_n.order_n_residual,
+            _order_n.dae_order_n_residual,
+            None,
+        )
+    )
     if cm.nq == 0:
-        dae_mass = None   # every coordinate driven: no rows after eliminated positions
+        dae_mass = None  # every coordinate driven: no rows after eliminated positions
     elastic = _elastic_speed_columns(cm) if dae_mass is not None else None
     if elastic is not None:
         dae_mass = _system.dae_mass_elastic_block
@@ -99,11 +126,21 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     def rhs(t, y):
         return derivative_call(t, y).copy()
 
-    return System(n=n, rhs=rhs, residual_kernel=residual, m=m, ws=ws,
-                  algebraic=np.zeros(n, dtype=bool), dae_residual=dae_residual,
-                  dae_jacobian=_system.dae_work_column,
-                  dae_jacobian_columns=columns, second_order=cm.nq, dae_mass=dae_mass,
-                  npositions=cm.nq, dae_elastic_columns=elastic)
+    return System(
+        n=n,
+        rhs=rhs,
+        residual_kernel=residual,
+        m=m,
+        ws=ws,
+        algebraic=np.zeros(n, dtype=bool),
+        dae_residual=dae_residual,
+        dae_jacobian=_system.dae_work_column,
+        dae_jacobian_columns=columns,
+        second_order=cm.nq,
+        dae_mass=dae_mass,
+        npositions=cm.nq,
+        dae_elastic_columns=elastic,
+    )
 
 
 def _elastic_speed_columns(cm):
@@ -113,7 +150,7 @@ def _elastic_speed_columns(cm):
         return None
     mask = np.zeros(cm.nstate, dtype=bool)
     for q0, nf in zip(cm.arrays.flex_q, cm.arrays.flex_nf):
-        mask[cm.nq + q0:cm.nq + q0 + nf] = True
+        mask[cm.nq + q0 : cm.nq + q0 + nf] = True
     return mask
 
 
@@ -121,7 +158,7 @@ def compile_absolute(model):
     """The compiled absolute-coordinate form of `model` (flexmbs.model.absolute),
     started from the model's initial state made consistent with its own loops."""
     plain = copy.copy(model)
-    plain.sensors = {}   # they are for the absolute form (a cut joint's, say)
+    plain.sensors = {}  # they are for the absolute form (a cut joint's, say)
     cm = compile_model(plain)
     if cm.has_constraints:
         make_consistent(cm)
@@ -136,11 +173,14 @@ def _with_rebasing(cm, system):
     system.reference_moves counts the refreshes that moved a reference."""
     slots = _absolute.reference_slots(cm)
     if system.index2:
+
         def restart(t, y):
             return initial_derivative(cm, system, t, y)
     else:
+
         def restart(t, y):
             return _projection.projection_start(cm, system, t, y)
+
     then = system.refresh
     system.reference_moves = 0
 
@@ -152,16 +192,19 @@ def _with_rebasing(cm, system):
             if changed:
                 return True, y2, yp2
         return moved, y, yp
+
     system.refresh = refresh
 
 
-def make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
-                    rho_inf=0.9, fixed_step=None):
+def make_integrator(
+    method, system, t0, y0, t_end, rtol, atol, max_step=np.inf, rho_inf=0.9, fixed_step=None
+):
     """The Integrator called `method` (one of SOLVERS); `rho_inf` and `fixed_step`
     are galpha's."""
     if method == "galpha":
-        return GalphaIntegrator(system, t0, y0, t_end, rtol, atol, max_step,
-                                rho_inf=rho_inf, fixed_step=fixed_step)
+        return GalphaIntegrator(
+            system, t0, y0, t_end, rtol, atol, max_step, rho_inf=rho_inf, fixed_step=fixed_step
+        )
     if method in SCIPY_METHODS:
         return ScipyIntegrator(system, t0, y0, t_end, rtol, atol, max_step, method)
     if method == "bdf":
@@ -179,9 +222,13 @@ class OutputTimes:
     def __init__(self, t0, t_end, step):
         n_out = (t_end - t0) / step
         if n_out > MAX_OUTPUT_ROWS:
-            raise ModelError(f"{t_end - t0:g} s at a step of {step:g} s would make "
-                             f"{n_out:.3g} output rows (at most {MAX_OUTPUT_ROWS:.0e}): "
-                             "expected a larger step", "output", "step")
+            raise ModelError(
+                f"{t_end - t0:g} s at a step of {step:g} s would make "
+                f"{n_out:.3g} output rows (at most {MAX_OUTPUT_ROWS:.0e}): "
+                "expected a larger step",
+                "output",
+                "step",
+            )
         self.t0, self.t_end, self.step = t0, t_end, step
         self.n_steps = int(np.floor(n_out + OUTPUT_TIME_SLACK))
         last = t0 + step * self.n_steps
@@ -203,7 +250,7 @@ class OutputTimes:
 def output_times(t0, t_end, step):
     """All the output times after t0 (OutputTimes) as one array (s)."""
     times = OutputTimes(t0, t_end, step)
-    return times[0:len(times)]
+    return times[0 : len(times)]
 
 
 class _SingularityWatch:
@@ -224,8 +271,9 @@ class _SingularityWatch:
             out = np.zeros(3)
             vals = []
             for tk in t:
-                evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data,
-                                       m.coord_function[c], float(tk), out)
+                evaluate_time_function(
+                    m.tf_kind, m.tf_ptr, m.tf_data, m.coord_function[c], float(tk), out
+                )
                 vals.append(out[0])
             return np.array(vals)
 
@@ -237,12 +285,17 @@ class _SingularityWatch:
 
     def report(self):
         """Text for the joints that came near their singular configuration, or ''."""
-        near = [f'joint "{n}" (|det G| = {s:.2g} at t = {t:.6g} s)'
-                for n, (s, t) in self.worst.items() if s < SINGULAR_THRESHOLD]
+        near = [
+            f'joint "{n}" (|det G| = {s:.2g} at t = {t:.6g} s)'
+            for n, (s, t) in self.worst.items()
+            if s < SINGULAR_THRESHOLD
+        ]
         if not near:
             return ""
-        return ("near the singular configuration of its three sequential rotations "
-                "(the middle rotation at +-90 deg for x-y-z axes): " + "; ".join(near))
+        return (
+            "near the singular configuration of its three sequential rotations "
+            "(the middle rotation at +-90 deg for x-y-z axes): " + "; ".join(near)
+        )
 
 
 class Simulation:
@@ -255,8 +308,9 @@ class Simulation:
     energy and sensors from its result file when it is first asked for.
     """
 
-    def __init__(self, t, y, energy, sensors, coordinate_names, status, message,
-                 statistics, path=None):
+    def __init__(
+        self, t, y, energy, sensors, coordinate_names, status, message, statistics, path=None
+    ):
         self._arrays = {"t": t, "y": y, "energy": energy, "sensors": sensors}
         self.coordinate_names = coordinate_names
         self.status = status
@@ -283,13 +337,18 @@ def state_rest_names(cm):
     """Names of the state's columns after q and u: W_nc, each actuator's work
     W_<actuator>, then lambda_<row> and mu_<row> of each active constraint row."""
     rows = range(cm.nconstraints)
-    return (["W_nc"] + [f"W_{a}" for a in getattr(cm.model, "actuators", {})]
-            + [f"lambda_{k}" for k in rows] + [f"mu_{k}" for k in rows])
+    return (
+        ["W_nc"]
+        + [f"W_{a}" for a in getattr(cm.model, "actuators", {})]
+        + [f"lambda_{k}" for k in rows]
+        + [f"mu_{k}" for k in rows]
+    )
 
 
 def _read_outputs(path, name):
     """One of Simulation's arrays (t, y, energy, sensors) from the result file."""
     import h5py
+
     with h5py.File(path, "r", locking=False) as f:
         if name == "t":
             return f["time"][:]
@@ -297,8 +356,9 @@ def _read_outputs(path, name):
             return np.hstack([f["q"][:], f["u"][:], f["state_rest"][:]])
         if name == "energy":
             return np.stack([f[f"energy/{c}"][:] for c in ENERGY_COMPONENTS], axis=1)
-        names = [n.decode() if isinstance(n, bytes) else str(n)
-                 for n in f["sensors"].attrs["names"]]
+        names = [
+            n.decode() if isinstance(n, bytes) else str(n) for n in f["sensors"].attrs["names"]
+        ]
         n = f["time"].shape[0]
         parts = [f[f"sensors/{k}"][:].reshape(n, -1) for k in names]
         return np.hstack(parts) if parts else np.zeros((n, 0))
@@ -325,8 +385,9 @@ class _Progress:
         wall = now - self.start - (self.watch.elapsed() - self.compiled)
         rate = (t - self.t0) / wall if wall > 0 else 0.0
         bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r[{bar:<30}] t = {t:.4g}/{self.t_end:.4g} s  "
-                         f"{rate:.3g} s/s  {nsteps} steps ")
+        sys.stderr.write(
+            f"\r[{bar:<30}] t = {t:.4g}/{self.t_end:.4g} s  {rate:.3g} s/s  {nsteps} steps "
+        )
         sys.stderr.flush()
 
     def close(self):
@@ -334,9 +395,24 @@ class _Progress:
             sys.stderr.write("\n")
 
 
-def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
-             output_step=None, max_step=None, formulation=None, constraints=None,
-             rho_inf=None, fixed_step=None, progress=False, log=None, history=None):
+def simulate(
+    model,
+    path=None,
+    *,
+    t_end=None,
+    rtol=None,
+    atol=None,
+    method=None,
+    output_step=None,
+    max_step=None,
+    formulation=None,
+    constraints=None,
+    rho_inf=None,
+    fixed_step=None,
+    progress=False,
+    log=None,
+    history=None,
+):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
     `formulation`: "joint", "order-n" (trees) or "absolute" (every joint a
     constraint, flexmbs.model.absolute); `constraints`: the formulation of
@@ -356,9 +432,24 @@ def simulate(model, path=None, *, t_end=None, rtol=None, atol=None, method=None,
     if not keep and path is None:
         raise ValueError("history=False needs a result file (path) to keep the outputs")
     with CompileWatch() as compiling, _signals_end_the_run():
-        return _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
-                         formulation, constraints, rho_inf, fixed_step, progress, log,
-                         compiling, keep)
+        return _simulate(
+            model,
+            path,
+            t_end,
+            rtol,
+            atol,
+            method,
+            output_step,
+            max_step,
+            formulation,
+            constraints,
+            rho_inf,
+            fixed_step,
+            progress,
+            log,
+            compiling,
+            keep,
+        )
 
 
 TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP")
@@ -375,6 +466,7 @@ def _signals_end_the_run():
 
     def handler(signum, frame):
         raise RunTerminated(signum)
+
     previous = {}
     for name in TERMINATING_SIGNALS:
         if hasattr(signal, name):
@@ -398,52 +490,90 @@ def _galpha_settings_unused(settings):
     return " and ".join(given)
 
 
-def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
-              formulation, constraints, rho_inf, fixed_step, progress, log, compiling,
-              keep):
+def _simulate(
+    model,
+    path,
+    t_end,
+    rtol,
+    atol,
+    method,
+    output_step,
+    max_step,
+    formulation,
+    constraints,
+    rho_inf,
+    fixed_step,
+    progress,
+    log,
+    compiling,
+    keep,
+):
     source = model.source_path or "<python>"
     try:
-        s = model.solver.with_changes(method, t_end, rtol, atol, max_step, formulation,
-                                      constraints, rho_inf, fixed_step)
+        s = model.solver.with_changes(
+            method, t_end, rtol, atol, max_step, formulation, constraints, rho_inf, fixed_step
+        )
         out = model.output.with_changes(output_step)
         t0 = 0.0
         t_out = OutputTimes(t0, s.t_end, out.step)
-        cm = (compile_absolute(model) if s.formulation == "absolute" else
-              compile_model(model))
+        cm = compile_absolute(model) if s.formulation == "absolute" else compile_model(model)
         report = make_consistent(cm) if cm.has_constraints else None
-        quasi = [b.name for _, b in cm.beams
-                 if isinstance(b.initial, str) and b.initial == "quasi-static"]
+        quasi = [
+            b.name
+            for _, b in cm.beams
+            if isinstance(b.initial, str) and b.initial == "quasi-static"
+        ]
         if report is not None and quasi:
             raise ModelError(
-                'a quasi-static start is for trees: with closed loops or rolling '
-                'contacts the constraints hold part of the elastic accelerations, '
-                'which the elastic coordinates alone cannot zero; use initial = '
-                '"static" or "undeformed"', f'body "{quasi[0]}"', "initial")
+                "a quasi-static start is for trees: with closed loops or rolling "
+                "contacts the constraints hold part of the elastic accelerations, "
+                "which the elastic coordinates alone cannot zero; use initial = "
+                '"static" or "undeformed"',
+                f'body "{quasi[0]}"',
+                "initial",
+            )
         if report is not None and s.method in SCIPY_METHODS:
-            what = ", ".join([f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
-                             * bool(cm.topology.cut_joint_names) +
-                             [f"rolling contacts {', '.join(model.contacts)}"]
-                             * bool(cm.ncontacts))
-            raise ModelError(f"a model with closed loops or rolling contacts ({what}) is "
-                             f'a DAE: expected the solver "bdf" or "ida", got '
-                             f'"{s.method}"', "solver", "method")
-        if report is not None and s.constraints == "projection" and \
-                s.method != "bdf":
-            raise ModelError(f'the projection formulation runs with the solver "bdf" '
-                             f'(its drift correction restarts it), got "{s.method}"',
-                             "solver", "method")
+            what = ", ".join(
+                [f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
+                * bool(cm.topology.cut_joint_names)
+                + [f"rolling contacts {', '.join(model.contacts)}"] * bool(cm.ncontacts)
+            )
+            raise ModelError(
+                f"a model with closed loops or rolling contacts ({what}) is "
+                f'a DAE: expected the solver "bdf" or "ida", got '
+                f'"{s.method}"',
+                "solver",
+                "method",
+            )
+        if report is not None and s.constraints == "projection" and s.method != "bdf":
+            raise ModelError(
+                f'the projection formulation runs with the solver "bdf" '
+                f'(its drift correction restarts it), got "{s.method}"',
+                "solver",
+                "method",
+            )
         if cm.nq == 0 and s.method == "galpha":
-            raise ModelError("every joint coordinate of the model is driven: it has no "
-                             "position whose error galpha could control; use \"bdf\"",
-                             "solver", "method")
+            raise ModelError(
+                "every joint coordinate of the model is driven: it has no "
+                'position whose error galpha could control; use "bdf"',
+                "solver",
+                "method",
+            )
         if s.formulation == "absolute" and s.method != "bdf":
-            raise ModelError(f'the absolute-coordinate formulation runs with the solver '
-                             f'"bdf" (moving its references restarts it), got '
-                             f'"{s.method}"', "solver", "method")
+            raise ModelError(
+                f"the absolute-coordinate formulation runs with the solver "
+                f'"bdf" (moving its references restarts it), got '
+                f'"{s.method}"',
+                "solver",
+                "method",
+            )
         if report is not None and s.formulation == "order-n":
-            raise ModelError("the Order-N formulation is for trees without constraints; "
-                             "this model has closed loops or rolling contacts",
-                             "solver", "formulation")
+            raise ModelError(
+                "the Order-N formulation is for trees without constraints; "
+                "this model has closed loops or rolling contacts",
+                "solver",
+                "formulation",
+            )
     except ModelError as exc:
         raise exc.with_source(source) from None
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
@@ -452,51 +582,74 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         for text in cm.warnings:
             log("warning: " + text)
         if out.step >= t_end - t0:
-            log(f"warning: the output step ({out.step:g} s) is not shorter than the run "
-                f"({t_end - t0:g} s): only its start and its end are recorded")
+            log(
+                f"warning: the output step ({out.step:g} s) is not shorter than the run "
+                f"({t_end - t0:g} s): only its start and its end are recorded"
+            )
         unused = _galpha_settings_unused(s)
         if unused:
-            log(f"warning: {unused} set, which only the solver \"galpha\" uses; "
-                f"\"{method}\" runs without")
+            log(
+                f'warning: {unused} set, which only the solver "galpha" uses; '
+                f'"{method}" runs without'
+            )
     projection = report is not None and s.constraints == "projection"
     system = build_system(cm, s.constraints, s.formulation)
     y0 = cm.initial_state()
     if projection:
         y0, _ = _projection.projection_start(cm, system, t0, y0)
-        system.refresh = lambda t, y: _projection.correct_drift(cm, system, t, y, rtol,
-                                                                   atol)
+        system.refresh = lambda t, y: _projection.correct_drift(cm, system, t, y, rtol, atol)
     elif report is not None:
         y0, _ = initial_derivative(cm, system, t0, y0)
     if s.formulation == "absolute":
         _with_rebasing(cm, system)
     if report is not None and log is not None:
-        log(report.text() + ("\nconstraints: Shui and Zhang's projection formulation"
-                             if projection else ""))
+        log(
+            report.text()
+            + ("\nconstraints: Shui and Zhang's projection formulation" if projection else "")
+        )
 
     writer = None
     if path is not None:
         from .io.results import ResultWriter
+
         writer = ResultWriter(
-            path, model_text=model.source_text or "", model_json=model_to_json(model),
-            topology=cm.topology, coordinate_names=cm.coordinate_names,
-            sensor_names=cm.sensor_names, sensor_sizes=cm.sensor_sizes,
-            solver_name=method, overrides=model.overrides,
-            modes={name: basis_record(b) for name, b in model.bodies.items()
-                   if getattr(b, "basis", None) is not None},
+            path,
+            model_text=model.source_text or "",
+            model_json=model_to_json(model),
+            topology=cm.topology,
+            coordinate_names=cm.coordinate_names,
+            sensor_names=cm.sensor_names,
+            sensor_sizes=cm.sensor_sizes,
+            solver_name=method,
+            overrides=model.overrides,
+            modes={
+                name: basis_record(b)
+                for name, b in model.bodies.items()
+                if getattr(b, "basis", None) is not None
+            },
             state_rest_names=state_rest_names(cm),
-            settings={"t_end": t_end, "rtol": rtol, "atol": atol,
-                      "formulation": s.formulation,
-                      "output_step": output_step, "max_step": max_step,
-                      **({"rho_inf": s.rho_inf,
-                          "fixed_step": s.fixed_step or 0.0} if method == "galpha"
-                         else {})})
+            settings={
+                "t_end": t_end,
+                "rtol": rtol,
+                "atol": atol,
+                "formulation": s.formulation,
+                "output_step": output_step,
+                "max_step": max_step,
+                **(
+                    {"rho_inf": s.rho_inf, "fixed_step": s.fixed_step or 0.0}
+                    if method == "galpha"
+                    else {}
+                ),
+            },
+        )
     ts, ys, es, ss = [], [], [], []
 
     def emit(t, y):
         e = np.zeros((len(t), len(ENERGY_COMPONENTS)))
         sv = np.zeros((len(t), cm.nsensor_values))
-        output_quantities(cm.arrays, system.ws, np.ascontiguousarray(t),
-                          np.ascontiguousarray(y), e, sv)
+        output_quantities(
+            cm.arrays, system.ws, np.ascontiguousarray(t), np.ascontiguousarray(y), e, sv
+        )
         nq = cm.nq
         if keep or not ts:
             ts.append(t)
@@ -510,12 +663,13 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         if not deformation_said and deformation.report():
             if log is not None:
                 log("warning: a beam is " + deformation.report())
-            if writer is not None:   # in the file from the next commit: a killed run
-                writer.set_solver_statistics(   # keeps it for `flexmbs energy`
-                    {"small_deformation": deformation.report()})
+            if writer is not None:  # in the file from the next commit: a killed run
+                writer.set_solver_statistics(  # keeps it for `flexmbs energy`
+                    {"small_deformation": deformation.report()}
+                )
             deformation_said.append(True)
         if writer is not None:
-            writer.append(t, y[:, :nq], y[:, nq:2 * nq], e, sv, y[:, 2 * nq:])
+            writer.append(t, y[:, :nq], y[:, nq : 2 * nq], e, sv, y[:, 2 * nq :])
 
     watch = _SingularityWatch(cm)
     deformation, deformation_said = DeformationWatch(cm), []
@@ -526,13 +680,14 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
     integ = None
     try:
         emit(np.array([t0]), y0[None, :])
-        integ = make_integrator(method, system, t0, y0, t_end, rtol, atol, max_step,
-                                s.rho_inf, s.fixed_step)
+        integ = make_integrator(
+            method, system, t0, y0, t_end, rtol, atol, max_step, s.rho_inf, s.fixed_step
+        )
         done = 0
         while integ.status == "running" and done < len(t_out):
-            n, y = integ.advance(t_out[done:done + OUTPUT_BATCH], WALL_BUDGET)
+            n, y = integ.advance(t_out[done : done + OUTPUT_BATCH], WALL_BUDGET)
             if n:
-                emit(t_out[done:done + n], y)
+                emit(t_out[done : done + n], y)
                 done += n
             if writer is not None:
                 writer.commit_if_due(integ.t)
@@ -548,15 +703,18 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
         bar.close()
         if writer is not None:
             if integ is not None:
-                try:    # the signal may have come inside the integrator's Python side
+                try:  # the signal may have come inside the integrator's Python side
                     stats = integ.statistics()
                 except Exception:  # noqa: BLE001 - the file is closed with the signal all the same
                     stats = {}
                 if deformation.report():
                     stats["small_deformation"] = deformation.report()
                 writer.set_solver_statistics(stats)
-            writer.close(f"failed: {exc}" if isinstance(exc, RunTerminated)
-                         else "failed: interrupted by the user")
+            writer.close(
+                f"failed: {exc}"
+                if isinstance(exc, RunTerminated)
+                else "failed: interrupted by the user"
+            )
         raise
     except BaseException as exc:
         bar.close()
@@ -577,8 +735,14 @@ def _simulate(model, path, t_end, rtol, atol, method, output_step, max_step,
     if writer is not None:
         writer.set_solver_statistics(stats)
         writer.close("finished" if status == "finished" else f"failed: {message}")
-    arrays = ([np.concatenate(a) for a in (ts, ys, es, ss)] if keep
-              else [None] * 4)   # read from the file when asked for
-    return Simulation(*arrays, coordinate_names=cm.coordinate_names, status=status,
-                      message=message, statistics=stats,
-                      path=None if path is None else str(path))
+    arrays = (
+        [np.concatenate(a) for a in (ts, ys, es, ss)] if keep else [None] * 4
+    )  # read from the file when asked for
+    return Simulation(
+        *arrays,
+        coordinate_names=cm.coordinate_names,
+        status=status,
+        message=message,
+        statistics=stats,
+        path=None if path is None else str(path),
+    )

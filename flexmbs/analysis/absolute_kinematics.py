@@ -26,17 +26,28 @@ from ..model.constraint_tables import POSITION, joint_constraint_rows
 from ..model.description import GROUND, BeamBody
 from .linearize import independent_coordinates
 
-__all__ = ["AbsoluteKinematics", "absolute_kinematics", "absolute_constraint_jacobian",
-           "VARIABLE_TEXTS"]
+__all__ = [
+    "AbsoluteKinematics",
+    "absolute_kinematics",
+    "absolute_constraint_jacobian",
+    "VARIABLE_TEXTS",
+]
 
-VARIABLE_TEXTS = ("translation in 1", "translation in 2", "translation in 3",
-                  "rotation about 1", "rotation about 2", "rotation about 3")
+VARIABLE_TEXTS = (
+    "translation in 1",
+    "translation in 2",
+    "translation in 3",
+    "rotation about 1",
+    "rotation about 2",
+    "rotation about 3",
+)
 
 
 @dataclass
 class AbsoluteKinematics:
     """Rank, degrees of freedom, the independent variables and J_y (variables, ndof),
     each variable named (body, VARIABLE_TEXTS entry); rows name joint and equation."""
+
     jacobian: np.ndarray
     variables: list
     rows: list
@@ -75,8 +86,9 @@ def absolute_constraint_jacobian(cm, q, t=0.0):
     bodies = list(cm.topology.body_names)
     for name in bodies:
         if isinstance(model.bodies[name], BeamBody):
-            raise ModelError("the absolute-coordinate view is for rigid bodies only",
-                             f'body "{name}"', "type")
+            raise ModelError(
+                "the absolute-coordinate view is for rigid bodies only", f'body "{name}"', "type"
+            )
     r, rot = api.body_poses(cm, q, t)
     poses = {name: (r[k], rot[k]) for k, name in enumerate(bodies)}
     column = {name: 6 * k for k, name in enumerate(bodies)}
@@ -90,21 +102,23 @@ def absolute_constraint_jacobian(cm, q, t=0.0):
             out = np.zeros(6 * len(bodies))
             g = ap @ row.x
             if row.kind == POSITION:
-                for body, sign, s, a in ((joint.child, 1.0, so, abo),
-                                         (joint.parent, -1.0, sp, abp)):
+                for body, sign, s, a in (
+                    (joint.child, 1.0, so, abo),
+                    (joint.parent, -1.0, sp, abp),
+                ):
                     if body != GROUND:
                         gb = a.T @ g
-                        out[column[body]:column[body] + 3] += sign * gb
-                        out[column[body] + 3:column[body] + 6] += sign * np.cross(s, gb)
+                        out[column[body] : column[body] + 3] += sign * gb
+                        out[column[body] + 3 : column[body] + 6] += sign * np.cross(s, gb)
                 if joint.parent != GROUND:
                     c = column[joint.parent] + 3
-                    out[c:c + 3] += abp.T @ np.cross(g, d)
+                    out[c : c + 3] += abp.T @ np.cross(g, d)
             else:
                 gh = np.cross(g, ao @ row.y)
                 for body, sign, a in ((joint.parent, 1.0, abp), (joint.child, -1.0, abo)):
                     if body != GROUND:
                         c = column[body] + 3
-                        out[c:c + 3] += sign * (a.T @ gh)
+                        out[c : c + 3] += sign * (a.T @ gh)
             rows.append(out)
             texts.append(f'joint "{joint.name}": {row.text}')
     return np.array(rows).reshape(-1, 6 * len(bodies)), variables, texts
@@ -115,5 +129,4 @@ def absolute_kinematics(cm, q=None, t=0.0):
     q = np.array(cm.q0 if q is None else q, dtype=float)
     jac, variables, texts = absolute_constraint_jacobian(cm, q, t)
     independent, _, j_y, rank = independent_coordinates(jac)
-    return AbsoluteKinematics(jac, variables, texts, rank,
-                              [variables[k] for k in independent], j_y)
+    return AbsoluteKinematics(jac, variables, texts, rank, [variables[k] for k in independent], j_y)

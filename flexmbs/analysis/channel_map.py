@@ -51,33 +51,69 @@ from ..errors import ExperimentError
 from ..io.results import component_labels
 from .experiment import GAP_POLICIES, resolve_gaps
 
-__all__ = ["ChannelMap", "MappedChannel", "Alignment", "MeasuredSignals",
-           "SimulatedSignals", "load_channel_map", "loads_channel_map", "UNITS",
-           "ALIGNMENT_METHODS", "measured_signals", "simulated_signals",
-           "sensor_quantities", "check_sensors", "find_offset", "release_offset",
-           "cross_correlation_offset", "lowpass_filter", "noise_power_gain"]
+__all__ = [
+    "ChannelMap",
+    "MappedChannel",
+    "Alignment",
+    "MeasuredSignals",
+    "SimulatedSignals",
+    "load_channel_map",
+    "loads_channel_map",
+    "UNITS",
+    "ALIGNMENT_METHODS",
+    "measured_signals",
+    "simulated_signals",
+    "sensor_quantities",
+    "check_sensors",
+    "find_offset",
+    "release_offset",
+    "cross_correlation_offset",
+    "lowpass_filter",
+    "noise_power_gain",
+]
 
 # unit -> (quantity, factor to the SI unit of that quantity)
 UNITS = {
-    "rad": ("angle", 1.0), "mrad": ("angle", 1e-3), "deg": ("angle", math.pi / 180.0),
+    "rad": ("angle", 1.0),
+    "mrad": ("angle", 1e-3),
+    "deg": ("angle", math.pi / 180.0),
     "rev": ("angle", 2.0 * math.pi),
-    "m": ("length", 1.0), "cm": ("length", 1e-2), "mm": ("length", 1e-3),
+    "m": ("length", 1.0),
+    "cm": ("length", 1e-2),
+    "mm": ("length", 1e-3),
     "um": ("length", 1e-6),
-    "1": ("dimensionless", 1.0), "strain": ("dimensionless", 1.0),
-    "m/m": ("dimensionless", 1.0), "mm/m": ("dimensionless", 1e-3),
-    "ustrain": ("dimensionless", 1e-6), "microstrain": ("dimensionless", 1e-6),
+    "1": ("dimensionless", 1.0),
+    "strain": ("dimensionless", 1.0),
+    "m/m": ("dimensionless", 1.0),
+    "mm/m": ("dimensionless", 1e-3),
+    "ustrain": ("dimensionless", 1e-6),
+    "microstrain": ("dimensionless", 1e-6),
     "%": ("dimensionless", 1e-2),
-    "rad/s": ("angular velocity", 1.0), "deg/s": ("angular velocity", math.pi / 180.0),
+    "rad/s": ("angular velocity", 1.0),
+    "deg/s": ("angular velocity", math.pi / 180.0),
     "rpm": ("angular velocity", 2.0 * math.pi / 60.0),
-    "m/s": ("velocity", 1.0), "mm/s": ("velocity", 1e-3),
-    "N": ("force", 1.0), "kN": ("force", 1e3),
-    "N m": ("torque", 1.0), "N*m": ("torque", 1.0), "Nm": ("torque", 1.0),
+    "m/s": ("velocity", 1.0),
+    "mm/s": ("velocity", 1e-3),
+    "N": ("force", 1.0),
+    "kN": ("force", 1e3),
+    "N m": ("torque", 1.0),
+    "N*m": ("torque", 1.0),
+    "Nm": ("torque", 1.0),
     "J": ("energy", 1.0),
-    "1/m": ("curvature", 1.0), "1/mm": ("curvature", 1e3),
+    "1/m": ("curvature", 1.0),
+    "1/mm": ("curvature", 1e3),
 }
-SI_UNITS = {"angle": "rad", "length": "m", "dimensionless": "1",
-            "angular velocity": "rad/s", "velocity": "m/s", "force": "N", "torque": "N m",
-            "energy": "J", "curvature": "1/m"}
+SI_UNITS = {
+    "angle": "rad",
+    "length": "m",
+    "dimensionless": "1",
+    "angular velocity": "rad/s",
+    "velocity": "m/s",
+    "force": "N",
+    "torque": "N m",
+    "energy": "J",
+    "curvature": "1/m",
+}
 ALIGNMENT_METHODS = ("offset", "release", "xcorr")
 DEFAULT_LOWPASS_ORDER = 4
 MAX_LOWPASS_ORDER = 10
@@ -93,16 +129,39 @@ IMPULSE_DECAY_PERIODS = 200  # noise_power_gain: impulse-response length in 1/cu
 
 _MAP_SECTIONS = ("experiment", "alignment", "channels")
 _EXPERIMENT_FIELDS = {"time": str, "group": str, "gaps": str}
-_ALIGNMENT_FIELDS = {"method": str, "offset": float, "channel": str, "threshold": float,
-                     "baseline": float, "search": list}
-_ALIGNMENT_USES = {"offset": ("method", "offset"),
-                   "release": ("method", "channel", "threshold", "baseline"),
-                   "xcorr": ("method", "channel", "search")}
-_CHANNEL_FIELDS = {"sensor": str, "component": (int, str), "experiment": str,
-                   "raw_unit": str, "gain": float, "offset": float, "bias": float,
-                   "sign": int, "unit": str, "lowpass": float, "lowpass_order": int}
-_KIND_TEXT = {str: "a string", float: "a number", int: "an integer", list: "a list",
-              (int, str): "an integer or a string"}
+_ALIGNMENT_FIELDS = {
+    "method": str,
+    "offset": float,
+    "channel": str,
+    "threshold": float,
+    "baseline": float,
+    "search": list,
+}
+_ALIGNMENT_USES = {
+    "offset": ("method", "offset"),
+    "release": ("method", "channel", "threshold", "baseline"),
+    "xcorr": ("method", "channel", "search"),
+}
+_CHANNEL_FIELDS = {
+    "sensor": str,
+    "component": (int, str),
+    "experiment": str,
+    "raw_unit": str,
+    "gain": float,
+    "offset": float,
+    "bias": float,
+    "sign": int,
+    "unit": str,
+    "lowpass": float,
+    "lowpass_order": int,
+}
+_KIND_TEXT = {
+    str: "a string",
+    float: "a number",
+    int: "an integer",
+    list: "a list",
+    (int, str): "an integer or a string",
+}
 
 
 # ---------------------------------------------------------------------- the map
@@ -120,6 +179,7 @@ class MappedChannel:
         order of the filter run once forward and once backward (the magnitude response
         is squared: -6 dB at the cutoff, roll-off 2 * order * 20 dB per decade).
     """
+
     name: str
     sensor: str
     experiment: str
@@ -172,6 +232,7 @@ class Alignment:
         the record to half its length later) that maximises the correlation
         coefficient of `channel` in the experiment and in the simulation.
     """
+
     method: str = "offset"
     offset: float = 0.0
     channel: str | None = None
@@ -183,6 +244,7 @@ class Alignment:
 @dataclass(frozen=True)
 class ChannelMap:
     """A channel map file: experiment settings, alignment, channels (in file order)."""
+
     path: str
     channels: tuple
     alignment: Alignment = field(default_factory=Alignment)
@@ -226,14 +288,19 @@ def _check_table(table, fields, item, source):
         raise ExperimentError(f"expected a table, got {_found(table)}", item, source=source)
     for key, value in table.items():
         if key not in fields:
-            raise ExperimentError(f'unknown field; allowed fields: {", ".join(fields)}',
-                                  item, key, source)
+            raise ExperimentError(
+                f"unknown field; allowed fields: {', '.join(fields)}", item, key, source
+            )
         kind = fields[key]
-        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-              if kind is float else isinstance(value, kind) and not isinstance(value, bool))
+        ok = (
+            isinstance(value, (int, float)) and not isinstance(value, bool)
+            if kind is float
+            else isinstance(value, kind) and not isinstance(value, bool)
+        )
         if not ok:
-            raise ExperimentError(f"expected {_KIND_TEXT[kind]}, got {_found(value)}", item,
-                                  key, source)
+            raise ExperimentError(
+                f"expected {_KIND_TEXT[kind]}, got {_found(value)}", item, key, source
+            )
         if kind is float and not math.isfinite(value):
             raise ExperimentError(f"expected a finite number, got {value}", item, key, source)
 
@@ -246,57 +313,94 @@ def loads_channel_map(text, source="<string>"):
         raise ExperimentError(f"not valid TOML: {err}", source=source) from None
     for key in doc:
         if key not in _MAP_SECTIONS:
-            raise ExperimentError(f"unknown section [{key}]; allowed sections: "
-                                  f"{', '.join(_MAP_SECTIONS)}", f'section "{key}"',
-                                  source=source)
+            raise ExperimentError(
+                f"unknown section [{key}]; allowed sections: {', '.join(_MAP_SECTIONS)}",
+                f'section "{key}"',
+                source=source,
+            )
     exp = doc.get("experiment", {})
     _check_table(exp, _EXPERIMENT_FIELDS, 'section "experiment"', source)
     gaps = exp.get("gaps", "error")
     if gaps not in GAP_POLICIES:
-        raise ExperimentError(f"expected one of {', '.join(GAP_POLICIES)}, got {_found(gaps)}",
-                              'section "experiment"', "gaps", source)
+        raise ExperimentError(
+            f"expected one of {', '.join(GAP_POLICIES)}, got {_found(gaps)}",
+            'section "experiment"',
+            "gaps",
+            source,
+        )
     channels_doc = doc.get("channels", {})
     if not isinstance(channels_doc, dict) or not channels_doc:
-        raise ExperimentError("expected at least one [channels.NAME] table (the channels "
-                              "to compare)", source=source)
+        raise ExperimentError(
+            "expected at least one [channels.NAME] table (the channels to compare)", source=source
+        )
     channels = tuple(_channel(name, table, source) for name, table in channels_doc.items())
     alignment = _alignment(doc.get("alignment", {}), [c.name for c in channels], source)
-    return ChannelMap(path=source, channels=channels, alignment=alignment,
-                      time_name=exp.get("time", "time"), group=exp.get("group"), gaps=gaps)
+    return ChannelMap(
+        path=source,
+        channels=channels,
+        alignment=alignment,
+        time_name=exp.get("time", "time"),
+        group=exp.get("group"),
+        gaps=gaps,
+    )
 
 
 def _channel(name, table, source):
     item = f'channel "{name}"'
     _check_table(table, _CHANNEL_FIELDS, item, source)
     if "experiment" not in table:
-        raise ExperimentError('missing required field: the experiment channel (CSV column '
-                              'or HDF5 dataset) compared with the sensor', item, "experiment",
-                              source)
+        raise ExperimentError(
+            "missing required field: the experiment channel (CSV column "
+            "or HDF5 dataset) compared with the sensor",
+            item,
+            "experiment",
+            source,
+        )
     if table.get("gain", 1.0) == 0:
         raise ExperimentError("expected a non-zero gain, got 0", item, "gain", source)
     if table.get("sign", 1) not in (1, -1):
         raise ExperimentError(f"expected 1 or -1, got {table['sign']}", item, "sign", source)
     unit = table.get("unit", "")
     if unit and unit not in UNITS:
-        raise ExperimentError(f"unknown unit {_found(unit)}; known units: "
-                              f"{', '.join(UNITS)}", item, "unit", source)
+        raise ExperimentError(
+            f"unknown unit {_found(unit)}; known units: {', '.join(UNITS)}", item, "unit", source
+        )
     if "lowpass" in table and not table["lowpass"] > 0:
-        raise ExperimentError(f"expected a positive cutoff frequency (Hz), got "
-                              f"{table['lowpass']}", item, "lowpass", source)
+        raise ExperimentError(
+            f"expected a positive cutoff frequency (Hz), got {table['lowpass']}",
+            item,
+            "lowpass",
+            source,
+        )
     order = table.get("lowpass_order", DEFAULT_LOWPASS_ORDER)
     if not 1 <= order <= MAX_LOWPASS_ORDER:
-        raise ExperimentError(f"expected an order from 1 to {MAX_LOWPASS_ORDER}, got {order}",
-                              item, "lowpass_order", source)
+        raise ExperimentError(
+            f"expected an order from 1 to {MAX_LOWPASS_ORDER}, got {order}",
+            item,
+            "lowpass_order",
+            source,
+        )
     if "lowpass_order" in table and "lowpass" not in table:
-        raise ExperimentError("lowpass_order without a lowpass cutoff: expected both or "
-                              "neither", item, "lowpass_order", source)
+        raise ExperimentError(
+            "lowpass_order without a lowpass cutoff: expected both or neither",
+            item,
+            "lowpass_order",
+            source,
+        )
     return MappedChannel(
-        name=name, sensor=table.get("sensor", name), experiment=table["experiment"],
-        component=table.get("component"), raw_unit=table.get("raw_unit", ""),
-        gain=float(table.get("gain", 1.0)), offset=float(table.get("offset", 0.0)),
-        bias=float(table.get("bias", 0.0)), sign=int(table.get("sign", 1)), unit=unit,
+        name=name,
+        sensor=table.get("sensor", name),
+        experiment=table["experiment"],
+        component=table.get("component"),
+        raw_unit=table.get("raw_unit", ""),
+        gain=float(table.get("gain", 1.0)),
+        offset=float(table.get("offset", 0.0)),
+        bias=float(table.get("bias", 0.0)),
+        sign=int(table.get("sign", 1)),
+        unit=unit,
         lowpass=float(table["lowpass"]) if "lowpass" in table else None,
-        lowpass_order=int(order))
+        lowpass_order=int(order),
+    )
 
 
 def _alignment(table, names, source):
@@ -306,35 +410,62 @@ def _alignment(table, names, source):
         return Alignment()
     method = table.get("method")
     if method not in ALIGNMENT_METHODS:
-        raise ExperimentError(f"expected one of {', '.join(ALIGNMENT_METHODS)}, got "
-                              f"{_found(method) if method is not None else 'none'}", item,
-                              "method", source)
+        raise ExperimentError(
+            f"expected one of {', '.join(ALIGNMENT_METHODS)}, got "
+            f"{_found(method) if method is not None else 'none'}",
+            item,
+            "method",
+            source,
+        )
     for key in table:
         if key not in _ALIGNMENT_USES[method]:
-            raise ExperimentError(f'not used by method "{method}", whose fields are '
-                                  f"{', '.join(_ALIGNMENT_USES[method])}", item, key, source)
+            raise ExperimentError(
+                f'not used by method "{method}", whose fields are '
+                f"{', '.join(_ALIGNMENT_USES[method])}",
+                item,
+                key,
+                source,
+            )
     channel = table.get("channel")
     if method != "offset":
         if channel is None:
-            raise ExperimentError(f'missing required field: method "{method}" needs the map '
-                                  "channel it reads", item, "channel", source)
+            raise ExperimentError(
+                f'missing required field: method "{method}" needs the map channel it reads',
+                item,
+                "channel",
+                source,
+            )
         if channel not in names:
-            raise ExperimentError(f'expected a channel of the map ({", ".join(names)}), got '
-                                  f'"{channel}"', item, "channel", source)
+            raise ExperimentError(
+                f'expected a channel of the map ({", ".join(names)}), got "{channel}"',
+                item,
+                "channel",
+                source,
+            )
     for key in ("threshold", "baseline"):
         if key in table and not table[key] > 0:
-            raise ExperimentError(f"expected a positive number, got {table[key]}", item, key,
-                                  source)
+            raise ExperimentError(
+                f"expected a positive number, got {table[key]}", item, key, source
+            )
     search = table.get("search")
     if search is not None:
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in search)
         if len(search) != 2 or not numbers or not search[0] < search[1]:
-            raise ExperimentError(f"expected [lo, hi], two numbers (s) with lo < hi, got "
-                                  f"{search}", item, "search", source)
+            raise ExperimentError(
+                f"expected [lo, hi], two numbers (s) with lo < hi, got {search}",
+                item,
+                "search",
+                source,
+            )
         search = (float(search[0]), float(search[1]))
-    return Alignment(method=method, offset=float(table.get("offset", 0.0)), channel=channel,
-                     threshold=table.get("threshold"),
-                     baseline=float(table.get("baseline", DEFAULT_BASELINE)), search=search)
+    return Alignment(
+        method=method,
+        offset=float(table.get("offset", 0.0)),
+        channel=channel,
+        threshold=table.get("threshold"),
+        baseline=float(table.get("baseline", DEFAULT_BASELINE)),
+        search=search,
+    )
 
 
 # --------------------------------------------------------------- the simulation side
@@ -349,6 +480,7 @@ def sensor_quantities(model_json):
     """Sensor name -> the physical quantity of its values ("angle", "length", ...; None
     when unknown), from the normalised model of a result file (its /model/json)."""
     import json
+
     try:
         model = json.loads(model_json) if model_json else {}
     except ValueError:
@@ -359,21 +491,26 @@ def sensor_quantities(model_json):
     for name, s in model.get("sensors", {}).items():
         kind = s.get("type")
         if kind == "joint_coordinate":
-            q = _coordinate_quantity(joints, s.get("joint"), s.get("coordinate"), "length",
-                                     "angle")
+            q = _coordinate_quantity(joints, s.get("joint"), s.get("coordinate"), "length", "angle")
         elif kind == "joint_rate":
-            q = _coordinate_quantity(joints, s.get("joint"), s.get("coordinate"), "velocity",
-                                     "angular velocity")
+            q = _coordinate_quantity(
+                joints, s.get("joint"), s.get("coordinate"), "velocity", "angular velocity"
+            )
         elif kind == "actuator_torque":
             a = actuators.get(s.get("actuator"), {})
-            q = _coordinate_quantity(joints, a.get("joint"), a.get("coordinate"), "force",
-                                     "torque")
+            q = _coordinate_quantity(joints, a.get("joint"), a.get("coordinate"), "force", "torque")
         else:
-            q = {"marker_position": "length", "marker_velocity": "velocity",
-                 "marker_angular_velocity": "angular velocity",
-                 "marker_orientation": "dimensionless", "beam_strain": "dimensionless",
-                 "marker_deflection": "length", "beam_centerline": "length",
-                 "beam_curvature": "curvature", "actuator_work": "energy"}.get(kind)
+            q = {
+                "marker_position": "length",
+                "marker_velocity": "velocity",
+                "marker_angular_velocity": "angular velocity",
+                "marker_orientation": "dimensionless",
+                "beam_strain": "dimensionless",
+                "marker_deflection": "length",
+                "beam_centerline": "length",
+                "beam_curvature": "curvature",
+                "actuator_work": "energy",
+            }.get(kind)
         out[name] = q
     return out
 
@@ -385,21 +522,32 @@ def _component_index(channel, size, source):
     c = channel.component
     if size == 1:
         if c not in (None, 0, "value"):
-            raise ExperimentError(f'sensor "{channel.sensor}" has one value: expected no '
-                                  f"component, got {_found(c)}", item, "component", source)
+            raise ExperimentError(
+                f'sensor "{channel.sensor}" has one value: expected no component, got {_found(c)}',
+                item,
+                "component",
+                source,
+            )
         return None
     if c is None:
-        raise ExperimentError(f'sensor "{channel.sensor}" has {size} values '
-                              f'({", ".join(labels)}): expected a component, its 0-based '
-                              "index or its label", item, "component", source)
+        raise ExperimentError(
+            f'sensor "{channel.sensor}" has {size} values '
+            f"({', '.join(labels)}): expected a component, its 0-based "
+            "index or its label",
+            item,
+            "component",
+            source,
+        )
     if isinstance(c, str):
         if c not in labels:
-            raise ExperimentError(f'expected one of {", ".join(labels)}, got "{c}"', item,
-                                  "component", source)
+            raise ExperimentError(
+                f'expected one of {", ".join(labels)}, got "{c}"', item, "component", source
+            )
         return labels.index(c)
     if not 0 <= c < size:
-        raise ExperimentError(f"expected an index from 0 to {size - 1}, got {c}", item,
-                              "component", source)
+        raise ExperimentError(
+            f"expected an index from 0 to {size - 1}, got {c}", item, "component", source
+        )
     return c
 
 
@@ -415,10 +563,14 @@ def check_sensors(channel_map, sensors, quantities, result_path):
     for ch in channel_map.channels:
         item = f'channel "{ch.name}"'
         if ch.sensor not in sensors:
-            raise ExperimentError(f"the result file {result_path} has no sensor "
-                                  f'"{ch.sensor}"; its sensors: '
-                                  f"{', '.join(sensors) or '(none)'}", item, "sensor",
-                                  channel_map.path)
+            raise ExperimentError(
+                f"the result file {result_path} has no sensor "
+                f'"{ch.sensor}"; its sensors: '
+                f"{', '.join(sensors) or '(none)'}",
+                item,
+                "sensor",
+                channel_map.path,
+            )
         values = np.asarray(sensors[ch.sensor], dtype=float)
         size = 1 if values.ndim == 1 else values.shape[1]
         k = _component_index(ch, size, channel_map.path)
@@ -427,8 +579,11 @@ def check_sensors(channel_map, sensors, quantities, result_path):
             raise ExperimentError(
                 f'"{ch.unit}" is {_a(ch.quantity)} unit, but sensor "{ch.sensor}" gives '
                 f"{_a(q)} value ({SI_UNITS[q]}): expected {_a(q)} unit: "
-                f"{', '.join(u for u, (qq, _) in UNITS.items() if qq == q)}", item, "unit",
-                channel_map.path)
+                f"{', '.join(u for u, (qq, _) in UNITS.items() if qq == q)}",
+                item,
+                "unit",
+                channel_map.path,
+            )
         out[ch.name] = values if k is None else values[:, k]
     return out
 
@@ -440,6 +595,7 @@ class SimulatedSignals:
 
     `at(name, t)` interpolates with a cubic spline through the outputs; before the first
     output the value is held at the first (the model at rest before its release)."""
+
     time: np.ndarray
     values: dict
     units: dict = field(default_factory=dict)
@@ -457,14 +613,14 @@ class SimulatedSignals:
     def at(self, name, t):
         """Values of channel `name` at simulation times t (s), t <= t_end."""
         t = np.asarray(t, dtype=float)
-        return np.where(t < self.time[0], self.values[name][0],
-                        self.spline(name)(np.maximum(t, self.time[0])))
+        return np.where(
+            t < self.time[0], self.values[name][0], self.spline(name)(np.maximum(t, self.time[0]))
+        )
 
     def rate_at(self, name, t):
         """d/dt of `at` (0 before the first output)."""
         t = np.asarray(t, dtype=float)
-        return np.where(t < self.time[0], 0.0,
-                        self.spline(name)(np.maximum(t, self.time[0]), 1))
+        return np.where(t < self.time[0], 0.0, self.spline(name)(np.maximum(t, self.time[0]), 1))
 
 
 def simulated_signals(time, sensors, quantities, channel_map, result_path):
@@ -472,8 +628,10 @@ def simulated_signals(time, sensors, quantities, channel_map, result_path):
     `quantities` from sensor_quantities (for the unit checks)."""
     time = np.asarray(time, dtype=float)
     if len(time) < 4:
-        raise ExperimentError(f"the result file {result_path} holds {len(time)} output "
-                              "rows: expected at least 4 to compare")
+        raise ExperimentError(
+            f"the result file {result_path} holds {len(time)} output "
+            "rows: expected at least 4 to compare"
+        )
     values = check_sensors(channel_map, sensors, quantities, result_path)
     units = {}
     for ch in channel_map.channels:
@@ -490,6 +648,7 @@ class MeasuredSignals:
     time (n,) s in experiment time, uniformly sampled at `sample_interval`;
     values name -> (n,) SI; notes: what was done to the record (gaps, resampling);
     experiment: the file as read."""
+
     time: np.ndarray
     values: dict
     sample_interval: float
@@ -514,35 +673,47 @@ def measured_signals(channel_map, experiment, gaps=None):
         if ch.raw_unit and file_unit != ch.raw_unit:
             raise ExperimentError(
                 f'the experiment file {experiment.path} gives "{ch.experiment}" in '
-                f'"{file_unit}": expected "{ch.raw_unit}"', item, "raw_unit", src)
+                f'"{file_unit}": expected "{ch.raw_unit}"',
+                item,
+                "raw_unit",
+                src,
+            )
         raws[ch.name] = ch.experiment
     policy = gaps or channel_map.gaps
     used = list(dict.fromkeys(raws.values()))
     experiment, _, note = resolve_gaps(experiment, used, policy)
     notes = [note] if note else []
     if experiment.nsamples < 4:
-        raise ExperimentError(f"{experiment.nsamples} samples: expected at least 4",
-                              source=experiment.path)
+        raise ExperimentError(
+            f"{experiment.nsamples} samples: expected at least 4", source=experiment.path
+        )
     t = experiment.time
     dt = np.diff(t)
     step = float(np.median(dt))
-    values = {ch.name: ch.calibrate(experiment.channels[ch.experiment])
-              for ch in channel_map.channels}
+    values = {
+        ch.name: ch.calibrate(experiment.channels[ch.experiment]) for ch in channel_map.channels
+    }
     if np.max(np.abs(dt - step)) > UNIFORM_RTOL * step:
         n = int(np.floor((t[-1] - t[0]) / step + 1e-9)) + 1
         tu = t[0] + step * np.arange(n)
         values = {k: np.interp(tu, t, v) for k, v in values.items()}
-        notes.append(f"sampling not uniform (intervals {dt.min():.6g} to {dt.max():.6g} s): "
-                     f"resampled linearly at the median interval {step:.6g} s")
+        notes.append(
+            f"sampling not uniform (intervals {dt.min():.6g} to {dt.max():.6g} s): "
+            f"resampled linearly at the median interval {step:.6g} s"
+        )
         t = tu
     for ch in channel_map.channels:
         if ch.lowpass is not None and not ch.lowpass < 0.5 / step:
             raise ExperimentError(
                 f"expected a cutoff below the Nyquist frequency {0.5 / step:.6g} Hz of the "
                 f"experiment's sampling ({1 / step:.6g} Hz), got {ch.lowpass:g} Hz",
-                f'channel "{ch.name}"', "lowpass", src)
-    return MeasuredSignals(time=t, values=values, sample_interval=step, notes=notes,
-                           experiment=experiment)
+                f'channel "{ch.name}"',
+                "lowpass",
+                src,
+            )
+    return MeasuredSignals(
+        time=t, values=values, sample_interval=step, notes=notes, experiment=experiment
+    )
 
 
 # -------------------------------------------------------------------- filtering
@@ -604,21 +775,29 @@ def release_offset(channel_map, measured, simulated):
     item, src = 'section "alignment"', channel_map.path
     rest = t <= t[0] + a.baseline
     if rest.sum() < MIN_BASELINE_SAMPLES:
-        raise ExperimentError(f"the first {a.baseline:g} s hold {int(rest.sum())} samples: "
-                              f"expected at least {MIN_BASELINE_SAMPLES} at rest before the "
-                              "release", item, "baseline", src)
+        raise ExperimentError(
+            f"the first {a.baseline:g} s hold {int(rest.sum())} samples: "
+            f"expected at least {MIN_BASELINE_SAMPLES} at rest before the "
+            "release",
+            item,
+            "baseline",
+            src,
+        )
     x_rest = float(np.mean(x[rest]))
     noise = float(np.std(x[rest], ddof=1))
     threshold = a.threshold
     if threshold is None:
-        threshold = max(RELEASE_NOISE_MULTIPLE * noise,
-                        RELEASE_RANGE_FRACTION * float(np.ptp(x)))
+        threshold = max(RELEASE_NOISE_MULTIPLE * noise, RELEASE_RANGE_FRACTION * float(np.ptp(x)))
     t_dep = _departure_time(t, x - x_rest, threshold, ~rest)
     if t_dep is None:
         raise ExperimentError(
             f'channel "{name}" never leaves its rest value {x_rest:.6g} by more than '
             f"{threshold:.6g} after the first {a.baseline:g} s: expected a release in the "
-            "record (or a smaller threshold)", item, "threshold", src)
+            "record (or a smaller threshold)",
+            item,
+            "threshold",
+            src,
+        )
     ts = simulated.time
     xs = simulated.values[name]
     t_sim = _departure_time(ts, xs - xs[0], threshold, np.ones(len(ts), dtype=bool))
@@ -626,11 +805,16 @@ def release_offset(channel_map, measured, simulated):
         raise ExperimentError(
             f'in the simulation, channel "{name}" never leaves its initial value by more '
             f"than {threshold:.6g}: expected the same departure as in the experiment",
-            item, "threshold", src)
+            item,
+            "threshold",
+            src,
+        )
     offset = t_dep - t_sim
-    text = (f'release: "{name}" leaves its rest value {x_rest:.6g} (noise {noise:.3g}) by '
-            f"{threshold:.6g} at t = {t_dep:.6g} s in the experiment and at "
-            f"{t_sim:.6g} s in the simulation; offset {offset:.6g} s")
+    text = (
+        f'release: "{name}" leaves its rest value {x_rest:.6g} (noise {noise:.3g}) by '
+        f"{threshold:.6g} at t = {t_dep:.6g} s in the experiment and at "
+        f"{t_sim:.6g} s in the simulation; offset {offset:.6g} s"
+    )
     return offset, text
 
 
@@ -689,15 +873,25 @@ def cross_correlation_offset(channel_map, measured, simulated):
         raise ExperimentError(
             f"no offset in [{lo:.6g}, {hi:.6g}] s overlaps the run ({simulated.t_end:.6g} s) "
             f"and the record by at least {min_overlap:.6g} s: expected a search range that "
-            "puts the run inside the record", 'section "alignment"', "search",
-            channel_map.path)
+            "puts the run inside the record",
+            'section "alignment"',
+            "search",
+            channel_map.path,
+        )
     i = int(np.argmax(scores))
     best = float(candidates[i])
     mask = overlap(best - dt) & overlap(best + dt)  # fixed while refining
-    res = minimize_scalar(lambda off: -corr(off, mask), bounds=(best - dt, best + dt),
-                          method="bounded", options={"xatol": OFFSET_XTOL * dt})
-    offset, score = (float(res.x), -res.fun) if -res.fun >= corr(best, mask) else \
-        (best, corr(best, mask))
-    text = (f'cross-correlation of "{name}" over offsets {lo:.6g} to {hi:.6g} s: '
-            f"offset {offset:.6g} s (correlation {score:.6f})")
+    res = minimize_scalar(
+        lambda off: -corr(off, mask),
+        bounds=(best - dt, best + dt),
+        method="bounded",
+        options={"xatol": OFFSET_XTOL * dt},
+    )
+    offset, score = (
+        (float(res.x), -res.fun) if -res.fun >= corr(best, mask) else (best, corr(best, mask))
+    )
+    text = (
+        f'cross-correlation of "{name}" over offsets {lo:.6g} to {hi:.6g} s: '
+        f"offset {offset:.6g} s (correlation {score:.6f})"
+    )
     return offset, text

@@ -51,11 +51,27 @@ from .channel_map import (
 )
 from .experiment import read_experiment
 
-__all__ = ["ChannelComparison", "Comparison", "Spectrum", "compare_files",
-           "compare_signals", "rmse", "normalised_rmse", "largest_error",
-           "correlation_coefficient", "time_lag", "phase_lag", "power_spectrum",
-           "spectral_peaks", "dominant_frequency", "write_report", "write_plots",
-           "format_summary", "format_markdown", "MIN_COMMON_SAMPLES"]
+__all__ = [
+    "ChannelComparison",
+    "Comparison",
+    "Spectrum",
+    "compare_files",
+    "compare_signals",
+    "rmse",
+    "normalised_rmse",
+    "largest_error",
+    "correlation_coefficient",
+    "time_lag",
+    "phase_lag",
+    "power_spectrum",
+    "spectral_peaks",
+    "dominant_frequency",
+    "write_report",
+    "write_plots",
+    "format_summary",
+    "format_markdown",
+    "MIN_COMMON_SAMPLES",
+]
 
 MIN_COMMON_SAMPLES = 16  # on the common time base
 PEAK_PROMINENCE_DECADES = 1.0
@@ -109,8 +125,9 @@ def time_lag(experiment, simulation, sample_interval, max_lag):
     n = len(e)
     kmax = max(1, min(int(max_lag / sample_interval), n // 4))
     lags = np.arange(-kmax, kmax + 1)
-    r = np.array([correlation_coefficient(e[kmax:n - kmax], s[kmax + k:n - kmax + k])
-                  for k in lags])
+    r = np.array(
+        [correlation_coefficient(e[kmax : n - kmax], s[kmax + k : n - kmax + k]) for k in lags]
+    )
     i = int(np.argmax(r))
     delta = 0.0
     if 0 < i < len(lags) - 1:
@@ -123,8 +140,9 @@ def time_lag(experiment, simulation, sample_interval, max_lag):
 def phase_lag(experiment, simulation, sample_interval, frequency, nperseg):
     """-arg of the cross spectral density P_es at `frequency` (Hz), in degrees
     (positive when the simulation lags), interpolated between the two nearest bins."""
-    f, p = csd(experiment, simulation, fs=1.0 / sample_interval, nperseg=nperseg,
-               detrend="constant")
+    f, p = csd(
+        experiment, simulation, fs=1.0 / sample_interval, nperseg=nperseg, detrend="constant"
+    )
     re = np.interp(frequency, f, p.real)
     im = np.interp(frequency, f, p.imag)
     return float(-math.degrees(math.atan2(im, re)))
@@ -134,6 +152,7 @@ def phase_lag(experiment, simulation, sample_interval, frequency, nperseg):
 class Spectrum:
     """Welch power spectral densities of one channel: frequency (m,) Hz, experiment and
     simulation (m,) in unit^2/Hz; the segment (s) and the resolution 1/segment (Hz)."""
+
     frequency: np.ndarray
     experiment: np.ndarray
     simulation: np.ndarray
@@ -144,8 +163,12 @@ class Spectrum:
 def power_spectrum(values, sample_interval, nperseg):
     """(frequency Hz, PSD unit^2/Hz): Welch, Hann window, half-overlapping segments of
     nperseg samples, the mean removed from each."""
-    return welch(np.asarray(values, dtype=float), fs=1.0 / sample_interval,
-                 nperseg=nperseg, detrend="constant")
+    return welch(
+        np.asarray(values, dtype=float),
+        fs=1.0 / sample_interval,
+        nperseg=nperseg,
+        detrend="constant",
+    )
 
 
 def spectral_peaks(frequency, psd):
@@ -154,8 +177,9 @@ def spectral_peaks(frequency, psd):
     if positive.sum() < 3:
         return []
     logp = np.log10(np.where(positive, psd, psd[positive].min()))
-    idx, props = find_peaks(logp, prominence=PEAK_PROMINENCE_DECADES,
-                            height=logp.max() - PEAK_RANGE_DECADES)
+    idx, props = find_peaks(
+        logp, prominence=PEAK_PROMINENCE_DECADES, height=logp.max() - PEAK_RANGE_DECADES
+    )
     if not len(idx):
         return []
     idx = idx[np.argsort(props["peak_heights"])[::-1][:MAX_PEAKS]]
@@ -184,6 +208,7 @@ def dominant_frequency(frequency, psd):
 class ChannelComparison:
     """The metrics of one channel (see the module docstring); unit: the SI unit of
     the sensor's values; times in simulation time (s)."""
+
     name: str
     sensor: str
     experiment_channel: str
@@ -211,6 +236,7 @@ class Comparison:
     experiment, simulation : name -> (n,) SI values as compared (filtered where the map
     filters); spectra : name -> Spectrum; channels : [ChannelComparison] in map order.
     """
+
     result_path: str
     experiment_path: str
     map_path: str
@@ -231,13 +257,18 @@ class Comparison:
     def to_dict(self):
         """The report as JSON-able data (no time series)."""
         return {
-            "result": self.result_path, "result_status": self.result_status,
-            "experiment": self.experiment_path, "map": self.map_path,
-            "offset": self.offset, "alignment": self.alignment,
-            "common_time_base": {"samples": int(len(self.time)),
-                                 "t_start": float(self.time[0]),
-                                 "t_end": float(self.time[-1]),
-                                 "sample_interval": self.sample_interval},
+            "result": self.result_path,
+            "result_status": self.result_status,
+            "experiment": self.experiment_path,
+            "map": self.map_path,
+            "offset": self.offset,
+            "alignment": self.alignment,
+            "common_time_base": {
+                "samples": int(len(self.time)),
+                "t_start": float(self.time[0]),
+                "t_end": float(self.time[-1]),
+                "sample_interval": self.sample_interval,
+            },
             "spectrum": _spectrum_settings(self.spectra),
             "channels": [_json_ready(asdict(c)) for c in self.channels],
             "notes": list(self.notes),
@@ -248,8 +279,11 @@ def _spectrum_settings(spectra):
     s = next(iter(spectra.values()), None)
     if s is None:
         return {}
-    return {"method": "welch, hann window, 50 % overlap", "segment": s.segment,
-            "resolution": s.resolution}
+    return {
+        "method": "welch, hann window, 50 % overlap",
+        "segment": s.segment,
+        "resolution": s.resolution,
+    }
 
 
 def _json_ready(d):
@@ -261,8 +295,7 @@ def _json_ready(d):
     return out
 
 
-def compare_signals(channel_map, measured, simulated, offset=None, alignment=None,
-                    segment=None):
+def compare_signals(channel_map, measured, simulated, offset=None, alignment=None, segment=None):
     """Compare MeasuredSignals with SimulatedSignals (channel_map module).
 
     offset : t_exp - t_sim (s); None: found by the map's alignment.
@@ -278,8 +311,10 @@ def compare_signals(channel_map, measured, simulated, offset=None, alignment=Non
         raise ExperimentError(
             f"the run ({simulated.time[0]:.6g} to {simulated.t_end:.6g} s) and the record "
             f"shifted by the offset {offset:.6g} s share {n} samples: expected at least "
-            f"{MIN_COMMON_SAMPLES}; check the alignment", 'section "alignment"',
-            source=channel_map.path)
+            f"{MIN_COMMON_SAMPLES}; check the alignment",
+            'section "alignment"',
+            source=channel_map.path,
+        )
     t = t_sim[common]
     dt = measured.sample_interval
     nperseg = _segment_samples(segment, n, dt)
@@ -295,20 +330,41 @@ def compare_signals(channel_map, measured, simulated, offset=None, alignment=Non
         f_dominant = dominant_frequency(f, pe)
         max_lag = min(LAG_PERIOD_FRACTION / f_dominant, MAX_LAG_FRACTION * n * dt)
         big, t_big = largest_error(t, e, s)
-        channels.append(ChannelComparison(
-            name=ch.name, sensor=ch.sensor, experiment_channel=ch.experiment,
-            unit=simulated.units.get(ch.name, ""), rmse=rmse(e, s),
-            nrmse=normalised_rmse(e, s),
-            largest_error=big, largest_error_time=t_big,
-            correlation=correlation_coefficient(e, s), lag=time_lag(e, s, dt, max_lag),
-            phase=phase_lag(e, s, dt, f_dominant, nperseg), phase_frequency=f_dominant,
-            peaks_experiment=peaks_e, peaks_simulation=peaks_s,
-            experiment_range=float(np.ptp(e)), lowpass=ch.lowpass,
-            noise_power_gain=noise_power_gain(dt, ch.lowpass, ch.lowpass_order)))
-    return Comparison(result_path="", experiment_path="", map_path=channel_map.path,
-                      offset=float(offset), alignment=alignment or "", sample_interval=dt,
-                      time=t, experiment=exp_values, simulation=sim_values,
-                      spectra=spectra, channels=channels, notes=list(measured.notes))
+        channels.append(
+            ChannelComparison(
+                name=ch.name,
+                sensor=ch.sensor,
+                experiment_channel=ch.experiment,
+                unit=simulated.units.get(ch.name, ""),
+                rmse=rmse(e, s),
+                nrmse=normalised_rmse(e, s),
+                largest_error=big,
+                largest_error_time=t_big,
+                correlation=correlation_coefficient(e, s),
+                lag=time_lag(e, s, dt, max_lag),
+                phase=phase_lag(e, s, dt, f_dominant, nperseg),
+                phase_frequency=f_dominant,
+                peaks_experiment=peaks_e,
+                peaks_simulation=peaks_s,
+                experiment_range=float(np.ptp(e)),
+                lowpass=ch.lowpass,
+                noise_power_gain=noise_power_gain(dt, ch.lowpass, ch.lowpass_order),
+            )
+        )
+    return Comparison(
+        result_path="",
+        experiment_path="",
+        map_path=channel_map.path,
+        offset=float(offset),
+        alignment=alignment or "",
+        sample_interval=dt,
+        time=t,
+        experiment=exp_values,
+        simulation=sim_values,
+        spectra=spectra,
+        channels=channels,
+        notes=list(measured.notes),
+    )
 
 
 def _segment_samples(segment, n, dt):
@@ -316,13 +372,16 @@ def _segment_samples(segment, n, dt):
         return n
     k = int(round(segment / dt))
     if not 8 <= k <= n:
-        raise ExperimentError(f"a spectrum segment of {segment:g} s is {k} samples: expected "
-                              f"8 to {n} (the common record)")
+        raise ExperimentError(
+            f"a spectrum segment of {segment:g} s is {k} samples: expected "
+            f"8 to {n} (the common record)"
+        )
     return k
 
 
-def compare_files(result_path, experiment_path, map_path, gaps=None, group=None,
-                  segment=None, offset=None):
+def compare_files(
+    result_path, experiment_path, map_path, gaps=None, group=None, segment=None, offset=None
+):
     """Compare a result file with an experiment file through a channel map file.
 
     gaps : the gap policy ("error", "interpolate", "cut"), None: the map's.
@@ -330,14 +389,16 @@ def compare_files(result_path, experiment_path, map_path, gaps=None, group=None,
     segment : Welch segment (s); offset : t_exp - t_sim (s), None: the map's alignment.
     """
     from ..io.results import open_result
+
     channel_map = load_channel_map(map_path)
     result = open_result(result_path)
-    experiment = read_experiment(experiment_path, channel_map.time_name,
-                                 group if group is not None else channel_map.group)
+    experiment = read_experiment(
+        experiment_path, channel_map.time_name, group if group is not None else channel_map.group
+    )
     measured = measured_signals(channel_map, experiment, gaps)
-    simulated = simulated_signals(result.time, result.sensors,
-                                  sensor_quantities(result.model_json), channel_map,
-                                  result.path)
+    simulated = simulated_signals(
+        result.time, result.sensors, sensor_quantities(result.model_json), channel_map, result.path
+    )
     text = None if offset is None else f"offset {offset:.6g} s as given"
     comparison = compare_signals(channel_map, measured, simulated, offset, text, segment)
     comparison.result_path = os.fspath(result_path)
@@ -349,10 +410,12 @@ def compare_files(result_path, experiment_path, map_path, gaps=None, group=None,
             f"the run's outputs (every {output_step:.6g} s) are no finer than the "
             f"experiment's samples (every {comparison.sample_interval:.6g} s): between "
             "outputs the simulation is a cubic spline, so fast motion is blurred; a run "
-            "with a finer --output-step sharpens it")
+            "with a finer --output-step sharpens it"
+        )
     if result.status != "finished":
-        comparison.notes.append(f"the run did not finish ({result.status}): compared up to "
-                                f"t = {result.time[-1]:.6g} s")
+        comparison.notes.append(
+            f"the run did not finish ({result.status}): compared up to t = {result.time[-1]:.6g} s"
+        )
     return comparison
 
 
@@ -370,20 +433,29 @@ def _peaks_text(peaks):
 def format_summary(comparison):
     """A few lines for the terminal: the metrics table and the spectral peaks."""
     c = comparison
-    lines = [f"alignment: {c.alignment}; t_exp = t_sim + {c.offset:.6g} s",
-             f"{len(c.time)} common samples, t = {c.time[0]:.4g} to {c.time[-1]:.4g} s "
-             f"(simulation time), every {c.sample_interval:.4g} s"]
+    lines = [
+        f"alignment: {c.alignment}; t_exp = t_sim + {c.offset:.6g} s",
+        f"{len(c.time)} common samples, t = {c.time[0]:.4g} to {c.time[-1]:.4g} s "
+        f"(simulation time), every {c.sample_interval:.4g} s",
+    ]
     lines += [f"note: {n}" for n in c.notes]
-    head = (f"{'channel':<12} {'unit':<5} {'RMSE':>10} {'NRMSE':>8} {'largest':>10} "
-            f"{'at t (s)':>8} {'corr':>8} {'lag (s)':>9} {'phase (deg)':>11}")
+    head = (
+        f"{'channel':<12} {'unit':<5} {'RMSE':>10} {'NRMSE':>8} {'largest':>10} "
+        f"{'at t (s)':>8} {'corr':>8} {'lag (s)':>9} {'phase (deg)':>11}"
+    )
     lines += ["", head]
     for ch in c.channels:
-        lines.append(f"{ch.name:<12} {ch.unit:<5} {ch.rmse:>10.3g} {ch.nrmse:>8.3%} "
-                     f"{ch.largest_error:>10.3g} {ch.largest_error_time:>8.3f} "
-                     f"{ch.correlation:>8.5f} {ch.lag:>9.2g} {ch.phase:>11.3f}")
+        lines.append(
+            f"{ch.name:<12} {ch.unit:<5} {ch.rmse:>10.3g} {ch.nrmse:>8.3%} "
+            f"{ch.largest_error:>10.3g} {ch.largest_error_time:>8.3f} "
+            f"{ch.correlation:>8.5f} {ch.lag:>9.2g} {ch.phase:>11.3f}"
+        )
     spec = next(iter(c.spectra.values()))
-    lines += ["", f"spectral peaks (Hz; Welch, segments of {spec.segment:.3g} s, "
-                  f"resolution {spec.resolution:.3g} Hz):"]
+    lines += [
+        "",
+        f"spectral peaks (Hz; Welch, segments of {spec.segment:.3g} s, "
+        f"resolution {spec.resolution:.3g} Hz):",
+    ]
     for ch in c.channels:
         lines.append(f"{ch.name:<12} experiment {_peaks_text(ch.peaks_experiment)}")
         lines.append(f"{'':<12} simulation {_peaks_text(ch.peaks_simulation)}")
@@ -396,7 +468,8 @@ def format_markdown(comparison, plots):
     spec = next(iter(c.spectra.values()))
     lines = [
         f"# Comparison: {os.path.basename(c.result_path)} against "
-        f"{os.path.basename(c.experiment_path)}", "",
+        f"{os.path.basename(c.experiment_path)}",
+        "",
         f"* result file: `{c.result_path}` (status {c.result_status})",
         f"* experiment file: `{c.experiment_path}`",
         f"* channel map: `{c.map_path}`",
@@ -405,42 +478,69 @@ def format_markdown(comparison, plots):
         f"t_sim = {c.time[0]:.6g} to {c.time[-1]:.6g} s",
     ]
     lines += [f"* note: {n}" for n in c.notes]
-    lines += ["", "## Time domain", "",
-              "| channel | sensor | experiment | unit | RMSE | NRMSE | largest error "
-              "| at t (s) | correlation | lag (s) | phase (deg at Hz) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Time domain",
+        "",
+        "| channel | sensor | experiment | unit | RMSE | NRMSE | largest error "
+        "| at t (s) | correlation | lag (s) | phase (deg at Hz) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for ch in c.channels:
         lines.append(
             f"| {ch.name} | {ch.sensor} | {ch.experiment_channel} | {ch.unit} | "
             f"{_fmt(ch.rmse)} | {ch.nrmse:.3%} | {_fmt(ch.largest_error)} | "
             f"{ch.largest_error_time:.3f} | {ch.correlation:.6f} | {_fmt(ch.lag, 3)} | "
-            f"{ch.phase:.2f} at {ch.phase_frequency:.3g} |")
+            f"{ch.phase:.2f} at {ch.phase_frequency:.3g} |"
+        )
     lowpassed = [ch for ch in c.channels if ch.lowpass]
     if lowpassed:
-        lines += ["", "Low-pass filtered (zero-phase, both series): " + ", ".join(
-            f"{ch.name} at {ch.lowpass:g} Hz (noise power gain {ch.noise_power_gain:.3g})"
-            for ch in lowpassed) + "."]
-    lines += ["", "## Spectral peaks", "",
-              f"Welch power spectral density, Hann window, segments of {spec.segment:.4g} s "
-              f"with 50 % overlap, resolution {spec.resolution:.4g} Hz; peak frequencies "
-              "refined between bins.", "",
-              "| channel | experiment (Hz) | simulation (Hz) |", "|---|---|---|"]
+        lines += [
+            "",
+            "Low-pass filtered (zero-phase, both series): "
+            + ", ".join(
+                f"{ch.name} at {ch.lowpass:g} Hz (noise power gain {ch.noise_power_gain:.3g})"
+                for ch in lowpassed
+            )
+            + ".",
+        ]
+    lines += [
+        "",
+        "## Spectral peaks",
+        "",
+        f"Welch power spectral density, Hann window, segments of {spec.segment:.4g} s "
+        f"with 50 % overlap, resolution {spec.resolution:.4g} Hz; peak frequencies "
+        "refined between bins.",
+        "",
+        "| channel | experiment (Hz) | simulation (Hz) |",
+        "|---|---|---|",
+    ]
     for ch in c.channels:
-        lines.append(f"| {ch.name} | {_peaks_text(ch.peaks_experiment)} | "
-                     f"{_peaks_text(ch.peaks_simulation)} |")
+        lines.append(
+            f"| {ch.name} | {_peaks_text(ch.peaks_experiment)} | "
+            f"{_peaks_text(ch.peaks_simulation)} |"
+        )
     if plots:
         lines += ["", "## Plots", ""]
-        titles = {"overlay": "Experiment and simulation", "error": "Error (simulation - "
-                  "experiment)", "spectrum": "Power spectral density"}
+        titles = {
+            "overlay": "Experiment and simulation",
+            "error": "Error (simulation - experiment)",
+            "spectrum": "Power spectral density",
+        }
         for key, png in plots.items():
             lines += [f"### {titles[key]}", "", f"![{key}]({png})", ""]
-    lines += ["", "## Definitions", "",
-              "RMSE = sqrt(mean((s - e)^2)); NRMSE = RMSE / (max e - min e); largest error = "
-              "max |s - e|; correlation = Pearson's r; lag = the delay of the simulation "
-              "(s) that maximises the correlation; phase = -arg of the cross spectral "
-              "density at the experiment's dominant frequency (positive: the simulation "
-              "lags). e: experiment, s: simulation, both calibrated to SI units and "
-              "filtered as the map says.", ""]
+    lines += [
+        "",
+        "## Definitions",
+        "",
+        "RMSE = sqrt(mean((s - e)^2)); NRMSE = RMSE / (max e - min e); largest error = "
+        "max |s - e|; correlation = Pearson's r; lag = the delay of the simulation "
+        "(s) that maximises the correlation; phase = -arg of the cross spectral "
+        "density at the experiment's dominant frequency (positive: the simulation "
+        "lags). e: experiment, s: simulation, both calibrated to SI units and "
+        "filtered as the map says.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -452,8 +552,9 @@ def _figure(npanels):
         from matplotlib.figure import Figure
     except ImportError:
         return None, None
-    fig = Figure(figsize=(PLOT_WIDTH, PLOT_PANEL_HEIGHT * npanels), dpi=PLOT_DPI,
-                 layout="constrained")
+    fig = Figure(
+        figsize=(PLOT_WIDTH, PLOT_PANEL_HEIGHT * npanels), dpi=PLOT_DPI, layout="constrained"
+    )
     FigureCanvasAgg(fig)
     return fig, fig.subplots(npanels, 1, sharex=True, squeeze=False)[:, 0]
 
@@ -480,8 +581,9 @@ def write_plots(comparison, out_dir):
         ax.plot(c.time, c.simulation[ch.name] - c.experiment[ch.name], lw=0.8, color="C3")
         ax.axhline(0.0, color="0.3", lw=0.6)
         ax.set_ylabel(f"{ch.name} error ({ch.unit})")
-        ax.set_title(f"RMSE {ch.rmse:.3g} {ch.unit}, NRMSE {ch.nrmse:.2%}",
-                     fontsize="small", loc="left")
+        ax.set_title(
+            f"RMSE {ch.rmse:.3g} {ch.unit}, NRMSE {ch.nrmse:.2%}", fontsize="small", loc="left"
+        )
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("t (s, simulation time)")
     fig.savefig(os.path.join(out_dir, PLOT_FILES["error"]))
@@ -489,27 +591,32 @@ def write_plots(comparison, out_dir):
     fig, axes = _figure(n)
     for ax, ch in zip(axes, c.channels):
         s = c.spectra[ch.name]
-        ax.semilogy(s.frequency[1:], s.experiment[1:], lw=0.8, color="0.45",
-                    label="experiment")
-        ax.semilogy(s.frequency[1:], s.simulation[1:], lw=1.0, color="C1",
-                    label="simulation")
-        for peaks, psd, color in ((ch.peaks_experiment, s.experiment, "0.3"),
-                                  (ch.peaks_simulation, s.simulation, "C1")):
+        ax.semilogy(s.frequency[1:], s.experiment[1:], lw=0.8, color="0.45", label="experiment")
+        ax.semilogy(s.frequency[1:], s.simulation[1:], lw=1.0, color="C1", label="simulation")
+        for peaks, psd, color in (
+            (ch.peaks_experiment, s.experiment, "0.3"),
+            (ch.peaks_simulation, s.simulation, "C1"),
+        ):
             if peaks:
                 ax.plot(peaks, np.interp(peaks, s.frequency, psd), "v", color=color, ms=4)
         top = max(s.experiment[1:].max(), s.simulation[1:].max())
-        ax.set_ylim(top * 10.0 ** -PLOT_PSD_DECADES, top * 3.0)
+        ax.set_ylim(top * 10.0**-PLOT_PSD_DECADES, top * 3.0)
         ax.set_ylabel("PSD (1/Hz)" if ch.unit in ("", "1") else f"PSD ({ch.unit}^2/Hz)")
-        ax.set_title(f"{ch.name}: peaks (Hz) experiment {_peaks_text(ch.peaks_experiment)}; "
-                     f"simulation {_peaks_text(ch.peaks_simulation)}", fontsize="small",
-                     loc="left")
+        ax.set_title(
+            f"{ch.name}: peaks (Hz) experiment {_peaks_text(ch.peaks_experiment)}; "
+            f"simulation {_peaks_text(ch.peaks_simulation)}",
+            fontsize="small",
+            loc="left",
+        )
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small", loc="upper right")
-    highest = max([f for ch in c.channels for f in ch.peaks_experiment + ch.peaks_simulation]
-                  or [0.0])
+    highest = max(
+        [f for ch in c.channels for f in ch.peaks_experiment + ch.peaks_simulation] or [0.0]
+    )
     spec = c.spectra[c.channels[0].name]
-    axes[-1].set_xlim(0.0, min(spec.frequency[-1], max(PLOT_PEAK_SPAN * highest,
-                                                       PLOT_MIN_BINS * spec.resolution)))
+    axes[-1].set_xlim(
+        0.0, min(spec.frequency[-1], max(PLOT_PEAK_SPAN * highest, PLOT_MIN_BINS * spec.resolution))
+    )
     axes[-1].set_xlabel("f (Hz)")
     fig.savefig(os.path.join(out_dir, PLOT_FILES["spectrum"]))
     written["spectrum"] = PLOT_FILES["spectrum"]
@@ -522,8 +629,9 @@ def write_report(comparison, out_dir, plots=True):
     os.makedirs(out_dir, exist_ok=True)
     pngs = write_plots(comparison, out_dir) if plots else {}
     if plots and not pngs:
-        comparison.notes.append("no plots: matplotlib is not installed "
-                                "(pip install 'flexmbs[plot]')")
+        comparison.notes.append(
+            "no plots: matplotlib is not installed (pip install 'flexmbs[plot]')"
+        )
     md = os.path.join(out_dir, REPORT_MD)
     with open(md, "w", encoding="utf-8") as f:
         f.write(format_markdown(comparison, pngs))

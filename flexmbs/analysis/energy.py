@@ -36,7 +36,7 @@ CRITERION_RELATIVE = "relative"
 CRITERION_TEXT = {
     CRITERION_HUANG: "Huang's criterion: max |E(t) - E(0)| / max U(t)",
     CRITERION_RELATIVE: "relative drift (no strain energy): max |E(t) - E(0)| / "
-                        "largest energy component",
+    "largest energy component",
 }
 
 
@@ -75,12 +75,16 @@ def nonconservative_beams(model_json):
         bodies = json.loads(model_json).get("bodies", {}) if model_json else {}
     except ValueError:
         return []
-    return [(name, b.get("geometric")) for name, b in bodies.items()
-            if isinstance(b, dict) and b.get("geometric") in NONCONSERVATIVE_GEOMETRIC]
+    return [
+        (name, b.get("geometric"))
+        for name, b in bodies.items()
+        if isinstance(b, dict) and b.get("geometric") in NONCONSERVATIVE_GEOMETRIC
+    ]
 
 
-def energy_balance(result: Result | str | os.PathLike,
-                   ratio_limit: float = DEFAULT_RATIO_LIMIT) -> dict:
+def energy_balance(
+    result: Result | str | os.PathLike, ratio_limit: float = DEFAULT_RATIO_LIMIT
+) -> dict:
     """The energy balance of a result (a Result or the path of a result file).
 
     Returns a JSON-able dict (floats in J unless said; None where undefined or not
@@ -111,8 +115,10 @@ def energy_balance(result: Result | str | os.PathLike,
         raise ValueError(f"ratio_limit must be positive, got {ratio_limit}")
     t = np.asarray(result.time, dtype=float)
     if len(t) == 0:
-        raise ResultFileError(f"{result.path}: holds no samples (the run stopped before "
-                              "its first output); there is no energy balance to check")
+        raise ResultFileError(
+            f"{result.path}: holds no samples (the run stopped before "
+            "its first output); there is no energy balance to check"
+        )
     energy = result.energy
     e = total_energy(energy)
     drift = np.abs(e - e[0])
@@ -131,23 +137,33 @@ def energy_balance(result: Result | str | os.PathLike,
         value = 0.0 if drift_max == 0 else math.inf
     passed = bool(finite and value < ratio_limit)
     return {
-        "path": str(result.path), "status": result.status_text,
-        "t_reached": _float(result.t_reached), "samples": int(len(t)),
-        "t_start": _float(t[0]), "t_end": _float(t[-1]),
-        "energy_initial": _float(e[0]), "energy_final": _float(e[-1]),
-        "drift_max": _float(drift_max), "t_drift_max": _float(t[k]),
+        "path": str(result.path),
+        "status": result.status_text,
+        "t_reached": _float(result.t_reached),
+        "samples": int(len(t)),
+        "t_start": _float(t[0]),
+        "t_end": _float(t[-1]),
+        "energy_initial": _float(e[0]),
+        "energy_final": _float(e[-1]),
+        "drift_max": _float(drift_max),
+        "t_drift_max": _float(t[k]),
         "strain_max": _float(strain_max),
         "ratio": None if ratio is None else _float(ratio),
-        "largest_component": _float(largest), "largest_component_name": largest_name,
+        "largest_component": _float(largest),
+        "largest_component_name": largest_name,
         "relative_drift": None if relative is None else _float(relative),
-        "criterion": criterion, "criterion_text": CRITERION_TEXT[criterion],
-        "criterion_value": _float(value), "ratio_limit": float(ratio_limit),
-        "finite": finite, "passed": passed,
-        "nonconservative": [list(x) for x in nonconservative_beams(
-            getattr(result, "model_json", None))],
+        "criterion": criterion,
+        "criterion_text": CRITERION_TEXT[criterion],
+        "criterion_value": _float(value),
+        "ratio_limit": float(ratio_limit),
+        "finite": finite,
+        "passed": passed,
+        "nonconservative": [
+            list(x) for x in nonconservative_beams(getattr(result, "model_json", None))
+        ],
         **_integrator_dissipation(result, e),
-        "small_deformation": (getattr(result, "solver", None) or {}).get(
-            "small_deformation") or None,
+        "small_deformation": (getattr(result, "solver", None) or {}).get("small_deformation")
+        or None,
     }
 
 
@@ -167,12 +183,16 @@ def _galpha_note(rho_inf, dissipation):
     """The line that says what `galpha`'s E(0) - E(t_end) (J) is at its rho_inf."""
     lost = f"E(0) - E(t_end) = {_g(dissipation, 'J')}"
     if rho_inf is not None and rho_inf >= 1.0:
-        return ("note: galpha (rho_inf = 1) keeps the energy of linear undamped modes at "
-                f"any step: {lost} is its integration error on the nonlinear terms, "
-                "counted as drift (tighten rtol to reduce it)")
-    return (f"note: galpha (rho_inf = {_g(rho_inf)}) damps the modes its steps do not "
-            f"resolve: {lost} is that numerical dissipation, and the criterion counts it "
-            "as drift (validate with bdf at a tight tolerance, or rho_inf = 1)")
+        return (
+            "note: galpha (rho_inf = 1) keeps the energy of linear undamped modes at "
+            f"any step: {lost} is its integration error on the nonlinear terms, "
+            "counted as drift (tighten rtol to reduce it)"
+        )
+    return (
+        f"note: galpha (rho_inf = {_g(rho_inf)}) damps the modes its steps do not "
+        f"resolve: {lost} is that numerical dissipation, and the criterion counts it "
+        "as drift (validate with bdf at a tight tolerance, or rho_inf = 1)"
+    )
 
 
 def _g(x, unit=""):
@@ -202,20 +222,26 @@ def format_energy_report(balance):
         f"  drift / largest component  {_g(b['relative_drift'])}",
     ]
     verdict = "PASS" if b["passed"] else "FAIL"
-    lines.append(f"criterion: {b['criterion_text']} = {_g(b['criterion_value'])} "
-                 f"(limit {b['ratio_limit']:g}): {verdict}")
+    lines.append(
+        f"criterion: {b['criterion_text']} = {_g(b['criterion_value'])} "
+        f"(limit {b['ratio_limit']:g}): {verdict}"
+    )
     if b.get("numerical_dissipation") is not None:
         lines.append(_galpha_note(b.get("rho_inf"), b["numerical_dissipation"]))
     for beam, option in b.get("nonconservative", []):
-        lines.append(f'note: beam "{beam}" uses geometric = "{option}", a variant of '
-                     "Huang's thesis that is not conservative (docs/explanation/"
-                     "formulation.md, section 6): "
-                     "its energy balance is not expected to close")
+        lines.append(
+            f'note: beam "{beam}" uses geometric = "{option}", a variant of '
+            "Huang's thesis that is not conservative (docs/explanation/"
+            "formulation.md, section 6): "
+            "its energy balance is not expected to close"
+        )
     if b.get("small_deformation"):
         lines.append("warning: a beam went " + b["small_deformation"])
     if not b["finite"]:
         lines.append("the energies are not finite (the run diverged)")
     if b["status"] != "finished":
-        lines.append(f"note: the run did not finish (status: {b['status']}); the balance "
-                     "covers the samples written")
+        lines.append(
+            f"note: the run did not finish (status: {b['status']}); the balance "
+            "covers the samples written"
+        )
     return "\n".join(lines)

@@ -38,8 +38,16 @@ from ..dynamics.constrained import PROJECTION_TOLERANCE, active_rows, independen
 from ..errors import FlexmbsError, ModelError
 from .linearize import _null_basis, central_differences, independent_coordinates
 
-__all__ = ["Equilibrium", "NotConverged", "static_equilibrium", "equilibrium_assignments",
-           "close_loops", "STEP_TOLERANCE", "MAX_ITERATIONS", "MAX_STEP"]
+__all__ = [
+    "Equilibrium",
+    "NotConverged",
+    "static_equilibrium",
+    "equilibrium_assignments",
+    "close_loops",
+    "STEP_TOLERANCE",
+    "MAX_ITERATIONS",
+    "MAX_STEP",
+]
 
 STEP_TOLERANCE = 1e-12  # m or rad (scaled by 1 + |q|): the last Newton step
 MAX_ITERATIONS = 100
@@ -59,6 +67,7 @@ class NotConverged(FlexmbsError):
 class Equilibrium:
     """The equilibrium coordinates q (and the start), iterations, the residual R
     (N or N m per coordinate) and the last step."""
+
     q: np.ndarray
     start: np.ndarray
     iterations: int
@@ -86,17 +95,22 @@ def close_loops(cm, q, t, dependent, rows=None):
             return q
         last = size
         q[dependent] -= np.linalg.lstsq(jac[:, dependent], phi, rcond=None)[0]
-    raise NotConverged("the loops could not be closed during the equilibrium search "
-                       f"(constraint residual {size:.3g})")
+    raise NotConverged(
+        "the loops could not be closed during the equilibrium search "
+        f"(constraint residual {size:.3g})"
+    )
 
 
 def _check_at_rest(cm, q, t):
     """ModelError when a prescribed motion moves at time t (no static state)."""
     speed = np.abs(api.prescribed_velocity(cm, q, t)).max(initial=0.0)
     if speed > PRESCRIBED_SPEED:
-        raise ModelError(f"a prescribed motion moves at t = {t:g} s (body speeds up to "
-                         f"{speed:.3g}): a static equilibrium needs every driver at "
-                         "rest", "drivers")
+        raise ModelError(
+            f"a prescribed motion moves at t = {t:g} s (body speeds up to "
+            f"{speed:.3g}): a static equilibrium needs every driver at "
+            "rest",
+            "drivers",
+        )
 
 
 def _step(tangent, r):
@@ -122,9 +136,11 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
     NotConverged when it stalls, runs out of iterations or the rank of the loops'
     equations changes on the way."""
     if getattr(cm, "ncontacts", 0):
-        raise ModelError("the static equilibrium of a model with rolling contacts is not "
-                         "available (their velocity rows do not fix a configuration)",
-                         "contacts")
+        raise ModelError(
+            "the static equilibrium of a model with rolling contacts is not "
+            "available (their velocity rows do not fix a configuration)",
+            "contacts",
+        )
     q = np.array(cm.q0 if q is None else q, dtype=float)
     start = q.copy()
     _check_at_rest(cm, q, t)
@@ -149,10 +165,12 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
             jac = np.zeros((0, cm.nq))
         independent, dependent, j_y, rank = independent_coordinates(jac)
         if rank != nrows:
-            raise NotConverged(f"the loops' equations lost rank on the way ({rank} of "
-                               f"{nrows} rows independent): the linkage "
-                               "passed a singular configuration; start nearer the "
-                               "equilibrium")
+            raise NotConverged(
+                f"the loops' equations lost rank on the way ({rank} of "
+                f"{nrows} rows independent): the linkage "
+                "passed a singular configuration; start nearer the "
+                "equilibrium"
+            )
         r, dr = central_differences(lambda x: reduced(x, independent, dependent), q)  # noqa: B023 (called at once)
         tangent = dr @ j_y
         norm = np.abs(r).max(initial=0.0)
@@ -161,15 +179,19 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
         dq = j_y @ dy
         step_norm = np.abs(dq).max(initial=0.0)
         if log:
-            log(f"equilibrium: iteration {it}: |R| = {norm:.3g}, step {step_norm:.3g}"
-                + ("" if definite else " (stiffness not positive: a descent step)"))
+            log(
+                f"equilibrium: iteration {it}: |R| = {norm:.3g}, step {step_norm:.3g}"
+                + ("" if definite else " (stiffness not positive: a descent step)")
+            )
         small = step_norm <= STEP_TOLERANCE * (1.0 + np.abs(q).max(initial=0.0))
         if (definite and small) or norm <= STEP_TOLERANCE * scale or norm == 0.0:
             return Equilibrium(q, start, it, norm, step_norm, list(cm.coordinate_names))
         if not definite and step_norm == 0.0:
-            raise NotConverged(f"the loads push along directions that nothing holds "
-                               f"(reduced force {norm:.3g} with no stiffness against "
-                               "it): there is no static equilibrium")
+            raise NotConverged(
+                f"the loads push along directions that nothing holds "
+                f"(reduced force {norm:.3g} with no stiffness against "
+                "it): there is no static equilibrium"
+            )
         if step_norm > MAX_STEP:
             dq *= MAX_STEP / step_norm
         if not definite:
@@ -183,8 +205,10 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
                 break
             alpha *= 0.5
         q = trial
-    raise NotConverged(f"no equilibrium within {MAX_ITERATIONS} iterations (last step "
-                       f"{step_norm:.3g}, reduced force {norm:.3g})")
+    raise NotConverged(
+        f"no equilibrium within {MAX_ITERATIONS} iterations (last step "
+        f"{step_norm:.3g}, reduced force {norm:.3g})"
+    )
 
 
 def equilibrium_assignments(cm, q):
@@ -195,13 +219,17 @@ def equilibrium_assignments(cm, q):
     for k, name in enumerate(cm.topology.joint_names):
         cols = range(m.joint_coord_start[k], m.joint_coord_start[k + 1])
         joint = cm.model.joints[name]
-        values = [float(q[m.coord_qindex[c]]) if m.coord_qindex[c] >= 0
-                  else float(joint.initial[c - m.joint_coord_start[k]]) for c in cols]
+        values = [
+            float(q[m.coord_qindex[c]])
+            if m.coord_qindex[c] >= 0
+            else float(joint.initial[c - m.joint_coord_start[k]])
+            for c in cols
+        ]
         if not values or all(m.coord_qindex[c] < 0 for c in cols):
             continue
         out[f"joints.{name}.initial"] = values[0] if len(values) == 1 else values
         out[f"joints.{name}.initial_rate"] = 0.0 if len(values) == 1 else [0.0] * len(values)
     for k, (_, beam) in enumerate(cm.beams):
         start = m.flex_q[k]
-        out[f"bodies.{beam.name}.initial"] = [float(v) for v in q[start:start + beam.nf]]
+        out[f"bodies.{beam.name}.initial"] = [float(v) for v in q[start : start + beam.nf]]
     return out

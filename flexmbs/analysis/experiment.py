@@ -28,8 +28,15 @@ import numpy as np
 
 from ..errors import ExperimentError
 
-__all__ = ["Experiment", "Gap", "read_experiment", "find_gaps", "resolve_gaps",
-           "TIME_UNITS", "GAP_POLICIES"]
+__all__ = [
+    "Experiment",
+    "Gap",
+    "read_experiment",
+    "find_gaps",
+    "resolve_gaps",
+    "TIME_UNITS",
+    "GAP_POLICIES",
+]
 
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "min": 60.0}  # to s
 GAP_POLICIES = ("error", "interpolate", "cut")
@@ -57,6 +64,7 @@ class Experiment:
     lines : (n,) int, the CSV line (1-based) of each sample; None for HDF5.
     comments : the file's description (CSV comment lines, HDF5 group attributes).
     """
+
     path: str
     format: str
     time: np.ndarray
@@ -85,9 +93,12 @@ class Experiment:
 
     def select(self, keep):
         """The record restricted to the samples `keep` (a boolean mask or indices)."""
-        return replace(self, time=self.time[keep],
-                       channels={k: v[keep] for k, v in self.channels.items()},
-                       lines=None if self.lines is None else self.lines[keep])
+        return replace(
+            self,
+            time=self.time[keep],
+            channels={k: v[keep] for k, v in self.channels.items()},
+            lines=None if self.lines is None else self.lines[keep],
+        )
 
     def require(self, channel, item, field_name, source):
         """The values of `channel`; else an ExperimentError at (source, item, field_name),
@@ -96,13 +107,17 @@ class Experiment:
             raise ExperimentError(
                 f'the experiment file {self.path} has no channel "{channel}" (a 1-D '
                 f"series as long as its time); its channels: {_listing(self.channels)}",
-                item, field_name, source)
+                item,
+                field_name,
+                source,
+            )
         return self.channels[channel]
 
 
 @dataclass
 class Gap:
     """A run of missing values in one channel: samples first..last (inclusive)."""
+
     channel: str
     first: int
     last: int
@@ -115,9 +130,11 @@ class Gap:
         return self.last - self.first + 1
 
     def describe(self):
-        return (f'channel "{self.channel}": {self.nsamples} missing value'
-                f'{"s" if self.nsamples > 1 else ""} at {self.where} '
-                f"(t = {self.t_start:.6g} to {self.t_end:.6g} s)")
+        return (
+            f'channel "{self.channel}": {self.nsamples} missing value'
+            f"{'s' if self.nsamples > 1 else ''} at {self.where} "
+            f"(t = {self.t_start:.6g} to {self.t_end:.6g} s)"
+        )
 
 
 # ------------------------------------------------------------------------ reading
@@ -135,11 +152,15 @@ def read_experiment(path, time_name=DEFAULT_TIME_NAME, group=None):
     if os.path.isdir(path):
         raise ExperimentError("is a directory, not an experiment file", source=path)
     import h5py
+
     if h5py.is_hdf5(path):
         return _read_hdf5(path, time_name, group)
     if group is not None:
-        raise ExperimentError(f'a group ("{group}") was given, but the file is not HDF5 '
-                              "(a CSV file holds one record)", source=path)
+        raise ExperimentError(
+            f'a group ("{group}") was given, but the file is not HDF5 '
+            "(a CSV file holds one record)",
+            source=path,
+        )
     return _read_csv(path, time_name)
 
 
@@ -153,9 +174,14 @@ def _split_name_unit(text):
 def _time_scale(unit, item, field_name, source):
     if unit not in TIME_UNITS:
         got = f'"{unit}"' if unit else "none"
-        raise ExperimentError(f"expected the time unit, one of {', '.join(TIME_UNITS)} "
-                              f'(e.g. "{field_name} [s]" in a CSV header, attribute '
-                              f'unit = "s" in HDF5); got {got}', item, field_name, source)
+        raise ExperimentError(
+            f"expected the time unit, one of {', '.join(TIME_UNITS)} "
+            f'(e.g. "{field_name} [s]" in a CSV header, attribute '
+            f'unit = "s" in HDF5); got {got}',
+            item,
+            field_name,
+            source,
+        )
     return TIME_UNITS[unit]
 
 
@@ -164,8 +190,9 @@ def _read_csv(path, time_name):
         with open(path, encoding="utf-8-sig", newline="") as f:
             text_lines = f.read().splitlines()
     except UnicodeDecodeError as err:
-        raise ExperimentError(f"expected a UTF-8 text file (CSV) or an HDF5 file: {err}",
-                              source=path) from None
+        raise ExperimentError(
+            f"expected a UTF-8 text file (CSV) or an HDF5 file: {err}", source=path
+        ) from None
     comments, header, header_line = [], None, 0
     for number, line in enumerate(text_lines, start=1):
         stripped = line.strip()
@@ -177,24 +204,35 @@ def _read_csv(path, time_name):
         header, header_line = stripped, number
         break
     if header is None:
-        raise ExperimentError("no header row: expected a row of column names with units, "
-                              'e.g. "time [s], pot1 [V]"', source=path)
+        raise ExperimentError(
+            'no header row: expected a row of column names with units, e.g. "time [s], pot1 [V]"',
+            source=path,
+        )
     delimiter = next((d for d in DELIMITERS if d in header), ",")
     columns = [c.strip() for c in next(csv.reader([header], delimiter=delimiter))]
     names, units = [], {}
     for k, column in enumerate(columns):
         name, unit = _split_name_unit(column)
         if not name:
-            raise ExperimentError(f"column {k + 1} of the header has no name: expected "
-                                  '"name [unit]"', f"line {header_line}", source=path)
+            raise ExperimentError(
+                f'column {k + 1} of the header has no name: expected "name [unit]"',
+                f"line {header_line}",
+                source=path,
+            )
         if name in units:
-            raise ExperimentError(f'two columns are called "{name}": expected distinct '
-                                  "names", f"line {header_line}", source=path)
+            raise ExperimentError(
+                f'two columns are called "{name}": expected distinct names',
+                f"line {header_line}",
+                source=path,
+            )
         names.append(name)
         units[name] = unit
     if time_name not in units:
-        raise ExperimentError(f'no time column "{time_name}" in the header; columns: '
-                              f"{_listing(names)}", f"line {header_line}", source=path)
+        raise ExperimentError(
+            f'no time column "{time_name}" in the header; columns: {_listing(names)}',
+            f"line {header_line}",
+            source=path,
+        )
     scale = _time_scale(units[time_name], f"line {header_line}", time_name, path)
     it = names.index(time_name)
     rows, lines = [], []
@@ -204,39 +242,55 @@ def _read_csv(path, time_name):
             continue
         fields = [x.strip() for x in next(csv.reader([line], delimiter=delimiter))]
         if len(fields) != len(names):
-            raise ExperimentError(f"expected {len(names)} values ({_listing(names)}), got "
-                                  f"{len(fields)}", f"line {number}", source=path)
+            raise ExperimentError(
+                f"expected {len(names)} values ({_listing(names)}), got {len(fields)}",
+                f"line {number}",
+                source=path,
+            )
         row = []
         for name, text in zip(names, fields):
             row.append(_csv_number(text, name, name == time_name, number, path))
         rows.append(row)
         lines.append(number)
     if not rows:
-        raise ExperimentError(f"no data rows after the header (line {header_line})",
-                              source=path)
+        raise ExperimentError(f"no data rows after the header (line {header_line})", source=path)
     data = np.array(rows, dtype=float)
     lines = np.array(lines)
     time = data[:, it] * scale
     _check_increasing(time, lambda k: f"line {lines[k]}", time_name, scale, path)
     channels = {n: data[:, k].copy() for k, n in enumerate(names) if n != time_name}
-    return Experiment(path=path, format="csv", time=time, channels=channels, units=units,
-                      lines=lines, comments=comments, time_name=time_name)
+    return Experiment(
+        path=path,
+        format="csv",
+        time=time,
+        channels=channels,
+        units=units,
+        lines=lines,
+        comments=comments,
+        time_name=time_name,
+    )
 
 
 def _csv_number(text, name, is_time, line_number, path):
     if text.lower() in MISSING_TEXTS:
         if is_time:
-            raise ExperimentError(f'expected a time value, got "{text}" (a sample needs '
-                                  "its time)", f"line {line_number}", name, path)
+            raise ExperimentError(
+                f'expected a time value, got "{text}" (a sample needs its time)',
+                f"line {line_number}",
+                name,
+                path,
+            )
         return math.nan
     try:
         value = float(text)
     except ValueError:
-        raise ExperimentError(f'expected a number, got "{text}"', f"line {line_number}",
-                              name, path) from None
+        raise ExperimentError(
+            f'expected a number, got "{text}"', f"line {line_number}", name, path
+        ) from None
     if math.isinf(value):
-        raise ExperimentError(f'expected a finite number, got "{text}"',
-                              f"line {line_number}", name, path)
+        raise ExperimentError(
+            f'expected a finite number, got "{text}"', f"line {line_number}", name, path
+        )
     return value
 
 
@@ -247,12 +301,16 @@ def _check_increasing(time, where, time_name, scale, path):
         k = int(bad[0]) + 1
         raise ExperimentError(
             f"expected strictly increasing time: {time[k] / scale:.9g} is not after the "
-            f"previous sample's {time[k - 1] / scale:.9g} ({where(k - 1)})", where(k),
-            time_name, path)
+            f"previous sample's {time[k - 1] / scale:.9g} ({where(k - 1)})",
+            where(k),
+            time_name,
+            path,
+        )
 
 
 def _read_hdf5(path, time_name, group):
     import h5py
+
     try:
         with h5py.File(path, "r", locking=False) as f:
             g = _hdf5_group(f, path, time_name, group)
@@ -260,12 +318,14 @@ def _read_hdf5(path, time_name, group):
     except ExperimentError:
         raise
     except (OSError, KeyError, ValueError, TypeError) as exc:
-        raise ExperimentError(f"cannot read the HDF5 file ({type(exc).__name__}: {exc})",
-                              source=path) from None
+        raise ExperimentError(
+            f"cannot read the HDF5 file ({type(exc).__name__}: {exc})", source=path
+        ) from None
 
 
 def _hdf5_group(f, path, time_name, group):
     import h5py
+
     if group is not None:
         if group not in f or not isinstance(f[group], h5py.Group):
             raise ExperimentError(f'no group "{group}" in the file', source=path)
@@ -273,18 +333,27 @@ def _hdf5_group(f, path, time_name, group):
     if isinstance(f.get(time_name), h5py.Dataset):
         return f["/"]
     holders = []
-    f.visititems(lambda name, obj: holders.append("/" + name)
-                 if isinstance(obj, h5py.Group) and isinstance(obj.get(time_name),
-                                                               h5py.Dataset) else None)
+    f.visititems(
+        lambda name, obj: (
+            holders.append("/" + name)
+            if isinstance(obj, h5py.Group) and isinstance(obj.get(time_name), h5py.Dataset)
+            else None
+        )
+    )
     if len(holders) == 1:
         return f[holders[0]]
     if not holders:
-        raise ExperimentError(f'no group holds a dataset "{time_name}": expected a group '
-                              f'with a "{time_name}" dataset and one dataset per channel',
-                              source=path)
-    raise ExperimentError(f'several groups hold a "{time_name}" dataset '
-                          f"({_listing(holders)}): choose one (--group, or group in the "
-                          "map's [experiment])", source=path)
+        raise ExperimentError(
+            f'no group holds a dataset "{time_name}": expected a group '
+            f'with a "{time_name}" dataset and one dataset per channel',
+            source=path,
+        )
+    raise ExperimentError(
+        f'several groups hold a "{time_name}" dataset '
+        f"({_listing(holders)}): choose one (--group, or group in the "
+        "map's [experiment])",
+        source=path,
+    )
 
 
 def _unit_attr(ds):
@@ -294,20 +363,27 @@ def _unit_attr(ds):
 
 def _read_hdf5_group(path, g, time_name):
     import h5py
+
     prefix = g.name.rstrip("/")
     tds = g[time_name]
     item = f'dataset "{prefix}/{time_name}"'
     if not isinstance(tds, h5py.Dataset) or tds.ndim != 1 or tds.dtype.kind not in "fiu":
-        raise ExperimentError(f"expected a 1-D dataset of numbers, got shape {tds.shape} "
-                              f"of {tds.dtype}", item, source=path)
+        raise ExperimentError(
+            f"expected a 1-D dataset of numbers, got shape {tds.shape} of {tds.dtype}",
+            item,
+            source=path,
+        )
     scale = _time_scale(_unit_attr(tds), item, time_name, path)
     time = np.asarray(tds[()], dtype=float) * scale
     if len(time) == 0:
         raise ExperimentError("expected at least one sample, got none", item, source=path)
     bad = np.flatnonzero(~np.isfinite(time))
     if len(bad):
-        raise ExperimentError(f"expected a finite time at every sample, got {time[bad[0]]}",
-                              f"{item}: sample {bad[0]}", source=path)
+        raise ExperimentError(
+            f"expected a finite time at every sample, got {time[bad[0]]}",
+            f"{item}: sample {bad[0]}",
+            source=path,
+        )
     _check_increasing(time, lambda k: f"{item}: sample {k}", time_name, scale, path)
     channels, units = {}, {time_name: _unit_attr(tds)}
     for name, ds in g.items():
@@ -318,15 +394,25 @@ def _read_hdf5_group(path, g, time_name):
         values = np.asarray(ds[()], dtype=float)
         if np.isinf(values).any():
             k = int(np.flatnonzero(np.isinf(values))[0])
-            raise ExperimentError(f"expected finite numbers (NaN marks a missing value), "
-                                  f"got {values[k]}",
-                                  f'dataset "{prefix}/{name}": sample {k}', source=path)
+            raise ExperimentError(
+                f"expected finite numbers (NaN marks a missing value), got {values[k]}",
+                f'dataset "{prefix}/{name}": sample {k}',
+                source=path,
+            )
         channels[name] = values
         units[name] = _unit_attr(ds)
-    comments = [f"{k}: {v.decode() if isinstance(v, bytes) else v}"
-                for k, v in g.attrs.items()]
-    return Experiment(path=path, format="hdf5", time=time, channels=channels, units=units,
-                      lines=None, comments=comments, group=g.name, time_name=time_name)
+    comments = [f"{k}: {v.decode() if isinstance(v, bytes) else v}" for k, v in g.attrs.items()]
+    return Experiment(
+        path=path,
+        format="hdf5",
+        time=time,
+        channels=channels,
+        units=units,
+        lines=None,
+        comments=comments,
+        group=g.name,
+        time_name=time_name,
+    )
 
 
 # ------------------------------------------------------------------------- gaps
@@ -348,8 +434,16 @@ def find_gaps(experiment, channels):
                 where = f"line {a}" if a == b else f"lines {a}-{b}"
             else:
                 where = f"sample {first}" if first == last else f"samples {first}-{last}"
-            gaps.append(Gap(name, int(first), int(last), float(experiment.time[first]),
-                            float(experiment.time[last]), where))
+            gaps.append(
+                Gap(
+                    name,
+                    int(first),
+                    int(last),
+                    float(experiment.time[first]),
+                    float(experiment.time[last]),
+                    where,
+                )
+            )
     return gaps
 
 
@@ -376,26 +470,35 @@ def resolve_gaps(experiment, channels, policy):
             f"{g.nsamples} missing value{'s' if g.nsamples > 1 else ''} (t = "
             f"{g.t_start:.6g} to {g.t_end:.6g} s){more}; expected a value in every sample, "
             'or gaps = "interpolate" or "cut" in the map\'s [experiment] (or --gaps)',
-            g.where, g.channel, experiment.path)
+            g.where,
+            g.channel,
+            experiment.path,
+        )
     missing_any = np.zeros(experiment.nsamples, dtype=bool)
     for name in channels:
         missing_any |= np.isnan(experiment.channels[name])
     if policy == "cut":
         good = _runs(~missing_any)
         if not good:
-            raise ExperimentError("every sample misses a value in one of the channels "
-                                  f"{_listing(channels)}", source=experiment.path)
+            raise ExperimentError(
+                f"every sample misses a value in one of the channels {_listing(channels)}",
+                source=experiment.path,
+            )
         first, last = max(good, key=lambda r: r[1] - r[0])
         kept = experiment.select(slice(first, last + 1))
-        note = (f"{len(gaps)} gap(s) ({listing}); cut to the longest stretch without one, "
-                f"t = {kept.time[0]:.6g} to {kept.time[-1]:.6g} s "
-                f"({kept.nsamples} of {experiment.nsamples} samples)")
+        note = (
+            f"{len(gaps)} gap(s) ({listing}); cut to the longest stretch without one, "
+            f"t = {kept.time[0]:.6g} to {kept.time[-1]:.6g} s "
+            f"({kept.nsamples} of {experiment.nsamples} samples)"
+        )
         return kept, gaps, note
     # interpolate: cut the ends that cannot be interpolated, fill the interior
     present = np.flatnonzero(~missing_any)
     if len(present) < 2:
-        raise ExperimentError("fewer than two samples hold every channel: nothing to "
-                              "interpolate between", source=experiment.path)
+        raise ExperimentError(
+            "fewer than two samples hold every channel: nothing to interpolate between",
+            source=experiment.path,
+        )
     kept = experiment.select(slice(present[0], present[-1] + 1))
     channels_out = dict(kept.channels)
     for name in channels:
@@ -407,6 +510,8 @@ def resolve_gaps(experiment, channels, policy):
     kept = replace(kept, channels=channels_out)
     note = f"{len(gaps)} gap(s) ({listing}); interpolated linearly in time"
     if kept.nsamples < experiment.nsamples:
-        note += (f"; {experiment.nsamples - kept.nsamples} sample(s) at the ends of the "
-                 "record, where there is nothing to interpolate from, cut")
+        note += (
+            f"; {experiment.nsamples - kept.nsamples} sample(s) at the ends of the "
+            "record, where there is nothing to interpolate from, cut"
+        )
     return kept, gaps, note

@@ -59,10 +59,23 @@ from .channel_map import (
     simulated_signals,
 )
 
-__all__ = ["FitParameter", "FittedValue", "FitResult", "FitOutputs", "parse_parameter",
-           "fit_model", "write_fit_outputs", "fitted_model_text", "toml_value",
-           "noise_standard_deviation", "set_toml_values", "format_fit_report",
-           "FIT_RTOL", "FD_STEP", "OFFSET_RANGE"]
+__all__ = [
+    "FitParameter",
+    "FittedValue",
+    "FitResult",
+    "FitOutputs",
+    "parse_parameter",
+    "fit_model",
+    "write_fit_outputs",
+    "fitted_model_text",
+    "toml_value",
+    "noise_standard_deviation",
+    "set_toml_values",
+    "format_fit_report",
+    "FIT_RTOL",
+    "FD_STEP",
+    "OFFSET_RANGE",
+]
 
 FIT_RTOL = 1e-8  # of the runs
 ATOL_PER_RTOL = 1e-2  # atol = this * rtol
@@ -76,9 +89,21 @@ MAD_TO_SD = 1.4826  # standard deviation / median absolute deviation, normal noi
 D3_VARIANCE = 20.0  # var(D^3 w) / var(w) for white noise w
 OFFSET_NAME = "offset"
 # fields whose values cannot be negative (a default lower bound of 0)
-NON_NEGATIVE_FIELDS = ("stiffness", "damping", "alpha", "beta", "mass", "density",
-                       "youngs_modulus", "shear_modulus", "rotor_inertia", "motor_damping",
-                       "kp", "kd", "max_torque")
+NON_NEGATIVE_FIELDS = (
+    "stiffness",
+    "damping",
+    "alpha",
+    "beta",
+    "mass",
+    "density",
+    "youngs_modulus",
+    "shear_modulus",
+    "rotor_inertia",
+    "motor_damping",
+    "kp",
+    "kd",
+    "max_torque",
+)
 NON_NEGATIVE_TABLES = ("node_masses",)
 
 
@@ -86,6 +111,7 @@ NON_NEGATIVE_TABLES = ("node_masses",)
 @dataclass(frozen=True)
 class FitParameter:
     """A model value to identify: its dotted path (as for --set) and bounds."""
+
     path: str
     lower: float = -math.inf
     upper: float = math.inf
@@ -97,8 +123,9 @@ def parse_parameter(text):
     path = path.strip()
     item = f'--param "{text}"'
     if not path or not all(k.strip() for k in path.split(".")):
-        raise ModelError("expected PATH or PATH=lo:hi with a dotted path, e.g. "
-                         "joints.joint2.damping=0:1", item)
+        raise ModelError(
+            "expected PATH or PATH=lo:hi with a dotted path, e.g. joints.joint2.damping=0:1", item
+        )
     if not equals:
         return FitParameter(path)
     lo, colon, hi = bounds.partition(":")
@@ -108,8 +135,9 @@ def parse_parameter(text):
         lower = float(lo) if lo.strip() else -math.inf
         upper = float(hi) if hi.strip() else math.inf
     except ValueError:
-        raise ModelError(f'expected numbers (or nothing) on each side of ":", got "{bounds}"',
-                         item) from None
+        raise ModelError(
+            f'expected numbers (or nothing) on each side of ":", got "{bounds}"', item
+        ) from None
     if not lower < upper:
         raise ModelError(f"expected lo < hi, got {lower:g}:{upper:g}", item)
     return FitParameter(path, lower, upper)
@@ -153,9 +181,13 @@ def _start_value(doc, parameter, source):
         if not isinstance(table, dict) or key not in table:
             where = ".".join(keys[:depth]) or "the top level"
             has = ", ".join(table) if isinstance(table, dict) else "(not a table)"
-            raise ModelError(f'no value "{key}" in {where} of the model file (after --set); '
-                             f"it has: {has}; give a starting value with --set "
-                             f"{parameter.path}=VALUE", item, source=source)
+            raise ModelError(
+                f'no value "{key}" in {where} of the model file (after --set); '
+                f"it has: {has}; give a starting value with --set "
+                f"{parameter.path}=VALUE",
+                item,
+                source=source,
+            )
         table = table[key]
     value = table
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -163,15 +195,20 @@ def _start_value(doc, parameter, source):
         raise ModelError(f"expected a number to fit, got {kind}", item, source=source)
     value = float(value)
     if not parameter.lower <= value <= parameter.upper:
-        raise ModelError(f"the starting value {value:g} is outside the bounds "
-                         f"{parameter.lower:g}:{parameter.upper:g}", item, source=source)
+        raise ModelError(
+            f"the starting value {value:g} is outside the bounds "
+            f"{parameter.lower:g}:{parameter.upper:g}",
+            item,
+            source=source,
+        )
     return value
 
 
 def _default_bounds(parameter):
     keys = _keys(parameter.path)
     non_negative = keys[-1] in NON_NEGATIVE_FIELDS or (
-        len(keys) > 1 and keys[-2] in NON_NEGATIVE_TABLES)
+        len(keys) > 1 and keys[-2] in NON_NEGATIVE_TABLES
+    )
     if non_negative and parameter.lower == -math.inf:
         return FitParameter(parameter.path, 0.0, parameter.upper)
     return parameter
@@ -181,6 +218,7 @@ def _default_bounds(parameter):
 @dataclass
 class FittedValue:
     """One identified value: start, fitted value, standard deviation, bounds."""
+
     path: str
     start: float
     value: float
@@ -207,6 +245,7 @@ class FitResult:
     alignment : how the starting offset was found;
     overrides : the dotted-path assignments of the fitted model values (for --set).
     """
+
     values: list
     offset: float
     offset_fitted: bool
@@ -233,19 +272,42 @@ class FitResult:
     def to_dict(self):
         names = [v.path for v in self.values]
         return {
-            "values": [{"path": v.path, "start": v.start, "value": v.value, "std": v.std,
-                        "lower": _finite_or_none(v.lower), "upper": _finite_or_none(v.upper),
-                        "at_bound": v.at_bound} for v in self.values],
-            "offset": self.offset, "offset_fitted": self.offset_fitted,
-            "correlation": {"names": names,
-                            "matrix": [[_finite_or_none(x) for x in row]
-                                       for row in np.asarray(self.correlation).tolist()]},
-            "noise": self.noise, "noise_power_gain": self.noise_gain,
-            "variance_ratio": self.variance_ratio, "cost": self.cost,
-            "samples": self.samples, "window": list(self.window), "runs": self.runs,
-            "wall_time": self.wall_time, "success": self.success, "message": self.message,
-            "rtol": self.rtol, "atol": self.atol, "output_step": self.output_step,
-            "alignment": self.alignment, "overrides": list(self.overrides),
+            "values": [
+                {
+                    "path": v.path,
+                    "start": v.start,
+                    "value": v.value,
+                    "std": v.std,
+                    "lower": _finite_or_none(v.lower),
+                    "upper": _finite_or_none(v.upper),
+                    "at_bound": v.at_bound,
+                }
+                for v in self.values
+            ],
+            "offset": self.offset,
+            "offset_fitted": self.offset_fitted,
+            "correlation": {
+                "names": names,
+                "matrix": [
+                    [_finite_or_none(x) for x in row]
+                    for row in np.asarray(self.correlation).tolist()
+                ],
+            },
+            "noise": self.noise,
+            "noise_power_gain": self.noise_gain,
+            "variance_ratio": self.variance_ratio,
+            "cost": self.cost,
+            "samples": self.samples,
+            "window": list(self.window),
+            "runs": self.runs,
+            "wall_time": self.wall_time,
+            "success": self.success,
+            "message": self.message,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "output_step": self.output_step,
+            "alignment": self.alignment,
+            "overrides": list(self.overrides),
         }
 
 
@@ -265,8 +327,19 @@ class _Runs:
     """Runs of the model at given values, the last few kept (least_squares asks for the
     residual and the Jacobian at the same point)."""
 
-    def __init__(self, model_path, overrides, parameters, t_end, rtol, atol, output_step,
-                 channel_map, quantities, log=None):
+    def __init__(
+        self,
+        model_path,
+        overrides,
+        parameters,
+        t_end,
+        rtol,
+        atol,
+        output_step,
+        channel_map,
+        quantities,
+        log=None,
+    ):
         self.model_path = model_path
         self.overrides = list(overrides)
         self.parameters = parameters
@@ -283,32 +356,49 @@ class _Runs:
 
     def model(self, values):
         from ..model.toml_reader import load_model
+
         try:
             return load_model(self.model_path, self.overrides + self.assignments(values))
         except ModelError as err:
-            raise ModelError(f"{err.message} (values tried by the fit: "
-                             f"{', '.join(self.assignments(values))}); expected bounds "
-                             "that keep the model valid: --param PATH=lo:hi", err.item,
-                             err.field, err.source) from None
+            raise ModelError(
+                f"{err.message} (values tried by the fit: "
+                f"{', '.join(self.assignments(values))}); expected bounds "
+                "that keep the model valid: --param PATH=lo:hi",
+                err.item,
+                err.field,
+                err.source,
+            ) from None
 
     def signals(self, values):
         from ..simulation import simulate
+
         key = tuple(float(v) for v in values)
         if key in self.cache:
             return self.cache[key]
         model = self.model(values)
-        sim = simulate(model, None, t_end=self.t_end, rtol=self.rtol, atol=self.atol,
-                       output_step=self.output_step, log=self.log if not self.count else None)
+        sim = simulate(
+            model,
+            None,
+            t_end=self.t_end,
+            rtol=self.rtol,
+            atol=self.atol,
+            output_step=self.output_step,
+            log=self.log if not self.count else None,
+        )
         self.count += 1
         if not sim.success:
             raise ExperimentError(
                 f"the run failed at {', '.join(self.assignments(values)) or 'the start'}: "
                 f"{sim.message}; expected bounds (--param PATH=lo:hi) that keep the model "
-                "valid", source=self.model_path)
+                "valid",
+                source=self.model_path,
+            )
         from ..model.compiled import compile_model
+
         sensors = _sensor_dict(compile_model(model), sim.sensors)
-        signals = simulated_signals(sim.t, sensors, self.quantities, self.channel_map,
-                                    self.model_path)
+        signals = simulated_signals(
+            sim.t, sensors, self.quantities, self.channel_map, self.model_path
+        )
         if len(self.cache) > 4:
             self.cache.pop(next(iter(self.cache)))
         self.cache[key] = signals
@@ -319,14 +409,25 @@ def _sensor_dict(cm, sensors):
     """The columns of Simulation.sensors by sensor name ((n,) or (n, size))."""
     out, k = {}, 0
     for name, size in zip(cm.sensor_names, cm.sensor_sizes):
-        out[name] = sensors[:, k] if size == 1 else sensors[:, k:k + size]
+        out[name] = sensors[:, k] if size == 1 else sensors[:, k : k + size]
         k += size
     return out
 
 
-def fit_model(model_path, experiment, channel_map, parameters, overrides=(), t_end=None,
-              rtol=FIT_RTOL, atol=None, fit_offset=True, gaps=None,
-              max_runs=DEFAULT_MAX_RUNS, log=None):
+def fit_model(
+    model_path,
+    experiment,
+    channel_map,
+    parameters,
+    overrides=(),
+    t_end=None,
+    rtol=FIT_RTOL,
+    atol=None,
+    fit_offset=True,
+    gaps=None,
+    max_runs=DEFAULT_MAX_RUNS,
+    log=None,
+):
     """Identify `parameters` ([FitParameter]) of the model file `model_path` (with the
     --set `overrides` applied; their values there are the starting point) from the
     Experiment `experiment` through the ChannelMap `channel_map`.
@@ -339,6 +440,7 @@ def fit_model(model_path, experiment, channel_map, parameters, overrides=(), t_e
     Returns a FitResult; raises ModelError / ExperimentError for bad input.
     """
     from ..model.toml_reader import load_model
+
     start_clock = _time.perf_counter()
     atol = ATOL_PER_RTOL * rtol if atol is None else atol
     model = load_model(model_path, overrides)  # checks the file and the overrides
@@ -347,18 +449,31 @@ def fit_model(model_path, experiment, channel_map, parameters, overrides=(), t_e
     paths = [p.path for p in parameters]
     for p in parameters:
         if paths.count(p.path) > 1:
-            raise ModelError("given twice: expected each value once", f'--param "{p.path}"',
-                             source=model_path)
+            raise ModelError(
+                "given twice: expected each value once", f'--param "{p.path}"', source=model_path
+            )
     x0 = np.array([_start_value(doc, p, model_path) for p in parameters])
-    load_model(model_path, list(overrides) + [f"{p.path}={float(v)!r}" for p, v in
-                                              zip(parameters, x0)])  # known fields
+    load_model(
+        model_path, list(overrides) + [f"{p.path}={float(v)!r}" for p, v in zip(parameters, x0)]
+    )  # known fields
     measured = measured_signals(channel_map, experiment, gaps)
     dt = measured.sample_interval
     from ..model.serialize import model_to_json
+
     quantities = sensor_quantities(model_to_json(model))
     t_record = measured.time[-1] - measured.time[0]
-    runs = _Runs(model_path, overrides, parameters, None, rtol, atol, dt / OUTPUT_SUBSTEPS,
-                 channel_map, quantities, log)
+    runs = _Runs(
+        model_path,
+        overrides,
+        parameters,
+        None,
+        rtol,
+        atol,
+        dt / OUTPUT_SUBSTEPS,
+        channel_map,
+        quantities,
+        log,
+    )
 
     # the starting offset, from a run of the starting model over the record
     runs.t_end = t_record
@@ -368,24 +483,30 @@ def fit_model(model_path, experiment, channel_map, parameters, overrides=(), t_e
     last = measured.time[-1] if t_end is None else min(measured.time[-1], offset0 + t_end)
     window = (measured.time >= offset0) & (measured.time <= last)
     if window.sum() < len(parameters) + 2:
-        raise ExperimentError(f"{int(window.sum())} samples after the release at "
-                              f"{offset0:.6g} s: expected more than the fitted values",
-                              source=experiment.path)
+        raise ExperimentError(
+            f"{int(window.sum())} samples after the release at "
+            f"{offset0:.6g} s: expected more than the fitted values",
+            source=experiment.path,
+        )
     t = measured.time[window]
     runs.t_end = (last - offset0) + (OFFSET_RANGE if fit_offset else 0.0)
     runs.cache.clear()
     names = channel_map.names
-    sigma = {c.name: noise_standard_deviation(measured.values[c.name])
-             for c in channel_map.channels}
+    sigma = {
+        c.name: noise_standard_deviation(measured.values[c.name]) for c in channel_map.channels
+    }
     for name, s in sigma.items():
         if not s > 0:
-            raise ExperimentError("the measurement has no noise to weigh it by (its third "
-                                  "differences vanish): expected a measured record",
-                                  f'channel "{name}"', source=channel_map.path)
-    gain = {c.name: noise_power_gain(dt, c.lowpass, c.lowpass_order)
-            for c in channel_map.channels}
-    target = {c.name: filtered(c, measured.values[c.name][window], dt)
-              for c in channel_map.channels}
+            raise ExperimentError(
+                "the measurement has no noise to weigh it by (its third "
+                "differences vanish): expected a measured record",
+                f'channel "{name}"',
+                source=channel_map.path,
+            )
+    gain = {c.name: noise_power_gain(dt, c.lowpass, c.lowpass_order) for c in channel_map.channels}
+    target = {
+        c.name: filtered(c, measured.values[c.name][window], dt) for c in channel_map.channels
+    }
     n_model = len(parameters)
 
     def split(x):
@@ -415,12 +536,19 @@ def fit_model(model_path, experiment, channel_map, parameters, overrides=(), t_e
             columns.append((residual(xi) - r0) / h)
         if fit_offset:
             sim = runs.signals(values)
-            columns.append(np.concatenate([
-                -filtered(c, sim.rate_at(c.name, t - offset), dt) / sigma[c.name]
-                for c in channel_map.channels]))
+            columns.append(
+                np.concatenate(
+                    [
+                        -filtered(c, sim.rate_at(c.name, t - offset), dt) / sigma[c.name]
+                        for c in channel_map.channels
+                    ]
+                )
+            )
         if log:
-            log(f"run {runs.count}: cost {0.5 * float(r0 @ r0):.6g} at "
-                + ", ".join(f"{p}={v:.6g}" for p, v in zip(paths + [OFFSET_NAME], x)))
+            log(
+                f"run {runs.count}: cost {0.5 * float(r0 @ r0):.6g} at "
+                + ", ".join(f"{p}={v:.6g}" for p, v in zip(paths + [OFFSET_NAME], x))
+            )
         return np.column_stack(columns)
 
     lower = [p.lower for p in parameters]
@@ -431,9 +559,18 @@ def fit_model(model_path, experiment, channel_map, parameters, overrides=(), t_e
         upper.append(offset0 + OFFSET_RANGE)
         start.append(offset0)
     max_nfev = max(1, max_runs // (n_model + 1))
-    res = least_squares(residual, np.array(start), jac=jacobian, bounds=(lower, upper),
-                        x_scale="jac", method="trf", ftol=FTOL, xtol=XTOL, gtol=GTOL,
-                        max_nfev=max_nfev)
+    res = least_squares(
+        residual,
+        np.array(start),
+        jac=jacobian,
+        bounds=(lower, upper),
+        x_scale="jac",
+        method="trf",
+        ftol=FTOL,
+        xtol=XTOL,
+        gtol=GTOL,
+        max_nfev=max_nfev,
+    )
     jac = jacobian(res.x)  # at the optimum, with this module's steps
     r = residual(res.x)
     m_eff = sum(gain[c] * len(t) for c in names)
@@ -444,19 +581,42 @@ def fit_model(model_path, experiment, channel_map, parameters, overrides=(), t_e
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
     values, offset = split(res.x)
-    fitted = [FittedValue(p.path, float(s0), float(v), float(sd), p.lower, p.upper)
-              for p, s0, v, sd in zip(parameters, x0, values, std)]
+    fitted = [
+        FittedValue(p.path, float(s0), float(v), float(sd), p.lower, p.upper)
+        for p, s0, v, sd in zip(parameters, x0, values, std)
+    ]
     if fit_offset:
-        fitted.append(FittedValue(OFFSET_NAME, float(offset0), float(offset), float(std[-1]),
-                                  offset0 - OFFSET_RANGE, offset0 + OFFSET_RANGE))
+        fitted.append(
+            FittedValue(
+                OFFSET_NAME,
+                float(offset0),
+                float(offset),
+                float(std[-1]),
+                offset0 - OFFSET_RANGE,
+                offset0 + OFFSET_RANGE,
+            )
+        )
     return FitResult(
-        values=fitted, offset=float(offset), offset_fitted=fit_offset, correlation=corr,
-        noise=sigma, noise_gain=gain, variance_ratio=variance_ratio,
-        cost=0.5 * float(r @ r), samples={c: int(len(t)) for c in names},
-        window=(float(t[0]), float(t[-1])), runs=runs.count,
-        wall_time=_time.perf_counter() - start_clock, success=bool(res.success),
-        message=res.message, rtol=rtol, atol=atol, alignment=alignment,
-        output_step=runs.output_step, overrides=runs.assignments(values))
+        values=fitted,
+        offset=float(offset),
+        offset_fitted=fit_offset,
+        correlation=corr,
+        noise=sigma,
+        noise_gain=gain,
+        variance_ratio=variance_ratio,
+        cost=0.5 * float(r @ r),
+        samples={c: int(len(t)) for c in names},
+        window=(float(t[0]), float(t[-1])),
+        runs=runs.count,
+        wall_time=_time.perf_counter() - start_clock,
+        success=bool(res.success),
+        message=res.message,
+        rtol=rtol,
+        atol=atol,
+        alignment=alignment,
+        output_step=runs.output_step,
+        overrides=runs.assignments(values),
+    )
 
 
 # --------------------------------------------------------- the fitted model file
@@ -483,8 +643,7 @@ def toml_value(value):
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {toml_value(v)}"
-                               for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"no TOML form for {type(value).__name__}")
 
 
@@ -529,8 +688,11 @@ def set_toml_values(text, assignments, keep_comments=True):
     for path, value in assignments.items():
         keys = _keys(path)
         if not _edit_line(lines, keys[:-1], keys[-1], toml_value(value), keep_comments):
-            lines += ["", "[" + ".".join(_toml_key(k) for k in keys[:-1]) + "]",
-                      f"{_toml_key(keys[-1])} = {toml_value(value)}"]
+            lines += [
+                "",
+                "[" + ".".join(_toml_key(k) for k in keys[:-1]) + "]",
+                f"{_toml_key(keys[-1])} = {toml_value(value)}",
+            ]
     edited = "\n".join(lines) + "\n"
     try:
         if tomllib.loads(edited) == expected:
@@ -559,14 +721,20 @@ def _edit_line(lines, table, key, value_text, keep_comment=True):
         end = len(lines)
     if start is None:
         return False
-    key_pattern = re.compile(r"^(?P<lead>\s*(?:" + re.escape(key) + "|\"" + re.escape(key)
-                             + "\"|'" + re.escape(key) + r"')\s*=\s*)(?P<value>[^#]*?)"
-                             r"(?P<tail>\s*(#.*)?)$")
+    key_pattern = re.compile(
+        r"^(?P<lead>\s*(?:"
+        + re.escape(key)
+        + '|"'
+        + re.escape(key)
+        + "\"|'"
+        + re.escape(key)
+        + r"')\s*=\s*)(?P<value>[^#]*?)"
+        r"(?P<tail>\s*(#.*)?)$"
+    )
     for i in range(start + 1, end):
         m = key_pattern.match(lines[i])
         if m:
-            lines[i] = m.group("lead") + value_text + (m.group("tail") if keep_comment
-                                                       else "")
+            lines[i] = m.group("lead") + value_text + (m.group("tail") if keep_comment else "")
             return True
     lines.insert(start + 1, f"{_toml_key(key)} = {value_text}")
     return True
@@ -581,14 +749,15 @@ def fitted_model_text(source_text, fit, overrides, model_path, experiment_path, 
         assignments[path.strip()] = _toml_value_of_text(value.strip())
     text = set_toml_values(source_text, assignments)
     now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    head = [f"# Fitted by flexmbs {__version__} fit on {now}:",
-            f"#   model {model_path}, experiment {experiment_path}, map {map_path}"]
+    head = [
+        f"# Fitted by flexmbs {__version__} fit on {now}:",
+        f"#   model {model_path}, experiment {experiment_path}, map {map_path}",
+    ]
     if overrides:
         head.append("#   --set " + " --set ".join(overrides))
     for v in fit.values:
         unit = " s" if v.path == OFFSET_NAME else ""
-        head.append(f"#   {v.path} = {v.value:.6g} +- {v.std:.2g}{unit} "
-                    f"(start {v.start:.6g})")
+        head.append(f"#   {v.path} = {v.value:.6g} +- {v.std:.2g}{unit} (start {v.start:.6g})")
     return "\n".join(head) + "\n" + text
 
 
@@ -596,10 +765,17 @@ def fitted_model_text(source_text, fit, overrides, model_path, experiment_path, 
 def format_fit_report(fit, markdown=False):
     """The fitted values with their standard deviations and correlations, as text (or
     Markdown)."""
-    rows = [(v.path, f"{v.start:.6g}", f"{v.value:.6g}", f"{v.std:.3g}",
-             f"{100 * v.std / abs(v.value):.2g} %" if v.value else "-",
-             f"{v.lower:g}:{v.upper:g}" + (" (at a bound)" if v.at_bound else ""))
-            for v in fit.values]
+    rows = [
+        (
+            v.path,
+            f"{v.start:.6g}",
+            f"{v.value:.6g}",
+            f"{v.std:.3g}",
+            f"{100 * v.std / abs(v.value):.2g} %" if v.value else "-",
+            f"{v.lower:g}:{v.upper:g}" + (" (at a bound)" if v.at_bound else ""),
+        )
+        for v in fit.values
+    ]
     head = ("value", "start", "fitted", "std", "relative std", "bounds")
     names = [v.path for v in fit.values]
     out = []
@@ -608,41 +784,60 @@ def format_fit_report(fit, markdown=False):
         out += ["| " + " | ".join(r) + " |" for r in rows]
     else:
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-        out += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip()
-                for r in [head] + rows]
+        out += [
+            "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip() for r in [head] + rows
+        ]
     out.append("")
     out.append("correlations:")
     short = [n.split(".")[-2] + "." + n.split(".")[-1] if "." in n else n for n in names]
     width = max(len(s) for s in short)
     if markdown:
         out += ["", "| | " + " | ".join(short) + " |", "|" + "---|" * (len(short) + 1)]
-        out += [f"| {s} | " + " | ".join(f"{x:+.3f}" for x in row) + " |"
-                for s, row in zip(short, fit.correlation)]
+        out += [
+            f"| {s} | " + " | ".join(f"{x:+.3f}" for x in row) + " |"
+            for s, row in zip(short, fit.correlation)
+        ]
     else:
-        out += [f"  {s:<{width}} " + " ".join(f"{x:+.3f}" for x in row)
-                for s, row in zip(short, fit.correlation)]
+        out += [
+            f"  {s:<{width}} " + " ".join(f"{x:+.3f}" for x in row)
+            for s, row in zip(short, fit.correlation)
+        ]
     out.append("")
-    out.append(f"s^2 = {fit.variance_ratio:.4g} (residual variance / measurement noise; "
-               f"1: the residuals are the noise); {sum(fit.samples.values())} residuals "
-               f"from t = {fit.window[0]:.6g} to {fit.window[1]:.6g} s; noise sigma: "
-               + ", ".join(f"{k} {v:.3g}" for k, v in fit.noise.items()))
+    out.append(
+        f"s^2 = {fit.variance_ratio:.4g} (residual variance / measurement noise; "
+        f"1: the residuals are the noise); {sum(fit.samples.values())} residuals "
+        f"from t = {fit.window[0]:.6g} to {fit.window[1]:.6g} s; noise sigma: "
+        + ", ".join(f"{k} {v:.3g}" for k, v in fit.noise.items())
+    )
     out.append(f"starting offset: {fit.alignment}")
-    out.append(f"{fit.runs} runs (rtol {fit.rtol:g}, atol {fit.atol:g}), "
-               f"{fit.wall_time:.1f} s; {fit.message}")
+    out.append(
+        f"{fit.runs} runs (rtol {fit.rtol:g}, atol {fit.atol:g}), "
+        f"{fit.wall_time:.1f} s; {fit.message}"
+    )
     return "\n".join(out)
 
 
 @dataclass
 class FitOutputs:
     """The files `write_fit_outputs` wrote and the comparison of the fitted run."""
+
     model_file: str
     result_file: str
     comparison: object
     files: list
 
 
-def write_fit_outputs(fit, model_path, experiment_path, map_path, overrides, out_dir,
-                      gaps=None, group=None, plots=True):
+def write_fit_outputs(
+    fit,
+    model_path,
+    experiment_path,
+    map_path,
+    overrides,
+    out_dir,
+    gaps=None,
+    group=None,
+    plots=True,
+):
     """Into out_dir (created): MODEL_fitted.toml (the model file with the overrides and
     the fitted values), MODEL_fitted.h5 (its run over the record, at the fit's
     tolerances), the compare report of that run (report.md, report.json, plots) at the
@@ -652,45 +847,67 @@ def write_fit_outputs(fit, model_path, experiment_path, map_path, overrides, out
     from .channel_map import load_channel_map
     from .compare import compare_files, write_report
     from .experiment import read_experiment
+
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.splitext(os.path.basename(model_path))[0] + "_fitted"
     model_file = os.path.join(out_dir, stem + ".toml")
     source_text = load_model(model_path).source_text
     with open(model_file, "w", encoding="utf-8") as f:
-        f.write(fitted_model_text(source_text, fit, overrides, model_path, experiment_path,
-                                  map_path))
+        f.write(
+            fitted_model_text(source_text, fit, overrides, model_path, experiment_path, map_path)
+        )
     model = load_model(model_file)
     channel_map = load_channel_map(map_path)
-    experiment = read_experiment(experiment_path, channel_map.time_name,
-                                 group if group is not None else channel_map.group)
+    experiment = read_experiment(
+        experiment_path, channel_map.time_name, group if group is not None else channel_map.group
+    )
     t_end = float(experiment.time[-1]) - fit.offset
     result_file = os.path.join(out_dir, stem + ".h5")
-    sim = simulate(model, result_file, t_end=t_end, rtol=fit.rtol, atol=fit.atol,
-                   output_step=fit.output_step)
+    sim = simulate(
+        model, result_file, t_end=t_end, rtol=fit.rtol, atol=fit.atol, output_step=fit.output_step
+    )
     if not sim.success:
-        raise ExperimentError(f"the run of the fitted model failed: {sim.message}",
-                              source=model_file)
-    comparison = compare_files(result_file, experiment_path, map_path, gaps=gaps,
-                               group=group, offset=fit.offset)
-    comparison.alignment = ("offset fitted, starting from the map's alignment"
-                            if fit.offset_fitted else "the map's alignment")
+        raise ExperimentError(
+            f"the run of the fitted model failed: {sim.message}", source=model_file
+        )
+    comparison = compare_files(
+        result_file, experiment_path, map_path, gaps=gaps, group=group, offset=fit.offset
+    )
+    comparison.alignment = (
+        "offset fitted, starting from the map's alignment"
+        if fit.offset_fitted
+        else "the map's alignment"
+    )
     files = [model_file, result_file] + write_report(comparison, out_dir, plots)
     md = os.path.join(out_dir, "fit.md")
     with open(md, "w", encoding="utf-8") as f:
-        f.write(f"# Fit of {os.path.basename(model_path)} to "
-                f"{os.path.basename(experiment_path)}\n\n"
-                f"* model `{model_path}`" + ("".join(f" --set {o}" for o in overrides)
-                                             if overrides else "") + "\n"
-                f"* experiment `{experiment_path}`, map `{map_path}`\n"
-                f"* fitted model `{os.path.basename(model_file)}`, its run "
-                f"`{os.path.basename(result_file)}`, compared in `report.md`\n\n"
-                "## Fitted values\n\n" + format_fit_report(fit, markdown=True) + "\n\n"
-                "Standard deviations from the Jacobian at the optimum, "
-                "cov = s^2 (J^T J)^-1 (flexmbs.analysis.fit).\n")
+        f.write(
+            f"# Fit of {os.path.basename(model_path)} to "
+            f"{os.path.basename(experiment_path)}\n\n"
+            f"* model `{model_path}`"
+            + ("".join(f" --set {o}" for o in overrides) if overrides else "")
+            + "\n"
+            f"* experiment `{experiment_path}`, map `{map_path}`\n"
+            f"* fitted model `{os.path.basename(model_file)}`, its run "
+            f"`{os.path.basename(result_file)}`, compared in `report.md`\n\n"
+            "## Fitted values\n\n" + format_fit_report(fit, markdown=True) + "\n\n"
+            "Standard deviations from the Jacobian at the optimum, "
+            "cov = s^2 (J^T J)^-1 (flexmbs.analysis.fit).\n"
+        )
     js = os.path.join(out_dir, "fit.json")
     with open(js, "w", encoding="utf-8") as f:
-        json.dump({"model": model_path, "experiment": experiment_path, "map": map_path,
-                   "overrides": list(overrides), "fit": fit.to_dict(),
-                   "fitted_model": model_file, "fitted_result": result_file,
-                   "comparison": comparison.to_dict()}, f, indent=1)
+        json.dump(
+            {
+                "model": model_path,
+                "experiment": experiment_path,
+                "map": map_path,
+                "overrides": list(overrides),
+                "fit": fit.to_dict(),
+                "fitted_model": model_file,
+                "fitted_result": result_file,
+                "comparison": comparison.to_dict(),
+            },
+            f,
+            indent=1,
+        )
     return FitOutputs(model_file, result_file, comparison, files + [md, js])

@@ -17,8 +17,9 @@ LABEL = 14  # width of the label column
 
 def _line(label, text):
     """`label` then `text`, wrapped and indented under the text column."""
-    return textwrap.fill(str(text), width=WIDTH, initial_indent=f"{label:<{LABEL}}",
-                         subsequent_indent=" " * LABEL)
+    return textwrap.fill(
+        str(text), width=WIDTH, initial_indent=f"{label:<{LABEL}}", subsequent_indent=" " * LABEL
+    )
 
 
 def _number(x):
@@ -30,8 +31,10 @@ def _number(x):
 def _time_line(r):
     if r.nsamples == 0:
         return "no samples yet"
-    return (f"{r.time[0]:.6g} .. {r.time[-1]:.6g} s, {r.nsamples} samples, "
-            f"t_reached = {_number(r.t_reached)} s")
+    return (
+        f"{r.time[0]:.6g} .. {r.time[-1]:.6g} s, {r.nsamples} samples, "
+        f"t_reached = {_number(r.t_reached)} s"
+    )
 
 
 def _sensor_text(r):
@@ -49,21 +52,26 @@ def _energy_text(r):
         return "no samples"
     b = energy_balance(r)
     verdict = "pass" if b["passed"] else "fail"
-    return (f"E(0) = {_number(b['energy_initial'])} J, max |E - E(0)| = "
-            f"{_number(b['drift_max'])} J, max U = {_number(b['strain_max'])} J; "
-            f"{b['criterion']} criterion {_number(b['criterion_value'])} "
-            f"(limit {b['ratio_limit']:g}): {verdict}")
+    return (
+        f"E(0) = {_number(b['energy_initial'])} J, max |E - E(0)| = "
+        f"{_number(b['drift_max'])} J, max U = {_number(b['strain_max'])} J; "
+        f"{b['criterion']} criterion {_number(b['criterion_value'])} "
+        f"(limit {b['ratio_limit']:g}): {verdict}"
+    )
 
 
 def _solver_lines(r):
     s = dict(r.solver)
-    head = (f"{s.pop('method', '?')}, rtol {_number(s.pop('rtol', math.nan))}, "
-            f"atol {_number(s.pop('atol', math.nan))}")
+    head = (
+        f"{s.pop('method', '?')}, rtol {_number(s.pop('rtol', math.nan))}, "
+        f"atol {_number(s.pop('atol', math.nan))}"
+    )
     settings = s.pop("settings", {})
     lines = [_line("solver", head)]
     if settings:
-        lines.append(_line("settings", ", ".join(f"{k} = {_number(v)}"
-                                                 for k, v in settings.items())))
+        lines.append(
+            _line("settings", ", ".join(f"{k} = {_number(v)}" for k, v in settings.items()))
+        )
     stats = []
     for k, v in s.items():
         if isinstance(v, np.ndarray):
@@ -84,8 +92,11 @@ def describe_result(path: str | os.PathLike) -> str:
         _line("status", r.status_text),
         _line("created", f"{r.created} (flexmbs {r.flexmbs_version})"),
         _line("time", _time_line(r)),
-        _line("bodies", f"{len(r.topology.get('body_names', []))}: "
-                        + ", ".join(map(str, r.topology.get("body_names", [])))),
+        _line(
+            "bodies",
+            f"{len(r.topology.get('body_names', []))}: "
+            + ", ".join(map(str, r.topology.get("body_names", []))),
+        ),
         _line("coordinates", f"{len(names)}: " + ", ".join(names)),
         _line("sensors", _sensor_text(r)),
         _line("energy", _energy_text(r)),

@@ -24,20 +24,27 @@ def format_linearization(lin, title="", absolute=None):
     """The independent coordinates, frequencies, poles, shapes and (closed loops)
     J_y and the constraint forces; Führer and Wallrapp's absolute view when given."""
     lines = [title] if title else []
-    state = ("an equilibrium" if lin.at_equilibrium else
-             f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}, speeds "
-             f"up to {np.abs(lin.u).max(initial=0.0):.3g}): the matrices hold at this "
-             "instant only")
+    state = (
+        "an equilibrium"
+        if lin.at_equilibrium
+        else f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}, speeds "
+        f"up to {np.abs(lin.u).max(initial=0.0):.3g}): the matrices hold at this "
+        "instant only"
+    )
     lines.append(f"linearized about t = {lin.t:g} s, {state}; method {lin.method}")
     if lin.note:
         lines.append(lin.note)
     if lin.rows:
-        lines.append(f"constraints: {lin.rows} equations of rank {lin.rank}; "
-                     f"{len(lin.names)} degree(s) of freedom")
+        lines.append(
+            f"constraints: {lin.rows} equations of rank {lin.rank}; "
+            f"{len(lin.names)} degree(s) of freedom"
+        )
     kept = f" (kept by the user: {', '.join(lin.prescribed)})" if lin.prescribed else ""
     lines.append(f"independent coordinates: {', '.join(lin.names)}{kept}")
-    lines.append(f"asymmetry |A - A^T| / |A|: M {lin.asymmetry('M'):.2g}, "
-                 f"D {lin.asymmetry('D'):.2g}, K {lin.asymmetry('K'):.2g}")
+    lines.append(
+        f"asymmetry |A - A^T| / |A|: M {lin.asymmetry('M'):.2g}, "
+        f"D {lin.asymmetry('D'):.2g}, K {lin.asymmetry('K'):.2g}"
+    )
     lines.append("")
     lines.append(" mode   undamped (Hz)")
     for k, f in enumerate(lin.frequencies):
@@ -45,8 +52,9 @@ def format_linearization(lin, title="", absolute=None):
         lines.append(f"{k + 1:5d}   {f:13.6g}{note}")
     lines.append("")
     lines.append(" pole   natural (Hz)   damping ratio   damped (Hz)")
-    for k, (fn, z, fd) in enumerate(zip(lin.natural_frequencies, lin.damping_ratios,
-                                        lin.damped_frequencies)):
+    for k, (fn, z, fd) in enumerate(
+        zip(lin.natural_frequencies, lin.damping_ratios, lin.damped_frequencies)
+    ):
         lines.append(f"{k + 1:5d}   {fn:12.6g}   {z + 0.0:13.4g}   {fd:11.6g}")
     lines.append("")
     lines += _shape_table(lin)
@@ -56,18 +64,20 @@ def format_linearization(lin, title="", absolute=None):
         width = max(len(n) for n in lin.coordinate_names)
         for name, row in zip(lin.coordinate_names, lin.J_y):
             lines.append(f"  {name:<{width}s}" + "".join(f"{v:11.4g}" for v in row))
-        lines.append("constraint forces f_z = -lambda (Führer and Wallrapp (23)) of the "
-                     "active rows:")
+        lines.append(
+            "constraint forces f_z = -lambda (Führer and Wallrapp (23)) of the active rows:"
+        )
         for text, f in zip(lin.row_texts, lin.constraint_forces):
             lines.append(f"  {f:12.6g}  {text}")
     if absolute is not None:
         lines.append("")
-        lines.append("absolute coordinates (the view of Führer and Wallrapp 1984): "
-                     f"{absolute.jacobian.shape[1]} variables, "
-                     f"{absolute.jacobian.shape[0]} equations of rank "
-                     f"{absolute.rank}, {absolute.dof} degree(s) of freedom")
-        lines.append("independent: " + "; ".join(f"{b}: {v}" for b, v in
-                                                 absolute.independent))
+        lines.append(
+            "absolute coordinates (the view of Führer and Wallrapp 1984): "
+            f"{absolute.jacobian.shape[1]} variables, "
+            f"{absolute.jacobian.shape[0]} equations of rank "
+            f"{absolute.rank}, {absolute.dof} degree(s) of freedom"
+        )
+        lines.append("independent: " + "; ".join(f"{b}: {v}" for b, v in absolute.independent))
         lines.append(absolute.table())
     return "\n".join(lines)
 
@@ -75,8 +85,10 @@ def format_linearization(lin, title="", absolute=None):
 def format_equilibrium(eq, lin, title=""):
     """Iterations, residual, how far each coordinate moved, and the stability."""
     lines = [title] if title else []
-    lines.append(f"static equilibrium in {eq.iterations} Newton iterations: reduced "
-                 f"force {eq.residual:.3g}, last step {eq.step:.3g}")
+    lines.append(
+        f"static equilibrium in {eq.iterations} Newton iterations: reduced "
+        f"force {eq.residual:.3g}, last step {eq.step:.3g}"
+    )
     moved = np.abs(eq.q - eq.start)
     width = max(len(n) for n in eq.names) if eq.names else 0
     lines.append(f"  {'coordinate':<{width}s}  {'start':>12s}  {'equilibrium':>12s}")
@@ -89,10 +101,13 @@ def format_equilibrium(eq, lin, title=""):
         if np.any(f < -NEUTRAL_HZ):
             verdict = "NOT stable (a negative frequency is an unstable direction)"
         elif np.any(np.abs(f) <= NEUTRAL_HZ):
-            names = sorted({lin.coordinate_names[int(np.argmax(np.abs(lin.shapes[:, k])))]
-                            for k in np.flatnonzero(np.abs(f) <= NEUTRAL_HZ)})
-            verdict = ("neutral: no stiffness holds the direction(s) led by "
-                       + ", ".join(names))
+            names = sorted(
+                {
+                    lin.coordinate_names[int(np.argmax(np.abs(lin.shapes[:, k])))]
+                    for k in np.flatnonzero(np.abs(f) <= NEUTRAL_HZ)
+                }
+            )
+            verdict = "neutral: no stiffness holds the direction(s) led by " + ", ".join(names)
         else:
             verdict = "stable"
         lines.append(f"{verdict}; lowest undamped frequency {low:.6g} Hz")

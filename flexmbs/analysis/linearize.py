@@ -74,9 +74,19 @@ from ..dynamics.constrained import (
 )
 from ..errors import ModelError
 
-__all__ = ["Linearization", "linearize", "full_tangents", "independent_coordinates",
-           "constraint_force_basis", "perturbation_matrices", "modal_analysis",
-           "nominal_state", "undamped_modes", "METHODS", "FD_STEP"]
+__all__ = [
+    "Linearization",
+    "linearize",
+    "full_tangents",
+    "independent_coordinates",
+    "constraint_force_basis",
+    "perturbation_matrices",
+    "modal_analysis",
+    "nominal_state",
+    "undamped_modes",
+    "METHODS",
+    "FD_STEP",
+]
 
 METHODS = ("qr", "perturbation")
 # central differences: error ~ h^2 + eps/h; the step of x_i is FD_STEP max(|x_i|, 1)
@@ -94,30 +104,31 @@ class Linearization:
     """The linear model M dy'' + D dy' + K dy = 0 about a state (module docstring).
     Units: y in m and rad; M in kg, kg m, kg m^2; D in N s/m ...; K in N/m, N m/rad.
     Frequencies in Hz."""
+
     method: str
     t: float
     q: np.ndarray
     u: np.ndarray
     coordinate_names: list
-    names: list                       # the independent coordinates y
-    independent: np.ndarray           # their indices in q
+    names: list  # the independent coordinates y
+    independent: np.ndarray  # their indices in q
     M: np.ndarray
     D: np.ndarray
     K: np.ndarray
-    J_y: np.ndarray                   # (nq, ny): dq = J_y dy
-    frequencies: np.ndarray           # undamped natural frequencies (Hz), ascending
-    shapes: np.ndarray                # (nq, ny) their mode shapes in every coordinate
-    poles: np.ndarray                 # complex, Im >= 0, by |s|
-    max_acceleration: float           # of the nominal state (0 at an equilibrium)
-    rows: int = 0                     # constraint equations of the cut joints
+    J_y: np.ndarray  # (nq, ny): dq = J_y dy
+    frequencies: np.ndarray  # undamped natural frequencies (Hz), ascending
+    shapes: np.ndarray  # (nq, ny) their mode shapes in every coordinate
+    poles: np.ndarray  # complex, Im >= 0, by |s|
+    max_acceleration: float  # of the nominal state (0 at an equilibrium)
+    rows: int = 0  # constraint equations of the cut joints
     rank: int = 0
     row_texts: list = field(default_factory=list)  # the active rows
-    J_z: np.ndarray | None = None     # (nq, rank)
+    J_z: np.ndarray | None = None  # (nq, rank)
     # f_z = -lambda (Führer and Wallrapp (23) at dy = 0)
     constraint_forces: np.ndarray | None = None
     # g_z = Phi_q^T f_z (nq,), Führer and Wallrapp (24)
     coordinate_forces: np.ndarray | None = None
-    Fz_M: np.ndarray | None = None    # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
+    Fz_M: np.ndarray | None = None  # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
     Fz_D: np.ndarray | None = None
     Fz_K: np.ndarray | None = None
     prescribed: list = field(default_factory=list)  # names the user kept independent
@@ -125,8 +136,7 @@ class Linearization:
 
     @property
     def at_equilibrium(self):
-        return bool(self.max_acceleration <= AT_REST
-                    and np.abs(self.u).max(initial=0.0) <= AT_REST)
+        return bool(self.max_acceleration <= AT_REST and np.abs(self.u).max(initial=0.0) <= AT_REST)
 
     @property
     def natural_frequencies(self):
@@ -150,25 +160,40 @@ class Linearization:
 
     def to_dict(self):
         """Plain data for JSON."""
-        d = dict(method=self.method, t=self.t, independent=list(self.names),
-                 prescribed=list(self.prescribed),
-                 coordinates=list(self.coordinate_names), q=self.q.tolist(),
-                 u=self.u.tolist(), max_acceleration=self.max_acceleration,
-                 M=self.M.tolist(), D=self.D.tolist(), K=self.K.tolist(),
-                 J_y=self.J_y.tolist(), frequencies_hz=self.frequencies.tolist(),
-                 mode_shapes=self.shapes.tolist(),
-                 poles=[[float(s.real), float(s.imag)] for s in self.poles],
-                 natural_frequencies_hz=self.natural_frequencies.tolist(),
-                 damping_ratios=self.damping_ratios.tolist(),
-                 damped_frequencies_hz=self.damped_frequencies.tolist(),
-                 asymmetry={k: self.asymmetry(k) for k in "MDK"},
-                 constraint_rows=self.rows, constraint_rank=self.rank, note=self.note)
+        d = dict(
+            method=self.method,
+            t=self.t,
+            independent=list(self.names),
+            prescribed=list(self.prescribed),
+            coordinates=list(self.coordinate_names),
+            q=self.q.tolist(),
+            u=self.u.tolist(),
+            max_acceleration=self.max_acceleration,
+            M=self.M.tolist(),
+            D=self.D.tolist(),
+            K=self.K.tolist(),
+            J_y=self.J_y.tolist(),
+            frequencies_hz=self.frequencies.tolist(),
+            mode_shapes=self.shapes.tolist(),
+            poles=[[float(s.real), float(s.imag)] for s in self.poles],
+            natural_frequencies_hz=self.natural_frequencies.tolist(),
+            damping_ratios=self.damping_ratios.tolist(),
+            damped_frequencies_hz=self.damped_frequencies.tolist(),
+            asymmetry={k: self.asymmetry(k) for k in "MDK"},
+            constraint_rows=self.rows,
+            constraint_rank=self.rank,
+            note=self.note,
+        )
         if self.J_z is not None:
-            d.update(active_rows=list(self.row_texts), J_z=self.J_z.tolist(),
-                     constraint_forces=self.constraint_forces.tolist(),
-                     coordinate_forces=self.coordinate_forces.tolist(),
-                     Fz_M=self.Fz_M.tolist(), Fz_D=self.Fz_D.tolist(),
-                     Fz_K=self.Fz_K.tolist())
+            d.update(
+                active_rows=list(self.row_texts),
+                J_z=self.J_z.tolist(),
+                constraint_forces=self.constraint_forces.tolist(),
+                coordinate_forces=self.coordinate_forces.tolist(),
+                Fz_M=self.Fz_M.tolist(),
+                Fz_D=self.Fz_D.tolist(),
+                Fz_K=self.Fz_K.tolist(),
+            )
         return d
 
 
@@ -221,17 +246,24 @@ def independent_coordinates(jac, prescribed=(), tolerance=RANK_TOLERANCE):
     prescribed = np.asarray(prescribed, dtype=int)
     candidates = np.setdiff1d(np.arange(nq), prescribed)
     if jac.shape[0] == 0:
-        return np.concatenate([prescribed, candidates]), np.zeros(0, int), np.eye(nq)[
-            :, np.concatenate([prescribed, candidates])], 0
+        return (
+            np.concatenate([prescribed, candidates]),
+            np.zeros(0, int),
+            np.eye(nq)[:, np.concatenate([prescribed, candidates])],
+            0,
+        )
     _, r_all, _ = scipy.linalg.qr(jac.T, pivoting=True, mode="economic")
     diag = np.abs(np.diag(r_all))
     rank = int(np.sum(diag > tolerance * diag[0])) if diag.size and diag[0] > 0 else 0
     qc, r, piv = scipy.linalg.qr(jac[:, candidates], pivoting=True)
     rdiag = np.abs(np.diag(r))
     if rank and (len(rdiag) < rank or rdiag[rank - 1] <= tolerance * diag[0]):
-        raise ModelError("the coordinates asked to stay independent are themselves "
-                         "constrained: with them fixed the loops leave no coordinates "
-                         "to close them (choose others)", "--independent")
+        raise ModelError(
+            "the coordinates asked to stay independent are themselves "
+            "constrained: with them fixed the loops leave no coordinates "
+            "to close them (choose others)",
+            "--independent",
+        )
     dependent = candidates[piv[:rank]]
     independent = np.concatenate([prescribed, candidates[piv[rank:]]])
     j_y = np.zeros((nq, len(independent)))
@@ -280,8 +312,10 @@ def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
         """Phi_q(x) u0' + gamma(x, xd): d/dt of the velocity residual along the
         motion."""
         h = 1e-5 / (1.0 + np.abs(xd).max(initial=0.0))
-        gamma = (api.constraint_values(cm, x + h * xd, xd, t + h)[1][rows]
-                 - api.constraint_values(cm, x - h * xd, xd, t - h)[1][rows]) / (2 * h)
+        gamma = (
+            api.constraint_values(cm, x + h * xd, xd, t + h)[1][rows]
+            - api.constraint_values(cm, x - h * xd, xd, t - h)[1][rows]
+        ) / (2 * h)
         return api.constraint_values(cm, x, xd, t)[2][rows] @ udot + gamma
 
     _, v_q = central_differences(lambda x: velocity(x, u), q)
@@ -292,13 +326,14 @@ def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
     e = np.zeros((ni, nq))
     e[np.arange(ni), independent] = 1.0
     zi = np.zeros((ni, nq))
-    big = np.block([[jac, z, z], [v_q, jac, z], [a_q, a_u, jac],
-                    [e, zi, zi], [zi, e, zi], [zi, zi, e]])
+    big = np.block(
+        [[jac, z, z], [v_q, jac, z], [a_q, a_u, jac], [e, zi, zi], [zi, e, zi], [zi, zi, e]]
+    )
     rhs = np.zeros((3 * nq, 3 * ni))
-    rhs[3 * r:, :] = np.eye(3 * ni)
+    rhs[3 * r :, :] = np.eye(3 * ni)
     t_map = np.linalg.solve(big, rhs)
     total = np.hstack([f_q, f_u, f_a]) @ t_map
-    return total[:, 2 * ni:], total[:, ni:2 * ni], total[:, :ni]
+    return total[:, 2 * ni :], total[:, ni : 2 * ni], total[:, :ni]
 
 
 def _asymmetry(a):
@@ -311,8 +346,7 @@ def undamped_modes(m, k):
     symmetrised when their asymmetry is below SYMMETRY_TOLERANCE (difference noise);
     a w^2 within NEUTRAL_TOL of the size of the terms that make it up,
     |v|^T |K| |v| / v^T M v, is a neutral mode's difference noise and set to 0."""
-    symmetric = bool(_asymmetry(m) <= SYMMETRY_TOLERANCE
-                     and _asymmetry(k) <= SYMMETRY_TOLERANCE)
+    symmetric = bool(_asymmetry(m) <= SYMMETRY_TOLERANCE and _asymmetry(k) <= SYMMETRY_TOLERANCE)
     if len(m) == 0:
         return np.zeros(0), np.zeros((0, 0)), symmetric
     if symmetric:
@@ -366,8 +400,11 @@ def _choose_rows(cm, q, t):
     full = np.linalg.svd(jac, compute_uv=False)
     rank = int(np.sum(full > RANK_TOLERANCE * full[0])) if full.size and full[0] > 0 else 0
     active = np.flatnonzero(m.con_active >= 0)
-    if len(active) == rank and rank and np.linalg.svd(
-            jac[active], compute_uv=False)[-1] >= RESELECT_RATIO * full[rank - 1]:
+    if (
+        len(active) == rank
+        and rank
+        and np.linalg.svd(jac[active], compute_uv=False)[-1] >= RESELECT_RATIO * full[rank - 1]
+    ):
         return
     rows = independent_rows(jac, rank)
     m.con_active[:] = -1
@@ -381,23 +418,25 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
     conditioned at q, cm.arrays.con_active). `independent`:
     coordinate names to keep among the independent coordinates (closed loops)."""
     if getattr(cm, "ncontacts", 0):
-        raise ModelError("linearization of a model with rolling contacts (velocity "
-                         "constraints) is not available: the condensation and the "
-                         "perturbation here assume holonomic constraints", "contacts")
+        raise ModelError(
+            "linearization of a model with rolling contacts (velocity "
+            "constraints) is not available: the condensation and the "
+            "perturbation here assume holonomic constraints",
+            "contacts",
+        )
     if method not in METHODS:
-        raise ModelError(f"expected one of {', '.join(METHODS)}, got {method!r}",
-                         "--method")
+        raise ModelError(f"expected one of {', '.join(METHODS)}, got {method!r}", "--method")
     q = np.array(cm.q0 if q is None else q, dtype=float)
     u = np.array(cm.u0 if u is None else u, dtype=float)
     names = list(cm.coordinate_names)
     where = {name: k for k, name in enumerate(names)}
     for name in independent:
         if name not in where:
-            raise ModelError(f"no coordinate {name!r}; the coordinates are "
-                             f"{', '.join(names)}", "--independent")
+            raise ModelError(
+                f"no coordinate {name!r}; the coordinates are {', '.join(names)}", "--independent"
+            )
     if len(set(independent)) != len(independent):
-        raise ModelError(f"a coordinate is named twice: {', '.join(independent)}",
-                         "--independent")
+        raise ModelError(f"a coordinate is named twice: {', '.join(independent)}", "--independent")
     prescribed = [where[name] for name in independent]
     _choose_rows(cm, q, t)
     udot, lam, rows = nominal_state(cm, q, u, t)
@@ -410,26 +449,44 @@ def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
         jac_all = jac = np.zeros((0, cm.nq))
     indep, dep, j_y, rank = independent_coordinates(jac_all, prescribed)
     if nrows and rank != len(rows):
-        raise ModelError(f"the constraint Jacobian has rank {rank} here but {len(rows)} "
-                         "rows are active (make the state consistent first)", "state")
-    moving = (np.abs(udot).max(initial=0.0) > AT_REST
-              or np.abs(u).max(initial=0.0) > AT_REST)
+        raise ModelError(
+            f"the constraint Jacobian has rank {rank} here but {len(rows)} "
+            "rows are active (make the state consistent first)",
+            "state",
+        )
+    moving = np.abs(udot).max(initial=0.0) > AT_REST or np.abs(u).max(initial=0.0) > AT_REST
     if nrows and (method == "perturbation" or moving):
         m_r, d_r, k_r = perturbation_matrices(cm, q, u, t, udot, rows, indep, dep)
     else:
         m_r, d_r, k_r = (j_y.T @ a @ j_y for a in (mass, damping, stiffness))
     freq, v, poles = modal_analysis(m_r, d_r, k_r)
-    lin = Linearization(method=method, t=float(t), q=q, u=u, coordinate_names=names,
-                        names=[names[k] for k in indep], independent=indep, M=m_r,
-                        D=d_r, K=k_r, J_y=j_y, frequencies=freq,
-                        shapes=_normalise(j_y @ v), poles=poles,
-                        max_acceleration=float(np.abs(udot).max(initial=0.0)),
-                        rows=nrows, rank=rank, prescribed=list(independent))
+    lin = Linearization(
+        method=method,
+        t=float(t),
+        q=q,
+        u=u,
+        coordinate_names=names,
+        names=[names[k] for k in indep],
+        independent=indep,
+        M=m_r,
+        D=d_r,
+        K=k_r,
+        J_y=j_y,
+        frequencies=freq,
+        shapes=_normalise(j_y @ v),
+        poles=poles,
+        max_acceleration=float(np.abs(udot).max(initial=0.0)),
+        rows=nrows,
+        rank=rank,
+        prescribed=list(independent),
+    )
     if nrows and method == "qr" and moving:
-        lin.note = ("not at an equilibrium: M, D, K by the perturbation of Bae, Choi and "
-                    "Kim (the condensation of Führer and Wallrapp 1984 misses the "
-                    "curvature of the constraints there); J_y, J_z and the constraint "
-                    "forces by Führer and Wallrapp")
+        lin.note = (
+            "not at an equilibrium: M, D, K by the perturbation of Bae, Choi and "
+            "Kim (the condensation of Führer and Wallrapp 1984 misses the "
+            "curvature of the constraints there); J_y, J_z and the constraint "
+            "forces by Führer and Wallrapp"
+        )
     if nrows:
         j_z = constraint_force_basis(jac, j_y)
         force = api.generalized_forces(cm, q, u, t)

@@ -25,8 +25,17 @@ from ..errors import ModelError
 from ..model.description import BeamBody
 from .linearize import FD_STEP, central_differences, undamped_modes
 
-__all__ = ["FD_STEP", "BODY_MODE_COUNT", "BeamModes", "SystemModes", "beam_modes",
-           "system_modes", "model_modes", "format_modes", "modes_to_dict"]
+__all__ = [
+    "FD_STEP",
+    "BODY_MODE_COUNT",
+    "BeamModes",
+    "SystemModes",
+    "beam_modes",
+    "system_modes",
+    "model_modes",
+    "format_modes",
+    "modes_to_dict",
+]
 
 BODY_MODE_COUNT = 10  # modes of a body alone listed
 EQUILIBRIUM_TOL = 1e-8  # m or rad: largest |Q*_i| / K_ii still called an equilibrium
@@ -44,6 +53,7 @@ class BeamModes:
     (`count` of `nodal`), and what the model keeps of it: `kept` is None for nodal
     coordinates, else a dict of the ModalBasis (coordinates, kinds, frequencies,
     reduced_frequencies, descriptions) with `axial_stretch_capability`."""
+
     body: str
     nodal: int
     frequencies: np.ndarray
@@ -63,6 +73,7 @@ class SystemModes:
     rates zero, and no driver moving a joint at t = 0) and the largest initial rate
     (m/s, rad/s: of the coordinates, or of a body moved by a driver), the
     finite-difference steps, and whether K was symmetric."""
+
     coordinates: list
     mass: np.ndarray
     stiffness: np.ndarray
@@ -85,16 +96,23 @@ def beam_modes(beam, count=BODY_MODE_COUNT):
     kept = None
     if beam.basis is not None:
         b = beam.basis
-        kept = {"coordinates": list(b.names), "kinds": list(b.kinds),
-                "frequencies": b.frequencies.copy(),
-                "reduced_frequencies": b.reduced_frequencies.copy(),
-                "descriptions": list(b.descriptions),
-                "dropped_corrections": list(b.dropped_corrections)}
-    return BeamModes(body=beam.name, nodal=len(beam.free),
-                     frequencies=alone.frequencies[:n].copy(),
-                     descriptions=list(alone.descriptions[:n]),
-                     energy_fractions=alone.energy_fractions[:n].copy(), kept=kept,
-                     axial_stretch_capability=axial_stretch_capability(beam))
+        kept = {
+            "coordinates": list(b.names),
+            "kinds": list(b.kinds),
+            "frequencies": b.frequencies.copy(),
+            "reduced_frequencies": b.reduced_frequencies.copy(),
+            "descriptions": list(b.descriptions),
+            "dropped_corrections": list(b.dropped_corrections),
+        }
+    return BeamModes(
+        body=beam.name,
+        nodal=len(beam.free),
+        frequencies=alone.frequencies[:n].copy(),
+        descriptions=list(alone.descriptions[:n]),
+        energy_fractions=alone.energy_fractions[:n].copy(),
+        kept=kept,
+        axial_stretch_capability=axial_stretch_capability(beam),
+    )
 
 
 def _dominant(shape, mass, names):
@@ -107,14 +125,14 @@ def _dominant(shape, mass, names):
         return []
     share = share / total
     order = np.argsort(-share)
-    out = [(names[i], float(share[i])) for i in order[:DOMINANT_MAX]
-           if share[i] >= DOMINANT_SHARE]
+    out = [(names[i], float(share[i])) for i in order[:DOMINANT_MAX] if share[i] >= DOMINANT_SHARE]
     return out or [(names[order[0]], float(share[order[0]]))]
 
 
 def system_modes(cm):
     """SystemModes of a compiled model about its initial state (module docstring)."""
     from ..dynamics import api
+
     q0 = cm.q0.copy()
     zero = np.zeros(cm.nq)
     mass = api.mass_matrix(cm, q0)
@@ -133,27 +151,36 @@ def system_modes(cm):
     prescribed = api.prescribed_velocity(cm, q0)  # body velocities of driven joints
     rates = np.concatenate([np.abs(u0), np.abs(prescribed)])
     return SystemModes(
-        coordinates=names, mass=mass, stiffness=stiffness, eigenvalues=w2,
-        frequencies=freq, shapes=shapes,
+        coordinates=names,
+        mass=mass,
+        stiffness=stiffness,
+        eigenvalues=w2,
+        frequencies=freq,
+        shapes=shapes,
         dominant=[_dominant(shapes[:, k], mass, names) for k in range(len(w2))],
         residual=residual,
         in_equilibrium=bool(offset.size == 0 or offset.max() <= EQUILIBRIUM_TOL),
         at_rest=bool(not np.any(rates != 0.0)),
-        largest_rate=float(rates.max()) if rates.size else 0.0, steps=steps,
-        symmetric=symmetric)
+        largest_rate=float(rates.max()) if rates.size else 0.0,
+        steps=steps,
+        symmetric=symmetric,
+    )
 
 
 def model_modes(model, body=None, count=BODY_MODE_COUNT):
     """(list of BeamModes, SystemModes) of a Model: every beam body (or only `body`)
     and the whole model about its initial state. ModelError for an unknown body."""
     from ..model.compiled import compile_model
+
     beams = [b for b in model.bodies.values() if isinstance(b, BeamBody)]
     if body is not None:
         names = [b.name for b in beams]
         if body not in names:
-            raise ModelError(f'no beam body "{body}"; beam bodies: '
-                             f"{', '.join(names) or '(none)'}", "--body",
-                             source=model.source_path)
+            raise ModelError(
+                f'no beam body "{body}"; beam bodies: {", ".join(names) or "(none)"}',
+                "--body",
+                source=model.source_path,
+            )
         beams = [b for b in beams if b.name == body]
     try:
         cm = compile_model(model)
@@ -181,57 +208,69 @@ def format_modes(beams, system, title=""):
     """The text report of `flexmbs modes`."""
     lines = [title] if title else []
     for b in beams:
-        lines.append(f'beam "{b.body}" alone under its reference conditions '
-                     f"({b.nodal} nodal coordinates; the lowest {len(b.frequencies)} "
-                     "modes):")
+        lines.append(
+            f'beam "{b.body}" alone under its reference conditions '
+            f"({b.nodal} nodal coordinates; the lowest {len(b.frequencies)} "
+            "modes):"
+        )
         lines.append(f"  {'mode':>4}  {'frequency (Hz)':>14}  description")
         for k, (f, d) in enumerate(zip(b.frequencies, b.descriptions)):
             lines.append(f"  {k + 1:>4}  {f:>14.6g}  {d}")
         if b.kept is None:
-            lines.append("  the model keeps the nodal coordinates (modes = \"all\")")
+            lines.append('  the model keeps the nodal coordinates (modes = "all")')
         else:
             kept = b.kept
             nmode = kept["kinds"].count("mode")
             ncorr = kept["kinds"].count("correction")
-            lines.append(f"  the model keeps {nmode} modes and {ncorr} static correction "
-                         "modes:")
+            lines.append(f"  the model keeps {nmode} modes and {ncorr} static correction modes:")
             width = max(len(c) for c in kept["coordinates"])
             lines.append(f"  {'coordinate':<{width}}  {'frequency (Hz)':>14}  description")
-            for c, f, d in zip(kept["coordinates"], kept["frequencies"],
-                               kept["descriptions"]):
+            for c, f, d in zip(kept["coordinates"], kept["frequencies"], kept["descriptions"]):
                 lines.append(f"  {c:<{width}}  {f:>14.6g}  {d}")
-            lines.append("  reduced body's frequencies (Hz): " + ", ".join(
-                f"{f:.6g}" for f in kept["reduced_frequencies"]))
+            lines.append(
+                "  reduced body's frequencies (Hz): "
+                + ", ".join(f"{f:.6g}" for f in kept["reduced_frequencies"])
+            )
             if kept["dropped_corrections"]:
-                lines.append(f"  {len(kept['dropped_corrections'])} correction shapes "
-                             "left out: already in the basis")
+                lines.append(
+                    f"  {len(kept['dropped_corrections'])} correction shapes "
+                    "left out: already in the basis"
+                )
         lines.append(f"  axial stretch: {_stretch_text(b.axial_stretch_capability)}")
         lines.append("")
     if not beams:
         lines += ["no beam bodies", ""]
     s = system
-    lines.append(f"whole model linearised about its initial state ({len(s.coordinates)} "
-                 "coordinates, u = 0; M = M*(q0), K = -dQ*/dq):")
+    lines.append(
+        f"whole model linearised about its initial state ({len(s.coordinates)} "
+        "coordinates, u = 0; M = M*(q0), K = -dQ*/dq):"
+    )
     if not s.at_rest:
-        lines.append(f"  warning: not at rest: initial rates up to {s.largest_rate:.3g}; "
-                     "linearised about the initial configuration at rest")
+        lines.append(
+            f"  warning: not at rest: initial rates up to {s.largest_rate:.3g}; "
+            "linearised about the initial configuration at rest"
+        )
     if s.residual.size:
         k = int(np.argmax(np.abs(s.residual)))
-        text = (f"largest |Q*(q0, 0)| = {abs(s.residual[k]):.3g} at "
-                f"{s.coordinates[k]}")
+        text = f"largest |Q*(q0, 0)| = {abs(s.residual[k]):.3g} at {s.coordinates[k]}"
         if s.in_equilibrium:
             lines.append(f"  in equilibrium ({text})")
         else:
-            lines.append(f"  warning: not in equilibrium: {text} (N, N m or kg^1/2 m/s^2 "
-                         "by coordinate); the model accelerates away from q0")
+            lines.append(
+                f"  warning: not in equilibrium: {text} (N, N m or kg^1/2 m/s^2 "
+                "by coordinate); the model accelerates away from q0"
+            )
     if not s.symmetric:
-        lines.append("  note: K is not symmetric (non-conservative or unbalanced forces); "
-                     "the frequencies come from the real parts of its eigenvalues")
+        lines.append(
+            "  note: K is not symmetric (non-conservative or unbalanced forces); "
+            "the frequencies come from the real parts of its eigenvalues"
+        )
     if not s.coordinates:
         lines.append("  no coordinates")
     else:
-        lines.append(f"  {'mode':>4}  {'frequency (Hz)':>14}  dominant coordinates "
-                     "(kinetic-energy share)")
+        lines.append(
+            f"  {'mode':>4}  {'frequency (Hz)':>14}  dominant coordinates (kinetic-energy share)"
+        )
         for k, (f, dom) in enumerate(zip(s.frequencies, s.dominant)):
             names = ", ".join(f"{n} {100 * share:.0f} %" for n, share in dom)
             lines.append(f"  {k + 1:>4}  {_hz(f):>14}  {names}")
@@ -240,35 +279,58 @@ def format_modes(beams, system, title=""):
 
 def modes_to_dict(beams, system):
     """The report as JSON-able data (`flexmbs modes --json`)."""
+
     def number(x):
         return float(x) if np.isfinite(x) else None
 
     s = system
     return {
-        "bodies": [{
-            "body": b.body, "nodal_coordinates": b.nodal,
-            "modes": [{"mode": k + 1, "frequency_hz": float(f), "description": d,
-                       "strain_energy_fractions": dict(zip(ENERGY_PARTS,
-                                                           map(float, fr)))}
-                      for k, (f, d, fr) in enumerate(zip(b.frequencies, b.descriptions,
-                                                         b.energy_fractions))],
-            "kept": None if b.kept is None else {
-                "coordinates": b.kept["coordinates"], "kinds": b.kept["kinds"],
-                "frequency_hz": [float(f) for f in b.kept["frequencies"]],
-                "reduced_frequency_hz": [float(f) for f in b.kept["reduced_frequencies"]],
-                "descriptions": b.kept["descriptions"],
-                "dropped_corrections": [list(map(int, d))
-                                        for d in b.kept["dropped_corrections"]]},
-            "axial_stretch_capability": b.axial_stretch_capability,
-        } for b in beams],
+        "bodies": [
+            {
+                "body": b.body,
+                "nodal_coordinates": b.nodal,
+                "modes": [
+                    {
+                        "mode": k + 1,
+                        "frequency_hz": float(f),
+                        "description": d,
+                        "strain_energy_fractions": dict(zip(ENERGY_PARTS, map(float, fr))),
+                    }
+                    for k, (f, d, fr) in enumerate(
+                        zip(b.frequencies, b.descriptions, b.energy_fractions)
+                    )
+                ],
+                "kept": None
+                if b.kept is None
+                else {
+                    "coordinates": b.kept["coordinates"],
+                    "kinds": b.kept["kinds"],
+                    "frequency_hz": [float(f) for f in b.kept["frequencies"]],
+                    "reduced_frequency_hz": [float(f) for f in b.kept["reduced_frequencies"]],
+                    "descriptions": b.kept["descriptions"],
+                    "dropped_corrections": [
+                        list(map(int, d)) for d in b.kept["dropped_corrections"]
+                    ],
+                },
+                "axial_stretch_capability": b.axial_stretch_capability,
+            }
+            for b in beams
+        ],
         "system": {
-            "coordinates": s.coordinates, "at_rest": s.at_rest,
-            "largest_initial_rate": s.largest_rate, "in_equilibrium": s.in_equilibrium,
-            "residual": [float(r) for r in s.residual], "symmetric": s.symmetric,
-            "modes": [{"mode": k + 1, "eigenvalue": float(w2),
-                       "frequency_hz": number(f),
-                       "dominant": [{"coordinate": n, "share": share} for n, share in dom]}
-                      for k, (w2, f, dom) in enumerate(zip(s.eigenvalues, s.frequencies,
-                                                            s.dominant))],
+            "coordinates": s.coordinates,
+            "at_rest": s.at_rest,
+            "largest_initial_rate": s.largest_rate,
+            "in_equilibrium": s.in_equilibrium,
+            "residual": [float(r) for r in s.residual],
+            "symmetric": s.symmetric,
+            "modes": [
+                {
+                    "mode": k + 1,
+                    "eigenvalue": float(w2),
+                    "frequency_hz": number(f),
+                    "dominant": [{"coordinate": n, "share": share} for n, share in dom],
+                }
+                for k, (w2, f, dom) in enumerate(zip(s.eigenvalues, s.frequencies, s.dominant))
+            ],
         },
     }

@@ -16,8 +16,7 @@ from ..io.results import ENERGY_NAMES, component_labels, open_result
 
 __all__ = ["plot_result", "available_names", "UnknownNameError", "IMAGE_FORMATS"]
 
-IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif",
-                 "tiff", "webp")
+IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 """The file types `plot_result` writes (by the output's suffix; matplotlib's Agg,
 PDF, SVG and PS backends)."""
 
@@ -34,8 +33,12 @@ class UnknownNameError(ResultFileError, ValueError):
 
 def available_names(result):
     """The names plot_result accepts for this Result, in display order."""
-    return (list(result.coordinate_names) + list(result.sensors) + ["energy"]
-            + [f"energy.{n}" for n in ENERGY_NAMES])
+    return (
+        list(result.coordinate_names)
+        + list(result.sensors)
+        + ["energy"]
+        + [f"energy.{n}" for n in ENERGY_NAMES]
+    )
 
 
 def _panel(result, name):
@@ -46,18 +49,18 @@ def _panel(result, name):
         a = result.sensors[name]
         if a.ndim == 1:
             return f"sensor {name}", name, [(name, a)]
-        return (f"sensor {name}", name,
-                list(zip(component_labels(a.shape[1]), a.T)))
+        return (f"sensor {name}", name, list(zip(component_labels(a.shape[1]), a.T)))
     if name == "energy":
         return "energy", "J", [(n, result.energy[n]) for n in ENERGY_NAMES]
-    if name.startswith("energy.") and name[len("energy."):] in result.energy:
-        comp = name[len("energy."):]
+    if name.startswith("energy.") and name[len("energy.") :] in result.energy:
+        comp = name[len("energy.") :]
         return name, "J", [(comp, result.energy[comp])]
     if name == ALL_COORDINATES:
         return "coordinates q", "m, rad", list(zip(result.coordinate_names, result.q.T))
     raise UnknownNameError(
         f"{result.path}: nothing called {name!r} to plot; available: "
-        + ", ".join(available_names(result)))
+        + ", ".join(available_names(result))
+    )
 
 
 def _default_names(result):
@@ -73,8 +76,7 @@ def _figure(npanels):
         from matplotlib.figure import Figure
     except ImportError:
         raise FlexmbsError("plotting needs matplotlib: pip install 'flexmbs[plot]'") from None
-    fig = Figure(figsize=(PANEL_WIDTH, PANEL_HEIGHT * npanels), dpi=DPI,
-                 layout="constrained")
+    fig = Figure(figsize=(PANEL_WIDTH, PANEL_HEIGHT * npanels), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(npanels, 1, sharex=True, squeeze=False)[:, 0]
     return fig, axes

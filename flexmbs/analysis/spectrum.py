@@ -26,6 +26,7 @@ ZERO_PADDING = 16
 class SpectrumPeaks:
     """Per peak, by height: the spectrum's peak frequency (Hz), the fitted damped
     frequency (Hz), decay rate sigma (1/s) and amplitude (the signal's unit)."""
+
     peak: np.ndarray
     frequency: np.ndarray
     decay: np.ndarray
@@ -46,7 +47,7 @@ def _fft_peaks(t, x, count):
         if i + 1 >= len(mag):
             out.append(freq[i])
             continue
-        a, b, c = np.log(mag[i - 1:i + 2] + 1e-300)
+        a, b, c = np.log(mag[i - 1 : i + 2] + 1e-300)
         shift = 0.5 * (a - c) / (a - 2 * b + c) if a - 2 * b + c != 0 else 0.0
         out.append(freq[i] + shift * (freq[1] - freq[0]))
     return np.array(out)
@@ -75,9 +76,11 @@ def spectrum_peaks(t, x, count=1):
         coef = np.linalg.lstsq(a, x, rcond=None)[0]
         return (a @ coef - x) / scale
 
-    fit = scipy.optimize.least_squares(residual, start, x_scale="jac", xtol=1e-14,
-                                       ftol=1e-14, gtol=1e-14)
+    fit = scipy.optimize.least_squares(
+        residual, start, x_scale="jac", xtol=1e-14, ftol=1e-14, gtol=1e-14
+    )
     params = fit.x.reshape(-1, 2)
     coef = np.linalg.lstsq(_basis(t, fit.x), x, rcond=None)[0][2:].reshape(-1, 2)
-    return SpectrumPeaks(peaks, np.abs(params[:, 0]) / (2 * np.pi), params[:, 1],
-                         np.hypot(coef[:, 0], coef[:, 1]))
+    return SpectrumPeaks(
+        peaks, np.abs(params[:, 0]) / (2 * np.pi), params[:, 1], np.hypot(coef[:, 0], coef[:, 1])
+    )

@@ -1,21 +1,21 @@
 """The linearization file (`flexmbs linearize -o FILE.h5`):
 
-    /                   attrs flexmbs_version, created, model, method, at, t (s)
-    /coordinate         (nq,) names of every generalized coordinate
-    /independent        (ny,) names of the independent coordinates y (attr prescribed:
-                        those the user kept independent)
-    /q, /u              (nq,) the state linearized about
-    /M, /D, /K          (ny, ny) M dy'' + D dy' + K dy = 0 (SI units)
-    /J_y                (nq, ny) dq = J_y dy
-    /modes/frequency    (ny,) Hz, undamped natural frequencies (negative: unstable)
-    /modes/shape        (nq, ny) their shapes in every coordinate (largest entry 1)
-    /poles/s            (np, 2) real and imaginary parts (1/s), Im >= 0
-    /poles/natural_frequency, damping_ratio, damped_frequency   (np,) Hz, 1, Hz
-    /constraints        (closed loops) rows (texts of the active rows), rank (attr),
-                        J_z (nq, rank), force (rank,) f_z = -lambda,
-                        coordinate_force (nq,) g_z = Phi_q^T f_z, Fz_M, Fz_D, Fz_K
-    /absolute           (with --absolute) Führer and Wallrapp's view: jacobian, variables,
-                        rows, rank (attr), independent, J_y
+/                   attrs flexmbs_version, created, model, method, at, t (s)
+/coordinate         (nq,) names of every generalized coordinate
+/independent        (ny,) names of the independent coordinates y (attr prescribed:
+                    those the user kept independent)
+/q, /u              (nq,) the state linearized about
+/M, /D, /K          (ny, ny) M dy'' + D dy' + K dy = 0 (SI units)
+/J_y                (nq, ny) dq = J_y dy
+/modes/frequency    (ny,) Hz, undamped natural frequencies (negative: unstable)
+/modes/shape        (nq, ny) their shapes in every coordinate (largest entry 1)
+/poles/s            (np, 2) real and imaginary parts (1/s), Im >= 0
+/poles/natural_frequency, damping_ratio, damped_frequency   (np,) Hz, 1, Hz
+/constraints        (closed loops) rows (texts of the active rows), rank (attr),
+                    J_z (nq, rank), force (rank,) f_z = -lambda,
+                    coordinate_force (nq,) g_z = Phi_q^T f_z, Fz_M, Fz_D, Fz_K
+/absolute           (with --absolute) Führer and Wallrapp's view: jacobian, variables,
+                    rows, rank (attr), independent, J_y
 """
 
 import datetime
@@ -31,16 +31,20 @@ _STR = h5py.string_dtype()
 
 
 def _names(group, key, names):
-    group.create_dataset(key, data=np.array([str(n) for n in names], dtype=object),
-                         dtype=_STR)
+    group.create_dataset(key, data=np.array([str(n) for n in names], dtype=object), dtype=_STR)
 
 
 def write_linearization(path, lin, model_name, at, absolute=None):
     """Write a flexmbs.analysis.linearize.Linearization (and an AbsoluteKinematics)."""
     with h5py.File(path, "w") as f:
-        f.attrs.update(flexmbs_version=__version__, model=model_name, method=lin.method,
-                       at=at, t=lin.t, created=datetime.datetime.now().astimezone()
-                       .isoformat(timespec="seconds"))
+        f.attrs.update(
+            flexmbs_version=__version__,
+            model=model_name,
+            method=lin.method,
+            at=at,
+            t=lin.t,
+            created=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        )
         _names(f, "coordinate", lin.coordinate_names)
         _names(f, "independent", lin.names)
         f["independent"].attrs["prescribed"] = ",".join(lin.prescribed)
@@ -58,9 +62,14 @@ def write_linearization(path, lin, model_name, at, absolute=None):
             con = f.create_group("constraints")
             con.attrs.update(rank=lin.rank, rows_total=lin.rows)
             _names(con, "rows", lin.row_texts)
-            for key, value in (("J_z", lin.J_z), ("force", lin.constraint_forces),
-                               ("coordinate_force", lin.coordinate_forces),
-                               ("Fz_M", lin.Fz_M), ("Fz_D", lin.Fz_D), ("Fz_K", lin.Fz_K)):
+            for key, value in (
+                ("J_z", lin.J_z),
+                ("force", lin.constraint_forces),
+                ("coordinate_force", lin.coordinate_forces),
+                ("Fz_M", lin.Fz_M),
+                ("Fz_D", lin.Fz_D),
+                ("Fz_K", lin.Fz_K),
+            ):
                 con[key] = value
         if absolute is not None:
             a = f.create_group("absolute")
@@ -84,5 +93,6 @@ def read_linearization(path):
                 if obj.dtype.kind == "O":
                     data = [v.decode() if isinstance(v, bytes) else str(v) for v in data]
                 out[name] = data
+
         f.visititems(visit)
     return out

@@ -58,51 +58,62 @@ import flexmbs
 
 from ..errors import ResultFileError, ResultWriteError
 
-__all__ = ["ResultWriter", "Result", "open_result", "ENERGY_COMPONENTS", "ENERGY_NAMES",
-           "ENERGY_DESCRIPTIONS", "component_labels"]
+__all__ = [
+    "ResultWriter",
+    "Result",
+    "open_result",
+    "ENERGY_COMPONENTS",
+    "ENERGY_NAMES",
+    "ENERGY_DESCRIPTIONS",
+    "component_labels",
+]
 
-ENERGY_COMPONENTS = ("kinetic", "gravity", "strain", "spring", "dissipated",
-                     "strain_axial_force", "strain_foreshortening")
+ENERGY_COMPONENTS = (
+    "kinetic",
+    "gravity",
+    "strain",
+    "spring",
+    "dissipated",
+    "strain_axial_force",
+    "strain_foreshortening",
+)
 GEOMETRIC_ENERGIES = ("strain_axial_force", "strain_foreshortening")  # may be left out
 ENERGY_NAMES = ENERGY_COMPONENTS + ("total",)
 ENERGY_DESCRIPTIONS = {
     "kinetic": "kinetic energy T = 1/2 sum v_i^T M_i v_i (J)",
     "gravity": "gravitational potential V_g = -sum g^T (m_i r_i + A_i St_i) (J); "
-               "its zero is arbitrary, only its variation matters",
+    "its zero is arbitrary, only its variation matters",
     "strain": "strain energy U of the flexible bodies (J), geometric parts included; 0 "
-              "for rigid models",
+    "for rigid models",
     "strain_axial_force": "the part U3 = 1/2 EA u' int (v'^2 + w'^2) dx of strain due to "
-                          "the axial force (geometric stiffness, docs/explanation/"
-                          "formulation.md section 6) (J)",
+    "the axial force (geometric stiffness, docs/explanation/"
+    "formulation.md section 6) (J)",
     "strain_foreshortening": "the part U4 of strain due to foreshortening (geometric "
-                             "stiffness, docs/explanation/formulation.md section 6) (J)",
+    "stiffness, docs/explanation/formulation.md section 6) (J)",
     "spring": "potential of the joint springs V_s = sum 1/2 k (x - x0)^2 (J)",
     "dissipated": "W_nc: work done ON the system by the non-conservative forces "
-                  "(dampers, structural damping, drivers/prescribed motion, applied "
-                  "loads) since t = 0 (J); negative when energy is dissipated",
+    "(dampers, structural damping, drivers/prescribed motion, applied "
+    "loads) since t = 0 (J); negative when energy is dissipated",
     "total": "E = kinetic + gravity + strain + spring - dissipated (J); constant in "
-             "exact arithmetic for every model, damped or driven (docs/explanation/"
-             "formulation.md section 7)",
+    "exact arithmetic for every model, damped or driven (docs/explanation/"
+    "formulation.md section 7)",
 }
 MODE_DESCRIPTIONS = {
     "basis": "Phi (n, nm): the free nodal coordinates (m, rad; names in "
-             "nodal_coordinates) per unit modal coordinate, qf_nodal = Phi eta; "
-             "M-orthonormal",
+    "nodal_coordinates) per unit modal coordinate, qf_nodal = Phi eta; "
+    "M-orthonormal",
     "nodal_coordinates": "(n,) names BODY.nNODE.DOF of the rows of basis",
-    "coordinates": "(nm,) names of the modal coordinates eta (columns of basis, and "
-                   "of q)",
+    "coordinates": "(nm,) names of the modal coordinates eta (columns of basis, and of q)",
     "kinds": '(nm,) "mode" (an eigenvector) or "correction" (a static correction mode)',
     "frequencies": "(nm,) Hz: natural frequency of each mode of the body alone under "
-                   "its reference conditions; for a correction mode the Rayleigh "
-                   "quotient sqrt(phi^T K phi) / 2 pi",
+    "its reference conditions; for a correction mode the Rayleigh "
+    "quotient sqrt(phi^T K phi) / 2 pi",
     "reduced_frequencies": "(nm,) Hz: natural frequencies of the reduced body, "
-                           "eig(Phi^T K Phi, Phi^T M Phi)",
+    "eig(Phi^T K Phi, Phi^T M Phi)",
     "descriptions": "(nm,) what each column is: its dominant strain energy "
-                    "(axial, torsion, bending y, bending z)",
-    "strain_energy_fractions": "(nm, 4) strain energy of each column split as "
-                               "attr energy_parts",
-    "sources": "(nm, 2) node and dof (0..5 = u v w tx ty tz) of a correction mode; "
-               "-1 for a mode",
+    "(axial, torsion, bending y, bending z)",
+    "strain_energy_fractions": "(nm, 4) strain energy of each column split as attr energy_parts",
+    "sources": "(nm, 2) node and dof (0..5 = u v w tx ty tz) of a correction mode; -1 for a mode",
 }
 STATUS_RUNNING = "running"
 STATUS_FINISHED = "finished"
@@ -142,8 +153,7 @@ def _chunk_rows(ncols):
 
 
 def _now_iso():
-    return datetime.datetime.now(datetime.UTC).astimezone().isoformat(
-        timespec="seconds")
+    return datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
 
 
 def _json_default(x):
@@ -183,21 +193,38 @@ class ResultWriter:
         written to /state_rest; None: no such dataset.
     """
 
-    def __init__(self, path, *, model_text, model_json, topology, coordinate_names,
-                 sensor_names, sensor_sizes, solver_name, settings, flush_interval=1.0,
-                 overrides=(), modes=None, state_rest_names=None):
+    def __init__(
+        self,
+        path,
+        *,
+        model_text,
+        model_json,
+        topology,
+        coordinate_names,
+        sensor_names,
+        sensor_sizes,
+        solver_name,
+        settings,
+        flush_interval=1.0,
+        overrides=(),
+        modes=None,
+        state_rest_names=None,
+    ):
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
         if len(sensor_names) != len(sensor_sizes):
-            raise ValueError(f"sensor_names ({len(sensor_names)}) and sensor_sizes "
-                             f"({len(sensor_sizes)}) differ in length")
+            raise ValueError(
+                f"sensor_names ({len(sensor_names)}) and sensor_sizes "
+                f"({len(sensor_sizes)}) differ in length"
+            )
         self.path = os.fspath(path)
         self.flush_interval = float(flush_interval)
         self.coordinate_names = [str(c) for c in coordinate_names]
         self.sensor_names = [str(s) for s in sensor_names]
         self.sensor_sizes = [int(k) for k in sensor_sizes]
-        self.state_rest_names = (None if state_rest_names is None else
-                                 [str(n) for n in state_rest_names])
+        self.state_rest_names = (
+            None if state_rest_names is None else [str(n) for n in state_rest_names]
+        )
         self._sensor_offsets = np.concatenate([[0], np.cumsum(self.sensor_sizes)]).astype(int)
         self._pending = []
         self._pending_bytes = 0
@@ -219,10 +246,10 @@ class ResultWriter:
         # The layout is written under a hidden name and renamed when complete, so that
         # a reader never finds the file half laid out (and an earlier result at `path`
         # stays whole until then).
-        partial = os.path.join(parent, f".{os.path.basename(self.path)}.{os.getpid()}"
-                                       ".partial")
-        self._file = h5py.File(partial, "w", libver=("v108", "latest"), locking=False,
-                               rdcc_nbytes=0)
+        partial = os.path.join(parent, f".{os.path.basename(self.path)}.{os.getpid()}.partial")
+        self._file = h5py.File(
+            partial, "w", libver=("v108", "latest"), locking=False, rdcc_nbytes=0
+        )
         try:
             self._create_layout(model_text, model_json, topology, solver_name, settings)
             _set_strings_attr(self._file["model"], "overrides", list(overrides))
@@ -240,7 +267,8 @@ class ResultWriter:
                     f"{self.path}: the result file could not be laid out "
                     f"({_system_reason(exc)}); {free / 1e6:.1f} MB left for it (the "
                     "disk's free space, or the file-size limit of `ulimit -f`); nothing "
-                    "is written") from None
+                    "is written"
+                ) from None
             raise
         self._last_commit = _time.monotonic()
 
@@ -257,20 +285,24 @@ class ResultWriter:
         self._write_model(model_text, model_json)
         self._write_topology(topology)
         self._write_solver_settings(solver_name, settings)
-        time = f.create_dataset("time", shape=(0,), maxshape=(None,), dtype="f8",
-                                chunks=(_chunk_rows(1),))
+        time = f.create_dataset(
+            "time", shape=(0,), maxshape=(None,), dtype="f8", chunks=(_chunk_rows(1),)
+        )
         time.attrs["units"] = "s"
         time.attrs["description"] = "simulated time of each output row (s)"
         time.make_scale("time")
         self._series = [("time", time, None)]
-        coord = f.create_dataset("coordinate", data=_strings(self.coordinate_names),
-                                 dtype=h5py.string_dtype())
+        coord = f.create_dataset(
+            "coordinate", data=_strings(self.coordinate_names), dtype=h5py.string_dtype()
+        )
         coord.make_scale("coordinate")
         for name in ("q", "u"):
             self._add_series(name, len(self.coordinate_names), coord)
             _set_strings_attr(self._series[-1][1], "names", self.coordinate_names)
-        f["q"].attrs["description"] = ("generalized coordinates: free joint coordinates "
-                                       "(m for translations, rad for rotations)")
+        f["q"].attrs["description"] = (
+            "generalized coordinates: free joint coordinates "
+            "(m for translations, rad for rotations)"
+        )
         f["u"].attrs["description"] = "generalized speeds u = dq/dt (m/s, rad/s)"
         f.create_group("energy")
         for name in ENERGY_NAMES:
@@ -283,20 +315,23 @@ class ResultWriter:
             ds.attrs["size"] = size
             _set_strings_attr(ds, "components", component_labels(size))
         if self.state_rest_names is not None:
-            scale = f.create_dataset("rest_column", data=_strings(self.state_rest_names),
-                                     dtype=h5py.string_dtype())
+            scale = f.create_dataset(
+                "rest_column", data=_strings(self.state_rest_names), dtype=h5py.string_dtype()
+            )
             scale.make_scale("rest_column")
             ds = self._add_series("state_rest", len(self.state_rest_names), scale)
             _set_strings_attr(ds, "names", self.state_rest_names)
-            ds.attrs["description"] = ("the state after q and u: works W_nc, W_a (J), "
-                                       "then the constraint multipliers")
+            ds.attrs["description"] = (
+                "the state after q and u: works W_nc, W_a (J), then the constraint multipliers"
+            )
 
     def _component_scale(self, size):
         """The dimension scale /component<size> (created on first use)."""
         name = f"component{size}"
         if name not in self._file:
-            ds = self._file.create_dataset(name, data=_strings(component_labels(size)),
-                                           dtype=h5py.string_dtype())
+            ds = self._file.create_dataset(
+                name, data=_strings(component_labels(size)), dtype=h5py.string_dtype()
+            )
             ds.make_scale(name)
         return self._file[name]
 
@@ -309,8 +344,9 @@ class ResultWriter:
             chunks = (_chunk_rows(ncols), max(ncols, 1))
             if ncols == 0:  # a chunk may not be wider than a fixed dimension
                 maxshape = (None, None)
-        ds = self._file.create_dataset(name, shape=shape, maxshape=maxshape, dtype="f8",
-                                       chunks=chunks)
+        ds = self._file.create_dataset(
+            name, shape=shape, maxshape=maxshape, dtype="f8", chunks=chunks
+        )
         ds.dims[0].attach_scale(self._file["time"])
         if column_scale is not None:
             ds.dims[1].attach_scale(column_scale)
@@ -321,8 +357,9 @@ class ResultWriter:
         g = self._file.create_group("model")
         g.create_dataset("text", data=str(model_text), dtype=h5py.string_dtype())
         g.create_dataset("json", data=str(model_json), dtype=h5py.string_dtype())
-        g["text"].attrs["description"] = ("the model file as given (empty for a model "
-                                          "built in Python)")
+        g["text"].attrs["description"] = (
+            "the model file as given (empty for a model built in Python)"
+        )
         g["json"].attrs["description"] = "the normalised model (JSON)"
 
     def _write_topology(self, topology):
@@ -336,21 +373,23 @@ class ResultWriter:
         g.create_dataset("joint_path", data=np.asarray(topology.joint_path, dtype=np.int8))
         g.create_dataset("coordinate_names", data=_strings(self.coordinate_names), dtype=s)
         g["parent"].attrs["description"] = "parent body index of each body, -1 = ground"
-        g["body_path"].attrs["description"] = "T[i, j] = 1 if body j is on the path " \
-                                              "from the ground to body i (H2.1)"
+        g["body_path"].attrs["description"] = (
+            "T[i, j] = 1 if body j is on the path from the ground to body i (H2.1)"
+        )
         g["joint_path"].attrs["description"] = "chi[i, k] over the 2N joint markers (H2.2)"
 
     def _write_modes(self, modes):
         """/modes/<body>: datasets (arrays, or lists of str) and attrs of each
         reduced beam body."""
         g = self._file.create_group("modes")
-        g.attrs["description"] = ("mode bases of the beam bodies with modal reduction, "
-                                  "qf = basis @ eta (docs/explanation/formulation.md section 8)")
+        g.attrs["description"] = (
+            "mode bases of the beam bodies with modal reduction, "
+            "qf = basis @ eta (docs/explanation/formulation.md section 8)"
+        )
         for body, record in modes.items():
             b = g.create_group(str(body))
             for name, value in record.get("datasets", {}).items():
-                if isinstance(value, (list, tuple)) and all(isinstance(v, str)
-                                                            for v in value):
+                if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
                     b.create_dataset(name, data=_strings(value), dtype=h5py.string_dtype())
                 else:
                     b.create_dataset(name, data=np.asarray(value))
@@ -402,15 +441,21 @@ class ResultWriter:
             raise ValueError("t must not decrease (within a batch and from batch to batch)")
         nq = len(self.coordinate_names)
         nrest = 0 if self.state_rest_names is None else len(self.state_rest_names)
-        rows = (t, _rows("q", q, k, nq), _rows("u", u, k, nq), _energy_rows(energy, k),
-                _rows("sensors", sensors, k, int(self._sensor_offsets[-1])),
-                np.zeros((k, 0)) if nrest == 0 and rest is None else
-                _rows("rest", rest, k, nrest))
+        rows = (
+            t,
+            _rows("q", q, k, nq),
+            _rows("u", u, k, nq),
+            _energy_rows(energy, k),
+            _rows("sensors", sensors, k, int(self._sensor_offsets[-1])),
+            np.zeros((k, 0)) if nrest == 0 and rest is None else _rows("rest", rest, k, nrest),
+        )
         self._pending.append(rows)
         self._pending_bytes += sum(r.nbytes for r in rows)
         self._t_last = t[-1]
-        if _time.monotonic() - self._last_commit >= self.flush_interval or \
-                self._pending_bytes >= PENDING_BYTES:
+        if (
+            _time.monotonic() - self._last_commit >= self.flush_interval
+            or self._pending_bytes >= PENDING_BYTES
+        ):
             self._commit()
 
     def set_solver_statistics(self, statistics):
@@ -445,8 +490,7 @@ class ResultWriter:
             return
         status = str(status)
         if status != STATUS_FINISHED and not status.startswith(FAILED_PREFIX):
-            raise ValueError('status must be "finished" or "failed: <reason>", '
-                             f"got {status!r}")
+            raise ValueError(f'status must be "finished" or "failed: <reason>", got {status!r}')
         if self._write_failure is not None:
             status = FAILED_PREFIX + self._write_failure
         try:
@@ -457,8 +501,9 @@ class ResultWriter:
                 self._file.close()
             except (OSError, RuntimeError) as exc:
                 if self._write_failure is None:
-                    raise ResultWriteError(f"{self.path}: closing the result file "
-                                           f"failed: {exc}") from None
+                    raise ResultWriteError(
+                        f"{self.path}: closing the result file failed: {exc}"
+                    ) from None
 
     def __enter__(self):
         return self
@@ -512,11 +557,16 @@ class ResultWriter:
         free = _room_for(self.path)
         if free >= need:
             return None
-        written = (f"the rows up to t = {self._t_reached:g} s are written" if self._n
-                   else "no rows are written")
-        return (f"no room for the result file: {free / 1e6:.1f} MB left (the disk's free "
-                f"space, or the file-size limit of `ulimit -f`), {need / 1e6:.1f} MB "
-                f"needed for the next rows; the run stops, {written}")
+        written = (
+            f"the rows up to t = {self._t_reached:g} s are written"
+            if self._n
+            else "no rows are written"
+        )
+        return (
+            f"no room for the result file: {free / 1e6:.1f} MB left (the disk's free "
+            f"space, or the file-size limit of `ulimit -f`), {need / 1e6:.1f} MB "
+            f"needed for the next rows; the run stops, {written}"
+        )
 
     def _write_pending(self, status):
         f = self._file
@@ -526,8 +576,7 @@ class ResultWriter:
             self._pending_bytes = 0
             n0, n1 = self._n, self._n + len(t)
             total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
-            columns = {"time": t, "q": q, "u": u, "energy/total": total,
-                       "state_rest": rest}
+            columns = {"time": t, "q": q, "u": u, "energy/total": total, "state_rest": rest}
             for j, name in enumerate(ENERGY_COMPONENTS):
                 columns[f"energy/{name}"] = e[:, j]
             for j, name in enumerate(self.sensor_names):
@@ -608,16 +657,20 @@ def _energy_rows(energy, k):
     n = len(ENERGY_COMPONENTS)
     if isinstance(energy, dict):
         unknown = set(energy) - set(ENERGY_COMPONENTS)
-        missing = [c for c in ENERGY_COMPONENTS if c not in energy
-                   and c not in GEOMETRIC_ENERGIES]
+        missing = [c for c in ENERGY_COMPONENTS if c not in energy and c not in GEOMETRIC_ENERGIES]
         if unknown or missing:
-            raise ValueError("energy must have the keys "
-                             f"{', '.join(ENERGY_COMPONENTS[:5])} (and optionally "
-                             f"{', '.join(GEOMETRIC_ENERGIES)}; the total is computed); "
-                             f"missing {missing}, unknown {sorted(unknown)}")
-        return np.column_stack([_rows(f"energy[{c!r}]", energy[c], k, 1)[:, 0]
-                                if c in energy else np.zeros(k)
-                                for c in ENERGY_COMPONENTS])
+            raise ValueError(
+                "energy must have the keys "
+                f"{', '.join(ENERGY_COMPONENTS[:5])} (and optionally "
+                f"{', '.join(GEOMETRIC_ENERGIES)}; the total is computed); "
+                f"missing {missing}, unknown {sorted(unknown)}"
+            )
+        return np.column_stack(
+            [
+                _rows(f"energy[{c!r}]", energy[c], k, 1)[:, 0] if c in energy else np.zeros(k)
+                for c in ENERGY_COMPONENTS
+            ]
+        )
     a = np.asarray(energy, dtype=float)
     if a.ndim == 2 and a.shape == (k, n - len(GEOMETRIC_ENERGIES)):
         a = np.hstack([a, np.zeros((k, len(GEOMETRIC_ENERGIES)))])
@@ -661,6 +714,7 @@ class Result:
     str for names and descriptions) and attrs of /modes/<body> (beam bodies with
     modal reduction; empty otherwise).
     """
+
     path: str
     time: np.ndarray
     q: np.ndarray
@@ -707,13 +761,17 @@ class Result:
         if self.status != STATUS_RUNNING:
             return self.status
         age = _time.time() - self.heartbeat
-        last = (f"last commit {age:.0f} s ago" if math.isfinite(age)
-                else "no commit recorded")
-        who = f"pid {self.writer_pid} on {self.writer_host}" if self.writer_pid else \
-            "an unknown process"
+        last = f"last commit {age:.0f} s ago" if math.isfinite(age) else "no commit recorded"
+        who = (
+            f"pid {self.writer_pid} on {self.writer_host}"
+            if self.writer_pid
+            else "an unknown process"
+        )
         if self.writer_gone:
-            return (f"unfinished: the writing process is gone ({who}, {last}); the file "
-                    f"holds the rows up to t = {self.t_reached:.6g} s")
+            return (
+                f"unfinished: the writing process is gone ({who}, {last}); the file "
+                f"holds the rows up to t = {self.t_reached:.6g} s"
+            )
         return f"running ({who}, {last})"
 
     @property
@@ -726,7 +784,7 @@ class Result:
         return self.status == STATUS_FINISHED
 
 
-LIVE_READ_ATTEMPTS = 20   # reads of a file caught inside a commit, LIVE_READ_WAIT s apart
+LIVE_READ_ATTEMPTS = 20  # reads of a file caught inside a commit, LIVE_READ_WAIT s apart
 LIVE_READ_WAIT = 0.1
 
 
@@ -771,15 +829,19 @@ def _open_result_once(path: str | os.PathLike) -> "Result":
     try:
         with h5py.File(path, "r", locking=False) as f:
             if "status" not in f.attrs:
-                raise ResultFileError(f"{path}: not a flexmbs result file (HDF5, but no "
-                                      "'status' attribute at the root)")
+                raise ResultFileError(
+                    f"{path}: not a flexmbs result file (HDF5, but no "
+                    "'status' attribute at the root)"
+                )
             return _read(path, f)
     except ResultFileError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise _HalfWritten(f"{path}: damaged or incomplete flexmbs result file "
-                           f"({type(exc).__name__}: {exc}); if its run is still "
-                           "going, try again") from None
+        raise _HalfWritten(
+            f"{path}: damaged or incomplete flexmbs result file "
+            f"({type(exc).__name__}: {exc}); if its run is still "
+            "going, try again"
+        ) from None
 
 
 def _text(x):
@@ -809,35 +871,46 @@ def _read(path, f):
         sensors[k] = a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
     topology = {}
     for k, ds in f["topology"].items():
-        topology[k] = (np.array(_string_list(ds), dtype=object)
-                       if h5py.check_string_dtype(ds.dtype) else ds[()])
+        topology[k] = (
+            np.array(_string_list(ds), dtype=object)
+            if h5py.check_string_dtype(ds.dtype)
+            else ds[()]
+        )
     solver = {k: _attr_value(v) for k, v in f["solver"].attrs.items()}
     solver.update({k: ds[()] for k, ds in f["solver"].items()})
     if isinstance(solver.get("settings"), str):
         solver["settings"] = json.loads(solver["settings"])
     modes = {}
-    for body, g in (f["modes"].items() if "modes" in f else ()):
+    for body, g in f["modes"].items() if "modes" in f else ():
         record = {k: _attr_value(v) for k, v in g.attrs.items()}
         for k, v in record.items():
             if isinstance(v, np.ndarray) and v.dtype.kind == "O":
                 record[k] = [_attr_value(x) for x in v]
         for k, ds in g.items():
-            record[k] = (_string_list(ds) if h5py.check_string_dtype(ds.dtype)
-                         else ds[()])
+            record[k] = _string_list(ds) if h5py.check_string_dtype(ds.dtype) else ds[()]
         modes[body] = record
     return Result(
-        path=path, time=f["time"][:n], q=f["q"][:n], u=f["u"][:n],
+        path=path,
+        time=f["time"][:n],
+        q=f["q"][:n],
+        u=f["u"][:n],
         coordinate_names=[str(s) for s in f["q"].attrs["names"]],
-        energy=energy, sensors=sensors, status=_text(f.attrs["status"]),
+        energy=energy,
+        sensors=sensors,
+        status=_text(f.attrs["status"]),
         t_reached=float(f.attrs.get("t_reached", math.nan)),
-        model_text=_text(f["model/text"]), model_json=_text(f["model/json"]),
+        model_text=_text(f["model/text"]),
+        model_json=_text(f["model/json"]),
         model_overrides=[str(v) for v in f["model"].attrs.get("overrides", [])],
         writer_host=_text(f.attrs.get("writer_host", "")),
         writer_pid=int(f.attrs.get("writer_pid", 0)),
         heartbeat=float(f.attrs.get("heartbeat", math.nan)),
-        topology=topology, solver=solver,
+        topology=topology,
+        solver=solver,
         flexmbs_version=_text(f.attrs.get("flexmbs_version", "")),
-        created=_text(f.attrs.get("created", "")), modes=modes)
+        created=_text(f.attrs.get("created", "")),
+        modes=modes,
+    )
 
 
 def _attr_value(v):

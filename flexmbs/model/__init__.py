@@ -2,15 +2,25 @@
 
 from .description import GROUND, Model
 from .timefunctions import (
-                            Constant,
-                            ConstantRate,
-                            Harmonic,
-                            Polynomial,
-                            SpinUp,
-                            Steps,
-                            Table,
-                            Trajectory,
+    Constant,
+    ConstantRate,
+    Harmonic,
+    Polynomial,
+    SpinUp,
+    Steps,
+    Table,
+    Trajectory,
 )
 
-__all__ = ["GROUND", "Model", "Constant", "ConstantRate", "Polynomial", "Harmonic", "SpinUp",
-           "Table", "Steps", "Trajectory"]
+__all__ = [
+    "GROUND",
+    "Model",
+    "Constant",
+    "ConstantRate",
+    "Polynomial",
+    "Harmonic",
+    "SpinUp",
+    "Table",
+    "Steps",
+    "Trajectory",
+]

@@ -39,8 +39,14 @@ import numpy as np
 from ..errors import ModelError
 from .description import GROUND, ORIGIN, Marker, RigidBody
 
-__all__ = ["PREFIX", "absolute_model", "absolute_joint_name", "copy_name",
-           "joints_with_coordinates", "set_elastic_rates"]
+__all__ = [
+    "PREFIX",
+    "absolute_model",
+    "absolute_joint_name",
+    "copy_name",
+    "joints_with_coordinates",
+    "set_elastic_rates",
+]
 
 PREFIX = "@"
 
@@ -57,19 +63,30 @@ def copy_name(joint):
 
 
 def _refuse(model):
-    for kind, table in (("user law", getattr(model, "user_laws", {})),
-                        ("contact", getattr(model, "contacts", {}))):
+    for kind, table in (
+        ("user law", getattr(model, "user_laws", {})),
+        ("contact", getattr(model, "contacts", {})),
+    ):
         for name in table:
-            what = ("rolling contacts are" if kind == "contact" else
-                    "user force laws (functions of the model's q and u) are")
-            raise ModelError(f"the absolute-coordinate formulation: {what} not supported "
-                             f'there; run the model with formulation = "joint"',
-                             f'{kind} "{name}"', "formulation")
+            what = (
+                "rolling contacts are"
+                if kind == "contact"
+                else "user force laws (functions of the model's q and u) are"
+            )
+            raise ModelError(
+                f"the absolute-coordinate formulation: {what} not supported "
+                f'there; run the model with formulation = "joint"',
+                f'{kind} "{name}"',
+                "formulation",
+            )
     for name in list(model.bodies) + list(model.ground_markers):
         if name.startswith(PREFIX):
-            raise ModelError(f'names starting with "{PREFIX}" are kept for the '
-                             f"absolute-coordinate formulation's own joints and markers",
-                             f'body "{name}"', "name")
+            raise ModelError(
+                f'names starting with "{PREFIX}" are kept for the '
+                f"absolute-coordinate formulation's own joints and markers",
+                f'body "{name}"',
+                "name",
+            )
 
 
 def joints_with_coordinates(model):
@@ -77,8 +94,11 @@ def joints_with_coordinates(model):
     driver, a motor, or a joint spring or damper (module docstring)."""
     keep = {d.joint for d in model.drivers.values()}
     keep |= {a.joint for a in model.actuators.values()}
-    keep |= {name for name, j in model.joints.items()
-             if np.any(j.stiffness != 0.0) or np.any(j.damping != 0.0)}
+    keep |= {
+        name
+        for name, j in model.joints.items()
+        if np.any(j.stiffness != 0.0) or np.any(j.damping != 0.0)
+    }
     return keep
 
 
@@ -92,6 +112,7 @@ def absolute_model(model, q0, u0, cm):
     Returns (model, rates, absolute_joints): absolute_joints {joint name: body name}
     are the joints that place each body, for compile_model."""
     from ..dynamics import api
+
     _refuse(model)
     ws = api.kinematics(cm, q0, u0, 0.0)
     out = copy.copy(model)
@@ -102,8 +123,7 @@ def absolute_model(model, q0, u0, cm):
     pose = {}
     for k, name in enumerate(cm.topology.body_names):
         if name in model.bodies:
-            pose[name] = (ws.r[k].copy(), ws.rot[k].copy(), ws.rd[k].copy(),
-                          ws.omega[k].copy())
+            pose[name] = (ws.r[k].copy(), ws.rot[k].copy(), ws.rd[k].copy(), ws.omega[k].copy())
     index = {name: k for k, name in enumerate(cm.coordinate_names)}
     rates = {}
     for name, body in model.bodies.items():
@@ -116,10 +136,18 @@ def absolute_model(model, q0, u0, cm):
         r, rot, rd, om = pose[name]
         joint = absolute_joint_name(name)
         out.add_marker(GROUND, joint, position=r, orientation=rot)
-        out.add_joint(joint, "general", GROUND, name, parent_marker=joint,
-                      child_marker=ORIGIN, translation_axes=np.eye(3),
-                      rotation_axes=np.eye(3), initial=0.0,
-                      initial_rate=np.concatenate([rot.T @ rd, rot.T @ om]))
+        out.add_joint(
+            joint,
+            "general",
+            GROUND,
+            name,
+            parent_marker=joint,
+            child_marker=ORIGIN,
+            translation_axes=np.eye(3),
+            rotation_axes=np.eye(3),
+            initial=0.0,
+            initial_rate=np.concatenate([rot.T @ rd, rot.T @ om]),
+        )
         placing[joint] = name
     keep = joints_with_coordinates(model)
     for name, joint in model.joints.items():
@@ -129,19 +157,24 @@ def absolute_model(model, q0, u0, cm):
             out.joints[name] = joint
             continue
         frame = copy_name(name)
-        out.bodies[frame] = RigidBody(frame, 0.0, np.zeros(3), np.zeros((3, 3)),
-                                      {ORIGIN: Marker(ORIGIN, frame, np.zeros(3),
-                                                      np.eye(3))})
+        out.bodies[frame] = RigidBody(
+            frame,
+            0.0,
+            np.zeros(3),
+            np.zeros((3, 3)),
+            {ORIGIN: Marker(ORIGIN, frame, np.zeros(3), np.eye(3))},
+        )
         values = joint.coordinate_names()
-        joint.initial = np.array([q0[index[c]] if c in index else joint.initial[k]
-                                  for k, c in enumerate(values)])
-        joint.initial_rate = np.array([u0[index[c]] if c in index else 0.0
-                                       for c in values])
+        joint.initial = np.array(
+            [q0[index[c]] if c in index else joint.initial[k] for k, c in enumerate(values)]
+        )
+        joint.initial_rate = np.array([u0[index[c]] if c in index else 0.0 for c in values])
         child, child_marker = joint.child, joint.child_marker
         joint.child, joint.child_marker, joint.cut = frame, ORIGIN, False
         out.joints[name] = joint
-        out.add_joint(frame, "fixed", frame, child, parent_marker=ORIGIN,
-                      child_marker=child_marker, cut=True)
+        out.add_joint(
+            frame, "fixed", frame, child, parent_marker=ORIGIN, child_marker=child_marker, cut=True
+        )
     return out, rates, placing
 
 

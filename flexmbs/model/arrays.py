@@ -93,6 +93,7 @@ class ModelArrays(NamedTuple):
         sum coef q[lin_q] over lin_ptr[r]:lin_ptr[r+1]
     point_position (npt, 3): undeformed centre-line points (body axes, m)
     """
+
     gravity: np.ndarray
     body_parent: np.ndarray
     body_mass: np.ndarray
@@ -245,6 +246,7 @@ class Workspace(NamedTuple):
     (flexmbs.tuple_ref), so the number of arrays here costs nothing per call there;
     passed by value, as numba does, each call copies every array's fields.
     """
+
     r: np.ndarray
     rot: np.ndarray
     rd: np.ndarray

@@ -33,8 +33,9 @@ def _vector(value, n, item, fld, what="a"):
     try:
         v = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ModelError(f"expected {what} {n}-vector of numbers, got {value!r}",
-                         item, fld) from None
+        raise ModelError(
+            f"expected {what} {n}-vector of numbers, got {value!r}", item, fld
+        ) from None
     if v.shape != (n,):
         raise ModelError(f"expected {what} {n}-vector of numbers, got {value!r}", item, fld)
     if not np.all(np.isfinite(v)):
@@ -92,8 +93,7 @@ def _rotation(value, item, fld):
     if c.shape != (3, 3) or not np.all(np.isfinite(c)):
         raise ModelError(f"expected a 3x3 rotation matrix, got {value!r}", item, fld)
     if np.abs(c.T @ c - np.eye(3)).max() > ORTHONORMAL_TOL or np.linalg.det(c) < 0:
-        raise ModelError("expected a proper orthonormal matrix (C^T C = I, det C = +1)",
-                         item, fld)
+        raise ModelError("expected a proper orthonormal matrix (C^T C = I, det C = +1)", item, fld)
     return c
 
 
@@ -104,8 +104,12 @@ def _inertia_matrix(value, item, fld):
     except (TypeError, ValueError):
         a = None
     if a is None or not np.all(np.isfinite(a)):
-        raise ModelError("expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 "
-                         f"finite numbers, got {value!r}", item, fld)
+        raise ModelError(
+            "expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 "
+            f"finite numbers, got {value!r}",
+            item,
+            fld,
+        )
     if a.shape == (3,):
         return np.diag(a)
     if a.shape == (6,):
@@ -115,8 +119,11 @@ def _inertia_matrix(value, item, fld):
         if np.abs(a - a.T).max() > 1e-12 * max(1.0, np.abs(a).max()):
             raise ModelError("expected a symmetric inertia matrix", item, fld)
         return 0.5 * (a + a.T)
-    raise ModelError("expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 numbers, "
-                     f"got {value!r}", item, fld)
+    raise ModelError(
+        f"expected 3 (diagonal), 6 (Ixx Iyy Izz Ixy Ixz Iyz) or 3x3 numbers, got {value!r}",
+        item,
+        fld,
+    )
 
 
 def _per_coordinate(value, n, item, fld):
@@ -142,10 +149,14 @@ def _check_beam_memory(elements, item):
     need = BEAM_DENSE_MATRICES * 8.0 * nf * nf
     have = _physical_memory()
     if need > have:
-        raise ModelError(f"{elements} elements make {nf} nodal coordinates, whose dense "
-                         f"matrices need about {need / 2**30:.3g} GiB, more than this "
-                         f"machine's {have / 2**30:.3g} GiB: expected fewer elements (or "
-                         f"modal reduction of a coarser mesh)", item, "elements")
+        raise ModelError(
+            f"{elements} elements make {nf} nodal coordinates, whose dense "
+            f"matrices need about {need / 2**30:.3g} GiB, more than this "
+            f"machine's {have / 2**30:.3g} GiB: expected fewer elements (or "
+            f"modal reduction of a coarser mesh)",
+            item,
+            "elements",
+        )
 
 
 def _relative_tolerance(value, item):
@@ -153,9 +164,12 @@ def _relative_tolerance(value, item):
     rtol = _scalar(value, item, "rtol", positive=True)
     low, high = RTOL_RANGE
     if not low <= rtol <= high:
-        raise ModelError(f"expected a relative tolerance between {low:.1e} (100 times "
-                         f"the float64 resolution) and {high:g}, got {rtol:g}", item,
-                         "rtol")
+        raise ModelError(
+            f"expected a relative tolerance between {low:.1e} (100 times "
+            f"the float64 resolution) and {high:g}, got {rtol:g}",
+            item,
+            "rtol",
+        )
     return rtol
 
 
@@ -166,14 +180,17 @@ def _check_independent(tr, ro, item, tr_field, ro_field):
         raise ModelError("expected linearly independent translation axes", item, tr_field)
     for k in range(len(ro) - 1):
         if np.linalg.norm(np.cross(ro[k], ro[k + 1])) < INDEPENDENT_AXES_TOL:
-            raise ModelError(f"rotation axes {k} and {k + 1} are parallel: two consecutive "
-                             "rotations about the same axis are one degree of freedom",
-                             item, ro_field)
+            raise ModelError(
+                f"rotation axes {k} and {k + 1} are parallel: two consecutive "
+                "rotations about the same axis are one degree of freedom",
+                item,
+                ro_field,
+            )
 
 
-def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
-                rotation_axes=None):
+def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None, rotation_axes=None):
     """(translation_axes, rotation_axes) of a joint type, from its `axis`/`axes` fields."""
+
     def need_none(**kw):
         for k, v in kw.items():
             if v is not None:
@@ -209,18 +226,20 @@ def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None,
         return (np.eye(3), np.eye(3)) if jtype == "free" else (empty, empty)
     # general
     need_none(axis=axis, axes=axes)
-    tr = empty if translation_axes is None else _axes(translation_axes, item,
-                                                      "translation_axes")
+    tr = empty if translation_axes is None else _axes(translation_axes, item, "translation_axes")
     ro = empty if rotation_axes is None else _axes(rotation_axes, item, "rotation_axes")
     if len(tr) > 3:
-        raise ModelError(f"expected 0 to 3 translation axes, got {len(tr)}", item,
-                         "translation_axes")
+        raise ModelError(
+            f"expected 0 to 3 translation axes, got {len(tr)}", item, "translation_axes"
+        )
     if len(ro) > 3:
-        raise ModelError(f"expected 0 to 3 rotation axes, got {len(ro)}", item,
-                         "rotation_axes")
+        raise ModelError(f"expected 0 to 3 rotation axes, got {len(ro)}", item, "rotation_axes")
     if len(tr) + len(ro) == 0:
-        raise ModelError("expected at least one translation or rotation axis (1 to 6 "
-                         "coordinates in all)", item, "rotation_axes")
+        raise ModelError(
+            "expected at least one translation or rotation axis (1 to 6 coordinates in all)",
+            item,
+            "rotation_axes",
+        )
     _check_independent(tr, ro, item, "translation_axes", "rotation_axes")
     return tr, ro
 
@@ -230,18 +249,21 @@ def _beam_initial_state(initial, item, fld="initial"):
     rates) as a float array."""
     if isinstance(initial, str):
         if fld != "initial":
-            raise ModelError(f"expected a list of the elastic rates, got {initial!r}",
-                             item, fld)
+            raise ModelError(f"expected a list of the elastic rates, got {initial!r}", item, fld)
         if initial not in BEAM_INITIAL_STATES:
-            raise ModelError(f"expected one of {', '.join(BEAM_INITIAL_STATES)} or a list "
-                             f"of the elastic coordinates, got {initial!r}", item,
-                             "initial")
+            raise ModelError(
+                f"expected one of {', '.join(BEAM_INITIAL_STATES)} or a list "
+                f"of the elastic coordinates, got {initial!r}",
+                item,
+                "initial",
+            )
         return initial
     try:
         values = np.asarray(initial, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ModelError(f"expected a name or a list of numbers, got {initial!r}", item,
-                         fld) from None
+        raise ModelError(
+            f"expected a name or a list of numbers, got {initial!r}", item, fld
+        ) from None
     if not np.all(np.isfinite(values)):
         raise ModelError("expected finite elastic coordinates", item, fld)
     return values
@@ -254,35 +276,52 @@ def _modal_damping(spec, item):
         return None
     if isinstance(spec, str):
         if spec != "bands":
-            raise ModelError(f'expected "bands", a number or a list of numbers, got '
-                             f"{spec!r}", item, "modal_damping")
+            raise ModelError(
+                f'expected "bands", a number or a list of numbers, got {spec!r}',
+                item,
+                "modal_damping",
+            )
         return spec
     try:
         ratios = np.asarray(spec, dtype=float)
     except (TypeError, ValueError):
         ratios = None
-    if ratios is None or ratios.ndim > 1 or ratios.size == 0 or \
-            not np.all(np.isfinite(ratios)) or np.any(ratios < 0):
-        raise ModelError(f"expected damping ratios >= 0, got {spec!r}", item,
-                         "modal_damping")
+    if (
+        ratios is None
+        or ratios.ndim > 1
+        or ratios.size == 0
+        or not np.all(np.isfinite(ratios))
+        or np.any(ratios < 0)
+    ):
+        raise ModelError(f"expected damping ratios >= 0, got {spec!r}", item, "modal_damping")
     return float(ratios) if ratios.ndim == 0 else ratios
 
 
 def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"):
     """Symmetric positive definite (semi-definite if not `positive_definite`), principal
     moments obeying the triangle inequality."""
-    where = {"com": "about the centre of mass",
-             "origin": "about the centre of mass (converted from the frame origin)",
-             "node": "about the node"}[about]
+    where = {
+        "com": "about the centre of mass",
+        "origin": "about the centre of mass (converted from the frame origin)",
+        "node": "about the node",
+    }[about]
     w = np.linalg.eigvalsh(i_c)
     scale = max(abs(w).max(), 1e-300)
     if w.min() <= (1e-12 if positive_definite else -1e-12) * scale:
         what = "positive definite" if positive_definite else "positive semi-definite"
-        raise ModelError(f"expected a {what} inertia; {where} its principal "
-                         f"moments are {np.array2string(w, precision=6)}", item, fld)
+        raise ModelError(
+            f"expected a {what} inertia; {where} its principal "
+            f"moments are {np.array2string(w, precision=6)}",
+            item,
+            fld,
+        )
     tol = 1e-9 * scale
     a, b, c = w
     if a + b < c - tol:
-        raise ModelError(f"principal moments {np.array2string(w, precision=6)} {where} "
-                         "violate the triangle inequality (I1 + I2 >= I3): no mass "
-                         "distribution has them", item, fld)
+        raise ModelError(
+            f"principal moments {np.array2string(w, precision=6)} {where} "
+            "violate the triangle inequality (I1 + I2 >= I3): no mass "
+            "distribution has them",
+            item,
+            fld,
+        )

@@ -31,8 +31,14 @@ from .timefunctions import compile_time_functions
 from .topology import build_topology
 from .user_laws import user_law_entries, with_user_laws
 
-__all__ = ["ModelArrays", "Workspace", "CompiledModel", "compile_model",
-           "SENSOR_CODES", "SENSOR_SIZES"]
+__all__ = [
+    "ModelArrays",
+    "Workspace",
+    "CompiledModel",
+    "compile_model",
+    "SENSOR_CODES",
+    "SENSOR_SIZES",
+]
 
 
 class CompiledModel:
@@ -46,8 +52,20 @@ class CompiledModel:
     arrays at each call from Python, and numba would build that conversion into
     its Python entry when compiling it (about 5 s a kernel)."""
 
-    def __init__(self, model, topology, arrays, coordinate_names, joint_coordinate_names,
-                 sensor_names, sensor_sizes, q0, u0, beams=(), absolute_joints=None):
+    def __init__(
+        self,
+        model,
+        topology,
+        arrays,
+        coordinate_names,
+        joint_coordinate_names,
+        sensor_names,
+        sensor_sizes,
+        q0,
+        u0,
+        beams=(),
+        absolute_joints=None,
+    ):
         self.model = model
         # {joint name: body name} of the joints that place each body in the absolute
         # form (flexmbs.model.absolute), {} in joint coordinates
@@ -111,8 +129,9 @@ class CompiledModel:
         return int(self.arrays.sensor_offset[-1])
 
     def initial_state(self):
-        return np.concatenate([self.q0, self.u0, np.zeros(1 + self.nactuators
-                                                          + 2 * self.nconstraints)])
+        return np.concatenate(
+            [self.q0, self.u0, np.zeros(1 + self.nactuators + 2 * self.nconstraints)]
+        )
 
     def new_workspace(self):
         """The work arrays of the kernels for this model (Workspace), held by reference
@@ -122,24 +141,63 @@ class CompiledModel:
         nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
         nt = len(self.arrays.motion_term_col)
         z = np.zeros
-        return held_ref(Workspace(
-            r=z((n, 3)), rot=z((n, 3, 3)), rd=z((n, 3)), omega=z((n, 3)), ar=z((n, 3)),
-            aw=z((n, 3)), jr=z((n, 3, ncol)), jw=z((n, 3, ncol)), x=z(ncol), xd=z(ncol),
-            xdd=z(ncol), tau=z(nc), mass=z((nq, nq)), force=z(nq), accel=z(nq),
-            body_force=z((n, 6)), bcol=z((6, ncol)), mbcol=z((6, ncol)),
-            flex_mb=z((6 + nfm, ncol)), djr=z((n, 3, ncol)), djw=z((n, 3, ncol)),
-            act_tau=z(self.nactuators), q=z(nq), u=z(nq), flex_force=z(nq),
-            flex_mass_flat=z((6 + nfm) ** 2), flex_vec=z(6 + nfm), flex_vec2=z(6 + nfm),
-            flex_work=z((3, 3, nfm + 2)), geo_scratch=z((16, 12)), con_phi=z(ncr),
-            con_phid=z(ncr), con_jac=z((ncr, nq)), con_jacx=z((ncr, nc)),
-            con_jv=z((2, 3, ncol)),
-            con_jw=z((2, 3, ncol)), con_vec=z((2, 4, 3)), con_mat=z((2, 2, 3, 3)),
-            contact_vec=z((8, 3)), proj_q=z(nq), proj_eta=z(ncr), proj_c=z((ncr, nq)),
-            proj_lam=z(ncr), proj_a=z(nq),
-            term_jr=z((nt, 3)), term_jw=z((nt, 3)), body_acc=z((n, 6)),
-            body_wrench=z((n, 6)), kin_key=z(2),
-            ode=z((2, 2 * nq + 1 + self.nactuators)),
-            tf3=z(3), m33=z((10, 3, 3)), v3=z((16, 3))))
+        return held_ref(
+            Workspace(
+                r=z((n, 3)),
+                rot=z((n, 3, 3)),
+                rd=z((n, 3)),
+                omega=z((n, 3)),
+                ar=z((n, 3)),
+                aw=z((n, 3)),
+                jr=z((n, 3, ncol)),
+                jw=z((n, 3, ncol)),
+                x=z(ncol),
+                xd=z(ncol),
+                xdd=z(ncol),
+                tau=z(nc),
+                mass=z((nq, nq)),
+                force=z(nq),
+                accel=z(nq),
+                body_force=z((n, 6)),
+                bcol=z((6, ncol)),
+                mbcol=z((6, ncol)),
+                flex_mb=z((6 + nfm, ncol)),
+                djr=z((n, 3, ncol)),
+                djw=z((n, 3, ncol)),
+                act_tau=z(self.nactuators),
+                q=z(nq),
+                u=z(nq),
+                flex_force=z(nq),
+                flex_mass_flat=z((6 + nfm) ** 2),
+                flex_vec=z(6 + nfm),
+                flex_vec2=z(6 + nfm),
+                flex_work=z((3, 3, nfm + 2)),
+                geo_scratch=z((16, 12)),
+                con_phi=z(ncr),
+                con_phid=z(ncr),
+                con_jac=z((ncr, nq)),
+                con_jacx=z((ncr, nc)),
+                con_jv=z((2, 3, ncol)),
+                con_jw=z((2, 3, ncol)),
+                con_vec=z((2, 4, 3)),
+                con_mat=z((2, 2, 3, 3)),
+                contact_vec=z((8, 3)),
+                proj_q=z(nq),
+                proj_eta=z(ncr),
+                proj_c=z((ncr, nq)),
+                proj_lam=z(ncr),
+                proj_a=z(nq),
+                term_jr=z((nt, 3)),
+                term_jw=z((nt, 3)),
+                body_acc=z((n, 6)),
+                body_wrench=z((n, 6)),
+                kin_key=z(2),
+                ode=z((2, 2 * nq + 1 + self.nactuators)),
+                tf3=z(3),
+                m33=z((10, 3, 3)),
+                v3=z((16, 3)),
+            )
+        )
 
 
 AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
@@ -153,20 +211,23 @@ def model_warnings(beams):
     stiffens
     bending instead)."""
     from ..elements.modal import axial_stretch_capability
+
     out = []
     for _, b in beams:
         if b.modes == "all" or b.geometric == "none":
             continue
         capability = axial_stretch_capability(b)
         if capability < AXIAL_CAPABILITY_MIN:
-            out.append(f'body "{b.name}": its elastic coordinates (modes = {b.modes}'
-                       + (", with correction modes" if b.correction_modes else "")
-                       + ") cannot stretch the beam axially (capability "
-                       f"{capability:.2g}), so the geometric stiffness "
-                       f'"{b.geometric}" sees no axial strain: the axial force\'s '
-                       "stiffening is lost and foreshortening stiffens the bending "
-                       "instead; add correction modes at the beam's markers "
-                       '(correction_modes = true) or set geometric = "none"')
+            out.append(
+                f'body "{b.name}": its elastic coordinates (modes = {b.modes}'
+                + (", with correction modes" if b.correction_modes else "")
+                + ") cannot stretch the beam axially (capability "
+                f"{capability:.2g}), so the geometric stiffness "
+                f'"{b.geometric}" sees no axial strain: the axial force\'s '
+                "stiffening is lost and foreshortening stiffens the bending "
+                "instead; add correction modes at the beam's markers "
+                '(correction_modes = true) or set geometric = "none"'
+            )
     return out
 
 
@@ -186,32 +247,40 @@ def _check_beam_markers(model):
     beams = {name for name, b in model.bodies.items() if isinstance(b, BeamBody)}
 
     def held_at_origin(b):
-        return any(not np.any(b.nodes[k]) and not np.any(b.node_rows(k))
-                   for k in range(len(b.nodes)))
+        return any(
+            not np.any(b.nodes[k]) and not np.any(b.node_rows(k)) for k in range(len(b.nodes))
+        )
 
     for j in model.joints.values():
-        for side, body, mk in (("parent", j.parent, j.parent_marker),
-                               ("child", j.child, j.child_marker)):
+        for side, body, mk in (
+            ("parent", j.parent, j.parent_marker),
+            ("child", j.child, j.child_marker),
+        ):
             if body in beams and mk == "origin" and not held_at_origin(model.bodies[body]):
                 raise ModelError(
                     f'the "origin" marker of beam "{body}" is its floating frame, not a '
                     f"material point: join the beam at a marker on a node (add "
                     f"[bodies.{body}.markers.NAME] with node = K), or clamp the node at "
-                    f"the origin", f'joint "{j.name}"', f"{side}_marker")
+                    f"the origin",
+                    f'joint "{j.name}"',
+                    f"{side}_marker",
+                )
     loads = [(f, f'force "{f.name}"') for f in model.forces.values()] + [
-        (law, f'user law "{law.name}"') for law in model.user_laws.values()
-        if law.kind == "marker"]
+        (law, f'user law "{law.name}"') for law in model.user_laws.values() if law.kind == "marker"
+    ]
     for f, item in loads:
-        if f.body in beams and f.marker == "origin" and not held_at_origin(
-                model.bodies[f.body]):
-            raise ModelError(f'the "origin" marker of beam "{f.body}" is its floating '
-                             f"frame, not a material point: apply the load at a marker "
-                             f"on a node", item, "marker")
+        if f.body in beams and f.marker == "origin" and not held_at_origin(model.bodies[f.body]):
+            raise ModelError(
+                f'the "origin" marker of beam "{f.body}" is its floating '
+                f"frame, not a material point: apply the load at a marker "
+                f"on a node",
+                item,
+                "marker",
+            )
 
 
 def _columns_of(motions):
-    return sorted({c for mo in motions if mo.kind in (TRANSLATE, ROTATE)
-                   for c, _ in mo.terms})
+    return sorted({c for mo in motions if mo.kind in (TRANSLATE, ROTATE) for c, _ in mo.terms})
 
 
 def _motion_arrays(per_body):
@@ -234,7 +303,8 @@ def _motion_arrays(per_body):
         motion_rotation=np.array(rot, dtype=float).reshape(-1, 3, 3),
         motion_term_ptr=np.array(tptr, dtype=i64),
         motion_term_col=np.array(tcol, dtype=i64),
-        motion_term_coef=np.array(tcoef, dtype=float))
+        motion_term_coef=np.array(tcoef, dtype=float),
+    )
 
 
 def _ragged(lists, dtype=np.int64):
@@ -271,17 +341,31 @@ def with_node_inertias(model):
             carrier = node_inertia_body_name(name, node)
             item = f'body "{name}"'
             if carrier in out.bodies:
-                raise ModelError(f'the rotary inertia at node {node} is carried by a body '
-                                 f'named "{carrier}", which the model already has: rename '
-                                 f"that body", item, f"node_inertias.{node}")
+                raise ModelError(
+                    f"the rotary inertia at node {node} is carried by a body "
+                    f'named "{carrier}", which the model already has: rename '
+                    f"that body",
+                    item,
+                    f"node_inertias.{node}",
+                )
             out.bodies[carrier] = RigidBody(carrier, 0.0, np.zeros(3), inertia)
-            out.bodies[carrier].markers["origin"] = Marker("origin", carrier, np.zeros(3),
-                                                           np.eye(3))
-            beam.markers[carrier] = Marker(carrier, name, beam.nodes[node].copy(),
-                                           np.eye(3), int(node))
-            out.joints[carrier] = Joint(carrier, "fixed", name, carrier, carrier, "origin",
-                                        np.zeros((0, 3)), np.zeros((0, 3)), *(
-                                            [np.zeros(0)] * 5))
+            out.bodies[carrier].markers["origin"] = Marker(
+                "origin", carrier, np.zeros(3), np.eye(3)
+            )
+            beam.markers[carrier] = Marker(
+                carrier, name, beam.nodes[node].copy(), np.eye(3), int(node)
+            )
+            out.joints[carrier] = Joint(
+                carrier,
+                "fixed",
+                name,
+                carrier,
+                carrier,
+                "origin",
+                np.zeros((0, 3)),
+                np.zeros((0, 3)),
+                *([np.zeros(0)] * 5),
+            )
     return out
 
 
@@ -306,8 +390,9 @@ def compile_model(model, absolute_joints=None):
     coord_of = {}
     for k, j in enumerate(joints):
         coord_start[k + 1] = coord_start[k] + j.ndof
-        for c, (axis, cname) in enumerate(zip(
-                list(j.translation_axes) + list(j.rotation_axes), j.coordinate_names())):
+        for c, (axis, cname) in enumerate(
+            zip(list(j.translation_axes) + list(j.rotation_axes), j.coordinate_names())
+        ):
             coord_of[(j.name, c)] = len(axes)
             axes.append(axis)
             jnames.append(cname)
@@ -347,22 +432,25 @@ def compile_model(model, absolute_joints=None):
         names += b.coordinate_names()
         q0 += list(_explicit_elastic_state(b))
         u0 += list(_explicit_elastic_rates(b))
-        ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf ** 2, b.nf ** 2]))
+        ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf**2, b.nf**2]))
     col_qindex = np.array(qindex + list(range(nfree, len(names))), dtype=np.int64)
 
     def terms_of(body_name, marker_name):
         body = None if body_name == GROUND else model.bodies[body_name]
-        return marker_terms(model.marker(body_name, marker_name), body,
-                            first_col.get(body_name, 0))
+        return marker_terms(model.marker(body_name, marker_name), body, first_col.get(body_name, 0))
 
     # the kinematic chains, frame columns and B columns of every body
     per_body, frame, inherited, body_cols = [], [], [], []
     movable = absolute_joints or {}
     for k, j in enumerate(joints):
-        motions = joint_motions(terms_of(j.parent, j.parent_marker),
-                                terms_of(j.child, j.child_marker),
-                                j.translation_axes, j.rotation_axes, coord_start[k],
-                                reference_slots=j.name in movable)
+        motions = joint_motions(
+            terms_of(j.parent, j.parent_marker),
+            terms_of(j.child, j.child_marker),
+            j.translation_axes,
+            j.rotation_axes,
+            coord_start[k],
+            reference_slots=j.name in movable,
+        )
         per_body.append(motions)
         p = topo.parent[k]
         parent_cols = set(frame[p]) if p >= 0 else set()
@@ -382,8 +470,9 @@ def compile_model(model, absolute_joints=None):
         inv = b.invariants
         d = b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
         if b.modal_damping is not None:
-            d = d + modal_damping_matrix(inv.stiffness, inv.mass_matrix(),
-                                         b.modal_damping, f'body "{b.name}"')
+            d = d + modal_damping_matrix(
+                inv.stiffness, inv.mass_matrix(), b.modal_damping, f'body "{b.name}"'
+            )
         return d
 
     # markers of loads and sensors
@@ -393,22 +482,25 @@ def compile_model(model, absolute_joints=None):
         key = (body_name, marker_name)
         if key not in marker_index:
             marker_index[key] = len(mk_list)
-            mk_list.append((-1 if body_name == GROUND else index[body_name],
-                            terms_of(body_name, marker_name)))
+            mk_list.append(
+                (-1 if body_name == GROUND else index[body_name], terms_of(body_name, marker_name))
+            )
         return marker_index[key]
 
     forces = list(model.forces.values())
     force_marker = [marker_id(f.body, f.marker) for f in forces]
     springs = list(model.springs.values())
-    spring_marker = [(marker_id(s.body1, s.marker1), marker_id(s.body2, s.marker2))
-                     for s in springs]
+    spring_marker = [
+        (marker_id(s.body1, s.marker1), marker_id(s.body2, s.marker2)) for s in springs
+    ]
     force_fidx = []
     for f in forces:
         force_fidx.append(len(functions))
         functions.append(f.function)
     tf_kind, tf_ptr, tf_data = with_user_laws(
         *compile_time_functions(functions),
-        user_law_entries(model, coord_of, qindex, names, marker_id))
+        user_law_entries(model, coord_of, qindex, names, marker_id),
+    )
     cut_joints = [model.joints[name] for name in topo.cut_joint_names]
     contacts = list(model.contacts.values())
     con_arrays, con_texts = constraint_tables(model, cut_joints, marker_id, contacts)
@@ -418,9 +510,18 @@ def compile_model(model, absolute_joints=None):
         if b.geometric != "none":
             geo_first[b.name] = count
             count += len(b.connectivity)
-    stab = sensor_tables(model, sensors, index, coord_of, act_index, marker_id,
-                         {b.name: flex_q[k] for k, (_, b) in enumerate(beams)}, geo_first,
-                         topo.cut_joint_names, [c.name for c in contacts])
+    stab = sensor_tables(
+        model,
+        sensors,
+        index,
+        coord_of,
+        act_index,
+        marker_id,
+        {b.name: flex_q[k] for k, (_, b) in enumerate(beams)},
+        geo_first,
+        topo.cut_joint_names,
+        [c.name for c in contacts],
+    )
 
     mterm_lists = [mt.terms[d] for _, mt in mk_list for d in range(6)]
     mterm_ptr = np.zeros(len(mterm_lists) + 1, dtype=np.int64)
@@ -448,9 +549,14 @@ def compile_model(model, absolute_joints=None):
         coord_rest=arr(rest, (0,)),
         col_qindex=col_qindex,
         **_motion_arrays(per_body),
-        frame_ptr=frame_ptr, frame_col=frame_col, frame_inherited=frame_inh,
-        body_col_ptr=body_col_ptr, body_col=body_col,
-        tf_kind=tf_kind, tf_ptr=tf_ptr, tf_data=tf_data,
+        frame_ptr=frame_ptr,
+        frame_col=frame_col,
+        frame_inherited=frame_inh,
+        body_col_ptr=body_col_ptr,
+        body_col=body_col,
+        tf_kind=tf_kind,
+        tf_ptr=tf_ptr,
+        tf_data=tf_data,
         act_coord=arr([coord_of[(a.joint, a.coordinate)] for a in actuators], (0,), i64),
         act_type=arr([ACTUATOR_CODES[a.type] for a in actuators], (0,), i64),
         act_kp=arr([a.kp for a in actuators], (0,)),
@@ -458,8 +564,8 @@ def compile_model(model, absolute_joints=None):
         act_function=arr(act_fidx, (0,), i64),
         act_gear=arr([a.gear_ratio for a in actuators], (0,)),
         act_max=arr([a.max_torque for a in actuators], (0,)),
-        act_inertia=arr([a.gear_ratio ** 2 * a.rotor_inertia for a in actuators], (0,)),
-        act_damping=arr([a.gear_ratio ** 2 * a.motor_damping for a in actuators], (0,)),
+        act_inertia=arr([a.gear_ratio**2 * a.rotor_inertia for a in actuators], (0,)),
+        act_damping=arr([a.gear_ratio**2 * a.motor_damping for a in actuators], (0,)),
         body_flex=body_flex,
         flex_nf=arr([b.nf for _, b in beams], (0,), i64),
         flex_q=arr(flex_q, (0,), i64),
@@ -483,8 +589,7 @@ def compile_model(model, absolute_joints=None):
         spring_marker=arr(spring_marker, (0, 2), i64),
         spring_k=arr([s.stiffness for s in springs], (0,)),
         spring_c=arr([s.damping for s in springs], (0,)),
-        spring_l0=arr([np.nan if s.rest_length is None else s.rest_length
-                       for s in springs], (0,)),
+        spring_l0=arr([np.nan if s.rest_length is None else s.rest_length for s in springs], (0,)),
         force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
         force_marker=arr(force_marker, (0,), i64),
         force_vector=arr([f.vector for f in forces], (0, 3)),
@@ -493,19 +598,31 @@ def compile_model(model, absolute_joints=None):
         **con_arrays,
         **stab.arrays,
     )
-    cm = CompiledModel(described, topo, arrays, names, jnames, [s.name for s in sensors],
-                       stab.sizes, np.array(q0, dtype=f64), np.array(u0, dtype=f64),
-                       beams, movable)
+    cm = CompiledModel(
+        described,
+        topo,
+        arrays,
+        names,
+        jnames,
+        [s.name for s in sensors],
+        stab.sizes,
+        np.array(q0, dtype=f64),
+        np.array(u0, dtype=f64),
+        beams,
+        movable,
+    )
     cm.constraint_texts = con_texts
     if len(springs):
         initial_spring_lengths(cm, list(model.springs))
     for name, why in zip(topo.cut_joint_names, topo.cut_reasons):
         if why == "chosen":
             joint = model.joints[name]
-            cm.warnings.append(f'joint "{name}" closes a loop and is cut: its '
-                               f"{6 - joint.ndof} constraint equations hold the loop "
-                               "closed (mark it cut = true, or another joint of the loop, "
-                               "to choose yourself)")
+            cm.warnings.append(
+                f'joint "{name}" closes a loop and is cut: its '
+                f"{6 - joint.ndof} constraint equations hold the loop "
+                "closed (mark it cut = true, or another joint of the loop, "
+                "to choose yourself)"
+            )
     if any(starts_static(b) for _, b in beams):
         static_elastic_state(cm)
     if any(starts_quasi_static(b) for _, b in beams) and not cm.has_constraints:
@@ -519,9 +636,11 @@ def _explicit_elastic_rates(beam):
         return np.zeros(beam.nf)
     if len(beam.initial_rates) != beam.nf:
         first = ", ".join(beam.coordinate_names()[:3])
-        raise ModelError(f"expected {beam.nf} elastic rates ({first}, ...), got "
-                         f"{len(beam.initial_rates)}", f'body "{beam.name}"',
-                         "initial_rates")
+        raise ModelError(
+            f"expected {beam.nf} elastic rates ({first}, ...), got {len(beam.initial_rates)}",
+            f'body "{beam.name}"',
+            "initial_rates",
+        )
     return beam.initial_rates
 
 
@@ -532,6 +651,9 @@ def _explicit_elastic_state(beam):
         return np.zeros(beam.nf)
     if len(beam.initial) != beam.nf:
         first = ", ".join(beam.coordinate_names()[:3])
-        raise ModelError(f"expected {beam.nf} elastic coordinates ({first}, ...), got "
-                         f"{len(beam.initial)}", f'body "{beam.name}"', "initial")
+        raise ModelError(
+            f"expected {beam.nf} elastic coordinates ({first}, ...), got {len(beam.initial)}",
+            f'body "{beam.name}"',
+            "initial",
+        )
     return beam.initial

@@ -34,20 +34,34 @@ import numpy as np
 
 from ..codes import CONTACT_NORMAL, CONTACT_TANGENT, ORIENTATION, POSITION
 
-__all__ = ["ConstraintRow", "joint_constraint_rows", "constraint_tables",
-           "POSITION", "ORIENTATION", "CONTACT_NORMAL", "CONTACT_TANGENT",
-           "CONTACT_ROWS"]
+__all__ = [
+    "ConstraintRow",
+    "joint_constraint_rows",
+    "constraint_tables",
+    "POSITION",
+    "ORIENTATION",
+    "CONTACT_NORMAL",
+    "CONTACT_TANGENT",
+    "CONTACT_ROWS",
+]
 
-CONTACT_ROWS = {"rolling_disk": ((CONTACT_NORMAL, "normal contact (position)"),
-                                 (CONTACT_TANGENT, "no slip along the rolling direction"),
-                                 (CONTACT_TANGENT, "no slip across the disk")),
-                "knife_edge": ((CONTACT_NORMAL, "normal contact (position)"),
-                               (CONTACT_TANGENT, "no slip across the blade"))}
+CONTACT_ROWS = {
+    "rolling_disk": (
+        (CONTACT_NORMAL, "normal contact (position)"),
+        (CONTACT_TANGENT, "no slip along the rolling direction"),
+        (CONTACT_TANGENT, "no slip across the disk"),
+    ),
+    "knife_edge": (
+        (CONTACT_NORMAL, "normal contact (position)"),
+        (CONTACT_TANGENT, "no slip across the blade"),
+    ),
+}
 
 
 @dataclass
 class ConstraintRow:
     """One constraint equation of a cut joint (module docstring)."""
+
     kind: int
     x: np.ndarray
     y: np.ndarray
@@ -68,22 +82,37 @@ def joint_constraint_rows(joint):
     """The ConstraintRows of `joint` when it is cut."""
     rows = []
     for _k, n in enumerate(_complement(joint.translation_axes)):
-        rows.append(ConstraintRow(POSITION, n, np.zeros(3), 0.0,
-                                  f"position along {np.round(n, 6).tolist()}"))
+        rows.append(
+            ConstraintRow(
+                POSITION, n, np.zeros(3), 0.0, f"position along {np.round(n, 6).tolist()}"
+            )
+        )
     axes = np.asarray(joint.rotation_axes, dtype=float)
     e = np.eye(3)
     if len(axes) == 0:
         for a, b, name in ((1, 2, "y.z"), (2, 0, "z.x"), (0, 1, "x.y")):
-            rows.append(ConstraintRow(ORIENTATION, e[a], e[b], 0.0,
-                                      f"orientation {name}"))
+            rows.append(ConstraintRow(ORIENTATION, e[a], e[b], 0.0, f"orientation {name}"))
     elif len(axes) == 1:
         for _k, b in enumerate(_complement(axes)):
-            rows.append(ConstraintRow(ORIENTATION, b, axes[0], 0.0,
-                                      f"axis {np.round(axes[0], 6).tolist()} normal to "
-                                      f"{np.round(b, 6).tolist()}"))
+            rows.append(
+                ConstraintRow(
+                    ORIENTATION,
+                    b,
+                    axes[0],
+                    0.0,
+                    f"axis {np.round(axes[0], 6).tolist()} normal to {np.round(b, 6).tolist()}",
+                )
+            )
     elif len(axes) == 2:
-        rows.append(ConstraintRow(ORIENTATION, axes[0], axes[1], float(axes[0] @ axes[1]),
-                                  "angle between the two rotation axes"))
+        rows.append(
+            ConstraintRow(
+                ORIENTATION,
+                axes[0],
+                axes[1],
+                float(axes[0] @ axes[1]),
+                "angle between the two rotation axes",
+            )
+        )
     return rows
 
 
@@ -135,5 +164,6 @@ def constraint_tables(model, cut_joints, marker_id, contacts=()):
         con_x=np.array(x, dtype=float).reshape(-1, 3),
         con_y=np.array(y, dtype=float).reshape(-1, 3),
         con_c=np.array(c, dtype=float),
-        con_active=np.arange(len(kind), dtype=i64))
+        con_active=np.arange(len(kind), dtype=i64),
+    )
     return arrays, texts

@@ -62,12 +62,31 @@ from .vocabulary import (
 )
 
 __all__ = [
-    "GROUND", "JOINT_TYPES", "SENSOR_TYPES", "BEAM_SECTION_SENSORS", "FORCE_TYPES",
+    "GROUND",
+    "JOINT_TYPES",
+    "SENSOR_TYPES",
+    "BEAM_SECTION_SENSORS",
+    "FORCE_TYPES",
     "SOLVER_METHODS",
     "CONSTRAINT_FORMULATIONS",
-    "ACTUATOR_TYPES", "NODE_DOFS", "Marker", "RigidBody", "BeamBody", "Joint", "Driver",
-    "Actuator", "Force", "Spring", "Sensor", "Contact", "CONTACT_TYPES",
-    "SolverSettings", "OutputSettings", "Model", "rotation_from_euler_xyz", "ORIGIN",
+    "ACTUATOR_TYPES",
+    "NODE_DOFS",
+    "Marker",
+    "RigidBody",
+    "BeamBody",
+    "Joint",
+    "Driver",
+    "Actuator",
+    "Force",
+    "Spring",
+    "Sensor",
+    "Contact",
+    "CONTACT_TYPES",
+    "SolverSettings",
+    "OutputSettings",
+    "Model",
+    "rotation_from_euler_xyz",
+    "ORIGIN",
     "FORMULATIONS",
 ]
 
@@ -85,8 +104,12 @@ class Model:
 
     def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
         if not isinstance(name, str) or not name.strip() or "/" in name or "\\" in name:
-            raise ModelError("expected a non-empty name without '/' or '\\' (it names the "
-                             f"default result file), got {name!r}", "model", "name")
+            raise ModelError(
+                "expected a non-empty name without '/' or '\\' (it names the "
+                f"default result file), got {name!r}",
+                "model",
+                "name",
+            )
         self.name = name
         self.gravity = _vector(gravity, 3, "model", "gravity")
         self.bodies = {}
@@ -116,21 +139,40 @@ class Model:
         c = _vector(com, 3, item, "com")
         inertia_in = _inertia_matrix(inertia, item, "inertia")
         if inertia_about not in ("com", "origin"):
-            raise ModelError(f"expected 'com' or 'origin', got {inertia_about!r}", item,
-                             "inertia_about")
-        i_c = inertia_in if inertia_about == "com" else (
-            inertia_in - m * (c @ c * np.eye(3) - np.outer(c, c)))
+            raise ModelError(
+                f"expected 'com' or 'origin', got {inertia_about!r}", item, "inertia_about"
+            )
+        i_c = (
+            inertia_in
+            if inertia_about == "com"
+            else (inertia_in - m * (c @ c * np.eye(3) - np.outer(c, c)))
+        )
         _check_inertia(i_c, m, item, inertia_about)
         body = RigidBody(name, m, c, i_c)
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body
         return body
 
-    def add_beam_body(self, name, points, section, material, elements=1, reference=None,
-                      fixed=None, node_masses=None, alpha=0.0, beta=0.0,
-                      initial="undeformed", node_inertias=None, geometric="consistent",
-                      modes="all", correction_modes=False, initial_rates=None,
-                      modal_damping=None):
+    def add_beam_body(
+        self,
+        name,
+        points,
+        section,
+        material,
+        elements=1,
+        reference=None,
+        fixed=None,
+        node_masses=None,
+        alpha=0.0,
+        beta=0.0,
+        initial="undeformed",
+        node_inertias=None,
+        geometric="consistent",
+        modes="all",
+        correction_modes=False,
+        initial_rates=None,
+        modal_damping=None,
+    ):
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
         conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
@@ -149,6 +191,7 @@ class Model:
         carry markers. The invariants and the mode basis are made when the model is
         compiled (BeamBody)."""
         from ..elements.beam import element_frame
+
         item = f'body "{name}"'
         self._new_name(name, self.bodies, item, self.joints, "joint")
         if name == GROUND:
@@ -157,16 +200,26 @@ class Model:
             pts = np.array(points, dtype=float)
         except (TypeError, ValueError):
             pts = None
-        if pts is None or pts.ndim != 2 or pts.shape[1] != 3 or len(pts) < 2 or \
-                not np.all(np.isfinite(pts)):
-            raise ModelError(f"expected two or more points [x, y, z] (m), got {points!r}",
-                             item, "points")
+        if (
+            pts is None
+            or pts.ndim != 2
+            or pts.shape[1] != 3
+            or len(pts) < 2
+            or not np.all(np.isfinite(pts))
+        ):
+            raise ModelError(
+                f"expected two or more points [x, y, z] (m), got {points!r}", item, "points"
+            )
         nseg = len(pts) - 1
         counts = [elements] * nseg if np.ndim(elements) == 0 else list(elements)
-        if len(counts) != nseg or any(isinstance(c, bool) or not isinstance(
-                c, (int, np.integer)) or c < 1 for c in counts):
-            raise ModelError(f"expected a positive integer per segment ({nseg}), got "
-                             f"{elements!r}", item, "elements")
+        if len(counts) != nseg or any(
+            isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1 for c in counts
+        ):
+            raise ModelError(
+                f"expected a positive integer per segment ({nseg}), got {elements!r}",
+                item,
+                "elements",
+            )
         _check_beam_memory(sum(counts), item)
         nodes = [pts[0]]
         for sgm, count in enumerate(counts):
@@ -187,20 +240,25 @@ class Model:
         for node, dofs in fixed.items():
             node_k = _node_index(node, len(nodes))
             if node_k is None:
-                raise ModelError(f"expected a node index 0..{len(nodes) - 1}, got "
-                                 f"{node!r}", item, "fixed")
+                raise ModelError(
+                    f"expected a node index 0..{len(nodes) - 1}, got {node!r}", item, "fixed"
+                )
             names = NODE_DOFS if dofs == "all" else dofs
             if isinstance(names, str) or any(d not in NODE_DOFS for d in names):
-                raise ModelError(f'expected "all" or a list of {", ".join(NODE_DOFS)}, '
-                                 f"got {dofs!r}", item, f"fixed.{node}")
+                raise ModelError(
+                    f'expected "all" or a list of {", ".join(NODE_DOFS)}, got {dofs!r}',
+                    item,
+                    f"fixed.{node}",
+                )
             held |= {6 * node_k + NODE_DOFS.index(d) for d in names}
         free = np.array([k for k in range(6 * len(nodes)) if k not in held], dtype=np.int64)
         masses = {}
         for node, mass in (node_masses or {}).items():
             node_k = _node_index(node, len(nodes))
             if node_k is None:
-                raise ModelError(f"expected a node index 0..{len(nodes) - 1}, got "
-                                 f"{node!r}", item, "node_masses")
+                raise ModelError(
+                    f"expected a node index 0..{len(nodes) - 1}, got {node!r}", item, "node_masses"
+                )
             masses[node_k] = _scalar(mass, item, f"node_masses.{node}", positive=True)
         per_node = np.zeros(len(nodes))
         for node_k, mass in masses.items():
@@ -209,49 +267,78 @@ class Model:
         for node, inertia in (node_inertias or {}).items():
             node_k = _node_index(node, len(nodes))
             if node_k is None:
-                raise ModelError(f"expected a node index 0..{len(nodes) - 1}, got "
-                                 f"{node!r}", item, "node_inertias")
+                raise ModelError(
+                    f"expected a node index 0..{len(nodes) - 1}, got {node!r}",
+                    item,
+                    "node_inertias",
+                )
             j = _inertia_matrix(inertia, item, f"node_inertias.{node}")
-            _check_inertia(j, 0.0, item, "node", positive_definite=False,
-                           fld=f"node_inertias.{node}")
+            _check_inertia(
+                j, 0.0, item, "node", positive_definite=False, fld=f"node_inertias.{node}"
+            )
             inertias[node_k] = j
         for a, b in conn:
             element_frame(nodes[a], nodes[b], ref, item)  # the reference is not an axis
         from ..elements.geometric import GEOMETRIC_OPTIONS
+
         if geometric not in GEOMETRIC_OPTIONS:
-            raise ModelError(f"expected one of {', '.join(GEOMETRIC_OPTIONS)}, got "
-                             f"{geometric!r}", item, "geometric")
+            raise ModelError(
+                f"expected one of {', '.join(GEOMETRIC_OPTIONS)}, got {geometric!r}",
+                item,
+                "geometric",
+            )
         initial = _beam_initial_state(initial, item)
         rates = None
         if initial_rates is not None:
             rates = _beam_initial_state(initial_rates, item, "initial_rates")
-        if not (modes == "all" if isinstance(modes, str) else (
-                isinstance(modes, (int, np.integer)) and not isinstance(modes, bool)
-                and modes >= 1)):
-            raise ModelError(f'expected a positive integer or "all", got {modes!r}',
-                             item, "modes")
+        if not (
+            modes == "all"
+            if isinstance(modes, str)
+            else (
+                isinstance(modes, (int, np.integer)) and not isinstance(modes, bool) and modes >= 1
+            )
+        ):
+            raise ModelError(f'expected a positive integer or "all", got {modes!r}', item, "modes")
         if not isinstance(correction_modes, (bool, np.bool_)):
-            raise ModelError(f"expected true or false, got {correction_modes!r}", item,
-                             "correction_modes")
+            raise ModelError(
+                f"expected true or false, got {correction_modes!r}", item, "correction_modes"
+            )
         if correction_modes and modes == "all":
-            raise ModelError('correction modes complete a mode basis: give the number '
-                             'of modes too (modes = n), or leave them out with modes = '
-                             '"all" (the nodal coordinates represent every load)', item,
-                             "correction_modes")
-        body = BeamBody(name, pts, tuple(counts), section, material, ref, nodes, conn,
-                        free, masses, _scalar(alpha, item, "alpha", nonnegative=True),
-                        _scalar(beta, item, "beta", nonnegative=True), initial,
-                        node_inertias=inertias, geometric=geometric,
-                        modes=modes if isinstance(modes, str) else int(modes),
-                        correction_modes=bool(correction_modes),
-                        initial_rates=rates, modal_damping=_modal_damping(
-                            modal_damping, item))
+            raise ModelError(
+                "correction modes complete a mode basis: give the number "
+                "of modes too (modes = n), or leave them out with modes = "
+                '"all" (the nodal coordinates represent every load)',
+                item,
+                "correction_modes",
+            )
+        body = BeamBody(
+            name,
+            pts,
+            tuple(counts),
+            section,
+            material,
+            ref,
+            nodes,
+            conn,
+            free,
+            masses,
+            _scalar(alpha, item, "alpha", nonnegative=True),
+            _scalar(beta, item, "beta", nonnegative=True),
+            initial,
+            node_inertias=inertias,
+            geometric=geometric,
+            modes=modes if isinstance(modes, str) else int(modes),
+            correction_modes=bool(correction_modes),
+            initial_rates=rates,
+            modal_damping=_modal_damping(modal_damping, item),
+        )
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body
         return body
 
-    def add_marker(self, body, name, position=(0.0, 0.0, 0.0), orientation=None,
-                   euler_xyz=None, node=None):
+    def add_marker(
+        self, body, name, position=(0.0, 0.0, 0.0), orientation=None, euler_xyz=None, node=None
+    ):
         """Add a marker frame on `body` ("ground" for the fixed frame).
 
         `orientation`: 3x3 matrix whose columns are the marker axes in body axes; or
@@ -264,20 +351,26 @@ class Model:
         beam = body != GROUND and isinstance(self.bodies[body], BeamBody)
         if beam:
             nodes = self.bodies[body].nodes
-            index = None if isinstance(node, bool) or not isinstance(
-                node, (int, np.integer)) else _node_index(node, len(nodes))
+            index = (
+                None
+                if isinstance(node, bool) or not isinstance(node, (int, np.integer))
+                else _node_index(node, len(nodes))
+            )
             if index is None:
-                raise ModelError(f"a marker on a beam body sits on a node: expected a "
-                                 f"node index 0..{len(nodes) - 1} (or -1 for the last), "
-                                 f"got {node!r}", item, "node")
+                raise ModelError(
+                    f"a marker on a beam body sits on a node: expected a "
+                    f"node index 0..{len(nodes) - 1} (or -1 for the last), "
+                    f"got {node!r}",
+                    item,
+                    "node",
+                )
             node = index
             position = nodes[node]
         elif node is not None:
             raise ModelError("only markers on beam bodies sit on nodes", item, "node")
         p = _vector(position, 3, item, "position")
         if orientation is not None and euler_xyz is not None:
-            raise ModelError("give 'orientation' or 'euler_xyz', not both", item,
-                             "euler_xyz")
+            raise ModelError("give 'orientation' or 'euler_xyz', not both", item, "euler_xyz")
         if euler_xyz is not None:
             c = rotation_from_euler_xyz(_vector(euler_xyz, 3, item, "euler_xyz"))
         elif orientation is not None:
@@ -288,10 +381,25 @@ class Model:
         return markers[name]
 
     # ----------------------------------------------------------------- joints
-    def add_joint(self, name, type, parent, child, parent_marker=ORIGIN,
-                  child_marker=ORIGIN, axis=None, axes=None, translation_axes=None,
-                  rotation_axes=None, initial=0.0, initial_rate=0.0, stiffness=0.0,
-                  damping=0.0, rest=0.0, cut=False):
+    def add_joint(
+        self,
+        name,
+        type,
+        parent,
+        child,
+        parent_marker=ORIGIN,
+        child_marker=ORIGIN,
+        axis=None,
+        axes=None,
+        translation_axes=None,
+        rotation_axes=None,
+        initial=0.0,
+        initial_rate=0.0,
+        stiffness=0.0,
+        damping=0.0,
+        rest=0.0,
+        cut=False,
+    ):
         """Add a joint from `parent_marker` on `parent` to `child_marker` on `child`.
 
         Types and their axes (unit vectors in the parent marker's frame):
@@ -306,18 +414,24 @@ class Model:
         item = f'joint "{name}"'
         self._new_name(name, self.joints, item, self.bodies, "body")
         if type not in JOINT_TYPES:
-            raise ModelError(f"expected a joint type, one of {', '.join(JOINT_TYPES)}; "
-                             f"got {type!r}", item, "type")
+            raise ModelError(
+                f"expected a joint type, one of {', '.join(JOINT_TYPES)}; got {type!r}",
+                item,
+                "type",
+            )
         for fld, b in (("parent", parent), ("child", child)):
             if b != GROUND and b not in self.bodies:
                 raise ModelError(f'unknown body "{b}"', item, fld)
         if parent == child:
             raise ModelError("a joint connects two different bodies", item, "child")
         if child == GROUND:
-            raise ModelError('the ground cannot be a child; swap "parent" and "child"',
-                             item, "child")
-        for fld, b, mk in (("parent_marker", parent, parent_marker),
-                           ("child_marker", child, child_marker)):
+            raise ModelError(
+                'the ground cannot be a child; swap "parent" and "child"', item, "child"
+            )
+        for fld, b, mk in (
+            ("parent_marker", parent, parent_marker),
+            ("child_marker", child, child_marker),
+        ):
             if mk not in self._markers_of(b, item):
                 raise ModelError(f'unknown marker "{mk}" on body "{b}"', item, fld)
         tr, ro = _joint_axes(type, item, axis, axes, translation_axes, rotation_axes)
@@ -325,13 +439,21 @@ class Model:
         if not isinstance(cut, bool):
             raise ModelError(f"expected true or false, got {cut!r}", item, "cut")
         joint = Joint(
-            name, type, parent, child, parent_marker, child_marker, tr, ro,
+            name,
+            type,
+            parent,
+            child,
+            parent_marker,
+            child_marker,
+            tr,
+            ro,
             initial=_per_coordinate(initial, n, item, "initial"),
             initial_rate=_per_coordinate(initial_rate, n, item, "initial_rate"),
             stiffness=_per_coordinate(stiffness, n, item, "stiffness"),
             damping=_per_coordinate(damping, n, item, "damping"),
             rest=_per_coordinate(rest, n, item, "rest"),
-            cut=cut)
+            cut=cut,
+        )
         for fld in ("stiffness", "damping"):
             if np.any(getattr(joint, fld) < 0):
                 raise ModelError("expected values >= 0", item, fld)
@@ -355,22 +477,48 @@ class Model:
         if joint not in self.joints:
             raise ModelError(f'unknown joint "{joint}"', item, "joint")
         nd = self.joints[joint].ndof
-        if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
-                or not 0 <= coordinate < nd:
-            raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
-                             f'"{joint}", got {coordinate!r}', item, "coordinate")
+        if (
+            isinstance(coordinate, bool)
+            or not isinstance(coordinate, (int, np.integer))
+            or not 0 <= coordinate < nd
+        ):
+            raise ModelError(
+                f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}',
+                item,
+                "coordinate",
+            )
         for other in self.drivers.values():
             if other.joint == joint and other.coordinate == coordinate:
-                raise ModelError(f'coordinate {coordinate} of joint "{joint}" is already '
-                                 f'driven by driver "{other.name}"', item, "coordinate")
+                raise ModelError(
+                    f'coordinate {coordinate} of joint "{joint}" is already '
+                    f'driven by driver "{other.name}"',
+                    item,
+                    "coordinate",
+                )
         for other in self.actuators.values():
             if other.joint == joint and other.coordinate == coordinate:
-                raise ModelError(f'coordinate {coordinate} of joint "{joint}" already has '
-                                 f'actuator "{other.name}"', item, "coordinate")
+                raise ModelError(
+                    f'coordinate {coordinate} of joint "{joint}" already has '
+                    f'actuator "{other.name}"',
+                    item,
+                    "coordinate",
+                )
 
-    def add_actuator(self, name, joint, type="pd", coordinate=0, kp=0.0, kd=0.0,
-                     setpoint=None, torque=None, max_torque=np.inf, gear_ratio=1.0,
-                     rotor_inertia=0.0, motor_damping=0.0):
+    def add_actuator(
+        self,
+        name,
+        joint,
+        type="pd",
+        coordinate=0,
+        kp=0.0,
+        kd=0.0,
+        setpoint=None,
+        torque=None,
+        max_torque=np.inf,
+        gear_ratio=1.0,
+        rotor_inertia=0.0,
+        motor_damping=0.0,
+    ):
         """A motor on coordinate `coordinate` of `joint` (see Actuator): a PD controller
         towards `setpoint` (a time function, type "pd") or an open-loop motor torque
         `torque` (a time function, N m, type "torque")."""
@@ -378,39 +526,62 @@ class Model:
         self._new_name(name, self.actuators, item)
         self._check_coordinate_free(joint, coordinate, item)
         if type not in ACTUATOR_TYPES:
-            raise ModelError(f"expected one of {', '.join(ACTUATOR_TYPES)}, got {type!r}",
-                             item, "type")
+            raise ModelError(
+                f"expected one of {', '.join(ACTUATOR_TYPES)}, got {type!r}", item, "type"
+            )
         kp = _scalar(kp, item, "kp", nonnegative=True)
         kd = _scalar(kd, item, "kd", nonnegative=True)
         if type == "pd":
             if setpoint is None:
-                raise ModelError('a "pd" actuator needs a setpoint (a time function)',
-                                 item, "setpoint")
+                raise ModelError(
+                    'a "pd" actuator needs a setpoint (a time function)', item, "setpoint"
+                )
             if torque is not None:
-                raise ModelError('a "pd" actuator takes no torque function (that is '
-                                 'type "torque")', item, "torque")
+                raise ModelError(
+                    'a "pd" actuator takes no torque function (that is type "torque")',
+                    item,
+                    "torque",
+                )
             check_time_function(setpoint, item, "setpoint")
         else:
             if torque is None:
-                raise ModelError('a "torque" actuator needs a torque (a time function)',
-                                 item, "torque")
+                raise ModelError(
+                    'a "torque" actuator needs a torque (a time function)', item, "torque"
+                )
             if setpoint is not None or kp or kd:
-                raise ModelError('a "torque" actuator takes no setpoint, kp or kd (that '
-                                 'is type "pd")', item, "setpoint")
+                raise ModelError(
+                    'a "torque" actuator takes no setpoint, kp or kd (that is type "pd")',
+                    item,
+                    "setpoint",
+                )
             check_time_function(torque, item, "torque")
-        if isinstance(max_torque, bool) or not isinstance(
-                max_torque, (int, float, np.floating, np.integer)) or not max_torque > 0:
-            raise ModelError(f"expected a positive number (or inf), got {max_torque!r}",
-                             item, "max_torque")
+        if (
+            isinstance(max_torque, bool)
+            or not isinstance(max_torque, (int, float, np.floating, np.integer))
+            or not max_torque > 0
+        ):
+            raise ModelError(
+                f"expected a positive number (or inf), got {max_torque!r}", item, "max_torque"
+            )
         self.actuators[name] = Actuator(
-            name, joint, int(coordinate), type, kp, kd, setpoint, torque,
-            float(max_torque), _scalar(gear_ratio, item, "gear_ratio", positive=True),
+            name,
+            joint,
+            int(coordinate),
+            type,
+            kp,
+            kd,
+            setpoint,
+            torque,
+            float(max_torque),
+            _scalar(gear_ratio, item, "gear_ratio", positive=True),
             _scalar(rotor_inertia, item, "rotor_inertia", nonnegative=True),
-            _scalar(motor_damping, item, "motor_damping", nonnegative=True))
+            _scalar(motor_damping, item, "motor_damping", nonnegative=True),
+        )
         return self.actuators[name]
 
-    def add_force(self, name, type, body, marker=ORIGIN, vector=(0.0, 0.0, 0.0),
-                  frame="global", function=None):
+    def add_force(
+        self, name, type, body, marker=ORIGIN, vector=(0.0, 0.0, 0.0), frame="global", function=None
+    ):
         """A point force ("force", N) or torque ("torque", N m) on a marker:
         vector * function(t), `frame` "global" or "marker" (follower)."""
         item = f'force "{name}"'
@@ -418,20 +589,21 @@ class Model:
         if type not in FORCE_TYPES:
             raise ModelError(f"expected 'force' or 'torque', got {type!r}", item, "type")
         if body not in self.bodies:
-            raise ModelError(f'unknown body "{body}" (loads act on moving bodies)', item,
-                             "body")
+            raise ModelError(f'unknown body "{body}" (loads act on moving bodies)', item, "body")
         if marker not in self.bodies[body].markers:
             raise ModelError(f'unknown marker "{marker}" on body "{body}"', item, "marker")
         if frame not in ("global", "marker"):
             raise ModelError(f"expected 'global' or 'marker', got {frame!r}", item, "frame")
         fn = Constant(1.0) if function is None else function
         check_time_function(fn, item, "function")
-        self.forces[name] = Force(name, type, body, marker,
-                                  _vector(vector, 3, item, "vector"), frame, fn)
+        self.forces[name] = Force(
+            name, type, body, marker, _vector(vector, 3, item, "vector"), frame, fn
+        )
         return self.forces[name]
 
-    def add_spring(self, name, body1, marker1, body2, marker2, stiffness, damping=0.0,
-                   rest_length=None):
+    def add_spring(
+        self, name, body1, marker1, body2, marker2, stiffness, damping=0.0, rest_length=None
+    ):
         """A point-to-point spring (N/m) and damper (N s/m) between marker1 on body1 and
         marker2 on body2 (either may be the ground); `rest_length` (m) defaults to their
         distance in the initial configuration."""
@@ -441,20 +613,35 @@ class Model:
             if b != GROUND and b not in self.bodies:
                 raise ModelError(f'unknown body "{b}"', item, fld)
             if mk not in self._markers_of(b, item):
-                raise ModelError(f'unknown marker "{mk}" on body "{b}"', item,
-                                 "marker" + fld[-1])
+                raise ModelError(f'unknown marker "{mk}" on body "{b}"', item, "marker" + fld[-1])
         if body1 == body2:
             raise ModelError("a spring connects two different bodies", item, "body2")
         self.springs[name] = Spring(
-            name, body1, marker1, body2, marker2,
+            name,
+            body1,
+            marker1,
+            body2,
+            marker2,
             _scalar(stiffness, item, "stiffness", nonnegative=True),
             _scalar(damping, item, "damping", nonnegative=True),
-            None if rest_length is None else _scalar(rest_length, item, "rest_length",
-                                                     nonnegative=True))
+            None
+            if rest_length is None
+            else _scalar(rest_length, item, "rest_length", nonnegative=True),
+        )
         return self.springs[name]
 
-    def add_user_law(self, name, law, joint=None, coordinate=0, body=None, marker=ORIGIN,
-                     frame="global", params=(), read_coordinates=()):
+    def add_user_law(
+        self,
+        name,
+        law,
+        joint=None,
+        coordinate=0,
+        body=None,
+        marker=ORIGIN,
+        frame="global",
+        params=(),
+        read_coordinates=(),
+    ):
         """A user force law (flexmbs.model.user_laws): `law(t, q, u, params, out)`, a
         function made by `flexmbs.user_law` (a plain function is compiled here), on
         coordinate `coordinate` of `joint` (out[0]: N or N m) or at `marker` of
@@ -462,13 +649,25 @@ class Model:
         "global" or "marker"). It is called with `params` followed by the q indices
         of the coordinates named in `read_coordinates`."""
         from .user_laws import user_law_item
+
         self._new_name(name, self.user_laws, f'user law "{name}"')
-        self.user_laws[name] = user_law_item(self, name, law, joint, coordinate, body,
-                                             marker, frame, params, read_coordinates)
+        self.user_laws[name] = user_law_item(
+            self, name, law, joint, coordinate, body, marker, frame, params, read_coordinates
+        )
         return self.user_laws[name]
 
-    def add_contact(self, name, type, disk, plane, radius=None, axis=(0.0, 1.0, 0.0),
-                    normal=(0.0, 0.0, 1.0), disk_marker=ORIGIN, plane_marker=ORIGIN):
+    def add_contact(
+        self,
+        name,
+        type,
+        disk,
+        plane,
+        radius=None,
+        axis=(0.0, 1.0, 0.0),
+        normal=(0.0, 0.0, 1.0),
+        disk_marker=ORIGIN,
+        plane_marker=ORIGIN,
+    ):
         """Add a rolling contact (see Contact): type "rolling_disk", the `disk` body
         (its marker `disk_marker` at the disk's centre, the axle `axis` in that
         marker's axes), the `plane` body (the ground or a body; its marker
@@ -478,39 +677,66 @@ class Model:
         item = f'contact "{name}"'
         self._new_name(name, self.contacts, item)
         if type not in CONTACT_TYPES:
-            raise ModelError(f"expected a contact type, one of {', '.join(CONTACT_TYPES)}; "
-                             f"got {type!r}", item, "type")
+            raise ModelError(
+                f"expected a contact type, one of {', '.join(CONTACT_TYPES)}; got {type!r}",
+                item,
+                "type",
+            )
         if disk == GROUND:
             raise ModelError("the disk must be a moving body, not the ground", item, "disk")
         for fld, b in (("disk", disk), ("plane", plane)):
             if b != GROUND and b not in self.bodies:
                 raise ModelError(f'unknown body "{b}"', item, fld)
         if disk == plane:
-            raise ModelError("the disk and the plane must be two different bodies", item,
-                             "plane")
-        for fld, b, mk in (("disk_marker", disk, disk_marker),
-                           ("plane_marker", plane, plane_marker)):
+            raise ModelError("the disk and the plane must be two different bodies", item, "plane")
+        for fld, b, mk in (
+            ("disk_marker", disk, disk_marker),
+            ("plane_marker", plane, plane_marker),
+        ):
             if mk not in self._markers_of(b, item):
                 raise ModelError(f'unknown marker "{mk}" on body "{b}"', item, fld)
         if type == "knife_edge":
             if radius is not None:
-                raise ModelError("a knife_edge contact takes no radius (its edge is the "
-                                 "point of disk_marker)", item, "radius")
+                raise ModelError(
+                    "a knife_edge contact takes no radius (its edge is the point of disk_marker)",
+                    item,
+                    "radius",
+                )
             radius = 0.0
         elif radius is None:
             raise ModelError(f'a {type} contact needs a "radius" (m)', item, "radius")
         else:
             radius = _scalar(radius, item, "radius", positive=True)
-        contact = Contact(name, type, disk, plane, radius=radius,
-                          axis=_axis(axis, item, "axis"),
-                          normal=_axis(normal, item, "normal"),
-                          disk_marker=disk_marker, plane_marker=plane_marker)
+        contact = Contact(
+            name,
+            type,
+            disk,
+            plane,
+            radius=radius,
+            axis=_axis(axis, item, "axis"),
+            normal=_axis(normal, item, "normal"),
+            disk_marker=disk_marker,
+            plane_marker=plane_marker,
+        )
         self.contacts[name] = contact
         return contact
 
-    def add_sensor(self, name, type, joint=None, coordinate=None, body=None, marker=None,
-                   frame=GROUND, actuator=None, element=0, at="start", point=None,
-                   subdivisions=1, contact=None):
+    def add_sensor(
+        self,
+        name,
+        type,
+        joint=None,
+        coordinate=None,
+        body=None,
+        marker=None,
+        frame=GROUND,
+        actuator=None,
+        element=0,
+        at="start",
+        point=None,
+        subdivisions=1,
+        contact=None,
+    ):
         """Record a joint coordinate or rate; a marker's position, orientation
         (rotation matrix, row-major), velocity, angular velocity or elastic deflection
         in the axes of body `frame` (positions relative to its origin); an actuator's
@@ -523,42 +749,64 @@ class Model:
         item = f'sensor "{name}"'
         self._new_name(name, self.sensors, item, sensor=True)
         if type not in SENSOR_TYPES:
-            raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; "
-                             f"got {type!r}", item, "type")
+            raise ModelError(
+                f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got {type!r}",
+                item,
+                "type",
+            )
         if type in BEAM_SECTION_SENSORS or type == "beam_centerline":
             if body not in self.bodies or not isinstance(self.bodies[body], BeamBody):
                 raise ModelError(f'expected a beam body, got "{body}"', item, "body")
             if frame != GROUND and frame not in self.bodies:
                 raise ModelError(f'unknown body "{frame}"', item, "frame")
         if type == "beam_centerline":
-            if isinstance(subdivisions, bool) or not isinstance(
-                    subdivisions, (int, np.integer)) or subdivisions < 1:
-                raise ModelError(f"expected a positive integer, got {subdivisions!r}", item,
-                                 "subdivisions")
-            self.sensors[name] = Sensor(name, type, body=body, frame=frame,
-                                        subdivisions=int(subdivisions))
+            if (
+                isinstance(subdivisions, bool)
+                or not isinstance(subdivisions, (int, np.integer))
+                or subdivisions < 1
+            ):
+                raise ModelError(
+                    f"expected a positive integer, got {subdivisions!r}", item, "subdivisions"
+                )
+            self.sensors[name] = Sensor(
+                name, type, body=body, frame=frame, subdivisions=int(subdivisions)
+            )
         elif type in BEAM_SECTION_SENSORS:
             ne = len(self.bodies[body].connectivity)
-            if isinstance(element, bool) or not isinstance(element, (int, np.integer)) or \
-                    not -ne <= element < ne:
-                raise ModelError(f"expected an element index 0..{ne - 1} (or -1 for the "
-                                 f"last), got {element!r}", item, "element")
-            xi = {"start": 0.0, "end": 1.0}.get(at) if isinstance(at, str) else (
-                None if isinstance(at, bool) else at)
-            if not isinstance(xi, (int, float, np.floating, np.integer)) or \
-                    not 0.0 <= xi <= 1.0:
-                raise ModelError(f"expected 'start', 'end' or a number in [0, 1] (the "
-                                 f"position along the element), got {at!r}", item, "at")
+            if (
+                isinstance(element, bool)
+                or not isinstance(element, (int, np.integer))
+                or not -ne <= element < ne
+            ):
+                raise ModelError(
+                    f"expected an element index 0..{ne - 1} (or -1 for the last), got {element!r}",
+                    item,
+                    "element",
+                )
+            xi = (
+                {"start": 0.0, "end": 1.0}.get(at)
+                if isinstance(at, str)
+                else (None if isinstance(at, bool) else at)
+            )
+            if not isinstance(xi, (int, float, np.floating, np.integer)) or not 0.0 <= xi <= 1.0:
+                raise ModelError(
+                    f"expected 'start', 'end' or a number in [0, 1] (the "
+                    f"position along the element), got {at!r}",
+                    item,
+                    "at",
+                )
             pt = None
             if type == "beam_strain":
                 if point is None:
-                    raise ModelError("a beam_strain sensor needs the section point [y, z] "
-                                     "(m)", item, "point")
+                    raise ModelError(
+                        "a beam_strain sensor needs the section point [y, z] (m)", item, "point"
+                    )
                 pt = _vector(point, 2, item, "point")
             elif point is not None:
                 raise ModelError(f"a {type} sensor takes no section point", item, "point")
-            self.sensors[name] = Sensor(name, type, body=body, element=int(element) % ne,
-                                        at=at, point=pt)
+            self.sensors[name] = Sensor(
+                name, type, body=body, element=int(element) % ne, at=at, point=pt
+            )
         elif type == "contact_reaction":
             if contact not in self.contacts:
                 raise ModelError(f'unknown contact "{contact}"', item, "contact")
@@ -582,12 +830,19 @@ class Model:
             if coordinate is None:
                 coordinate = 0
                 if nd > 1:
-                    raise ModelError(f'joint "{joint}" has {nd} coordinates: say which',
-                                     item, "coordinate")
-            if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
-                    or not 0 <= coordinate < nd:
-                raise ModelError(f"expected a coordinate index 0..{nd - 1}, got "
-                                 f"{coordinate!r}", item, "coordinate")
+                    raise ModelError(
+                        f'joint "{joint}" has {nd} coordinates: say which', item, "coordinate"
+                    )
+            if (
+                isinstance(coordinate, bool)
+                or not isinstance(coordinate, (int, np.integer))
+                or not 0 <= coordinate < nd
+            ):
+                raise ModelError(
+                    f"expected a coordinate index 0..{nd - 1}, got {coordinate!r}",
+                    item,
+                    "coordinate",
+                )
             self.sensors[name] = Sensor(name, type, joint=joint, coordinate=int(coordinate))
         else:
             for fld, v in (("body", body), ("marker", marker)):
@@ -596,24 +851,38 @@ class Model:
             if body != GROUND and body not in self.bodies:
                 raise ModelError(f'unknown body "{body}"', item, "body")
             if marker not in self._markers_of(body, item):
-                raise ModelError(f'unknown marker "{marker}" on body "{body}"', item,
-                                 "marker")
+                raise ModelError(f'unknown marker "{marker}" on body "{body}"', item, "marker")
             if frame != GROUND and frame not in self.bodies:
                 raise ModelError(f'unknown body "{frame}"', item, "frame")
             if type == "marker_deflection" and (
-                    body == GROUND or not isinstance(self.bodies[body], BeamBody)):
-                raise ModelError("a marker_deflection sensor reads a marker on a beam "
-                                 f'body; "{body}" is not one', item, "body")
+                body == GROUND or not isinstance(self.bodies[body], BeamBody)
+            ):
+                raise ModelError(
+                    "a marker_deflection sensor reads a marker on a beam "
+                    f'body; "{body}" is not one',
+                    item,
+                    "body",
+                )
             self.sensors[name] = Sensor(name, type, body=body, marker=marker, frame=frame)
         return self.sensors[name]
 
     # --------------------------------------------------------------- settings
-    def set_solver(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
-                   formulation=None, constraints=None, rho_inf=None, fixed_step=None):
+    def set_solver(
+        self,
+        method=None,
+        t_end=None,
+        rtol=None,
+        atol=None,
+        max_step=None,
+        formulation=None,
+        constraints=None,
+        rho_inf=None,
+        fixed_step=None,
+    ):
         """Change the integration settings (see SolverSettings)."""
-        self.solver = self.solver.with_changes(method, t_end, rtol, atol, max_step,
-                                               formulation, constraints, rho_inf,
-                                               fixed_step)
+        self.solver = self.solver.with_changes(
+            method, t_end, rtol, atol, max_step, formulation, constraints, rho_inf, fixed_step
+        )
 
     def set_output(self, step=None):
         """Change the time between two recorded samples (s)."""
@@ -642,19 +911,31 @@ class Model:
         flexmbs adds itself (flexmbs.model.absolute), which no user name can be."""
         if not isinstance(name, str) or not name:
             raise ModelError("expected a non-empty name", item, "name")
-        if name.startswith(GENERATED_PREFIX):   # an item flexmbs makes (absolute form)
+        if name.startswith(GENERATED_PREFIX):  # an item flexmbs makes (absolute form)
             if name in table:
                 raise ModelError("the name is used twice", item, "name")
             return
         if sensor and not SENSOR_NAME_PATTERN.fullmatch(name):
-            raise ModelError(f"expected a name without spaces or '/' (it names a "
-                             f"dataset of the result file), got {name!r}", item, "name")
+            raise ModelError(
+                f"expected a name without spaces or '/' (it names a "
+                f"dataset of the result file), got {name!r}",
+                item,
+                "name",
+            )
         if not sensor and not NAME_PATTERN.fullmatch(name):
-            raise ModelError(f"expected a name of letters, digits, '_' and '-' (no "
-                             f"spaces or dots: dots separate the parts of coordinate "
-                             f"names and --set paths), got {name!r}", item, "name")
+            raise ModelError(
+                f"expected a name of letters, digits, '_' and '-' (no "
+                f"spaces or dots: dots separate the parts of coordinate "
+                f"names and --set paths), got {name!r}",
+                item,
+                "name",
+            )
         if name in table:
             raise ModelError("the name is used twice", item, "name")
         if other is not None and name in other:
-            raise ModelError(f"the name is that of a {other_kind}: bodies and joints "
-                             f"name the coordinates, and must differ", item, "name")
+            raise ModelError(
+                f"the name is that of a {other_kind}: bodies and joints "
+                f"name the coordinates, and must differ",
+                item,
+                "name",
+            )

@@ -52,4 +52,5 @@ def geometric_tables(beams):
         geo_row_data=np.concatenate(rows) if rows else np.zeros(0),
         geo_dv=np.array(dv, dtype=float).reshape(-1, npg, 12),
         geo_dw=np.array(dw, dtype=float).reshape(-1, npg, 12),
-        geo_weight=np.array(weight, dtype=float).reshape(-1, npg))
+        geo_weight=np.array(weight, dtype=float).reshape(-1, npg),
+    )

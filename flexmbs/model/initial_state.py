@@ -12,8 +12,14 @@ from ..dynamics import api
 from ..errors import ModelError
 from .quasi_static import quasi_static_state
 
-__all__ = ["SPRING_LENGTH_MIN", "initial_spring_lengths", "starts_static",
-           "starts_quasi_static", "static_elastic_state", "quasi_static_elastic_state"]
+__all__ = [
+    "SPRING_LENGTH_MIN",
+    "initial_spring_lengths",
+    "starts_static",
+    "starts_quasi_static",
+    "static_elastic_state",
+    "quasi_static_elastic_state",
+]
 
 SPRING_LENGTH_MIN = 1e-9
 """A spring shorter than this (m) has no direction for its force
@@ -29,11 +35,14 @@ def initial_spring_lengths(cm, names):
     for s, name in enumerate(names):
         length = np.linalg.norm(pos[m.spring_marker[s, 1]] - pos[m.spring_marker[s, 0]])
         if length < SPRING_LENGTH_MIN:
-            raise ModelError(f"its two markers coincide in the initial configuration "
-                             f"(length {length:.3g} m): the direction of its force is "
-                             f"undefined; expected markers at least "
-                             f"{SPRING_LENGTH_MIN:g} m apart", f'spring "{name}"',
-                             "marker1")
+            raise ModelError(
+                f"its two markers coincide in the initial configuration "
+                f"(length {length:.3g} m): the direction of its force is "
+                f"undefined; expected markers at least "
+                f"{SPRING_LENGTH_MIN:g} m apart",
+                f'spring "{name}"',
+                "marker1",
+            )
         if np.isnan(m.spring_l0[s]):
             m.spring_l0[s] = length
 
@@ -43,7 +52,7 @@ STATIC_FLOOR = 1e-9  # ... or this, once Newton stops gaining (round-off of the 
 STATIC_ITERATIONS = 30
 STATIC_STEP = 1e-7  # m or rad: the difference step of the tangent stiffness
 STATIC_GROWTH = 1e3  # a Newton step may raise the residual this much (the axial rows of
-                     # a stiff beam overshoot on the first step), else it is halved
+# a stiff beam overshoot on the first step), else it is halved
 
 
 def starts_static(beam):
@@ -61,11 +70,13 @@ def quasi_static_elastic_state(cm, accelerations=None):
     of the given start."""
     accelerations = accelerations or api.accelerations
     chosen = [(k, b) for k, (_, b) in enumerate(cm.beams) if starts_quasi_static(b)]
-    rows = np.concatenate([np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf)
-                           for k, b in chosen])
+    rows = np.concatenate(
+        [np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf) for k, b in chosen]
+    )
     names = ", ".join(f'"{b.name}"' for _, b in chosen)
-    q, u, scale = quasi_static_state(lambda q, u, t: accelerations(cm, q, u, t),
-                                     cm.q0, cm.u0, 0.0, rows, names)
+    q, u, scale = quasi_static_state(
+        lambda q, u, t: accelerations(cm, q, u, t), cm.q0, cm.u0, 0.0, rows, names
+    )
     cm.q0[:] = q
     cm.u0[:] = u
     return scale
@@ -80,8 +91,13 @@ def static_elastic_state(cm):
     -dQ_f/dqf by central differences (it holds the geometric stiffness, and the
     dependence of the loads on qf when a beam carries other bodies), with step halving
     when the residual becomes non-finite or grows by more than STATIC_GROWTH."""
-    rows = np.concatenate([np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf)
-                           for k, (_, b) in enumerate(cm.beams) if starts_static(b)])
+    rows = np.concatenate(
+        [
+            np.arange(cm.arrays.flex_q[k], cm.arrays.flex_q[k] + b.nf)
+            for k, (_, b) in enumerate(cm.beams)
+            if starts_static(b)
+        ]
+    )
     zero = np.zeros(cm.nq)
 
     def residual(q):
@@ -89,9 +105,13 @@ def static_elastic_state(cm):
 
     def elastic_force_scale(q):
         """max |K qf| over the static beams: the size of the forces in balance."""
-        return max(np.abs(b.invariants.stiffness @ q[cm.arrays.flex_q[k]:
-                                                    cm.arrays.flex_q[k] + b.nf]).max()
-                   for k, (_, b) in enumerate(cm.beams) if starts_static(b))
+        return max(
+            np.abs(
+                b.invariants.stiffness @ q[cm.arrays.flex_q[k] : cm.arrays.flex_q[k] + b.nf]
+            ).max()
+            for k, (_, b) in enumerate(cm.beams)
+            if starts_static(b)
+        )
 
     r = residual(cm.q0)
     scale = max(np.abs(r).max(), 1e-300)
@@ -121,8 +141,11 @@ def static_elastic_state(cm):
     if np.abs(r).max() <= STATIC_TOLERANCE * scale:
         return
     names = ", ".join(f'"{b.name}"' for _, b in cm.beams if starts_static(b))
-    raise ModelError(f"the static elastic state of {names} did not converge in "
-                     f"{STATIC_ITERATIONS} Newton iterations (residual "
-                     f"{np.abs(r).max():.3g} N): the beams may buckle under their loads "
-                     f'at the initial joint state (use initial = "undeformed")',
-                     f"body {names}", "initial")
+    raise ModelError(
+        f"the static elastic state of {names} did not converge in "
+        f"{STATIC_ITERATIONS} Newton iterations (residual "
+        f"{np.abs(r).max():.3g} N): the beams may buckle under their loads "
+        f'at the initial joint state (use initial = "undeformed")',
+        f"body {names}",
+        "initial",
+    )

@@ -24,6 +24,7 @@ class Marker:
     """A frame fixed on a body: origin `position` (m) and axes `orientation` (3x3, the
     columns are the marker axes in body coordinates). On a beam body a marker sits on
     node `node` and follows it."""
+
     name: str
     body: str
     position: np.ndarray
@@ -35,6 +36,7 @@ class Marker:
 class RigidBody:
     """A rigid body. `com` (m) in the body frame; `inertia` (kg m^2) about the centre of
     mass in body axes (the file may give it about the frame origin; it is converted)."""
+
     name: str
     mass: float
     com: np.ndarray
@@ -89,6 +91,7 @@ class BeamBody:
     `nf`), and derived again when what they depend on has changed (the mesh, section,
     material, free coordinates, node masses, `modes`, `correction_modes` and, with
     correction modes, the nodes that carry markers)."""
+
     name: str
     points: np.ndarray
     elements: tuple
@@ -194,6 +197,7 @@ class Joint:
     about `rotation_axes` (unit vectors in the parent marker's frame; each rotation
     about its axis in the frame turned by the previous ones).
     """
+
     name: str
     type: str
     parent: str
@@ -222,6 +226,7 @@ class Joint:
 @dataclass
 class Driver:
     """Prescribed motion of one joint coordinate: x(t) = function(t)."""
+
     name: str
     joint: str
     coordinate: int
@@ -237,6 +242,7 @@ class Actuator:
     or N/m, kd in N m s/rad or N s/m, x_ref = setpoint(t)), limited to |tau_m| <=
     max_torque (N m). On the joint: n tau_m - n^2 b_m x', and the reflected inertia
     n^2 J_r (Huang's motor model, H3.3)."""
+
     name: str
     joint: str
     coordinate: int
@@ -256,6 +262,7 @@ class Force:
     """A point force or a torque on a marker: `vector(t) = vector * function(t)`, in
     global axes (`frame = "global"`) or in the marker's axes (`frame = "marker"`,
     a follower load). N for a force, N m for a torque."""
+
     name: str
     type: str
     body: str
@@ -270,6 +277,7 @@ class Spring:
     """A spring and damper between two markers (point to point): the force
     f = k (L - L0) + c dL/dt along the line between them pulls them together when
     positive (L = |p2 - p1|; k N/m, c N s/m, L0 m)."""
+
     name: str
     body1: str
     marker1: str
@@ -292,6 +300,7 @@ class Contact:
     directions). A knife edge (type "knife_edge", radius 0) is the point `disk_marker` of
     body `disk` with the blade along `axis`: the point stays on the plane and does
     not move across the blade (one position and one velocity equation)."""
+
     name: str
     type: str
     disk: str
@@ -308,6 +317,7 @@ class Sensor:
     """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
     several); marker sensors name `body` and `marker` and are expressed in the frame of
     body `frame` (the ground by default)."""
+
     name: str
     type: str
     joint: str | None = None
@@ -337,6 +347,7 @@ class SolverSettings:
     `rho_inf` in [0, 1] is the spectral radius at infinity of `galpha` (the amplitude
     factor per step of a mode its step does not resolve) and `fixed_step` (s), when
     set, its constant step without error control."""
+
     method: str = "bdf"
     t_end: float = 1.0
     rtol: float = 1e-6
@@ -347,42 +358,61 @@ class SolverSettings:
     rho_inf: float = 0.9
     fixed_step: float | None = None
 
-    def with_changes(self, method=None, t_end=None, rtol=None, atol=None, max_step=None,
-                     formulation=None, constraints=None, rho_inf=None, fixed_step=None):
+    def with_changes(
+        self,
+        method=None,
+        t_end=None,
+        rtol=None,
+        atol=None,
+        max_step=None,
+        formulation=None,
+        constraints=None,
+        rho_inf=None,
+        fixed_step=None,
+    ):
         """A validated copy with the given values changed (ModelError if bad)."""
         item = "solver"
         if method is not None and method not in SOLVER_METHODS:
-            raise ModelError(f"expected one of {', '.join(SOLVER_METHODS)}, got "
-                             f"{method!r}", item, "method")
+            raise ModelError(
+                f"expected one of {', '.join(SOLVER_METHODS)}, got {method!r}", item, "method"
+            )
         if formulation is not None and formulation not in FORMULATIONS:
-            raise ModelError(f"expected one of {', '.join(FORMULATIONS)}, got "
-                             f"{formulation!r}", item, "formulation")
+            raise ModelError(
+                f"expected one of {', '.join(FORMULATIONS)}, got {formulation!r}",
+                item,
+                "formulation",
+            )
         if constraints is not None and constraints not in CONSTRAINT_FORMULATIONS:
-            raise ModelError(f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got "
-                             f"{constraints!r}", item, "constraints")
+            raise ModelError(
+                f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got {constraints!r}",
+                item,
+                "constraints",
+            )
         if rho_inf is not None:
             rho_inf = _scalar(rho_inf, item, "rho_inf", nonnegative=True)
             if rho_inf > 1.0:
-                raise ModelError(f"expected a number in [0, 1], got {rho_inf!r}", item,
-                                 "rho_inf")
+                raise ModelError(f"expected a number in [0, 1], got {rho_inf!r}", item, "rho_inf")
         return SolverSettings(
             rho_inf=self.rho_inf if rho_inf is None else rho_inf,
-            fixed_step=self.fixed_step if fixed_step is None else _scalar(
-                fixed_step, item, "fixed_step", positive=True),
+            fixed_step=self.fixed_step
+            if fixed_step is None
+            else _scalar(fixed_step, item, "fixed_step", positive=True),
             formulation=self.formulation if formulation is None else formulation,
             constraints=self.constraints if constraints is None else constraints,
             method=self.method if method is None else method,
-            t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end",
-                                                           positive=True),
+            t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end", positive=True),
             rtol=self.rtol if rtol is None else _relative_tolerance(rtol, item),
             atol=self.atol if atol is None else _scalar(atol, item, "atol", positive=True),
-            max_step=self.max_step if max_step is None else _scalar(
-                max_step, item, "max_step", positive=True))
+            max_step=self.max_step
+            if max_step is None
+            else _scalar(max_step, item, "max_step", positive=True),
+        )
 
 
 @dataclass(frozen=True)
 class OutputSettings:
     """Output settings: `step`, the time between two recorded samples (s)."""
+
     step: float = 0.01
 
     def with_changes(self, step=None):
@@ -406,12 +436,21 @@ class _Nodal:
 
 def _derivation_key(body):
     """What a beam body's derived data depend on, comparable with ==."""
-    key = (body.nodes.tobytes(), body.connectivity.tobytes(), body.reference.tobytes(),
-           body.section, body.material, body.free.tobytes(),
-           tuple(sorted(body.node_masses.items())), body.modes, body.correction_modes)
+    key = (
+        body.nodes.tobytes(),
+        body.connectivity.tobytes(),
+        body.reference.tobytes(),
+        body.section,
+        body.material,
+        body.free.tobytes(),
+        tuple(sorted(body.node_masses.items())),
+        body.modes,
+        body.correction_modes,
+    )
     if body.correction_modes:
-        key += (tuple(sorted((m.node, m.name) for m in body.markers.values()
-                             if m.node is not None)),)
+        key += (
+            tuple(sorted((m.node, m.name) for m in body.markers.values() if m.node is not None)),
+        )
     return key
 
 
@@ -423,13 +462,21 @@ def _derive_beam(body):
     section 8)."""
     from ..elements.invariants import beam_body_invariants
     from ..elements.modal import modal_basis, project_invariants
+
     item = f'body "{body.name}"'
     per_node = np.zeros(len(body.nodes))
     for node, mass in body.node_masses.items():
         per_node[node] = mass
-    nodal = beam_body_invariants(body.nodes, body.connectivity, body.reference,
-                                 body.section, body.material, body.free,
-                                 node_masses=per_node, item=item)
+    nodal = beam_body_invariants(
+        body.nodes,
+        body.connectivity,
+        body.reference,
+        body.section,
+        body.material,
+        body.free,
+        node_masses=per_node,
+        item=item,
+    )
     if body.modes == "all":
         return nodal, None, nodal
     names = {}

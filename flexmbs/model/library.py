@@ -7,11 +7,29 @@ from ..elements import general_section, material, rectangle_section
 from .description import NODE_DOFS, Model
 from .timefunctions import Constant, ConstantRate, Polynomial, SpinUp
 
-__all__ = ["chain_model", "huang_two_link", "huang_three_link", "huang_rig", "huang_tube",
-           "huang_eight_link", "HUANG_TUBE_MATERIAL", "H8_INITIAL", "H8_TARGETS", "spin_up",
-           "four_bar", "four_bar_flexible", "bricard", "slider_crank", "rolling_disk",
-           "rolling_disk_steady_rates", "RD_VARIANTS", "simeon_crank", "crank_rod_field",
-           "crank_midpoint_deflection", "CRANK_REFERENCE_Q1"]
+__all__ = [
+    "chain_model",
+    "huang_two_link",
+    "huang_three_link",
+    "huang_rig",
+    "huang_tube",
+    "huang_eight_link",
+    "HUANG_TUBE_MATERIAL",
+    "H8_INITIAL",
+    "H8_TARGETS",
+    "spin_up",
+    "four_bar",
+    "four_bar_flexible",
+    "bricard",
+    "slider_crank",
+    "rolling_disk",
+    "rolling_disk_steady_rates",
+    "RD_VARIANTS",
+    "simeon_crank",
+    "crank_rod_field",
+    "crank_midpoint_deflection",
+    "CRANK_REFERENCE_Q1",
+]
 
 CHAIN_LINK_MASS = 1.0  # kg
 CHAIN_LINK_LENGTH = 0.5  # m
@@ -33,20 +51,32 @@ def chain_model(n, variant="planar", t_end=10.0):
         raise ValueError(f"n must be >= 1, got {n}")
     n = int(n)
     m, length = CHAIN_LINK_MASS, CHAIN_LINK_LENGTH
-    it = m * length ** 2 / 12.0
+    it = m * length**2 / 12.0
     model = Model(f"chain_{variant}_{n}", gravity=(0.0, 0.0, -9.81))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.01)
     parent, marker = "ground", "origin"
     for k in range(1, n + 1):
         body = f"link{k}"
-        model.add_rigid_body(body, mass=m, com=(0.0, 0.0, -length / 2),
-                             inertia=(it, it, CHAIN_AXIAL_INERTIA), inertia_about="com")
+        model.add_rigid_body(
+            body,
+            mass=m,
+            com=(0.0, 0.0, -length / 2),
+            inertia=(it, it, CHAIN_AXIAL_INERTIA),
+            inertia_about="com",
+        )
         model.add_marker(body, "tip", position=(0.0, 0.0, -length))
         axis = (1.0, 0.0, 0.0) if (variant == "spatial" and k % 2 == 0) else (0.0, 1.0, 0.0)
         initial = np.pi / 2 if k == 1 else (0.5 if (variant == "spatial" and k == 2) else 0.0)
-        model.add_joint(f"j{k}", "revolute", parent=parent, child=body,
-                        parent_marker=marker, axis=axis, initial=initial)
+        model.add_joint(
+            f"j{k}",
+            "revolute",
+            parent=parent,
+            child=body,
+            parent_marker=marker,
+            axis=axis,
+            initial=initial,
+        )
         model.add_sensor(f"theta{k}", "joint_coordinate", joint=f"j{k}")
         parent, marker = body, "tip"
     model.add_sensor("tip", "marker_position", body=f"link{n}", marker="tip")
@@ -57,16 +87,22 @@ def huang_tube():
     """The Huang tube of docs/explanation/benchmark-models.md: A, I_y = I_z, Saint-Venant J of
     the aluminium
     12.7 mm square tube with 1.6 mm walls; half-depth 6.35 mm for surface strains."""
-    return general_section(7.104e-5, 1.4891e-9, 1.4891e-9, 2.188e-9, max_y=6.35e-3,
-                           max_z=6.35e-3)
+    return general_section(7.104e-5, 1.4891e-9, 1.4891e-9, 2.188e-9, max_y=6.35e-3, max_z=6.35e-3)
 
 
 HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, density=2770.0)
 
 
-def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
-                   initial="undeformed", geometric="consistent", modes="all",
-                   correction_modes=False):
+def huang_two_link(
+    elements=1,
+    alpha=0.0,
+    t_end=5.0,
+    youngs_modulus_scale=1.0,
+    initial="undeformed",
+    geometric="consistent",
+    modes="all",
+    correction_modes=False,
+):
     """H2 of docs/explanation/benchmark-models.md: rigid link 1 on a revolute joint about
     global y; flexible link 2 (the Huang tube, 1.02 m along +x of its frame, clamped at
     joint 2 about link-1 z, `elements` beam elements, 0.5 kg at the tip, damping alpha
@@ -90,24 +126,47 @@ def huang_two_link(elements=1, alpha=0.0, t_end=5.0, youngs_modulus_scale=1.0,
     model = Model("huang_two_link", gravity=(0.0, 0.0, -9.81))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.01)
-    model.add_rigid_body("link1", mass=2.067, com=(0.0, 0.0, -0.1155),
-                         inertia=(0.08884, 0.08884, 3.752e-4), inertia_about="origin")
+    model.add_rigid_body(
+        "link1",
+        mass=2.067,
+        com=(0.0, 0.0, -0.1155),
+        inertia=(0.08884, 0.08884, 3.752e-4),
+        inertia_about="origin",
+    )
     model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
-    model.add_beam_body("link2", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
-                        material(**mat), elements=elements, reference=(0.0, 1.0, 0.0),
-                        node_masses={elements: 0.5}, alpha=alpha, initial=initial,
-                        geometric=geometric, modes=modes,
-                        correction_modes=correction_modes)
+    model.add_beam_body(
+        "link2",
+        [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]],
+        huang_tube(),
+        material(**mat),
+        elements=elements,
+        reference=(0.0, 1.0, 0.0),
+        node_masses={elements: 0.5},
+        alpha=alpha,
+        initial=initial,
+        geometric=geometric,
+        modes=modes,
+        correction_modes=correction_modes,
+    )
     model.add_marker("link2", "tip", node=elements)
-    model.add_joint("joint1", "revolute", parent="ground", child="link1",
-                    axis=(0.0, 1.0, 0.0), initial=1.5)
-    model.add_joint("joint2", "revolute", parent="link1", parent_marker="joint2",
-                    child="link2", axis=(0.0, 0.0, 1.0), initial=-1.0)
+    model.add_joint(
+        "joint1", "revolute", parent="ground", child="link1", axis=(0.0, 1.0, 0.0), initial=1.5
+    )
+    model.add_joint(
+        "joint2",
+        "revolute",
+        parent="link1",
+        parent_marker="joint2",
+        child="link2",
+        axis=(0.0, 0.0, 1.0),
+        initial=-1.0,
+    )
     model.add_sensor("theta1", "joint_coordinate", joint="joint1")
     model.add_sensor("theta2", "joint_coordinate", joint="joint2")
     model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
-    model.add_sensor("tip_deflection", "marker_deflection", body="link2", marker="tip",
-                     frame="link2")
+    model.add_sensor(
+        "tip_deflection", "marker_deflection", body="link2", marker="tip", frame="link2"
+    )
     return model
 
 
@@ -129,29 +188,61 @@ def huang_three_link(elements=1, alpha=0.0, t_end=2.0, geometric="consistent"):
     model = Model("huang_three_link", gravity=(0.0, 0.0, -9.81))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.01)
-    model.add_rigid_body("link1", mass=2.067, com=(0.0, 0.0, -0.1155),
-                         inertia=(0.08884, 0.08884, 3.752e-4), inertia_about="origin")
+    model.add_rigid_body(
+        "link1",
+        mass=2.067,
+        com=(0.0, 0.0, -0.1155),
+        inertia=(0.08884, 0.08884, 3.752e-4),
+        inertia_about="origin",
+    )
     model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
-    model.add_rigid_body("link2", mass=2.067, com=(0.0, 0.0, -0.231),
-                         inertia=(0.08884, 0.08884, 3.752e-4), inertia_about="com")
+    model.add_rigid_body(
+        "link2",
+        mass=2.067,
+        com=(0.0, 0.0, -0.231),
+        inertia=(0.08884, 0.08884, 3.752e-4),
+        inertia_about="com",
+    )
     model.add_marker("link2", "joint3", position=(0.0, 0.0, -0.462))
-    model.add_beam_body("link3", [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]], huang_tube(),
-                        material(**HUANG_TUBE_MATERIAL), elements=elements,
-                        reference=(0.0, 1.0, 0.0), node_masses={-1: 0.5}, alpha=alpha,
-                        geometric=geometric)
+    model.add_beam_body(
+        "link3",
+        [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]],
+        huang_tube(),
+        material(**HUANG_TUBE_MATERIAL),
+        elements=elements,
+        reference=(0.0, 1.0, 0.0),
+        node_masses={-1: 0.5},
+        alpha=alpha,
+        geometric=geometric,
+    )
     model.add_marker("link3", "tip", node=-1)
-    model.add_joint("joint1", "revolute", parent="ground", child="link1",
-                    axis=(0.0, 1.0, 0.0), initial=1.5)
-    model.add_joint("joint2", "prismatic", parent="link1", parent_marker="joint2",
-                    child="link2", axis=(0.0, 0.0, 1.0))
-    model.add_joint("joint3", "revolute", parent="link2", parent_marker="joint3",
-                    child="link3", axis=(0.0, 0.0, 1.0), initial=-1.0)
+    model.add_joint(
+        "joint1", "revolute", parent="ground", child="link1", axis=(0.0, 1.0, 0.0), initial=1.5
+    )
+    model.add_joint(
+        "joint2",
+        "prismatic",
+        parent="link1",
+        parent_marker="joint2",
+        child="link2",
+        axis=(0.0, 0.0, 1.0),
+    )
+    model.add_joint(
+        "joint3",
+        "revolute",
+        parent="link2",
+        parent_marker="joint3",
+        child="link3",
+        axis=(0.0, 0.0, 1.0),
+        initial=-1.0,
+    )
     model.add_sensor("theta1", "joint_coordinate", joint="joint1")
     model.add_sensor("d2", "joint_coordinate", joint="joint2")
     model.add_sensor("theta3", "joint_coordinate", joint="joint3")
     model.add_sensor("tip", "marker_position", body="link3", marker="tip", frame="link3")
-    model.add_sensor("tip_deflection", "marker_deflection", body="link3", marker="tip",
-                     frame="link3")
+    model.add_sensor(
+        "tip_deflection", "marker_deflection", body="link3", marker="tip", frame="link3"
+    )
     return model
 
 
@@ -172,26 +263,56 @@ def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consis
     model = Model("huang_rig", gravity=(0.0, 0.0, -9.81))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.005)  # the rig's 200 Hz
-    model.add_rigid_body("link1", mass=2.067, com=(0.1155, 0.0, 0.0),
-                         inertia=(3.752e-4, 0.08884, 0.08884), inertia_about="origin")
+    model.add_rigid_body(
+        "link1",
+        mass=2.067,
+        com=(0.1155, 0.0, 0.0),
+        inertia=(3.752e-4, 0.08884, 0.08884),
+        inertia_about="origin",
+    )
     model.add_marker("link1", "joint2", position=(0.231, 0.0, 0.0))
     mat = material(**HUANG_TUBE_MATERIAL)
-    model.add_beam_body("link2", [[0.0, 0.0, 0.0], [0.0, 0.0, -1.02]], huang_tube(), mat,
-                        elements=elements, reference=(0.0, 1.0, 0.0),
-                        node_masses={-1: 0.604}, alpha=0.00025, geometric=geometric)
+    model.add_beam_body(
+        "link2",
+        [[0.0, 0.0, 0.0], [0.0, 0.0, -1.02]],
+        huang_tube(),
+        mat,
+        elements=elements,
+        reference=(0.0, 1.0, 0.0),
+        node_masses={-1: 0.604},
+        alpha=0.00025,
+        geometric=geometric,
+    )
     model.add_marker("link2", "tip", node=-1)
-    model.add_joint("joint1", "revolute", parent="ground", child="link1",
-                    axis=(0.0, 0.0, 1.0), stiffness=0.1, damping=0.098)
-    model.add_joint("joint2", "revolute", parent="link1", parent_marker="joint2",
-                    child="link2", axis=(1.0, 0.0, 0.0), initial=float(theta2),
-                    stiffness=0.1, damping=0.098)
+    model.add_joint(
+        "joint1",
+        "revolute",
+        parent="ground",
+        child="link1",
+        axis=(0.0, 0.0, 1.0),
+        stiffness=0.1,
+        damping=0.098,
+    )
+    model.add_joint(
+        "joint2",
+        "revolute",
+        parent="link1",
+        parent_marker="joint2",
+        child="link2",
+        axis=(1.0, 0.0, 0.0),
+        initial=float(theta2),
+        stiffness=0.1,
+        damping=0.098,
+    )
     model.add_sensor("theta1", "joint_coordinate", joint="joint1")
     model.add_sensor("theta2", "joint_coordinate", joint="joint2")
-    model.add_sensor("strain", "beam_strain", body="link2", element=0, at="start",
-                     point=(6.35e-3, 0.0))
+    model.add_sensor(
+        "strain", "beam_strain", body="link2", element=0, at="start", point=(6.35e-3, 0.0)
+    )
     model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
-    model.add_sensor("tip_deflection", "marker_deflection", body="link2", marker="tip",
-                     frame="link2")
+    model.add_sensor(
+        "tip_deflection", "marker_deflection", body="link2", marker="tip", frame="link2"
+    )
     return model
 
 
@@ -209,10 +330,26 @@ H8_JOINTS = (  # name, type, parent, child, axis (None: the spherical joint's x,
     ("joint7", "revolute", "link6", "link7", (0.0, 1.0, 0.0)),
     ("joint8", "revolute", "link7", "link8", (1.0, 0.0, 0.0)),
 )
-H8_INITIAL = {"joint1": 1.3, "joint2": 0.4, "joint3": 0.0, "joint4": (0.0, 0.0, 0.0),
-              "joint5": 0.0, "joint6": 1.0, "joint7": 0.0, "joint8": 1.0}
-H8_TARGETS = {"joint1": 0.4, "joint2": 0.6, "joint3": -0.02, "joint4": (0.5, 0.5, 0.5),
-              "joint5": 0.3, "joint6": 0.5, "joint7": 0.7, "joint8": 0.4}
+H8_INITIAL = {
+    "joint1": 1.3,
+    "joint2": 0.4,
+    "joint3": 0.0,
+    "joint4": (0.0, 0.0, 0.0),
+    "joint5": 0.0,
+    "joint6": 1.0,
+    "joint7": 0.0,
+    "joint8": 1.0,
+}
+H8_TARGETS = {
+    "joint1": 0.4,
+    "joint2": 0.6,
+    "joint3": -0.02,
+    "joint4": (0.5, 0.5, 0.5),
+    "joint5": 0.3,
+    "joint6": 0.5,
+    "joint7": 0.7,
+    "joint8": 0.4,
+}
 """H8's initial joint values and the PD targets (rad; joint3 in m),
 docs/explanation/benchmark-models.md."""
 
@@ -242,44 +379,72 @@ def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent
     mat = material(**HUANG_TUBE_MATERIAL)
     for k in (1, 2):
         body = f"link{k}"
-        model.add_beam_body(body, [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], huang_tube(), mat,
-                            elements=elements, reference=(0.0, 1.0, 0.0), alpha=alpha,
-                            geometric=geometric)
+        model.add_beam_body(
+            body,
+            [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]],
+            huang_tube(),
+            mat,
+            elements=elements,
+            reference=(0.0, 1.0, 0.0),
+            alpha=alpha,
+            geometric=geometric,
+        )
         model.add_marker(body, "tip", node=-1)
     for k in range(3, 9):
         body = f"link{k}"
-        model.add_rigid_body(body, mass=H8_SMALL_LINK_MASS,
-                             com=(H8_SMALL_LINK_LENGTH / 2, 0.0, 0.0),
-                             inertia=H8_SMALL_LINK_INERTIA, inertia_about="com")
+        model.add_rigid_body(
+            body,
+            mass=H8_SMALL_LINK_MASS,
+            com=(H8_SMALL_LINK_LENGTH / 2, 0.0, 0.0),
+            inertia=H8_SMALL_LINK_INERTIA,
+            inertia_about="com",
+        )
         model.add_marker(body, "tip", position=(H8_SMALL_LINK_LENGTH, 0.0, 0.0))
     for name, jtype, parent, child, axis in H8_JOINTS:
         marker = "origin" if parent == "ground" else "tip"
-        model.add_joint(name, jtype, parent=parent, parent_marker=marker, child=child,
-                        axis=axis, initial=H8_INITIAL[name])
+        model.add_joint(
+            name,
+            jtype,
+            parent=parent,
+            parent_marker=marker,
+            child=child,
+            axis=axis,
+            initial=H8_INITIAL[name],
+        )
     for name, _, _, _, _ in H8_JOINTS:
         targets = np.atleast_1d(H8_TARGETS[name])
         for c, target in enumerate(targets):
             suffix = "xyz"[c] if len(targets) > 1 else ""
-            model.add_actuator(f"motor{name[-1]}{suffix}", name, coordinate=c,
-                               setpoint=Constant(float(target)), **H8_MOTOR)
+            model.add_actuator(
+                f"motor{name[-1]}{suffix}",
+                name,
+                coordinate=c,
+                setpoint=Constant(float(target)),
+                **H8_MOTOR,
+            )
     for name, jtype, _, _, _ in H8_JOINTS:
         n = len(np.atleast_1d(H8_TARGETS[name]))
         symbol = "d" if jtype == "prismatic" else "theta"
         for c in range(n):
             suffix = "xyz"[c] if n > 1 else ""
-            model.add_sensor(f"{symbol}{name[-1]}{suffix}", "joint_coordinate", joint=name,
-                             coordinate=c)
+            model.add_sensor(
+                f"{symbol}{name[-1]}{suffix}", "joint_coordinate", joint=name, coordinate=c
+            )
     for k in (1, 2):
-        model.add_sensor(f"tip{k}_deflection", "marker_deflection", body=f"link{k}",
-                         marker="tip", frame=f"link{k}")
+        model.add_sensor(
+            f"tip{k}_deflection",
+            "marker_deflection",
+            body=f"link{k}",
+            marker="tip",
+            frame=f"link{k}",
+        )
     return model
 
 
 SPIN_RATE, SPIN_DURATION = 6.0, 15.0  # rad/s, s (Kane, Ryan and Banerjee 1987)
 
 
-def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all",
-            correction_modes=False):
+def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all", correction_modes=False):
     """SPIN of docs/explanation/benchmark-models.md: a beam (L = 10 m, A = 4e-4 m^2, I = 2e-7
     m^4 in and out of the plane of rotation, E = 7e10 Pa, rho = 3000 kg/m^3) clamped on the
     axis of a hub that turns about global z with the prescribed spin-up angle theta(t) =
@@ -297,15 +462,22 @@ def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all",
     model.set_output(step=0.05)
     section = general_section(4e-4, 2e-7, 2e-7, 4e-7)
     mat = material(7e10, 3000.0, shear_modulus=7e10 / 2.6)
-    model.add_beam_body("beam", [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]], section, mat,
-                        elements=elements, reference=(0.0, 1.0, 0.0), geometric=geometric,
-                        modes=modes, correction_modes=correction_modes)
+    model.add_beam_body(
+        "beam",
+        [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]],
+        section,
+        mat,
+        elements=elements,
+        reference=(0.0, 1.0, 0.0),
+        geometric=geometric,
+        modes=modes,
+        correction_modes=correction_modes,
+    )
     model.add_marker("beam", "tip", node=-1)
     model.add_joint("hub", "revolute", parent="ground", child="beam", axis=(0.0, 0.0, 1.0))
     model.add_driver("spin", "hub", SpinUp(rate=SPIN_RATE, duration=SPIN_DURATION))
     model.add_sensor("angle", "joint_coordinate", joint="hub")
-    model.add_sensor("tip_deflection", "marker_deflection", body="beam", marker="tip",
-                     frame="beam")
+    model.add_sensor("tip_deflection", "marker_deflection", body="beam", marker="tip", frame="beam")
     return model
 
 
@@ -337,26 +509,66 @@ def four_bar(rocker=0.05, t_end=10.0):
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.005)
     for name in ("crank", "rocker"):
-        model.add_rigid_body(name, mass=7.707, com=(0.0, 0.0, -FB_LINK / 2),
-                             inertia=_slender(7.707, 0.16176083, 2), inertia_about="com")
+        model.add_rigid_body(
+            name,
+            mass=7.707,
+            com=(0.0, 0.0, -FB_LINK / 2),
+            inertia=_slender(7.707, 0.16176083, 2),
+            inertia_about="com",
+        )
         model.add_marker(name, "tip", position=(0.0, 0.0, -FB_LINK))
-    model.add_rigid_body("coupler", mass=3.946, com=(FB_COUPLER / 2, 0.0, 0.0),
-                         inertia=_slender(3.946, 0.05300579, 0), inertia_about="com")
+    model.add_rigid_body(
+        "coupler",
+        mass=3.946,
+        com=(FB_COUPLER / 2, 0.0, 0.0),
+        inertia=_slender(3.946, 0.05300579, 0),
+        inertia_about="com",
+    )
     model.add_marker("coupler", "end", position=(FB_COUPLER, 0.0, 0.0))
     model.add_marker("coupler", "middle", position=(FB_COUPLER / 2, 0.0, 0.0))
     model.add_marker("ground", "rocker_pivot", position=(FB_COUPLER, 0.0, 0.0))
     model.add_marker("ground", "spring_anchor", position=(0.7, 0.0, -FB_LINK))
     y = (0.0, 1.0, 0.0)
-    model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y,
-                    initial=rocker)
-    model.add_joint("crank_coupler", "revolute", parent="crank", parent_marker="tip",
-                    child="coupler", axis=y, initial=-rocker)
-    model.add_joint("rocker_pivot", "revolute", parent="ground",
-                    parent_marker="rocker_pivot", child="rocker", axis=y, initial=rocker)
-    model.add_joint("coupler_rocker", "revolute", parent="coupler", parent_marker="end",
-                    child="rocker", child_marker="tip", axis=y, cut=True)
-    model.add_spring("spring", "coupler", "middle", "ground", "spring_anchor",
-                     stiffness=FB_SPRING, rest_length=0.5)
+    model.add_joint(
+        "crank_pivot", "revolute", parent="ground", child="crank", axis=y, initial=rocker
+    )
+    model.add_joint(
+        "crank_coupler",
+        "revolute",
+        parent="crank",
+        parent_marker="tip",
+        child="coupler",
+        axis=y,
+        initial=-rocker,
+    )
+    model.add_joint(
+        "rocker_pivot",
+        "revolute",
+        parent="ground",
+        parent_marker="rocker_pivot",
+        child="rocker",
+        axis=y,
+        initial=rocker,
+    )
+    model.add_joint(
+        "coupler_rocker",
+        "revolute",
+        parent="coupler",
+        parent_marker="end",
+        child="rocker",
+        child_marker="tip",
+        axis=y,
+        cut=True,
+    )
+    model.add_spring(
+        "spring",
+        "coupler",
+        "middle",
+        "ground",
+        "spring_anchor",
+        stiffness=FB_SPRING,
+        rest_length=0.5,
+    )
     model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
     model.add_sensor("rocker", "joint_coordinate", joint="rocker_pivot")
     model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
@@ -397,26 +609,49 @@ def bricard(t_end=10.0):
         x = (ring[k + 1] - ring[k]) / BR_LINK
         frames.append(np.column_stack([x, np.cross(z, x), z]))
         name = f"link{k + 1}"
-        model.add_rigid_body(name, mass=1.0, com=(BR_LINK / 2, 0.0, 0.0),
-                             inertia=(1e-6, BR_LINK ** 2 / 12, BR_LINK ** 2 / 12),
-                             inertia_about="com")
+        model.add_rigid_body(
+            name,
+            mass=1.0,
+            com=(BR_LINK / 2, 0.0, 0.0),
+            inertia=(1e-6, BR_LINK**2 / 12, BR_LINK**2 / 12),
+            inertia_about="com",
+        )
         model.add_marker(name, "end", position=(BR_LINK, 0.0, 0.0))
     model.add_marker("ground", "c0", position=ring[0])
-    model.add_joint("hinge1", "revolute", parent="ground", parent_marker="c0",
-                    child="link1", axis=axes[0], child_marker=model.add_marker(
-                        "link1", "start", orientation=frames[0].T).name)
+    model.add_joint(
+        "hinge1",
+        "revolute",
+        parent="ground",
+        parent_marker="c0",
+        child="link1",
+        axis=axes[0],
+        child_marker=model.add_marker("link1", "start", orientation=frames[0].T).name,
+    )
     for k in range(1, 5):
         parent, child = f"link{k}", f"link{k + 1}"
-        relative = frames[k].T @ frames[k - 1]   # C_O: A_child C_O = A_parent at zero
+        relative = frames[k].T @ frames[k - 1]  # C_O: A_child C_O = A_parent at zero
         start = model.add_marker(child, "start", orientation=relative)
-        model.add_joint(f"hinge{k + 1}", "revolute", parent=parent, parent_marker="end",
-                        child=child, child_marker=start.name,
-                        axis=frames[k - 1].T @ axes[k])
+        model.add_joint(
+            f"hinge{k + 1}",
+            "revolute",
+            parent=parent,
+            parent_marker="end",
+            child=child,
+            child_marker=start.name,
+            axis=frames[k - 1].T @ axes[k],
+        )
     model.add_marker("ground", "m20", position=ring[5])
-    model.add_marker("link5", "end_axes", position=(BR_LINK, 0.0, 0.0),
-                     orientation=frames[4].T)
-    model.add_joint("hinge6", "revolute", parent="ground", parent_marker="m20",
-                    child="link5", child_marker="end_axes", axis=axes[5], cut=True)
+    model.add_marker("link5", "end_axes", position=(BR_LINK, 0.0, 0.0), orientation=frames[4].T)
+    model.add_joint(
+        "hinge6",
+        "revolute",
+        parent="ground",
+        parent_marker="m20",
+        child="link5",
+        child_marker="end_axes",
+        axis=axes[5],
+        cut=True,
+    )
     model.add_sensor("angle1", "joint_coordinate", joint="hinge1")
     model.add_marker("link3", "middle", position=(BR_LINK / 2, 0.0, 0.0))
     model.add_sensor("middle3", "marker_position", body="link3", marker="middle")
@@ -438,48 +673,72 @@ def slider_crank(elements=4, t_end=2.0):
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.001)
     crank, rod = 0.15, 0.30
-    model.add_rigid_body("crank", mass=0.5, com=(crank / 2, 0.0, 0.0),
-                         inertia=(1e-6, 0.5 * crank ** 2 / 12, 0.5 * crank ** 2 / 12),
-                         inertia_about="com")
+    model.add_rigid_body(
+        "crank",
+        mass=0.5,
+        com=(crank / 2, 0.0, 0.0),
+        inertia=(1e-6, 0.5 * crank**2 / 12, 0.5 * crank**2 / 12),
+        inertia_about="com",
+    )
     model.add_marker("crank", "tip", position=(crank, 0.0, 0.0))
-    model.add_beam_body("rod", [[0.0, 0.0, 0.0], [rod, 0.0, 0.0]], huang_tube(),
-                        material(**HUANG_TUBE_MATERIAL), elements=elements,
-                        reference=(0.0, 1.0, 0.0))
+    model.add_beam_body(
+        "rod",
+        [[0.0, 0.0, 0.0], [rod, 0.0, 0.0]],
+        huang_tube(),
+        material(**HUANG_TUBE_MATERIAL),
+        elements=elements,
+        reference=(0.0, 1.0, 0.0),
+    )
     model.add_marker("rod", "end", node=-1)
     model.add_marker("rod", "middle", node=elements // 2)
-    model.add_rigid_body("slider", mass=0.2, inertia=(1e-5, 1e-5, 1e-5),
-                         inertia_about="com")
+    model.add_rigid_body("slider", mass=0.2, inertia=(1e-5, 1e-5, 1e-5), inertia_about="com")
     y = (0.0, 1.0, 0.0)
     model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y)
     model.add_driver("motor", "crank_pivot", ConstantRate(value=0.0, rate=30.0))
-    model.add_joint("crank_rod", "revolute", parent="crank", parent_marker="tip",
-                    child="rod", axis=y)
-    model.add_joint("guide", "prismatic", parent="ground", child="slider",
-                    axis=(1.0, 0.0, 0.0), initial=0.45)  # crank + rod
-    model.add_joint("rod_slider", "revolute", parent="rod", parent_marker="end",
-                    child="slider", axis=y, cut=True)
+    model.add_joint(
+        "crank_rod", "revolute", parent="crank", parent_marker="tip", child="rod", axis=y
+    )
+    model.add_joint(
+        "guide", "prismatic", parent="ground", child="slider", axis=(1.0, 0.0, 0.0), initial=0.45
+    )  # crank + rod
+    model.add_joint(
+        "rod_slider",
+        "revolute",
+        parent="rod",
+        parent_marker="end",
+        child="slider",
+        axis=y,
+        cut=True,
+    )
     model.add_sensor("slider", "joint_coordinate", joint="guide")
-    model.add_sensor("deflection", "marker_deflection", body="rod", marker="middle",
-                     frame="rod")
+    model.add_sensor("deflection", "marker_deflection", body="rod", marker="middle", frame="rod")
     model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
     return model
 
 
-CRANK_LENGTH = 0.15       # m: Simeon's crank (the Bari test set's problem `crank`)
-CRANK_ROD = 0.30          # m
-CRANK_SECTION = 0.008     # m: the rod's square section, 8 mm x 8 mm
+CRANK_LENGTH = 0.15  # m: Simeon's crank (the Bari test set's problem `crank`)
+CRANK_ROD = 0.30  # m
+CRANK_SECTION = 0.008  # m: the rod's square section, 8 mm x 8 mm
 CRANK_STEEL = dict(youngs_modulus=2.0e11, poisson_ratio=0.3, density=7870.0)
-CRANK_SLIDER = 0.075552   # kg
-CRANK_SPEED = 150.0       # rad/s
+CRANK_SLIDER = 0.075552  # kg
+CRANK_SPEED = 150.0  # rad/s
 # The test set's initial values: rod angle phi2 and its rate (rad, rad/s), the slider
 # x3 and its rate (m, m/s), and the rod's four elastic coordinates and their rates,
 # q1, q2 the lateral amplitudes of sin(pi xi), sin(2 pi xi) and q3, q4 the axial
 # displacements of the middle and the far end (quadratic ansatz), xi = x / 0.3 m.
-CRANK_START = dict(phi2=0.0, phi2_rate=-7.499576703969453e+01, x3=4.500169330000000e-01,
-                   x3_rate=-2.689386719979040e-06,
-                   q=(0.0, 0.0, 1.033398630000000e-05, 1.693279690000000e-05),
-                   q_rate=(4.448961125815990e-01, 4.634339319238670e-03,
-                           -1.785910760000550e-06, -2.689386719979040e-06))
+CRANK_START = dict(
+    phi2=0.0,
+    phi2_rate=-7.499576703969453e01,
+    x3=4.500169330000000e-01,
+    x3_rate=-2.689386719979040e-06,
+    q=(0.0, 0.0, 1.033398630000000e-05, 1.693279690000000e-05),
+    q_rate=(
+        4.448961125815990e-01,
+        4.634339319238670e-03,
+        -1.785910760000550e-06,
+        -2.689386719979040e-06,
+    ),
+)
 CRANK_REFERENCE_Q1 = 0.1893192899613509e-03  # m: q1 at t = 0.1 s, the test set's solution
 
 
@@ -504,8 +763,9 @@ def crank_rod_field(q, elements):
     return np.column_stack([u, w, ty]), s0
 
 
-def simeon_crank(elements=8, t_end=0.1, geometric="none", planar=True, modes="all",
-                 corrections=True):
+def simeon_crank(
+    elements=8, t_end=0.1, geometric="none", planar=True, modes="all", corrections=True
+):
     """CRANK of docs/explanation/benchmark-models.md: Simeon's flexible slider-crank, the
     Bari test set's problem `crank` (Mazzia and Magherini), in the plane x-z. A crank of
     0.15 m turning about global y at a prescribed 150 rad/s; a steel rod of 0.30 m,
@@ -522,25 +782,36 @@ def simeon_crank(elements=8, t_end=0.1, geometric="none", planar=True, modes="al
     with static correction modes at its middle and far end unless `corrections` is
     False, the start then the least-squares fit of the modes to the nodal field."""
     if elements % 2:
-        raise ValueError(f"elements must be even (a node at the rod's middle), got "
-                         f"{elements}")
+        raise ValueError(f"elements must be even (a node at the rod's middle), got {elements}")
     start = CRANK_START
     field, _ = crank_rod_field(start["q"], elements)
     rates, s0_rate = crank_rod_field(start["q_rate"], elements)
     model = Model("simeon_crank", gravity=(0.0, 0.0, 0.0))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-6, atol=1e-8)
     model.set_output(step=1e-3)
-    model.add_rigid_body("crank", mass=0.36, com=(CRANK_LENGTH / 2, 0.0, 0.0),
-                         inertia=(1e-6, 0.002727, 0.002727), inertia_about="origin")
+    model.add_rigid_body(
+        "crank",
+        mass=0.36,
+        com=(CRANK_LENGTH / 2, 0.0, 0.0),
+        inertia=(1e-6, 0.002727, 0.002727),
+        inertia_about="origin",
+    )
     model.add_marker("crank", "tip", position=(CRANK_LENGTH, 0.0, 0.0))
     a = CRANK_SECTION
-    model.add_beam_body("rod", [[0.0, 0.0, 0.0], [CRANK_ROD, 0.0, 0.0]],
-                        rectangle_section(a, a), material(**CRANK_STEEL),
-                        elements=elements, reference=(0.0, 1.0, 0.0), geometric=geometric,
-                        fixed={0: "all", **{k: ["v", "tx", "tz"]
-                                            for k in range(1, elements + 1)}}
-                        if planar else None, modes=modes,
-                        correction_modes=modes != "all" and corrections)
+    model.add_beam_body(
+        "rod",
+        [[0.0, 0.0, 0.0], [CRANK_ROD, 0.0, 0.0]],
+        rectangle_section(a, a),
+        material(**CRANK_STEEL),
+        elements=elements,
+        reference=(0.0, 1.0, 0.0),
+        geometric=geometric,
+        fixed={0: "all", **{k: ["v", "tx", "tz"] for k in range(1, elements + 1)}}
+        if planar
+        else None,
+        modes=modes,
+        correction_modes=modes != "all" and corrections,
+    )
     model.add_marker("rod", "middle", node=elements // 2)
     model.add_marker("rod", "end", node=-1)
     rod = model.bodies["rod"]
@@ -550,26 +821,47 @@ def simeon_crank(elements=8, t_end=0.1, geometric="none", planar=True, modes="al
         initial[k] = field[node - 1]
         initial_rates[k] = rates[node - 1]
     if rod.basis is not None:
-        fit = np.linalg.lstsq(rod.basis.vectors, np.column_stack([initial, initial_rates]),
-                              rcond=None)[0]
+        fit = np.linalg.lstsq(
+            rod.basis.vectors, np.column_stack([initial, initial_rates]), rcond=None
+        )[0]
         initial, initial_rates = fit[:, 0], fit[:, 1]
     rod.initial = list(initial)
     rod.initial_rates = list(initial_rates)
-    model.add_rigid_body("slider", mass=CRANK_SLIDER, inertia=(1e-6, 1e-6, 1e-6),
-                         inertia_about="com")
+    model.add_rigid_body(
+        "slider", mass=CRANK_SLIDER, inertia=(1e-6, 1e-6, 1e-6), inertia_about="com"
+    )
     y = (0.0, 1.0, 0.0)
     model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y)
     model.add_driver("motor", "crank_pivot", ConstantRate(value=0.0, rate=CRANK_SPEED))
-    model.add_joint("crank_rod", "revolute", parent="crank", parent_marker="tip",
-                    child="rod", axis=y, initial=start["phi2"],
-                    initial_rate=start["phi2_rate"] + s0_rate - CRANK_SPEED)
-    model.add_joint("guide", "prismatic", parent="ground", child="slider",
-                    axis=(1.0, 0.0, 0.0), initial=start["x3"],
-                    initial_rate=start["x3_rate"])
-    model.add_joint("rod_slider", "revolute", parent="rod", parent_marker="end",
-                    child="slider", axis=y, cut=True)
-    model.add_sensor("middle", "marker_deflection", body="rod", marker="middle",
-                     frame="rod")
+    model.add_joint(
+        "crank_rod",
+        "revolute",
+        parent="crank",
+        parent_marker="tip",
+        child="rod",
+        axis=y,
+        initial=start["phi2"],
+        initial_rate=start["phi2_rate"] + s0_rate - CRANK_SPEED,
+    )
+    model.add_joint(
+        "guide",
+        "prismatic",
+        parent="ground",
+        child="slider",
+        axis=(1.0, 0.0, 0.0),
+        initial=start["x3"],
+        initial_rate=start["x3_rate"],
+    )
+    model.add_joint(
+        "rod_slider",
+        "revolute",
+        parent="rod",
+        parent_marker="end",
+        child="slider",
+        axis=y,
+        cut=True,
+    )
+    model.add_sensor("middle", "marker_deflection", body="rod", marker="middle", frame="rod")
     model.add_sensor("end", "marker_deflection", body="rod", marker="end", frame="rod")
     model.add_sensor("slider", "joint_coordinate", joint="guide")
     model.add_sensor("rod_angle", "joint_coordinate", joint="crank_rod")
@@ -596,21 +888,49 @@ def four_bar_flexible(elements=4, rocker=0.05, t_end=10.0):
     model.springs.clear()
     model.sensors.pop("middle")
     model.bodies.pop("coupler")
-    model.add_beam_body("coupler", [[0.0, 0.0, 0.0], [FB_COUPLER, 0.0, 0.0]],
-                        huang_tube(), material(**HUANG_TUBE_MATERIAL), elements=elements,
-                        reference=(0.0, 1.0, 0.0))
+    model.add_beam_body(
+        "coupler",
+        [[0.0, 0.0, 0.0], [FB_COUPLER, 0.0, 0.0]],
+        huang_tube(),
+        material(**HUANG_TUBE_MATERIAL),
+        elements=elements,
+        reference=(0.0, 1.0, 0.0),
+    )
     model.add_marker("coupler", "end", node=-1)
     model.add_marker("coupler", "middle", node=elements // 2)
     y = (0.0, 1.0, 0.0)
-    model.add_joint("crank_coupler", "revolute", parent="crank", parent_marker="tip",
-                    child="coupler", axis=y, initial=-rocker)
-    model.add_joint("coupler_rocker", "revolute", parent="coupler", parent_marker="end",
-                    child="rocker", child_marker="tip", axis=y, cut=True)
-    model.add_spring("spring", "coupler", "middle", "ground", "spring_anchor",
-                     stiffness=FB_SPRING, rest_length=0.5)
+    model.add_joint(
+        "crank_coupler",
+        "revolute",
+        parent="crank",
+        parent_marker="tip",
+        child="coupler",
+        axis=y,
+        initial=-rocker,
+    )
+    model.add_joint(
+        "coupler_rocker",
+        "revolute",
+        parent="coupler",
+        parent_marker="end",
+        child="rocker",
+        child_marker="tip",
+        axis=y,
+        cut=True,
+    )
+    model.add_spring(
+        "spring",
+        "coupler",
+        "middle",
+        "ground",
+        "spring_anchor",
+        stiffness=FB_SPRING,
+        rest_length=0.5,
+    )
     model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
-    model.add_sensor("bending", "marker_deflection", body="coupler", marker="middle",
-                     frame="coupler")
+    model.add_sensor(
+        "bending", "marker_deflection", body="coupler", marker="middle", frame="coupler"
+    )
     return model
 
 
@@ -671,26 +991,26 @@ def rolling_disk(variant="accel", t_end=None):
     axle, rolling on it (the centre's initial velocity 1.5 m/s along x).
     t_end None: 10 s (steady) or 5 s (accel)."""
     if variant not in RD_VARIANTS:
-        raise ValueError(f"unknown rolling-disk variant {variant!r}; expected one of "
-                         f"{', '.join(RD_VARIANTS)}")
+        raise ValueError(
+            f"unknown rolling-disk variant {variant!r}; expected one of {', '.join(RD_VARIANTS)}"
+        )
     t_end = RD_VARIANTS[variant] if t_end is None else t_end
     name = "rolling_disk" if variant == "accel" else f"rolling_disk_{variant}"
     model = Model(name, gravity=(0.0, 0.0, -RD_GRAVITY))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=RD_ATOL)
     model.set_output(step=0.01)
-    diametral = RD_MASS * RD_RADIUS ** 2 / 4.0
-    model.add_rigid_body("disk", mass=RD_MASS,
-                         inertia=[diametral, 2.0 * diametral, diametral],
-                         inertia_about="com")
+    diametral = RD_MASS * RD_RADIUS**2 / 4.0
+    model.add_rigid_body(
+        "disk", mass=RD_MASS, inertia=[diametral, 2.0 * diametral, diametral], inertia_about="com"
+    )
     plane = "ground"
     if variant == "accel":
         plane = "table"
-        model.add_rigid_body("table", mass=10.0, inertia=[1.0, 1.0, 1.0],
-                             inertia_about="com")
-        model.add_joint("slide", "prismatic", parent="ground", child="table",
-                        axis=(1.0, 0.0, 0.0))
-        model.add_driver("slide_motion", "slide",
-                         Polynomial(coefficients=(0.0, 0.0, RD_ACCEL / 2.0)))
+        model.add_rigid_body("table", mass=10.0, inertia=[1.0, 1.0, 1.0], inertia_about="com")
+        model.add_joint("slide", "prismatic", parent="ground", child="table", axis=(1.0, 0.0, 0.0))
+        model.add_driver(
+            "slide_motion", "slide", Polynomial(coefficients=(0.0, 0.0, RD_ACCEL / 2.0))
+        )
         lean, heading_rate, spin = RD_ACCEL_LEAN, 0.0, RD_ACCEL_SPIN
         speed = RD_RADIUS * spin
     elif variant == "straight":
@@ -699,13 +1019,25 @@ def rolling_disk(variant="accel", t_end=None):
     else:
         lean, speed = RD_LEAN, RD_SPEED
         heading_rate, spin = rolling_disk_steady_rates(lean, speed)
-    model.add_joint("disk_joint", "general", parent="ground", child="disk",
-                    translation_axes=np.eye(3).tolist(),
-                    rotation_axes=[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
-                    initial=[0.0, 0.0, RD_RADIUS * np.cos(lean), 0.0, lean, 0.0],
-                    initial_rate=[speed, 0.0, 0.0, heading_rate, 0.0, spin])
-    model.add_contact("wheel", "rolling_disk", disk="disk", plane=plane,
-                      radius=RD_RADIUS, axis=(0.0, 1.0, 0.0), normal=(0.0, 0.0, 1.0))
+    model.add_joint(
+        "disk_joint",
+        "general",
+        parent="ground",
+        child="disk",
+        translation_axes=np.eye(3).tolist(),
+        rotation_axes=[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        initial=[0.0, 0.0, RD_RADIUS * np.cos(lean), 0.0, lean, 0.0],
+        initial_rate=[speed, 0.0, 0.0, heading_rate, 0.0, spin],
+    )
+    model.add_contact(
+        "wheel",
+        "rolling_disk",
+        disk="disk",
+        plane=plane,
+        radius=RD_RADIUS,
+        axis=(0.0, 1.0, 0.0),
+        normal=(0.0, 0.0, 1.0),
+    )
     model.add_sensor("lean", "joint_coordinate", joint="disk_joint", coordinate=4)
     model.add_sensor("heading_rate", "joint_rate", joint="disk_joint", coordinate=3)
     model.add_sensor("spin_rate", "joint_rate", joint="disk_joint", coordinate=5)

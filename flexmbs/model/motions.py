@@ -34,8 +34,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["OFFSET", "ROTATE_FIXED", "TRANSLATE", "ROTATE", "Motion", "MarkerTerms",
-           "marker_terms", "joint_motions", "TERM_ZERO"]
+__all__ = [
+    "OFFSET",
+    "ROTATE_FIXED",
+    "TRANSLATE",
+    "ROTATE",
+    "Motion",
+    "MarkerTerms",
+    "marker_terms",
+    "joint_motions",
+    "TERM_ZERO",
+]
 
 OFFSET, ROTATE_FIXED, TRANSLATE, ROTATE = 0, 1, 2, 3
 TERM_ZERO = 1e-300  # |coefficient| at or below this is no term
@@ -47,6 +56,7 @@ class Motion:
     """One elementary motion: `kind` (OFFSET, ROTATE_FIXED, TRANSLATE, ROTATE),
     `vector` (the offset, m, or the unit axis), `rotation` (ROTATE_FIXED), and for
     TRANSLATE and ROTATE the amount sum_k coef_k x[col_k] as `terms` [(col, coef)]."""
+
     kind: int
     vector: np.ndarray = field(default_factory=lambda: np.zeros(3))
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
@@ -59,6 +69,7 @@ class MarkerTerms:
     its body's axes, and its deformation: `terms[d]` = [(col, coef)] giving the
     translation along body axis d (d = 0, 1, 2; m) and the Cardan rotation angle about
     x, y, z (d = 3, 4, 5; rad) as linear forms of the elastic coordinates."""
+
     position: np.ndarray
     orientation: np.ndarray
     terms: list
@@ -75,8 +86,9 @@ def marker_terms(marker, body, first_col):
     if marker.node is not None and hasattr(body, "node_rows"):
         rows = body.node_rows(marker.node)
         terms = [_row_terms(rows[d], first_col) for d in range(6)]
-    return MarkerTerms(np.asarray(marker.position, dtype=float),
-                       np.asarray(marker.orientation, dtype=float), terms)
+    return MarkerTerms(
+        np.asarray(marker.position, dtype=float), np.asarray(marker.orientation, dtype=float), terms
+    )
 
 
 def _is_zero(v):
@@ -87,8 +99,14 @@ def _is_identity(c):
     return np.array_equal(np.asarray(c), np.eye(3))
 
 
-def joint_motions(parent_marker, child_marker, translation_axes, rotation_axes,
-                  first_coordinate, reference_slots=False):
+def joint_motions(
+    parent_marker,
+    child_marker,
+    translation_axes,
+    rotation_axes,
+    first_coordinate,
+    reference_slots=False,
+):
     """The motions from the parent's frame to the child's frame across one joint
     (module docstring). `parent_marker`, `child_marker`: MarkerTerms;
     `translation_axes`, `rotation_axes`: unit vectors in the parent marker's frame;
@@ -122,12 +140,14 @@ def joint_motions(parent_marker, child_marker, translation_axes, rotation_axes,
         out.append(Motion(ROTATE_FIXED, rotation=cm.orientation.T.copy()))
     for d in (2, 1, 0):
         if cm.terms[3 + d]:
-            out.append(Motion(ROTATE, vector=_AXES[d].copy(),
-                              terms=[(c, -k) for c, k in cm.terms[3 + d]]))
+            out.append(
+                Motion(ROTATE, vector=_AXES[d].copy(), terms=[(c, -k) for c, k in cm.terms[3 + d]])
+            )
     for d in range(3):
         if cm.terms[d]:
-            out.append(Motion(TRANSLATE, vector=_AXES[d].copy(),
-                              terms=[(c, -k) for c, k in cm.terms[d]]))
+            out.append(
+                Motion(TRANSLATE, vector=_AXES[d].copy(), terms=[(c, -k) for c, k in cm.terms[d]])
+            )
     if not _is_zero(cm.position):
         out.append(Motion(OFFSET, vector=-cm.position))
     return out

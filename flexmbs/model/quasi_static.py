@@ -28,8 +28,8 @@ QUASI_STATIC_TOLERANCE = 1e-10
 """Convergence: max |a_f| at most this fraction of max |a_f| at the given start."""
 QUASI_STATIC_ITERATIONS = 20
 QUASI_STATIC_ROUNDS = 2
-QUASI_STATIC_STEP = 1e-7   # m or rad (modal amplitude): the difference step of the tangent
-QUASI_STATIC_DT = 1e-4     # s: the time step of the rates' central difference
+QUASI_STATIC_STEP = 1e-7  # m or rad (modal amplitude): the difference step of the tangent
+QUASI_STATIC_DT = 1e-4  # s: the time step of the rates' central difference
 
 
 def _solve(accelerations, q, u, t, rows, scale, names):
@@ -42,8 +42,9 @@ def _solve(accelerations, q, u, t, rows, scale, names):
         for j, row in enumerate(rows):
             d = np.zeros_like(q)
             d[row] = QUASI_STATIC_STEP
-            tangent[:, j] = (accelerations(q + d, u, t)[rows]
-                             - accelerations(q - d, u, t)[rows]) / (2 * QUASI_STATIC_STEP)
+            tangent[:, j] = (
+                accelerations(q + d, u, t)[rows] - accelerations(q - d, u, t)[rows]
+            ) / (2 * QUASI_STATIC_STEP)
         try:
             step = np.linalg.solve(tangent, -a)
         except np.linalg.LinAlgError:
@@ -54,11 +55,14 @@ def _solve(accelerations, q, u, t, rows, scale, names):
             break
     if np.all(np.isfinite(a)) and np.abs(a).max() <= QUASI_STATIC_TOLERANCE * scale:
         return q
-    raise ModelError(f"the quasi-static state of {names} did not converge in "
-                     f"{QUASI_STATIC_ITERATIONS} Newton iterations (largest elastic "
-                     f"acceleration {np.abs(a).max():.3g} against {scale:.3g} at the "
-                     f'start): use initial = "static" or "undeformed"',
-                     f"body {names}", "initial")
+    raise ModelError(
+        f"the quasi-static state of {names} did not converge in "
+        f"{QUASI_STATIC_ITERATIONS} Newton iterations (largest elastic "
+        f"acceleration {np.abs(a).max():.3g} against {scale:.3g} at the "
+        f'start): use initial = "static" or "undeformed"',
+        f"body {names}",
+        "initial",
+    )
 
 
 def quasi_static_state(accelerations, q0, u0, t0, rows, names):
@@ -83,8 +87,7 @@ def quasi_static_state(accelerations, q0, u0, t0, rows, names):
             us = u.copy()
             qs[free] += dt * u[free] + 0.5 * dt * dt * acc[free]
             us[free] += dt * acc[free]
-            shifted.append(_solve(accelerations, qs, us, t0 + dt, rows, scale,
-                                  names)[rows])
+            shifted.append(_solve(accelerations, qs, us, t0 + dt, rows, scale, names)[rows])
         u[rows] = (shifted[1] - shifted[0]) / (2.0 * QUASI_STATIC_DT)
     q = _solve(accelerations, q, u, t0, rows, scale, names)
     return q, u, scale

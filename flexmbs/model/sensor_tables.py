@@ -24,19 +24,59 @@ from ..elements.beam import (
 from ..errors import ModelError
 from .description import GROUND
 
-__all__ = ["SENSOR_CODES", "SENSOR_SIZES", "SensorTables", "sensor_tables",
-           "element_rows", "centerline_points"]
+__all__ = [
+    "SENSOR_CODES",
+    "SENSOR_SIZES",
+    "SensorTables",
+    "sensor_tables",
+    "element_rows",
+    "centerline_points",
+]
 
-SENSOR_CODES = {"joint_coordinate": 0, "joint_rate": 1, "marker_position": 2,
-                "marker_orientation": 3, "marker_velocity": 4,
-                "marker_angular_velocity": 5, "actuator_torque": 6, "actuator_work": 7,
-                "beam_strain": 8, "marker_deflection": 9, "beam_curvature": 10,
-                "beam_section_forces": 11, "beam_centerline": 12, "joint_reaction": 13,
-                "constraint_residual": 14, "contact_reaction": 16}
-SENSOR_SIZES = {0: 1, 1: 1, 2: 3, 3: 9, 4: 3, 5: 3, 6: 1, 7: 1, 8: 1, 9: 3, 10: 2,
-                11: 6, 13: 6, 16: 6, 17: 1, 18: 1, 19: 1, 20: 1}
-CUT_COORDINATE_CODES = {(0, "translation"): 17, (1, "translation"): 18,
-                        (0, "rotation"): 19, (1, "rotation"): 20}
+SENSOR_CODES = {
+    "joint_coordinate": 0,
+    "joint_rate": 1,
+    "marker_position": 2,
+    "marker_orientation": 3,
+    "marker_velocity": 4,
+    "marker_angular_velocity": 5,
+    "actuator_torque": 6,
+    "actuator_work": 7,
+    "beam_strain": 8,
+    "marker_deflection": 9,
+    "beam_curvature": 10,
+    "beam_section_forces": 11,
+    "beam_centerline": 12,
+    "joint_reaction": 13,
+    "constraint_residual": 14,
+    "contact_reaction": 16,
+}
+SENSOR_SIZES = {
+    0: 1,
+    1: 1,
+    2: 3,
+    3: 9,
+    4: 3,
+    5: 3,
+    6: 1,
+    7: 1,
+    8: 1,
+    9: 3,
+    10: 2,
+    11: 6,
+    13: 6,
+    16: 6,
+    17: 1,
+    18: 1,
+    19: 1,
+    20: 1,
+}
+CUT_COORDINATE_CODES = {
+    (0, "translation"): 17,
+    (1, "translation"): 18,
+    (0, "rotation"): 19,
+    (1, "rotation"): 20,
+}
 # joint_coordinate / joint_rate of a cut joint: from its two markers (sensor_values)
 # beam_centerline: 3 per point; constraint_residual: 2 per row
 ROW_ZERO = 1e-300  # |coefficient| at or below this is left out of a row
@@ -45,6 +85,7 @@ ROW_ZERO = 1e-300  # |coefficient| at or below this is left out of a row
 @dataclass
 class SensorTables:
     """`arrays`: the sensor fields of ModelArrays; `sizes`: values per sensor."""
+
     arrays: dict
     sizes: list
 
@@ -101,20 +142,38 @@ def _cut_coordinate_axis(joint, coordinate, item):
     if coordinate < ntrans:
         axes = np.asarray(joint.translation_axes)
         if np.abs(axes @ axes.T - np.eye(ntrans)).max() > 1e-12:
-            raise ModelError(f'joint "{joint.name}" is cut and its translation axes are not '
-                             "orthogonal: its coordinates cannot be read from its "
-                             "markers", item, "joint")
+            raise ModelError(
+                f'joint "{joint.name}" is cut and its translation axes are not '
+                "orthogonal: its coordinates cannot be read from its "
+                "markers",
+                item,
+                "joint",
+            )
         return "translation", axes[coordinate]
     if len(joint.rotation_axes) != 1:
-        raise ModelError(f'joint "{joint.name}" is cut and has '
-                         f"{len(joint.rotation_axes)} rotations: the angle of a cut joint "
-                         "is read only for a joint with one rotation (revolute, "
-                         "cylindrical, planar)", item, "coordinate")
+        raise ModelError(
+            f'joint "{joint.name}" is cut and has '
+            f"{len(joint.rotation_axes)} rotations: the angle of a cut joint "
+            "is read only for a joint with one rotation (revolute, "
+            "cylindrical, planar)",
+            item,
+            "coordinate",
+        )
     return "rotation", np.asarray(joint.rotation_axes[0])
 
 
-def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, flex_q,
-                  geo_first, cut_joints=(), contacts=()):
+def sensor_tables(
+    model,
+    sensors,
+    body_index,
+    coord_of,
+    act_index,
+    marker_id,
+    flex_q,
+    geo_first,
+    cut_joints=(),
+    contacts=(),
+):
     """SensorTables of `sensors`. body_index: body name -> index; coord_of:
     (joint, coordinate) -> column; act_index: actuator name -> index;
     marker_id(body, marker) -> marker-table index; flex_q: beam name -> q index of its
@@ -138,8 +197,9 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
     def add_rows(rows, q_first):
         first = len(lin_rows)
         for row in np.atleast_2d(rows):
-            lin_rows.append([(q_first + j, float(c)) for j, c in enumerate(row)
-                             if abs(c) > ROW_ZERO])
+            lin_rows.append(
+                [(q_first + j, float(c)) for j, c in enumerate(row) if abs(c) > ROW_ZERO]
+            )
         return first
 
     for s in sensors:
@@ -163,8 +223,7 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
             body = body_index[s.body]
             if code != 10 and s.body in geo_first and beam.geometric == "consistent":
                 geo = geo_first[s.body] + s.element
-                geo_coef = 1.0 if code == 8 else \
-                    beam.material.youngs_modulus * beam.section.area
+                geo_coef = 1.0 if code == 8 else beam.material.youngs_modulus * beam.section.area
         elif code == 12:
             beam = model.bodies[s.body]
             pos, rows = centerline_points(beam, s.subdivisions)
@@ -183,9 +242,13 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
             frame = -1 if s.frame == GROUND else body_index[s.frame]
         elif code in (13, 14):
             if s.joint not in cut_joints:
-                raise ModelError(f'joint "{s.joint}" is a joint of the tree: {s.type} '
-                                 "sensors read cut joints (closed loops; mark the joint "
-                                 "cut = true)", f'sensor "{s.name}"', "joint")
+                raise ModelError(
+                    f'joint "{s.joint}" is a joint of the tree: {s.type} '
+                    "sensors read cut joints (closed loops; mark the joint "
+                    "cut = true)",
+                    f'sensor "{s.name}"',
+                    "joint",
+                )
             coord = list(cut_joints).index(s.joint)
             frame = -1 if s.frame == GROUND else body_index[s.frame]
             if code == 14:
@@ -223,5 +286,6 @@ def sensor_tables(model, sensors, body_index, coord_of, act_index, marker_id, fl
         lin_ptr=lin_ptr,
         lin_q=np.array([q for r in lin_rows for q, _ in r], dtype=i64),
         lin_coef=np.array([c for r in lin_rows for _, c in r], dtype=float),
-        point_position=np.array(points, dtype=float).reshape(-1, 3))
+        point_position=np.array(points, dtype=float).reshape(-1, 3),
+    )
     return SensorTables(arrays, sizes)

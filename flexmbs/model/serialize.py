@@ -10,8 +10,11 @@ __all__ = ["model_to_dict", "model_to_json"]
 
 def _plain(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        d = {f.name: _plain(getattr(x, f.name)) for f in dataclasses.fields(x)
-             if f.metadata.get("serialize", True)}
+        d = {
+            f.name: _plain(getattr(x, f.name))
+            for f in dataclasses.fields(x)
+            if f.metadata.get("serialize", True)
+        }
         law = getattr(type(x), "law", None)
         if law is not None:
             d = {"law": law, **d}

@@ -13,14 +13,24 @@ import numpy as np
 from ..errors import ModelError
 
 __all__ = [
-    "Constant", "ConstantRate", "Polynomial", "Harmonic", "SpinUp", "Table", "Steps",
-    "Trajectory", "TIME_FUNCTION_LAWS", "LAW_CODES", "compile_time_functions",
+    "Constant",
+    "ConstantRate",
+    "Polynomial",
+    "Harmonic",
+    "SpinUp",
+    "Table",
+    "Steps",
+    "Trajectory",
+    "TIME_FUNCTION_LAWS",
+    "LAW_CODES",
+    "compile_time_functions",
 ]
 
 
 @dataclass(frozen=True)
 class Constant:
     """f(t) = value."""
+
     value: float = 0.0
     law = "constant"
 
@@ -28,6 +38,7 @@ class Constant:
 @dataclass(frozen=True)
 class ConstantRate:
     """f(t) = value + rate t (a joint driven at a constant rate)."""
+
     value: float = 0.0
     rate: float = 0.0
     law = "rate"
@@ -36,6 +47,7 @@ class ConstantRate:
 @dataclass(frozen=True)
 class Polynomial:
     """f(t) = sum_k coefficients[k] t^k."""
+
     coefficients: tuple = (0.0,)
     law = "polynomial"
 
@@ -43,6 +55,7 @@ class Polynomial:
 @dataclass(frozen=True)
 class Harmonic:
     """f(t) = offset + amplitude sin(omega t + phase); omega in rad/s."""
+
     amplitude: float = 1.0
     omega: float = 1.0
     phase: float = 0.0
@@ -59,6 +72,7 @@ class SpinUp:
     f(t) = W (t - T/2)                                       for t >= T;
     W = `rate` (rad/s after the spin-up), T = `duration` (s).
     """
+
     rate: float = 1.0
     duration: float = 1.0
     law = "spinup"
@@ -73,6 +87,7 @@ class Table:
     piecewise constant and the acceleration zero: use "cubic" for prescribed motion
     whose reaction work must balance the energy.
     """
+
     time: tuple = (0.0, 1.0)
     value: tuple = (0.0, 0.0)
     interpolation: str = "cubic"
@@ -95,6 +110,7 @@ class Steps:
     the solver's floor and the run fails. Not meant for a driver (prescribed motion
     would jump with f' = 0): use `Trajectory` for a smooth motion between set-points.
     """
+
     times: tuple = (0.0,)
     values: tuple = (0.0,)
     law = "steps"
@@ -113,6 +129,7 @@ class Trajectory:
     f = values[0] before times[0], values[-1] after times[-1], with f' = f'' = 0.
     `times` (s) strictly increasing, at least two entries, `values` of the same length.
     """
+
     times: tuple = (0.0, 1.0)
     values: tuple = (0.0, 0.0)
     profile: str = "quintic"
@@ -120,11 +137,19 @@ class Trajectory:
 
 
 TIME_FUNCTION_LAWS = {
-    cls.law: cls for cls in (Constant, ConstantRate, Polynomial, Harmonic, SpinUp, Table,
-                             Steps, Trajectory)
+    cls.law: cls
+    for cls in (Constant, ConstantRate, Polynomial, Harmonic, SpinUp, Table, Steps, Trajectory)
 }
-LAW_CODES = {"constant": 0, "rate": 1, "polynomial": 2, "harmonic": 3,
-             "spinup": 4, "table": 5, "steps": 6, "trajectory": 7}
+LAW_CODES = {
+    "constant": 0,
+    "rate": 1,
+    "polynomial": 2,
+    "harmonic": 3,
+    "spinup": 4,
+    "table": 5,
+    "steps": 6,
+    "trajectory": 7,
+}
 # Trajectory profile -> the number packed for the kernel (the degree of b(tau))
 TRAJECTORY_PROFILES = {"cubic": 3, "quintic": 5}
 
@@ -133,39 +158,43 @@ def check_time_function(fn, item, field):
     """Raise ModelError unless `fn` is a usable time-function law."""
     if not isinstance(fn, tuple(TIME_FUNCTION_LAWS.values())):
         raise ModelError(
-            "expected a time function (one of " + ", ".join(TIME_FUNCTION_LAWS) + ")",
-            item, field)
+            "expected a time function (one of " + ", ".join(TIME_FUNCTION_LAWS) + ")", item, field
+        )
     if not isinstance(fn, (Table, Steps, Trajectory)):
         for f in fields(fn):
             values = np.atleast_1d(getattr(fn, f.name))
             if values.dtype.kind not in "if" or not np.all(np.isfinite(values)):
-                raise ModelError(f"expected finite numbers, got {getattr(fn, f.name)!r}",
-                                 item, f"{field}.{f.name}")
+                raise ModelError(
+                    f"expected finite numbers, got {getattr(fn, f.name)!r}",
+                    item,
+                    f"{field}.{f.name}",
+                )
     if isinstance(fn, Polynomial) and len(fn.coefficients) == 0:
-        raise ModelError("expected at least one polynomial coefficient", item,
-                         field + ".coefficients")
+        raise ModelError(
+            "expected at least one polynomial coefficient", item, field + ".coefficients"
+        )
     if isinstance(fn, SpinUp) and not fn.duration > 0:
-        raise ModelError(f"expected a positive spin-up duration, got {fn.duration}",
-                         item, field + ".duration")
+        raise ModelError(
+            f"expected a positive spin-up duration, got {fn.duration}", item, field + ".duration"
+        )
     if isinstance(fn, Table):
         try:
             t = np.asarray(fn.time, dtype=float)
             v = np.asarray(fn.value, dtype=float)
         except (TypeError, ValueError):
-            raise ModelError("expected 'time' and 'value' lists of numbers", item,
-                             field) from None
+            raise ModelError("expected 'time' and 'value' lists of numbers", item, field) from None
         if t.ndim != 1 or t.size < 2 or v.shape != t.shape:
-            raise ModelError("expected 'time' and 'value' lists of equal length >= 2",
-                             item, field)
+            raise ModelError("expected 'time' and 'value' lists of equal length >= 2", item, field)
         if not np.all(np.isfinite(t)) or not np.all(np.isfinite(v)):
             raise ModelError("expected finite table entries", item, field)
         if np.any(np.diff(t) <= 0):
-            raise ModelError("expected strictly increasing table times", item,
-                             field + ".time")
+            raise ModelError("expected strictly increasing table times", item, field + ".time")
         if fn.interpolation not in ("cubic", "linear"):
             raise ModelError(
                 f"expected interpolation 'cubic' or 'linear', got {fn.interpolation!r}",
-                item, field + ".interpolation")
+                item,
+                field + ".interpolation",
+            )
     if isinstance(fn, (Steps, Trajectory)):
         _check_set_points(fn, item, field)
 
@@ -178,8 +207,10 @@ def _numbers(raw):
         items = list(raw)
     except TypeError:
         return None
-    if any(isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating))
-           for x in items):
+    if any(
+        isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating))
+        for x in items
+    ):
         return None
     return np.array(items, dtype=float)
 
@@ -192,28 +223,31 @@ def _check_set_points(fn, item, field):
         raw = getattr(fn, name)
         a = _numbers(raw)
         if a is None:
-            raise ModelError(f"expected a list of numbers, got {raw!r}", item,
-                             f"{field}.{name}")
+            raise ModelError(f"expected a list of numbers, got {raw!r}", item, f"{field}.{name}")
         if not np.all(np.isfinite(a)):
-            raise ModelError(f"expected finite numbers, got {raw!r}", item,
-                             f"{field}.{name}")
+            raise ModelError(f"expected finite numbers, got {raw!r}", item, f"{field}.{name}")
         arrays[name] = a
     t, v = arrays["times"], arrays["values"]
     if t.size < least:
-        raise ModelError(f"expected at least {least} set-point time"
-                         f"{'s' if least > 1 else ''}, got {t.size}", item,
-                         field + ".times")
-    if v.size != t.size:
-        raise ModelError(f"expected as many values as times ({t.size}), got {v.size}",
-                         item, field + ".values")
-    if np.any(np.diff(t) <= 0):
-        raise ModelError(f"expected strictly increasing times, got {fn.times!r}", item,
-                         field + ".times")
-    if isinstance(fn, Trajectory) and (not isinstance(fn.profile, str)
-                                       or fn.profile not in TRAJECTORY_PROFILES):
         raise ModelError(
-            f"expected profile 'cubic' or 'quintic', got {fn.profile!r}",
-            item, field + ".profile")
+            f"expected at least {least} set-point time{'s' if least > 1 else ''}, got {t.size}",
+            item,
+            field + ".times",
+        )
+    if v.size != t.size:
+        raise ModelError(
+            f"expected as many values as times ({t.size}), got {v.size}", item, field + ".values"
+        )
+    if np.any(np.diff(t) <= 0):
+        raise ModelError(
+            f"expected strictly increasing times, got {fn.times!r}", item, field + ".times"
+        )
+    if isinstance(fn, Trajectory) and (
+        not isinstance(fn.profile, str) or fn.profile not in TRAJECTORY_PROFILES
+    ):
+        raise ModelError(
+            f"expected profile 'cubic' or 'quintic', got {fn.profile!r}", item, field + ".profile"
+        )
 
 
 def _pack(fn):
@@ -229,17 +263,20 @@ def _pack(fn):
     if isinstance(fn, SpinUp):
         return [fn.rate, fn.duration]
     if isinstance(fn, Steps):  # [n, times (n), values (n)]
-        return [float(len(fn.times))] + [float(x) for x in fn.times] + [
-            float(x) for x in fn.values]
+        return [float(len(fn.times))] + [float(x) for x in fn.times] + [float(x) for x in fn.values]
     if isinstance(fn, Trajectory):  # [degree 3 or 5, n, times (n), values (n)]
-        return [float(TRAJECTORY_PROFILES[fn.profile]), float(len(fn.times))] + [
-            float(x) for x in fn.times] + [float(x) for x in fn.values]
+        return (
+            [float(TRAJECTORY_PROFILES[fn.profile]), float(len(fn.times))]
+            + [float(x) for x in fn.times]
+            + [float(x) for x in fn.values]
+        )
     # Table: [n_intervals, breakpoints (n+1), then 4 coefficients per interval]
     t = np.asarray(fn.time, dtype=float)
     v = np.asarray(fn.value, dtype=float)
     n = t.size - 1
     if fn.interpolation == "cubic" and t.size >= 3:
         from scipy.interpolate import CubicSpline  # heavy: imported when used
+
         c = CubicSpline(t, v, bc_type="not-a-knot").c  # (4, n), highest power first
         coef = c[::-1].T  # (n, 4): a0 + a1 s + a2 s^2 + a3 s^3, s = t - t_k
     else:

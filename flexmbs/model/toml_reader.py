@@ -78,16 +78,19 @@ _KIND_CHECKS = {
     NUMBER_OR_VECTOR: lambda v: _is_number(v) or _is_vector(v),
     VECTOR_OR_MATRIX: lambda v: _is_vector(v) or _is_matrix(v),
     TABLE: lambda v: isinstance(v, dict),
-    INTEGER_OR_VECTOR: lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (
-        isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
-                                    for x in v)),
+    INTEGER_OR_VECTOR: lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
+    ),
     STRING_OR_NUMBER: lambda v: isinstance(v, str) or _is_number(v),
     STRING_OR_VECTOR: lambda v: isinstance(v, str) or _is_vector(v),
     STRING_NUMBER_OR_VECTOR: lambda v: isinstance(v, str) or _is_number(v) or _is_vector(v),
-    INTEGER_OR_STRING: lambda v: isinstance(v, str) or (isinstance(v, int)
-                                                        and not isinstance(v, bool)),
-    STRING_OR_LIST: lambda v: isinstance(v, str) or (
-        isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    INTEGER_OR_STRING: lambda v: (
+        isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
+    ),
+    STRING_OR_LIST: lambda v: (
+        isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+    ),
 }
 
 
@@ -115,7 +118,7 @@ def _found(value):
         return kind
     text = f'"{value}"' if isinstance(value, str) else repr(value)
     if len(text) > FOUND_TEXT_LENGTH:
-        text = text[:FOUND_TEXT_LENGTH - 3] + "..."
+        text = text[: FOUND_TEXT_LENGTH - 3] + "..."
     return f"{kind} {text}"
 
 
@@ -123,88 +126,204 @@ def _found(value):
 @dataclass(frozen=True)
 class _Schema:
     """The fields of one kind of table: name -> value kind, and the required ones."""
+
     fields: dict
     required: tuple = ()
 
 
 _MODEL = _Schema({"name": STRING, "gravity": VECTOR})
-_SOLVER = _Schema({"method": STRING, "t_end": NUMBER, "rtol": NUMBER, "atol": NUMBER,
-                   "max_step": NUMBER, "formulation": STRING,
-                   "constraints": STRING, "rho_inf": NUMBER, "fixed_step": NUMBER})
+_SOLVER = _Schema(
+    {
+        "method": STRING,
+        "t_end": NUMBER,
+        "rtol": NUMBER,
+        "atol": NUMBER,
+        "max_step": NUMBER,
+        "formulation": STRING,
+        "constraints": STRING,
+        "rho_inf": NUMBER,
+        "fixed_step": NUMBER,
+    }
+)
 _OUTPUT = _Schema({"step": NUMBER})
 _GROUND = _Schema({"markers": TABLE})
 _MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
-_BODY = _Schema({"type": STRING, "mass": NUMBER, "com": VECTOR,
-                 "inertia": VECTOR_OR_MATRIX, "inertia_about": STRING, "markers": TABLE},
-                required=("mass", "inertia", "inertia_about"))
-_BEAM = _Schema({"type": STRING, "points": MATRIX, "elements": INTEGER_OR_VECTOR,
-                 "section": TABLE, "material": TABLE, "reference": VECTOR, "fixed": TABLE,
-                 "node_masses": TABLE, "node_inertias": TABLE, "alpha": NUMBER,
-                 "beta": NUMBER, "initial": STRING_OR_VECTOR, "initial_rates": VECTOR,
-                 "modal_damping": STRING_NUMBER_OR_VECTOR,
-                 "geometric": STRING, "markers": TABLE,
-                 "modes": INTEGER_OR_STRING, "correction_modes": BOOLEAN},
-                required=("type", "points", "section", "material"))
-_BEAM_MARKER = _Schema({"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR},
-                       required=("node",))
+_BODY = _Schema(
+    {
+        "type": STRING,
+        "mass": NUMBER,
+        "com": VECTOR,
+        "inertia": VECTOR_OR_MATRIX,
+        "inertia_about": STRING,
+        "markers": TABLE,
+    },
+    required=("mass", "inertia", "inertia_about"),
+)
+_BEAM = _Schema(
+    {
+        "type": STRING,
+        "points": MATRIX,
+        "elements": INTEGER_OR_VECTOR,
+        "section": TABLE,
+        "material": TABLE,
+        "reference": VECTOR,
+        "fixed": TABLE,
+        "node_masses": TABLE,
+        "node_inertias": TABLE,
+        "alpha": NUMBER,
+        "beta": NUMBER,
+        "initial": STRING_OR_VECTOR,
+        "initial_rates": VECTOR,
+        "modal_damping": STRING_NUMBER_OR_VECTOR,
+        "geometric": STRING,
+        "markers": TABLE,
+        "modes": INTEGER_OR_STRING,
+        "correction_modes": BOOLEAN,
+    },
+    required=("type", "points", "section", "material"),
+)
+_BEAM_MARKER = _Schema(
+    {"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}, required=("node",)
+)
 # section type: (constructor, schema of its fields)
 SECTIONS = {
-    "rectangle": (rectangle_section, _Schema({"type": STRING, "width": NUMBER,
-                                              "height": NUMBER},
-                                             required=("width", "height"))),
-    "circle": (circle_section, _Schema({"type": STRING, "diameter": NUMBER},
-                                       required=("diameter",))),
-    "round_tube": (round_tube_section, _Schema({"type": STRING, "outer_diameter": NUMBER,
-                                                "wall_thickness": NUMBER},
-                                               required=("outer_diameter", "wall_thickness"))),
-    "rectangular_tube": (rectangular_tube_section, _Schema(
-        {"type": STRING, "width": NUMBER, "height": NUMBER, "wall_thickness": NUMBER},
-        required=("width", "height", "wall_thickness"))),
-    "general": (general_section, _Schema(
-        {"type": STRING, "area": NUMBER, "i_y": NUMBER, "i_z": NUMBER,
-         "torsion_constant": NUMBER, "max_y": NUMBER, "max_z": NUMBER},
-        required=("area", "i_y", "i_z", "torsion_constant"))),
+    "rectangle": (
+        rectangle_section,
+        _Schema({"type": STRING, "width": NUMBER, "height": NUMBER}, required=("width", "height")),
+    ),
+    "circle": (
+        circle_section,
+        _Schema({"type": STRING, "diameter": NUMBER}, required=("diameter",)),
+    ),
+    "round_tube": (
+        round_tube_section,
+        _Schema(
+            {"type": STRING, "outer_diameter": NUMBER, "wall_thickness": NUMBER},
+            required=("outer_diameter", "wall_thickness"),
+        ),
+    ),
+    "rectangular_tube": (
+        rectangular_tube_section,
+        _Schema(
+            {"type": STRING, "width": NUMBER, "height": NUMBER, "wall_thickness": NUMBER},
+            required=("width", "height", "wall_thickness"),
+        ),
+    ),
+    "general": (
+        general_section,
+        _Schema(
+            {
+                "type": STRING,
+                "area": NUMBER,
+                "i_y": NUMBER,
+                "i_z": NUMBER,
+                "torsion_constant": NUMBER,
+                "max_y": NUMBER,
+                "max_z": NUMBER,
+            },
+            required=("area", "i_y", "i_z", "torsion_constant"),
+        ),
+    ),
 }
-_MATERIAL = _Schema({"youngs_modulus": NUMBER, "density": NUMBER, "shear_modulus": NUMBER,
-                     "poisson_ratio": NUMBER}, required=("youngs_modulus", "density"))
-_JOINT = _Schema({"type": STRING, "parent": STRING, "child": STRING,
-                  "parent_marker": STRING, "child_marker": STRING, "axis": VECTOR,
-                  "axes": MATRIX, "translation_axes": MATRIX, "rotation_axes": MATRIX,
-                  "initial": NUMBER_OR_VECTOR, "initial_rate": NUMBER_OR_VECTOR,
-                  "stiffness": NUMBER_OR_VECTOR, "damping": NUMBER_OR_VECTOR,
-                  "rest": NUMBER_OR_VECTOR, "cut": BOOLEAN},
-                 required=("type", "parent", "child"))
+_MATERIAL = _Schema(
+    {"youngs_modulus": NUMBER, "density": NUMBER, "shear_modulus": NUMBER, "poisson_ratio": NUMBER},
+    required=("youngs_modulus", "density"),
+)
+_JOINT = _Schema(
+    {
+        "type": STRING,
+        "parent": STRING,
+        "child": STRING,
+        "parent_marker": STRING,
+        "child_marker": STRING,
+        "axis": VECTOR,
+        "axes": MATRIX,
+        "translation_axes": MATRIX,
+        "rotation_axes": MATRIX,
+        "initial": NUMBER_OR_VECTOR,
+        "initial_rate": NUMBER_OR_VECTOR,
+        "stiffness": NUMBER_OR_VECTOR,
+        "damping": NUMBER_OR_VECTOR,
+        "rest": NUMBER_OR_VECTOR,
+        "cut": BOOLEAN,
+    },
+    required=("type", "parent", "child"),
+)
 _DRIVER_BASE = {"joint": STRING, "coordinate": INTEGER}
 _DRIVER_REQUIRED = ("joint",)
-_FORCE = _Schema({"type": STRING, "body": STRING, "marker": STRING, "vector": VECTOR,
-                  "frame": STRING, "function": TABLE},
-                 required=("type", "body", "vector"))
-_ACTUATOR = _Schema({"joint": STRING, "coordinate": INTEGER, "type": STRING,
-                     "kp": NUMBER, "kd": NUMBER, "setpoint": TABLE, "torque": TABLE,
-                     "max_torque": NUMBER, "gear_ratio": NUMBER, "rotor_inertia": NUMBER,
-                     "motor_damping": NUMBER}, required=("joint",))
-_SPRING = _Schema({"body1": STRING, "marker1": STRING, "body2": STRING, "marker2": STRING,
-                   "stiffness": NUMBER, "damping": NUMBER, "rest_length": NUMBER},
-                  required=("body1", "marker1", "body2", "marker2", "stiffness"))
+_FORCE = _Schema(
+    {
+        "type": STRING,
+        "body": STRING,
+        "marker": STRING,
+        "vector": VECTOR,
+        "frame": STRING,
+        "function": TABLE,
+    },
+    required=("type", "body", "vector"),
+)
+_ACTUATOR = _Schema(
+    {
+        "joint": STRING,
+        "coordinate": INTEGER,
+        "type": STRING,
+        "kp": NUMBER,
+        "kd": NUMBER,
+        "setpoint": TABLE,
+        "torque": TABLE,
+        "max_torque": NUMBER,
+        "gear_ratio": NUMBER,
+        "rotor_inertia": NUMBER,
+        "motor_damping": NUMBER,
+    },
+    required=("joint",),
+)
+_SPRING = _Schema(
+    {
+        "body1": STRING,
+        "marker1": STRING,
+        "body2": STRING,
+        "marker2": STRING,
+        "stiffness": NUMBER,
+        "damping": NUMBER,
+        "rest_length": NUMBER,
+    },
+    required=("body1", "marker1", "body2", "marker2", "stiffness"),
+)
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
-_STRAIN_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER,
-                          "at": STRING_OR_NUMBER, "point": VECTOR},
-                         required=("body", "point"))
-_SECTION_SENSOR = _Schema({"type": STRING, "body": STRING, "element": INTEGER,
-                           "at": STRING_OR_NUMBER}, required=("body",))
-_CENTERLINE_SENSOR = _Schema({"type": STRING, "body": STRING, "frame": STRING,
-                              "subdivisions": INTEGER}, required=("body",))
-_CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING},
-                            required=("joint",))
-_CONTACT_SENSOR = _Schema({"type": STRING, "contact": STRING, "frame": STRING},
-                          required=("contact",))
-_CONTACT = _Schema({"type": STRING, "disk": STRING, "disk_marker": STRING, "axis": VECTOR,
-                    "radius": NUMBER, "plane": STRING, "plane_marker": STRING,
-                    "normal": VECTOR}, required=("type", "disk", "plane"))
-_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "coordinate": INTEGER},
-                        required=("joint",))
-_MARKER_SENSOR = _Schema({"type": STRING, "body": STRING, "marker": STRING,
-                          "frame": STRING}, required=("body", "marker"))
+_STRAIN_SENSOR = _Schema(
+    {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER, "point": VECTOR},
+    required=("body", "point"),
+)
+_SECTION_SENSOR = _Schema(
+    {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER}, required=("body",)
+)
+_CENTERLINE_SENSOR = _Schema(
+    {"type": STRING, "body": STRING, "frame": STRING, "subdivisions": INTEGER}, required=("body",)
+)
+_CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING}, required=("joint",))
+_CONTACT_SENSOR = _Schema(
+    {"type": STRING, "contact": STRING, "frame": STRING}, required=("contact",)
+)
+_CONTACT = _Schema(
+    {
+        "type": STRING,
+        "disk": STRING,
+        "disk_marker": STRING,
+        "axis": VECTOR,
+        "radius": NUMBER,
+        "plane": STRING,
+        "plane_marker": STRING,
+        "normal": VECTOR,
+    },
+    required=("type", "disk", "plane"),
+)
+_JOINT_SENSOR = _Schema(
+    {"type": STRING, "joint": STRING, "coordinate": INTEGER}, required=("joint",)
+)
+_MARKER_SENSOR = _Schema(
+    {"type": STRING, "body": STRING, "marker": STRING, "frame": STRING}, required=("body", "marker")
+)
 
 # The fields of each time-function law (the dataclass fields of
 # flexmbs.model.timefunctions) and those without a useful default.
@@ -231,8 +350,20 @@ LAW_REQUIRED = {
 
 # Sections holding one table of settings; `--set` may create them.
 _SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
-_SECTIONS = ("model", "solver", "output", "ground", "bodies", "joints", "drivers",
-             "actuators", "forces", "springs", "contacts", "sensors")
+_SECTIONS = (
+    "model",
+    "solver",
+    "output",
+    "ground",
+    "bodies",
+    "joints",
+    "drivers",
+    "actuators",
+    "forces",
+    "springs",
+    "contacts",
+    "sensors",
+)
 _BODY_TYPES = ("rigid", "beam")
 
 
@@ -247,8 +378,9 @@ def load_model(path: str | os.PathLike, overrides: Iterable[str] = ()) -> Model:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
-        raise ModelError(f"cannot read the model file: {err.strerror or err}",
-                         source=source) from None
+        raise ModelError(
+            f"cannot read the model file: {err.strerror or err}", source=source
+        ) from None
     except UnicodeDecodeError as err:
         raise ModelError(f"expected a UTF-8 text file: {err}", source=source) from None
     model = loads_model(text, source=source, overrides=overrides)
@@ -299,8 +431,9 @@ def _apply_override(doc, override):
     item = f'--set "{path}"'
     keys = path.split(".")
     if not equals or not all(k.strip() for k in keys):
-        raise ModelError(f"expected dotted.path=value (e.g. solver.rtol=1e-9), got "
-                         f"{override!r}", item)
+        raise ModelError(
+            f"expected dotted.path=value (e.g. solver.rtol=1e-9), got {override!r}", item
+        )
     keys = [k.strip() for k in keys]
     if len(keys) > 1 and keys[0] in _SETTINGS_SECTIONS:
         doc.setdefault(keys[0], {})
@@ -309,11 +442,9 @@ def _apply_override(doc, override):
         where = ".".join(keys[:depth]) or "the top level of the file"
         if key not in table:
             existing = ", ".join(table) or "(none)"
-            raise ModelError(f'no table "{key}" in {where}; existing keys: {existing}',
-                             item)
+            raise ModelError(f'no table "{key}" in {where}; existing keys: {existing}', item)
         if not isinstance(table[key], dict):
-            raise ModelError(f'"{key}" in {where} is {_toml_type(table[key])}, not a table',
-                             item)
+            raise ModelError(f'"{key}" in {where} is {_toml_type(table[key])}, not a table', item)
         table = table[key]
     table[keys[-1]] = _override_value(value.strip())
 
@@ -324,12 +455,14 @@ def _check_fields(table, schema, item, prefix=""):
 
     `prefix` is prepended to field names in messages (e.g. "function.")."""
     if not isinstance(table, dict):
-        raise ModelError(f"expected a table, got {_found(table)}", item,
-                         prefix.rstrip(".") or None)
+        raise ModelError(f"expected a table, got {_found(table)}", item, prefix.rstrip(".") or None)
     for key in table:
         if key not in schema.fields:
-            raise ModelError(f'unknown field "{key}"; allowed fields: '
-                             f"{', '.join(schema.fields)}", item, prefix + key)
+            raise ModelError(
+                f'unknown field "{key}"; allowed fields: {", ".join(schema.fields)}',
+                item,
+                prefix + key,
+            )
     for key in schema.required:
         if key not in table:
             raise ModelError(f'missing required field "{key}"', item, prefix + key)
@@ -344,20 +477,25 @@ def _check_named_tables(section, what, item_of, check_one):
     for name, table in section.items():
         item = item_of(name)
         if not isinstance(table, dict):
-            raise ModelError(f"expected a table of fields for the {what}, got "
-                             f"{_found(table)}", item)
+            raise ModelError(
+                f"expected a table of fields for the {what}, got {_found(table)}", item
+            )
         check_one(name, table, item)
 
 
 def _check_law(table, item, prefix=""):
     """A time function: `law` and that law's fields (finite numbers)."""
     if "law" not in table:
-        raise ModelError(f'missing required field "law" (one of '
-                         f"{', '.join(LAW_FIELDS)})", item, prefix + "law")
+        raise ModelError(
+            f'missing required field "law" (one of {", ".join(LAW_FIELDS)})', item, prefix + "law"
+        )
     law = table["law"]
     if not isinstance(law, str) or law not in LAW_FIELDS:
-        raise ModelError(f"expected a law, one of {', '.join(LAW_FIELDS)}; got "
-                         f"{_found(law)}", item, prefix + "law")
+        raise ModelError(
+            f"expected a law, one of {', '.join(LAW_FIELDS)}; got {_found(law)}",
+            item,
+            prefix + "law",
+        )
     return law
 
 
@@ -367,8 +505,7 @@ def _check_finite_law_values(table, law, item, prefix=""):
         value = table.get(key)
         numbers = value if isinstance(value, list) else [value]
         if not all(math.isfinite(v) for v in numbers if _is_number(v)):
-            raise ModelError(f"expected finite numbers, got {_found(value)}", item,
-                             prefix + key)
+            raise ModelError(f"expected finite numbers, got {_found(value)}", item, prefix + key)
 
 
 def _law_schema(law, base=None, required=()):
@@ -384,14 +521,21 @@ def _check_marker(name, table, item):
 def _check_body(name, table, item):
     body_type = table.get("type", "rigid")
     if not isinstance(body_type, str) or body_type not in _BODY_TYPES:
-        raise ModelError(f"expected a body type, one of {', '.join(_BODY_TYPES)}; got "
-                         f"{_found(body_type)}", item, "type")
+        raise ModelError(
+            f"expected a body type, one of {', '.join(_BODY_TYPES)}; got {_found(body_type)}",
+            item,
+            "type",
+        )
     if body_type == "beam":
         _check_beam(name, table, item)
         return
     _check_fields(table, _BODY, item)
-    _check_named_tables(table.get("markers", {}), "marker",
-                        lambda m: f'marker "{m}" on body "{name}"', _check_marker)
+    _check_named_tables(
+        table.get("markers", {}),
+        "marker",
+        lambda m: f'marker "{m}" on body "{name}"',
+        _check_marker,
+    )
 
 
 def _check_beam(name, table, item):
@@ -399,25 +543,32 @@ def _check_beam(name, table, item):
     section = table["section"]
     kind = section.get("type")
     if not isinstance(kind, str) or kind not in SECTIONS:
-        raise ModelError(f"expected a section type, one of {', '.join(SECTIONS)}; got "
-                         f"{_found(kind)}", item, "section.type")
+        raise ModelError(
+            f"expected a section type, one of {', '.join(SECTIONS)}; got {_found(kind)}",
+            item,
+            "section.type",
+        )
     _check_fields(section, SECTIONS[kind][1], item, "section.")
     _check_fields(table["material"], _MATERIAL, item, "material.")
     for node, dofs in table.get("fixed", {}).items():
         if not _KIND_CHECKS[STRING_OR_LIST](dofs):
-            raise ModelError(f"expected {STRING_OR_LIST}, got {_found(dofs)}", item,
-                             f"fixed.{node}")
+            raise ModelError(
+                f"expected {STRING_OR_LIST}, got {_found(dofs)}", item, f"fixed.{node}"
+            )
     for node, mass in table.get("node_masses", {}).items():
         if not _is_number(mass):
-            raise ModelError(f"expected {NUMBER}, got {_found(mass)}", item,
-                             f"node_masses.{node}")
+            raise ModelError(f"expected {NUMBER}, got {_found(mass)}", item, f"node_masses.{node}")
     for node, inertia in table.get("node_inertias", {}).items():
         if not _KIND_CHECKS[VECTOR_OR_MATRIX](inertia):
-            raise ModelError(f"expected {VECTOR_OR_MATRIX}, got {_found(inertia)}", item,
-                             f"node_inertias.{node}")
-    _check_named_tables(table.get("markers", {}), "marker",
-                        lambda m: f'marker "{m}" on body "{name}"',
-                        lambda n, t, i: _check_fields(t, _BEAM_MARKER, i))
+            raise ModelError(
+                f"expected {VECTOR_OR_MATRIX}, got {_found(inertia)}", item, f"node_inertias.{node}"
+            )
+    _check_named_tables(
+        table.get("markers", {}),
+        "marker",
+        lambda m: f'marker "{m}" on body "{name}"',
+        lambda n, t, i: _check_fields(t, _BEAM_MARKER, i),
+    )
 
 
 def _check_joint(name, table, item):
@@ -454,23 +605,39 @@ def _check_sensor(name, table, item):
     if sensor_type is None:
         raise ModelError('missing required field "type"', item, "type")
     if not isinstance(sensor_type, str) or sensor_type not in SENSOR_TYPES:
-        raise ModelError(f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got "
-                         f"{_found(sensor_type)}", item, "type")
-    schema = (_CUT_JOINT_SENSOR if sensor_type in ("joint_reaction", "constraint_residual")
-              else _JOINT_SENSOR if sensor_type.startswith("joint") else
-              _ACTUATOR_SENSOR if sensor_type.startswith("actuator") else
-              _STRAIN_SENSOR if sensor_type == "beam_strain" else
-              _SECTION_SENSOR if sensor_type in ("beam_curvature", "beam_section_forces")
-              else _CENTERLINE_SENSOR if sensor_type == "beam_centerline" else
-              _CONTACT_SENSOR if sensor_type == "contact_reaction" else
-              _MARKER_SENSOR)
+        raise ModelError(
+            f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got {_found(sensor_type)}",
+            item,
+            "type",
+        )
+    schema = (
+        _CUT_JOINT_SENSOR
+        if sensor_type in ("joint_reaction", "constraint_residual")
+        else _JOINT_SENSOR
+        if sensor_type.startswith("joint")
+        else _ACTUATOR_SENSOR
+        if sensor_type.startswith("actuator")
+        else _STRAIN_SENSOR
+        if sensor_type == "beam_strain"
+        else _SECTION_SENSOR
+        if sensor_type in ("beam_curvature", "beam_section_forces")
+        else _CENTERLINE_SENSOR
+        if sensor_type == "beam_centerline"
+        else _CONTACT_SENSOR
+        if sensor_type == "contact_reaction"
+        else _MARKER_SENSOR
+    )
     _check_fields(table, schema, item)
 
 
 def _check_ground(table):
     _check_fields(table, _GROUND, "ground")
-    _check_named_tables(table.get("markers", {}), "marker",
-                        lambda m: f'marker "{m}" on body "{GROUND}"', _check_marker)
+    _check_named_tables(
+        table.get("markers", {}),
+        "marker",
+        lambda m: f'marker "{m}" on body "{GROUND}"',
+        _check_marker,
+    )
 
 
 _NAMED_SECTIONS = {
@@ -480,10 +647,12 @@ _NAMED_SECTIONS = {
     "drivers": ("driver", lambda n: f'driver "{n}"', _check_driver),
     "actuators": ("actuator", lambda n: f'actuator "{n}"', _check_actuator),
     "forces": ("force", lambda n: f'force "{n}"', _check_force),
-    "springs": ("spring", lambda n: f'spring "{n}"',
-                lambda n, t, i: _check_fields(t, _SPRING, i)),
-    "contacts": ("contact", lambda n: f'contact "{n}"',
-                 lambda n, t, i: _check_fields(t, _CONTACT, i)),
+    "springs": ("spring", lambda n: f'spring "{n}"', lambda n, t, i: _check_fields(t, _SPRING, i)),
+    "contacts": (
+        "contact",
+        lambda n: f'contact "{n}"',
+        lambda n, t, i: _check_fields(t, _CONTACT, i),
+    ),
     "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
 }
 
@@ -493,8 +662,9 @@ def _check_document(doc):
     for key, section in doc.items():
         item = f'section "{key}"'
         if key not in _SECTIONS:
-            raise ModelError(f"unknown section [{key}]; allowed sections: "
-                             f"{', '.join(_SECTIONS)}", item)
+            raise ModelError(
+                f"unknown section [{key}]; allowed sections: {', '.join(_SECTIONS)}", item
+            )
         if not isinstance(section, dict):
             raise ModelError(f"expected a table [{key}], got {_found(section)}", item)
     for key, schema in _SETTINGS_SECTIONS.items():
@@ -528,8 +698,11 @@ def _add_driver(model, name, table):
     """add_driver, with the law's fields reported as fields of the driver table (the
     file has no "function" sub-table for a driver)."""
     try:
-        model.add_driver(name, function=_time_function(table),
-                         **_without(table, "law", *LAW_FIELDS[table["law"]]))
+        model.add_driver(
+            name,
+            function=_time_function(table),
+            **_without(table, "law", *LAW_FIELDS[table["law"]]),
+        )
     except ModelError as err:
         if err.field is None or not err.field.startswith("function"):
             raise
@@ -542,18 +715,24 @@ def _prefixed(fn, prefix, **kwargs):
     try:
         return fn(**kwargs)
     except ModelError as err:
-        raise ModelError(err.message, err.item, prefix + (err.field or "").lstrip("."),
-                         err.source) from None
+        raise ModelError(
+            err.message, err.item, prefix + (err.field or "").lstrip("."), err.source
+        ) from None
 
 
 def _add_beam(model, name, table):
     item = f'body "{name}"'
     section = table["section"]
-    section = _prefixed(SECTIONS[section["type"]][0], "section.", item=item,
-                        **_without(section, "type"))
+    section = _prefixed(
+        SECTIONS[section["type"]][0], "section.", item=item, **_without(section, "type")
+    )
     mat = _prefixed(material, "material.", item=item, **table["material"])
-    model.add_beam_body(name, section=section, material=mat,
-                        **_without(table, "type", "markers", "section", "material"))
+    model.add_beam_body(
+        name,
+        section=section,
+        material=mat,
+        **_without(table, "type", "markers", "section", "material"),
+    )
 
 
 def _add_actuator(model, name, table):
@@ -601,5 +780,8 @@ def _build_model(doc):
 def _mode_bases(model):
     """The mode bases of the reduced beams, made now (compiling would make them) so
     that a file asking a beam for more modes than it has is refused when it is read."""
-    return [body.basis for body in model.bodies.values()
-            if isinstance(body, BeamBody) and body.modes != "all"]
+    return [
+        body.basis
+        for body in model.bodies.values()
+        if isinstance(body, BeamBody) and body.modes != "all"
+    ]

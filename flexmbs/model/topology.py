@@ -14,8 +14,14 @@ import numpy as np
 from ..errors import ModelError
 from .description import GROUND
 
-__all__ = ["Topology", "build_topology", "body_path_matrix", "joint_path_matrix",
-           "choose_cut_joints", "constraint_count"]
+__all__ = [
+    "Topology",
+    "build_topology",
+    "body_path_matrix",
+    "joint_path_matrix",
+    "choose_cut_joints",
+    "constraint_count",
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,7 @@ class Topology:
                   docs/explanation/formulation.md section 5); cut_reasons: "marked" (cut =
                   true in the model) or "chosen" (by `choose_cut_joints`), one per cut joint
     """
+
     body_names: tuple
     joint_names: tuple
     parent: np.ndarray
@@ -113,8 +120,9 @@ def build_topology(model):
     two bodies are not both in the tree.
     """
     if not model.bodies:
-        raise ModelError("the model has no bodies: expected at least one [bodies.NAME]",
-                         "model", None)
+        raise ModelError(
+            "the model has no bodies: expected at least one [bodies.NAME]", "model", None
+        )
     tree_joints, cut_joints, why = choose_cut_joints(model)
     joints = tree_joints
     children = {}
@@ -132,17 +140,26 @@ def build_topology(model):
         raise ModelError(
             "not connected to the ground by joints (every body needs a path of joints "
             "to the ground; use a free joint for a floating base)",
-            f'body "{missing[0]}"', None)
+            f'body "{missing[0]}"',
+            None,
+        )
 
     body_names = tuple(j.child for j in order)
     index = {b: k for k, b in enumerate(body_names)}
     parent = np.array([index.get(j.parent, -1) for j in order], dtype=np.int64)
     markers = []
     for j in order:
-        markers += [f"{j.name}:{j.parent_marker}@{j.parent}",
-                    f"{j.name}:{j.child_marker}@{j.child}"]
-    return Topology(body_names=body_names, joint_names=tuple(j.name for j in order),
-                    parent=parent, marker_names=tuple(markers),
-                    body_path=body_path_matrix(parent), joint_path=joint_path_matrix(parent),
-                    cut_joint_names=tuple(j.name for j in cut_joints),
-                    cut_reasons=tuple(why[j.name] for j in cut_joints))
+        markers += [
+            f"{j.name}:{j.parent_marker}@{j.parent}",
+            f"{j.name}:{j.child_marker}@{j.child}",
+        ]
+    return Topology(
+        body_names=body_names,
+        joint_names=tuple(j.name for j in order),
+        parent=parent,
+        marker_names=tuple(markers),
+        body_path=body_path_matrix(parent),
+        joint_path=joint_path_matrix(parent),
+        cut_joint_names=tuple(j.name for j in cut_joints),
+        cut_reasons=tuple(why[j.name] for j in cut_joints),
+    )

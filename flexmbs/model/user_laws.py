@@ -46,8 +46,16 @@ from ..dynamics.user_laws import (
 )
 from ..errors import ModelError
 
-__all__ = ["UserLaw", "UserLawItem", "user_law", "user_law_item", "user_law_entries",
-           "with_user_laws", "LAW_PARAMETERS", "USER_LAW_FRAMES"]
+__all__ = [
+    "UserLaw",
+    "UserLawItem",
+    "user_law",
+    "user_law_item",
+    "user_law_entries",
+    "with_user_laws",
+    "LAW_PARAMETERS",
+    "USER_LAW_FRAMES",
+]
 
 LAW_PARAMETERS = ("t", "q", "u", "params", "out")
 USER_LAW_FRAMES = {"global": GLOBAL_AXES, "marker": MARKER_AXES}
@@ -62,19 +70,24 @@ class UserLaw:
     def __init__(self, function, cache=True):
         py_func = getattr(function, "py_func", function)  # a numba dispatcher's function
         if not callable(py_func):
-            raise TypeError(f"a user law is a function of {', '.join(LAW_PARAMETERS)}; "
-                            f"got {function!r}")
+            raise TypeError(
+                f"a user law is a function of {', '.join(LAW_PARAMETERS)}; got {function!r}"
+            )
         self.py_func = py_func
-        self.name = f"{getattr(py_func, '__module__', '?')}." \
-                    f"{getattr(py_func, '__qualname__', repr(py_func))}"
+        self.name = (
+            f"{getattr(py_func, '__module__', '?')}."
+            f"{getattr(py_func, '__qualname__', repr(py_func))}"
+        )
         try:
             params = inspect.signature(py_func).parameters
         except (TypeError, ValueError):
             params = None
         if params is not None and len(params) != len(LAW_PARAMETERS):
-            raise TypeError(f'user law "{self.name}": expected a function of '
-                            f"({', '.join(LAW_PARAMETERS)}), got {len(params)} "
-                            f"parameters ({', '.join(params)})")
+            raise TypeError(
+                f'user law "{self.name}": expected a function of '
+                f"({', '.join(LAW_PARAMETERS)}), got {len(params)} "
+                f"parameters ({', '.join(params)})"
+            )
         self._compiled = compile_law(py_func, self.name, cache and CACHE)
         self.address = int(self._compiled.address)
         register_law(self.address, py_func)
@@ -108,6 +121,7 @@ class UserLawItem:
     (kind "marker", its force and torque in `frame` axes, "global" or "marker"); it is
     called with `params` followed by the q indices of `read_coordinates` (names of
     coordinates, CompiledModel.coordinate_names)."""
+
     name: str
     kind: str
     function: str
@@ -121,41 +135,57 @@ class UserLawItem:
     law: object = field(default=None, metadata={"serialize": False})
 
 
-def user_law_item(model, name, law, joint, coordinate, body, marker, frame, params,
-                  read_coordinates):
+def user_law_item(
+    model, name, law, joint, coordinate, body, marker, frame, params, read_coordinates
+):
     """A validated UserLawItem for `model` (Model.add_user_law's arguments)."""
     item = f'user law "{name}"'
     if not isinstance(law, UserLaw):
         if not callable(law):
-            raise ModelError(f"expected a function of ({', '.join(LAW_PARAMETERS)}) or "
-                             f"one made by flexmbs.user_law, got {law!r}", item, "law")
+            raise ModelError(
+                f"expected a function of ({', '.join(LAW_PARAMETERS)}) or "
+                f"one made by flexmbs.user_law, got {law!r}",
+                item,
+                "law",
+            )
         try:
             law = UserLaw(law)
         except TypeError as exc:
             raise ModelError(str(exc), item, "law") from None
     if (joint is None) == (body is None):
-        raise ModelError("expected either a joint (a joint law: a force or torque on one "
-                         "of its coordinates) or a body and marker (a marker law)", item,
-                         "joint")
+        raise ModelError(
+            "expected either a joint (a joint law: a force or torque on one "
+            "of its coordinates) or a body and marker (a marker law)",
+            item,
+            "joint",
+        )
     if joint is not None:
         if joint not in model.joints:
             raise ModelError(f'unknown joint "{joint}"', item, "joint")
         nd = model.joints[joint].ndof
-        if isinstance(coordinate, bool) or not isinstance(coordinate, (int, np.integer)) \
-                or not 0 <= coordinate < nd:
-            raise ModelError(f"expected a coordinate index 0..{nd - 1} of joint "
-                             f'"{joint}", got {coordinate!r}', item, "coordinate")
+        if (
+            isinstance(coordinate, bool)
+            or not isinstance(coordinate, (int, np.integer))
+            or not 0 <= coordinate < nd
+        ):
+            raise ModelError(
+                f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}',
+                item,
+                "coordinate",
+            )
         for other in model.user_laws.values():
-            if other.kind == "joint" and (other.joint, other.coordinate) == (joint,
-                                                                             coordinate):
-                raise ModelError(f'coordinate {coordinate} of joint "{joint}" already has '
-                                 f'user law "{other.name}" (a coordinate takes one: add '
-                                 "the forces in one law)", item, "coordinate")
+            if other.kind == "joint" and (other.joint, other.coordinate) == (joint, coordinate):
+                raise ModelError(
+                    f'coordinate {coordinate} of joint "{joint}" already has '
+                    f'user law "{other.name}" (a coordinate takes one: add '
+                    "the forces in one law)",
+                    item,
+                    "coordinate",
+                )
         kind, coordinate, marker, frame = "joint", int(coordinate), None, None
     else:
         if body not in model.bodies:
-            raise ModelError(f'unknown body "{body}" (laws act on moving bodies)', item,
-                             "body")
+            raise ModelError(f'unknown body "{body}" (laws act on moving bodies)', item, "body")
         if marker not in model.bodies[body].markers:
             raise ModelError(f'unknown marker "{marker}" on body "{body}"', item, "marker")
         if frame not in USER_LAW_FRAMES:
@@ -164,16 +194,28 @@ def user_law_item(model, name, law, joint, coordinate, body, marker, frame, para
     try:
         p = np.array(params, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ModelError(f"expected a list of numbers, got {params!r}", item,
-                         "params") from None
+        raise ModelError(f"expected a list of numbers, got {params!r}", item, "params") from None
     if not np.all(np.isfinite(p)):
         raise ModelError(f"expected finite numbers, got {params!r}", item, "params")
-    if isinstance(read_coordinates, str) or not all(
-            isinstance(c, str) for c in read_coordinates):
-        raise ModelError(f"expected a list of coordinate names, got {read_coordinates!r}",
-                         item, "read_coordinates")
-    return UserLawItem(name, kind, law.name, joint, coordinate, body, marker, frame, p,
-                       tuple(read_coordinates), law)
+    if isinstance(read_coordinates, str) or not all(isinstance(c, str) for c in read_coordinates):
+        raise ModelError(
+            f"expected a list of coordinate names, got {read_coordinates!r}",
+            item,
+            "read_coordinates",
+        )
+    return UserLawItem(
+        name,
+        kind,
+        law.name,
+        joint,
+        coordinate,
+        body,
+        marker,
+        frame,
+        p,
+        tuple(read_coordinates),
+        law,
+    )
 
 
 def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id):
@@ -188,9 +230,12 @@ def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id)
         if law.kind == "joint":
             target = coord_of[(law.joint, law.coordinate)]
             if coord_qindex[target] < 0:
-                raise ModelError(f'coordinate {law.coordinate} of joint "{law.joint}" is '
-                                 "prescribed by a driver: a law acts on a free coordinate",
-                                 item, "coordinate")
+                raise ModelError(
+                    f'coordinate {law.coordinate} of joint "{law.joint}" is '
+                    "prescribed by a driver: a law acts on a free coordinate",
+                    item,
+                    "coordinate",
+                )
             kind, axes = JOINT_LAW, GLOBAL_AXES
         else:
             target = marker_id(law.body, law.marker)
@@ -199,14 +244,16 @@ def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id)
         for name in law.read_coordinates:
             if name not in where:
                 known = ", ".join(coordinate_names[:8]) + (
-                    ", ..." if len(coordinate_names) > 8 else "")
-                raise ModelError(f'unknown coordinate "{name}"; the coordinates are '
-                                 f"{known}", item, "read_coordinates")
+                    ", ..." if len(coordinate_names) > 8 else ""
+                )
+                raise ModelError(
+                    f'unknown coordinate "{name}"; the coordinates are {known}',
+                    item,
+                    "read_coordinates",
+                )
             indices.append(where[name])
-        entries.append((kind, law_entry(law.law.address, target, axes,
-                                        list(law.params) + indices)))
-    return [e for e in entries if e[0] == JOINT_LAW] + \
-        [e for e in entries if e[0] == MARKER_LAW]
+        entries.append((kind, law_entry(law.law.address, target, axes, list(law.params) + indices)))
+    return [e for e in entries if e[0] == JOINT_LAW] + [e for e in entries if e[0] == MARKER_LAW]
 
 
 def with_user_laws(kind, ptr, data, entries):

@@ -6,13 +6,35 @@ import re
 import numpy as np
 
 GROUND = "ground"
-JOINT_TYPES = ("revolute", "prismatic", "cylindrical", "universal", "spherical",
-               "planar", "free", "fixed", "general")
-SENSOR_TYPES = ("joint_coordinate", "joint_rate", "marker_position",
-                "marker_orientation", "marker_velocity", "marker_angular_velocity",
-                "actuator_torque", "actuator_work", "beam_strain", "marker_deflection",
-                "beam_curvature", "beam_section_forces", "beam_centerline",
-                "joint_reaction", "constraint_residual", "contact_reaction")
+JOINT_TYPES = (
+    "revolute",
+    "prismatic",
+    "cylindrical",
+    "universal",
+    "spherical",
+    "planar",
+    "free",
+    "fixed",
+    "general",
+)
+SENSOR_TYPES = (
+    "joint_coordinate",
+    "joint_rate",
+    "marker_position",
+    "marker_orientation",
+    "marker_velocity",
+    "marker_angular_velocity",
+    "actuator_torque",
+    "actuator_work",
+    "beam_strain",
+    "marker_deflection",
+    "beam_curvature",
+    "beam_section_forces",
+    "beam_centerline",
+    "joint_reaction",
+    "constraint_residual",
+    "contact_reaction",
+)
 CONTACT_TYPES = ("rolling_disk", "knife_edge")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")
@@ -31,7 +53,7 @@ NODE_DOFS = ("u", "v", "w", "tx", "ty", "tz")  # nodal coordinates, body axes
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 """The names of bodies, joints, markers and the other items: letters, digits, '_' and
 '-' (a dot separates the parts of coordinate names and of --set paths)."""
-GENERATED_PREFIX = "@"   # flexmbs.model.absolute's PREFIX
+GENERATED_PREFIX = "@"  # flexmbs.model.absolute's PREFIX
 SENSOR_NAME_PATTERN = re.compile(r"[^\s/]+")
 """Sensor names: anything but spaces and '/' (a sensor may be named after a
 coordinate, "joint.rz")."""
