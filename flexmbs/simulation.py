@@ -26,6 +26,7 @@ from .dynamics.outputs import output_quantities
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
 from .errors import ModelError, RunTerminated
+from .failure_diagnosis import failing_force_elements, failure_states
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
 from .kinematics.timefunctions import evaluate_time_function
 from .model.absolute import absolute_model, set_elastic_rates
@@ -699,6 +700,8 @@ def _simulate(
         message = integ.message
         if status == "failed" and not message:
             message = "the integrator stopped"
+        if status == "failed":
+            message += failing_force_elements(cm, failure_states(integ))
     except KeyboardInterrupt as exc:
         bar.close()
         if writer is not None:

@@ -15,6 +15,7 @@ import flexmbs
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
 from flexmbs.errors import ModelError
+from flexmbs.io.results import open_result
 from flexmbs.model import Constant, Harmonic, Model
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
@@ -266,3 +267,30 @@ def test_a_plain_function_is_compiled_and_errors_of_the_whole_model_are_named():
         @flexmbs.user_law
         def returns_a_value(t, q, u, params, out):
             return 1.0
+
+
+@flexmbs.user_law
+def stop_ahead(t, q, u, params, out):
+    """A force that grows as the root of the distance past a stop at params[0]: not
+    defined before the stop (its root is not a number there)."""
+    i = int(params[1])
+    out[0] = -np.sqrt(q[i] - params[0])
+
+
+def test_a_law_that_stops_being_finite_is_named_in_the_failure(tmp_path):
+    """A pendulum falls past where its joint law is defined: the run fails with the
+    law's name and the time in its message and in the file."""
+    m = Model("stop", gravity=(0, 0, -9.81))
+    m.add_rigid_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=(0.1, 0.1, 1e-3),
+                     inertia_about="com")
+    m.add_joint("j", "revolute", parent="ground", child="rod", axis=(0, 1, 0), initial=1.0)
+    m.add_user_law("stop", stop_ahead, joint="j", params=[0.3], read_coordinates=["j"])
+    m.set_solver(t_end=2.0)
+    sim = simulate(m, tmp_path / "stop.h5")
+    assert sim.status == "failed"
+    assert 'the user law "stop" gives a force that is not finite' in sim.message
+    when = float(sim.message.split("; at t = ")[1].split(" s ")[0])
+    assert 0.1 < when < 2.0 and sim.t[-1] <= when * (1 + 1e-5)  # when has 6 digits
+    explicit = simulate(m, None, method="dop853")
+    assert 'the user law "stop" gives a force that is not finite' in explicit.message
+    assert open_result(tmp_path / "stop.h5").status.endswith(sim.message)

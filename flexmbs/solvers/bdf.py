@@ -456,6 +456,11 @@ class BDF:
         return self._s.yp.copy()
 
     @property
+    def t_fail(self):
+        """The time (s) the failed step was to reach, None unless the driver failed."""
+        return float(self._s.fs[_k.F_T_FAIL]) if self.status == "failed" else None
+
+    @property
     def status_code(self):
         """1 running, 0 finished, < 0 failed (keys of STATUS_MESSAGES)."""
         return int(self._status)

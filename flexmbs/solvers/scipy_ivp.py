@@ -25,14 +25,15 @@ floor is ten ulps of t, which near t = 0 lets a run crawl forever."""
 class _NonFiniteDerivative(Exception):
     """y' was not finite (e.g. M* not positive definite at a singular joint)."""
 
-    def __init__(self, t):
+    def __init__(self, t, y):
         super().__init__(t)
         self.t = t
+        self.y = np.array(y, dtype=float)
 
 
 NON_FINITE_MESSAGE = ("the accelerations are not finite at t = {t:.6g} s: M* is not "
                       "positive definite there (a joint at a singular configuration, "
-                      "or dependent joint axes?)")
+                      "or dependent joint axes?), or a force is not finite")
 
 
 class ScipyIntegrator(Integrator):
@@ -53,18 +54,20 @@ class ScipyIntegrator(Integrator):
         def fun(t, y):
             f = system.rhs(t, y)
             if not np.all(np.isfinite(f)):
-                raise _NonFiniteDerivative(t)
+                raise _NonFiniteDerivative(t, y)
             return f
 
         self._nsteps = 0
         self._tiny_steps = 0
         self._dense = None
+        self.failed_state = None  # (t, y) where y' was not finite
         try:
             import scipy.integrate
             solver_class = getattr(scipy.integrate, SCIPY_METHODS[method])
             self._solver = solver_class(fun, self.t0, self.y, self.t_end, rtol=rtol,
                                         atol=atol, max_step=max_step)
         except _NonFiniteDerivative as exc:
+            self.failed_state = (exc.t, exc.y)
             self._fail(NON_FINITE_MESSAGE.format(t=exc.t))
 
     def _advance_impl(self, t_out, y_out, wall_budget):
@@ -89,6 +92,7 @@ class ScipyIntegrator(Integrator):
                 with np.errstate(over="ignore"):
                     msg = s.step()
             except _NonFiniteDerivative as exc:
+                self.failed_state = (exc.t, exc.y)
                 self._fail(NON_FINITE_MESSAGE.format(t=exc.t))
                 break
             if s.status == "failed":
