@@ -63,6 +63,7 @@ def _cmd_run(args):
         fixed_step=args.fixed_step,
         progress=sys.stderr.isatty() and not args.quiet,
         log=_log,
+        compile_elsewhere=True,
     )
     st = sim.statistics
     summary = (

@@ -33,6 +33,7 @@ from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
+from .precompile import OutputKernelsElsewhere
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
@@ -413,6 +414,7 @@ def simulate(
     progress=False,
     log=None,
     history=None,
+    compile_elsewhere=False,
 ):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
     `formulation`: "joint", "order-n" (trees) or "absolute" (every joint a
@@ -428,6 +430,10 @@ def simulate(
     `history`: keep every output row in memory (True) or only the last (False: the
     memory of a run does not grow with its outputs; the Simulation then reads them
     from the result file when asked). Default: True without a file, False with one.
+
+    `compile_elsewhere`: on an empty kernel cache with a second core free, compile the
+    output quantities in another process while this one compiles the equations of
+    motion and the integrator (flexmbs.precompile; the command line does).
     """
     keep = path is None if history is None else bool(history)
     if not keep and path is None:
@@ -450,6 +456,7 @@ def simulate(
             log,
             compiling,
             keep,
+            compile_elsewhere,
         )
 
 
@@ -508,6 +515,7 @@ def _simulate(
     log,
     compiling,
     keep,
+    compile_elsewhere,
 ):
     source = model.source_path or "<python>"
     try:
@@ -679,11 +687,23 @@ def _simulate(
         log("warning: the initial state is " + watch.report())
     bar = _Progress(progress, t0, t_end, compiling)
     integ = None
+    helper = OutputKernelsElsewhere.start_if_useful() if compile_elsewhere else None
+    if helper is not None and log is not None:
+        log("compiling the output quantities in a second process, the rest here")
     try:
-        emit(np.array([t0]), y0[None, :])
-        integ = make_integrator(
-            method, system, t0, y0, t_end, rtol, atol, max_step, s.rho_inf, s.fixed_step
-        )
+        if helper is None:
+            emit(np.array([t0]), y0[None, :])
+        try:
+            integ = make_integrator(
+                method, system, t0, y0, t_end, rtol, atol, max_step, s.rho_inf, s.fixed_step
+            )
+        except BaseException:
+            if helper is not None:
+                helper.stop()
+            raise
+        if helper is not None:
+            helper.wait()  # the output kernels are in the cache now, or compile here
+            emit(np.array([t0]), y0[None, :])
         done = 0
         while integ.status == "running" and done < len(t_out):
             n, y = integ.advance(t_out[done : done + OUTPUT_BATCH], WALL_BUDGET)
