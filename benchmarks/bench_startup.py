@@ -6,10 +6,12 @@ empty kernel cache (compilation), a warm run, and the fixed cost of a whole
     .venv/bin/python benchmarks/bench_startup.py --table benchmarks/results/startup.json
 
 Each measurement is a separate process, timed from outside (wall time and peak
-resident memory of the process):
+resident memory, the largest of the run's processes):
 
 1. cold: `flexmbs run` of each model in --cold (default H2, huang_two_link.toml) with
-   an empty kernel cache (NUMBA_CACHE_DIR a new folder); its compile time and parts
+   an empty kernel cache (NUMBA_CACHE_DIR a new folder), compiling in one process
+   (FLEXMBS_COMPILE_ELSEWHERE=0) and then as it does by default (the output
+   quantities in a second process, flexmbs.precompile); its compile time and parts
    from the run's own report (flexmbs.compile_notice), its integration time from the
    result file;
 2. warm: the same command again, then --repeat more times (the median is kept);
@@ -77,7 +79,8 @@ def run_model(model, env, out, extra=()):
     integ, steps, compiled = integration_time(out)
     parts = [(name, int(n), int(s)) for name, n, s in PART.findall(err)]
     return {"wall": wall, "rss_mb": rss, "integration": integ, "steps": steps,
-            "compile_time": compiled, "parts": parts}
+            "compile_time": compiled, "parts": parts,
+            "outputs_elsewhere": "output quantities in a second process" in err}
 
 
 def bench(a, log):
@@ -87,13 +90,15 @@ def bench(a, log):
     results = {"machine": machine(), "cold": [], "warm": [], "chain4": None}
     try:
         for model in a.cold:
-            shutil.rmtree(cache, ignore_errors=True)
-            cache.mkdir()
-            r = run_model(ROOT / model, env, work / "cold.h5")
-            r["model"] = model
-            log(f"cold {model}: {r['wall']:.1f} s, {r['rss_mb']:.0f} MB peak, "
-                f"compiling {r['compile_time']:.1f} s, {r['parts']}")
-            results["cold"].append(r)
+            for one_process in (True, False):
+                shutil.rmtree(cache, ignore_errors=True)
+                cache.mkdir()
+                run_env = dict(env, FLEXMBS_COMPILE_ELSEWHERE="0") if one_process else env
+                r = run_model(ROOT / model, run_env, work / "cold.h5")
+                r["model"] = model
+                log(f"cold {model}: {r['wall']:.1f} s, {r['rss_mb']:.0f} MB peak, "
+                    f"compiling {r['compile_time']:.1f} s, {r['parts']}")
+                results["cold"].append(r)
             runs = [run_model(ROOT / model, env, work / "warm.h5")
                     for _ in range(a.repeat)]
             w = min(runs, key=lambda x: x["wall"])
@@ -139,9 +144,13 @@ def table(results):
         for name, _, s in r["parts"]:
             seconds[name] = seconds.get(name, 0) + s
         parts = ", ".join(f"{name} {s} s" for name, s in seconds.items())
-        rows.append(f"| first `flexmbs run {r['model']}`, empty kernel cache | "
+        elsewhere = ("; the output quantities meanwhile in a second process"
+                     if r.get("outputs_elsewhere") else "")
+        how = ("" if r.get("outputs_elsewhere")
+               else ", one process (FLEXMBS_COMPILE_ELSEWHERE=0)")
+        rows.append(f"| first `flexmbs run {r['model']}`, empty kernel cache{how} | "
                     f"{r['wall']:.0f} s | {r['rss_mb']:.0f} MB | compiling "
-                    f"{r['compile_time']:.0f} s ({parts}); integrating "
+                    f"{r['compile_time']:.0f} s ({parts}{elsewhere}); integrating "
                     f"{r['integration']:.2f} s |")
     for r in results["warm"]:
         rows.append(f"| the same run again (warm cache) | {r['wall_median']:.2f} s | "

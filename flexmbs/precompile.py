@@ -9,8 +9,9 @@ any model while the run compiles the rest; the run then loads them from the cach
 (numba looks there before compiling a new signature).
 
 `OutputKernelsElsewhere.start_if_useful()` starts that process when the output kernels
-are not in the cache and a second core is free; `python -m flexmbs.precompile` is the
-process itself.
+are not in the cache and the process may use a second core (FLEXMBS_COMPILE_ELSEWHERE=0:
+never);
+`python -m flexmbs.precompile` is the process itself.
 """
 
 import glob
@@ -36,12 +37,13 @@ def output_kernels_cached(cache_dir=None):
 
 
 def _a_core_is_free():
-    cores = os.cpu_count() or 1
+    """True when this process may run on two cores or more. (The load average is no
+    guide: the installation that precedes a first run leaves it high for a minute.)"""
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # not on every system
-        load = 0.0
-    return cores >= 2 and load <= cores - 1
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every system
+        cores = os.cpu_count() or 1
+    return cores >= 2
 
 
 class OutputKernelsElsewhere:
@@ -53,7 +55,9 @@ class OutputKernelsElsewhere:
     @classmethod
     def start_if_useful(cls):
         """The running process, or None when the kernels are cached, no second core is
-        free, or the process cannot be started."""
+        free, FLEXMBS_COMPILE_ELSEWHERE is 0, or the process cannot be started."""
+        if os.environ.get("FLEXMBS_COMPILE_ELSEWHERE", "1") in ("0", "false", "no"):
+            return None
         if output_kernels_cached() or not _a_core_is_free():
             return None
         try:
