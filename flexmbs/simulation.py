@@ -487,6 +487,15 @@ def _signals_end_the_run():
             signal.signal(sig, old)
 
 
+def _named_failing_elements(cm, integ):
+    """flexmbs.failure_diagnosis's text for a failed run; "" if the diagnosis itself
+    fails (it must not hide the failure it explains)."""
+    try:
+        return failing_force_elements(cm, failure_states(integ))
+    except Exception:  # noqa: BLE001 - a diagnosis, never the cause of another failure
+        return ""
+
+
 def _galpha_settings_unused(settings):
     """The `galpha` settings given to another solver, as text ("" if none): rho_inf
     other than its default, and fixed_step."""
@@ -721,7 +730,7 @@ def _simulate(
         if status == "failed" and not message:
             message = "the integrator stopped"
         if status == "failed":
-            message += failing_force_elements(cm, failure_states(integ))
+            message += _named_failing_elements(cm, integ)
     except KeyboardInterrupt as exc:
         bar.close()
         if writer is not None:
