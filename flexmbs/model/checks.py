@@ -325,3 +325,21 @@ def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"
             item,
             fld,
         )
+
+
+def _check_joint_coordinate(joints, joint, coordinate, item):
+    """ModelError unless `joint` names one of `joints` and `coordinate` is the index of
+    one of its coordinates."""
+    if joint not in joints:
+        raise ModelError(f'unknown joint "{joint}"', item, "joint")
+    nd = joints[joint].ndof
+    if (
+        isinstance(coordinate, bool)
+        or not isinstance(coordinate, (int, np.integer))
+        or not 0 <= coordinate < nd
+    ):
+        raise ModelError(
+            f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}',
+            item,
+            "coordinate",
+        )

@@ -18,6 +18,7 @@ from .checks import (
     _beam_initial_state,
     _check_beam_memory,
     _check_inertia,
+    _check_joint_coordinate,
     _inertia_matrix,
     _joint_axes,
     _modal_damping,
@@ -474,19 +475,7 @@ class Model:
     def _check_coordinate_free(self, joint, coordinate, item):
         """`coordinate` is an index of `joint`'s coordinates that has no driver and no
         actuator yet (a coordinate takes one of them)."""
-        if joint not in self.joints:
-            raise ModelError(f'unknown joint "{joint}"', item, "joint")
-        nd = self.joints[joint].ndof
-        if (
-            isinstance(coordinate, bool)
-            or not isinstance(coordinate, (int, np.integer))
-            or not 0 <= coordinate < nd
-        ):
-            raise ModelError(
-                f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}',
-                item,
-                "coordinate",
-            )
+        _check_joint_coordinate(self.joints, joint, coordinate, item)
         for other in self.drivers.values():
             if other.joint == joint and other.coordinate == coordinate:
                 raise ModelError(

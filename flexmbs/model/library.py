@@ -495,6 +495,44 @@ def _slender(mass, i_transverse, axis):
     return inertia
 
 
+def _coupler_to_crank(model, rocker):
+    """The four-bar's joint from the crank's tip to the coupler, turned back by `rocker`
+    so that the coupler starts level."""
+    model.add_joint(
+        "crank_coupler",
+        "revolute",
+        parent="crank",
+        parent_marker="tip",
+        child="coupler",
+        axis=(0.0, 1.0, 0.0),
+        initial=-rocker,
+    )
+
+
+def _coupler_to_rocker(model):
+    """The four-bar's cut joint from the coupler's end to the rocker's tip, and the spring
+    from the coupler's middle to the ground."""
+    model.add_joint(
+        "coupler_rocker",
+        "revolute",
+        parent="coupler",
+        parent_marker="end",
+        child="rocker",
+        child_marker="tip",
+        axis=(0.0, 1.0, 0.0),
+        cut=True,
+    )
+    model.add_spring(
+        "spring",
+        "coupler",
+        "middle",
+        "ground",
+        "spring_anchor",
+        stiffness=FB_SPRING,
+        rest_length=0.5,
+    )
+
+
 def four_bar(rocker=0.05, t_end=10.0):
     """FB of docs/explanation/benchmark-models.md: a parallelogram four-bar hanging under
     gravity from ground pivots at (0, 0, 0) and (0.4, 0, 0), revolute axes along global y:
@@ -532,15 +570,7 @@ def four_bar(rocker=0.05, t_end=10.0):
     model.add_joint(
         "crank_pivot", "revolute", parent="ground", child="crank", axis=y, initial=rocker
     )
-    model.add_joint(
-        "crank_coupler",
-        "revolute",
-        parent="crank",
-        parent_marker="tip",
-        child="coupler",
-        axis=y,
-        initial=-rocker,
-    )
+    _coupler_to_crank(model, rocker)
     model.add_joint(
         "rocker_pivot",
         "revolute",
@@ -550,25 +580,7 @@ def four_bar(rocker=0.05, t_end=10.0):
         axis=y,
         initial=rocker,
     )
-    model.add_joint(
-        "coupler_rocker",
-        "revolute",
-        parent="coupler",
-        parent_marker="end",
-        child="rocker",
-        child_marker="tip",
-        axis=y,
-        cut=True,
-    )
-    model.add_spring(
-        "spring",
-        "coupler",
-        "middle",
-        "ground",
-        "spring_anchor",
-        stiffness=FB_SPRING,
-        rest_length=0.5,
-    )
+    _coupler_to_rocker(model)
     model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
     model.add_sensor("rocker", "joint_coordinate", joint="rocker_pivot")
     model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
@@ -898,35 +910,8 @@ def four_bar_flexible(elements=4, rocker=0.05, t_end=10.0):
     )
     model.add_marker("coupler", "end", node=-1)
     model.add_marker("coupler", "middle", node=elements // 2)
-    y = (0.0, 1.0, 0.0)
-    model.add_joint(
-        "crank_coupler",
-        "revolute",
-        parent="crank",
-        parent_marker="tip",
-        child="coupler",
-        axis=y,
-        initial=-rocker,
-    )
-    model.add_joint(
-        "coupler_rocker",
-        "revolute",
-        parent="coupler",
-        parent_marker="end",
-        child="rocker",
-        child_marker="tip",
-        axis=y,
-        cut=True,
-    )
-    model.add_spring(
-        "spring",
-        "coupler",
-        "middle",
-        "ground",
-        "spring_anchor",
-        stiffness=FB_SPRING,
-        rest_length=0.5,
-    )
+    _coupler_to_crank(model, rocker)
+    _coupler_to_rocker(model)
     model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
     model.add_sensor(
         "bending", "marker_deflection", body="coupler", marker="middle", frame="coupler"

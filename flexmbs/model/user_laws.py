@@ -45,6 +45,7 @@ from ..dynamics.user_laws import (
     register_law,
 )
 from ..errors import ModelError
+from .checks import _check_joint_coordinate
 
 __all__ = [
     "UserLaw",
@@ -160,19 +161,7 @@ def user_law_item(
             "joint",
         )
     if joint is not None:
-        if joint not in model.joints:
-            raise ModelError(f'unknown joint "{joint}"', item, "joint")
-        nd = model.joints[joint].ndof
-        if (
-            isinstance(coordinate, bool)
-            or not isinstance(coordinate, (int, np.integer))
-            or not 0 <= coordinate < nd
-        ):
-            raise ModelError(
-                f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}',
-                item,
-                "coordinate",
-            )
+        _check_joint_coordinate(model.joints, joint, coordinate, item)
         for other in model.user_laws.values():
             if other.kind == "joint" and (other.joint, other.coordinate) == (joint, coordinate):
                 raise ModelError(
