@@ -97,14 +97,14 @@ def compile_output_kernels():
     from .dynamics.outputs import output_quantities
     from .model.compiled import compile_model
     from .model.library import chain_model
-    from .simulation import build_system
 
     cm = compile_model(chain_model(1))
-    system = build_system(cm)
     y = cm.initial_state()[None, :]
     energy = np.zeros((1, len(ENERGY_COMPONENTS)))
     sensors = np.zeros((1, cm.nsensor_values))
-    output_quantities(cm.arrays, system.ws, np.zeros(1), np.ascontiguousarray(y), energy, sensors)
+    output_quantities(
+        cm.arrays, cm.new_workspace(), np.zeros(1), np.ascontiguousarray(y), energy, sensors
+    )
 
 
 if __name__ == "__main__":
