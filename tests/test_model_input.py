@@ -640,3 +640,14 @@ def test_names_that_would_be_ambiguous_are_refused(body, joint, sensor, field, w
 def test_sensors_may_be_named_after_coordinates():
     model = loads_model(NAMED.format(body="arm", joint="j", sensor="j.rz"))
     assert "j.rz" in model.sensors
+
+
+def test_an_axis_is_a_direction_whatever_its_length():
+    """Components near the float64 limit give the same unit axis as small ones (the norm
+    is taken after scaling), and a zero axis is refused."""
+    from flexmbs.model.checks import _axis
+    big = _axis([1e308, 1e308, 0.0], "joint", "axis")
+    assert np.allclose(big, [2 ** -0.5, 2 ** -0.5, 0.0], rtol=0, atol=1e-15)
+    assert np.allclose(_axis([3e-10, 4e-10, 0.0], "joint", "axis"), [0.6, 0.8, 0.0])
+    with pytest.raises(ModelError, match="non-zero axis"):
+        _axis([0.0, 0.0, 0.0], "joint", "axis")

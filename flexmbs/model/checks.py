@@ -44,11 +44,14 @@ def _vector(value, n, item, fld, what="a"):
 
 
 def _axis(value, item, fld):
+    """The unit vector along `value` (scaled by its largest component first, so that
+    components near the float64 limit do not overflow the norm)."""
     v = _vector(value, 3, item, fld, "an axis as a")
-    n = np.linalg.norm(v)
-    if not n > AXIS_NORM_MIN:
+    scale = np.abs(v).max()
+    n = np.linalg.norm(v / scale) if scale > 0.0 else 0.0
+    if not n * scale > AXIS_NORM_MIN:
         raise ModelError(f"expected a non-zero axis, got {value!r}", item, fld)
-    return v / n
+    return v / scale / n
 
 
 def _axes(value, item, fld, count=None):
