@@ -7,7 +7,6 @@ Sizes and the state vector's layout: flexmbs.model.arrays.
 """
 
 import copy
-import dataclasses
 
 import numpy as np
 
@@ -335,7 +334,8 @@ def with_node_inertias(model):
         inertias = body.node_inertias if isinstance(body, BeamBody) else None
         if not inertias:
             continue
-        beam = dataclasses.replace(body, markers=dict(body.markers))
+        beam = copy.copy(body)  # keeps its derived data, which check their inputs
+        beam.markers = dict(body.markers)
         out.bodies[name] = beam
         for node, inertia in inertias.items():
             carrier = node_inertia_body_name(name, node)
