@@ -1,5 +1,5 @@
-"""The `flexmbs` command line: run | info | energy | plot | modes | equilibrium |
-linearize | compare | fit.
+"""The `flexmbs` command line: run | info | energy | plot | export | animate | modes |
+equilibrium | linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -14,10 +14,17 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import FlexmbsError, ResultWriteError, RunTerminated
 from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
+
+if TYPE_CHECKING:
+    from .analysis.equilibrium import Equilibrium
+    from .model.compiled import CompiledModel
+    from .model.description import Model
 
 __all__ = ["main"]
 
@@ -25,16 +32,16 @@ EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 EQUILIBRIUM_HEADER = "# Static equilibrium of"
 
 
-def _err(text):
+def _err(text: str) -> None:
     sys.stderr.write(f"flexmbs: error: {text}\n")
 
 
-def _log(text):
+def _log(text: str) -> None:
     sys.stderr.write(f"flexmbs: {text}\n")
     sys.stderr.flush()
 
 
-def _cmd_run(args):
+def _cmd_run(args: argparse.Namespace) -> int:
     from .model.toml_reader import load_model
     from .simulation import simulate
 
@@ -79,7 +86,7 @@ def _cmd_run(args):
     return EXIT_FAILED
 
 
-def _result_path_problem(path):
+def _result_path_problem(path: str) -> str | None:
     """Why `path` cannot take a result file (None if it can): a folder, a folder that
     cannot be made (_folder_problem makes a missing one), or an existing file that is
     not a flexmbs result (never written over)."""
@@ -104,7 +111,7 @@ def _result_path_problem(path):
     return None
 
 
-def _folder_problem(path):
+def _folder_problem(path: str | os.PathLike[str]) -> str | None:
     """Why the folder of `path` cannot hold it (None if it can): made when missing,
     as the result writer does, unless that fails."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -115,7 +122,7 @@ def _folder_problem(path):
     return None
 
 
-def _positive_float(text):
+def _positive_float(text: str) -> float:
     """argparse type: a number > 0."""
     try:
         value = float(text)
@@ -126,14 +133,14 @@ def _positive_float(text):
     return value
 
 
-def _cmd_info(args):
+def _cmd_info(args: argparse.Namespace) -> int:
     from .analysis.info import describe_result
 
     print(describe_result(args.result))
     return EXIT_OK
 
 
-def _cmd_energy(args):
+def _cmd_energy(args: argparse.Namespace) -> int:
     from .analysis.energy import DEFAULT_RATIO_LIMIT, energy_balance, format_energy_report
     from .io.results import open_result
 
@@ -148,7 +155,7 @@ def _cmd_energy(args):
     return EXIT_OK if bal["passed"] else EXIT_FAILED
 
 
-def _cmd_plot(args):
+def _cmd_plot(args: argparse.Namespace) -> int:
     from .analysis.plot import IMAGE_FORMATS, plot_result
 
     if args.output is not None:
@@ -167,7 +174,52 @@ def _cmd_plot(args):
     return EXIT_OK
 
 
-def _cmd_modes(args):
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .analysis.vtk_export import default_vtk_path, export_vtk
+
+    out = args.output or default_vtk_path(args.result)
+    problem = _folder_problem(out)
+    if problem:
+        _err(f"{out}: {problem}")
+        return EXIT_INPUT
+    path, steps = export_vtk(args.result, out, subdivisions=args.subdivisions)
+    print(f"wrote {path} ({steps} steps; open it in ParaView)")
+    return EXIT_OK
+
+
+def _cmd_animate(args: argparse.Namespace) -> int:
+    from .analysis.animation import animate_result
+
+    problem = _folder_problem(args.output)
+    if problem:
+        _err(f"{args.output}: {problem}")
+        return EXIT_INPUT
+    path, frames = animate_result(
+        args.result,
+        args.output,
+        scale=args.scale,
+        view=args.view,
+        fps=args.fps,
+        speed=args.speed,
+        max_frames=args.max_frames,
+        at=args.at,
+    )
+    print(f"wrote {path} ({frames} frames)")
+    return EXIT_OK
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _cmd_modes(args: argparse.Namespace) -> int:
     from .analysis.modes import format_modes, model_modes, modes_to_dict
     from .model.toml_reader import load_model
 
@@ -183,7 +235,7 @@ def _cmd_modes(args):
     return EXIT_OK
 
 
-def _compiled_consistent(args):
+def _compiled_consistent(args: argparse.Namespace) -> tuple[Model, CompiledModel]:
     """(model, compiled model) of args.model with --set, loops closed (a report of what
     closing them did goes to the log)."""
     from .dynamics.constrained import make_consistent
@@ -203,7 +255,9 @@ def _compiled_consistent(args):
     return model, cm
 
 
-def _equilibrium(cm, args, log):
+def _equilibrium(
+    cm: CompiledModel, args: argparse.Namespace, log: Callable[[str], None] | None
+) -> Equilibrium | None:
     from .analysis.equilibrium import NotConverged, static_equilibrium
 
     try:
@@ -213,7 +267,7 @@ def _equilibrium(cm, args, log):
         return None
 
 
-def _cmd_equilibrium(args):
+def _cmd_equilibrium(args: argparse.Namespace) -> int:
     from .analysis.equilibrium import equilibrium_assignments
     from .analysis.fit import set_toml_values
     from .analysis.linear_report import format_equilibrium
@@ -265,7 +319,7 @@ def _cmd_equilibrium(args):
     return EXIT_OK
 
 
-def _toml_value(text):
+def _toml_value(text: str) -> object:
     import tomllib
 
     try:
@@ -274,7 +328,7 @@ def _toml_value(text):
         return text
 
 
-def _cmd_linearize(args):
+def _cmd_linearize(args: argparse.Namespace) -> int:
     from .analysis.absolute_kinematics import absolute_kinematics
     from .analysis.linear_report import format_linearization
     from .analysis.linearize import linearize
@@ -313,13 +367,13 @@ def _cmd_linearize(args):
     return EXIT_OK
 
 
-def _default_dir(*paths, suffix):
+def _default_dir(*paths: str, suffix: str) -> str:
     """NAME1_vs_NAME2 + suffix in the current folder, from the files' names."""
     stems = [os.path.splitext(os.path.basename(p))[0] for p in paths]
     return "_vs_".join(stems) + suffix
 
 
-def _cmd_compare(args):
+def _cmd_compare(args: argparse.Namespace) -> int:
     from .analysis.compare import compare_files, format_summary, write_report
 
     comparison = compare_files(
@@ -341,7 +395,7 @@ def _cmd_compare(args):
     return EXIT_OK
 
 
-def _cmd_fit(args):
+def _cmd_fit(args: argparse.Namespace) -> int:
     from .analysis.channel_map import load_channel_map
     from .analysis.compare import format_summary
     from .analysis.experiment import read_experiment
@@ -406,7 +460,7 @@ def _cmd_fit(args):
     return EXIT_OK
 
 
-def _parser():
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="flexmbs", description="Deformable multibody dynamics in joint coordinates."
     )
@@ -487,6 +541,46 @@ def _parser():
     )
     pl.add_argument("-o", "--output", help="PNG file (default: RESULT.png)")
     pl.set_defaults(fn=_cmd_plot)
+
+    ex = sub.add_parser(
+        "export", help="the deformed shape over time as one VTKHDF file for ParaView"
+    )
+    ex.add_argument("result")
+    ex.add_argument("-o", "--output", help="VTKHDF file (default: RESULT.vtkhdf)")
+    ex.add_argument(
+        "--subdivisions",
+        type=_positive_int,
+        default=4,
+        help="centre-line points per beam element (default 4)",
+    )
+    ex.set_defaults(fn=_cmd_export)
+
+    an = sub.add_parser("animate", help="the deformed mechanism moving, as a GIF or an MP4")
+    an.add_argument("result")
+    an.add_argument(
+        "-o", "--output", required=True, help="file ending in .gif or .mp4, or .png for a frame"
+    )
+    an.add_argument(
+        "--at", type=float, help="with a .png: the time of the frame (s; default: the last)"
+    )
+    an.add_argument(
+        "--scale",
+        type=_positive_float,
+        default=1.0,
+        help="magnify the elastic displacements this many times (default 1)",
+    )
+    an.add_argument("--view", choices=("iso", "xy", "xz", "yz"), default="iso", help="default iso")
+    an.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second")
+    an.add_argument(
+        "--speed",
+        type=_positive_float,
+        default=1.0,
+        help="simulated seconds per second of film (default 1)",
+    )
+    an.add_argument(
+        "--max-frames", type=_positive_int, default=250, help="at most this many frames"
+    )
+    an.set_defaults(fn=_cmd_animate)
 
     eqp = sub.add_parser(
         "equilibrium",
@@ -682,12 +776,12 @@ def main(argv: list[str] | None = None) -> int:
         return _run_command(args)
 
 
-def _write_stderr(text):
+def _write_stderr(text: str) -> None:
     sys.stderr.write(text)
     sys.stderr.flush()
 
 
-def _run_command(args):
+def _run_command(args: argparse.Namespace) -> int:
     if os.environ.get("FLEXMBS_DEBUG"):
         return args.fn(args)  # tracebacks for developers
     try:

@@ -8,10 +8,12 @@ kernel call.
 
 import contextlib
 import copy
+import shutil
 import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -367,8 +369,9 @@ def _read_outputs(path, name):
 
 
 class _Progress:
-    """One refreshed line on a terminal: simulated time, rate (simulated s per wall s,
-    the compilation reported by `watch`, a CompileWatch, left out), steps."""
+    """The progress bar of a run on a terminal (tqdm): simulated time against t_end,
+    the rate (simulated s per wall s, the compilation reported by `watch`, a
+    CompileWatch, left out) and the steps taken."""
 
     def __init__(self, enabled, t0, t_end, watch):
         self.enabled = enabled
@@ -377,24 +380,36 @@ class _Progress:
         self.compiled = watch.elapsed()
         self.start = time.perf_counter()
         self.last = -1.0
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            size = shutil.get_terminal_size(fallback=(100, 24))
+            self.bar = tqdm(  # a terminal of unknown size (0 x 0) gets 100 x 24
+                total=t_end - t0,
+                file=sys.stderr,
+                ncols=size.columns if size.columns > 40 else 100,
+                nrows=size.lines if size.lines > 0 else 24,
+                bar_format="{percentage:3.0f}%|{bar}| {desc}",
+                leave=True,
+            )
 
     def update(self, t, nsteps, force=False):
         now = time.perf_counter()
-        if not self.enabled or (not force and now - self.last < PROGRESS_INTERVAL):
+        if self.bar is None or (not force and now - self.last < PROGRESS_INTERVAL):
             return
         self.last = now
-        frac = (t - self.t0) / (self.t_end - self.t0)
         wall = now - self.start - (self.watch.elapsed() - self.compiled)
         rate = (t - self.t0) / wall if wall > 0 else 0.0
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(
-            f"\r[{bar:<30}] t = {t:.4g}/{self.t_end:.4g} s  {rate:.3g} s/s  {nsteps} steps "
+        self.bar.n = min(t - self.t0, self.t_end - self.t0)
+        self.bar.set_description_str(
+            f"t = {t:.4g}/{self.t_end:.4g} s, {rate:.3g} s/s, {nsteps} steps", refresh=False
         )
-        sys.stderr.flush()
+        self.bar.refresh()
 
     def close(self):
-        if self.enabled:
-            sys.stderr.write("\n")
+        if self.bar is not None:
+            self.bar.close()
 
 
 def simulate(
@@ -660,6 +675,12 @@ def _simulate(
                 ),
             },
         )
+    shapes = None  # the VTKHDF file beside the result file ([output] vtk = true)
+    if path is not None and out.vtk:
+        from .io.deformed_shape import DeformedShape
+        from .io.vtkhdf import VtkHdfWriter
+
+        shapes = VtkHdfWriter(Path(path).with_suffix(".vtkhdf"), DeformedShape(cm))
     ts, ys, es, ss = [], [], [], []
 
     def emit(t, y):
@@ -676,6 +697,17 @@ def _simulate(
             ss.append(sv)
         else:
             ts[0], ys[0], es[0], ss[0] = t[-1:], y[-1:], e[-1:], sv[-1:]
+        nonlocal shapes
+        if shapes is not None:
+            try:
+                for tk, yk in zip(t, y):
+                    shapes.append(float(tk), yk[: cm.nq])
+                shapes.flush()
+            except OSError as exc:  # the run goes on: the result file is what counts
+                if log is not None:
+                    log(f"warning: {shapes.path} ends at t = {shapes.t_last:g} s: {exc}")
+                shapes.close()
+                shapes = None
         watch.update(t, y)
         deformation.update(t, y)
         if not deformation_said and deformation.report():
@@ -753,6 +785,9 @@ def _simulate(
         if writer is not None:
             writer.close(f"failed: {type(exc).__name__}: {exc}")
         raise
+    finally:
+        if shapes is not None:
+            shapes.close()
     bar.close()
     stats = integ.statistics()
     stats["compile_time"] = compiling.seconds

@@ -47,6 +47,8 @@ BAD_MODELS = [
     (CH, "output.step", 0.0, ["output", "step"]),
     (CH, "output.step", -0.01, ["output", "step"]),
     (CH, "output.step", NAN, ["output", "step"]),
+    (CH, "output.vtk", "yes", ["output", "vtk"]),
+    (CH, "output.vtk", 1, ["output", "vtk"]),
     (CH, "model.gravity", [0.0, -9.81], ["model", "gravity"]),
     (CH, "model.gravity", [0.0, NAN, 0.0], ["model", "gravity"]),
     # rigid bodies

@@ -131,4 +131,4 @@ def test_the_progress_rate_leaves_out_compilation(monkeypatch, capsys):
     watch.seconds = 8.0           # 8 of the 10 wall seconds went to compiling
     bar.update(4.0, 17, force=True)
     err = capsys.readouterr().err
-    assert " 2 s/s " in err and "17 steps" in err
+    assert " 2 s/s," in err and "17 steps" in err and "4/10 s" in err

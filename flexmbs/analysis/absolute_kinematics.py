@@ -16,15 +16,23 @@ as in flexmbs.analysis.linearize.independent_coordinates (Führer and Wallrapp (
 rank, the degrees of freedom, the variables chosen as independent and J_y.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..dynamics import api
 from ..errors import ModelError
 from ..model.constraint_tables import POSITION, joint_constraint_rows
 from ..model.description import GROUND, BeamBody
 from .linearize import independent_coordinates
+
+if TYPE_CHECKING:
+    from ..model.compiled import CompiledModel
 
 __all__ = [
     "AbsoluteKinematics",
@@ -49,17 +57,17 @@ class AbsoluteKinematics:
     each variable named (body, VARIABLE_TEXTS entry); rows name joint and equation."""
 
     jacobian: np.ndarray
-    variables: list
-    rows: list
+    variables: list[tuple[str, str]]
+    rows: list[str]
     rank: int
-    independent: list
+    independent: list[tuple[str, str]]
     J_y: np.ndarray
 
     @property
-    def dof(self):
+    def dof(self) -> int:
         return self.J_y.shape[1]
 
-    def table(self):
+    def table(self) -> str:
         """J_y in the form of Führer and Wallrapp 1984 table 1: one line per variable."""
         head = "  ".join(f"y{k + 1:<9d}" for k in range(self.dof))
         lines = [f"{'body':<10s} {'variable':<18s} {head}"]
@@ -69,7 +77,12 @@ class AbsoluteKinematics:
         return "\n".join(lines)
 
 
-def _marker_frame(cm, poses, body, name):
+def _marker_frame(
+    cm: CompiledModel,
+    poses: Mapping[str, tuple[NDArray[np.float64], NDArray[np.float64]]],
+    body: str,
+    name: str,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(position, axes, s, A) of a marker on a rigid body (or the ground), global."""
     marker = cm.model.marker(body, name)
     if body == GROUND:
@@ -78,7 +91,9 @@ def _marker_frame(cm, poses, body, name):
     return r + a @ marker.position, a @ marker.orientation, marker.position, a
 
 
-def absolute_constraint_jacobian(cm, q, t=0.0):
+def absolute_constraint_jacobian(
+    cm: CompiledModel, q: NDArray[np.float64], t: float = 0.0
+) -> tuple[NDArray[np.float64], list[tuple[str, str]], list[str]]:
     """(C^t (rows, 6 x moving bodies), variable names, row texts) at the state q: the
     rows of every joint, the variables [dr'; dpi'] of each body in body axes. Rigid
     bodies only (ModelError otherwise)."""
@@ -124,7 +139,9 @@ def absolute_constraint_jacobian(cm, q, t=0.0):
     return np.array(rows).reshape(-1, 6 * len(bodies)), variables, texts
 
 
-def absolute_kinematics(cm, q=None, t=0.0):
+def absolute_kinematics(
+    cm: CompiledModel, q: ArrayLike | None = None, t: float = 0.0
+) -> AbsoluteKinematics:
     """AbsoluteKinematics at q (default the initial state)."""
     q = np.array(cm.q0 if q is None else q, dtype=float)
     jac, variables, texts = absolute_constraint_jacobian(cm, q, t)

@@ -37,19 +37,24 @@ channel ("release"), or is the lag of maximum cross-correlation between one chan
 the experiment and of the simulation ("xcorr"); see `find_offset`.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 from scipy.signal import butter, sosfiltfilt
 
 from ..errors import ExperimentError
 from ..io.results import component_labels
-from .experiment import GAP_POLICIES, resolve_gaps
+from .experiment import GAP_POLICIES, Experiment, resolve_gaps
 
 __all__ = [
     "ChannelMap",
@@ -128,8 +133,8 @@ UNIFORM_RTOL = 1e-3  # sample intervals within this of their median: uniform sam
 IMPULSE_DECAY_PERIODS = 200  # noise_power_gain: impulse-response length in 1/cutoff
 
 _MAP_SECTIONS = ("experiment", "alignment", "channels")
-_EXPERIMENT_FIELDS = {"time": str, "group": str, "gaps": str}
-_ALIGNMENT_FIELDS = {
+_EXPERIMENT_FIELDS: dict[str, type | tuple[type, ...]] = {"time": str, "group": str, "gaps": str}
+_ALIGNMENT_FIELDS: dict[str, type | tuple[type, ...]] = {
     "method": str,
     "offset": float,
     "channel": str,
@@ -142,7 +147,7 @@ _ALIGNMENT_USES = {
     "release": ("method", "channel", "threshold", "baseline"),
     "xcorr": ("method", "channel", "search"),
 }
-_CHANNEL_FIELDS = {
+_CHANNEL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "sensor": str,
     "component": (int, str),
     "experiment": str,
@@ -183,7 +188,7 @@ class MappedChannel:
     name: str
     sensor: str
     experiment: str
-    component: object = None
+    component: int | str | None = None
     raw_unit: str = ""
     gain: float = 1.0
     offset: float = 0.0
@@ -194,25 +199,25 @@ class MappedChannel:
     lowpass_order: int = DEFAULT_LOWPASS_ORDER
 
     @property
-    def unit_factor(self):
+    def unit_factor(self) -> float:
         """to_si(unit) of equation (1); 1 when no unit is given (already SI)."""
         return UNITS[self.unit][1] if self.unit else 1.0
 
     @property
-    def quantity(self):
+    def quantity(self) -> str | None:
         """The physical quantity of `unit` ("angle", "length", ...) or None."""
         return UNITS[self.unit][0] if self.unit else None
 
     @property
-    def si_unit(self):
-        return SI_UNITS[self.quantity] if self.unit else ""
+    def si_unit(self) -> str:
+        return SI_UNITS[self.quantity] if self.quantity is not None else ""
 
-    def calibrate(self, raw):
+    def calibrate(self, raw: ArrayLike) -> NDArray[np.float64]:
         """Equation (1): raw experiment values -> SI values of the sensor."""
         raw = np.asarray(raw, dtype=float)
         return self.sign * (self.gain * (raw - self.offset) + self.bias) * self.unit_factor
 
-    def raw_from_si(self, value):
+    def raw_from_si(self, value: ArrayLike) -> NDArray[np.float64]:
         """The inverse of equation (1): SI values -> the raw values an instrument with
         this calibration reads (used to write synthetic experiment files)."""
         value = np.asarray(value, dtype=float)
@@ -238,7 +243,7 @@ class Alignment:
     channel: str | None = None
     threshold: float | None = None
     baseline: float = DEFAULT_BASELINE
-    search: tuple | None = None
+    search: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -246,21 +251,21 @@ class ChannelMap:
     """A channel map file: experiment settings, alignment, channels (in file order)."""
 
     path: str
-    channels: tuple
+    channels: tuple[MappedChannel, ...]
     alignment: Alignment = field(default_factory=Alignment)
     time_name: str = "time"
     group: str | None = None
     gaps: str = "error"
 
-    def channel(self, name):
+    def channel(self, name: str) -> MappedChannel:
         return next(c for c in self.channels if c.name == name)
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
         return [c.name for c in self.channels]
 
 
-def load_channel_map(path):
+def load_channel_map(path: str | os.PathLike[str]) -> ChannelMap:
     """Read and check a channel map file (TOML); raises ExperimentError naming the
     file, the section or channel, the field and what was expected."""
     path = os.fspath(path)
@@ -274,7 +279,7 @@ def load_channel_map(path):
     return loads_channel_map(text, path)
 
 
-def _found(value):
+def _found(value: object) -> str:
     if isinstance(value, str):
         return f'"{value}"'
     if isinstance(value, dict):
@@ -282,7 +287,9 @@ def _found(value):
     return repr(value)
 
 
-def _check_table(table, fields, item, source):
+def _check_table(
+    table: object, fields: Mapping[str, type | tuple[type, ...]], item: str, source: str
+) -> None:
     """Known fields only, each of its kind (int accepted where a float is asked)."""
     if not isinstance(table, dict):
         raise ExperimentError(f"expected a table, got {_found(table)}", item, source=source)
@@ -305,7 +312,7 @@ def _check_table(table, fields, item, source):
             raise ExperimentError(f"expected a finite number, got {value}", item, key, source)
 
 
-def loads_channel_map(text, source="<string>"):
+def loads_channel_map(text: str, source: str = "<string>") -> ChannelMap:
     """The ChannelMap of the TOML `text`; `source` names it in errors."""
     try:
         doc = tomllib.loads(text)
@@ -345,7 +352,7 @@ def loads_channel_map(text, source="<string>"):
     )
 
 
-def _channel(name, table, source):
+def _channel(name: str, table: Any, source: str) -> MappedChannel:
     item = f'channel "{name}"'
     _check_table(table, _CHANNEL_FIELDS, item, source)
     if "experiment" not in table:
@@ -403,7 +410,7 @@ def _channel(name, table, source):
     )
 
 
-def _alignment(table, names, source):
+def _alignment(table: Any, names: Sequence[str], source: str) -> Alignment:
     item = 'section "alignment"'
     _check_table(table, _ALIGNMENT_FIELDS, item, source)
     if not table:
@@ -469,14 +476,16 @@ def _alignment(table, names, source):
 
 
 # --------------------------------------------------------------- the simulation side
-def _coordinate_quantity(joints, joint, coordinate, translation, rotation):
+def _coordinate_quantity(
+    joints: Mapping[str, Any], joint: Any, coordinate: Any, translation: str, rotation: str
+) -> str | None:
     j = joints.get(joint)
     if j is None or coordinate is None:
         return None
     return translation if coordinate < len(j.get("translation_axes", [])) else rotation
 
 
-def sensor_quantities(model_json):
+def sensor_quantities(model_json: str | None) -> dict[str, str | None]:
     """Sensor name -> the physical quantity of its values ("angle", "length", ...; None
     when unknown), from the normalised model of a result file (its /model/json)."""
     import json
@@ -515,7 +524,7 @@ def sensor_quantities(model_json):
     return out
 
 
-def _component_index(channel, size, source):
+def _component_index(channel: MappedChannel, size: int, source: str) -> int | None:
     """The column of a sensor of `size` values that the channel compares."""
     item = f'channel "{channel.name}"'
     labels = component_labels(size)
@@ -551,12 +560,17 @@ def _component_index(channel, size, source):
     return c
 
 
-def _a(quantity):
+def _a(quantity: str) -> str:
     """'an angle', 'a length', ...: the quantity with its article."""
     return ("an " if quantity[0] in "aeiou" else "a ") + quantity
 
 
-def check_sensors(channel_map, sensors, quantities, result_path):
+def check_sensors(
+    channel_map: ChannelMap,
+    sensors: Mapping[str, ArrayLike],
+    quantities: Mapping[str, str | None],
+    result_path: str | os.PathLike[str],
+) -> dict[str, NDArray[np.float64]]:
     """Every mapped sensor in `sensors` (name -> array), a valid component, and a unit of
     the sensor's quantity. Returns name -> (n,) the compared values."""
     out = {}
@@ -576,6 +590,7 @@ def check_sensors(channel_map, sensors, quantities, result_path):
         k = _component_index(ch, size, channel_map.path)
         q = quantities.get(ch.sensor)
         if ch.unit and q is not None and ch.quantity != q:
+            assert ch.quantity is not None  # a unit has a quantity
             raise ExperimentError(
                 f'"{ch.unit}" is {_a(ch.quantity)} unit, but sensor "{ch.sensor}" gives '
                 f"{_a(q)} value ({SI_UNITS[q]}): expected {_a(q)} unit: "
@@ -597,33 +612,39 @@ class SimulatedSignals:
     output the value is held at the first (the model at rest before its release)."""
 
     time: np.ndarray
-    values: dict
-    units: dict = field(default_factory=dict)
-    _splines: dict = field(default_factory=dict, repr=False)
+    values: dict[str, NDArray[np.float64]]
+    units: dict[str, str] = field(default_factory=dict)
+    _splines: dict[str, CubicSpline] = field(default_factory=dict, repr=False)
 
     @property
-    def t_end(self):
+    def t_end(self) -> float:
         return float(self.time[-1])
 
-    def spline(self, name):
+    def spline(self, name: str) -> CubicSpline:
         if name not in self._splines:
             self._splines[name] = CubicSpline(self.time, self.values[name])
         return self._splines[name]
 
-    def at(self, name, t):
+    def at(self, name: str, t: ArrayLike) -> NDArray[np.float64]:
         """Values of channel `name` at simulation times t (s), t <= t_end."""
         t = np.asarray(t, dtype=float)
         return np.where(
             t < self.time[0], self.values[name][0], self.spline(name)(np.maximum(t, self.time[0]))
         )
 
-    def rate_at(self, name, t):
+    def rate_at(self, name: str, t: ArrayLike) -> NDArray[np.float64]:
         """d/dt of `at` (0 before the first output)."""
         t = np.asarray(t, dtype=float)
         return np.where(t < self.time[0], 0.0, self.spline(name)(np.maximum(t, self.time[0]), 1))
 
 
-def simulated_signals(time, sensors, quantities, channel_map, result_path):
+def simulated_signals(
+    time: ArrayLike,
+    sensors: Mapping[str, ArrayLike],
+    quantities: Mapping[str, str | None],
+    channel_map: ChannelMap,
+    result_path: str | os.PathLike[str],
+) -> SimulatedSignals:
     """SimulatedSignals of a run: `time` (n,) s, `sensors` name -> (n,) or (n, k) arrays,
     `quantities` from sensor_quantities (for the unit checks)."""
     time = np.asarray(time, dtype=float)
@@ -650,17 +671,19 @@ class MeasuredSignals:
     experiment: the file as read."""
 
     time: np.ndarray
-    values: dict
+    values: dict[str, NDArray[np.float64]]
     sample_interval: float
-    notes: list
-    experiment: object
+    notes: list[str]
+    experiment: Experiment
 
     @property
-    def sample_rate(self):
+    def sample_rate(self) -> float:
         return 1.0 / self.sample_interval
 
 
-def measured_signals(channel_map, experiment, gaps=None):
+def measured_signals(
+    channel_map: ChannelMap, experiment: Experiment, gaps: str | None = None
+) -> MeasuredSignals:
     """Check the experiment against the map, resolve its gaps (policy `gaps`, else the
     map's), calibrate, and resample to a uniform time base when the record is not
     uniformly sampled (linear interpolation at the median interval)."""
@@ -717,7 +740,9 @@ def measured_signals(channel_map, experiment, gaps=None):
 
 
 # -------------------------------------------------------------------- filtering
-def lowpass_filter(values, sample_interval, cutoff, order=DEFAULT_LOWPASS_ORDER):
+def lowpass_filter(
+    values: ArrayLike, sample_interval: float, cutoff: float, order: int = DEFAULT_LOWPASS_ORDER
+) -> NDArray[np.float64]:
     """Zero-phase low-pass: a Butterworth filter of `order` and `cutoff` (Hz) run
     forward and backward (scipy.signal.sosfiltfilt) over uniformly sampled `values`.
     The magnitude response is |H(f)|^2 = 1 / (1 + (f / cutoff)^(2 order)), no phase."""
@@ -725,7 +750,9 @@ def lowpass_filter(values, sample_interval, cutoff, order=DEFAULT_LOWPASS_ORDER)
     return sosfiltfilt(sos, np.asarray(values, dtype=float))
 
 
-def noise_power_gain(sample_interval, cutoff, order=DEFAULT_LOWPASS_ORDER):
+def noise_power_gain(
+    sample_interval: float, cutoff: float | None, order: int = DEFAULT_LOWPASS_ORDER
+) -> float:
     """g = sum_k h_k^2 of the zero-phase filter's impulse response h: white noise of
     variance s^2 leaves it with variance g s^2 (g = 1 without a filter)."""
     if cutoff is None:
@@ -737,7 +764,9 @@ def noise_power_gain(sample_interval, cutoff, order=DEFAULT_LOWPASS_ORDER):
     return float(np.sum(h * h))
 
 
-def filtered(channel, values, sample_interval):
+def filtered(
+    channel: MappedChannel, values: ArrayLike, sample_interval: float
+) -> NDArray[np.float64]:
     """The channel's low-pass filter applied to `values` (unchanged without one)."""
     if channel.lowpass is None:
         return np.asarray(values, dtype=float)
@@ -745,7 +774,9 @@ def filtered(channel, values, sample_interval):
 
 
 # -------------------------------------------------------------------- alignment
-def find_offset(channel_map, measured, simulated):
+def find_offset(
+    channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
+) -> tuple[float, str]:
     """The offset of equation (2) by the map's alignment method: (offset s, text)."""
     a = channel_map.alignment
     if a.method == "offset":
@@ -755,7 +786,9 @@ def find_offset(channel_map, measured, simulated):
     return cross_correlation_offset(channel_map, measured, simulated)
 
 
-def release_offset(channel_map, measured, simulated):
+def release_offset(
+    channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
+) -> tuple[float, str]:
     """Method "release": the offset from the instant the channel leaves its rest.
 
     The rest value x_r and its noise s come from the samples of the first `baseline` s;
@@ -771,6 +804,7 @@ def release_offset(channel_map, measured, simulated):
     """
     a = channel_map.alignment
     name = a.channel
+    assert name is not None  # the map's "release" alignment names its channel
     t, x = measured.time, measured.values[name]
     item, src = 'section "alignment"', channel_map.path
     rest = t <= t[0] + a.baseline
@@ -818,7 +852,12 @@ def release_offset(channel_map, measured, simulated):
     return offset, text
 
 
-def _departure_time(t, deviation, threshold, allowed):
+def _departure_time(
+    t: NDArray[np.float64],
+    deviation: NDArray[np.float64],
+    threshold: float,
+    allowed: NDArray[np.bool_],
+) -> float | None:
     """First time |deviation| exceeds threshold for RELEASE_CONFIRM samples in a row
     (only where `allowed`), linearly interpolated; None when it never does."""
     beyond = (np.abs(deviation) > threshold) & allowed
@@ -834,14 +873,16 @@ def _departure_time(t, deviation, threshold, allowed):
     return float(t[k - 1] + min(max(frac, 0.0), 1.0) * (t[k] - t[k - 1]))
 
 
-def _correlation(x, y):
+def _correlation(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
     x = x - x.mean()
     y = y - y.mean()
     den = math.sqrt(float(np.dot(x, x) * np.dot(y, y)))
     return float(np.dot(x, y) / den) if den > 0 else 0.0
 
 
-def cross_correlation_offset(channel_map, measured, simulated):
+def cross_correlation_offset(
+    channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
+) -> tuple[float, str]:
     """Method "xcorr": the offset maximising the correlation coefficient between the
     channel's experiment values x(t_k) and simulated values s(t_k - offset), over the
     samples where t_k - offset lies in the run. Offsets are tried on the experiment's
@@ -850,6 +891,7 @@ def cross_correlation_offset(channel_map, measured, simulated):
     sample interval)."""
     a = channel_map.alignment
     name = a.channel
+    assert name is not None  # the map's "xcorr" alignment names its channel
     t, x = measured.time, measured.values[name]
     dt = measured.sample_interval
     lo, hi = a.search if a.search is not None else (t[0], t[0] + 0.5 * (t[-1] - t[0]))
@@ -857,11 +899,11 @@ def cross_correlation_offset(channel_map, measured, simulated):
     candidates = lo + dt * np.arange(int(np.floor((hi - lo) / dt)) + 1)
     spline = simulated.spline(name)
 
-    def overlap(offset):
+    def overlap(offset: float) -> NDArray[np.bool_]:
         ts = t - offset
         return (ts >= simulated.time[0]) & (ts <= simulated.t_end)
 
-    def corr(offset, mask):
+    def corr(offset: float, mask: NDArray[np.bool_]) -> float:
         return _correlation(x[mask], spline(t[mask] - offset))
 
     scores = np.full(len(candidates), -np.inf)

@@ -31,12 +31,17 @@ Reports: write_report puts report.md, report.json and the plots overlay.png (bot
 series), error.png (s - e) and spectrum.png (both densities, peaks marked) in a folder.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.signal import csd, find_peaks, welch
 
 from ..errors import ExperimentError
@@ -50,6 +55,11 @@ from .channel_map import (
     simulated_signals,
 )
 from .experiment import read_experiment
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from .channel_map import ChannelMap, MeasuredSignals, SimulatedSignals
 
 __all__ = [
     "ChannelComparison",
@@ -88,26 +98,31 @@ PLOT_FILES = {"overlay": "overlay.png", "error": "error.png", "spectrum": "spect
 
 
 # ---------------------------------------------------------------------- metrics
-def rmse(experiment, simulation):
+def rmse(experiment: ArrayLike, simulation: ArrayLike) -> float:
     """sqrt(mean((s - e)^2)), in the unit of the values."""
     d = np.asarray(simulation) - np.asarray(experiment)
     return float(np.sqrt(np.mean(d * d)))
 
 
-def normalised_rmse(experiment, simulation):
+def normalised_rmse(experiment: ArrayLike, simulation: ArrayLike) -> float:
     """RMSE / (max e - min e): the error as a fraction of the range measured."""
     span = float(np.ptp(experiment))
     return rmse(experiment, simulation) / span if span > 0 else math.inf
 
 
-def largest_error(time, experiment, simulation):
+def largest_error(
+    time: NDArray[np.float64], experiment: ArrayLike, simulation: ArrayLike
+) -> tuple[float, float]:
     """(max |s - e|, the time where it occurs)."""
     d = np.abs(np.asarray(simulation) - np.asarray(experiment))
     k = int(np.argmax(d))
     return float(d[k]), float(time[k])
 
 
-def correlation_coefficient(experiment, simulation):
+def correlation_coefficient(
+    experiment: NDArray[np.float64] | Sequence[float],
+    simulation: NDArray[np.float64] | Sequence[float],
+) -> float:
     """Pearson's r of the two series (0 when one is constant)."""
     e = np.asarray(experiment) - np.mean(experiment)
     s = np.asarray(simulation) - np.mean(simulation)
@@ -115,7 +130,9 @@ def correlation_coefficient(experiment, simulation):
     return float(np.dot(e, s) / den) if den > 0 else 0.0
 
 
-def time_lag(experiment, simulation, sample_interval, max_lag):
+def time_lag(
+    experiment: ArrayLike, simulation: ArrayLike, sample_interval: float, max_lag: float
+) -> float:
     """The delay tau (s) of the simulation behind the experiment: the shift maximising
     the correlation of e(t) and s(t + tau), over |tau| <= max_lag (s), on the samples
     common to every shift; refined between samples by a parabola through the
@@ -137,7 +154,13 @@ def time_lag(experiment, simulation, sample_interval, max_lag):
     return float((lags[i] + delta) * sample_interval)
 
 
-def phase_lag(experiment, simulation, sample_interval, frequency, nperseg):
+def phase_lag(
+    experiment: ArrayLike,
+    simulation: ArrayLike,
+    sample_interval: float,
+    frequency: float,
+    nperseg: int,
+) -> float:
     """-arg of the cross spectral density P_es at `frequency` (Hz), in degrees
     (positive when the simulation lags), interpolated between the two nearest bins."""
     f, p = csd(
@@ -160,7 +183,9 @@ class Spectrum:
     resolution: float
 
 
-def power_spectrum(values, sample_interval, nperseg):
+def power_spectrum(
+    values: ArrayLike, sample_interval: float, nperseg: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(frequency Hz, PSD unit^2/Hz): Welch, Hann window, half-overlapping segments of
     nperseg samples, the mean removed from each."""
     return welch(
@@ -171,7 +196,7 @@ def power_spectrum(values, sample_interval, nperseg):
     )
 
 
-def spectral_peaks(frequency, psd):
+def spectral_peaks(frequency: NDArray[np.float64], psd: NDArray[np.float64]) -> list[float]:
     """Peak frequencies (Hz, ascending) of a power spectrum (see the module docstring)."""
     positive = psd > 0
     if positive.sum() < 3:
@@ -186,7 +211,7 @@ def spectral_peaks(frequency, psd):
     return [_refined_peak(frequency, logp, k) for k in sorted(idx)]
 
 
-def _refined_peak(frequency, logp, k):
+def _refined_peak(frequency: NDArray[np.float64], logp: NDArray[np.float64], k: int) -> float:
     """The frequency of the maximum of the parabola through log10 power at bins k-1, k,
     k+1 (bin k's own frequency at the ends of the spectrum)."""
     if not 0 < k < len(logp) - 1:
@@ -197,7 +222,7 @@ def _refined_peak(frequency, logp, k):
     return float(frequency[k] + delta * (frequency[1] - frequency[0]))
 
 
-def dominant_frequency(frequency, psd):
+def dominant_frequency(frequency: NDArray[np.float64], psd: NDArray[np.float64]) -> float:
     """The frequency (Hz) of the largest power above 0 Hz, refined as the peaks are."""
     k = 1 + int(np.argmax(psd[1:]))
     return _refined_peak(frequency, np.log10(np.maximum(psd, np.finfo(float).tiny)), k)
@@ -221,8 +246,8 @@ class ChannelComparison:
     lag: float
     phase: float
     phase_frequency: float
-    peaks_experiment: list
-    peaks_simulation: list
+    peaks_experiment: list[float]
+    peaks_simulation: list[float]
     experiment_range: float
     lowpass: float | None = None
     noise_power_gain: float = 1.0
@@ -244,17 +269,17 @@ class Comparison:
     alignment: str
     sample_interval: float
     time: np.ndarray
-    experiment: dict
-    simulation: dict
-    spectra: dict
-    channels: list
-    notes: list = field(default_factory=list)
+    experiment: dict[str, NDArray[np.float64]]
+    simulation: dict[str, NDArray[np.float64]]
+    spectra: dict[str, Spectrum]
+    channels: list[ChannelComparison]
+    notes: list[str] = field(default_factory=list)
     result_status: str = "finished"
 
-    def channel(self, name):
+    def channel(self, name: str) -> ChannelComparison:
         return next(c for c in self.channels if c.name == name)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The report as JSON-able data (no time series)."""
         return {
             "result": self.result_path,
@@ -275,7 +300,7 @@ class Comparison:
         }
 
 
-def _spectrum_settings(spectra):
+def _spectrum_settings(spectra: Mapping[str, Spectrum]) -> dict[str, str | float]:
     s = next(iter(spectra.values()), None)
     if s is None:
         return {}
@@ -286,7 +311,7 @@ def _spectrum_settings(spectra):
     }
 
 
-def _json_ready(d):
+def _json_ready(d: Mapping[str, Any]) -> dict[str, Any]:
     out = {}
     for k, v in d.items():
         if isinstance(v, float) and not math.isfinite(v):
@@ -295,7 +320,14 @@ def _json_ready(d):
     return out
 
 
-def compare_signals(channel_map, measured, simulated, offset=None, alignment=None, segment=None):
+def compare_signals(
+    channel_map: ChannelMap,
+    measured: MeasuredSignals,
+    simulated: SimulatedSignals,
+    offset: float | None = None,
+    alignment: str | None = None,
+    segment: float | None = None,
+) -> Comparison:
     """Compare MeasuredSignals with SimulatedSignals (channel_map module).
 
     offset : t_exp - t_sim (s); None: found by the map's alignment.
@@ -367,7 +399,7 @@ def compare_signals(channel_map, measured, simulated, offset=None, alignment=Non
     )
 
 
-def _segment_samples(segment, n, dt):
+def _segment_samples(segment: float | None, n: int, dt: float) -> int:
     if segment is None:
         return n
     k = int(round(segment / dt))
@@ -380,8 +412,14 @@ def _segment_samples(segment, n, dt):
 
 
 def compare_files(
-    result_path, experiment_path, map_path, gaps=None, group=None, segment=None, offset=None
-):
+    result_path: str | os.PathLike[str],
+    experiment_path: str | os.PathLike[str],
+    map_path: str | os.PathLike[str],
+    gaps: str | None = None,
+    group: str | None = None,
+    segment: float | None = None,
+    offset: float | None = None,
+) -> Comparison:
     """Compare a result file with an experiment file through a channel map file.
 
     gaps : the gap policy ("error", "interpolate", "cut"), None: the map's.
@@ -420,17 +458,17 @@ def compare_files(
 
 
 # ---------------------------------------------------------------------- reports
-def _fmt(x, digits=4):
+def _fmt(x: float | None, digits: int = 4) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
     return f"{x:.{digits}g}"
 
 
-def _peaks_text(peaks):
+def _peaks_text(peaks: Iterable[float]) -> str:
     return ", ".join(f"{f:.3g}" for f in peaks) or "-"
 
 
-def format_summary(comparison):
+def format_summary(comparison: Comparison) -> str:
     """A few lines for the terminal: the metrics table and the spectral peaks."""
     c = comparison
     lines = [
@@ -462,7 +500,7 @@ def format_summary(comparison):
     return "\n".join(lines)
 
 
-def format_markdown(comparison, plots):
+def format_markdown(comparison: Comparison, plots: Mapping[str, str]) -> str:
     """The Markdown report; `plots`: name -> PNG file name (relative), or empty."""
     c = comparison
     spec = next(iter(c.spectra.values()))
@@ -544,7 +582,7 @@ def format_markdown(comparison, plots):
     return "\n".join(lines)
 
 
-def _figure(npanels):
+def _figure(npanels: int) -> tuple[Figure, np.ndarray] | tuple[None, None]:
     """A matplotlib Figure on an Agg canvas with `npanels` stacked axes, or None when
     matplotlib is not installed."""
     try:
@@ -559,14 +597,15 @@ def _figure(npanels):
     return fig, fig.subplots(npanels, 1, sharex=True, squeeze=False)[:, 0]
 
 
-def write_plots(comparison, out_dir):
+def write_plots(comparison: Comparison, out_dir: str | os.PathLike[str]) -> dict[str, str]:
     """overlay.png, error.png, spectrum.png in out_dir; {} without matplotlib."""
     c = comparison
     n = len(c.channels)
-    written = {}
+    written: dict[str, str] = {}
     fig, axes = _figure(n)
     if fig is None:
         return written
+    assert axes is not None  # _figure gives both or neither
     for ax, ch in zip(axes, c.channels):
         ax.plot(c.time, c.experiment[ch.name], lw=0.8, color="0.45", label="experiment")
         ax.plot(c.time, c.simulation[ch.name], lw=1.0, color="C1", label="simulation")
@@ -577,6 +616,7 @@ def write_plots(comparison, out_dir):
     fig.savefig(os.path.join(out_dir, PLOT_FILES["overlay"]))
     written["overlay"] = PLOT_FILES["overlay"]
     fig, axes = _figure(n)
+    assert fig is not None and axes is not None  # matplotlib is there (above)
     for ax, ch in zip(axes, c.channels):
         ax.plot(c.time, c.simulation[ch.name] - c.experiment[ch.name], lw=0.8, color="C3")
         ax.axhline(0.0, color="0.3", lw=0.6)
@@ -589,6 +629,7 @@ def write_plots(comparison, out_dir):
     fig.savefig(os.path.join(out_dir, PLOT_FILES["error"]))
     written["error"] = PLOT_FILES["error"]
     fig, axes = _figure(n)
+    assert fig is not None and axes is not None
     for ax, ch in zip(axes, c.channels):
         s = c.spectra[ch.name]
         ax.semilogy(s.frequency[1:], s.experiment[1:], lw=0.8, color="0.45", label="experiment")
@@ -623,7 +664,9 @@ def write_plots(comparison, out_dir):
     return written
 
 
-def write_report(comparison, out_dir, plots=True):
+def write_report(
+    comparison: Comparison, out_dir: str | os.PathLike[str], plots: bool = True
+) -> list[str]:
     """Write report.md, report.json and (with matplotlib, unless plots=False) the PNG
     plots into out_dir (created). Returns the list of files written."""
     os.makedirs(out_dir, exist_ok=True)

@@ -19,11 +19,16 @@ conservative (docs/explanation/formulation.md section 6): the report names them,
 balance is not expected to close.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ResultFileError
 from ..io.results import ENERGY_COMPONENTS, Result, open_result
@@ -40,13 +45,13 @@ CRITERION_TEXT = {
 }
 
 
-def _float(x):
+def _float(x: float) -> float | None:
     """A JSON-able float: Python float, None for nan or inf."""
     x = float(x)
     return x if math.isfinite(x) else None
 
 
-def _component_scales(energy):
+def _component_scales(energy: Mapping[str, ArrayLike]) -> dict[str, float]:
     """dict name -> max over time of |component| (J); gravity: max |V_g(t) - V_g(0)|."""
     scales = {}
     for name in ENERGY_COMPONENTS:
@@ -59,7 +64,7 @@ def _component_scales(energy):
     return scales
 
 
-def total_energy(energy):
+def total_energy(energy: Mapping[str, ArrayLike]) -> NDArray[np.float64]:
     """E(t) = kinetic + gravity + strain + spring - dissipated (J), (n,)."""
     e = {k: np.asarray(energy[k], dtype=float) for k in ENERGY_COMPONENTS[:5]}
     return e["kinetic"] + e["gravity"] + e["strain"] + e["spring"] - e["dissipated"]
@@ -68,7 +73,7 @@ def total_energy(energy):
 NONCONSERVATIVE_GEOMETRIC = ("huang-axial", "huang-foreshortening")
 
 
-def nonconservative_beams(model_json):
+def nonconservative_beams(model_json: str | None) -> list[tuple[str, str | None]]:
     """[(beam, geometric option)] of the beams whose geometric stiffness is one of the
     thesis's non-conservative variants, from a result file's normalised model."""
     try:
@@ -83,8 +88,8 @@ def nonconservative_beams(model_json):
 
 
 def energy_balance(
-    result: Result | str | os.PathLike, ratio_limit: float = DEFAULT_RATIO_LIMIT
-) -> dict:
+    result: Result | str | os.PathLike[str], ratio_limit: float = DEFAULT_RATIO_LIMIT
+) -> dict[str, Any]:
     """The energy balance of a result (a Result or the path of a result file).
 
     Returns a JSON-able dict (floats in J unless said; None where undefined or not
@@ -167,11 +172,13 @@ def energy_balance(
     }
 
 
-def _integrator_dissipation(result, e):
+def _integrator_dissipation(
+    result: Result, e: NDArray[np.float64]
+) -> dict[str, str | float | None]:
     """method, and for galpha rho_inf and numerical_dissipation (see energy_balance)."""
     solver = getattr(result, "solver", None) or {}
     method = solver.get("method")
-    out = {"method": None if method is None else str(method)}
+    out: dict[str, str | float | None] = {"method": None if method is None else str(method)}
     if method == "galpha":
         rho = solver.get("rho_inf")
         out["rho_inf"] = None if rho is None else _float(rho)
@@ -179,7 +186,7 @@ def _integrator_dissipation(result, e):
     return out
 
 
-def _galpha_note(rho_inf, dissipation):
+def _galpha_note(rho_inf: float | None, dissipation: float | None) -> str:
     """The line that says what `galpha`'s E(0) - E(t_end) (J) is at its rho_inf."""
     lost = f"E(0) - E(t_end) = {_g(dissipation, 'J')}"
     if rho_inf is not None and rho_inf >= 1.0:
@@ -195,14 +202,14 @@ def _galpha_note(rho_inf, dissipation):
     )
 
 
-def _g(x, unit=""):
+def _g(x: float | None, unit: str = "") -> str:
     """A number for the report ("n/a" for None)."""
     if x is None:
         return "n/a"
     return f"{x:.6g}{' ' + unit if unit else ''}"
 
 
-def format_energy_report(balance):
+def format_energy_report(balance: Mapping[str, Any]) -> str:
     """The energy balance (a dict from energy_balance) as text for people."""
     b = balance
     lines = [

@@ -29,14 +29,22 @@ displacement); then also an unstable or neutral equilibrium is returned, and
 flexmbs.analysis.linearize at the result tells which it is.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..dynamics import api
 from ..dynamics.constrained import PROJECTION_TOLERANCE, active_rows, independent_rows
 from ..errors import FlexmbsError, ModelError
 from .linearize import _null_basis, central_differences, independent_coordinates
+
+if TYPE_CHECKING:
+    from ..model.compiled import CompiledModel
 
 __all__ = [
     "Equilibrium",
@@ -73,10 +81,16 @@ class Equilibrium:
     iterations: int
     residual: float
     step: float
-    names: list
+    names: list[str]
 
 
-def close_loops(cm, q, t, dependent, rows=None):
+def close_loops(
+    cm: CompiledModel,
+    q: NDArray[np.float64],
+    t: float,
+    dependent: NDArray[np.intp],
+    rows: NDArray[np.intp] | None = None,
+) -> NDArray[np.float64]:
     """q with its dependent coordinates moved so that Phi(q) = 0 over `rows` (default
     all; Gauss-Newton, to PROJECTION_TOLERANCE of the model's size or until it stops
     gaining)."""
@@ -101,7 +115,7 @@ def close_loops(cm, q, t, dependent, rows=None):
     )
 
 
-def _check_at_rest(cm, q, t):
+def _check_at_rest(cm: CompiledModel, q: NDArray[np.float64], t: float) -> None:
     """ModelError when a prescribed motion moves at time t (no static state)."""
     speed = np.abs(api.prescribed_velocity(cm, q, t)).max(initial=0.0)
     if speed > PRESCRIBED_SPEED:
@@ -113,7 +127,9 @@ def _check_at_rest(cm, q, t):
         )
 
 
-def _step(tangent, r):
+def _step(
+    tangent: NDArray[np.float64], r: NDArray[np.float64]
+) -> tuple[NDArray[np.floating[Any]], bool]:
     """(dy, definite): Newton's step, or the descent step of the module docstring
     where -tangent (the reduced stiffness K) is not positive definite."""
     stiffness = -tangent
@@ -130,7 +146,12 @@ def _step(tangent, r):
     return vec @ comp, False
 
 
-def static_equilibrium(cm, t=0.0, q=None, log=None):
+def static_equilibrium(
+    cm: CompiledModel,
+    t: float = 0.0,
+    q: ArrayLike | None = None,
+    log: Callable[[str], object] | None = None,
+) -> Equilibrium:
     """Equilibrium from the state q (default cm.q0, made consistent first for loops
     by flexmbs.dynamics.constrained.make_consistent, which chooses the active rows).
     NotConverged when it stalls, runs out of iterations or the rank of the loops'
@@ -148,7 +169,9 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
     nrows = len(active_rows(cm)) if len(cm.arrays.con_kind) else 0
     rows = np.zeros(0, dtype=int)
 
-    def reduced(x, independent, dependent):
+    def reduced(
+        x: NDArray[np.float64], independent: NDArray[np.intp], dependent: NDArray[np.intp]
+    ) -> NDArray[np.float64]:
         force = api.generalized_forces(cm, x, zero, t)
         if len(rows) == 0:
             return force
@@ -211,7 +234,9 @@ def static_equilibrium(cm, t=0.0, q=None, log=None):
     )
 
 
-def equilibrium_assignments(cm, q):
+def equilibrium_assignments(
+    cm: CompiledModel, q: NDArray[np.float64]
+) -> dict[str, float | list[float]]:
     """{dotted model-file path: value}: the joints' `initial` (and `initial_rate` = 0)
     and the beams' elastic `initial` that start the model at q at rest."""
     m = cm.arrays

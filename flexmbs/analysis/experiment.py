@@ -18,15 +18,23 @@ stretch without one. Every error names the file, the line (CSV) or the dataset
 (HDF5), the column or channel, and what was expected.
 """
 
+from __future__ import annotations
+
 import csv
 import math
 import os
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ExperimentError
+
+if TYPE_CHECKING:
+    import h5py
 
 __all__ = [
     "Experiment",
@@ -47,7 +55,7 @@ DEFAULT_TIME_NAME = "time"
 MAX_LISTED = 12  # names listed in a message before "..."
 
 
-def _listing(names):
+def _listing(names: Iterable[str]) -> str:
     names = [str(n) for n in names]
     text = ", ".join(names[:MAX_LISTED])
     return text + (", ..." if len(names) > MAX_LISTED else "") if names else "(none)"
@@ -68,30 +76,30 @@ class Experiment:
     path: str
     format: str
     time: np.ndarray
-    channels: dict
-    units: dict
+    channels: dict[str, NDArray[np.float64]]
+    units: dict[str, str]
     lines: np.ndarray | None = None
-    comments: list = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)
     group: str = ""
     time_name: str = DEFAULT_TIME_NAME
 
     @property
-    def nsamples(self):
+    def nsamples(self) -> int:
         return len(self.time)
 
-    def location(self, k):
+    def location(self, k: int) -> str:
         """Where sample k is in the file: 'line N' (CSV) or 'sample k' (HDF5)."""
         if self.lines is not None:
             return f"line {int(self.lines[k])}"
         return f"sample {int(k)}"
 
-    def item(self, channel):
+    def item(self, channel: str) -> str:
         """The item of an error about a whole channel: 'column "x"' or 'dataset "/g/x"'."""
         if self.format == "csv":
             return f'column "{channel}"'
         return f'dataset "{self.group.rstrip("/")}/{channel}"'
 
-    def select(self, keep):
+    def select(self, keep: slice | NDArray[np.bool_] | NDArray[np.integer[Any]]) -> Experiment:
         """The record restricted to the samples `keep` (a boolean mask or indices)."""
         return replace(
             self,
@@ -100,7 +108,7 @@ class Experiment:
             lines=None if self.lines is None else self.lines[keep],
         )
 
-    def require(self, channel, item, field_name, source):
+    def require(self, channel: str, item: str, field_name: str, source: str) -> NDArray[np.float64]:
         """The values of `channel`; else an ExperimentError at (source, item, field_name),
         e.g. the map entry that asks for it, listing the file's channels."""
         if channel not in self.channels:
@@ -126,10 +134,10 @@ class Gap:
     where: str  # 'lines 120-131' or 'samples 119-130'
 
     @property
-    def nsamples(self):
+    def nsamples(self) -> int:
         return self.last - self.first + 1
 
-    def describe(self):
+    def describe(self) -> str:
         return (
             f'channel "{self.channel}": {self.nsamples} missing value'
             f"{'s' if self.nsamples > 1 else ''} at {self.where} "
@@ -138,7 +146,9 @@ class Gap:
 
 
 # ------------------------------------------------------------------------ reading
-def read_experiment(path, time_name=DEFAULT_TIME_NAME, group=None):
+def read_experiment(
+    path: str | os.PathLike[str], time_name: str = DEFAULT_TIME_NAME, group: str | None = None
+) -> Experiment:
     """Read an experiment file: HDF5 when the file is HDF5, else CSV.
 
     time_name : the time column (CSV) or dataset (HDF5).
@@ -164,14 +174,14 @@ def read_experiment(path, time_name=DEFAULT_TIME_NAME, group=None):
     return _read_csv(path, time_name)
 
 
-def _split_name_unit(text):
+def _split_name_unit(text: str) -> tuple[str, str]:
     m = UNIT_IN_BRACKETS.match(text)
     if m:
         return m.group("name").strip(), m.group("unit").strip()
     return text.strip(), ""
 
 
-def _time_scale(unit, item, field_name, source):
+def _time_scale(unit: str, item: str, field_name: str, source: str) -> float:
     if unit not in TIME_UNITS:
         got = f'"{unit}"' if unit else "none"
         raise ExperimentError(
@@ -185,7 +195,7 @@ def _time_scale(unit, item, field_name, source):
     return TIME_UNITS[unit]
 
 
-def _read_csv(path, time_name):
+def _read_csv(path: str, time_name: str) -> Experiment:
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             text_lines = f.read().splitlines()
@@ -235,6 +245,7 @@ def _read_csv(path, time_name):
         )
     scale = _time_scale(units[time_name], f"line {header_line}", time_name, path)
     it = names.index(time_name)
+    lines: list[int] | np.ndarray
     rows, lines = [], []
     for number in range(header_line + 1, len(text_lines) + 1):
         line = text_lines[number - 1].strip()
@@ -271,7 +282,7 @@ def _read_csv(path, time_name):
     )
 
 
-def _csv_number(text, name, is_time, line_number, path):
+def _csv_number(text: str, name: str, is_time: bool, line_number: int, path: str) -> float:
     if text.lower() in MISSING_TEXTS:
         if is_time:
             raise ExperimentError(
@@ -294,7 +305,9 @@ def _csv_number(text, name, is_time, line_number, path):
     return value
 
 
-def _check_increasing(time, where, time_name, scale, path):
+def _check_increasing(
+    time: NDArray[np.float64], where: Callable[[int], str], time_name: str, scale: float, path: str
+) -> None:
     """time strictly increasing; else an error at the first sample that is not."""
     bad = np.flatnonzero(~(np.diff(time) > 0.0))
     if len(bad):
@@ -308,7 +321,7 @@ def _check_increasing(time, where, time_name, scale, path):
         )
 
 
-def _read_hdf5(path, time_name, group):
+def _read_hdf5(path: str, time_name: str, group: str | None) -> Experiment:
     import h5py
 
     try:
@@ -323,7 +336,7 @@ def _read_hdf5(path, time_name, group):
         ) from None
 
 
-def _hdf5_group(f, path, time_name, group):
+def _hdf5_group(f: h5py.File, path: str, time_name: str, group: str | None) -> h5py.Group:
     import h5py
 
     if group is not None:
@@ -356,12 +369,12 @@ def _hdf5_group(f, path, time_name, group):
     )
 
 
-def _unit_attr(ds):
+def _unit_attr(ds: h5py.Dataset) -> str:
     unit = ds.attrs.get("unit", ds.attrs.get("units", ""))
     return unit.decode() if isinstance(unit, bytes) else str(unit)
 
 
-def _read_hdf5_group(path, g, time_name):
+def _read_hdf5_group(path: str, g: h5py.Group, time_name: str) -> Experiment:
     import h5py
 
     prefix = g.name.rstrip("/")
@@ -416,14 +429,14 @@ def _read_hdf5_group(path, g, time_name):
 
 
 # ------------------------------------------------------------------------- gaps
-def _runs(mask):
+def _runs(mask: NDArray[np.bool_]) -> list[tuple[np.intp, np.intp]]:
     """(first, last) index pairs of the runs of True in a boolean array."""
     padded = np.concatenate([[False], mask, [False]]).astype(np.int8)
     edges = np.diff(padded)
     return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1))
 
 
-def find_gaps(experiment, channels):
+def find_gaps(experiment: Experiment, channels: Iterable[str]) -> list[Gap]:
     """The runs of missing values (NaN) in `channels` of the experiment, in file order."""
     gaps = []
     for name in channels:
@@ -447,7 +460,9 @@ def find_gaps(experiment, channels):
     return gaps
 
 
-def resolve_gaps(experiment, channels, policy):
+def resolve_gaps(
+    experiment: Experiment, channels: Sequence[str], policy: str
+) -> tuple[Experiment, list[Gap], str]:
     """Deal with missing values in `channels`: returns (experiment, gaps, note).
 
     policy "error": an ExperimentError describing the first gap and the choices;

@@ -36,6 +36,8 @@ standard deviations grow with it. Standard deviations sqrt(cov_ii), correlations
 cov_ij / (sd_i sd_j).
 """
 
+from __future__ import annotations
+
 import datetime
 import json
 import math
@@ -43,9 +45,12 @@ import os
 import re
 import time as _time
 import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import least_squares
 
 from .. import __version__
@@ -58,6 +63,13 @@ from .channel_map import (
     sensor_quantities,
     simulated_signals,
 )
+
+if TYPE_CHECKING:
+    from ..model.compiled import CompiledModel
+    from ..model.description import Model
+    from .channel_map import ChannelMap, SimulatedSignals
+    from .compare import Comparison
+    from .experiment import Experiment
 
 __all__ = [
     "FitParameter",
@@ -117,7 +129,7 @@ class FitParameter:
     upper: float = math.inf
 
 
-def parse_parameter(text):
+def parse_parameter(text: str) -> FitParameter:
     """'PATH' or 'PATH=lo:hi' (either bound may be left out: 'PATH=0:') -> FitParameter."""
     path, equals, bounds = str(text).partition("=")
     path = path.strip()
@@ -143,18 +155,18 @@ def parse_parameter(text):
     return FitParameter(path, lower, upper)
 
 
-def _keys(path):
+def _keys(path: str) -> list[str]:
     return [k.strip() for k in path.split(".")]
 
 
-def _toml_value_of_text(text):
+def _toml_value_of_text(text: str) -> object:
     try:
         return tomllib.loads("v = " + text)["v"]
     except tomllib.TOMLDecodeError:
         return text
 
 
-def _assign(doc, keys, value):
+def _assign(doc: dict[str, Any], keys: Sequence[str], value: object) -> None:
     table = doc
     for key in keys[:-1]:
         table = table.setdefault(key, {})
@@ -163,7 +175,7 @@ def _assign(doc, keys, value):
     table[keys[-1]] = value
 
 
-def _document(text, overrides):
+def _document(text: str, overrides: Iterable[str]) -> dict[str, Any]:
     """The parsed model file with the --set overrides applied (already checked by the
     reader: the model was loaded with them)."""
     doc = tomllib.loads(text)
@@ -173,7 +185,9 @@ def _document(text, overrides):
     return doc
 
 
-def _start_value(doc, parameter, source):
+def _start_value(
+    doc: Mapping[str, Any], parameter: FitParameter, source: str | os.PathLike[str]
+) -> float:
     item = f'--param "{parameter.path}"'
     table = doc
     keys = _keys(parameter.path)
@@ -189,7 +203,7 @@ def _start_value(doc, parameter, source):
                 source=source,
             )
         table = table[key]
-    value = table
+    value: object = table
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         kind = "a list (one value per coordinate)" if isinstance(value, list) else repr(value)
         raise ModelError(f"expected a number to fit, got {kind}", item, source=source)
@@ -204,7 +218,7 @@ def _start_value(doc, parameter, source):
     return value
 
 
-def _default_bounds(parameter):
+def _default_bounds(parameter: FitParameter) -> FitParameter:
     keys = _keys(parameter.path)
     non_negative = keys[-1] in NON_NEGATIVE_FIELDS or (
         len(keys) > 1 and keys[-2] in NON_NEGATIVE_TABLES
@@ -227,7 +241,7 @@ class FittedValue:
     upper: float
 
     @property
-    def at_bound(self):
+    def at_bound(self) -> bool:
         return bool(self.value <= self.lower or self.value >= self.upper)
 
 
@@ -246,16 +260,16 @@ class FitResult:
     overrides : the dotted-path assignments of the fitted model values (for --set).
     """
 
-    values: list
+    values: list[FittedValue]
     offset: float
     offset_fitted: bool
     correlation: np.ndarray
-    noise: dict
-    noise_gain: dict
+    noise: dict[str, float]
+    noise_gain: dict[str, float]
     variance_ratio: float
     cost: float
-    samples: dict
-    window: tuple
+    samples: dict[str, int]
+    window: tuple[float, float]
     runs: int
     wall_time: float
     success: bool
@@ -264,12 +278,12 @@ class FitResult:
     atol: float
     alignment: str = ""
     output_step: float | None = None
-    overrides: list = field(default_factory=list)
+    overrides: list[str] = field(default_factory=list)
 
-    def value(self, path):
+    def value(self, path: str) -> FittedValue:
         return next(v for v in self.values if v.path == path)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         names = [v.path for v in self.values]
         return {
             "values": [
@@ -311,11 +325,11 @@ class FitResult:
         }
 
 
-def _finite_or_none(x):
+def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def noise_standard_deviation(values):
+def noise_standard_deviation(values: ArrayLike) -> float:
     """sigma of white measurement noise on a finely sampled smooth signal:
     1.4826 median|D^3 x| / sqrt(20), D^3 the third difference."""
     d3 = np.diff(np.asarray(values, dtype=float), 3)
@@ -329,17 +343,17 @@ class _Runs:
 
     def __init__(
         self,
-        model_path,
-        overrides,
-        parameters,
-        t_end,
-        rtol,
-        atol,
-        output_step,
-        channel_map,
-        quantities,
-        log=None,
-    ):
+        model_path: str | os.PathLike[str],
+        overrides: Iterable[str],
+        parameters: Sequence[FitParameter],
+        t_end: float | None,
+        rtol: float,
+        atol: float,
+        output_step: float,
+        channel_map: ChannelMap,
+        quantities: Mapping[str, str | None],
+        log: Callable[[str], object] | None = None,
+    ) -> None:
         self.model_path = model_path
         self.overrides = list(overrides)
         self.parameters = parameters
@@ -347,14 +361,14 @@ class _Runs:
         self.output_step = output_step
         self.channel_map = channel_map
         self.quantities = quantities
-        self.cache = {}
+        self.cache: dict[tuple[float, ...], SimulatedSignals] = {}
         self.count = 0
         self.log = log
 
-    def assignments(self, values):
+    def assignments(self, values: NDArray[np.float64]) -> list[str]:
         return [f"{p.path}={float(v)!r}" for p, v in zip(self.parameters, values)]
 
-    def model(self, values):
+    def model(self, values: NDArray[np.float64]) -> Model:
         from ..model.toml_reader import load_model
 
         try:
@@ -369,7 +383,7 @@ class _Runs:
                 err.source,
             ) from None
 
-    def signals(self, values):
+    def signals(self, values: NDArray[np.float64]) -> SimulatedSignals:
         from ..simulation import simulate
 
         key = tuple(float(v) for v in values)
@@ -405,7 +419,7 @@ class _Runs:
         return signals
 
 
-def _sensor_dict(cm, sensors):
+def _sensor_dict(cm: CompiledModel, sensors: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
     """The columns of Simulation.sensors by sensor name ((n,) or (n, size))."""
     out, k = {}, 0
     for name, size in zip(cm.sensor_names, cm.sensor_sizes):
@@ -415,19 +429,19 @@ def _sensor_dict(cm, sensors):
 
 
 def fit_model(
-    model_path,
-    experiment,
-    channel_map,
-    parameters,
-    overrides=(),
-    t_end=None,
-    rtol=FIT_RTOL,
-    atol=None,
-    fit_offset=True,
-    gaps=None,
-    max_runs=DEFAULT_MAX_RUNS,
-    log=None,
-):
+    model_path: str | os.PathLike[str],
+    experiment: Experiment,
+    channel_map: ChannelMap,
+    parameters: Iterable[FitParameter],
+    overrides: Sequence[str] = (),
+    t_end: float | None = None,
+    rtol: float = FIT_RTOL,
+    atol: float | None = None,
+    fit_offset: bool = True,
+    gaps: str | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
+    log: Callable[[str], object] | None = None,
+) -> FitResult:
     """Identify `parameters` ([FitParameter]) of the model file `model_path` (with the
     --set `overrides` applied; their values there are the starting point) from the
     Experiment `experiment` through the ChannelMap `channel_map`.
@@ -444,6 +458,7 @@ def fit_model(
     start_clock = _time.perf_counter()
     atol = ATOL_PER_RTOL * rtol if atol is None else atol
     model = load_model(model_path, overrides)  # checks the file and the overrides
+    assert model.source_text is not None  # a model read from a file keeps its text
     doc = _document(model.source_text, overrides)
     parameters = [_default_bounds(p) for p in parameters]
     paths = [p.path for p in parameters]
@@ -509,10 +524,10 @@ def fit_model(
     }
     n_model = len(parameters)
 
-    def split(x):
+    def split(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
         return x[:n_model], (x[n_model] if fit_offset else offset0)
 
-    def residual(x):
+    def residual(x: NDArray[np.float64]) -> NDArray[np.float64]:
         values, offset = split(x)
         sim = runs.signals(values)
         parts = []
@@ -521,7 +536,7 @@ def fit_model(
             parts.append((s - target[c.name]) / sigma[c.name])
         return np.concatenate(parts)
 
-    def jacobian(x):
+    def jacobian(x: NDArray[np.float64]) -> NDArray[np.float64]:
         values, offset = split(x)
         r0 = residual(x)
         columns = []
@@ -624,11 +639,11 @@ BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 HEADER = re.compile(r"^\s*\[(?P<path>[^\[\]]+)\]\s*(#.*)?$")
 
 
-def _toml_key(key):
+def _toml_key(key: str) -> str:
     return key if BARE_KEY.match(key) else json.dumps(key)
 
 
-def toml_value(value):
+def toml_value(value: object) -> str:
     """A Python value as TOML text (numbers, booleans, strings, lists, tables)."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -647,7 +662,7 @@ def toml_value(value):
     raise TypeError(f"no TOML form for {type(value).__name__}")
 
 
-def _split_dotted(text):
+def _split_dotted(text: str) -> list[str]:
     keys, doc = [], tomllib.loads(f"[{text}]\n")
     while isinstance(doc, dict) and len(doc) == 1:
         key = next(iter(doc))
@@ -656,7 +671,7 @@ def _split_dotted(text):
     return keys
 
 
-def _dump_toml(doc, prefix=()):
+def _dump_toml(doc: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> list[str]:
     """A whole document as TOML text: plain keys first, then each table under its
     header (used when the file's own text cannot be edited in place)."""
     lines = []
@@ -672,7 +687,9 @@ def _dump_toml(doc, prefix=()):
     return lines
 
 
-def set_toml_values(text, assignments, keep_comments=True):
+def set_toml_values(
+    text: str, assignments: Mapping[str, object], keep_comments: bool = True
+) -> str:
     """The TOML `text` with the values at the dotted paths of `assignments` (path ->
     value) replaced, keeping the rest of the text and its comments. A value whose key
     is not written under its table's header is added after the header, a table without
@@ -702,7 +719,9 @@ def set_toml_values(text, assignments, keep_comments=True):
     return "\n".join(_dump_toml(expected)).rstrip() + "\n"
 
 
-def _edit_line(lines, table, key, value_text, keep_comment=True):
+def _edit_line(
+    lines: list[str], table: Sequence[str], key: str, value_text: str, keep_comment: bool = True
+) -> bool:
     """Replace (or add) `key = value` under the header [table]; False when the file has
     no such header."""
     start = None
@@ -740,7 +759,14 @@ def _edit_line(lines, table, key, value_text, keep_comment=True):
     return True
 
 
-def fitted_model_text(source_text, fit, overrides, model_path, experiment_path, map_path):
+def fitted_model_text(
+    source_text: str,
+    fit: FitResult,
+    overrides: Sequence[str],
+    model_path: str | os.PathLike[str],
+    experiment_path: str | os.PathLike[str],
+    map_path: str | os.PathLike[str],
+) -> str:
     """The model file text with the --set overrides and the fitted values written in,
     under a comment header saying where they come from."""
     assignments = {}
@@ -762,7 +788,7 @@ def fitted_model_text(source_text, fit, overrides, model_path, experiment_path, 
 
 
 # ------------------------------------------------------------------- reports
-def format_fit_report(fit, markdown=False):
+def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
     """The fitted values with their standard deviations and correlations, as text (or
     Markdown)."""
     rows = [
@@ -823,21 +849,21 @@ class FitOutputs:
 
     model_file: str
     result_file: str
-    comparison: object
-    files: list
+    comparison: Comparison
+    files: list[str]
 
 
 def write_fit_outputs(
-    fit,
-    model_path,
-    experiment_path,
-    map_path,
-    overrides,
-    out_dir,
-    gaps=None,
-    group=None,
-    plots=True,
-):
+    fit: FitResult,
+    model_path: str,
+    experiment_path: str,
+    map_path: str,
+    overrides: Sequence[str],
+    out_dir: str | os.PathLike[str],
+    gaps: str | None = None,
+    group: str | None = None,
+    plots: bool = True,
+) -> FitOutputs:
     """Into out_dir (created): MODEL_fitted.toml (the model file with the overrides and
     the fitted values), MODEL_fitted.h5 (its run over the record, at the fit's
     tolerances), the compare report of that run (report.md, report.json, plots) at the
@@ -852,6 +878,7 @@ def write_fit_outputs(
     stem = os.path.splitext(os.path.basename(model_path))[0] + "_fitted"
     model_file = os.path.join(out_dir, stem + ".toml")
     source_text = load_model(model_path).source_text
+    assert source_text is not None  # a model read from a file keeps its text
     with open(model_file, "w", encoding="utf-8") as f:
         f.write(
             fitted_model_text(source_text, fit, overrides, model_path, experiment_path, map_path)

@@ -1,13 +1,19 @@
 """What is in a result file, as text (`flexmbs info out.h5`)."""
 
+from __future__ import annotations
+
 import math
 import os
 import textwrap
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..io.results import open_result
 from .energy import energy_balance
+
+if TYPE_CHECKING:
+    from ..io.results import Result
 
 __all__ = ["describe_result"]
 
@@ -15,20 +21,20 @@ WIDTH = 88  # characters per line of the description
 LABEL = 14  # width of the label column
 
 
-def _line(label, text):
+def _line(label: str, text: object) -> str:
     """`label` then `text`, wrapped and indented under the text column."""
     return textwrap.fill(
         str(text), width=WIDTH, initial_indent=f"{label:<{LABEL}}", subsequent_indent=" " * LABEL
     )
 
 
-def _number(x):
+def _number(x: object) -> str:
     if isinstance(x, float):
         return "nan" if math.isnan(x) else f"{x:.6g}"
     return str(x)
 
 
-def _time_line(r):
+def _time_line(r: Result) -> str:
     if r.nsamples == 0:
         return "no samples yet"
     return (
@@ -37,7 +43,7 @@ def _time_line(r):
     )
 
 
-def _sensor_text(r):
+def _sensor_text(r: Result) -> str:
     if not r.sensors:
         return "none"
     parts = []
@@ -47,7 +53,7 @@ def _sensor_text(r):
     return ", ".join(parts)
 
 
-def _energy_text(r):
+def _energy_text(r: Result) -> str:
     if r.nsamples == 0:
         return "no samples"
     b = energy_balance(r)
@@ -60,7 +66,7 @@ def _energy_text(r):
     )
 
 
-def _solver_lines(r):
+def _solver_lines(r: Result) -> list[str]:
     s = dict(r.solver)
     head = (
         f"{s.pop('method', '?')}, rtol {_number(s.pop('rtol', math.nan))}, "
@@ -81,7 +87,7 @@ def _solver_lines(r):
     return lines
 
 
-def describe_result(path: str | os.PathLike) -> str:
+def describe_result(path: str | os.PathLike[str]) -> str:
     """A text description of the result file `path`: status, time span, number of
     samples, coordinates, sensors (with their sizes), energy summary and the solver's
     settings and statistics. Raises ResultFileError for a file that is not a result."""

@@ -1,6 +1,15 @@
 """Text reports of `flexmbs linearize` and `flexmbs equilibrium`."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .absolute_kinematics import AbsoluteKinematics
+    from .equilibrium import Equilibrium
+    from .linearize import Linearization
 
 __all__ = ["format_linearization", "format_equilibrium"]
 
@@ -8,7 +17,7 @@ SHAPE_COLUMNS = 6  # mode shapes printed at most
 NEUTRAL_HZ = 1e-6  # |frequency| below this: a neutral direction
 
 
-def _shape_table(lin):
+def _shape_table(lin: Linearization) -> list[str]:
     n = min(SHAPE_COLUMNS, lin.shapes.shape[1])
     if n == 0:
         return []
@@ -20,7 +29,9 @@ def _shape_table(lin):
     return lines
 
 
-def format_linearization(lin, title="", absolute=None):
+def format_linearization(
+    lin: Linearization, title: str = "", absolute: AbsoluteKinematics | None = None
+) -> str:
     """The independent coordinates, frequencies, poles, shapes and (closed loops)
     J_y and the constraint forces; Führer and Wallrapp's absolute view when given."""
     lines = [title] if title else []
@@ -67,6 +78,7 @@ def format_linearization(lin, title="", absolute=None):
         lines.append(
             "constraint forces f_z = -lambda (Führer and Wallrapp (23)) of the active rows:"
         )
+        assert lin.constraint_forces is not None  # set with J_z
         for text, f in zip(lin.row_texts, lin.constraint_forces):
             lines.append(f"  {f:12.6g}  {text}")
     if absolute is not None:
@@ -82,7 +94,7 @@ def format_linearization(lin, title="", absolute=None):
     return "\n".join(lines)
 
 
-def format_equilibrium(eq, lin, title=""):
+def format_equilibrium(eq: Equilibrium, lin: Linearization | None, title: str = "") -> str:
     """Iterations, residual, how far each coordinate moved, and the stability."""
     lines = [title] if title else []
     lines.append(

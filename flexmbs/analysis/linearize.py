@@ -60,10 +60,15 @@ det(M s^2 + D s + K) = 0, with natural frequency |s| / 2 pi, damping ratio
 coordinate q (J_y v), scaled to a largest component of 1.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
 
 from ..dynamics import api
 from ..dynamics.constrained import (
@@ -73,6 +78,9 @@ from ..dynamics.constrained import (
     independent_rows,
 )
 from ..errors import ModelError
+
+if TYPE_CHECKING:
+    from ..model.compiled import CompiledModel
 
 __all__ = [
     "Linearization",
@@ -109,8 +117,8 @@ class Linearization:
     t: float
     q: np.ndarray
     u: np.ndarray
-    coordinate_names: list
-    names: list  # the independent coordinates y
+    coordinate_names: list[str]
+    names: list[str]  # the independent coordinates y
     independent: np.ndarray  # their indices in q
     M: np.ndarray
     D: np.ndarray
@@ -122,7 +130,7 @@ class Linearization:
     max_acceleration: float  # of the nominal state (0 at an equilibrium)
     rows: int = 0  # constraint equations of the cut joints
     rank: int = 0
-    row_texts: list = field(default_factory=list)  # the active rows
+    row_texts: list[str] = field(default_factory=list)  # the active rows
     J_z: np.ndarray | None = None  # (nq, rank)
     # f_z = -lambda (Führer and Wallrapp (23) at dy = 0)
     constraint_forces: np.ndarray | None = None
@@ -131,34 +139,34 @@ class Linearization:
     Fz_M: np.ndarray | None = None  # f_z' = Fz_M dy'' + Fz_D dy' + Fz_K dy
     Fz_D: np.ndarray | None = None
     Fz_K: np.ndarray | None = None
-    prescribed: list = field(default_factory=list)  # names the user kept independent
+    prescribed: list[str] = field(default_factory=list)  # names the user kept independent
     note: str = ""
 
     @property
-    def at_equilibrium(self):
+    def at_equilibrium(self) -> bool:
         return bool(self.max_acceleration <= AT_REST and np.abs(self.u).max(initial=0.0) <= AT_REST)
 
     @property
-    def natural_frequencies(self):
+    def natural_frequencies(self) -> NDArray[np.float64]:
         """|s| / 2 pi of the poles (Hz)."""
         return np.abs(self.poles) / (2 * np.pi)
 
     @property
-    def damping_ratios(self):
+    def damping_ratios(self) -> NDArray[np.float64]:
         s = self.poles
         return np.where(np.abs(s) > 0, -s.real / np.where(s == 0, 1, np.abs(s)), 0.0)
 
     @property
-    def damped_frequencies(self):
+    def damped_frequencies(self) -> NDArray[np.float64]:
         return self.poles.imag / (2 * np.pi)
 
-    def asymmetry(self, name):
+    def asymmetry(self, name: str) -> float:
         """|A - A^T| / |A| (max norms) of "M", "D" or "K"."""
         a = getattr(self, name)
         scale = np.abs(a).max(initial=0.0)
         return float(np.abs(a - a.T).max(initial=0.0) / scale) if scale > 0 else 0.0
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         d = dict(
             method=self.method,
@@ -185,6 +193,9 @@ class Linearization:
             note=self.note,
         )
         if self.J_z is not None:
+            # linearize sets them all together with J_z
+            assert self.constraint_forces is not None and self.coordinate_forces is not None
+            assert self.Fz_M is not None and self.Fz_D is not None and self.Fz_K is not None
             d.update(
                 active_rows=list(self.row_texts),
                 J_z=self.J_z.tolist(),
@@ -197,7 +208,11 @@ class Linearization:
         return d
 
 
-def central_differences(fun, x, steps=None):
+def central_differences(
+    fun: Callable[[NDArray[np.float64]], ArrayLike],
+    x: NDArray[np.float64],
+    steps: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(f(x), df/dx) by central differences, df/dx of shape (len(f), len(x)); steps
     default FD_STEP max(|x_i|, 1)."""
     f0 = np.asarray(fun(x), dtype=float)
@@ -211,7 +226,9 @@ def central_differences(fun, x, steps=None):
     return f0, out
 
 
-def nominal_state(cm, q, u, t):
+def nominal_state(
+    cm: CompiledModel, q: NDArray[np.float64], u: NDArray[np.float64], t: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
     """(u0', lambda0, rows): the accelerations and multipliers at (q, u, t); rows the
     active constraint rows (empty for a tree)."""
     if len(cm.arrays.con_kind) == 0:
@@ -220,12 +237,20 @@ def nominal_state(cm, q, u, t):
     return udot, lam, active_rows(cm)
 
 
-def full_tangents(cm, q, u, t, udot, lam, rows):
+def full_tangents(
+    cm: CompiledModel,
+    q: NDArray[np.float64],
+    u: NDArray[np.float64],
+    t: float,
+    udot: NDArray[np.float64],
+    lam: NDArray[np.float64],
+    rows: NDArray[np.intp],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(M_q, D_q, K_q) of the module docstring (nq x nq)."""
     mass = api.mass_matrix(cm, q, t)
     _, d = central_differences(lambda x: -api.generalized_forces(cm, q, x, t), u)
 
-    def dynamic(x):
+    def dynamic(x: NDArray[np.float64]) -> NDArray[np.float64]:
         f = api.mass_matrix(cm, x, t) @ udot - api.generalized_forces(cm, x, u, t)
         if len(rows):
             f = f + api.constraint_values(cm, x, u, t)[2][rows].T @ lam
@@ -235,7 +260,11 @@ def full_tangents(cm, q, u, t, udot, lam, rows):
     return mass, d, k
 
 
-def independent_coordinates(jac, prescribed=(), tolerance=RANK_TOLERANCE):
+def independent_coordinates(
+    jac: NDArray[np.float64],
+    prescribed: Sequence[int] | NDArray[np.integer[Any]] = (),
+    tolerance: float = RANK_TOLERANCE,
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], int]:
     """(independent, dependent, J_y, rank) by QR with column pivoting of the
     constraint Jacobian jac (rows, nq) (Führer and Wallrapp (12)-(16)): `independent` the prescribed
     coordinates (indices) first, then those the pivoting leaves; J_y (nq, ny) with
@@ -274,7 +303,9 @@ def independent_coordinates(jac, prescribed=(), tolerance=RANK_TOLERANCE):
     return independent, dependent, j_y, rank
 
 
-def constraint_force_basis(jac, j_y):
+def constraint_force_basis(
+    jac: NDArray[np.float64], j_y: NDArray[np.float64]
+) -> NDArray[np.floating[Any]]:
     """J_z (nq, rows) from [jac; J_y^T] J_z = [I; 0] (Führer and Wallrapp (17)), jac of full
     rank."""
     a = np.vstack([jac, j_y.T])
@@ -282,7 +313,9 @@ def constraint_force_basis(jac, j_y):
     return np.linalg.solve(a, rhs)
 
 
-def _null_basis(jac, independent, dependent):
+def _null_basis(
+    jac: NDArray[np.float64], independent: NDArray[np.intp], dependent: NDArray[np.intp]
+) -> NDArray[np.float64]:
     """N (nq, ni) = [-Phi_d^-1 Phi_i; I] (Bae, Choi and Kim (20)) over full-rank rows."""
     n = np.zeros((jac.shape[1], len(independent)))
     n[independent, np.arange(len(independent))] = 1.0
@@ -291,11 +324,22 @@ def _null_basis(jac, independent, dependent):
     return n
 
 
-def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
+def perturbation_matrices(
+    cm: CompiledModel,
+    q: NDArray[np.float64],
+    u: NDArray[np.float64],
+    t: float,
+    udot: NDArray[np.float64],
+    rows: NDArray[np.intp],
+    independent: NDArray[np.intp],
+    dependent: NDArray[np.intp],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(M, D, K) by the perturbation of Bae, Choi and Kim (module docstring)."""
     nq = cm.nq
 
-    def reduced(x, xd, xdd):
+    def reduced(
+        x: NDArray[np.float64], xd: NDArray[np.float64], xdd: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         jac = api.constraint_values(cm, x, xd, t)[2][rows]
         n = _null_basis(jac, independent, dependent)
         return n.T @ (api.mass_matrix(cm, x, t) @ xdd - api.generalized_forces(cm, x, xd, t))
@@ -305,10 +349,10 @@ def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
     jac = api.constraint_values(cm, q, u, t)[2][rows]
     f_a = _null_basis(jac, independent, dependent).T @ api.mass_matrix(cm, q, t)
 
-    def velocity(x, xd):
+    def velocity(x: NDArray[np.float64], xd: NDArray[np.float64]) -> NDArray[np.float64]:
         return api.constraint_values(cm, x, xd, t)[1][rows]
 
-    def acceleration(x, xd):
+    def acceleration(x: NDArray[np.float64], xd: NDArray[np.float64]) -> NDArray[np.float64]:
         """Phi_q(x) u0' + gamma(x, xd): d/dt of the velocity residual along the
         motion."""
         h = 1e-5 / (1.0 + np.abs(xd).max(initial=0.0))
@@ -336,12 +380,14 @@ def perturbation_matrices(cm, q, u, t, udot, rows, independent, dependent):
     return total[:, 2 * ni :], total[:, ni : 2 * ni], total[:, :ni]
 
 
-def _asymmetry(a):
+def _asymmetry(a: NDArray[np.float64]) -> float:
     s = np.abs(a).max(initial=0.0)
     return np.abs(a - a.T).max(initial=0.0) / s if s > 0 else 0.0
 
 
-def undamped_modes(m, k):
+def undamped_modes(
+    m: NDArray[np.float64], k: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
     """(w^2 ascending (1/s^2), shapes (n, n), symmetric) of K v = w^2 M v. M and K are
     symmetrised when their asymmetry is below SYMMETRY_TOLERANCE (difference noise);
     a w^2 within NEUTRAL_TOL of the size of the terms that make it up,
@@ -363,7 +409,9 @@ def undamped_modes(m, k):
     return w2, v, symmetric
 
 
-def modal_analysis(m, d, k):
+def modal_analysis(
+    m: NDArray[np.float64], d: NDArray[np.float64], k: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.complex128]]:
     """(frequencies (Hz), shapes (ny, ny), poles): module docstring."""
     n = len(m)
     if n == 0:
@@ -380,7 +428,7 @@ def modal_analysis(m, d, k):
     return freq, v, s[np.argsort(np.abs(s))]
 
 
-def _normalise(shapes):
+def _normalise(shapes: NDArray[np.float64]) -> NDArray[np.float64]:
     out = shapes.copy()
     for j in range(out.shape[1]):
         big = out[np.argmax(np.abs(out[:, j])), j]
@@ -389,7 +437,7 @@ def _normalise(shapes):
     return out
 
 
-def _choose_rows(cm, q, t):
+def _choose_rows(cm: CompiledModel, q: NDArray[np.float64], t: float) -> None:
     """Keep the active constraint rows if they are well conditioned at q, else choose
     the rows afresh (cm.arrays.con_active), as the integration does when a linkage
     folds (flexmbs.dynamics.constrained.reselect_rows)."""
@@ -411,7 +459,14 @@ def _choose_rows(cm, q, t):
     m.con_active[rows] = np.arange(rank)
 
 
-def linearize(cm, q=None, u=None, t=0.0, method="qr", independent=()):
+def linearize(
+    cm: CompiledModel,
+    q: ArrayLike | None = None,
+    u: ArrayLike | None = None,
+    t: float = 0.0,
+    method: str = "qr",
+    independent: Sequence[str] = (),
+) -> Linearization:
     """The Linearization of the compiled model about (q, u, t) (default: its initial
     state; make it consistent first for a model with loops, flexmbs.dynamics.
     constrained.make_consistent; the active rows are chosen afresh when they are ill

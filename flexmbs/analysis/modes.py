@@ -16,14 +16,23 @@ instantaneous stiffness; with nonzero initial rates it is not at rest. Both are
 reported with the linearisation.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..elements.modal import ENERGY_PARTS, axial_stretch_capability, body_modes
 from ..errors import ModelError
 from ..model.description import BeamBody
 from .linearize import FD_STEP, central_differences, undamped_modes
+
+if TYPE_CHECKING:
+    from ..model.compiled import CompiledModel
+    from ..model.description import Model
 
 __all__ = [
     "FD_STEP",
@@ -57,9 +66,9 @@ class BeamModes:
     body: str
     nodal: int
     frequencies: np.ndarray
-    descriptions: list
+    descriptions: list[str]
     energy_fractions: np.ndarray
-    kept: dict | None = None
+    kept: dict[str, Any] | None = None
     axial_stretch_capability: float = 1.0
 
 
@@ -74,13 +83,13 @@ class SystemModes:
     (m/s, rad/s: of the coordinates, or of a body moved by a driver), the
     finite-difference steps, and whether K was symmetric."""
 
-    coordinates: list
+    coordinates: list[str]
     mass: np.ndarray
     stiffness: np.ndarray
     eigenvalues: np.ndarray
     frequencies: np.ndarray
     shapes: np.ndarray
-    dominant: list
+    dominant: list[list[tuple[str, float]]]
     residual: np.ndarray
     in_equilibrium: bool
     at_rest: bool
@@ -89,7 +98,7 @@ class SystemModes:
     symmetric: bool
 
 
-def beam_modes(beam, count=BODY_MODE_COUNT):
+def beam_modes(beam: BeamBody, count: int = BODY_MODE_COUNT) -> BeamModes:
     """BeamModes of a beam body: its `count` lowest nodal modes (all if fewer)."""
     alone = body_modes(beam)
     n = min(count, len(alone.frequencies))
@@ -115,7 +124,9 @@ def beam_modes(beam, count=BODY_MODE_COUNT):
     )
 
 
-def _dominant(shape, mass, names):
+def _dominant(
+    shape: NDArray[np.float64], mass: NDArray[np.float64], names: Sequence[str]
+) -> list[tuple[str, float]]:
     """[(name, share)] of the coordinates holding at least DOMINANT_SHARE of the
     mode's kinetic energy |y_i (M y)_i| / sum_j |y_j (M y)_j| (largest first, at most
     DOMINANT_MAX; the largest one always)."""
@@ -129,7 +140,7 @@ def _dominant(shape, mass, names):
     return out or [(names[order[0]], float(share[order[0]]))]
 
 
-def system_modes(cm):
+def system_modes(cm: CompiledModel) -> SystemModes:
     """SystemModes of a compiled model about its initial state (module docstring)."""
     from ..dynamics import api
 
@@ -167,7 +178,9 @@ def system_modes(cm):
     )
 
 
-def model_modes(model, body=None, count=BODY_MODE_COUNT):
+def model_modes(
+    model: Model, body: str | None = None, count: int = BODY_MODE_COUNT
+) -> tuple[list[BeamModes], SystemModes]:
     """(list of BeamModes, SystemModes) of a Model: every beam body (or only `body`)
     and the whole model about its initial state. ModelError for an unknown body."""
     from ..model.compiled import compile_model
@@ -189,7 +202,7 @@ def model_modes(model, body=None, count=BODY_MODE_COUNT):
     return [beam_modes(b, count) for b in beams], system_modes(cm)
 
 
-def _stretch_text(capability):
+def _stretch_text(capability: float) -> str:
     """What `axial_stretch_capability` says, in words."""
     if capability < STRETCH_NONE:
         what = "not representable"
@@ -200,11 +213,11 @@ def _stretch_text(capability):
     return f"{what} (largest axial share of the strain energy {capability:.3g})"
 
 
-def _hz(f):
+def _hz(f: float) -> str:
     return "unstable" if not np.isfinite(f) else f"{f:.6g}"
 
 
-def format_modes(beams, system, title=""):
+def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "") -> str:
     """The text report of `flexmbs modes`."""
     lines = [title] if title else []
     for b in beams:
@@ -277,10 +290,10 @@ def format_modes(beams, system, title=""):
     return "\n".join(lines)
 
 
-def modes_to_dict(beams, system):
+def modes_to_dict(beams: Sequence[BeamModes], system: SystemModes) -> dict[str, Any]:
     """The report as JSON-able data (`flexmbs modes --json`)."""
 
-    def number(x):
+    def number(x: float) -> float | None:
         return float(x) if np.isfinite(x) else None
 
     s = system

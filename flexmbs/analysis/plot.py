@@ -7,12 +7,21 @@ are more than MAX_COORDINATE_PANELS) and the energies. matplotlib draws with its
 canvas directly (no pyplot), so the caller's backend is left alone.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import FlexmbsError, ResultFileError
 from ..io.results import ENERGY_NAMES, component_labels, open_result
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..io.results import Result
 
 __all__ = ["plot_result", "available_names", "UnknownNameError", "IMAGE_FORMATS"]
 
@@ -31,7 +40,7 @@ class UnknownNameError(ResultFileError, ValueError):
     """A plot name that the result file does not hold."""
 
 
-def available_names(result):
+def available_names(result: Result) -> list[str]:
     """The names plot_result accepts for this Result, in display order."""
     return (
         list(result.coordinate_names)
@@ -41,7 +50,7 @@ def available_names(result):
     )
 
 
-def _panel(result, name):
+def _panel(result: Result, name: str) -> tuple[str, str, list[tuple[str, np.ndarray]]]:
     """(title, ylabel, [(label, (n,) values), ...]) of one name."""
     if name in result.coordinate_names:
         return name, name, [(name, result.q[:, result.coordinate_names.index(name)])]
@@ -63,13 +72,13 @@ def _panel(result, name):
     )
 
 
-def _default_names(result):
+def _default_names(result: Result) -> list[str]:
     if len(result.coordinate_names) > MAX_COORDINATE_PANELS:
         return [ALL_COORDINATES, "energy"]
     return list(result.coordinate_names) + ["energy"]
 
 
-def _figure(npanels):
+def _figure(npanels: int) -> tuple[Figure, np.ndarray]:
     """A matplotlib Figure with an Agg canvas and `npanels` stacked axes."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -82,7 +91,11 @@ def _figure(npanels):
     return fig, axes
 
 
-def plot_result(path, names=None, out_png=None):
+def plot_result(
+    path: str | os.PathLike[str],
+    names: Iterable[str] | None = None,
+    out_png: str | os.PathLike[str] | None = None,
+) -> str:
     """Plot the time series `names` of the result file `path` into the PNG `out_png`.
 
     names : list of names (see the module docstring); None or empty: the default.

@@ -11,11 +11,14 @@
    they compare with the damped frequencies Im(s) / 2 pi of a linearization.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
 import scipy.signal
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["SpectrumPeaks", "spectrum_peaks", "ZERO_PADDING"]
 
@@ -33,7 +36,7 @@ class SpectrumPeaks:
     amplitude: np.ndarray
 
 
-def _fft_peaks(t, x, count):
+def _fft_peaks(t: NDArray[np.float64], x: NDArray[np.float64], count: int) -> NDArray[np.float64]:
     dt = (t[-1] - t[0]) / (len(t) - 1)
     x = scipy.signal.detrend(x) * np.hanning(len(x))
     n = ZERO_PADDING * len(x)
@@ -53,7 +56,7 @@ def _fft_peaks(t, x, count):
     return np.array(out)
 
 
-def _basis(t, params):
+def _basis(t: NDArray[np.float64], params: NDArray[np.float64]) -> NDArray[np.float64]:
     cols = [np.ones_like(t), t - t[0]]
     s = t - t[0]
     for w, sigma in params.reshape(-1, 2):
@@ -62,7 +65,7 @@ def _basis(t, params):
     return np.column_stack(cols)
 
 
-def spectrum_peaks(t, x, count=1):
+def spectrum_peaks(t: ArrayLike, x: ArrayLike, count: int = 1) -> SpectrumPeaks:
     """SpectrumPeaks of the signal x(t) (uniform samples) for its `count` highest
     spectrum peaks (module docstring)."""
     t = np.asarray(t, dtype=float)
@@ -71,7 +74,7 @@ def spectrum_peaks(t, x, count=1):
     start = np.column_stack([2 * np.pi * peaks, np.zeros(len(peaks))]).ravel()
     scale = np.abs(x - x.mean()).max() or 1.0
 
-    def residual(p):
+    def residual(p: NDArray[np.float64]) -> NDArray[np.float64]:
         a = _basis(t, p)
         coef = np.linalg.lstsq(a, x, rcond=None)[0]
         return (a @ coef - x) / scale

@@ -18,10 +18,16 @@
                     rows, rank (attr), independent, J_y
 """
 
+from __future__ import annotations
+
 import datetime
+import os
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 import h5py
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import __version__
 
@@ -30,11 +36,66 @@ __all__ = ["write_linearization", "read_linearization"]
 _STR = h5py.string_dtype()
 
 
-def _names(group, key, names):
+class _Linearization(Protocol):
+    """What is written of a flexmbs.analysis.linearize.Linearization (the analysis layer
+    sits above this one)."""
+
+    method: str
+    t: float
+    q: np.ndarray
+    u: np.ndarray
+    coordinate_names: list[str]
+    names: list[str]
+    M: np.ndarray
+    D: np.ndarray
+    K: np.ndarray
+    J_y: np.ndarray
+    frequencies: np.ndarray
+    shapes: np.ndarray
+    poles: np.ndarray
+    rows: int
+    rank: int
+    row_texts: list[str]
+    J_z: np.ndarray | None
+    constraint_forces: np.ndarray | None
+    coordinate_forces: np.ndarray | None
+    Fz_M: np.ndarray | None
+    Fz_D: np.ndarray | None
+    Fz_K: np.ndarray | None
+    prescribed: list[str]
+
+    @property
+    def natural_frequencies(self) -> NDArray[np.float64]: ...
+
+    @property
+    def damping_ratios(self) -> NDArray[np.float64]: ...
+
+    @property
+    def damped_frequencies(self) -> NDArray[np.float64]: ...
+
+
+class _AbsoluteKinematics(Protocol):
+    """What is written of a flexmbs.analysis.absolute_kinematics.AbsoluteKinematics."""
+
+    jacobian: np.ndarray
+    variables: list[tuple[str, str]]
+    rows: list[str]
+    rank: int
+    independent: list[tuple[str, str]]
+    J_y: np.ndarray
+
+
+def _names(group: h5py.Group, key: str, names: Iterable[object]) -> None:
     group.create_dataset(key, data=np.array([str(n) for n in names], dtype=object), dtype=_STR)
 
 
-def write_linearization(path, lin, model_name, at, absolute=None):
+def write_linearization(
+    path: str | os.PathLike[str],
+    lin: _Linearization,
+    model_name: str,
+    at: str,
+    absolute: _AbsoluteKinematics | None = None,
+) -> None:
     """Write a flexmbs.analysis.linearize.Linearization (and an AbsoluteKinematics)."""
     with h5py.File(path, "w") as f:
         f.attrs.update(
@@ -81,13 +142,13 @@ def write_linearization(path, lin, model_name, at, absolute=None):
             _names(a, "independent", [f"{b}: {v}" for b, v in absolute.independent])
 
 
-def read_linearization(path):
+def read_linearization(path: str | os.PathLike[str]) -> dict[str, Any]:
     """dict of the file's arrays (names as lists of str) and its attrs under "attrs"."""
     out = {}
     with h5py.File(path, "r") as f:
         out["attrs"] = dict(f.attrs)
 
-        def visit(name, obj):
+        def visit(name: str, obj: object) -> None:
             if isinstance(obj, h5py.Dataset):
                 data = obj[()]
                 if obj.dtype.kind == "O":

@@ -38,6 +38,8 @@ half laid out; a reader that falls inside a commit is told to try again (open_re
 does, LIVE_READ_ATTEMPTS times).
 """
 
+from __future__ import annotations
+
 import contextlib
 import datetime
 import json
@@ -49,14 +51,21 @@ import shutil
 import signal
 import socket
 import time as _time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import h5py
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 import flexmbs
 
 from ..errors import ResultFileError, ResultWriteError
+
+if TYPE_CHECKING:
+    from ..model.topology import Topology
 
 __all__ = [
     "ResultWriter",
@@ -125,7 +134,7 @@ MIN_CHUNK_ROWS = 16
 DISK_RESERVE = 4 * 1024 * 1024  # kept free for the status and statistics at the end
 
 
-def component_labels(size):
+def component_labels(size: int) -> list[str]:
     """Labels of the `size` columns of a sensor: x y z for 3 (vectors), xx xy .. zz for
     9 (a rotation matrix, row-major), value for 1, 0 1 2 .. otherwise."""
     if size == 1:
@@ -137,26 +146,26 @@ def component_labels(size):
     return [str(k) for k in range(size)]
 
 
-def _strings(values):
+def _strings(values: Iterable[object]) -> NDArray[np.object_]:
     """A numpy object array of str, stored by h5py as variable-length UTF-8."""
     return np.array([str(v) for v in values], dtype=object)
 
 
-def _set_strings_attr(obj, name, values):
+def _set_strings_attr(obj: h5py.Group | h5py.Dataset, name: str, values: Iterable[object]) -> None:
     """A list of str as an attr (variable-length UTF-8; an empty list works too)."""
     obj.attrs.create(name, _strings(values), dtype=h5py.string_dtype())
 
 
-def _chunk_rows(ncols):
+def _chunk_rows(ncols: int) -> int:
     """Rows per chunk so that a chunk holds about CHUNK_BYTES of float64."""
     return max(MIN_CHUNK_ROWS, CHUNK_BYTES // (8 * max(ncols, 1)))
 
 
-def _now_iso():
+def _now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
 
 
-def _json_default(x):
+def _json_default(x: object) -> object:
     """json.dumps fallback: numpy scalars and arrays as Python numbers and lists."""
     if isinstance(x, np.generic):
         return x.item()
@@ -195,21 +204,21 @@ class ResultWriter:
 
     def __init__(
         self,
-        path,
+        path: str | os.PathLike[str],
         *,
-        model_text,
-        model_json,
-        topology,
-        coordinate_names,
-        sensor_names,
-        sensor_sizes,
-        solver_name,
-        settings,
-        flush_interval=1.0,
-        overrides=(),
-        modes=None,
-        state_rest_names=None,
-    ):
+        model_text: str,
+        model_json: str,
+        topology: Topology,
+        coordinate_names: Iterable[str],
+        sensor_names: Sequence[str],
+        sensor_sizes: Sequence[int],
+        solver_name: str,
+        settings: Mapping[str, float | str],
+        flush_interval: float = 1.0,
+        overrides: Iterable[str] = (),
+        modes: Mapping[str, Mapping[str, Mapping[str, object]]] | None = None,
+        state_rest_names: Iterable[str] | None = None,
+    ) -> None:
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
         if len(sensor_names) != len(sensor_sizes):
@@ -226,14 +235,14 @@ class ResultWriter:
             None if state_rest_names is None else [str(n) for n in state_rest_names]
         )
         self._sensor_offsets = np.concatenate([[0], np.cumsum(self.sensor_sizes)]).astype(int)
-        self._pending = []
+        self._pending: list[tuple[NDArray[np.float64], ...]] = []
         self._pending_bytes = 0
-        self._pending_statistics = None
+        self._pending_statistics: dict[str, object] | None = None
         self._n = 0
         self._t_last = -math.inf
         self._t_reached = math.nan
         self._closed = False
-        self._write_failure = None
+        self._write_failure: str | None = None
         parent = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(parent, exist_ok=True)
         # libver v108: attributes over 64 KiB (long name lists) go to dense storage.
@@ -273,7 +282,14 @@ class ResultWriter:
         self._last_commit = _time.monotonic()
 
     # ----------------------------------------------------------------- layout
-    def _create_layout(self, model_text, model_json, topology, solver_name, settings):
+    def _create_layout(
+        self,
+        model_text: str,
+        model_json: str,
+        topology: Topology,
+        solver_name: str,
+        settings: Mapping[str, float | str],
+    ) -> None:
         f = self._file
         f.attrs["flexmbs_version"] = flexmbs.__version__
         f.attrs["created"] = _now_iso()
@@ -291,7 +307,7 @@ class ResultWriter:
         time.attrs["units"] = "s"
         time.attrs["description"] = "simulated time of each output row (s)"
         time.make_scale("time")
-        self._series = [("time", time, None)]
+        self._series: list[tuple[str, h5py.Dataset, int | None]] = [("time", time, None)]
         coord = f.create_dataset(
             "coordinate", data=_strings(self.coordinate_names), dtype=h5py.string_dtype()
         )
@@ -325,7 +341,7 @@ class ResultWriter:
                 "the state after q and u: works W_nc, W_a (J), then the constraint multipliers"
             )
 
-    def _component_scale(self, size):
+    def _component_scale(self, size: int) -> h5py.Dataset:
         """The dimension scale /component<size> (created on first use)."""
         name = f"component{size}"
         if name not in self._file:
@@ -335,8 +351,13 @@ class ResultWriter:
             ds.make_scale(name)
         return self._file[name]
 
-    def _add_series(self, name, ncols, column_scale):
+    def _add_series(
+        self, name: str, ncols: int | None, column_scale: h5py.Dataset | None
+    ) -> h5py.Dataset:
         """A resizable float64 dataset (0,) or (0, ncols) with /time attached to dim 0."""
+        shape: tuple[int, ...]
+        maxshape: tuple[int | None, ...]
+        chunks: tuple[int, ...]
         if ncols is None:
             shape, maxshape, chunks = (0,), (None,), (_chunk_rows(1),)
         else:
@@ -353,7 +374,7 @@ class ResultWriter:
         self._series.append((name, ds, ncols))
         return ds
 
-    def _write_model(self, model_text, model_json):
+    def _write_model(self, model_text: str, model_json: str) -> None:
         g = self._file.create_group("model")
         g.create_dataset("text", data=str(model_text), dtype=h5py.string_dtype())
         g.create_dataset("json", data=str(model_json), dtype=h5py.string_dtype())
@@ -362,7 +383,7 @@ class ResultWriter:
         )
         g["json"].attrs["description"] = "the normalised model (JSON)"
 
-    def _write_topology(self, topology):
+    def _write_topology(self, topology: Topology) -> None:
         g = self._file.create_group("topology")
         s = h5py.string_dtype()
         g.create_dataset("body_names", data=_strings(topology.body_names), dtype=s)
@@ -378,7 +399,7 @@ class ResultWriter:
         )
         g["joint_path"].attrs["description"] = "chi[i, k] over the 2N joint markers (H2.2)"
 
-    def _write_modes(self, modes):
+    def _write_modes(self, modes: Mapping[str, Mapping[str, Mapping[str, object]]]) -> None:
         """/modes/<body>: datasets (arrays, or lists of str) and attrs of each
         reduced beam body."""
         g = self._file.create_group("modes")
@@ -402,7 +423,7 @@ class ResultWriter:
                 if name in b:
                     b[name].attrs["description"] = text
 
-    def _write_solver_settings(self, solver_name, settings):
+    def _write_solver_settings(self, solver_name: str, settings: Mapping[str, float | str]) -> None:
         g = self._file.create_group("solver")
         g.attrs["method"] = str(solver_name)
         g.attrs["rtol"] = float(settings.get("rtol", math.nan))
@@ -411,16 +432,24 @@ class ResultWriter:
 
     # ----------------------------------------------------------------- rows
     @property
-    def rows_committed(self):
+    def rows_committed(self) -> int:
         """Number of rows in the file (the rows of the last commit)."""
         return self._n
 
     @property
-    def rows_pending(self):
+    def rows_pending(self) -> int:
         """Number of rows appended but not yet committed."""
         return sum(len(p[0]) for p in self._pending)
 
-    def append(self, t, q, u, energy, sensors, rest=None):
+    def append(
+        self,
+        t: ArrayLike,
+        q: ArrayLike,
+        u: ArrayLike,
+        energy: dict[str, ArrayLike] | ArrayLike,
+        sensors: ArrayLike,
+        rest: ArrayLike | None = None,
+    ) -> None:
         """Buffer k output rows; commit them if flush_interval s passed since the last
         commit.
 
@@ -458,7 +487,7 @@ class ResultWriter:
         ):
             self._commit()
 
-    def set_solver_statistics(self, statistics):
+    def set_solver_statistics(self, statistics: Mapping[str, object]) -> None:
         """Record the solver's statistics (written at the next commit or at close).
 
         Scalars (int, float, str, bool) become attrs of /solver, arrays and lists of
@@ -468,12 +497,12 @@ class ResultWriter:
         self._check_open()
         self._pending_statistics = dict(statistics)
 
-    def flush(self):
+    def flush(self) -> None:
         """Commit the buffered rows now."""
         self._check_open()
         self._commit()
 
-    def commit_if_due(self, t_integrated):
+    def commit_if_due(self, t_integrated: float) -> None:
         """Commit when flush_interval s passed since the last commit, recording how far
         the integration got (root attr `t_integrated`, s) even between output rows."""
         self._check_open()
@@ -481,7 +510,7 @@ class ResultWriter:
         if _time.monotonic() - self._last_commit >= self.flush_interval:
             self._commit()
 
-    def close(self, status):
+    def close(self, status: str) -> None:
         """Commit what is buffered, set the status and close the file.
 
         status : "finished" or "failed: <reason>". A second close does nothing.
@@ -505,10 +534,15 @@ class ResultWriter:
                         f"{self.path}: closing the result file failed: {exc}"
                     ) from None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
         if exc_type is None:
             self.close(STATUS_FINISHED)
         elif issubclass(exc_type, KeyboardInterrupt):
@@ -518,18 +552,18 @@ class ResultWriter:
             self.close(FAILED_PREFIX + reason)
         return False
 
-    def _check_open(self):
+    def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"the result file {self.path} is closed")
 
-    def _commit(self, status=None):
+    def _commit(self, status: str | None = None) -> None:
         """Resize and write every time series, update the attrs, flush the file; the
         signals that end a run (SIGINT, SIGTERM, SIGHUP) wait until it is done, so
         that an interrupted run's file never holds half a commit."""
         with _signals_deferred():
             self._commit_now(status)
 
-    def _commit_now(self, status):
+    def _commit_now(self, status: str | None) -> None:
         if self._write_failure is not None and status is None:
             raise ResultWriteError(self._write_failure)
         room = self._room_problem()
@@ -547,7 +581,7 @@ class ResultWriter:
         if room is not None:
             raise ResultWriteError(f"{self.path}: {room}")
 
-    def _room_problem(self):
+    def _room_problem(self) -> str | None:
         """Why the pending rows cannot be committed (None if they can): the free space
         of the file's disk, or what a file-size limit (ulimit -f) leaves, below the
         rows, a new chunk per series and DISK_RESERVE."""
@@ -568,7 +602,7 @@ class ResultWriter:
             f"needed for the next rows; the run stops, {written}"
         )
 
-    def _write_pending(self, status):
+    def _write_pending(self, status: str | None) -> None:
         f = self._file
         if self._pending:
             t, q, u, e, s, rest = (np.concatenate(c) for c in zip(*self._pending))
@@ -599,7 +633,7 @@ class ResultWriter:
         self._last_commit = _time.monotonic()
 
 
-def _system_reason(exc):
+def _system_reason(exc: BaseException) -> str:
     """The system's reason in an HDF5 write error ("File too large", "No space left on
     device"), else the error's first line."""
     found = re.search(r"error message = '([^']*)'", str(exc))
@@ -609,7 +643,7 @@ def _system_reason(exc):
     return lines[0] if lines else type(exc).__name__
 
 
-def _room_for(path):
+def _room_for(path: str) -> int:
     """Bytes `path` may still grow by: the free space of its disk (to an unprivileged
     user), or less under a file-size limit (RLIMIT_FSIZE, `ulimit -f`)."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -625,7 +659,7 @@ DEFERRED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
 @contextlib.contextmanager
-def _signals_deferred():
+def _signals_deferred() -> Iterator[None]:
     """Blocks DEFERRED_SIGNALS in this thread while the block runs; one that arrives
     meanwhile is delivered (its handler runs) when it ends. Where signals cannot be
     blocked (not POSIX), the block runs as it is."""
@@ -640,7 +674,7 @@ def _signals_deferred():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _rows(name, x, k, ncols):
+def _rows(name: str, x: object, k: int, ncols: int) -> NDArray[np.float64]:
     """x as a float64 (k, ncols) array; ValueError naming `name` if it does not fit."""
     a = np.array(x, dtype=np.float64)  # a copy: the caller may reuse its buffers
     if a.ndim == 1 and a.size == k * ncols and (k == 1 or ncols == 1):
@@ -650,7 +684,7 @@ def _rows(name, x, k, ncols):
     return a
 
 
-def _energy_rows(energy, k):
+def _energy_rows(energy: dict[str, ArrayLike] | ArrayLike, k: int) -> NDArray[np.float64]:
     """The (k, 7) energy rows from a dict (names ENERGY_COMPONENTS; the geometric parts
     may be left out: zero) or an array of 7 (or 5, without the geometric parts)
     columns."""
@@ -677,7 +711,7 @@ def _energy_rows(energy, k):
     return _rows("energy", a, k, n)
 
 
-def _write_statistics(group, statistics):
+def _write_statistics(group: h5py.Group, statistics: Mapping[str, object]) -> None:
     """Statistics as attrs (scalars) and datasets (arrays) of the /solver group."""
     for key, value in statistics.items():
         key = str(key)
@@ -737,7 +771,7 @@ class Result:
     heartbeat: float = math.nan
 
     @property
-    def writer_gone(self):
+    def writer_gone(self) -> bool:
         """True when the status says "running" but the process that wrote the file has
         ended (it was killed: SIGKILL, a crash, a machine that went down): the writer
         ran on this machine and its process id is no longer in use. False when it may
@@ -755,7 +789,7 @@ class Result:
         return False
 
     @property
-    def status_text(self):
+    def status_text(self) -> str:
         """The status for the user: a run whose writer is gone is "unfinished: the
         writing process is gone", a live one names its process and last commit."""
         if self.status != STATUS_RUNNING:
@@ -775,12 +809,12 @@ class Result:
         return f"running ({who}, {last})"
 
     @property
-    def nsamples(self):
+    def nsamples(self) -> int:
         """Number of output rows n."""
         return len(self.time)
 
     @property
-    def finished(self):
+    def finished(self) -> bool:
         return self.status == STATUS_FINISHED
 
 
@@ -788,7 +822,7 @@ LIVE_READ_ATTEMPTS = 20  # reads of a file caught inside a commit, LIVE_READ_WAI
 LIVE_READ_WAIT = 0.1
 
 
-def open_result(path: str | os.PathLike) -> "Result":
+def open_result(path: str | os.PathLike[str]) -> Result:
     """Read a result file (read-only) into a Result.
 
     Works on the file of a run that is still going (neither side uses HDF5 file
@@ -814,7 +848,7 @@ class _HalfWritten(Exception):
     """A result file that HDF5 could not read: damaged, or caught inside a commit."""
 
 
-def _open_result_once(path: str | os.PathLike) -> "Result":
+def _open_result_once(path: str | os.PathLike[str]) -> Result:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ResultFileError(f"{path}: no such result file")
@@ -844,18 +878,18 @@ def _open_result_once(path: str | os.PathLike) -> "Result":
         ) from None
 
 
-def _text(x):
+def _text(x: object) -> str:
     """An attr or a scalar string dataset value as str."""
     if isinstance(x, h5py.Dataset):
         x = x[()]
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
-def _string_list(ds):
+def _string_list(ds: h5py.Dataset) -> list[str]:
     return [s.decode() if isinstance(s, bytes) else str(s) for s in ds[()]]
 
 
-def _read(path, f):
+def _read(path: str, f: h5py.File) -> Result:
     """The Result of an open file; series cut to their common length (a file killed
     inside a commit may have some datasets longer than others)."""
     series = {"time": f["time"], "q": f["q"], "u": f["u"]}
@@ -913,7 +947,7 @@ def _read(path, f):
     )
 
 
-def _attr_value(v):
+def _attr_value(v: object) -> Any:
     """numpy scalars as Python scalars, bytes as str."""
     if isinstance(v, bytes):
         return v.decode()

@@ -32,12 +32,22 @@ Refused (with the item named): user force laws (functions of the model's q and u
 whose meaning changes with the coordinates) and rolling contacts.
 """
 
+from __future__ import annotations
+
 import copy
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ModelError
-from .description import GROUND, ORIGIN, Marker, RigidBody
+from .description import GROUND, ORIGIN, BeamBody, Marker, RigidBody
+
+if TYPE_CHECKING:
+    from .compiled import CompiledModel
+    from .description import Model
+    from .items import Joint
 
 __all__ = [
     "PREFIX",
@@ -51,18 +61,18 @@ __all__ = [
 PREFIX = "@"
 
 
-def absolute_joint_name(body):
+def absolute_joint_name(body: str) -> str:
     """The name of body `body`'s six-coordinate joint (and of its ground marker)."""
     return PREFIX + body
 
 
-def copy_name(joint):
+def copy_name(joint: str) -> str:
     """The name of the massless frame (and of its fixed cut joint) that carries the
     coordinates of joint `joint` in the absolute form."""
     return 2 * PREFIX + joint
 
 
-def _refuse(model):
+def _refuse(model: Model) -> None:
     for kind, table in (
         ("user law", getattr(model, "user_laws", {})),
         ("contact", getattr(model, "contacts", {})),
@@ -89,7 +99,7 @@ def _refuse(model):
             )
 
 
-def joints_with_coordinates(model):
+def joints_with_coordinates(model: Model) -> set[str]:
     """The joints that keep their coordinates in the absolute form: those with a
     driver, a motor, or a joint spring or damper (module docstring)."""
     keep = {d.joint for d in model.drivers.values()}
@@ -102,7 +112,9 @@ def joints_with_coordinates(model):
     return keep
 
 
-def absolute_model(model, q0, u0, cm):
+def absolute_model(
+    model: Model, q0: NDArray[np.float64], u0: NDArray[np.float64], cm: CompiledModel
+) -> tuple[Model, dict[str, float], dict[str, str]]:
     """(the absolute-coordinate model, {coordinate name: rate}) of `model` (a Model)
     started from the joint-coordinate state (q0, u0) of its compiled form `cm`
     (consistent with its constraints): the beams' elastic coordinates and the kept
@@ -126,10 +138,12 @@ def absolute_model(model, q0, u0, cm):
             pose[name] = (ws.r[k].copy(), ws.rot[k].copy(), ws.rd[k].copy(), ws.omega[k].copy())
     index = {name: k for k, name in enumerate(cm.coordinate_names)}
     rates = {}
+    joint: str | Joint  # a name here, a Joint in the second loop
     for name, body in model.bodies.items():
         body = copy.copy(body)
         out.bodies[name] = body
         if hasattr(body, "nf"):
+            assert isinstance(body, BeamBody)
             names = body.coordinate_names()
             body.initial = np.array([q0[index[c]] for c in names])
             rates.update({c: u0[index[c]] for c in names})
@@ -178,7 +192,7 @@ def absolute_model(model, q0, u0, cm):
     return out, rates, placing
 
 
-def set_elastic_rates(cm_abs, rates):
+def set_elastic_rates(cm_abs: CompiledModel, rates: Mapping[str, float]) -> None:
     """Put the elastic rates {name: rate} of `absolute_model` into cm_abs.u0 (a beam
     has initial elastic coordinates in the model file, not rates)."""
     index = {name: k for k, name in enumerate(cm_abs.coordinate_names)}

@@ -2,9 +2,14 @@
 description keeps (a float, a unit vector, a rotation matrix, ...) or raises
 ModelError naming the item and the field, and says what was expected."""
 
+from __future__ import annotations
+
 import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ModelError
 from .vocabulary import (
@@ -16,10 +21,13 @@ from .vocabulary import (
     RTOL_RANGE,
 )
 
+if TYPE_CHECKING:
+    from .items import Joint
+
 _EX, _EY, _EZ = np.eye(3)
 
 
-def rotation_from_euler_xyz(angles):
+def rotation_from_euler_xyz(angles: Iterable[float]) -> NDArray[np.float64]:
     """Rotation matrix of sequential rotations about x, then the new y, then the new z."""
     a, b, c = angles
     ca, sa, cb, sb, cc, sc = np.cos(a), np.sin(a), np.cos(b), np.sin(b), np.cos(c), np.sin(c)
@@ -29,7 +37,7 @@ def rotation_from_euler_xyz(angles):
     return rx @ ry @ rz
 
 
-def _vector(value, n, item, fld, what="a"):
+def _vector(value: object, n: int, item: str, fld: str, what: str = "a") -> NDArray[np.float64]:
     try:
         v = np.array(value, dtype=float)
     except (TypeError, ValueError):
@@ -43,7 +51,7 @@ def _vector(value, n, item, fld, what="a"):
     return v
 
 
-def _axis(value, item, fld):
+def _axis(value: object, item: str, fld: str) -> NDArray[np.float64]:
     """The unit vector along `value` (scaled by its largest component first, so that
     components near the float64 limit do not overflow the norm)."""
     v = _vector(value, 3, item, fld, "an axis as a")
@@ -54,7 +62,9 @@ def _axis(value, item, fld):
     return v / scale / n
 
 
-def _axes(value, item, fld, count=None):
+def _axes(
+    value: Iterable[object], item: str, fld: str, count: int | None = None
+) -> NDArray[np.float64]:
     try:
         rows = list(value)
     except TypeError:
@@ -64,7 +74,7 @@ def _axes(value, item, fld, count=None):
     return np.array([_axis(r, item, f"{fld}[{k}]") for k, r in enumerate(rows)]).reshape(-1, 3)
 
 
-def _node_index(node, n):
+def _node_index(node: object, n: int) -> int | None:
     """A node index 0..n-1 from an int or a string of digits (TOML keys); negative
     indices count from the last node (-1). None if it is not one."""
     text = str(node)
@@ -75,7 +85,9 @@ def _node_index(node, n):
     return k if 0 <= k < n else None
 
 
-def _scalar(value, item, fld, positive=False, nonnegative=False):
+def _scalar(
+    value: object, item: str, fld: str, positive: bool = False, nonnegative: bool = False
+) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         raise ModelError(f"expected a number, got {value!r}", item, fld)
     v = float(value)
@@ -88,7 +100,7 @@ def _scalar(value, item, fld, positive=False, nonnegative=False):
     return v
 
 
-def _rotation(value, item, fld):
+def _rotation(value: object, item: str, fld: str) -> NDArray[np.float64]:
     try:
         c = np.array(value, dtype=float)
     except (TypeError, ValueError):
@@ -100,7 +112,7 @@ def _rotation(value, item, fld):
     return c
 
 
-def _inertia_matrix(value, item, fld):
+def _inertia_matrix(value: object, item: str, fld: str) -> NDArray[np.float64]:
     """Accepts [Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or a 3x3 matrix."""
     try:
         a = np.array(value, dtype=float)
@@ -129,14 +141,14 @@ def _inertia_matrix(value, item, fld):
     )
 
 
-def _per_coordinate(value, n, item, fld):
+def _per_coordinate(value: object, n: int, item: str, fld: str) -> NDArray[np.float64]:
     """A scalar (the same for every coordinate) or a list of n numbers."""
     if isinstance(value, (list, tuple, np.ndarray)):
         return _vector(value, n, item, fld, "a")
     return np.full(n, _scalar(value, item, fld))
 
 
-def _physical_memory():
+def _physical_memory() -> float:
     """Bytes of physical memory of this machine (inf where it cannot be read)."""
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -144,7 +156,7 @@ def _physical_memory():
         return float("inf")
 
 
-def _check_beam_memory(elements, item):
+def _check_beam_memory(elements: int, item: str) -> None:
     """ModelError (field "elements") when a beam of that many elements would need more
     memory for its dense matrices than the machine has: 6 (elements + 1) coordinates,
     BEAM_DENSE_MATRICES of their square."""
@@ -162,7 +174,7 @@ def _check_beam_memory(elements, item):
         )
 
 
-def _relative_tolerance(value, item):
+def _relative_tolerance(value: object, item: str) -> float:
     """rtol, checked to lie in RTOL_RANGE (ModelError naming the field otherwise)."""
     rtol = _scalar(value, item, "rtol", positive=True)
     low, high = RTOL_RANGE
@@ -176,7 +188,13 @@ def _relative_tolerance(value, item):
     return rtol
 
 
-def _check_independent(tr, ro, item, tr_field, ro_field):
+def _check_independent(
+    tr: NDArray[np.float64],
+    ro: NDArray[np.float64],
+    item: str,
+    tr_field: str,
+    ro_field: str,
+) -> None:
     """Translation axes linearly independent; consecutive rotation axes not parallel
     (either would make M* singular in every configuration)."""
     if len(tr) > 1 and np.linalg.svd(tr, compute_uv=False).min() < INDEPENDENT_AXES_TOL:
@@ -191,10 +209,17 @@ def _check_independent(tr, ro, item, tr_field, ro_field):
             )
 
 
-def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None, rotation_axes=None):
+def _joint_axes(
+    jtype: str,
+    item: str,
+    axis: object = None,
+    axes: Iterable[object] | None = None,
+    translation_axes: Iterable[object] | None = None,
+    rotation_axes: Iterable[object] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(translation_axes, rotation_axes) of a joint type, from its `axis`/`axes` fields."""
 
-    def need_none(**kw):
+    def need_none(**kw: object) -> None:
         for k, v in kw.items():
             if v is not None:
                 raise ModelError(f"a {jtype} joint takes no '{k}'", item, k)
@@ -247,7 +272,9 @@ def _joint_axes(jtype, item, axis=None, axes=None, translation_axes=None, rotati
     return tr, ro
 
 
-def _beam_initial_state(initial, item, fld="initial"):
+def _beam_initial_state(
+    initial: object, item: str, fld: str = "initial"
+) -> str | NDArray[np.float64]:
     """A BEAM_INITIAL_STATES name (`initial` only), or the elastic coordinates (or
     rates) as a float array."""
     if isinstance(initial, str):
@@ -272,7 +299,7 @@ def _beam_initial_state(initial, item, fld="initial"):
     return values
 
 
-def _modal_damping(spec, item):
+def _modal_damping(spec: object, item: str) -> float | str | NDArray[np.float64] | None:
     """None, "bands", or damping ratios >= 0 (a float or a float array); the count
     of a list is checked against the body's modes when the model is compiled."""
     if spec is None:
@@ -300,7 +327,14 @@ def _modal_damping(spec, item):
     return float(ratios) if ratios.ndim == 0 else ratios
 
 
-def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"):
+def _check_inertia(
+    i_c: NDArray[np.float64],
+    mass: float,
+    item: str,
+    about: str,
+    positive_definite: bool = True,
+    fld: str = "inertia",
+) -> None:
     """Symmetric positive definite (semi-definite if not `positive_definite`), principal
     moments obeying the triangle inequality."""
     where = {
@@ -330,7 +364,9 @@ def _check_inertia(i_c, mass, item, about, positive_definite=True, fld="inertia"
         )
 
 
-def _check_joint_coordinate(joints, joint, coordinate, item):
+def _check_joint_coordinate(
+    joints: Mapping[str, Joint], joint: str, coordinate: object, item: str
+) -> None:
     """ModelError unless `joint` names one of `joints` and `coordinate` is the index of
     one of its coordinates."""
     if joint not in joints:

@@ -6,9 +6,14 @@ kernels read (flexmbs.model.arrays.ModelArrays) with the names, the initial stat
 Sizes and the state vector's layout: flexmbs.model.arrays.
 """
 
+from __future__ import annotations
+
 import copy
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ..elements.damping import modal_damping_matrix
 from ..errors import ModelError
@@ -24,11 +29,16 @@ from .initial_state import (
     starts_static,
     static_elastic_state,
 )
-from .motions import ROTATE, TRANSLATE, joint_motions, marker_terms
+from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
 from .user_laws import user_law_entries, with_user_laws
+
+if TYPE_CHECKING:
+    from .description import Model
+    from .timefunctions import TimeFunction
+    from .topology import Topology
 
 __all__ = [
     "ModelArrays",
@@ -53,18 +63,18 @@ class CompiledModel:
 
     def __init__(
         self,
-        model,
-        topology,
-        arrays,
-        coordinate_names,
-        joint_coordinate_names,
-        sensor_names,
-        sensor_sizes,
-        q0,
-        u0,
-        beams=(),
-        absolute_joints=None,
-    ):
+        model: Model,
+        topology: Topology,
+        arrays: ModelArrays | HeldTuple,
+        coordinate_names: list[str],
+        joint_coordinate_names: list[str],
+        sensor_names: list[str],
+        sensor_sizes: list[int],
+        q0: NDArray[np.float64],
+        u0: NDArray[np.float64],
+        beams: Iterable[tuple[int, BeamBody]] = (),
+        absolute_joints: Mapping[str, str] | None = None,
+    ) -> None:
         self.model = model
         # {joint name: body name} of the joints that place each body in the absolute
         # form (flexmbs.model.absolute), {} in joint coordinates
@@ -79,60 +89,60 @@ class CompiledModel:
         self.u0 = u0
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
         self.warnings = model_warnings(self.beams)
-        self.constraint_texts = []  # what each constraint row of the cut joints holds
+        self.constraint_texts: list[str] = []  # what each constraint row of the cut joints holds
 
     @property
-    def nbodies(self):
+    def nbodies(self) -> int:
         return len(self.arrays.body_mass)
 
     @property
-    def ncoords(self):
+    def ncoords(self) -> int:
         return len(self.arrays.coord_qindex)
 
     @property
-    def ncolumns(self):
+    def ncolumns(self) -> int:
         return len(self.arrays.col_qindex)
 
     @property
-    def nq(self):
+    def nq(self) -> int:
         return len(self.q0)
 
     @property
-    def nactuators(self):
+    def nactuators(self) -> int:
         return len(self.arrays.act_coord)
 
     @property
-    def ncontacts(self):
+    def ncontacts(self) -> int:
         return len(self.arrays.contact_radius)
 
     @property
-    def has_constraints(self):
+    def has_constraints(self) -> bool:
         """The model has cut joints or rolling contacts: a DAE (docs/explanation/formulation.md
         section 5)."""
         return len(self.arrays.con_kind) > 0
 
     @property
-    def nconstraints(self):
+    def nconstraints(self) -> int:
         """Number of active constraint equations (multipliers lambda, and mu)."""
         return int(np.sum(self.arrays.con_active >= 0))
 
     @property
-    def nstate(self):
+    def nstate(self) -> int:
         """Length of y = [q, u, w, lambda, mu] (w: W_nc and the work of each actuator;
         lambda, mu: the multipliers of the active constraints,
         docs/explanation/formulation.md section 5)."""
         return 2 * self.nq + 1 + self.nactuators + 2 * self.nconstraints
 
     @property
-    def nsensor_values(self):
+    def nsensor_values(self) -> int:
         return int(self.arrays.sensor_offset[-1])
 
-    def initial_state(self):
+    def initial_state(self) -> NDArray[np.float64]:
         return np.concatenate(
             [self.q0, self.u0, np.zeros(1 + self.nactuators + 2 * self.nconstraints)]
         )
 
-    def new_workspace(self):
+    def new_workspace(self) -> HeldTuple | Workspace:
         """The work arrays of the kernels for this model (Workspace), held by reference
         (HeldTuple), zeroed."""
         n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
@@ -202,7 +212,7 @@ class CompiledModel:
 AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
 
 
-def model_warnings(beams):
+def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
     """Texts for the user about choices that compile but may not mean what they say:
     a beam whose kept modes cannot stretch it axially while its geometric stiffness is
     on (docs/explanation/formulation.md section 6: u' then stays zero, the axial force's
@@ -230,14 +240,14 @@ def model_warnings(beams):
     return out
 
 
-def _flat(arrays):
+def _flat(arrays: Sequence[ArrayLike]) -> NDArray[np.float64]:
     """The arrays raveled one after the other (float64)."""
     if not arrays:
         return np.zeros(0)
     return np.ascontiguousarray(np.concatenate([np.ravel(a) for a in arrays]), dtype=float)
 
 
-def _check_beam_markers(model):
+def _check_beam_markers(model: Model) -> None:
     """Joints and loads on beam bodies act at markers on nodes (add_marker puts every
     named marker on one); the beam's `origin` marker is its floating frame, which
     moves with the body but not with the deformation: a joint there is a joint at the
@@ -245,7 +255,7 @@ def _check_beam_markers(model):
     conditions."""
     beams = {name for name, b in model.bodies.items() if isinstance(b, BeamBody)}
 
-    def held_at_origin(b):
+    def held_at_origin(b: BeamBody) -> bool:
         return any(
             not np.any(b.nodes[k]) and not np.any(b.node_rows(k)) for k in range(len(b.nodes))
         )
@@ -255,7 +265,11 @@ def _check_beam_markers(model):
             ("parent", j.parent, j.parent_marker),
             ("child", j.child, j.child_marker),
         ):
-            if body in beams and mk == "origin" and not held_at_origin(model.bodies[body]):
+            if (
+                body in beams
+                and mk == "origin"
+                and not held_at_origin(cast(BeamBody, model.bodies[body]))
+            ):
                 raise ModelError(
                     f'the "origin" marker of beam "{body}" is its floating frame, not a '
                     f"material point: join the beam at a marker on a node (add "
@@ -268,7 +282,11 @@ def _check_beam_markers(model):
         (law, f'user law "{law.name}"') for law in model.user_laws.values() if law.kind == "marker"
     ]
     for f, item in loads:
-        if f.body in beams and f.marker == "origin" and not held_at_origin(model.bodies[f.body]):
+        if (
+            f.body in beams
+            and f.marker == "origin"
+            and not held_at_origin(cast(BeamBody, model.bodies[f.body]))
+        ):
             raise ModelError(
                 f'the "origin" marker of beam "{f.body}" is its floating '
                 f"frame, not a material point: apply the load at a marker "
@@ -278,11 +296,11 @@ def _check_beam_markers(model):
             )
 
 
-def _columns_of(motions):
+def _columns_of(motions: Iterable[Motion]) -> list[int]:
     return sorted({c for mo in motions if mo.kind in (TRANSLATE, ROTATE) for c, _ in mo.terms})
 
 
-def _motion_arrays(per_body):
+def _motion_arrays(per_body: Iterable[Iterable[Motion]]) -> dict[str, np.ndarray]:
     kind, vec, rot, tptr, tcol, tcoef, ptr = [], [], [], [0], [], [], [0]
     for motions in per_body:
         for mo in motions:
@@ -306,19 +324,21 @@ def _motion_arrays(per_body):
     )
 
 
-def _ragged(lists, dtype=np.int64):
+def _ragged(
+    lists: Sequence[Sequence[int]], dtype: DTypeLike = np.int64
+) -> tuple[NDArray[np.int64], np.ndarray]:
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
     ptr[1:] = np.cumsum([len(x) for x in lists])
     flat = np.array([v for x in lists for v in x], dtype=dtype)
     return ptr, flat
 
 
-def node_inertia_body_name(beam, node):
+def node_inertia_body_name(beam: str, node: int) -> str:
     """Name of the massless rigid body that carries a beam node's rotary inertia."""
     return f"{beam}.node{node}"
 
 
-def with_node_inertias(model):
+def with_node_inertias(model: Model) -> Model:
     """The model with every rotary inertia at a beam node as a rigid body of no mass,
     that inertia about its origin, joined by a fixed joint to a marker on the node: it
     moves and turns with the node exactly (docs/explanation/formulation.md section 2: a
@@ -334,6 +354,7 @@ def with_node_inertias(model):
         inertias = body.node_inertias if isinstance(body, BeamBody) else None
         if not inertias:
             continue
+        assert isinstance(body, BeamBody)  # it has node inertias
         beam = copy.copy(body)  # keeps its derived data, which check their inputs
         beam.markers = dict(body.markers)
         out.bodies[name] = beam
@@ -364,12 +385,12 @@ def with_node_inertias(model):
                 "origin",
                 np.zeros((0, 3)),
                 np.zeros((0, 3)),
-                *([np.zeros(0)] * 5),
+                *((np.zeros(0),) * 5),
             )
     return out
 
 
-def compile_model(model, absolute_joints=None):
+def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None) -> CompiledModel:
     """Validate the topology and pack the model into a CompiledModel. `absolute_joints`
     {joint name: body name}: the joints that place each body of an absolute-coordinate
     model (flexmbs.model.absolute.absolute_model gives them), None otherwise."""
@@ -383,8 +404,10 @@ def compile_model(model, absolute_joints=None):
     _check_beam_markers(model)
 
     driven = {(d.joint, d.coordinate): d for d in model.drivers.values()}
-    functions = []
+    functions: list[TimeFunction] = []
     coord_start = np.zeros(n + 1, dtype=np.int64)
+    axes: list[NDArray[np.float64]]
+    names: list[str]
     axes, qindex, fidx, stiff, damp, rest = [], [], [], [], [], []
     names, jnames, q0, u0 = [], [], [], []
     coord_of = {}
@@ -417,7 +440,7 @@ def compile_model(model, absolute_joints=None):
     act_fidx = []
     for a in actuators:
         act_fidx.append(len(functions))
-        functions.append(a.setpoint if a.type == "pd" else a.torque)
+        functions.append(cast("TimeFunction", a.setpoint if a.type == "pd" else a.torque))
 
     # flexible bodies: elastic coordinates after the joint ones, in body order
     beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, BeamBody)]
@@ -435,11 +458,12 @@ def compile_model(model, absolute_joints=None):
         ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf**2, b.nf**2]))
     col_qindex = np.array(qindex + list(range(nfree, len(names))), dtype=np.int64)
 
-    def terms_of(body_name, marker_name):
+    def terms_of(body_name: str, marker_name: str) -> MarkerTerms:
         body = None if body_name == GROUND else model.bodies[body_name]
         return marker_terms(model.marker(body_name, marker_name), body, first_col.get(body_name, 0))
 
     # the kinematic chains, frame columns and B columns of every body
+    frame: list[list[int]]
     per_body, frame, inherited, body_cols = [], [], [], []
     movable = absolute_joints or {}
     for k, j in enumerate(joints):
@@ -466,7 +490,7 @@ def compile_model(model, absolute_joints=None):
     _, frame_inh = _ragged(inherited, np.int64)
     body_col_ptr, body_col = _ragged(body_cols)
 
-    def damping(b):
+    def damping(b: BeamBody) -> NDArray[np.float64]:
         inv = b.invariants
         d = b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
         if b.modal_damping is not None:
@@ -476,9 +500,10 @@ def compile_model(model, absolute_joints=None):
         return d
 
     # markers of loads and sensors
+    mk_list: list[tuple[int, MarkerTerms]]
     marker_index, mk_list = {}, []
 
-    def marker_id(body_name, marker_name):
+    def marker_id(body_name: str, marker_name: str) -> int:
         key = (body_name, marker_name)
         if key not in marker_index:
             marker_index[key] = len(mk_list)
@@ -529,7 +554,7 @@ def compile_model(model, absolute_joints=None):
 
     f64, i64 = np.float64, np.int64
 
-    def arr(x, shape, dtype=f64):
+    def arr(x: ArrayLike, shape: tuple[int, ...], dtype: DTypeLike = f64) -> np.ndarray:
         a = np.array(x, dtype=dtype)
         return a.reshape(shape) if a.size == 0 else np.ascontiguousarray(a)
 
@@ -630,7 +655,7 @@ def compile_model(model, absolute_joints=None):
     return cm
 
 
-def _explicit_elastic_rates(beam):
+def _explicit_elastic_rates(beam: BeamBody) -> NDArray[np.float64] | list[float]:
     """uf0 of a beam: its given `initial_rates`, else zeros."""
     if beam.initial_rates is None:
         return np.zeros(beam.nf)
@@ -644,7 +669,7 @@ def _explicit_elastic_rates(beam):
     return beam.initial_rates
 
 
-def _explicit_elastic_state(beam):
+def _explicit_elastic_state(beam: BeamBody) -> NDArray[np.float64] | list[float]:
     """qf0 of a beam: its given elastic coordinates, else zeros ("undeformed", and the
     start of "static")."""
     if isinstance(beam.initial, str):

@@ -28,11 +28,20 @@ across the blade). Their geometry is in the contact_* arrays; x, y, c of their r
 are unused.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..codes import CONTACT_NORMAL, CONTACT_TANGENT, ORIENTATION, POSITION
+
+if TYPE_CHECKING:
+    from .description import Model
+    from .items import Contact, Joint
 
 __all__ = [
     "ConstraintRow",
@@ -69,7 +78,7 @@ class ConstraintRow:
     text: str
 
 
-def _complement(vectors):
+def _complement(vectors: NDArray[np.float64]) -> NDArray[np.float64]:
     """An orthonormal basis (rows) of the complement of span(vectors) in R^3."""
     if len(vectors) == 0:
         return np.eye(3)
@@ -78,7 +87,7 @@ def _complement(vectors):
     return u[:, rank:].T
 
 
-def joint_constraint_rows(joint):
+def joint_constraint_rows(joint: Joint) -> list[ConstraintRow]:
     """The ConstraintRows of `joint` when it is cut."""
     rows = []
     for _k, n in enumerate(_complement(joint.translation_axes)):
@@ -116,7 +125,12 @@ def joint_constraint_rows(joint):
     return rows
 
 
-def constraint_tables(model, cut_joints, marker_id, contacts=()):
+def constraint_tables(
+    model: Model,
+    cut_joints: Sequence[Joint],
+    marker_id: Callable[[str, str], int],
+    contacts: Sequence[Contact] = (),
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """dict of the ModelArrays fields cut_*, contact_* and con_* and the row
     descriptions, for the cut joints `cut_joints` (Joint objects), then the rolling
     contacts `contacts` (Contact objects); marker_id(body, marker) gives marker-table

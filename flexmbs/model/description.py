@@ -10,7 +10,13 @@ Units are SI (m, kg, s, rad, N, N m). Vectors of a marker or a joint are given i
 frame of the body (or marker) that owns them.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ModelError
 from .checks import (
@@ -62,6 +68,12 @@ from .vocabulary import (
     SOLVER_METHODS,
 )
 
+if TYPE_CHECKING:
+    from ..elements.materials import Material
+    from ..elements.sections import Section
+    from .timefunctions import TimeFunction
+    from .user_laws import LawFunction, UserLaw, UserLawItem
+
 __all__ = [
     "GROUND",
     "JOINT_TYPES",
@@ -103,7 +115,7 @@ class Model:
     Every body, and the ground, has a marker named "origin" at its frame.
     """
 
-    def __init__(self, name="model", gravity=(0.0, 0.0, -9.81)):
+    def __init__(self, name: str = "model", gravity: ArrayLike = (0.0, 0.0, -9.81)) -> None:
         if not isinstance(name, str) or not name.strip() or "/" in name or "\\" in name:
             raise ModelError(
                 "expected a non-empty name without '/' or '\\' (it names the "
@@ -113,24 +125,31 @@ class Model:
             )
         self.name = name
         self.gravity = _vector(gravity, 3, "model", "gravity")
-        self.bodies = {}
+        self.bodies: dict[str, RigidBody | BeamBody] = {}
         self.ground_markers = {ORIGIN: Marker(ORIGIN, GROUND, np.zeros(3), np.eye(3))}
-        self.joints = {}
-        self.drivers = {}
-        self.actuators = {}
-        self.forces = {}
-        self.springs = {}
-        self.user_laws = {}
-        self.sensors = {}
-        self.contacts = {}
+        self.joints: dict[str, Joint] = {}
+        self.drivers: dict[str, Driver] = {}
+        self.actuators: dict[str, Actuator] = {}
+        self.forces: dict[str, Force] = {}
+        self.springs: dict[str, Spring] = {}
+        self.user_laws: dict[str, UserLawItem] = {}
+        self.sensors: dict[str, Sensor] = {}
+        self.contacts: dict[str, Contact] = {}
         self.solver = SolverSettings()
         self.output = OutputSettings()
-        self.source_path = None
-        self.source_text = None
-        self.overrides = []
+        self.source_path: str | None = None
+        self.source_text: str | None = None
+        self.overrides: list[str] = []
 
     # ----------------------------------------------------------------- bodies
-    def add_rigid_body(self, name, mass, inertia, inertia_about, com=(0.0, 0.0, 0.0)):
+    def add_rigid_body(
+        self,
+        name: str,
+        mass: float,
+        inertia: ArrayLike,
+        inertia_about: str,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+    ) -> RigidBody:
         """Add a rigid body; `inertia_about` is "com" or "origin" (of the body frame)."""
         item = f'body "{name}"'
         self._new_name(name, self.bodies, item, self.joints, "joint")
@@ -156,24 +175,24 @@ class Model:
 
     def add_beam_body(
         self,
-        name,
-        points,
-        section,
-        material,
-        elements=1,
-        reference=None,
-        fixed=None,
-        node_masses=None,
-        alpha=0.0,
-        beta=0.0,
-        initial="undeformed",
-        node_inertias=None,
-        geometric="consistent",
-        modes="all",
-        correction_modes=False,
-        initial_rates=None,
-        modal_damping=None,
-    ):
+        name: str,
+        points: ArrayLike,
+        section: Section,
+        material: Material,
+        elements: int | Sequence[int] = 1,
+        reference: ArrayLike | None = None,
+        fixed: dict[int | str, str | Sequence[str]] | None = None,
+        node_masses: Mapping[int | str, float] | None = None,
+        alpha: float = 0.0,
+        beta: float = 0.0,
+        initial: str | ArrayLike = "undeformed",
+        node_inertias: Mapping[int | str, ArrayLike] | None = None,
+        geometric: str = "consistent",
+        modes: str | int = "all",
+        correction_modes: bool = False,
+        initial_rates: ArrayLike | None = None,
+        modal_damping: str | ArrayLike | None = None,
+    ) -> BeamBody:
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
         conditions, dofs a list of NODE_DOFS names or "all" (default: node 0 clamped;
@@ -212,7 +231,11 @@ class Model:
                 f"expected two or more points [x, y, z] (m), got {points!r}", item, "points"
             )
         nseg = len(pts) - 1
-        counts = [elements] * nseg if np.ndim(elements) == 0 else list(elements)
+        counts = (
+            [cast(int, elements)] * nseg
+            if np.ndim(elements) == 0
+            else list(cast("Sequence[int]", elements))
+        )
         if len(counts) != nseg or any(
             isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1 for c in counts
         ):
@@ -222,7 +245,7 @@ class Model:
                 "elements",
             )
         _check_beam_memory(sum(counts), item)
-        nodes = [pts[0]]
+        nodes: list[NDArray[np.float64]] | NDArray[np.float64] = [pts[0]]
         for sgm, count in enumerate(counts):
             a, b = pts[sgm], pts[sgm + 1]
             if np.linalg.norm(b - a) == 0.0:
@@ -292,6 +315,7 @@ class Model:
         rates = None
         if initial_rates is not None:
             rates = _beam_initial_state(initial_rates, item, "initial_rates")
+        assert not isinstance(rates, str)  # a name is an `initial` only
         if not (
             modes == "all"
             if isinstance(modes, str)
@@ -338,8 +362,14 @@ class Model:
         return body
 
     def add_marker(
-        self, body, name, position=(0.0, 0.0, 0.0), orientation=None, euler_xyz=None, node=None
-    ):
+        self,
+        body: str,
+        name: str,
+        position: ArrayLike = (0.0, 0.0, 0.0),
+        orientation: ArrayLike | None = None,
+        euler_xyz: ArrayLike | None = None,
+        node: int | None = None,
+    ) -> Marker:
         """Add a marker frame on `body` ("ground" for the fixed frame).
 
         `orientation`: 3x3 matrix whose columns are the marker axes in body axes; or
@@ -351,7 +381,7 @@ class Model:
         self._new_name(name, markers, item)
         beam = body != GROUND and isinstance(self.bodies[body], BeamBody)
         if beam:
-            nodes = self.bodies[body].nodes
+            nodes = cast(BeamBody, self.bodies[body]).nodes
             index = (
                 None
                 if isinstance(node, bool) or not isinstance(node, (int, np.integer))
@@ -384,23 +414,23 @@ class Model:
     # ----------------------------------------------------------------- joints
     def add_joint(
         self,
-        name,
-        type,
-        parent,
-        child,
-        parent_marker=ORIGIN,
-        child_marker=ORIGIN,
-        axis=None,
-        axes=None,
-        translation_axes=None,
-        rotation_axes=None,
-        initial=0.0,
-        initial_rate=0.0,
-        stiffness=0.0,
-        damping=0.0,
-        rest=0.0,
-        cut=False,
-    ):
+        name: str,
+        type: str,
+        parent: str,
+        child: str,
+        parent_marker: str = ORIGIN,
+        child_marker: str = ORIGIN,
+        axis: ArrayLike | None = None,
+        axes: Iterable[ArrayLike] | None = None,
+        translation_axes: Iterable[ArrayLike] | None = None,
+        rotation_axes: Iterable[ArrayLike] | None = None,
+        initial: ArrayLike = 0.0,
+        initial_rate: ArrayLike = 0.0,
+        stiffness: ArrayLike = 0.0,
+        damping: ArrayLike = 0.0,
+        rest: ArrayLike = 0.0,
+        cut: bool = False,
+    ) -> Joint:
         """Add a joint from `parent_marker` on `parent` to `child_marker` on `child`.
 
         Types and their axes (unit vectors in the parent marker's frame):
@@ -462,7 +492,9 @@ class Model:
         return joint
 
     # ------------------------------------------------------ drivers and loads
-    def add_driver(self, name, joint, function, coordinate=0):
+    def add_driver(
+        self, name: str, joint: str, function: TimeFunction, coordinate: int = 0
+    ) -> Driver:
         """Prescribe coordinate `coordinate` of `joint` as `function(t)` (a time function
         law from `flexmbs.model.timefunctions`). The coordinate leaves q."""
         item = f'driver "{name}"'
@@ -472,10 +504,11 @@ class Model:
         self.drivers[name] = Driver(name, joint, int(coordinate), function)
         return self.drivers[name]
 
-    def _check_coordinate_free(self, joint, coordinate, item):
+    def _check_coordinate_free(self, joint: str, coordinate: int, item: str) -> None:
         """`coordinate` is an index of `joint`'s coordinates that has no driver and no
         actuator yet (a coordinate takes one of them)."""
         _check_joint_coordinate(self.joints, joint, coordinate, item)
+        other: Driver | Actuator
         for other in self.drivers.values():
             if other.joint == joint and other.coordinate == coordinate:
                 raise ModelError(
@@ -495,19 +528,19 @@ class Model:
 
     def add_actuator(
         self,
-        name,
-        joint,
-        type="pd",
-        coordinate=0,
-        kp=0.0,
-        kd=0.0,
-        setpoint=None,
-        torque=None,
-        max_torque=np.inf,
-        gear_ratio=1.0,
-        rotor_inertia=0.0,
-        motor_damping=0.0,
-    ):
+        name: str,
+        joint: str,
+        type: str = "pd",
+        coordinate: int = 0,
+        kp: float = 0.0,
+        kd: float = 0.0,
+        setpoint: TimeFunction | None = None,
+        torque: TimeFunction | None = None,
+        max_torque: float = np.inf,
+        gear_ratio: float = 1.0,
+        rotor_inertia: float = 0.0,
+        motor_damping: float = 0.0,
+    ) -> Actuator:
         """A motor on coordinate `coordinate` of `joint` (see Actuator): a PD controller
         towards `setpoint` (a time function, type "pd") or an open-loop motor torque
         `torque` (a time function, N m, type "torque")."""
@@ -569,8 +602,15 @@ class Model:
         return self.actuators[name]
 
     def add_force(
-        self, name, type, body, marker=ORIGIN, vector=(0.0, 0.0, 0.0), frame="global", function=None
-    ):
+        self,
+        name: str,
+        type: str,
+        body: str,
+        marker: str = ORIGIN,
+        vector: ArrayLike = (0.0, 0.0, 0.0),
+        frame: str = "global",
+        function: TimeFunction | None = None,
+    ) -> Force:
         """A point force ("force", N) or torque ("torque", N m) on a marker:
         vector * function(t), `frame` "global" or "marker" (follower)."""
         item = f'force "{name}"'
@@ -591,8 +631,16 @@ class Model:
         return self.forces[name]
 
     def add_spring(
-        self, name, body1, marker1, body2, marker2, stiffness, damping=0.0, rest_length=None
-    ):
+        self,
+        name: str,
+        body1: str,
+        marker1: str,
+        body2: str,
+        marker2: str,
+        stiffness: float,
+        damping: float = 0.0,
+        rest_length: float | None = None,
+    ) -> Spring:
         """A point-to-point spring (N/m) and damper (N s/m) between marker1 on body1 and
         marker2 on body2 (either may be the ground); `rest_length` (m) defaults to their
         distance in the initial configuration."""
@@ -621,16 +669,16 @@ class Model:
 
     def add_user_law(
         self,
-        name,
-        law,
-        joint=None,
-        coordinate=0,
-        body=None,
-        marker=ORIGIN,
-        frame="global",
-        params=(),
-        read_coordinates=(),
-    ):
+        name: str,
+        law: UserLaw | LawFunction,
+        joint: str | None = None,
+        coordinate: int = 0,
+        body: str | None = None,
+        marker: str = ORIGIN,
+        frame: str = "global",
+        params: ArrayLike = (),
+        read_coordinates: Sequence[str] = (),
+    ) -> UserLawItem:
         """A user force law (flexmbs.model.user_laws): `law(t, q, u, params, out)`, a
         function made by `flexmbs.user_law` (a plain function is compiled here), on
         coordinate `coordinate` of `joint` (out[0]: N or N m) or at `marker` of
@@ -647,16 +695,16 @@ class Model:
 
     def add_contact(
         self,
-        name,
-        type,
-        disk,
-        plane,
-        radius=None,
-        axis=(0.0, 1.0, 0.0),
-        normal=(0.0, 0.0, 1.0),
-        disk_marker=ORIGIN,
-        plane_marker=ORIGIN,
-    ):
+        name: str,
+        type: str,
+        disk: str,
+        plane: str,
+        radius: float | None = None,
+        axis: ArrayLike = (0.0, 1.0, 0.0),
+        normal: ArrayLike = (0.0, 0.0, 1.0),
+        disk_marker: str = ORIGIN,
+        plane_marker: str = ORIGIN,
+    ) -> Contact:
         """Add a rolling contact (see Contact): type "rolling_disk", the `disk` body
         (its marker `disk_marker` at the disk's centre, the axle `axis` in that
         marker's axes), the `plane` body (the ground or a body; its marker
@@ -712,20 +760,20 @@ class Model:
 
     def add_sensor(
         self,
-        name,
-        type,
-        joint=None,
-        coordinate=None,
-        body=None,
-        marker=None,
-        frame=GROUND,
-        actuator=None,
-        element=0,
-        at="start",
-        point=None,
-        subdivisions=1,
-        contact=None,
-    ):
+        name: str,
+        type: str,
+        joint: str | None = None,
+        coordinate: int | None = None,
+        body: str | None = None,
+        marker: str | None = None,
+        frame: str = GROUND,
+        actuator: str | None = None,
+        element: int = 0,
+        at: str | float = "start",
+        point: ArrayLike | None = None,
+        subdivisions: int = 1,
+        contact: str | None = None,
+    ) -> Sensor:
         """Record a joint coordinate or rate; a marker's position, orientation
         (rotation matrix, row-major), velocity, angular velocity or elastic deflection
         in the axes of body `frame` (positions relative to its origin); an actuator's
@@ -761,7 +809,8 @@ class Model:
                 name, type, body=body, frame=frame, subdivisions=int(subdivisions)
             )
         elif type in BEAM_SECTION_SENSORS:
-            ne = len(self.bodies[body].connectivity)
+            assert body is not None  # a beam body, checked above
+            ne = len(cast(BeamBody, self.bodies[body]).connectivity)
             if (
                 isinstance(element, bool)
                 or not isinstance(element, (int, np.integer))
@@ -858,33 +907,34 @@ class Model:
     # --------------------------------------------------------------- settings
     def set_solver(
         self,
-        method=None,
-        t_end=None,
-        rtol=None,
-        atol=None,
-        max_step=None,
-        formulation=None,
-        constraints=None,
-        rho_inf=None,
-        fixed_step=None,
-    ):
+        method: str | None = None,
+        t_end: float | None = None,
+        rtol: float | None = None,
+        atol: float | None = None,
+        max_step: float | None = None,
+        formulation: str | None = None,
+        constraints: str | None = None,
+        rho_inf: float | None = None,
+        fixed_step: float | None = None,
+    ) -> None:
         """Change the integration settings (see SolverSettings)."""
         self.solver = self.solver.with_changes(
             method, t_end, rtol, atol, max_step, formulation, constraints, rho_inf, fixed_step
         )
 
-    def set_output(self, step=None):
-        """Change the time between two recorded samples (s)."""
-        self.output = self.output.with_changes(step)
+    def set_output(self, step: float | None = None, vtk: bool | None = None) -> None:
+        """Change the time between two recorded samples (s), or whether the deformed
+        shape is written to a VTKHDF file beside the result file (`vtk`)."""
+        self.output = self.output.with_changes(step, vtk)
 
     # ---------------------------------------------------------------- helpers
-    def marker(self, body, name):
+    def marker(self, body: str, name: str) -> Marker:
         markers = self._markers_of(body, None)
         if name not in markers:
             raise ModelError(f'unknown marker "{name}"', f'body "{body}"', "markers")
         return markers[name]
 
-    def _markers_of(self, body, item):
+    def _markers_of(self, body: str, item: str | None) -> dict[str, Marker]:
         if body == GROUND:
             return self.ground_markers
         if body not in self.bodies:
@@ -892,7 +942,14 @@ class Model:
         return self.bodies[body].markers
 
     @staticmethod
-    def _new_name(name, table, item, other=None, other_kind="", sensor=False):
+    def _new_name(
+        name: str,
+        table: Mapping[str, object],
+        item: str,
+        other: Mapping[str, object] | None = None,
+        other_kind: str = "",
+        sensor: bool = False,
+    ) -> None:
         """A name for a new item of `table`: non-empty, of NAME_PATTERN's characters
         (a dot would be read as a separator of coordinate names and of --set paths),
         not in `table` nor in `other` (bodies and joints, whose names make the

@@ -1,6 +1,11 @@
 """The beam elements' geometric-stiffness data for the kernel
 `flexmbs.dynamics.geometric` (docs/explanation/formulation.md section 6)."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..elements.beam import element_length
@@ -12,10 +17,13 @@ from ..elements.geometric import (
 )
 from .sensor_tables import element_rows
 
+if TYPE_CHECKING:
+    from .items import BeamBody
+
 __all__ = ["geometric_tables"]
 
 
-def geometric_tables(beams):
+def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
     """dict of the ModelArrays fields geo_* for the flexible bodies `beams` (a list of
     BeamBody, in the order of the flexible tables): per body its option code and its
     elements' range; per element EA, l, G, the rows R (e = R qf, row-major 12 x nf),

@@ -6,11 +6,21 @@ the arrays are built; each writes only what it is named for (spring_l0's missing
 entries, q0 and u0 at the elastic rows).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ..dynamics import api
 from ..errors import ModelError
 from .quasi_static import quasi_static_state
+
+if TYPE_CHECKING:
+    from .compiled import CompiledModel
+    from .items import BeamBody
 
 __all__ = [
     "SPRING_LENGTH_MIN",
@@ -26,7 +36,7 @@ SPRING_LENGTH_MIN = 1e-9
 (docs/explanation/formulation.md section 4)."""
 
 
-def initial_spring_lengths(cm, names):
+def initial_spring_lengths(cm: CompiledModel, names: Sequence[str]) -> None:
     """The rest lengths not given: the springs' lengths in the initial configuration.
     A spring whose markers coincide there is refused (ModelError naming it): the
     direction of its force, from one marker to the other, is undefined."""
@@ -55,15 +65,21 @@ STATIC_GROWTH = 1e3  # a Newton step may raise the residual this much (the axial
 # a stiff beam overshoot on the first step), else it is halved
 
 
-def starts_static(beam):
+def starts_static(beam: BeamBody) -> bool:
     return isinstance(beam.initial, str) and beam.initial == "static"
 
 
-def starts_quasi_static(beam):
+def starts_quasi_static(beam: BeamBody) -> bool:
     return isinstance(beam.initial, str) and beam.initial == "quasi-static"
 
 
-def quasi_static_elastic_state(cm, accelerations=None):
+def quasi_static_elastic_state(
+    cm: CompiledModel,
+    accelerations: Callable[
+        [CompiledModel, NDArray[np.float64], NDArray[np.float64], float], NDArray[np.float64]
+    ]
+    | None = None,
+) -> float:
     """cm.q0, cm.u0 at the elastic coordinates and rates of the beams with initial =
     "quasi-static" (flexmbs.model.quasi_static), of a tree. accelerations(cm, q, u,
     t): the model's u' (default M*^-1 Q*). Returns the largest elastic acceleration
@@ -82,7 +98,7 @@ def quasi_static_elastic_state(cm, accelerations=None):
     return scale
 
 
-def static_elastic_state(cm):
+def static_elastic_state(cm: CompiledModel) -> None:
     """cm.q0 at the elastic coordinates of the beams with initial = "static": the
     static equilibrium Q_f(q0, u = 0) = 0 of the elastic rows of Q* (elastic,
     geometric, gravity and constant loads) at the initial joint state, joints held
@@ -100,10 +116,10 @@ def static_elastic_state(cm):
     )
     zero = np.zeros(cm.nq)
 
-    def residual(q):
+    def residual(q: NDArray[np.float64]) -> NDArray[np.float64]:
         return api.generalized_forces(cm, q, zero)[rows]
 
-    def elastic_force_scale(q):
+    def elastic_force_scale(q: NDArray[np.float64]) -> float:
         """max |K qf| over the static beams: the size of the forces in balance."""
         return max(
             np.abs(

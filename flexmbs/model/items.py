@@ -4,9 +4,13 @@ Plain data, made and checked by flexmbs.model.description.Model's add_* methods;
 body's invariants and mode basis are derived from its description where first used.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ModelError
 from .checks import _relative_tolerance, _scalar
@@ -17,6 +21,13 @@ from .vocabulary import (
     NODE_DOFS,
     SOLVER_METHODS,
 )
+
+if TYPE_CHECKING:
+    from ..elements.invariants import Invariants
+    from ..elements.materials import Material
+    from ..elements.modal import ModalBasis
+    from ..elements.sections import Section
+    from .timefunctions import TimeFunction
 
 
 @dataclass
@@ -44,7 +55,7 @@ class RigidBody:
     markers: dict = field(default_factory=dict)
 
     @property
-    def inertia_about_origin(self):
+    def inertia_about_origin(self) -> NDArray[np.float64]:
         """I_O = I_C + m (|c|^2 I - c c^T) (parallel-axis theorem)."""
         c = self.com
         return self.inertia + self.mass * (c @ c * np.eye(3) - np.outer(c, c))
@@ -95,8 +106,8 @@ class BeamBody:
     name: str
     points: np.ndarray
     elements: tuple
-    section: object
-    material: object
+    section: Section
+    material: Material
     reference: np.ndarray
     nodes: np.ndarray
     connectivity: np.ndarray
@@ -104,32 +115,38 @@ class BeamBody:
     node_masses: dict
     alpha: float
     beta: float
-    initial: object = "undeformed"  # a BEAM_INITIAL_STATES name or qf (nf,)
+    initial: str | NDArray[np.float64] | list[float] = (
+        "undeformed"  # a BEAM_INITIAL_STATES name or qf (nf,)
+    )
     markers: dict = field(default_factory=dict)
     node_inertias: dict = field(default_factory=dict)
     geometric: str = "consistent"
-    modes: object = "all"
+    modes: str | int = "all"
     correction_modes: bool = False
-    initial_rates: object = None  # None or the elastic rates (nf,)
-    modal_damping: object = None  # None, a ratio, ratios per mode, or "bands"
+    initial_rates: NDArray[np.float64] | list[float] | None = (
+        None  # None or the elastic rates (nf,)
+    )
+    modal_damping: float | str | NDArray[np.float64] | None = (
+        None  # None, a ratio, ratios per mode, or "bands"
+    )
 
     @property
-    def nodal_invariants(self):
+    def nodal_invariants(self) -> Invariants:
         """Invariants of the free nodal coordinates (flexmbs.elements.invariants)."""
         return self._derived()[0]
 
     @property
-    def basis(self):
+    def basis(self) -> ModalBasis | None:
         """The ModalBasis (flexmbs.elements.modal), None when `modes` is "all"."""
         return self._derived()[1]
 
     @property
-    def invariants(self):
+    def invariants(self) -> Invariants:
         """Invariants of the elastic coordinates: the nodal ones, or their projection
         on the basis."""
         return self._derived()[2]
 
-    def _derived(self):
+    def _derived(self) -> tuple[Invariants, ModalBasis | None, Invariants]:
         """(nodal invariants, basis, invariants), computed from the description and
         kept with the key of what they depend on (_derivation_key)."""
         key = _derivation_key(self)
@@ -140,45 +157,45 @@ class BeamBody:
         return held[1]
 
     @property
-    def mass(self):
+    def mass(self) -> float:
         return self.invariants.mass
 
     @property
-    def com(self):
+    def com(self) -> NDArray[np.float64]:
         return self.invariants.first_moment / self.invariants.mass
 
     @property
-    def inertia_about_origin(self):
+    def inertia_about_origin(self) -> NDArray[np.float64]:
         """I_O of the undeformed beam: tr(Th0) I - Th0 (docs/explanation/formulation.md section
         2)."""
         th0 = self.invariants.th0
         return np.trace(th0) * np.eye(3) - th0
 
     @property
-    def inertia(self):
+    def inertia(self) -> NDArray[np.float64]:
         c = self.com
         return self.inertia_about_origin - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
 
     @property
-    def nf(self):
+    def nf(self) -> int:
         """Number of elastic coordinates qf: the free nodal coordinates, or the
         columns of the mode basis."""
         return len(self.free) if self.basis is None else self.basis.nm
 
-    def coordinate_names(self):
+    def coordinate_names(self) -> list[str]:
         """`BODY.nNODE.DOF` of each nodal elastic coordinate; `BODY.modeK` and
         `BODY.correctionK` of the modal ones."""
         if self.basis is not None:
             return list(self.basis.names)
         return [f"{self.name}.n{k // 6}.{NODE_DOFS[k % 6]}" for k in self.free]
 
-    def node_columns(self, node):
+    def node_columns(self, node: int) -> NDArray[np.int64]:
         """Indices into the free nodal coordinates (qf itself when not reduced) of the
         node's 6 coordinates (-1 where fixed)."""
         where = {int(k): j for j, k in enumerate(self.free)}
         return np.array([where.get(6 * node + d, -1) for d in range(6)], dtype=np.int64)
 
-    def node_rows(self, node):
+    def node_rows(self, node: int) -> NDArray[np.float64]:
         """(6, nf): the node's translations u, v, w (m) and small rotations tx, ty, tz
         (rad), body axes, as linear forms of qf (S_k and PS_k of docs/explanation/formulation.md
         section 4; times the mode basis Phi when reduced, section 8)."""
@@ -214,10 +231,10 @@ class Joint:
     cut: bool = False
 
     @property
-    def ndof(self):
+    def ndof(self) -> int:
         return len(self.translation_axes) + len(self.rotation_axes)
 
-    def coordinate_names(self):
+    def coordinate_names(self) -> list[str]:
         if self.ndof == 1:
             return [self.name]
         return [f"{self.name}[{k}]" for k in range(self.ndof)]
@@ -230,7 +247,7 @@ class Driver:
     name: str
     joint: str
     coordinate: int
-    function: object
+    function: TimeFunction
 
 
 @dataclass
@@ -249,8 +266,8 @@ class Actuator:
     type: str
     kp: float
     kd: float
-    setpoint: object
-    torque: object
+    setpoint: TimeFunction | None
+    torque: TimeFunction | None
     max_torque: float
     gear_ratio: float
     rotor_inertia: float
@@ -269,7 +286,7 @@ class Force:
     marker: str
     vector: np.ndarray
     frame: str
-    function: object
+    function: TimeFunction
 
 
 @dataclass
@@ -285,7 +302,7 @@ class Spring:
     marker2: str
     stiffness: float
     damping: float
-    rest_length: float
+    rest_length: float | None
 
 
 @dataclass
@@ -327,7 +344,7 @@ class Sensor:
     frame: str = GROUND
     actuator: str | None = None
     element: int | None = None
-    at: object = None
+    at: str | float | None = None
     point: np.ndarray | None = None
     subdivisions: int | None = None
     contact: str | None = None
@@ -360,16 +377,16 @@ class SolverSettings:
 
     def with_changes(
         self,
-        method=None,
-        t_end=None,
-        rtol=None,
-        atol=None,
-        max_step=None,
-        formulation=None,
-        constraints=None,
-        rho_inf=None,
-        fixed_step=None,
-    ):
+        method: str | None = None,
+        t_end: float | None = None,
+        rtol: float | None = None,
+        atol: float | None = None,
+        max_step: float | None = None,
+        formulation: str | None = None,
+        constraints: str | None = None,
+        rho_inf: float | None = None,
+        fixed_step: float | None = None,
+    ) -> SolverSettings:
         """A validated copy with the given values changed (ModelError if bad)."""
         item = "solver"
         if method is not None and method not in SOLVER_METHODS:
@@ -411,32 +428,38 @@ class SolverSettings:
 
 @dataclass(frozen=True)
 class OutputSettings:
-    """Output settings: `step`, the time between two recorded samples (s)."""
+    """Output settings: `step`, the time between two recorded samples (s); `vtk`: also
+    write the deformed shape at every sample to a VTKHDF file beside the result file
+    (flexmbs.io.vtkhdf)."""
 
     step: float = 0.01
+    vtk: bool = False
 
-    def with_changes(self, step=None):
+    def with_changes(self, step: float | None = None, vtk: bool | None = None) -> OutputSettings:
         """A validated copy with the given values changed (ModelError if bad)."""
-        if step is None:
-            return self
-        return OutputSettings(_scalar(step, "output", "step", positive=True))
+        if vtk is not None and not isinstance(vtk, (bool, np.bool_)):
+            raise ModelError(f"expected true or false, got {vtk!r}", "output", "vtk")
+        return OutputSettings(
+            self.step if step is None else _scalar(step, "output", "step", positive=True),
+            self.vtk if vtk is None else bool(vtk),
+        )
 
 
 class _Nodal:
     """A beam body seen with the given nodal invariants, for the basis that its own
     derivation is making (the body's attributes otherwise)."""
 
-    def __init__(self, body, nodal_invariants):
+    def __init__(self, body: BeamBody, nodal_invariants: Invariants) -> None:
         self._body = body
         self.nodal_invariants = nodal_invariants
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> object:
         return getattr(self._body, name)
 
 
-def _derivation_key(body):
+def _derivation_key(body: BeamBody) -> tuple[object, ...]:
     """What a beam body's derived data depend on, comparable with ==."""
-    key = (
+    key: tuple[object, ...] = (
         body.nodes.tobytes(),
         body.connectivity.tobytes(),
         body.reference.tobytes(),
@@ -454,7 +477,7 @@ def _derivation_key(body):
     return key
 
 
-def _derive_beam(body):
+def _derive_beam(body: BeamBody) -> tuple[Invariants, ModalBasis | None, Invariants]:
     """(nodal invariants, basis, invariants) of a beam body: the invariants of its free
     nodal coordinates (flexmbs.elements.invariants) and, when reduced, the mode basis
     of its `modes` with the correction modes at the nodes that carry markers and the
@@ -479,7 +502,7 @@ def _derive_beam(body):
     )
     if body.modes == "all":
         return nodal, None, nodal
-    names = {}
+    names: dict[int, list[str]] = {}
     for marker in body.markers.values():
         if marker.node is not None:
             names.setdefault(marker.node, []).append(marker.name)

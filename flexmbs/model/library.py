@@ -1,11 +1,20 @@
 """Models of docs/explanation/benchmark-models.md built in Python, for any size (tests,
 benchmarks)."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..elements import general_section, material, rectangle_section
-from .description import NODE_DOFS, Model
+from .description import NODE_DOFS, BeamBody, Model
 from .timefunctions import Constant, ConstantRate, Polynomial, SpinUp
+
+if TYPE_CHECKING:
+    from ..elements.sections import Section
 
 __all__ = [
     "chain_model",
@@ -36,7 +45,7 @@ CHAIN_LINK_LENGTH = 0.5  # m
 CHAIN_AXIAL_INERTIA = 1e-4  # kg m^2 about the link axis
 
 
-def chain_model(n, variant="planar", t_end=10.0):
+def chain_model(n: int, variant: str = "planar", t_end: float = 10.0) -> Model:
     """CHAIN-N (docs/explanation/benchmark-models.md): n rigid slender links of 1 kg and 0.5 m,
     hanging along -z of their frames, joined by revolute joints at the tips.
 
@@ -83,7 +92,7 @@ def chain_model(n, variant="planar", t_end=10.0):
     return model
 
 
-def huang_tube():
+def huang_tube() -> Section:
     """The Huang tube of docs/explanation/benchmark-models.md: A, I_y = I_z, Saint-Venant J of
     the aluminium
     12.7 mm square tube with 1.6 mm walls; half-depth 6.35 mm for surface strains."""
@@ -94,15 +103,15 @@ HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, densit
 
 
 def huang_two_link(
-    elements=1,
-    alpha=0.0,
-    t_end=5.0,
-    youngs_modulus_scale=1.0,
-    initial="undeformed",
-    geometric="consistent",
-    modes="all",
-    correction_modes=False,
-):
+    elements: int = 1,
+    alpha: float = 0.0,
+    t_end: float = 5.0,
+    youngs_modulus_scale: float = 1.0,
+    initial: str = "undeformed",
+    geometric: str = "consistent",
+    modes: str | int = "all",
+    correction_modes: bool = False,
+) -> Model:
     """H2 of docs/explanation/benchmark-models.md: rigid link 1 on a revolute joint about
     global y; flexible link 2 (the Huang tube, 1.02 m along +x of its frame, clamped at
     joint 2 about link-1 z, `elements` beam elements, 0.5 kg at the tip, damping alpha
@@ -170,7 +179,9 @@ def huang_two_link(
     return model
 
 
-def huang_three_link(elements=1, alpha=0.0, t_end=2.0, geometric="consistent"):
+def huang_three_link(
+    elements: int = 1, alpha: float = 0.0, t_end: float = 2.0, geometric: str = "consistent"
+) -> Model:
     """H3 of docs/explanation/benchmark-models.md: link 1 of H2 on a revolute joint about
     global y; a prismatic joint along link-1 z at (0, 0, -0.231) to the rigid link 2 (2.067
     kg, centre of mass 0.231 m down its -z axis, 0.462 m long); a revolute joint about
@@ -246,7 +257,12 @@ def huang_three_link(elements=1, alpha=0.0, t_end=2.0, geometric="consistent"):
     return model
 
 
-def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consistent"):  # noqa: B008
+def huang_rig(
+    theta2: float = np.radians(30.0),  # noqa: B008
+    elements: int = 1,
+    t_end: float = 10.0,
+    geometric: str = "consistent",
+) -> Model:
     """RIG of docs/explanation/benchmark-models.md (Huang's test rig, chapter 4): joint 1 about
     global z with a 0.1 N m/rad spring and a 0.098 N m s/rad damper; rigid link 1 along +x;
     joint 2 at its end about link-1 x with the same spring and damper; link 2 the Huang tube
@@ -319,7 +335,9 @@ def huang_rig(theta2=np.radians(30.0), elements=1, t_end=10.0, geometric="consis
 H8_SMALL_LINK_MASS = 0.06125  # kg, links 3 to 8 (rigid steel, 0.1 m)
 H8_SMALL_LINK_LENGTH = 0.1  # m
 H8_SMALL_LINK_INERTIA = (7.6563e-7, 2.0455e-4, 2.0455e-4)  # kg m^2 about the centre of mass
-H8_MOTOR = dict(kp=100.0, kd=30.0, gear_ratio=1.0, rotor_inertia=2.0, motor_damping=0.5)
+H8_MOTOR: dict[str, Any] = dict(
+    kp=100.0, kd=30.0, gear_ratio=1.0, rotor_inertia=2.0, motor_damping=0.5
+)
 H8_JOINTS = (  # name, type, parent, child, axis (None: the spherical joint's x, y, z)
     ("joint1", "revolute", "ground", "link1", (0.0, 0.0, 1.0)),
     ("joint2", "revolute", "link1", "link2", (0.0, 1.0, 0.0)),
@@ -330,7 +348,7 @@ H8_JOINTS = (  # name, type, parent, child, axis (None: the spherical joint's x,
     ("joint7", "revolute", "link6", "link7", (0.0, 1.0, 0.0)),
     ("joint8", "revolute", "link7", "link8", (1.0, 0.0, 0.0)),
 )
-H8_INITIAL = {
+H8_INITIAL: dict[str, float | tuple[float, float, float]] = {
     "joint1": 1.3,
     "joint2": 0.4,
     "joint3": 0.0,
@@ -340,7 +358,7 @@ H8_INITIAL = {
     "joint7": 0.0,
     "joint8": 1.0,
 }
-H8_TARGETS = {
+H8_TARGETS: dict[str, float | tuple[float, float, float]] = {
     "joint1": 0.4,
     "joint2": 0.6,
     "joint3": -0.02,
@@ -354,7 +372,9 @@ H8_TARGETS = {
 docs/explanation/benchmark-models.md."""
 
 
-def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent"):
+def huang_eight_link(
+    elements: int = 2, alpha: float = 0.00025, t_end: float = 5.0, geometric: str = "consistent"
+) -> Model:
     """H8 of docs/explanation/benchmark-models.md (Huang, tables 3.3 and 3.4): an eight-link
     tree under PD control. Links 1 and 2 are beams of the Huang tube, 1.0 m along +x of
     their frames, `elements` elements each, clamped at their joints, structural damping
@@ -444,7 +464,13 @@ def huang_eight_link(elements=2, alpha=0.00025, t_end=5.0, geometric="consistent
 SPIN_RATE, SPIN_DURATION = 6.0, 15.0  # rad/s, s (Kane, Ryan and Banerjee 1987)
 
 
-def spin_up(elements=8, geometric="consistent", t_end=20.0, modes="all", correction_modes=False):
+def spin_up(
+    elements: int = 8,
+    geometric: str = "consistent",
+    t_end: float = 20.0,
+    modes: str | int = "all",
+    correction_modes: bool = False,
+) -> Model:
     """SPIN of docs/explanation/benchmark-models.md: a beam (L = 10 m, A = 4e-4 m^2, I = 2e-7
     m^4 in and out of the plane of rotation, E = 7e10 Pa, rho = 3000 kg/m^3) clamped on the
     axis of a hub that turns about global z with the prescribed spin-up angle theta(t) =
@@ -486,7 +512,7 @@ FB_COUPLER = 0.4  # m, also the distance of the ground pivots
 FB_SPRING = 1e4  # N/m (10 N/mm)
 
 
-def _slender(mass, i_transverse, axis):
+def _slender(mass: float, i_transverse: float, axis: int) -> list[float]:
     """Inertia about the centre of mass of a link along body axis `axis` (0 x, 2 z):
     i_transverse about the other two axes, 1e-4 of it about the link's own axis
     (docs/explanation/benchmark-models.md FB)."""
@@ -495,7 +521,7 @@ def _slender(mass, i_transverse, axis):
     return inertia
 
 
-def _coupler_to_crank(model, rocker):
+def _coupler_to_crank(model: Model, rocker: float) -> None:
     """The four-bar's joint from the crank's tip to the coupler, turned back by `rocker`
     so that the coupler starts level."""
     model.add_joint(
@@ -509,7 +535,7 @@ def _coupler_to_crank(model, rocker):
     )
 
 
-def _coupler_to_rocker(model):
+def _coupler_to_rocker(model: Model) -> None:
     """The four-bar's cut joint from the coupler's end to the rocker's tip, and the spring
     from the coupler's middle to the ground."""
     model.add_joint(
@@ -533,7 +559,7 @@ def _coupler_to_rocker(model):
     )
 
 
-def four_bar(rocker=0.05, t_end=10.0):
+def four_bar(rocker: float = 0.05, t_end: float = 10.0) -> Model:
     """FB of docs/explanation/benchmark-models.md: a parallelogram four-bar hanging under
     gravity from ground pivots at (0, 0, 0) and (0.4, 0, 0), revolute axes along global y:
     crank A and rocker C (0.5 m, 7.707 kg, 0.16176083 kg m^2 about their centres) hang
@@ -590,7 +616,7 @@ def four_bar(rocker=0.05, t_end=10.0):
 BR_LINK = 0.1  # m: each link; the triangle's side is 2 BR_LINK
 
 
-def bricard(t_end=10.0):
+def bricard(t_end: float = 10.0) -> Model:
     """BR of docs/explanation/benchmark-models.md (Führer and Wallrapp's closed chain,
     Bricard's linkage): five moving links and the ground joined in a ring by six revolute
     joints, in the triangular configuration: the hinges at the corners C0, C1, C2 and at the
@@ -670,7 +696,7 @@ def bricard(t_end=10.0):
     return model
 
 
-def slider_crank(elements=4, t_end=2.0):
+def slider_crank(elements: int = 4, t_end: float = 2.0) -> Model:
     """SC of docs/explanation/benchmark-models.md: a crank (0.15 m, 0.5 kg slender rod along +x
     of its frame)
     turning about global y at the origin at a prescribed 30 rad/s; a connecting rod,
@@ -738,7 +764,7 @@ CRANK_SPEED = 150.0  # rad/s
 # x3 and its rate (m, m/s), and the rod's four elastic coordinates and their rates,
 # q1, q2 the lateral amplitudes of sin(pi xi), sin(2 pi xi) and q3, q4 the axial
 # displacements of the middle and the far end (quadratic ansatz), xi = x / 0.3 m.
-CRANK_START = dict(
+CRANK_START: dict[str, Any] = dict(
     phi2=0.0,
     phi2_rate=-7.499576703969453e01,
     x3=4.500169330000000e-01,
@@ -754,7 +780,7 @@ CRANK_START = dict(
 CRANK_REFERENCE_Q1 = 0.1893192899613509e-03  # m: q1 at t = 0.1 s, the test set's solution
 
 
-def crank_rod_field(q, elements):
+def crank_rod_field(q: Iterable[float], elements: int) -> tuple[NDArray[np.float64], float]:
     """The rod's nodal elastic coordinates (u, w, ty per node 1..elements, in that
     order per node; m, m, rad) of the test set's field: lateral w_c = q1 sin(pi xi) +
     q2 sin(2 pi xi) in the frame through both pins (the chord), axial u = q3 4 xi
@@ -776,8 +802,13 @@ def crank_rod_field(q, elements):
 
 
 def simeon_crank(
-    elements=8, t_end=0.1, geometric="none", planar=True, modes="all", corrections=True
-):
+    elements: int = 8,
+    t_end: float = 0.1,
+    geometric: str = "none",
+    planar: bool = True,
+    modes: str | int = "all",
+    corrections: bool = True,
+) -> Model:
     """CRANK of docs/explanation/benchmark-models.md: Simeon's flexible slider-crank, the
     Bari test set's problem `crank` (Mazzia and Magherini), in the plane x-z. A crank of
     0.15 m turning about global y at a prescribed 150 rad/s; a steel rod of 0.30 m,
@@ -827,6 +858,7 @@ def simeon_crank(
     model.add_marker("rod", "middle", node=elements // 2)
     model.add_marker("rod", "end", node=-1)
     rod = model.bodies["rod"]
+    assert isinstance(rod, BeamBody)
     initial, initial_rates = np.zeros(len(rod.free)), np.zeros(len(rod.free))
     for node in range(1, elements + 1):
         k = rod.node_columns(node)[[NODE_DOFS.index(d) for d in ("u", "w", "ty")]]
@@ -880,7 +912,7 @@ def simeon_crank(
     return model
 
 
-def crank_midpoint_deflection(middle, end):
+def crank_midpoint_deflection(middle: ArrayLike, end: ArrayLike) -> NDArray[np.float64]:
     """The test set's q1 (m) from the deflections (rows of x, y, z in the rod frame) of
     the rod's middle and far-end nodes: the middle's lateral deflection from the chord,
     w_c(L/2) = -(w(L/2) - w(L) / 2), which is q1 for the test set's two sine modes."""
@@ -888,7 +920,7 @@ def crank_midpoint_deflection(middle, end):
     return -(middle[:, 2] - 0.5 * end[:, 2])
 
 
-def four_bar_flexible(elements=4, rocker=0.05, t_end=10.0):
+def four_bar_flexible(elements: int = 4, rocker: float = 0.05, t_end: float = 10.0) -> Model:
     """FB-flex of docs/explanation/benchmark-models.md: the four-bar with its coupler a
     flexible Huang tube of 0.4 m (`elements` elements, its mass then the tube's; clamped at
     its floating frame, pinned to the crank's tip); the cut joint at its far end's node, the
@@ -933,7 +965,9 @@ RD_ATOL = 1e-9  # the models' atol (rtol 1e-8): at 1e-10 the steps of the circul
 # test failing (its atol alone at 1e-8 cures it); docs/guides/rolling-contacts.md
 
 
-def rolling_disk_steady_rates(lean, speed, radius=RD_RADIUS, gravity=RD_GRAVITY):
+def rolling_disk_steady_rates(
+    lean: float, speed: float, radius: float = RD_RADIUS, gravity: float = RD_GRAVITY
+) -> tuple[float, float]:
     """(heading rate, spin rate) (rad/s) of the thin uniform disk rolling steadily on a
     circle at `lean` (rad, > 0: leaning to its left, towards -y at heading 0) with the
     centre's speed `speed` (m/s, forward); the derivation is in
@@ -955,7 +989,7 @@ def rolling_disk_steady_rates(lean, speed, radius=RD_RADIUS, gravity=RD_GRAVITY)
     return heading, speed / radius - heading * s
 
 
-def rolling_disk(variant="accel", t_end=None):
+def rolling_disk(variant: str = "accel", t_end: float | None = None) -> Model:
     """RD of docs/explanation/benchmark-models.md (Shui and Zhang 1995, section 5): a thin
     uniform disk (1 kg, radius 0.1 m) rolling without slipping on a horizontal plane, under
     gravity.

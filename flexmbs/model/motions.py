@@ -30,9 +30,16 @@ velocities and bias accelerations alike, so B is the exact Jacobian of the posit
 map whatever the chain holds.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    from .items import BeamBody, Marker, RigidBody
 
 __all__ = [
     "OFFSET",
@@ -75,38 +82,38 @@ class MarkerTerms:
     terms: list
 
 
-def _row_terms(row, first_col):
+def _row_terms(row: NDArray[np.float64], first_col: int) -> list[tuple[int, float]]:
     return [(first_col + j, float(c)) for j, c in enumerate(row) if abs(c) > TERM_ZERO]
 
 
-def marker_terms(marker, body, first_col):
+def marker_terms(marker: Marker, body: RigidBody | BeamBody | None, first_col: int) -> MarkerTerms:
     """MarkerTerms of `marker` on `body` (a RigidBody, a BeamBody, or None for the
     ground); `first_col` is the column of the body's first elastic coordinate."""
-    terms = [[] for _ in range(6)]
+    terms: list[list[tuple[int, float]]] = [[] for _ in range(6)]
     if marker.node is not None and hasattr(body, "node_rows"):
-        rows = body.node_rows(marker.node)
+        rows = cast("BeamBody", body).node_rows(marker.node)
         terms = [_row_terms(rows[d], first_col) for d in range(6)]
     return MarkerTerms(
         np.asarray(marker.position, dtype=float), np.asarray(marker.orientation, dtype=float), terms
     )
 
 
-def _is_zero(v):
+def _is_zero(v: ArrayLike) -> bool:
     return not np.any(np.asarray(v) != 0.0)
 
 
-def _is_identity(c):
+def _is_identity(c: ArrayLike) -> bool:
     return np.array_equal(np.asarray(c), np.eye(3))
 
 
 def joint_motions(
-    parent_marker,
-    child_marker,
-    translation_axes,
-    rotation_axes,
-    first_coordinate,
-    reference_slots=False,
-):
+    parent_marker: MarkerTerms,
+    child_marker: MarkerTerms,
+    translation_axes: NDArray[np.float64],
+    rotation_axes: NDArray[np.float64],
+    first_coordinate: int,
+    reference_slots: bool = False,
+) -> list[Motion]:
     """The motions from the parent's frame to the child's frame across one joint
     (module docstring). `parent_marker`, `child_marker`: MarkerTerms;
     `translation_axes`, `rotation_axes`: unit vectors in the parent marker's frame;

@@ -18,7 +18,10 @@ Coriolis terms), the two are solved in turn QUASI_STATIC_ROUNDS times. Each solv
 Newton's method on the tangent da_f/dqf by central differences.
 """
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ModelError
 
@@ -31,8 +34,19 @@ QUASI_STATIC_ROUNDS = 2
 QUASI_STATIC_STEP = 1e-7  # m or rad (modal amplitude): the difference step of the tangent
 QUASI_STATIC_DT = 1e-4  # s: the time step of the rates' central difference
 
+Accelerations = Callable[[NDArray[np.float64], NDArray[np.float64], float], NDArray[np.float64]]
+"""accelerations(q, u, t) -> u' (nq,) of the model."""
 
-def _solve(accelerations, q, u, t, rows, scale, names):
+
+def _solve(
+    accelerations: Accelerations,
+    q: NDArray[np.float64],
+    u: NDArray[np.float64],
+    t: float,
+    rows: NDArray[np.int64],
+    scale: float,
+    names: str,
+) -> NDArray[np.float64]:
     """qf (at `rows` of q) with accelerations(q, u, t)[rows] = 0; q is updated."""
     a = accelerations(q, u, t)[rows]
     for _ in range(QUASI_STATIC_ITERATIONS):
@@ -65,7 +79,14 @@ def _solve(accelerations, q, u, t, rows, scale, names):
     )
 
 
-def quasi_static_state(accelerations, q0, u0, t0, rows, names):
+def quasi_static_state(
+    accelerations: Accelerations,
+    q0: NDArray[np.float64],
+    u0: NDArray[np.float64],
+    t0: float,
+    rows: NDArray[np.int64],
+    names: str,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """(q0, u0) with the elastic coordinates `rows` of the chosen beams quasi-static
     (module text). accelerations(q, u, t) -> u' (nq,) of the model; names: the beams'
     names, for messages. Returns new arrays and the largest elastic acceleration at

@@ -8,9 +8,14 @@ point, the curvatures and the section forces at a place along an element
 kernel adds to their undeformed positions.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..elements.beam import (
     axial_strain_row,
@@ -22,7 +27,11 @@ from ..elements.beam import (
     shape_matrix,
 )
 from ..errors import ModelError
-from .description import GROUND
+from .description import GROUND, BeamBody
+
+if TYPE_CHECKING:
+    from .description import Model
+    from .items import Joint, Sensor
 
 __all__ = [
     "SENSOR_CODES",
@@ -90,11 +99,11 @@ class SensorTables:
     sizes: list
 
 
-def _xi(at):
-    return {"start": 0.0, "end": 1.0}.get(at, at) if isinstance(at, str) else float(at)
+def _xi(at: str | float) -> float:
+    return {"start": 0.0, "end": 1.0}[at] if isinstance(at, str) else float(at)
 
 
-def element_rows(beam, element, rows):
+def element_rows(beam: BeamBody, element: int, rows: ArrayLike) -> NDArray[np.float64]:
     """rows (k, 12) over an element's coordinates (element frame) turned into rows
     (k, nf) over the beam's elastic coordinates: e = T [node_rows(a); node_rows(b)] qf
     (docs/explanation/formulation.md section 3: T, B1, B2, and the mode basis if any)."""
@@ -104,7 +113,9 @@ def element_rows(beam, element, rows):
     return np.atleast_2d(rows) @ to_qf
 
 
-def centerline_points(beam, subdivisions):
+def centerline_points(
+    beam: BeamBody, subdivisions: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(positions (npt, 3), rows (3 npt, nf)): the undeformed points of the beam's
     axis, `subdivisions` per element (nodes included, each once), body axes, and the
     rows of their elastic displacement C S(xi, 0, 0) T over qf."""
@@ -120,11 +131,13 @@ def centerline_points(beam, subdivisions):
     return np.array(positions), np.vstack(rows)
 
 
-def _beam_section_rows(beam, sensor):
+def _beam_section_rows(beam: BeamBody, sensor: Sensor) -> NDArray[np.float64]:
+    assert sensor.element is not None and sensor.at is not None  # set by Model.add_sensor
     a, b = beam.connectivity[sensor.element]
     length = element_length(beam.nodes[a], beam.nodes[b])
     xi = _xi(sensor.at)
     if sensor.type == "beam_strain":
+        assert sensor.point is not None
         rows = axial_strain_row(xi, sensor.point[0], sensor.point[1], length)
     elif sensor.type == "beam_curvature":
         rows = curvature_rows(xi, length)
@@ -133,7 +146,9 @@ def _beam_section_rows(beam, sensor):
     return element_rows(beam, sensor.element, rows)
 
 
-def _cut_coordinate_axis(joint, coordinate, item):
+def _cut_coordinate_axis(
+    joint: Joint, coordinate: int, item: str
+) -> tuple[str, NDArray[np.float64]]:
     """("translation" or "rotation", its axis in the parent marker's frame) of
     coordinate `coordinate` of a cut joint, which its two markers give exactly when the
     translation axes are orthogonal (d_k = (p_child - p_parent) . A_P a_k) and when the
@@ -163,17 +178,17 @@ def _cut_coordinate_axis(joint, coordinate, item):
 
 
 def sensor_tables(
-    model,
-    sensors,
-    body_index,
-    coord_of,
-    act_index,
-    marker_id,
-    flex_q,
-    geo_first,
-    cut_joints=(),
-    contacts=(),
-):
+    model: Model,
+    sensors: Sequence[Sensor],
+    body_index: Mapping[str, int],
+    coord_of: Mapping[tuple[str, int], int],
+    act_index: Mapping[str, int],
+    marker_id: Callable[[str, str], int],
+    flex_q: Mapping[str, int],
+    geo_first: Mapping[str, int],
+    cut_joints: Sequence[str] = (),
+    contacts: Sequence[str] = (),
+) -> SensorTables:
     """SensorTables of `sensors`. body_index: body name -> index; coord_of:
     (joint, coordinate) -> column; act_index: actuator name -> index;
     marker_id(body, marker) -> marker-table index; flex_q: beam name -> q index of its
@@ -192,9 +207,11 @@ def sensor_tables(
     beam_section_forces sensor (coefficient 1, or EA for the normal force N)."""
     s_type, s_coord, s_marker, s_body, s_frame, s_point, s_off = [], [], [], [], [], [], [0]
     s_geo, s_geo_coef = [], []
+    lin_rows: list[list[tuple[int, float]]]
+    points: list[NDArray[np.float64]]
     lin_rows, points, sizes = [], [], []
 
-    def add_rows(rows, q_first):
+    def add_rows(rows: NDArray[np.float64], q_first: int) -> int:
         first = len(lin_rows)
         for row in np.atleast_2d(rows):
             lin_rows.append(
@@ -206,7 +223,9 @@ def sensor_tables(
         code = SENSOR_CODES[s.type]
         coord, mk, body, frame, point, geo, geo_coef = -1, -1, -1, -1, -1, -1, 0.0
         size = SENSOR_SIZES.get(code)
+        # the fields each type of sensor names are set (Model.add_sensor): the asserts say so
         if code in (0, 1) and s.joint in cut_joints:
+            assert s.joint is not None and s.coordinate is not None
             joint = model.joints[s.joint]
             kind, axis = _cut_coordinate_axis(joint, s.coordinate, f'sensor "{s.name}"')
             code = CUT_COORDINATE_CODES[(code, kind)]
@@ -214,18 +233,24 @@ def sensor_tables(
             point = len(points)
             points.append(axis)
         elif code in (0, 1):
+            assert s.joint is not None and s.coordinate is not None
             coord = coord_of[(s.joint, s.coordinate)]
         elif code in (6, 7):
+            assert s.actuator is not None
             coord = act_index[s.actuator]
         elif code in (8, 10, 11):
+            assert s.body is not None and s.element is not None
             beam = model.bodies[s.body]
+            assert isinstance(beam, BeamBody)
             coord = add_rows(_beam_section_rows(beam, s), flex_q[s.body])
             body = body_index[s.body]
             if code != 10 and s.body in geo_first and beam.geometric == "consistent":
                 geo = geo_first[s.body] + s.element
                 geo_coef = 1.0 if code == 8 else beam.material.youngs_modulus * beam.section.area
         elif code == 12:
+            assert s.body is not None and s.subdivisions is not None
             beam = model.bodies[s.body]
+            assert isinstance(beam, BeamBody)
             pos, rows = centerline_points(beam, s.subdivisions)
             coord = add_rows(rows, flex_q[s.body])
             point = len(points)
@@ -234,6 +259,7 @@ def sensor_tables(
             frame = -1 if s.frame == GROUND else body_index[s.frame]
             size = 3 * len(pos)
         elif code == 13 and s.joint not in cut_joints:  # a tree joint: code 15
+            assert s.joint is not None
             code = 15
             joint = model.joints[s.joint]
             body = body_index[joint.child]
@@ -241,6 +267,7 @@ def sensor_tables(
             mk = marker_id(joint.child, joint.child_marker)
             frame = -1 if s.frame == GROUND else body_index[s.frame]
         elif code in (13, 14):
+            assert s.joint is not None
             if s.joint not in cut_joints:
                 raise ModelError(
                     f'joint "{s.joint}" is a joint of the tree: {s.type} '
@@ -254,9 +281,11 @@ def sensor_tables(
             if code == 14:
                 size = 2 * (6 - model.joints[s.joint].ndof)
         elif code == 16:
+            assert s.contact is not None
             coord = list(contacts).index(s.contact)
             frame = -1 if s.frame == GROUND else body_index[s.frame]
         else:
+            assert s.body is not None and s.marker is not None
             mk = marker_id(s.body, s.marker)
             body = -1 if s.body == GROUND else body_index[s.body]
             frame = -1 if s.frame == GROUND else body_index[s.frame]
@@ -268,6 +297,7 @@ def sensor_tables(
         s_point.append(point)
         s_geo.append(geo)
         s_geo_coef.append(geo_coef)
+        assert size is not None
         s_off.append(s_off[-1] + size)
         sizes.append(size)
     lin_ptr = np.zeros(len(lin_rows) + 1, dtype=np.int64)

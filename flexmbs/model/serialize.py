@@ -1,14 +1,20 @@
 """The model as plain JSON-able data (written to the result file as its normalised form)."""
 
+from __future__ import annotations
+
 import dataclasses
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .description import Model
 
 __all__ = ["model_to_dict", "model_to_json"]
 
 
-def _plain(x):
+def _plain(x: object) -> object:
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         d = {
             f.name: _plain(getattr(x, f.name))
@@ -32,7 +38,7 @@ def _plain(x):
     return x
 
 
-def model_to_dict(model):
+def model_to_dict(model: Model) -> dict[str, object]:
     """Every item of the model after validation (inertia about the centre of mass);
     user laws, where there are any, by the name of their function."""
     d = {
@@ -56,5 +62,5 @@ def model_to_dict(model):
     return d
 
 
-def model_to_json(model):
+def model_to_json(model: Model) -> str:
     return json.dumps(model_to_dict(model), indent=1)

@@ -6,9 +6,12 @@ Values are in the unit of what they drive (rad or m for a joint coordinate, a
 dimensionless multiplier for a load), time in s.
 """
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from typing import TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ModelError
 
@@ -136,7 +139,12 @@ class Trajectory:
     law = "trajectory"
 
 
-TIME_FUNCTION_LAWS = {
+TimeFunction: TypeAlias = (
+    Constant | ConstantRate | Polynomial | Harmonic | SpinUp | Table | Steps | Trajectory
+)
+"""Any of the time-function laws."""
+
+TIME_FUNCTION_LAWS: dict[str, type[TimeFunction]] = {
     cls.law: cls
     for cls in (Constant, ConstantRate, Polynomial, Harmonic, SpinUp, Table, Steps, Trajectory)
 }
@@ -154,7 +162,7 @@ LAW_CODES = {
 TRAJECTORY_PROFILES = {"cubic": 3, "quintic": 5}
 
 
-def check_time_function(fn, item, field):
+def check_time_function(fn: TimeFunction, item: str, field: str) -> None:
     """Raise ModelError unless `fn` is a usable time-function law."""
     if not isinstance(fn, tuple(TIME_FUNCTION_LAWS.values())):
         raise ModelError(
@@ -199,7 +207,7 @@ def check_time_function(fn, item, field):
         _check_set_points(fn, item, field)
 
 
-def _numbers(raw):
+def _numbers(raw: Iterable[object]) -> NDArray[np.float64] | None:
     """`raw` as a 1-D float array; None unless it is a sequence of real numbers."""
     if isinstance(raw, (str, bytes)):
         return None
@@ -215,7 +223,7 @@ def _numbers(raw):
     return np.array(items, dtype=float)
 
 
-def _check_set_points(fn, item, field):
+def _check_set_points(fn: Steps | Trajectory, item: str, field: str) -> None:
     """`times` and `values` of a Steps or Trajectory law, and the profile."""
     least = 1 if isinstance(fn, Steps) else 2
     arrays = {}
@@ -250,7 +258,7 @@ def _check_set_points(fn, item, field):
         )
 
 
-def _pack(fn):
+def _pack(fn: TimeFunction) -> list[float]:
     """Parameters of one law as a flat float array (layout read by the kernel)."""
     if isinstance(fn, Constant):
         return [fn.value]
@@ -286,7 +294,9 @@ def _pack(fn):
     return [float(n)] + list(t) + list(coef.ravel())
 
 
-def compile_time_functions(functions):
+def compile_time_functions(
+    functions: Sequence[TimeFunction],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
     """Flat arrays (kind, ptr, data) for the numba evaluator.
 
     kind[k] is the law code of function k, its parameters are data[ptr[k]:ptr[k+1]].

@@ -14,12 +14,15 @@ The topology (tree, loops, bodies not connected to the ground) is checked later,
 `flexmbs.model.topology.build_topology`.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from ..elements import (
     circle_section,
@@ -31,7 +34,13 @@ from ..elements import (
 )
 from ..errors import ModelError
 from .description import GROUND, SENSOR_TYPES, BeamBody, Model
-from .timefunctions import TIME_FUNCTION_LAWS
+from .timefunctions import TIME_FUNCTION_LAWS, TimeFunction
+
+if TYPE_CHECKING:
+    from ..elements.modal import ModalBasis
+    from ..elements.sections import Section
+
+_T = TypeVar("_T")
 
 __all__ = ["load_model", "loads_model"]
 
@@ -56,15 +65,15 @@ TABLE = "a table"
 FOUND_TEXT_LENGTH = 60  # characters of a bad value quoted in an error message
 
 
-def _is_number(value):
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_vector(value):
+def _is_vector(value: object) -> bool:
     return isinstance(value, list) and all(_is_number(v) for v in value)
 
 
-def _is_matrix(value):
+def _is_matrix(value: object) -> bool:
     return isinstance(value, list) and all(_is_vector(row) for row in value)
 
 
@@ -94,7 +103,7 @@ _KIND_CHECKS = {
 }
 
 
-def _toml_type(value):
+def _toml_type(value: object) -> str:
     """The TOML name of a parsed value's type, with its article."""
     if isinstance(value, bool):
         return "a boolean"
@@ -111,7 +120,7 @@ def _toml_type(value):
     return "a date/time"
 
 
-def _found(value):
+def _found(value: object) -> str:
     """'a string "abc"', 'an array [1, "x"]', 'a table': what was found, for messages."""
     kind = _toml_type(value)
     if isinstance(value, dict):
@@ -145,7 +154,7 @@ _SOLVER = _Schema(
         "fixed_step": NUMBER,
     }
 )
-_OUTPUT = _Schema({"step": NUMBER})
+_OUTPUT = _Schema({"step": NUMBER, "vtk": BOOLEAN})
 _GROUND = _Schema({"markers": TABLE})
 _MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
 _BODY = _Schema(
@@ -186,7 +195,7 @@ _BEAM_MARKER = _Schema(
     {"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}, required=("node",)
 )
 # section type: (constructor, schema of its fields)
-SECTIONS = {
+SECTIONS: dict[str, tuple[Callable[..., Section], _Schema]] = {
     "rectangle": (
         rectangle_section,
         _Schema({"type": STRING, "width": NUMBER, "height": NUMBER}, required=("width", "height")),
@@ -368,7 +377,7 @@ _BODY_TYPES = ("rigid", "beam")
 
 
 # ---------------------------------------------------------------- public API
-def load_model(path: str | os.PathLike, overrides: Iterable[str] = ()) -> Model:
+def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Model:
     """Read the model file `path` (TOML), apply `overrides` ("dotted.path=value"
     strings, as given to `--set`) and build the `Model`.
 
@@ -388,7 +397,7 @@ def load_model(path: str | os.PathLike, overrides: Iterable[str] = ()) -> Model:
     return model
 
 
-def loads_model(text, source="<string>", overrides=()):
+def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = ()) -> Model:
     """Build the `Model` described by the TOML `text`; `source` names it in errors.
 
     The model keeps `source_text` (the text as read) and `overrides` (the list given).
@@ -408,14 +417,14 @@ def loads_model(text, source="<string>", overrides=()):
 
 
 # --------------------------------------------------------- parse and overrides
-def _parse(text):
+def _parse(text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ModelError(f"not valid TOML: {err}") from None
 
 
-def _override_value(text):
+def _override_value(text: str) -> Any:
     """The value of `--set path=text`: a TOML value, or else the text as a string."""
     try:
         return tomllib.loads("v = " + text)["v"]
@@ -423,7 +432,7 @@ def _override_value(text):
         return text
 
 
-def _apply_override(doc, override):
+def _apply_override(doc: dict[str, Any], override: str) -> None:
     """Set one "dotted.path=value" in the parsed tables; its parent tables must exist
     (except the settings sections model, solver and output, created when missing)."""
     path, equals, value = str(override).partition("=")
@@ -450,7 +459,7 @@ def _apply_override(doc, override):
 
 
 # ----------------------------------------------------------- structural checks
-def _check_fields(table, schema, item, prefix=""):
+def _check_fields(table: object, schema: _Schema, item: str, prefix: str = "") -> None:
     """Known fields only, the required ones present, each of its kind.
 
     `prefix` is prepended to field names in messages (e.g. "function.")."""
@@ -472,7 +481,12 @@ def _check_fields(table, schema, item, prefix=""):
             raise ModelError(f"expected {kind}, got {_found(value)}", item, prefix + key)
 
 
-def _check_named_tables(section, what, item_of, check_one):
+def _check_named_tables(
+    section: dict[str, Any],
+    what: str,
+    item_of: Callable[[str], str],
+    check_one: Callable[[str, dict[str, Any], str], None],
+) -> None:
     """A table of named item tables, e.g. [bodies.NAME]; check_one(table, item)."""
     for name, table in section.items():
         item = item_of(name)
@@ -483,7 +497,7 @@ def _check_named_tables(section, what, item_of, check_one):
         check_one(name, table, item)
 
 
-def _check_law(table, item, prefix=""):
+def _check_law(table: dict[str, Any], item: str, prefix: str = "") -> str:
     """A time function: `law` and that law's fields (finite numbers)."""
     if "law" not in table:
         raise ModelError(
@@ -499,7 +513,7 @@ def _check_law(table, item, prefix=""):
     return law
 
 
-def _check_finite_law_values(table, law, item, prefix=""):
+def _check_finite_law_values(table: dict[str, Any], law: str, item: str, prefix: str = "") -> None:
     """The numbers of a law's fields are finite (the builder does not check them)."""
     for key in LAW_FIELDS[law]:
         value = table.get(key)
@@ -508,17 +522,19 @@ def _check_finite_law_values(table, law, item, prefix=""):
             raise ModelError(f"expected finite numbers, got {_found(value)}", item, prefix + key)
 
 
-def _law_schema(law, base=None, required=()):
+def _law_schema(
+    law: str, base: Mapping[str, str] | None = None, required: Iterable[str] = ()
+) -> _Schema:
     """The fields of a table holding a time function: `law`, `base`, the law's own."""
     fields = {"law": STRING, **(base or {}), **LAW_FIELDS[law]}
     return _Schema(fields, tuple(required) + LAW_REQUIRED[law])
 
 
-def _check_marker(name, table, item):
+def _check_marker(name: str, table: dict[str, Any], item: str) -> None:
     _check_fields(table, _MARKER, item)
 
 
-def _check_body(name, table, item):
+def _check_body(name: str, table: dict[str, Any], item: str) -> None:
     body_type = table.get("type", "rigid")
     if not isinstance(body_type, str) or body_type not in _BODY_TYPES:
         raise ModelError(
@@ -538,7 +554,7 @@ def _check_body(name, table, item):
     )
 
 
-def _check_beam(name, table, item):
+def _check_beam(name: str, table: dict[str, Any], item: str) -> None:
     _check_fields(table, _BEAM, item)
     section = table["section"]
     kind = section.get("type")
@@ -571,17 +587,17 @@ def _check_beam(name, table, item):
     )
 
 
-def _check_joint(name, table, item):
+def _check_joint(name: str, table: dict[str, Any], item: str) -> None:
     _check_fields(table, _JOINT, item)
 
 
-def _check_driver(name, table, item):
+def _check_driver(name: str, table: dict[str, Any], item: str) -> None:
     law = _check_law(table, item)
     _check_fields(table, _law_schema(law, _DRIVER_BASE, _DRIVER_REQUIRED), item)
     _check_finite_law_values(table, law, item)
 
 
-def _check_actuator(name, table, item):
+def _check_actuator(name: str, table: dict[str, Any], item: str) -> None:
     _check_fields(table, _ACTUATOR, item)
     for key in ("setpoint", "torque"):
         if key in table:
@@ -591,7 +607,7 @@ def _check_actuator(name, table, item):
             _check_finite_law_values(function, law, item, key + ".")
 
 
-def _check_force(name, table, item):
+def _check_force(name: str, table: dict[str, Any], item: str) -> None:
     _check_fields(table, _FORCE, item)
     if "function" in table:
         function = table["function"]
@@ -600,7 +616,7 @@ def _check_force(name, table, item):
         _check_finite_law_values(function, law, item, "function.")
 
 
-def _check_sensor(name, table, item):
+def _check_sensor(name: str, table: dict[str, Any], item: str) -> None:
     sensor_type = table.get("type")
     if sensor_type is None:
         raise ModelError('missing required field "type"', item, "type")
@@ -630,7 +646,7 @@ def _check_sensor(name, table, item):
     _check_fields(table, schema, item)
 
 
-def _check_ground(table):
+def _check_ground(table: dict[str, Any]) -> None:
     _check_fields(table, _GROUND, "ground")
     _check_named_tables(
         table.get("markers", {}),
@@ -657,7 +673,7 @@ _NAMED_SECTIONS = {
 }
 
 
-def _check_document(doc):
+def _check_document(doc: dict[str, Any]) -> None:
     """Every section known and a table; every item's fields known and of their kind."""
     for key, section in doc.items():
         item = f'section "{key}"'
@@ -675,7 +691,7 @@ def _check_document(doc):
 
 
 # ---------------------------------------------------------------- building
-def _time_function(table):
+def _time_function(table: dict[str, Any]) -> TimeFunction:
     """The timefunctions dataclass of a checked law table (numbers as floats)."""
     law = table["law"]
     values = {}
@@ -690,11 +706,11 @@ def _time_function(table):
     return TIME_FUNCTION_LAWS[law](**values)
 
 
-def _without(table, *keys):
+def _without(table: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in table.items() if k not in keys}
 
 
-def _add_driver(model, name, table):
+def _add_driver(model: Model, name: str, table: dict[str, Any]) -> None:
     """add_driver, with the law's fields reported as fields of the driver table (the
     file has no "function" sub-table for a driver)."""
     try:
@@ -710,7 +726,7 @@ def _add_driver(model, name, table):
         raise ModelError(err.message, err.item, field, err.source) from None
 
 
-def _prefixed(fn, prefix, **kwargs):
+def _prefixed(fn: Callable[..., _T], prefix: str, **kwargs: Any) -> _T:
     """fn(**kwargs) with the field of a ModelError it raises put under `prefix`."""
     try:
         return fn(**kwargs)
@@ -720,7 +736,7 @@ def _prefixed(fn, prefix, **kwargs):
         ) from None
 
 
-def _add_beam(model, name, table):
+def _add_beam(model: Model, name: str, table: dict[str, Any]) -> None:
     item = f'body "{name}"'
     section = table["section"]
     section = _prefixed(
@@ -735,17 +751,19 @@ def _add_beam(model, name, table):
     )
 
 
-def _add_actuator(model, name, table):
-    functions = {k: _time_function(table[k]) for k in ("setpoint", "torque") if k in table}
+def _add_actuator(model: Model, name: str, table: dict[str, Any]) -> None:
+    functions: dict[str, Any] = {
+        k: _time_function(table[k]) for k in ("setpoint", "torque") if k in table
+    }
     model.add_actuator(name, **_without(table, "setpoint", "torque"), **functions)
 
 
-def _add_force(model, name, table):
+def _add_force(model: Model, name: str, table: dict[str, Any]) -> None:
     function = _time_function(table["function"]) if "function" in table else None
     model.add_force(name, function=function, **_without(table, "function"))
 
 
-def _build_model(doc):
+def _build_model(doc: dict[str, Any]) -> Model:
     """The sequence of builder calls that the checked tables describe."""
     model = Model(**doc.get("model", {}))
     model.set_solver(**doc.get("solver", {}))
@@ -777,7 +795,7 @@ def _build_model(doc):
     return model
 
 
-def _mode_bases(model):
+def _mode_bases(model: Model) -> list[ModalBasis | None]:
     """The mode bases of the reduced beams, made now (compiling would make them) so
     that a file asking a beam for more modes than it has is refused when it is read."""
     return [

@@ -7,12 +7,20 @@ numbered in the same order: joint k has marker 2k-1 on its parent (the lower-num
 and marker 2k on its child (the higher-numbered body).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ModelError
 from .description import GROUND
+
+if TYPE_CHECKING:
+    from .description import Model
+    from .items import Joint
 
 __all__ = [
     "Topology",
@@ -50,7 +58,7 @@ class Topology:
     cut_reasons: tuple = ()
 
 
-def body_path_matrix(parent):
+def body_path_matrix(parent: NDArray[np.int64]) -> NDArray[np.int8]:
     """T[i, j] = 1 if body j is body i or one of its ancestors (H2.1)."""
     n = len(parent)
     t = np.zeros((n, n), dtype=np.int8)
@@ -62,7 +70,7 @@ def body_path_matrix(parent):
     return t
 
 
-def joint_path_matrix(parent):
+def joint_path_matrix(parent: NDArray[np.int64]) -> NDArray[np.int8]:
     """chi[i, k] over the 2N joint markers (H2.2).
 
     Joint j (child body j) has marker 2j on its parent (column 2j, zero-based, Huang's
@@ -80,12 +88,12 @@ def joint_path_matrix(parent):
     return chi
 
 
-def constraint_count(joint):
+def constraint_count(joint: Joint) -> int:
     """Equations a joint imposes when it is cut: 6 minus its degrees of freedom."""
     return 6 - joint.ndof
 
 
-def choose_cut_joints(model):
+def choose_cut_joints(model: Model) -> tuple[list[Joint], list[Joint], dict[str, str]]:
     """(tree joints, cut joints, {cut joint: "marked" or "chosen"}).
 
     Joints marked `cut` are cut. Of the others, every body keeps one joint of which it
@@ -97,7 +105,7 @@ def choose_cut_joints(model):
     """
     joints = list(model.joints.values())
     why = {j.name: "marked" for j in joints if j.cut}
-    incoming = {}
+    incoming: dict[str, list[tuple[int, int, Joint]]] = {}
     for k, j in enumerate(joints):
         if not j.cut:
             incoming.setdefault(j.child, []).append((constraint_count(j), k, j))
@@ -112,7 +120,7 @@ def choose_cut_joints(model):
     return tree, cut, why
 
 
-def build_topology(model):
+def build_topology(model: Model) -> Topology:
     """Choose the cut joints of closed loops (`choose_cut_joints`), check that the
     other joints form a tree rooted at the ground and number it.
 
@@ -125,7 +133,7 @@ def build_topology(model):
         )
     tree_joints, cut_joints, why = choose_cut_joints(model)
     joints = tree_joints
-    children = {}
+    children: dict[str, list[Joint]] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j)
     order, queue = [], [GROUND]

@@ -29,10 +29,15 @@ function lives in a file; the kernels hold the address of the compiled entry poi
 data, so no kernel is compiled again for a model with laws.
 """
 
+from __future__ import annotations
+
 import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..config import CACHE
 from ..dynamics.user_laws import (
@@ -46,6 +51,9 @@ from ..dynamics.user_laws import (
 )
 from ..errors import ModelError
 from .checks import _check_joint_coordinate
+
+if TYPE_CHECKING:
+    from .description import Model
 
 __all__ = [
     "UserLaw",
@@ -61,6 +69,11 @@ __all__ = [
 LAW_PARAMETERS = ("t", "q", "u", "params", "out")
 USER_LAW_FRAMES = {"global": GLOBAL_AXES, "marker": MARKER_AXES}
 _COMPILED: list = []  # every UserLaw of the process: their addresses stay valid
+LawFunction = Callable[
+    [float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]],
+    None,
+]
+"""law(t, q, u, params, out) -> None (the module's docstring)."""
 
 
 class UserLaw:
@@ -68,13 +81,13 @@ class UserLaw:
     `user_law`. `address`: the compiled entry point; `py_func`: the Python function
     (calling the UserLaw calls it, for checks in Python); `name`: module.qualname."""
 
-    def __init__(self, function, cache=True):
+    def __init__(self, function: LawFunction, cache: bool = True) -> None:
         py_func = getattr(function, "py_func", function)  # a numba dispatcher's function
         if not callable(py_func):
             raise TypeError(
                 f"a user law is a function of {', '.join(LAW_PARAMETERS)}; got {function!r}"
             )
-        self.py_func = py_func
+        self.py_func: LawFunction = py_func
         self.name = (
             f"{getattr(py_func, '__module__', '?')}."
             f"{getattr(py_func, '__qualname__', repr(py_func))}"
@@ -94,14 +107,31 @@ class UserLaw:
         register_law(self.address, py_func)
         _COMPILED.append(self)
 
-    def __call__(self, t, q, u, params, out):
+    def __call__(
+        self,
+        t: float,
+        q: NDArray[np.float64],
+        u: NDArray[np.float64],
+        params: NDArray[np.float64],
+        out: NDArray[np.float64],
+    ) -> None:
         return self.py_func(t, q, u, params, out)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"UserLaw({self.name})"
 
 
-def user_law(function=None, *, cache=True):
+@overload
+def user_law(function: LawFunction, *, cache: bool = True) -> UserLaw: ...
+
+
+@overload
+def user_law(function: None = None, *, cache: bool = True) -> Callable[[LawFunction], UserLaw]: ...
+
+
+def user_law(
+    function: LawFunction | None = None, *, cache: bool = True
+) -> UserLaw | Callable[[LawFunction], UserLaw]:
     """Decorator: compile `function(t, q, u, params, out)` as a user force law
     (a UserLaw), for `Model.add_user_law`. `cache`: keep the compiled law in the
     on-disk cache (when the function lives in a file).
@@ -126,19 +156,28 @@ class UserLawItem:
     name: str
     kind: str
     function: str
-    joint: str
-    coordinate: int
-    body: str
-    marker: str
-    frame: str
+    joint: str | None
+    coordinate: int | None
+    body: str | None
+    marker: str | None
+    frame: str | None
     params: np.ndarray
     read_coordinates: tuple
-    law: object = field(default=None, metadata={"serialize": False})
+    law: UserLaw | None = field(default=None, metadata={"serialize": False})
 
 
 def user_law_item(
-    model, name, law, joint, coordinate, body, marker, frame, params, read_coordinates
-):
+    model: Model,
+    name: str,
+    law: UserLaw | LawFunction,
+    joint: str | None,
+    coordinate: int | None,
+    body: str | None,
+    marker: str | None,
+    frame: str | None,
+    params: ArrayLike,
+    read_coordinates: Sequence[str],
+) -> UserLawItem:
     """A validated UserLawItem for `model` (Model.add_user_law's arguments)."""
     item = f'user law "{name}"'
     if not isinstance(law, UserLaw):
@@ -162,6 +201,7 @@ def user_law_item(
         )
     if joint is not None:
         _check_joint_coordinate(model.joints, joint, coordinate, item)
+        assert coordinate is not None  # an index of the joint's coordinates, checked
         for other in model.user_laws.values():
             if other.kind == "joint" and (other.joint, other.coordinate) == (joint, coordinate):
                 raise ModelError(
@@ -207,7 +247,13 @@ def user_law_item(
     )
 
 
-def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id):
+def user_law_entries(
+    model: Model,
+    coord_of: Mapping[tuple[str, int], int],
+    coord_qindex: Sequence[int],
+    coordinate_names: Sequence[str],
+    marker_id: Callable[[str, str], int],
+) -> list[tuple[int, list[float]]]:
     """The model's laws as time-function entries [(kind, data)], joint laws first
     (flexmbs.dynamics.user_laws). coord_of: (joint, coordinate) -> column;
     coord_qindex: column -> q index (-1: prescribed); coordinate_names: the names of
@@ -216,7 +262,9 @@ def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id)
     entries = []
     for law in model.user_laws.values():
         item = f'user law "{law.name}"'
+        # a joint law names its joint and coordinate, a marker law its body, marker and frame
         if law.kind == "joint":
+            assert law.joint is not None and law.coordinate is not None
             target = coord_of[(law.joint, law.coordinate)]
             if coord_qindex[target] < 0:
                 raise ModelError(
@@ -227,6 +275,7 @@ def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id)
                 )
             kind, axes = JOINT_LAW, GLOBAL_AXES
         else:
+            assert law.body is not None and law.marker is not None and law.frame is not None
             target = marker_id(law.body, law.marker)
             kind, axes = MARKER_LAW, USER_LAW_FRAMES[law.frame]
         indices = []
@@ -241,11 +290,17 @@ def user_law_entries(model, coord_of, coord_qindex, coordinate_names, marker_id)
                     "read_coordinates",
                 )
             indices.append(where[name])
+        assert law.law is not None  # user_law_item sets it
         entries.append((kind, law_entry(law.law.address, target, axes, list(law.params) + indices)))
     return [e for e in entries if e[0] == JOINT_LAW] + [e for e in entries if e[0] == MARKER_LAW]
 
 
-def with_user_laws(kind, ptr, data, entries):
+def with_user_laws(
+    kind: NDArray[np.int64],
+    ptr: NDArray[np.int64],
+    data: NDArray[np.float64],
+    entries: Sequence[tuple[int, Sequence[float]]],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
     """The time-function arrays (kind, ptr, data) with the law entries appended."""
     if not entries:
         return kind, ptr, data

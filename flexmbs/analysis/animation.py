@@ -1,0 +1,182 @@
+"""`flexmbs animate`: the deformed mechanism moving in 3-D, as a GIF or an MP4, or one
+frame of it as a PNG.
+
+Each frame draws the shape of flexmbs.io.deformed_shape at an output time: the beams'
+centre lines (blue), the rigid bodies as lines from their frames to their markers
+(grey), the joints (black points), with the time in the title. `scale` magnifies the
+elastic displacements (the title says so). The axes are equal and fixed over the
+whole animation, from the extent of every frame. matplotlib draws with its Agg canvas
+(no pyplot); GIF is written with Pillow (matplotlib's own dependency), MP4 with
+imageio and imageio-ffmpeg (the `viz` extra).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import FlexmbsError
+from ..io.deformed_shape import DeformedShape
+from ..io.results import Result, open_result
+from ..model.description import Model
+from .vtk_export import shape_of_result
+
+__all__ = ["animate_result", "frame_times", "VIEWS", "ANIMATION_FORMATS"]
+
+VIEWS = {"iso": (25.0, -60.0), "xy": (90.0, -90.0), "xz": (0.0, -90.0), "yz": (0.0, 0.0)}
+"""(elevation, azimuth) in degrees of each view; "xz" looks along -y."""
+ANIMATION_FORMATS = ("gif", "mp4", "png")
+FIGURE_SIZE = (6.4, 4.8)  # inches: 640 x 480 pixels at DPI, even for the video codec
+DPI = 100
+BEAM_COLOR, RIGID_COLOR, JOINT_COLOR = "tab:blue", "0.45", "black"
+
+
+def frame_times(time: NDArray[np.float64], fps: float, speed: float, max_frames: int) -> list[int]:
+    """The output rows to draw: one per 1 / fps s of film, which shows `speed` s of
+    simulated time per second, at most `max_frames` (spread evenly), always the first
+    and the last row."""
+    if len(time) == 0:
+        return []
+    span = float(time[-1] - time[0])
+    wanted = int(min(max_frames, max(2, np.floor(span / speed * fps) + 1)))
+    targets = np.linspace(time[0], time[-1], wanted)
+    rows = np.unique(np.clip(np.searchsorted(time, targets), 0, len(time) - 1))
+    return [int(k) for k in rows]
+
+
+def _limits(points: NDArray[np.float64]) -> tuple[NDArray, float]:
+    """(centre, half width) of a cube holding every point of every frame."""
+    low, high = points.reshape(-1, 3).min(axis=0), points.reshape(-1, 3).max(axis=0)
+    half = max(float((high - low).max()) / 2.0, 1e-6) * 1.08
+    return (low + high) / 2.0, half
+
+
+def _draw(ax: object, shape: DeformedShape, points: NDArray[np.float64]) -> None:
+    beams = {p.body for p in shape.beams}
+    for cell, body in zip(shape.lines, shape.line_body):
+        xyz = points[cell]
+        flexible = body in beams
+        ax.plot(  # type: ignore[attr-defined]
+            xyz[:, 0],
+            xyz[:, 1],
+            xyz[:, 2],
+            color=BEAM_COLOR if flexible else RIGID_COLOR,
+            linewidth=2.5 if flexible else 4.0,
+            solid_capstyle="round",
+        )
+    joints = points[shape.vertices]
+    if len(joints):
+        ax.scatter(  # type: ignore[attr-defined]
+            joints[:, 0], joints[:, 1], joints[:, 2], color=JOINT_COLOR, s=18, depthshade=False
+        )
+
+
+def _rendered(
+    shape: DeformedShape,
+    frames: Sequence[NDArray],
+    times: Sequence[float],
+    view: str,
+    scale: float,
+    title: str,
+) -> list[NDArray[np.uint8]]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    centre, half = _limits(np.array(frames))
+    elevation, azimuth = VIEWS[view]
+    images = []
+    for points, t in zip(frames, times):
+        fig = Figure(figsize=FIGURE_SIZE, dpi=DPI)
+        canvas = FigureCanvasAgg(fig)
+        ax = fig.add_subplot(projection="3d")
+        _draw(ax, shape, points)
+        for k, set_limits in enumerate((ax.set_xlim, ax.set_ylim, ax.set_zlim)):
+            set_limits(centre[k] - half, centre[k] + half)
+        ax.set_box_aspect((1.0, 1.0, 1.0))
+        ax.view_init(elev=elevation, azim=azimuth)
+        ax.set_xlabel("x (m)")
+        ax.set_ylabel("y (m)")
+        ax.set_zlabel("z (m)")
+        magnified = f", deflection x{scale:g}" if scale != 1.0 else ""
+        ax.set_title(f"{title}   t = {t:.3f} s{magnified}")
+        canvas.draw()
+        images.append(np.asarray(canvas.buffer_rgba())[:, :, :3].copy())
+    return images
+
+
+def _write(images: list[NDArray[np.uint8]], path: Path, fps: float) -> None:
+    suffix = path.suffix.lstrip(".").lower()
+    if suffix == "png":
+        from PIL import Image
+
+        Image.fromarray(images[0]).save(path)
+        return
+    if suffix == "gif":
+        from PIL import Image
+
+        first, *rest = [Image.fromarray(im) for im in images]
+        first.save(
+            path, save_all=True, append_images=rest, duration=int(round(1000.0 / fps)), loop=0
+        )
+        return
+    try:
+        import imageio.v2 as imageio
+        import imageio_ffmpeg  # noqa: F401 - the writer's backend; missing is an input error
+    except ImportError:
+        raise FlexmbsError(
+            f"{path}: an MP4 needs imageio and imageio-ffmpeg (pip install "
+            "'flexmbs[viz]'); a .gif needs nothing more"
+        ) from None
+    writer: Any = imageio.get_writer(
+        path, fps=fps, codec="libx264", quality=7, macro_block_size=1
+    )  # an ffmpeg writer; imageio's stubs give its base class
+    with writer:
+        for im in images:
+            writer.append_data(im)
+
+
+def animate_result(
+    result: str | os.PathLike[str] | Result,
+    path: str | os.PathLike[str],
+    scale: float = 1.0,
+    view: str = "iso",
+    fps: float = 25.0,
+    speed: float = 1.0,
+    max_frames: int = 250,
+    model: Model | None = None,
+    at: float | None = None,
+) -> tuple[Path, int]:
+    """Write the animation of `result` (a path or a Result) to `path` (.gif or .mp4):
+    `scale` magnifies the elastic displacements, `view` one of VIEWS, `fps` frames per
+    second of film, `speed` simulated seconds per second of film, at most `max_frames`
+    frames. A .png is one frame: the output time nearest `at` (s; None: the last).
+    Returns (path, frames)."""
+    out = Path(path)
+    suffix = out.suffix.lstrip(".").lower()
+    if suffix not in ANIMATION_FORMATS:
+        raise FlexmbsError(
+            f'{out}: unknown animation format "{suffix}"; expected a file name ending '
+            "in .gif or .mp4 (or .png for one frame)"
+        )
+    if view not in VIEWS:
+        raise FlexmbsError(f'unknown view "{view}"; expected one of {", ".join(VIEWS)}')
+    if not isinstance(result, Result):
+        result = open_result(result)
+    if len(result.time) == 0:
+        raise FlexmbsError(f"{result.path}: the file holds no output row to animate")
+    shape = shape_of_result(result, model)
+    if suffix == "png":
+        target = result.time[-1] if at is None else at
+        rows = [int(np.argmin(np.abs(result.time - target)))]
+    else:
+        rows = frame_times(result.time, fps, speed, max_frames)
+    frames = [shape.frame(float(result.time[k]), result.q[k], scale).points for k in rows]
+    times = [float(result.time[k]) for k in rows]
+    title = Path(result.path).stem
+    _write(_rendered(shape, frames, times, view, scale, title), out, fps)
+    return out, len(rows)
