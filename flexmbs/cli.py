@@ -1,5 +1,5 @@
-"""The `flexmbs` command line: run | info | energy | plot | export | animate | modes |
-equilibrium | linearize | compare | fit.
+"""The `flexmbs` command line: run | info | energy | plot | export | animate |
+import-urdf | modes | equilibrium | linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -8,6 +8,8 @@ criterion is not met (unless --report-only), `flexmbs fit` exits 1 when the leas
 search stops before it converges (its outputs are written all the same). A run ended by
 SIGTERM or SIGHUP records it in its result file and exits with 128 + the signal's number.
 """
+
+from __future__ import annotations
 
 import argparse
 import json
@@ -205,6 +207,27 @@ def _cmd_animate(args: argparse.Namespace) -> int:
         at=args.at,
     )
     print(f"wrote {path} ({frames} frames)")
+    return EXIT_OK
+
+
+def _cmd_import_urdf(args: argparse.Namespace) -> int:
+    from .model.toml_reader import loads_model
+    from .model.urdf import urdf_model_text
+
+    out = args.output or os.path.splitext(os.path.basename(args.urdf))[0] + ".toml"
+    if os.path.exists(out) and os.path.exists(args.urdf) and os.path.samefile(out, args.urdf):
+        _err(f"{out}: the model file would overwrite the URDF; choose another -o")
+        return EXIT_INPUT
+    problem = _folder_problem(out)
+    if problem:
+        _err(f"{out}: {problem}")
+        return EXIT_INPUT
+    text = urdf_model_text(args.urdf, args.flexible or (), args.gravity)
+    model = loads_model(text, source=out)  # what is written reads back
+    with open(out, "w") as f:
+        f.write(text)
+    joints = sum(1 for j in model.joints.values() if j.type != "fixed")
+    print(f"wrote {out}: {len(model.bodies)} bodies, {joints} moving joints")
     return EXIT_OK
 
 
@@ -581,6 +604,25 @@ def _parser() -> argparse.ArgumentParser:
         "--max-frames", type=_positive_int, default=250, help="at most this many frames"
     )
     an.set_defaults(fn=_cmd_animate)
+
+    ur = sub.add_parser("import-urdf", help="a robot's URDF as a flexmbs model file")
+    ur.add_argument("urdf")
+    ur.add_argument("-o", "--output", help="model file (default: ROBOT.toml)")
+    ur.add_argument(
+        "--flexible",
+        action="append",
+        metavar="LINK:AXIS[:ELEMENTS]",
+        help="make this link a beam along AXIS (x, y, z) of its frame (repeatable)",
+    )
+    ur.add_argument(
+        "--gravity",
+        nargs=3,
+        type=float,
+        default=(0.0, 0.0, -9.81),
+        metavar=("GX", "GY", "GZ"),
+        help="m/s^2 (default 0 0 -9.81)",
+    )
+    ur.set_defaults(fn=_cmd_import_urdf)
 
     eqp = sub.add_parser(
         "equilibrium",

@@ -35,6 +35,7 @@ from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
+from .model.units import coordinate_units, sensor_units
 from .precompile import OutputKernelsElsewhere
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
@@ -661,6 +662,10 @@ def _simulate(
                 if getattr(b, "basis", None) is not None
             },
             state_rest_names=state_rest_names(cm),
+            coordinate_units=coordinate_units(model, cm.coordinate_names),
+            sensor_units=[
+                sensor_units(model, n, k) for n, k in zip(cm.sensor_names, cm.sensor_sizes)
+            ],
             settings={
                 "t_end": t_end,
                 "rtol": rtol,

@@ -1,9 +1,13 @@
-"""PNG plots of a result file (`flexmbs plot out.h5 [NAME ...]`), one panel per name.
+"""Plots of a result file (`flexmbs plot out.h5 [NAME ...]`), one panel per group.
 
 Names: a coordinate name (its q(t)), a sensor name (all its columns), `energy` (every
 energy curve) or `energy.<component>` (kinetic, gravity, strain, spring, dissipated,
-total). Without names: the coordinates (one panel each, or one panel for all when there
-are more than MAX_COORDINATE_PANELS) and the energies. matplotlib draws with its Agg
+total); each name is a panel. Without names, panels by kind and unit: the joint
+coordinates, the elastic coordinates (one panel per unit: m, rad, modal amplitudes),
+each sensor (one panel per unit of its columns: a section-force sensor gives N and
+N m), and the energies. The y axes carry the units the result file stores
+(flexmbs.model.units), legends stand to the right of the data, and a panel of more
+than MAX_LEGEND curves says how many it has instead. matplotlib draws with its Agg
 canvas directly (no pyplot), so the caller's backend is left alone.
 """
 
@@ -29,11 +33,12 @@ IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif",
 """The file types `plot_result` writes (by the output's suffix; matplotlib's Agg,
 PDF, SVG and PS backends)."""
 
-MAX_COORDINATE_PANELS = 8  # default plot: more coordinates than this share one panel
-PANEL_WIDTH = 8.0  # inches
+MAX_LEGEND = 12  # curves in a panel beyond which it has no legend
+PANEL_WIDTH = 9.0  # inches
 PANEL_HEIGHT = 2.4  # inches
 DPI = 110
-ALL_COORDINATES = "coordinates"  # the panel name used for all coordinates together
+
+Curves = list[tuple[str, np.ndarray]]
 
 
 class UnknownNameError(ResultFileError, ValueError):
@@ -50,32 +55,75 @@ def available_names(result: Result) -> list[str]:
     )
 
 
-def _panel(result: Result, name: str) -> tuple[str, str, list[tuple[str, np.ndarray]]]:
+def _unit_label(units: Iterable[str]) -> str:
+    """The axis label of a panel whose curves have these units."""
+    found = list(dict.fromkeys(u for u in units if u))
+    return ", ".join(found) if found else "value"
+
+
+def _sensor_units(result: Result, name: str, size: int) -> list[str]:
+    return result.sensor_units.get(name) or [""] * size
+
+
+def _panel(result: Result, name: str) -> tuple[str, str, Curves]:
     """(title, ylabel, [(label, (n,) values), ...]) of one name."""
     if name in result.coordinate_names:
-        return name, name, [(name, result.q[:, result.coordinate_names.index(name)])]
+        k = result.coordinate_names.index(name)
+        unit = result.coordinate_units[k] if result.coordinate_units else ""
+        return name, _unit_label([unit]), [(name, result.q[:, k])]
     if name in result.sensors:
         a = result.sensors[name]
+        size = 1 if a.ndim == 1 else a.shape[1]
+        label = _unit_label(_sensor_units(result, name, size))
         if a.ndim == 1:
-            return f"sensor {name}", name, [(name, a)]
-        return (f"sensor {name}", name, list(zip(component_labels(a.shape[1]), a.T)))
+            return f"sensor {name}", label, [(name, a)]
+        return (f"sensor {name}", label, list(zip(component_labels(a.shape[1]), a.T)))
     if name == "energy":
         return "energy", "J", [(n, result.energy[n]) for n in ENERGY_NAMES]
     if name.startswith("energy.") and name[len("energy.") :] in result.energy:
         comp = name[len("energy.") :]
         return name, "J", [(comp, result.energy[comp])]
-    if name == ALL_COORDINATES:
-        return "coordinates q", "m, rad", list(zip(result.coordinate_names, result.q.T))
     raise UnknownNameError(
         f"{result.path}: nothing called {name!r} to plot; available: "
         + ", ".join(available_names(result))
     )
 
 
-def _default_names(result: Result) -> list[str]:
-    if len(result.coordinate_names) > MAX_COORDINATE_PANELS:
-        return [ALL_COORDINATES, "energy"]
-    return list(result.coordinate_names) + ["energy"]
+def _is_elastic(result: Result, name: str) -> bool:
+    """An elastic coordinate is named BODY.<...> after a beam body."""
+    bodies = {str(b) for b in result.topology.get("body_names", [])}
+    return "." in name and name.split(".", 1)[0] in bodies
+
+
+def _by_unit(curves: list[tuple[str, np.ndarray, str]]) -> dict[str, Curves]:
+    groups: dict[str, Curves] = {}
+    for label, values, unit in curves:
+        groups.setdefault(unit, []).append((label, values))
+    return groups
+
+
+def _default_panels(result: Result) -> list[tuple[str, str, Curves]]:
+    """The panels by kind and unit (the module docstring)."""
+    names = result.coordinate_names
+    units = result.coordinate_units or [""] * len(names)
+    panels = []
+    for kind, elastic in (("joint coordinates", False), ("elastic coordinates", True)):
+        curves = [
+            (n, result.q[:, k], units[k])
+            for k, n in enumerate(names)
+            if _is_elastic(result, n) == elastic
+        ]
+        for unit, group in _by_unit(curves).items():
+            panels.append((kind, _unit_label([unit]) if unit else "m, rad", group))
+    for name, a in result.sensors.items():
+        columns = a[:, None] if a.ndim == 1 else a
+        labels = [name] if a.ndim == 1 else component_labels(a.shape[1])
+        unit_of = _sensor_units(result, name, columns.shape[1])
+        curves = [(labels[j], columns[:, j], unit_of[j]) for j in range(columns.shape[1])]
+        for unit, group in _by_unit(curves).items():
+            panels.append((f"sensor {name}", _unit_label([unit]), group))
+    panels.append(("energy", "J", [(n, result.energy[n]) for n in ENERGY_NAMES]))
+    return panels
 
 
 def _figure(npanels: int) -> tuple[Figure, np.ndarray]:
@@ -106,18 +154,27 @@ def plot_result(
     ResultFileError for a file that is not a result.
     """
     result = open_result(path)
-    names = list(names) if names else _default_names(result)
-    panels = [_panel(result, n) for n in names]  # every name checked before drawing
+    names = list(names or [])
+    panels = [_panel(result, n) for n in names] if names else _default_panels(result)
     fig, axes = _figure(len(panels))
     t = result.time
     for ax, (title, ylabel, curves) in zip(axes, panels):
         for label, y in curves:
             ax.plot(t, np.asarray(y), label=label, linewidth=1.0)
-        ax.set_title(title, fontsize="medium", loc="left")
+        many = len(curves) > MAX_LEGEND
+        ax.set_title(
+            f"{title} ({len(curves)} curves)" if many else title, fontsize="medium", loc="left"
+        )
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-        if len(curves) > 1:
-            ax.legend(fontsize="small", ncols=min(len(curves), 6), loc="best")
+        if 1 < len(curves) <= MAX_LEGEND:
+            ax.legend(
+                fontsize="small",
+                loc="upper left",
+                bbox_to_anchor=(1.01, 1.0),
+                borderaxespad=0.0,
+                ncols=1 if len(curves) <= 6 else 2,
+            )
     axes[-1].set_xlabel("t (s)")
     if result.status != "finished":
         fig.suptitle(f"{os.path.basename(result.path)}: {result.status}", fontsize="medium")

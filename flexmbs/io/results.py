@@ -63,6 +63,7 @@ from numpy.typing import ArrayLike, NDArray
 import flexmbs
 
 from ..errors import ResultFileError, ResultWriteError
+from ..model.units import rate_units
 
 if TYPE_CHECKING:
     from ..model.topology import Topology
@@ -200,6 +201,10 @@ class ResultWriter:
         (flexmbs.elements.modal.basis_record).
     state_rest_names : names of the state's columns after q and u (works, multipliers),
         written to /state_rest; None: no such dataset.
+    coordinate_units : the unit of each coordinate (attr `units` of /q; /u gets their
+        rates), flexmbs.model.units; None: none stored.
+    sensor_units : the unit of each column of each sensor, in sensor_names's order
+        (attr `units` of /sensors/<name>); None: none stored.
     """
 
     def __init__(
@@ -218,6 +223,8 @@ class ResultWriter:
         overrides: Iterable[str] = (),
         modes: Mapping[str, Mapping[str, Mapping[str, object]]] | None = None,
         state_rest_names: Iterable[str] | None = None,
+        coordinate_units: Sequence[str] | None = None,
+        sensor_units: Sequence[Sequence[str]] | None = None,
     ) -> None:
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
@@ -234,6 +241,8 @@ class ResultWriter:
         self.state_rest_names = (
             None if state_rest_names is None else [str(n) for n in state_rest_names]
         )
+        self.coordinate_units = None if coordinate_units is None else list(coordinate_units)
+        self.sensor_units = None if sensor_units is None else [list(u) for u in sensor_units]
         self._sensor_offsets = np.concatenate([[0], np.cumsum(self.sensor_sizes)]).astype(int)
         self._pending: list[tuple[NDArray[np.float64], ...]] = []
         self._pending_bytes = 0
@@ -320,16 +329,21 @@ class ResultWriter:
             "(m for translations, rad for rotations)"
         )
         f["u"].attrs["description"] = "generalized speeds u = dq/dt (m/s, rad/s)"
+        if self.coordinate_units is not None:
+            _set_strings_attr(f["q"], "units", self.coordinate_units)
+            _set_strings_attr(f["u"], "units", rate_units(self.coordinate_units))
         f.create_group("energy")
         for name in ENERGY_NAMES:
             ds = self._add_series(f"energy/{name}", None, None)
             ds.attrs["units"] = "J"
             ds.attrs["description"] = ENERGY_DESCRIPTIONS[name]
         _set_strings_attr(f.create_group("sensors"), "names", self.sensor_names)
-        for name, size in zip(self.sensor_names, self.sensor_sizes):
+        for k, (name, size) in enumerate(zip(self.sensor_names, self.sensor_sizes)):
             ds = self._add_series(f"sensors/{name}", size, self._component_scale(size))
             ds.attrs["size"] = size
             _set_strings_attr(ds, "components", component_labels(size))
+            if self.sensor_units is not None:
+                _set_strings_attr(ds, "units", self.sensor_units[k])
         if self.state_rest_names is not None:
             scale = f.create_dataset(
                 "rest_column", data=_strings(self.state_rest_names), dtype=h5py.string_dtype()
@@ -746,7 +760,8 @@ class Result:
     solver: attrs and arrays of /solver (method, rtol, atol, settings as a dict, and
     the statistics of the run); modes: body -> dict of the datasets (arrays; lists of
     str for names and descriptions) and attrs of /modes/<body> (beam bodies with
-    modal reduction; empty otherwise).
+    modal reduction; empty otherwise); coordinate_units (nq,) and sensor_units (name
+    -> the unit of each column), empty for a file written without them.
     """
 
     path: str
@@ -769,6 +784,8 @@ class Result:
     writer_host: str = ""
     writer_pid: int = 0
     heartbeat: float = math.nan
+    coordinate_units: list[str] = field(default_factory=list)
+    sensor_units: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def writer_gone(self) -> bool:
@@ -929,6 +946,12 @@ def _read(path: str, f: h5py.File) -> Result:
         q=f["q"][:n],
         u=f["u"][:n],
         coordinate_names=[str(s) for s in f["q"].attrs["names"]],
+        coordinate_units=[str(u) for u in f["q"].attrs.get("units", [])],
+        sensor_units={
+            k: [str(u) for u in f["sensors"][k].attrs["units"]]
+            for k in sensor_names
+            if "units" in f["sensors"][k].attrs
+        },
         energy=energy,
         sensors=sensors,
         status=_text(f.attrs["status"]),

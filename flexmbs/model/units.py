@@ -1,0 +1,93 @@
+"""The units of a model's outputs, column by column, as the result file stores them.
+
+Joint coordinates are m (translations) or rad (rotations), in the order of the joint's
+`coordinate_names` (translations first); nodal elastic coordinates m (u, v, w) or rad
+(tx, ty, tz); modal amplitudes kg^(1/2) m (mass-normalised modes, phi^T M phi = 1,
+flexmbs.elements.modal). Speeds are those per second. Sensors by their type
+(docs/reference/model-file.md, the sensor table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .description import Model
+from .items import BeamBody, Sensor
+
+__all__ = ["coordinate_units", "rate_units", "sensor_units"]
+
+NODE_DOF_UNITS = {"u": "m", "v": "m", "w": "m", "tx": "rad", "ty": "rad", "tz": "rad"}
+MODAL_UNIT = "kg^(1/2) m"
+_FIXED = {
+    "marker_position": ["m"] * 3,
+    "marker_orientation": ["1"] * 9,
+    "marker_velocity": ["m/s"] * 3,
+    "marker_angular_velocity": ["rad/s"] * 3,
+    "actuator_work": ["J"],
+    "beam_strain": ["1"],
+    "marker_deflection": ["m"] * 3,
+    "beam_curvature": ["1/m"] * 2,
+    "beam_section_forces": ["N", "N", "N", "N m", "N m", "N m"],
+    "joint_reaction": ["N", "N", "N", "N m", "N m", "N m"],
+    "contact_reaction": ["N", "N", "N", "m", "m", "m"],
+}
+
+
+def _joint_units(model: Model) -> dict[str, str]:
+    """{joint coordinate name: m or rad} of every joint, cut joints included."""
+    out = {}
+    for joint in model.joints.values():
+        ntrans = len(joint.translation_axes)
+        for k, name in enumerate(joint.coordinate_names()):
+            out[name] = "m" if k < ntrans else "rad"
+    return out
+
+
+def _joint_coordinate_unit(model: Model, joint: str, coordinate: int | None) -> str:
+    j = model.joints[joint]
+    return "m" if (coordinate or 0) < len(j.translation_axes) else "rad"
+
+
+def coordinate_units(model: Model, coordinate_names: Sequence[str]) -> list[str]:
+    """The unit of each coordinate of `coordinate_names` (those of the compiled model:
+    joint coordinates, then the elastic ones); "" for a name that is neither (the
+    absolute form's body coordinates: their unit is in the name's own description)."""
+    joints = _joint_units(model)
+    beams = {}
+    for body in model.bodies.values():
+        if isinstance(body, BeamBody):
+            nodal = body.basis is None
+            for name in body.coordinate_names():
+                beams[name] = NODE_DOF_UNITS[name.rsplit(".", 1)[1]] if nodal else MODAL_UNIT
+    return [joints.get(n, beams.get(n, "")) for n in coordinate_names]
+
+
+def rate_units(units: Sequence[str]) -> list[str]:
+    """The units of the rates of quantities in `units`: X -> X/s."""
+    return [f"{u}/s" if u and " " not in u else (f"({u})/s" if u else "") for u in units]
+
+
+def sensor_units(model: Model, name: str, size: int) -> list[str]:
+    """The unit of each of the `size` columns of sensor `name` ("" when `model` does
+    not hold it)."""
+    if name not in model.sensors:
+        return [""] * size
+    sensor: Sensor = model.sensors[name]
+    kind = sensor.type
+    if kind in _FIXED:
+        return list(_FIXED[kind])
+    if kind == "beam_centerline":
+        return ["m"] * size
+    if kind in ("joint_coordinate", "joint_rate"):
+        assert sensor.joint is not None
+        unit = _joint_coordinate_unit(model, sensor.joint, sensor.coordinate)
+        return [unit if kind == "joint_coordinate" else f"{unit}/s"]
+    if kind == "actuator_torque":
+        assert sensor.actuator is not None
+        actuator = model.actuators[sensor.actuator]
+        unit = _joint_coordinate_unit(model, actuator.joint, actuator.coordinate)
+        return ["N" if unit == "m" else "N m"]
+    if kind == "constraint_residual":
+        half = size // 2  # Phi of each row (m or rad), then dPhi/dt
+        return ["m, rad"] * half + ["m/s, rad/s"] * (size - half)
+    return [""] * size

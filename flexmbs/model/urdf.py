@@ -1,0 +1,368 @@
+"""A robot described in URDF as a flexmbs model file (`flexmbs import-urdf`).
+
+The URDF is read with yourdfpy (the `urdf` extra); the model is written as TOML text,
+which `loads_model` reads like any model file, so the imported robot can be edited,
+run and kept as a file. The mapping:
+
+* every link that a moving joint carries becomes a rigid body whose frame is the link
+  frame; links fixed to it (`fixed` joints, any depth) are merged into it: their
+  inertials add to its mass, centre of mass and inertia (parallel-axis theorem), and
+  their frames become markers named after them. Links fixed to the root link, and the
+  root link itself, are the ground.
+* inertials: mass, the centre of mass at the inertial origin, the inertia about it
+  turned into body axes, I_body = R I R^T (R the inertial frame's rotation);
+* joints: `revolute` and `continuous` -> revolute, `prismatic` -> prismatic,
+  `floating` -> free, `planar` -> planar (`axis`, the plane's normal); the joint's
+  origin is a marker on the parent body (position and orientation of the joint frame),
+  the axis in that frame, the child's frame at the joint frame when q = 0, as URDF has
+  it. Limits, efforts and mimic relations are noted in comments (flexmbs has no joint
+  limits; a mimic joint moves freely);
+* gravity along -z (9.81 m/s^2), which URDF leaves to the simulator.
+
+`flexible`: links replaced by beams, each "LINK:AXIS[:ELEMENTS]" (AXIS x, y or z of the
+link frame, 4 elements by default): the beam runs from the link's frame along AXIS to
+the point nearest the frame of the link's child joint, then on to that frame when it
+lies off the axis; its section is an aluminium round tube (diameter / wall 10) of the
+link's mass over that length, written out for the user to change. The rigid inertia
+of the link is replaced by the beam's. The child joint sits at the beam's last node.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import FlexmbsError
+from .description import GROUND, Model
+from .toml_reader import loads_model
+
+__all__ = ["urdf_model_text", "load_urdf", "UrdfError", "DEFAULT_GRAVITY"]
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+JOINT_TYPES = {
+    "revolute": "revolute",
+    "continuous": "revolute",
+    "prismatic": "prismatic",
+    "floating": "free",
+    "planar": "planar",
+}
+AXES = {"x": 0, "y": 1, "z": 2}
+TUBE = {"youngs_modulus": 7.0e10, "shear_modulus": 2.63e10, "density": 2700.0, "ratio": 10.0}
+DEFAULT_ELEMENTS = 4
+
+
+class UrdfError(FlexmbsError):
+    """A URDF that cannot become a flexmbs model, or a bad --flexible spec."""
+
+
+@dataclass
+class _Body:
+    name: str
+    mass: float = 0.0
+    first_moment: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
+    second: NDArray[np.float64] = field(default_factory=lambda: np.zeros((3, 3)))
+    markers: dict[str, NDArray[np.float64]] = field(default_factory=dict)  # name -> 4 x 4
+    notes: list[str] = field(default_factory=list)
+
+    def add_inertial(self, pose: NDArray[np.float64], mass: float, inertia: NDArray) -> None:
+        """A link's inertial at `pose` (4 x 4, body frame): mass, inertia about its
+        centre of mass in the inertial frame's axes."""
+        c, r = pose[:3, 3], pose[:3, :3]
+        self.mass += mass
+        self.first_moment += mass * c
+        self.second += r @ inertia @ r.T + mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+    def com_and_inertia(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(centre of mass, inertia about it in body axes) of what was added."""
+        c = self.first_moment / self.mass
+        about_com = self.second - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
+        return c, 0.5 * (about_com + about_com.T)
+
+
+@dataclass
+class _Flexible:
+    link: str
+    axis: int
+    elements: int
+
+
+def _flexible_specs(specs: Sequence[str]) -> dict[str, _Flexible]:
+    out = {}
+    for spec in specs:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3) or parts[1] not in AXES:
+            raise UrdfError(
+                f"--flexible {spec!r}: expected LINK:AXIS[:ELEMENTS], AXIS one of x, y, z"
+            )
+        elements = DEFAULT_ELEMENTS
+        if len(parts) == 3:
+            if not parts[2].isdigit() or int(parts[2]) < 1:
+                raise UrdfError(f"--flexible {spec!r}: ELEMENTS must be a whole number >= 1")
+            elements = int(parts[2])
+        out[parts[0]] = _Flexible(parts[0], AXES[parts[1]], elements)
+    return out
+
+
+def _read(path: str | os.PathLike[str]) -> Any:
+    try:
+        import yourdfpy
+    except ImportError:
+        raise UrdfError("reading URDF needs yourdfpy: pip install 'flexmbs[urdf]'") from None
+    if not Path(path).is_file():
+        raise UrdfError(f"{path}: no such file")
+    try:
+        urdf = yourdfpy.URDF.load(
+            os.fspath(path),
+            build_scene_graph=False,
+            build_collision_scene_graph=False,
+            load_meshes=False,
+            load_collision_meshes=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - any parse failure is bad input
+        raise UrdfError(f"{path}: not a readable URDF ({type(exc).__name__}: {exc})") from None
+    return urdf.robot
+
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+def _vector(v: Sequence[float] | NDArray) -> str:
+    return "[" + ", ".join(_num(x) for x in v) + "]"
+
+
+def _matrix(m: NDArray) -> str:
+    return "[" + ", ".join(_vector(row) for row in m) + "]"
+
+
+def _key(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _tube(mass: float, length: float) -> tuple[float, float]:
+    """(outer diameter, wall) of the aluminium round tube of `mass` over `length`."""
+    area = mass / (TUBE["density"] * length)
+    k = 1.0 / TUBE["ratio"]
+    outer = math.sqrt(area / (math.pi * (1.0 - (1.0 - 2.0 * k) ** 2) / 4.0))
+    return outer, k * outer
+
+
+def _beam_points(flex: _Flexible, end: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+    """The beam's polyline from the link frame along the axis to the point nearest
+    `end`, then to `end` when it lies off the axis."""
+    along = np.zeros(3)
+    along[flex.axis] = end[flex.axis]
+    points = [np.zeros(3), along]
+    if np.linalg.norm(end - along) > 1e-9 * max(1.0, float(np.linalg.norm(end))):
+        points.append(end.copy())
+    if np.linalg.norm(along) == 0.0:
+        points.pop(1)
+    if len(points) < 2:
+        raise UrdfError(
+            f"--flexible {flex.link}: its child joint is at the link frame; a beam needs a length"
+        )
+    return points
+
+
+def urdf_model_text(
+    path: str | os.PathLike[str],
+    flexible: Sequence[str] = (),
+    gravity: Sequence[float] = DEFAULT_GRAVITY,
+    name: str | None = None,
+) -> str:
+    """The flexmbs model file (TOML text) of the URDF `path` (the module docstring)."""
+    robot = _read(path)
+    flex = _flexible_specs(flexible)
+    links = {link.name: link for link in robot.links}
+    children = {j.child for j in robot.joints}
+    roots = [n for n in links if n not in children]
+    if len(roots) != 1:
+        raise UrdfError(f"{path}: expected one root link, found {len(roots)}: {roots}")
+    unknown = sorted(set(flex) - set(links))
+    if unknown:
+        raise UrdfError(f"--flexible: no link {unknown[0]!r} in {path}")
+    by_parent: dict[str, list[Any]] = {}
+    for j in robot.joints:
+        by_parent.setdefault(j.parent, []).append(j)
+    ground = _Body(GROUND)
+    bodies: dict[str, _Body] = {}
+    place = {roots[0]: (GROUND, np.eye(4))}  # link -> (body, link frame in body frame)
+    joints_out = []
+    order = [roots[0]]
+    while order:
+        link_name = order.pop(0)
+        body_name, pose = place[link_name]
+        body = ground if body_name == GROUND else bodies[body_name]
+        inertial = links[link_name].inertial
+        if body_name != GROUND and inertial is not None and inertial.mass:
+            body.add_inertial(
+                pose @ (np.eye(4) if inertial.origin is None else np.asarray(inertial.origin)),
+                float(inertial.mass),
+                np.asarray(inertial.inertia, float),
+            )
+        for j in by_parent.get(link_name, []):
+            joint_pose = pose @ np.asarray(j.origin if j.origin is not None else np.eye(4))
+            if j.type == "fixed":
+                if j.child in flex:
+                    raise UrdfError(
+                        f"--flexible {j.child}: the link is fixed to its parent; only a "
+                        "link that a moving joint carries can be a beam"
+                    )
+                place[j.child] = (body_name, joint_pose)
+                body.markers[j.child] = joint_pose
+            elif j.type in JOINT_TYPES:
+                body.markers[j.name] = joint_pose
+                bodies[j.child] = _Body(j.child)
+                place[j.child] = (j.child, np.eye(4))
+                joints_out.append((j, body_name))
+            else:
+                raise UrdfError(f'{path}: joint "{j.name}": unknown type "{j.type}"')
+            order.append(j.child)
+    lines = [
+        f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
+        "# joints as the URDF gives them (links fixed to a moving link merged into it).",
+        "",
+        "[model]",
+        f"name = {_key(name or Path(path).stem)}",
+        f"gravity = {_vector(gravity)}",
+        "",
+        "[solver]",
+        'method = "bdf"',
+        "t_end = 1.0",
+        "rtol = 1e-8",
+        "atol = 1e-10",
+        "",
+        "[output]",
+        "step = 0.01",
+    ]
+    for marker, pose in ground.markers.items():
+        lines += _marker_lines("ground", marker, pose)
+    for body in bodies.values():
+        if body.name in flex:
+            lines += _beam_lines(body, flex[body.name], joints_out, path)
+            continue
+        if body.mass <= 0.0:
+            raise UrdfError(
+                f'{path}: link "{body.name}" moves but carries no mass (no inertial, '
+                "and none on the links fixed to it); flexmbs needs mass on every moving "
+                "body"
+            )
+        com, inertia = body.com_and_inertia()
+        lines += [
+            "",
+            f"[bodies.{_key(body.name)}]",
+            f"mass = {_num(body.mass)}  # kg",
+            f"com = {_vector(com)}  # m, link frame",
+            f"inertia = {_matrix(inertia)}  # kg m^2, about the com",
+            'inertia_about = "com"',
+        ]
+        for marker, pose in body.markers.items():
+            lines += _marker_lines(body.name, marker, pose)
+    for j, parent in joints_out:
+        lines += _joint_lines(j, parent, links)
+    return "\n".join(lines) + "\n"
+
+
+def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str]:
+    table = "ground.markers" if body == GROUND else f"bodies.{_key(body)}.markers"
+    out = ["", f"[{table}.{_key(marker)}]", f"position = {_vector(pose[:3, 3])}"]
+    if not np.allclose(pose[:3, :3], np.eye(3), rtol=0.0, atol=0.0):
+        out.append(f"orientation = {_matrix(pose[:3, :3])}  # columns: the marker's axes")
+    return out
+
+
+def _beam_lines(
+    body: _Body, flex: _Flexible, joints_out: list[tuple[Any, str]], path: object
+) -> list[str]:
+    carried = [j for j, parent in joints_out if parent == body.name]
+    if len(carried) > 1:
+        raise UrdfError(
+            f"--flexible {body.name}: the link carries {len(carried)} moving joints; a "
+            "beam here carries one, at its last node"
+        )
+    if carried:
+        end = body.markers[carried[0].name][:3, 3]
+    elif body.markers:
+        end = max(body.markers.values(), key=lambda p: float(np.linalg.norm(p[:3, 3])))[:3, 3]
+    else:
+        raise UrdfError(f"--flexible {body.name}: the link carries nothing to end a beam at")
+    points = _beam_points(flex, np.asarray(end, float))
+    length = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
+    mass = body.mass if body.mass > 0.0 else 1.0
+    outer, wall = _tube(mass, length)
+    reference = np.zeros(3)
+    reference[(flex.axis + 1) % 3] = 1.0
+    segments = len(points) - 1
+    elements = [flex.elements] + [1] * (segments - 1)
+    lines = [
+        "",
+        f"[bodies.{_key(body.name)}]  # a beam instead of the rigid link ({_num(body.mass)} kg)",
+        'type = "beam"',
+        f"points = {_matrix(np.array(points))}  # m, link frame",
+        f"elements = {elements if segments > 1 else flex.elements}",
+        f"reference = {_vector(reference)}",
+        "",
+        f"[bodies.{_key(body.name)}.section]  # a round tube of the link's mass: change it",
+        'type = "round_tube"',
+        f"outer_diameter = {_num(outer)}  # m",
+        f"wall_thickness = {_num(wall)}  # m",
+        "",
+        f"[bodies.{_key(body.name)}.material]  # aluminium",
+        f"youngs_modulus = {_num(TUBE['youngs_modulus'])}  # Pa",
+        f"shear_modulus = {_num(TUBE['shear_modulus'])}  # Pa",
+        f"density = {_num(TUBE['density'])}  # kg/m^3",
+    ]
+    if carried:
+        lines += [
+            "",
+            f"[bodies.{_key(body.name)}.markers.{_key(carried[0].name)}]",
+            "node = -1",
+        ]
+        pose = body.markers[carried[0].name]
+        if not np.allclose(pose[:3, :3], np.eye(3), rtol=0.0, atol=0.0):
+            lines.append(f"orientation = {_matrix(pose[:3, :3])}")
+    return lines
+
+
+def _joint_lines(j: Any, parent: str, links: dict[str, Any]) -> list[str]:
+    kind = JOINT_TYPES[j.type]
+    out = ["", f"[joints.{_key(j.name)}]  # URDF {j.type}"]
+    out += [
+        f'type = "{kind}"',
+        f"parent = {_key(parent)}",
+        f"parent_marker = {_key(j.name)}",
+        f"child = {_key(j.child)}",
+    ]
+    if kind in ("revolute", "prismatic", "planar"):
+        axis = np.asarray(j.axis if j.axis is not None else (1.0, 0.0, 0.0), float)
+        out.append(f"axis = {_vector(axis)}")
+    limit = getattr(j, "limit", None)
+    if limit is not None and (limit.lower is not None or limit.upper is not None):
+        unit = "m" if kind == "prismatic" else "rad"
+        out.append(
+            f"# limits {limit.lower} .. {limit.upper} {unit}, effort {limit.effort}, "
+            f"velocity {limit.velocity} (not enforced)"
+        )
+    if getattr(j, "mimic", None) is not None:
+        out.append(
+            f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
+            f"{j.mimic.offset}): not enforced, the joint moves freely"
+        )
+    return out
+
+
+def load_urdf(
+    path: str | os.PathLike[str],
+    flexible: Sequence[str] = (),
+    gravity: Sequence[float] = DEFAULT_GRAVITY,
+) -> Model:
+    """The Model of the URDF `path` (through its model file text, kept as the model's
+    source text)."""
+    return loads_model(urdf_model_text(path, flexible, gravity), source=os.fspath(path))
