@@ -1,4 +1,4 @@
-"""The `flexmbs` command line: run | info | energy | plot | export | animate |
+"""The `flexmbs` command line: run | info | energy | plot | export | animate | sweep |
 import-urdf | modes | equilibrium | linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
 from . import __version__
@@ -208,6 +209,33 @@ def _cmd_animate(args: argparse.Namespace) -> int:
     )
     print(f"wrote {path} ({frames} frames)")
     return EXIT_OK
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .analysis.distributed import dask_executor
+    from .analysis.sweep import format_summary, parse_sweep_parameter, run_sweep
+
+    parameters = [parse_sweep_parameter(p) for p in args.param]
+    problem = _folder_problem(os.path.join(args.output, "summary.csv"))
+    if problem:
+        _err(f"{args.output}: {problem}")
+        return EXIT_INPUT
+    log = None if args.quiet else _log
+
+    def sweep(executor: Executor | None) -> list[dict[str, object]]:
+        return run_sweep(
+            args.model, parameters, args.output, args.set or (), args.summary or (), executor, log
+        )
+
+    if args.serial:
+        rows = sweep(None)
+    else:
+        with dask_executor(args.scheduler, args.workers) as executor:
+            rows = sweep(executor)
+    print(format_summary(rows))
+    print(f"wrote {len(rows)} result files and summary.csv in {args.output}")
+    failed = [r for r in rows if r["status"] != "finished"]
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _cmd_import_urdf(args: argparse.Namespace) -> int:
@@ -425,6 +453,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from .analysis.fit import (
         DEFAULT_MAX_RUNS,
         FIT_RTOL,
+        FitResult,
         fit_model,
         format_fit_report,
         parse_parameter,
@@ -440,20 +469,31 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     )
     log = None if args.quiet else _log
     overrides = args.set or []
-    fit = fit_model(
-        args.model,
-        experiment,
-        channel_map,
-        parameters,
-        overrides=overrides,
-        t_end=args.t_end,
-        rtol=args.rtol or FIT_RTOL,
-        atol=args.atol,
-        fit_offset=not args.fixed_offset,
-        gaps=args.gaps,
-        max_runs=args.max_runs or DEFAULT_MAX_RUNS,
-        log=log,
-    )
+
+    def fit_on(executor: Executor | None) -> FitResult:
+        return fit_model(
+            args.model,
+            experiment,
+            channel_map,
+            parameters,
+            overrides=overrides,
+            t_end=args.t_end,
+            rtol=args.rtol or FIT_RTOL,
+            atol=args.atol,
+            fit_offset=not args.fixed_offset,
+            gaps=args.gaps,
+            max_runs=args.max_runs or DEFAULT_MAX_RUNS,
+            log=log,
+            executor=executor,
+        )
+
+    if args.scheduler is None and args.workers is None:
+        fit = fit_on(None)
+    else:
+        from .analysis.distributed import dask_executor
+
+        with dask_executor(args.scheduler, args.workers) as executor:
+            fit = fit_on(executor)
     out = args.output or _default_dir(args.model, args.experiment, suffix="_fit")
     outputs = write_fit_outputs(
         fit,
@@ -604,6 +644,30 @@ def _parser() -> argparse.ArgumentParser:
         "--max-frames", type=_positive_int, default=250, help="at most this many frames"
     )
     an.set_defaults(fn=_cmd_animate)
+
+    sw = sub.add_parser("sweep", help="a parameter study: one run and file per case, on dask")
+    sw.add_argument("model")
+    sw.add_argument(
+        "--param",
+        action="append",
+        required=True,
+        metavar="PATH=V1,V2,...|PATH=LO:HI:N",
+        help="a swept value (repeatable: every combination runs)",
+    )
+    sw.add_argument("-o", "--output", required=True, help="folder of the result files")
+    sw.add_argument(
+        "--summary",
+        action="append",
+        metavar="NAME[:STAT]",
+        help="an output per case: a coordinate, sensor (NAME[k] for a column) or "
+        "energy.COMPONENT; STAT final (default), max, min, maxabs, mean",
+    )
+    sw.add_argument("--set", action="append", metavar="PATH=VALUE", help="for every case")
+    sw.add_argument("--scheduler", help="a dask scheduler's address (default: a local cluster)")
+    sw.add_argument("--workers", type=_positive_int, help="local workers (default: one a core)")
+    sw.add_argument("--serial", action="store_true", help="no dask: the cases one by one here")
+    sw.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    sw.set_defaults(fn=_cmd_sweep)
 
     ur = sub.add_parser("import-urdf", help="a robot's URDF as a flexmbs model file")
     ur.add_argument("urdf")
@@ -803,6 +867,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     f.add_argument("--json", action="store_true", help="print the JSON report")
     f.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    f.add_argument(
+        "--scheduler",
+        help="run each Jacobian's difference columns at once on this dask scheduler",
+    )
+    f.add_argument(
+        "--workers",
+        type=_positive_int,
+        help="...or on a local dask cluster of this many workers",
+    )
     f.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     f.set_defaults(fn=_cmd_fit)
     return p

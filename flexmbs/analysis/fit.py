@@ -46,6 +46,7 @@ import re
 import time as _time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -383,40 +384,79 @@ class _Runs:
                 err.source,
             ) from None
 
-    def signals(self, values: NDArray[np.float64]) -> SimulatedSignals:
-        from ..simulation import simulate
-
-        key = tuple(float(v) for v in values)
-        if key in self.cache:
-            return self.cache[key]
-        model = self.model(values)
-        sim = simulate(
-            model,
-            None,
-            t_end=self.t_end,
-            rtol=self.rtol,
-            atol=self.atol,
-            output_step=self.output_step,
-            log=self.log if not self.count else None,
+    def _job(
+        self, values: NDArray[np.float64]
+    ) -> tuple[
+        str, list[str], float | None, float, float, float, Mapping[str, str | None], ChannelMap
+    ]:
+        """The arguments of _simulated_signals for a run at `values` (the model is
+        read here first, so that a bad value is a ModelError of this process)."""
+        self.model(values)
+        return (
+            os.fspath(self.model_path),
+            self.overrides + self.assignments(values),
+            self.t_end,
+            self.rtol,
+            self.atol,
+            self.output_step,
+            self.quantities,
+            self.channel_map,
         )
+
+    def _keep(self, values: NDArray[np.float64], outcome: SimulatedSignals | str) -> None:
         self.count += 1
-        if not sim.success:
+        if isinstance(outcome, str):
             raise ExperimentError(
                 f"the run failed at {', '.join(self.assignments(values)) or 'the start'}: "
-                f"{sim.message}; expected bounds (--param PATH=lo:hi) that keep the model "
+                f"{outcome}; expected bounds (--param PATH=lo:hi) that keep the model "
                 "valid",
                 source=self.model_path,
             )
-        from ..model.compiled import compile_model
+        self.cache[tuple(float(v) for v in values)] = outcome
 
-        sensors = _sensor_dict(compile_model(model), sim.sensors)
-        signals = simulated_signals(
-            sim.t, sensors, self.quantities, self.channel_map, self.model_path
-        )
-        if len(self.cache) > 4:
+    def prefetch(self, points: Sequence[NDArray[np.float64]], executor: Executor) -> None:
+        """Run the models at `points` on `executor` at once (the difference columns of
+        a Jacobian), into the cache; the cache then holds at least these."""
+        todo = [v for v in points if tuple(float(x) for x in v) not in self.cache]
+        jobs = [self._job(v) for v in todo]
+        outcomes = list(executor.map(_simulated_signals, *zip(*jobs))) if jobs else []
+        for values, outcome in zip(todo, outcomes):
+            self._keep(values, outcome)
+
+    def signals(self, values: NDArray[np.float64]) -> SimulatedSignals:
+        key = tuple(float(v) for v in values)
+        if key in self.cache:
+            return self.cache[key]
+        outcome = _simulated_signals(*self._job(values), log=self.log if not self.count else None)
+        while len(self.cache) > 4 + len(values):
             self.cache.pop(next(iter(self.cache)))
-        self.cache[key] = signals
-        return signals
+        self._keep(values, outcome)
+        return self.cache[key]
+
+
+def _simulated_signals(
+    model_path: str,
+    overrides: Sequence[str],
+    t_end: float | None,
+    rtol: float,
+    atol: float,
+    output_step: float,
+    quantities: Mapping[str, str | None],
+    channel_map: ChannelMap,
+    log: Callable[[str], object] | None = None,
+) -> SimulatedSignals | str:
+    """The simulated signals of one run of the model file with `overrides`, or the
+    run's failure message. Runs where the fit sends it (a dask worker, or here)."""
+    from ..model.compiled import compile_model
+    from ..model.toml_reader import load_model
+    from ..simulation import simulate
+
+    model = load_model(model_path, overrides)
+    sim = simulate(model, None, t_end=t_end, rtol=rtol, atol=atol, output_step=output_step, log=log)
+    if not sim.success:
+        return sim.message or "the run failed"
+    sensors = _sensor_dict(compile_model(model), sim.sensors)
+    return simulated_signals(sim.t, sensors, quantities, channel_map, model_path)
 
 
 def _sensor_dict(cm: CompiledModel, sensors: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
@@ -441,6 +481,7 @@ def fit_model(
     gaps: str | None = None,
     max_runs: int = DEFAULT_MAX_RUNS,
     log: Callable[[str], object] | None = None,
+    executor: Executor | None = None,
 ) -> FitResult:
     """Identify `parameters` ([FitParameter]) of the model file `model_path` (with the
     --set `overrides` applied; their values there are the starting point) from the
@@ -451,6 +492,9 @@ def fit_model(
     fit_offset : identify the time offset too (else hold the alignment's).
     gaps : gap policy, None: the map's. max_runs : simulations at most.
     log : a function of one str for progress lines, or None.
+    executor : where the runs of a Jacobian's difference columns go, all at once (a
+        concurrent.futures Executor: flexmbs.analysis.distributed.dask_executor); None:
+        here, one after another.
     Returns a FitResult; raises ModelError / ExperimentError for bad input.
     """
     from ..model.toml_reader import load_model
@@ -539,16 +583,18 @@ def fit_model(
     def jacobian(x: NDArray[np.float64]) -> NDArray[np.float64]:
         values, offset = split(x)
         r0 = residual(x)
-        columns = []
+        steps, shifted = [], []
         for i in range(n_model):
             h = FD_STEP * max(abs(values[i]), abs(x0[i])) or FD_STEP
             if values[i] + h > parameters[i].upper:
                 h = -h
-            v = values.copy()
-            v[i] += h
             xi = x.copy()
-            xi[i] = v[i]
-            columns.append((residual(xi) - r0) / h)
+            xi[i] = values[i] + h
+            steps.append(h)
+            shifted.append(xi)
+        if executor is not None:
+            runs.prefetch([xi[:n_model] for xi in shifted], executor)
+        columns = [(residual(xi) - r0) / h for xi, h in zip(shifted, steps)]
         if fit_offset:
             sim = runs.signals(values)
             columns.append(

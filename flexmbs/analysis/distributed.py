@@ -1,0 +1,58 @@
+"""Runs spread over dask.distributed workers (the `dask` extra): the executor that
+`flexmbs sweep` and `flexmbs fit --scheduler` hand their runs to.
+
+Without a scheduler address, a LocalCluster of one single-threaded worker process per
+core (or `workers`) on this machine; with one (`tcp://host:8786`), that cluster's
+workers. The executor is the client's concurrent.futures view, so the callers only
+`submit` and `map`.
+
+The kernel cache: a worker runs the numba kernels a run needs, compiled once into the
+kernel cache folder (`FLEXMBS_CACHE_DIR`, else `~/.cache/flexmbs`). Local workers
+inherit this process's environment and share that folder; the callers first warm it
+by one run on one worker, so the other workers load the kernels instead of compiling
+them all at once. Workers of a remote cluster compile once each, or load them from a
+cache folder on a shared file system named by FLEXMBS_CACHE_DIR in their environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from concurrent.futures import Executor
+
+from ..errors import FlexmbsError
+
+__all__ = ["dask_executor"]
+
+
+@contextlib.contextmanager
+def dask_executor(scheduler: str | None = None, workers: int | None = None) -> Iterator[Executor]:
+    """A concurrent.futures Executor over dask.distributed workers (the module
+    docstring); the cluster it started, if any, is closed on exit."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise FlexmbsError(
+            "running on workers needs dask.distributed: pip install 'flexmbs[dask]'"
+        ) from None
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as exc:
+            raise FlexmbsError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+        with client:
+            yield client.get_executor()
+        return
+    n = workers or os.cpu_count() or 1
+    with (
+        LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client.get_executor()
