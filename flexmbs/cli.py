@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import FlexmbsError, ResultWriteError, RunTerminated
@@ -126,14 +126,26 @@ def _folder_problem(path: str | os.PathLike[str]) -> str | None:
 
 
 def _positive_float(text: str) -> float:
-    """argparse type: a number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    """argparse type: a finite number > 0."""
+    value = _parsed(float, text, "a positive number")
     if not value > 0.0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    value = _parsed(int, text, "a whole number")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _parsed(kind: Callable[[str], Any], text: str, what: str) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
@@ -257,17 +269,6 @@ def _cmd_import_urdf(args: argparse.Namespace) -> int:
     joints = sum(1 for j in model.joints.values() if j.type != "fixed")
     print(f"wrote {out}: {len(model.bodies)} bodies, {joints} moving joints")
     return EXIT_OK
-
-
-def _positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
 
 
 def _cmd_modes(args: argparse.Namespace) -> int:
