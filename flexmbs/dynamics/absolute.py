@@ -17,24 +17,17 @@ integrator from there.
 
 import numpy as np
 
+from ..kinematics.rotations import elementary_rotation
+
 __all__ = ["REBASE_ANGLE", "reference_slots", "rebase_frames", "sequential_rotation"]
 
 REBASE_ANGLE = 1.0  # rad: |th2| beyond which a body's reference is moved (cos = 0.54)
 
 
-def _rot(axis, angle):
-    c, s = np.cos(angle), np.sin(angle)
-    i, j = [(1, 2), (2, 0), (0, 1)][axis]
-    r = np.eye(3)
-    r[i, i] = r[j, j] = c
-    r[i, j], r[j, i] = -s, s
-    return r
-
-
 def sequential_rotation(th):
     """(R(th), G(th)) of three sequential rotations about x, y', z'' (module
     docstring)."""
-    rx, ry, rz = _rot(0, th[0]), _rot(1, th[1]), _rot(2, th[2])
+    rx, ry, rz = (elementary_rotation(k, th[k]) for k in range(3))
     g = np.column_stack([np.eye(3)[0], rx[:, 1], (rx @ ry)[:, 2]])
     return rx @ ry @ rz, g
 

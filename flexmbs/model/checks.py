@@ -27,16 +27,6 @@ if TYPE_CHECKING:
 _EX, _EY, _EZ = np.eye(3)
 
 
-def rotation_from_euler_xyz(angles: Iterable[float]) -> NDArray[np.float64]:
-    """Rotation matrix of sequential rotations about x, then the new y, then the new z."""
-    a, b, c = angles
-    ca, sa, cb, sb, cc, sc = np.cos(a), np.sin(a), np.cos(b), np.sin(b), np.cos(c), np.sin(c)
-    rx = np.array([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
-    ry = np.array([[cb, 0, sb], [0, 1, 0], [-sb, 0, cb]])
-    rz = np.array([[cc, -sc, 0], [sc, cc, 0], [0, 0, 1]])
-    return rx @ ry @ rz
-
-
 def _vector(value: object, n: int, item: str, fld: str, what: str = "a") -> NDArray[np.float64]:
     try:
         v = np.array(value, dtype=float)

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ModelError
+from ..kinematics.rotations import rotation_from_euler_xyz
 from .checks import (
     _axis,
     _beam_initial_state,
@@ -33,7 +34,6 @@ from .checks import (
     _rotation,
     _scalar,
     _vector,
-    rotation_from_euler_xyz,
 )
 from .items import (
     Actuator,
