@@ -12,7 +12,6 @@ flexmbs.dynamics.system.state_derivative (composite rigid bodies and the residua
 import numpy as np
 
 from flexmbs.config import jit_entry
-from flexmbs.dynamics.linalg import cholesky_solve_in_place
 from flexmbs.dynamics.system import (
     derivative_from_accelerations,
     generalized_forces,
@@ -20,6 +19,7 @@ from flexmbs.dynamics.system import (
     split_state,
 )
 from flexmbs.kinematics.recursive import forward_kinematics
+from flexmbs.linalg import cholesky_solve_in_place
 
 __all__ = ["state_derivative_by_columns"]
 

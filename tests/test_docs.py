@@ -109,6 +109,8 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_crank.py", "crank.json", "explanation/performance.md"),
     ("bench_h2.py", "h2_linear.json", "explanation/performance.md"),
     ("bench_h2_criterion.py", "h2_criterion.json", "explanation/performance.md"),
+    ("bench_band_damping.py", "band_damping.json", "explanation/performance.md"),
+    ("bench_sweep.py", "sweep.json", "explanation/performance.md"),
 ]
 
 

@@ -154,8 +154,17 @@ def run_case(
     from ..simulation import simulate
     from .energy import energy_balance
 
-    model = load_model(model_path, overrides)
-    sim = simulate(model, out_path, history=False)
+    try:
+        model = load_model(model_path, overrides)
+        sim = simulate(model, out_path, history=False)
+    except FlexmbsError as exc:  # a row, not an exception to carry back from a worker
+        return {
+            "status": f"failed: {exc}",
+            "steps": 0,
+            "integration_s": math.nan,
+            "energy_ratio": math.nan,
+            **{spec: math.nan for spec in summary},
+        }
     result = open_result(out_path)
     balance = energy_balance(result) if len(result.time) > 1 else {}
     value = (

@@ -54,6 +54,7 @@ the normal the edge moves freely).
 
 from ..config import jit, jit_inline, jit_shared
 from ..kinematics.markers import marker_frame, marker_partial_velocities
+from ..linalg import cross
 
 __all__ = ["constraint_terms", "cut_joint_reaction", "contact_geometry",
            "contact_reaction"]
@@ -84,13 +85,6 @@ def _cut_joint_markers(m, ws, j):
 
 
 @jit
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@jit
 def contact_geometry(m, ws, j):
     """Rolling contact j (module docstring): its markers' frames and partial velocities
     into ws.con_* (0 the plane marker P, 1 the disk marker D) and ws.contact_vec =
@@ -105,11 +99,11 @@ def contact_geometry(m, ws, j):
     for i in range(3):
         g[0, i] = ap[i, 0] * n0[0] + ap[i, 1] * n0[1] + ap[i, 2] * n0[2]
         g[1, i] = ad[i, 0] * a0[0] + ad[i, 1] * a0[1] + ad[i, 2] * a0[2]
-    _cross(g[0], g[1], g[2])
+    cross(g[0], g[1], g[2])
     sn = (g[2, 0] ** 2 + g[2, 1] ** 2 + g[2, 2] ** 2) ** 0.5
     for i in range(3):
         g[2, i] /= sn
-    _cross(g[0], g[2], g[3])
+    cross(g[0], g[2], g[3])
     rad = m.contact_radius[j]
     na = g[0, 0] * g[1, 0] + g[0, 1] * g[1, 1] + g[0, 2] * g[1, 2]
     c = ws.con_vec[1, 0]
@@ -123,8 +117,8 @@ def contact_geometry(m, ws, j):
     wd = ws.con_vec[1, 2]
     vp = ws.con_vec[0, 1]
     wp = ws.con_vec[0, 2]
-    _cross(wd, g[4], g[6])
-    _cross(wp, g[5], g[7])
+    cross(wd, g[4], g[6])
+    cross(wp, g[5], g[7])
     for i in range(3):
         g[6, i] += vd[i] - vp[i] - g[7, i]
     return phi
@@ -142,8 +136,8 @@ def _contact_rows(m, ws, j):
     first = m.contact_row_ptr[j]
     for r in range(first, m.contact_row_ptr[j + 1]):
         e = g[0] if r == first else g[r - first + 1]
-        _cross(g[4], e, xd)
-        _cross(g[5], e, xp)
+        cross(g[4], e, xd)
+        cross(g[5], e, xp)
         ws.con_phi[r] = phi if r == first else 0.0
         ws.con_phid[r] = e[0] * g[6, 0] + e[1] * g[6, 1] + e[2] * g[6, 2]
         for k in range(ws.con_jac.shape[1]):

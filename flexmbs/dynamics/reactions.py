@@ -27,8 +27,8 @@ import numpy as np
 
 from ..config import jit
 from ..kinematics.markers import marker_frame
+from ..linalg import cholesky_solve_in_place
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
-from .linalg import cholesky_solve_in_place
 from .system import body_unbalanced_wrench, generalized_forces, mass_matrix
 
 __all__ = ["accelerations", "tree_joint_reaction"]

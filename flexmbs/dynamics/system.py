@@ -19,12 +19,12 @@ from ..config import jit, jit_entry, jit_inline, jit_shared
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms, terms_current
 from ..kinematics.timefunctions import evaluate_time_function
+from ..linalg import add_cross, cholesky_solve_in_place
 from ..tuple_ref import member_ref, tuple_ref
 from .composite import composite_mass_matrix, finish_mass_matrix
 from .constraints import constraint_terms
 from .flexible_body import flexible_gravity_force, flexible_mass_matrix, flexible_quadratic_velocity
 from .geometric import geometric_elastic_forces, geometric_tangent_stiffness
-from .linalg import cholesky_solve_in_place
 from .marker_loads import add_marker_load
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
 from .user_laws import (
@@ -567,7 +567,7 @@ def recursive_dynamic_rows(m, ws, udot, out):
             ap = ws.body_acc[p]
             for r in range(6):
                 acc[r] = ap[r]
-            _add_cross(ap[3:6], _offset_from_parent(ws, i, p, arm), acc[0:3])
+            add_cross(ap[3:6], _offset_from_parent(ws, i, p, arm), 1.0, acc[0:3])
         else:
             acc[:] = 0.0
         for k in range(m.motion_term_ptr[m.motion_ptr[i]],
@@ -607,16 +607,8 @@ def recursive_dynamic_rows(m, ws, udot, out):
             wp = ws.body_wrench[p]
             for r in range(6):
                 wp[r] += wr[r]
-            _add_cross(_offset_from_parent(ws, i, p, arm), wr[0:3], wp[3:6])
+            add_cross(_offset_from_parent(ws, i, p, arm), wr[0:3], 1.0, wp[3:6])
     _joint_rows(m, ws, udot, out)
-
-
-@jit_inline
-def _add_cross(a, b, out):
-    """out += a x b."""
-    out[0] += a[1] * b[2] - a[2] * b[1]
-    out[1] += a[2] * b[0] - a[0] * b[2]
-    out[2] += a[0] * b[1] - a[1] * b[0]
 
 
 @jit_inline

@@ -31,6 +31,7 @@ coordinates' columns times their rates form b_t.
 
 
 from ..config import jit, jit_inline, jit_shared
+from ..linalg import add_cross, copy33, matmul3, matvec3
 from .rotations import rotation_about_axis
 from .timefunctions import evaluate_time_function
 
@@ -39,34 +40,6 @@ __all__ = ["coordinate_values", "forward_kinematics", "forward_kinematics_terms"
            "OFFSET", "ROTATE_FIXED", "TRANSLATE", "ROTATE"]
 
 OFFSET, ROTATE_FIXED, TRANSLATE, ROTATE = 0, 1, 2, 3  # flexmbs.model.motions
-
-
-@jit_inline
-def _cross_add(a, b, scale, out):
-    """out += scale * (a x b)."""
-    out[0] += scale * (a[1] * b[2] - a[2] * b[1])
-    out[1] += scale * (a[2] * b[0] - a[0] * b[2])
-    out[2] += scale * (a[0] * b[1] - a[1] * b[0])
-
-
-@jit_inline
-def _matvec(a, x, out):
-    for r in range(3):
-        out[r] = a[r, 0] * x[0] + a[r, 1] * x[1] + a[r, 2] * x[2]
-
-
-@jit_inline
-def _copy33(a, out):
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = a[r, c]
-
-
-@jit_inline
-def _matmul(a, b, out):
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
 
 
 @jit_shared
@@ -257,7 +230,7 @@ def _forward_kinematics(m, ws, t, q, u, columns):
         al = ws.aw[i]
         p = m.body_parent[i]
         if p >= 0:
-            _copy33(ws.rot[p], rr)
+            copy33(ws.rot[p], rr)
             for r in range(3):
                 pos[r] = ws.r[p, r]
                 vel[r] = ws.rd[p, r]
@@ -281,17 +254,17 @@ def _forward_kinematics(m, ws, t, q, u, columns):
         for j in range(m.motion_ptr[i], m.motion_ptr[i + 1]):
             kind = m.motion_kind[j]
             if kind == ROTATE_FIXED:
-                _matmul(rr, m.motion_rotation[j], tmp)
-                _copy33(tmp, rr)
+                matmul3(rr, m.motion_rotation[j], tmp)
+                copy33(tmp, rr)
                 continue
             if kind == OFFSET:
-                _matvec(rr, m.motion_vector[j], y)
+                matvec3(rr, m.motion_vector[j], y)
                 xd = 0.0
                 xdd = 0.0
             else:
                 x, xd, xdd = _amount(m.motion_term_ptr, m.motion_term_col,
                                      m.motion_term_coef, j, ws.x, ws.xd, ws.xdd)
-                _matvec(rr, m.motion_vector[j], e)
+                matvec3(rr, m.motion_vector[j], e)
                 if columns and not taken:
                     _take_columns(m.frame_ptr, m.frame_col, m.frame_inherited, ws.jr,
                                   ws.jw, i, p, pend, pending)
@@ -303,7 +276,7 @@ def _forward_kinematics(m, ws, t, q, u, columns):
                         _move_columns(m.frame_ptr, m.frame_col, ws.jr, ws.jw, i, pend)
                         pend[:] = 0.0
                         pending = False
-                    _cross_add(om, e, xd, al)
+                    add_cross(om, e, xd, al)
                     for r in range(3):
                         al[r] += e[r] * xdd
                         om[r] += e[r] * xd
@@ -312,8 +285,8 @@ def _forward_kinematics(m, ws, t, q, u, columns):
                                       ws.term_jw, ws.term_jr)
                     k1 = m.motion_term_ptr[j + 1]
                     rotation_about_axis(m.motion_vector[j], x, rk)
-                    _matmul(rr, rk, tmp)
-                    _copy33(tmp, rr)
+                    matmul3(rr, rk, tmp)
+                    copy33(tmp, rr)
                     continue
                 _add_motion_terms(m.motion_term_ptr, m.motion_term_col, m.motion_term_coef,
                                   i, j, e, columns, ws.jr, ws.term_jr, ws.term_jw)
@@ -329,15 +302,15 @@ def _forward_kinematics(m, ws, t, q, u, columns):
                 pending = True
             else:
                 _add_displacement_to_terms(ws, k0, k1, y)
-            _cross_add(al, y, 1.0, acc)
+            add_cross(al, y, 1.0, acc)
             w3[0] = om[1] * y[2] - om[2] * y[1]
             w3[1] = om[2] * y[0] - om[0] * y[2]
             w3[2] = om[0] * y[1] - om[1] * y[0]
-            _cross_add(om, w3, 1.0, acc)
+            add_cross(om, w3, 1.0, acc)
             for r in range(3):
                 vel[r] += w3[r]
             if kind == TRANSLATE:
-                _cross_add(om, e, 2.0 * xd, acc)
+                add_cross(om, e, 2.0 * xd, acc)
                 for r in range(3):
                     vel[r] += e[r] * xd
                     acc[r] += e[r] * xdd
@@ -379,7 +352,7 @@ def velocity_transformation_rate(m, ws):
     for i in range(nb):
         p = m.body_parent[i]
         if p >= 0:
-            _copy33(ws.rot[p], rr)
+            copy33(ws.rot[p], rr)
             for r in range(3):
                 om[r] = ws.omega[p, r]
         else:
@@ -404,16 +377,16 @@ def velocity_transformation_rate(m, ws):
         for j in range(m.motion_ptr[i], m.motion_ptr[i + 1]):
             kind = m.motion_kind[j]
             if kind == ROTATE_FIXED:
-                _matmul(rr, m.motion_rotation[j], tmp)
-                _copy33(tmp, rr)
+                matmul3(rr, m.motion_rotation[j], tmp)
+                copy33(tmp, rr)
                 continue
             xd = 0.0
             if kind == OFFSET:
-                _matvec(rr, m.motion_vector[j], y)
+                matvec3(rr, m.motion_vector[j], y)
             else:
                 x, xd, xdd = _amount(m.motion_term_ptr, m.motion_term_col,
                                      m.motion_term_coef, j, ws.x, ws.xd, ws.xdd)
-                _matvec(rr, m.motion_vector[j], e)
+                matvec3(rr, m.motion_vector[j], e)
                 we[0] = om[1] * e[2] - om[2] * e[1]
                 we[1] = om[2] * e[0] - om[0] * e[2]
                 we[2] = om[0] * e[1] - om[1] * e[0]
@@ -432,8 +405,8 @@ def velocity_transformation_rate(m, ws):
                     for r in range(3):
                         om[r] += e[r] * xd
                     rotation_about_axis(m.motion_vector[j], x, rk)
-                    _matmul(rr, rk, tmp)
-                    _copy33(tmp, rr)
+                    matmul3(rr, rk, tmp)
+                    copy33(tmp, rr)
                     continue
                 for k in range(m.motion_term_ptr[j], m.motion_term_ptr[j + 1]):
                     c = m.motion_term_col[k]
@@ -445,7 +418,7 @@ def velocity_transformation_rate(m, ws):
             for r in range(3):
                 pend[r] += y[r]
             pending = True
-            _cross_add(om, y, 1.0, pendd)
+            add_cross(om, y, 1.0, pendd)
             if kind == TRANSLATE:
                 for r in range(3):
                     pendd[r] += e[r] * xd
