@@ -19,6 +19,7 @@ Scratch: ws.m33[5:10] and ws.v3[12:16]; callers use the lower ones.
 import numpy as np
 
 from ..config import jit, jit_shared
+from ..linalg import matmul3
 
 __all__ = ["marker_deformation", "marker_frame", "cardan_rotations",
            "marker_partial_velocities", "marker_frame_kernel"]
@@ -42,13 +43,6 @@ def marker_deformation(m, ws, k, d, dd, th, thd):
         else:
             th[a - 3] = x
             thd[a - 3] = xd
-
-
-@jit
-def _mul(a, b, out):
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
 
 
 @jit
@@ -109,10 +103,10 @@ def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
         for r in range(3):
             ab[r, r] = 1.0
     cardan_rotations(th, rx, ry, rz, tm)
-    _mul(rz, m.marker_rotation[k], tmp)
-    _mul(ry, tmp, rz)
-    _mul(rx, rz, tmp)
-    _mul(ab, tmp, rot)
+    matmul3(rz, m.marker_rotation[k], tmp)
+    matmul3(ry, tmp, rz)
+    matmul3(rx, rz, tmp)
+    matmul3(ab, tmp, rot)
     s0 = m.marker_position[k]
     for r in range(3):
         arm[r] = ab[r, 0] * (s0[0] + d[0]) + ab[r, 1] * (s0[1] + d[1]) + \
