@@ -114,3 +114,14 @@ def test_no_two_parts_of_the_package_import_each_other():
               for b in sorted(edges[a]) if a in reachable(b)]
     assert not cycles, cycles
     assert "kinematics" in edges["dynamics"] and "dynamics" in edges["model"]
+
+
+def test_reading_models_and_results_brings_no_numba_in():
+    """The command line, the model reader and the result reader import without numba
+    (about 0.4 s): `flexmbs info`, `plot`, `energy` and `export` start at once."""
+    code = ("import sys, flexmbs.cli, flexmbs.model.toml_reader, flexmbs.model.description, "
+            "flexmbs.io.results, flexmbs.rotations; assert 'numba' not in sys.modules, "
+            "[m for m in sys.modules if m.startswith('flexmbs')]")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -17,7 +17,7 @@ integrator from there.
 
 import numpy as np
 
-from ..kinematics.rotations import elementary_rotation
+from ..rotations import elementary_rotation
 
 __all__ = ["REBASE_ANGLE", "reference_slots", "rebase_frames", "sequential_rotation"]
 

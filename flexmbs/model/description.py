@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ModelError
-from ..kinematics.rotations import rotation_from_euler_xyz
+from ..rotations import rotation_from_euler_xyz
 from .checks import (
     _axis,
     _beam_initial_state,
