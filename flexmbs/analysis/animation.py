@@ -56,12 +56,12 @@ def _limits(points: NDArray[np.float64]) -> tuple[NDArray, float]:
     return (low + high) / 2.0, half
 
 
-def _draw(ax: object, shape: DeformedShape, points: NDArray[np.float64]) -> None:
+def _draw(ax: Any, shape: DeformedShape, points: NDArray[np.float64]) -> None:
     beams = {p.body for p in shape.beams}
     for cell, body in zip(shape.lines, shape.line_body):
         xyz = points[cell]
         flexible = body in beams
-        ax.plot(  # type: ignore[attr-defined]
+        ax.plot(
             xyz[:, 0],
             xyz[:, 1],
             xyz[:, 2],
@@ -71,7 +71,7 @@ def _draw(ax: object, shape: DeformedShape, points: NDArray[np.float64]) -> None
         )
     joints = points[shape.vertices]
     if len(joints):
-        ax.scatter(  # type: ignore[attr-defined]
+        ax.scatter(
             joints[:, 0], joints[:, 1], joints[:, 2], color=JOINT_COLOR, s=18, depthshade=False
         )
 

@@ -189,7 +189,7 @@ def _warm(model_path: str, overrides: Sequence[str]) -> float:
 
     start = time.perf_counter()
     model = load_model(model_path, overrides)
-    simulate(model, None, t_end=model.solver.t_end * 1e-6 + model.output.step)
+    simulate(model, None, t_end=model.output.step)
     return time.perf_counter() - start
 
 

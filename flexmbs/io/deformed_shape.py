@@ -24,14 +24,18 @@ of its body in `body_names` (joints: the index of the joint's child).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dynamics import api
 from ..elements.beam import axial_strain_row, element_length, section_force_rows
+from ..kinematics.recursive import forward_kinematics
 from ..model.description import GROUND, BeamBody
 from ..model.sensor_tables import centerline_points, element_rows
+
+if TYPE_CHECKING:
+    from ..model.compiled import CompiledModel
 
 __all__ = ["DeformedShape", "ShapeFrame", "POINT_DATA", "DEFAULT_SUBDIVISIONS"]
 
@@ -72,16 +76,11 @@ def _element_places(beam: BeamBody, subdivisions: int) -> list[tuple[int, float]
 def _beam_rows(beam: BeamBody, subdivisions: int) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     local, displacement = centerline_points(beam, subdivisions)
     section = beam.section
-    fibres = [
-        (y, z)
-        for y, z in (
-            (section.max_y, 0.0),
-            (-section.max_y if section.max_y is not None else None, 0.0),
-            (0.0, section.max_z),
-            (0.0, -section.max_z if section.max_z is not None else None),
-        )
-        if y is not None and z is not None
-    ]
+    fibres: list[tuple[float, float]] = []
+    if section.max_y is not None:
+        fibres += [(section.max_y, 0.0), (-section.max_y, 0.0)]
+    if section.max_z is not None:
+        fibres += [(0.0, section.max_z), (0.0, -section.max_z)]
     places = _element_places(beam, subdivisions)
     strain = np.zeros((len(places), 4, beam.nf))
     forces = np.zeros((len(places), 6, beam.nf))
@@ -100,26 +99,28 @@ class DeformedShape:
     topology (lines, vertices, each cell's body) once, and `frame(t, q)` the points and
     point data at a state. `subdivisions`: centre-line points per beam element."""
 
-    def __init__(self, cm: object, subdivisions: int = DEFAULT_SUBDIVISIONS) -> None:
+    def __init__(self, cm: CompiledModel, subdivisions: int = DEFAULT_SUBDIVISIONS) -> None:
         self.cm = cm
-        model = cm.model  # type: ignore[attr-defined]
-        names = list(cm.topology.body_names)  # type: ignore[attr-defined]
+        self._ws = cm.new_workspace()  # one for every frame
+        self._rest = np.zeros(cm.nq)  # u = 0: poses only
+        model = cm.model
+        names = list(cm.topology.body_names)
         self.body_names = names
         index = {name: k for k, name in enumerate(names)}
-        flex_q = cm.arrays.flex_q  # type: ignore[attr-defined]
-        flex_nf = cm.arrays.flex_nf  # type: ignore[attr-defined]
+        flex_q = cm.arrays.flex_q
+        flex_nf = cm.arrays.flex_nf
         self.beams: list[_BeamPart] = []
         # (body, first point, local points (frame origin, then the markers))
         self._rigid: list[tuple[int, int, NDArray[np.float64]]] = []
         lines: list[list[int]] = []
         line_body: list[int] = []
         npoints = 0
-        flexible = {b.name: k for k, (_, b) in enumerate(cm.beams)}  # type: ignore[attr-defined]
+        flexible = {b.name: (k, b) for k, (_, b) in enumerate(cm.beams)}
         for name in names:
             body = model.bodies[name]
             if name in flexible:
-                k = flexible[name]
-                local, disp, strain, forces = _beam_rows(body, subdivisions)
+                k, beam = flexible[name]
+                local, disp, strain, forces = _beam_rows(beam, subdivisions)
                 part = _BeamPart(
                     index[name],
                     int(flex_q[k]),
@@ -151,6 +152,7 @@ class DeformedShape:
         self.vertices = list(range(npoints, npoints + len(self._joints)))
         self.vertex_body = [b for b, _, _ in self._joints]
         self.lines = lines
+        self._part_of = {p.body: p for p in self.beams}
         self.line_body = line_body
         self.npoints = npoints + len(self._joints)
 
@@ -166,10 +168,16 @@ class DeformedShape:
             scaled = self.frame(t, shown)
             true = self.frame(t, q)
             return ShapeFrame(scaled.points, true.point_data)
-        r, rot = api.body_poses(self.cm, q, t)
+        forward_kinematics(
+            self.cm.arrays,
+            self._ws,
+            float(t),
+            np.ascontiguousarray(q, dtype=float),
+            self._rest,
+        )
+        r, rot = self._ws.r, self._ws.rot
         points = np.zeros((self.npoints, 3))
         data = {name: np.zeros((self.npoints, size)) for name, size in POINT_DATA.items()}
-        moved = set()  # the beam bodies
         for part in self.beams:
             qf = q[part.q_first : part.q_first + part.nf]
             d = (part.displacement @ qf).reshape(-1, 3)
@@ -181,18 +189,17 @@ class DeformedShape:
             pick = np.argmax(np.abs(strain), axis=1)
             data["outer_fibre_strain"][rows, 0] = strain[np.arange(len(strain)), pick]
             data["section_forces"][rows] = part.forces @ qf
-            moved.add(part.body)
         for body, first, local in self._rigid:
             points[first : first + len(local)] = r[body] + local @ rot[body].T
-        model = self.cm.model  # type: ignore[attr-defined]
+        model = self.cm.model
         for k, (body, name, marker_name) in enumerate(self._joints):
-            marker = model.bodies[name].markers[marker_name]
+            child = model.bodies[name]
+            marker = child.markers[marker_name]
             position = np.asarray(marker.position, float)
-            if marker.node is not None and body in moved:
-                beam = model.bodies[name]
-                node = marker.node % len(beam.nodes)
-                part = next(p for p in self.beams if p.body == body)
+            if isinstance(child, BeamBody) and marker.node is not None:
+                node = marker.node % len(child.nodes)
+                part = self._part_of[body]
                 qf = q[part.q_first : part.q_first + part.nf]
-                position = beam.nodes[node] + beam.node_rows(node)[:3] @ qf
+                position = child.nodes[node] + child.node_rows(node)[:3] @ qf
             points[self.vertices[k]] = r[body] + rot[body] @ position
         return ShapeFrame(points, data)
