@@ -111,6 +111,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_h2_criterion.py", "h2_criterion.json", "explanation/performance.md"),
     ("bench_band_damping.py", "band_damping.json", "explanation/performance.md"),
     ("bench_sweep.py", "sweep.json", "explanation/performance.md"),
+    ("bench_modal_derivatives.py", "modal_derivatives.json", "explanation/performance.md"),
 ]
 
 

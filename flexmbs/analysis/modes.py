@@ -112,6 +112,7 @@ def beam_modes(beam: BeamBody, count: int = BODY_MODE_COUNT) -> BeamModes:
             "reduced_frequencies": b.reduced_frequencies.copy(),
             "descriptions": list(b.descriptions),
             "dropped_corrections": list(b.dropped_corrections),
+            "modes_below": b.modes_below,
         }
     return BeamModes(
         body=beam.name,
@@ -235,7 +236,13 @@ def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "
             kept = b.kept
             nmode = kept["kinds"].count("mode")
             ncorr = kept["kinds"].count("correction")
-            lines.append(f"  the model keeps {nmode} modes and {ncorr} static correction modes:")
+            nder = kept["kinds"].count("derivative")
+            below = kept.get("modes_below")
+            chosen = f" (those below {below:g} Hz)" if below is not None else ""
+            lines.append(
+                f"  the model keeps {nmode} modes{chosen}, {ncorr} static correction modes "
+                f"and {nder} modal derivatives:"
+            )
             width = max(len(c) for c in kept["coordinates"])
             lines.append(f"  {'coordinate':<{width}}  {'frequency (Hz)':>14}  description")
             for c, f, d in zip(kept["coordinates"], kept["frequencies"], kept["descriptions"]):

@@ -46,7 +46,7 @@ def beam_extents(cm):
     out = []
     for _, beam in cm.beams:
         free = np.asarray(beam.free)
-        if beam.modes != "all":
+        if beam.basis is not None:
             columns = np.array([names[n] for n in beam.basis.names])
             to_nodal = np.asarray(beam.basis.vectors)
         else:

@@ -24,7 +24,26 @@ whose columns are
   (Gram-Schmidt in the M inner product), normalised, and dropped when almost nothing
   of it is left (DEPENDENT_TOL). With them a load at a marker node, and the stretch
   of the beam by it, are represented exactly in statics (for a body held by its
-  reference conditions).
+  reference conditions);
+* optionally modal derivatives (Idelsohn and Cardona 1985): for each pair i <= j of
+  the kept modes, the second-order static response
+
+      theta_ij = d^2 x / d eta_i d eta_j = -K^+ (dK_t/d eta_j) phi_i,
+
+  K_t(x) the tangent stiffness of the consistent geometric stiffness
+  (flexmbs.elements.geometric, docs/explanation/formulation.md section 6), whose
+  derivative at x = 0 applied to element coordinates d_i, d_j is
+
+      B_e(d_i, d_j) = EA [(a . d_j) G d_i + (a . d_i) G d_j + (d_i^T G d_j) a]
+
+  (a the axial-strain row, G the slope matrix of the element), and K^+ the inverse of
+  K on the elastic modes (sum over them of phi_k phi_k^T / w_k^2). For bending modes of
+  a straight beam theta_ij is the axial displacement that cancels the membrane strain
+  u' + sbar/2 of the bent beam (its foreshortening): without it a reduced beam with
+  geometric stiffness has no axial freedom to relax into, and the foreshortening
+  energy stiffens its bending (membrane locking). The derivatives are made
+  M-orthogonal to everything before them, normalised, and dropped when less than
+  DEPENDENT_TOL of the largest one is left (many pairs give the same shape, or none).
 
 Every invariant projects (docs/explanation/formulation.md sections 2 and 8):
 
@@ -57,7 +76,8 @@ __all__ = [
     "ENERGY_PARTS", "ModalBasis", "BodyModes", "strain_energy_matrices",
     "rotary_inertia_mass", "body_mass_matrix", "rigid_mode_count", "body_modes",
     "correction_shapes", "modal_basis", "project_invariants", "describe_fractions",
-    "axial_stretch_capability", "basis_record", "max_modes",
+    "axial_stretch_capability", "basis_record", "max_modes", "modal_derivative_shapes",
+    "geometric_second_order_force", "kept_mode_count",
 ]
 
 ENERGY_PARTS = ("axial", "torsion", "bending y", "bending z")
@@ -82,20 +102,25 @@ class ModalBasis:
 
     vectors : Phi (n, nm), x per unit eta: m (rad) per kg^(1/2) m; M-orthonormal,
         Phi^T M Phi = I with M = M_ff plus the nodes' rotary inertias.
-    kinds : (nm,) "mode" (an eigenvector) or "correction" (a static correction mode).
-    names : (nm,) coordinate names, BODY.modeK and BODY.correctionK.
-    frequencies : (nm,) Hz: w / 2 pi of each mode; for a correction mode the Rayleigh
-        quotient sqrt(phi^T K phi) / 2 pi (it is no eigenvector).
+    kinds : (nm,) "mode" (an eigenvector), "correction" (a static correction mode) or
+        "derivative" (a modal derivative).
+    names : (nm,) coordinate names, BODY.modeK, BODY.correctionK and BODY.derivativeK.
+    frequencies : (nm,) Hz: w / 2 pi of each mode; for a correction mode or a modal
+        derivative the Rayleigh quotient sqrt(phi^T K phi) / 2 pi (it is no
+        eigenvector).
     reduced_frequencies : (nm,) Hz: the natural frequencies of the reduced body,
         Phi^T K Phi y = w^2 y.
     energy_fractions : (nm, 4) the strain energy of each column split as ENERGY_PARTS.
     descriptions : (nm,) text, e.g. "bending y", "torsion", "static correction for w
         at node 1 (tip): bending z".
     sources : (nm, 2) for a correction mode its (node, dof) (dof 0..5 in u v w tx ty
-        tz order); (-1, -1) for a mode.
-    requested_modes : the number of modes asked for (`modes`).
+        tz order); for a modal derivative its two modes (i, j), counted from 1 as in
+        BODY.modeK; (-1, -1) for a mode.
+    requested_modes : the number of modes kept (`modes`, or as many as lie below
+        `modes_below`).
     dropped_corrections : the correction shapes dropped as (nearly) dependent, as
         (node, dof) pairs.
+    modes_below : the frequency (Hz) below which modes were kept, or None.
     """
     vectors: np.ndarray
     kinds: tuple
@@ -107,6 +132,7 @@ class ModalBasis:
     sources: np.ndarray
     requested_modes: int
     dropped_corrections: tuple = ()
+    modes_below: float | None = None
 
     @property
     def nm(self):
@@ -318,21 +344,112 @@ def _m_orthogonalise(shape, basis, mass):
     return shape
 
 
-# ------------------------------------------------------------------ the basis
-def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None):
-    """The ModalBasis of `beam` with its `modes` lowest elastic modes and, for each
-    node of `correction_nodes`, the static correction modes of its free coordinates
-    (module docstring). `marker_names` {node: [names]} name the nodes in the
-    descriptions."""
-    if isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) or modes < 1:
+# ---------------------------------------------------------- modal derivatives
+def _element_geometry(beam):
+    """Per element: (T_e (12, n) the element map, G (12, 12) 1/m, a (12,) 1/m, EA N)."""
+    from .geometric import axial_row, geometric_shape_matrix
+
+    ea = beam.section.area * beam.material.youngs_modulus
+    out = []
+    for e, (a, b) in enumerate(beam.connectivity):
+        length = element_length(beam.nodes[a], beam.nodes[b])
+        out.append((_element_map(beam, e), geometric_shape_matrix(length),
+                    axial_row(length), ea))
+    return out
+
+
+def _second_order(geometry, x1, x2):
+    """sum_e T_e^T B_e(T_e x1, T_e x2) over `geometry` (_element_geometry)."""
+    out = np.zeros(len(x1))
+    for te, g, a, ea in geometry:
+        d1, d2 = te @ x1, te @ x2
+        out += te.T @ (ea * ((a @ d2) * (g @ d1) + (a @ d1) * (g @ d2) + (d1 @ g @ d2) * a))
+    return out
+
+
+def geometric_second_order_force(beam, x1, x2):
+    """B(x1, x2) (n,), N and N m on the free nodal coordinates: the symmetric bilinear
+    derivative of the consistent geometric stiffness, d/ds [K_t(s x2) x1] at s = 0
+    (module docstring), summed over the elements."""
+    return _second_order(_element_geometry(beam), np.asarray(x1, dtype=float),
+                         np.asarray(x2, dtype=float))
+
+
+def modal_derivative_shapes(beam, phi, alone=None):
+    """The modal derivatives theta_ij (n, p) of the columns of phi (n, k), pairs
+    i <= j in the order (1,1), (1,2), ..., (k,k), and the pairs (p, 2) counted from 1:
+    theta_ij = -K^+ B(phi_i, phi_j) (module docstring), K^+ through the body's elastic
+    modes (`alone`, its BodyModes, computed when not given), so that a body with free
+    rigid-body motions has derivatives without them. m per (kg^(1/2) m)^2 for
+    mass-normalised phi."""
+    alone = body_modes(beam) if alone is None else alone
+    elastic = ~alone.rigid
+    vectors = alone.vectors[:, elastic]
+    w2 = (2 * np.pi * alone.frequencies[elastic]) ** 2
+    geometry = _element_geometry(beam)
+    pairs, shapes = [], []
+    for i in range(phi.shape[1]):
+        for j in range(i, phi.shape[1]):
+            rhs = _second_order(geometry, phi[:, i], phi[:, j])
+            shapes.append(-vectors @ ((vectors.T @ rhs) / w2))
+            pairs.append((i + 1, j + 1))
+    n = len(beam.free)
+    return (np.column_stack(shapes) if shapes else np.zeros((n, 0)),
+            np.array(pairs, dtype=np.int64).reshape(-1, 2))
+
+
+def kept_mode_count(beam, modes, modes_below=None, alone=None, item=None):
+    """How many of the lowest elastic modes a basis keeps: `modes` (a positive
+    integer, or "all" for no limit by count), and of those only the ones below
+    `modes_below` Hz when given. Raises ModelError when that leaves none, or when
+    `modes` asks for more than the body has."""
+    if modes != "all" and (isinstance(modes, bool) or not isinstance(modes, (int, np.integer))
+                           or modes < 1):
         raise ModelError(f'expected a positive integer or "all", got {modes!r}', item,
                          "modes")
     limit = max_modes(beam)
-    if modes > limit:
+    if modes != "all" and modes > limit:
         rigid = " less its free rigid-body motions" if limit < len(beam.free) else ""
         raise ModelError(f"expected at most {limit} modes (the body's {len(beam.free)} "
                          f"elastic coordinates{rigid}), got {modes}", item, "modes")
+    count = limit if modes == "all" else int(modes)
+    if modes_below is None:
+        return count
+    alone = body_modes(beam) if alone is None else alone
+    elastic = alone.frequencies[~alone.rigid]
+    below = int(np.sum(elastic < modes_below))
+    if below == 0:
+        raise ModelError(f"no mode is below {modes_below:g} Hz: the lowest is at "
+                         f"{elastic[0]:.4g} Hz", item, "modes_below")
+    return min(count, below)
+
+
+# ------------------------------------------------------------------ the basis
+def _add_shape(shape, scale, phi, rigid, mass):
+    """`shape` made M-orthogonal to the rigid motions and the columns of phi,
+    normalised and signed (largest entry positive), or None when less than
+    DEPENDENT_TOL of `scale` (an M-norm) is left."""
+    left = _m_orthogonalise(shape, np.column_stack([rigid, phi]), mass)
+    after = np.sqrt(max(left @ mass @ left, 0.0))
+    if not after > DEPENDENT_TOL * scale:
+        return None
+    left = left / after
+    big = np.argmax(np.abs(left))
+    return left if left[big] > 0 else -left
+
+
+def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None,
+                modes_below=None, derivatives=False):
+    """The ModalBasis of `beam` with its `modes` lowest elastic modes ("all": no limit
+    by count), of those only the ones below `modes_below` Hz when given; for each node
+    of `correction_nodes` the static correction modes of its free coordinates; and
+    with `derivatives` the modal derivatives of the kept modes, last (module
+    docstring). `marker_names` {node: [names]} name the nodes in the descriptions."""
+    if modes == "all" and modes_below is None:
+        raise ModelError('expected a positive integer, or "all" with modes_below', item,
+                         "modes")
     alone = body_modes(beam)
+    modes = kept_mode_count(beam, modes, modes_below, alone, item)
     first = int(np.sum(alone.rigid))
     rigid = alone.vectors[:, :first]  # the floating frame's motions: never in the basis
     phi = alone.vectors[:, first:first + modes]
@@ -349,15 +466,11 @@ def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None):
         shapes, labels = correction_shapes(k, beam.free, nodes, item)
         for col, (node, dof) in enumerate(labels):
             shape = shapes[:, col]
-            before = np.sqrt(max(shape @ mass @ shape, 0.0))
-            left = _m_orthogonalise(shape, np.column_stack([rigid, phi]), mass)
-            after = np.sqrt(max(left @ mass @ left, 0.0))
-            if not after > DEPENDENT_TOL * before:
+            left = _add_shape(shape, np.sqrt(max(shape @ mass @ shape, 0.0)), phi, rigid,
+                              mass)
+            if left is None:
                 dropped.append((node, dof))
                 continue
-            left = left / after
-            big = np.argmax(np.abs(left))
-            left = left if left[big] > 0 else -left
             phi = np.column_stack([phi, left])
             freq.append(np.sqrt(max(left @ k @ left, 0.0)) / (2 * np.pi))
             kinds.append("correction")
@@ -366,9 +479,25 @@ def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None):
             descriptions.append(f"static correction for {_DOF_NAMES[dof]} at node {node}"
                                 f"{f' ({where})' if where else ''}: {kind}")
             sources.append((node, dof))
+    if derivatives:
+        shapes, pairs = modal_derivative_shapes(beam, phi[:, :modes], alone)
+        norms = np.sqrt(np.clip(np.einsum("ip,ij,jp->p", shapes, mass, shapes), 0.0, None))
+        scale = float(norms.max()) if len(norms) else 0.0
+        for col in range(shapes.shape[1]):
+            left = (None if scale == 0.0
+                    else _add_shape(shapes[:, col], scale, phi, rigid, mass))
+            if left is None:
+                continue
+            phi = np.column_stack([phi, left])
+            freq.append(np.sqrt(max(left @ k @ left, 0.0)) / (2 * np.pi))
+            kinds.append("derivative")
+            i, j = (int(v) for v in pairs[col])
+            kind = describe_fractions(_fractions(left[:, None], parts)[0])
+            descriptions.append(f"modal derivative of modes {i} and {j}: {kind}")
+            sources.append((i, j))
     fractions = _fractions(phi, parts)
     reduced = scipy.linalg.eigvalsh(phi.T @ k @ phi, phi.T @ mass @ phi)
-    counts = {"mode": 0, "correction": 0}
+    counts = {"mode": 0, "correction": 0, "derivative": 0}
     names = []
     for kind in kinds:
         counts[kind] += 1
@@ -378,7 +507,8 @@ def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None):
         frequencies=np.array(freq), reduced_frequencies=np.sqrt(np.clip(reduced, 0.0, None))
         / (2 * np.pi), energy_fractions=fractions, descriptions=tuple(descriptions),
         sources=np.array(sources, dtype=np.int64).reshape(-1, 2), requested_modes=int(modes),
-        dropped_corrections=tuple(dropped))
+        dropped_corrections=tuple(dropped),
+        modes_below=None if modes_below is None else float(modes_below))
 
 
 def project_invariants(inv, phi):
@@ -444,6 +574,8 @@ def basis_record(beam):
         "attrs": {
             "modes": b.requested_modes,
             "correction_modes": bool(beam.correction_modes),
+            "modal_derivatives": "derivative" in b.kinds,
+            **({} if b.modes_below is None else {"modes_below": b.modes_below}),
             "axial_stretch_capability": axial_stretch_capability(beam),
             "energy_parts": list(ENERGY_PARTS),
         },

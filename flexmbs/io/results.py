@@ -114,9 +114,10 @@ MODE_DESCRIPTIONS = {
     "M-orthonormal",
     "nodal_coordinates": "(n,) names BODY.nNODE.DOF of the rows of basis",
     "coordinates": "(nm,) names of the modal coordinates eta (columns of basis, and of q)",
-    "kinds": '(nm,) "mode" (an eigenvector) or "correction" (a static correction mode)',
+    "kinds": '(nm,) "mode" (an eigenvector), "correction" (a static correction mode) or '
+    '"derivative" (a modal derivative)',
     "frequencies": "(nm,) Hz: natural frequency of each mode of the body alone under "
-    "its reference conditions; for a correction mode the Rayleigh "
+    "its reference conditions; for a correction mode or a modal derivative the Rayleigh "
     "quotient sqrt(phi^T K phi) / 2 pi",
     "reduced_frequencies": "(nm,) Hz: natural frequencies of the reduced body, "
     "eig(Phi^T K Phi, Phi^T M Phi)",

@@ -209,34 +209,48 @@ class CompiledModel:
         )
 
 
-AXIAL_CAPABILITY_MIN = 1e-6  # below this a basis cannot stretch the beam
-
-
 def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
-    """Texts for the user about choices that compile but may not mean what they say:
-    a beam whose kept modes cannot stretch it axially while its geometric stiffness is
-    on (docs/explanation/formulation.md section 6: u' then stays zero, the axial force's
-    stiffening is lost and the foreshortening term, which the axis can no longer relax,
-    stiffens
-    bending instead)."""
-    from ..elements.modal import axial_stretch_capability
+    """Texts for the user about choices that compile but may not mean what they say: a
+    reduced beam with geometric stiffness whose basis answers the loads a beam sees
+    (flexmbs.elements.basis_check: a uniform load, forces at its marker nodes, a spin)
+    with a static deflection further than BASIS_TOLERANCE from the nodal beam's, at a
+    deflection of half the small-deformation range. The usual cause is a basis without
+    axial freedom: the foreshortening of the bent beam then stiffens its bending
+    (docs/explanation/formulation.md sections 6 and 8); modal derivatives restore it."""
+    from ..elements.basis_check import (
+        BASIS_TOLERANCE,
+        RESPONSE_FRACTION,
+        basis_static_differences,
+    )
 
     out = []
     for _, b in beams:
-        if b.modes == "all" or b.geometric == "none":
+        if not b.reduced or b.geometric == "none":
             continue
-        capability = axial_stretch_capability(b)
-        if capability < AXIAL_CAPABILITY_MIN:
-            out.append(
-                f'body "{b.name}": its elastic coordinates (modes = {b.modes}'
-                + (", with correction modes" if b.correction_modes else "")
-                + ") cannot stretch the beam axially (capability "
-                f"{capability:.2g}), so the geometric stiffness "
-                f'"{b.geometric}" sees no axial strain: the axial force\'s '
-                "stiffening is lost and foreshortening stiffens the bending "
-                "instead; add correction modes at the beam's markers "
-                '(correction_modes = true) or set geometric = "none"'
-            )
+        cases = basis_static_differences(b)
+        if not cases:
+            continue
+        worst = max(cases, key=lambda c: c.difference)
+        if worst.difference <= BASIS_TOLERANCE:
+            continue
+        assert b.basis is not None
+        kinds = b.basis.kinds
+        held = f"{kinds.count('mode')} modes"
+        for kind, word in (("correction", "correction modes"), ("derivative", "derivatives")):
+            if kind in kinds:
+                held += f", {kinds.count(kind)} {word}"
+        remedy = (
+            "add more modes or correction modes (correction_modes = true)"
+            if b.with_modal_derivatives
+            else "add the modal derivatives (modal_derivatives = true)"
+        )
+        out.append(
+            f'body "{b.name}": its reduced basis ({held}) answers a {worst.name} with a '
+            f"static deflection {worst.difference:.1%} away from the nodal beam's, with "
+            f'the geometric stiffness "{b.geometric}" and a deflection of '
+            f"{RESPONSE_FRACTION:.0%} of the beam's length (tolerance "
+            f'{BASIS_TOLERANCE:.0%}); {remedy}, or set geometric = "none"'
+        )
     return out
 
 

@@ -192,6 +192,8 @@ class Model:
         correction_modes: bool = False,
         initial_rates: ArrayLike | None = None,
         modal_damping: str | ArrayLike | None = None,
+        modes_below: float | None = None,
+        modal_derivatives: bool | None = None,
     ) -> BeamBody:
         """Add a flexible beam body (see BeamBody). `elements`: an integer per segment
         of the polyline (or one for all); `fixed`: {node: dofs} of the reference
@@ -206,10 +208,12 @@ class Model:
         is compiled, after modal reduction); `initial_rates`: None or the elastic
         rates at t = 0, as many as `initial`; `modal_damping`: None, a damping ratio
         of every mode, one per mode, or "bands" (see BeamBody); `modes`: "all" (nodal
-        coordinates) or the number of lowest natural modes kept; `correction_modes`: add
-        static correction modes at the nodes that
-        carry markers. The invariants and the mode basis are made when the model is
-        compiled (BeamBody)."""
+        coordinates) or the number of lowest natural modes kept; `modes_below`: keep the
+        modes below this frequency (Hz; of the lowest `modes` when that is a number);
+        `correction_modes`: add static correction modes at the nodes that carry
+        markers; `modal_derivatives`: add the modal derivatives of the kept modes (None:
+        when `geometric` is not "none"). The invariants and the mode basis are made when
+        the model is compiled (BeamBody)."""
         from ..elements.beam import element_frame
 
         item = f'body "{name}"'
@@ -328,14 +332,38 @@ class Model:
             raise ModelError(
                 f"expected true or false, got {correction_modes!r}", item, "correction_modes"
             )
-        if correction_modes and modes == "all":
+        if modes_below is not None:
+            modes_below = _scalar(modes_below, item, "modes_below", positive=True)
+        reduced = modes != "all" or modes_below is not None
+        if correction_modes and not reduced:
             raise ModelError(
                 "correction modes complete a mode basis: give the number "
-                "of modes too (modes = n), or leave them out with modes = "
-                '"all" (the nodal coordinates represent every load)',
+                "of modes too (modes = n or modes_below = f), or leave them out with "
+                'modes = "all" (the nodal coordinates represent every load)',
                 item,
                 "correction_modes",
             )
+        if modal_derivatives is not None:
+            if not isinstance(modal_derivatives, (bool, np.bool_)):
+                raise ModelError(
+                    f"expected true or false, got {modal_derivatives!r}", item, "modal_derivatives"
+                )
+            if modal_derivatives and not reduced:
+                raise ModelError(
+                    "modal derivatives complete a mode basis: give the number of modes too "
+                    '(modes = n or modes_below = f); the nodal coordinates (modes = "all") '
+                    "hold them already",
+                    item,
+                    "modal_derivatives",
+                )
+            if modal_derivatives and geometric == "none":
+                raise ModelError(
+                    "modal derivatives carry the membrane strain of the geometric "
+                    'stiffness, and geometric = "none" has none: leave them out or choose '
+                    'geometric = "consistent"',
+                    item,
+                    "modal_derivatives",
+                )
         body = BeamBody(
             name,
             pts,
@@ -356,6 +384,8 @@ class Model:
             correction_modes=bool(correction_modes),
             initial_rates=rates,
             modal_damping=_modal_damping(modal_damping, item),
+            modes_below=modes_below,
+            modal_derivatives=None if modal_derivatives is None else bool(modal_derivatives),
         )
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body

@@ -92,16 +92,19 @@ class BeamBody:
 
     Modal reduction (docs/explanation/formulation.md section 8, flexmbs.elements.modal): `modes` is
     "all" (the elastic coordinates are the free nodal ones) or n, the number of lowest
-    natural modes kept; `correction_modes` adds static correction modes at the nodes
-    that carry markers. Then qf = Phi eta with Phi = `basis.vectors` (a ModalBasis) and
+    natural modes kept; `modes_below` (Hz) keeps the modes below that frequency (of the
+    lowest n when `modes` is n too); `correction_modes` adds static correction modes at
+    the nodes that carry markers; `modal_derivatives` adds the modal derivatives of the
+    kept modes (None: when `geometric` is not "none"). Then qf = Phi eta with Phi =
+    `basis.vectors` (a ModalBasis) and
     `invariants` are the projected ones of eta; `nodal_invariants` are always those of
     the free nodal coordinates (the same object when not reduced).
 
     The body holds only its description: `nodal_invariants`, `basis` and `invariants`
     are derived from it where first used (compiling the model, or reading `mass` or
     `nf`), and derived again when what they depend on has changed (the mesh, section,
-    material, free coordinates, node masses, `modes`, `correction_modes` and, with
-    correction modes, the nodes that carry markers)."""
+    material, free coordinates, node masses, `geometric`, the reduction's fields and,
+    with correction modes, the nodes that carry markers)."""
 
     name: str
     points: np.ndarray
@@ -129,6 +132,22 @@ class BeamBody:
     modal_damping: float | str | NDArray[np.float64] | None = (
         None  # None, a ratio, ratios per mode, or "bands"
     )
+    modes_below: float | None = None
+    modal_derivatives: bool | None = None
+
+    @property
+    def reduced(self) -> bool:
+        """Whether the elastic coordinates are modal (`modes` a number, or
+        `modes_below` given) rather than the free nodal ones."""
+        return self.modes != "all" or self.modes_below is not None
+
+    @property
+    def with_modal_derivatives(self) -> bool:
+        """Whether a reduced basis holds the modal derivatives of its modes:
+        `modal_derivatives`, or when None, whether there is geometric stiffness."""
+        if self.modal_derivatives is None:
+            return self.geometric != "none"
+        return bool(self.modal_derivatives)
 
     @property
     def nodal_invariants(self) -> Invariants:
@@ -469,6 +488,8 @@ def _derivation_key(body: BeamBody) -> tuple[object, ...]:
         tuple(sorted(body.node_masses.items())),
         body.modes,
         body.correction_modes,
+        body.modes_below,
+        body.with_modal_derivatives,
     )
     if body.correction_modes:
         key += (
@@ -500,12 +521,20 @@ def _derive_beam(body: BeamBody) -> tuple[Invariants, ModalBasis | None, Invaria
         node_masses=per_node,
         item=item,
     )
-    if body.modes == "all":
+    if not body.reduced:
         return nodal, None, nodal
     names: dict[int, list[str]] = {}
     for marker in body.markers.values():
         if marker.node is not None:
             names.setdefault(marker.node, []).append(marker.name)
     nodes = sorted(names) if body.correction_modes else ()
-    basis = modal_basis(_Nodal(body, nodal), body.modes, nodes, names, item)
+    basis = modal_basis(
+        _Nodal(body, nodal),
+        body.modes,
+        nodes,
+        names,
+        item,
+        modes_below=body.modes_below,
+        derivatives=body.with_modal_derivatives,
+    )
     return nodal, basis, project_invariants(nodal, basis.vectors)

@@ -111,6 +111,7 @@ def huang_two_link(
     geometric: str = "consistent",
     modes: str | int = "all",
     correction_modes: bool = False,
+    modal_derivatives: bool | None = None,
 ) -> Model:
     """H2 of docs/explanation/benchmark-models.md: rigid link 1 on a revolute joint about
     global y; flexible link 2 (the Huang tube, 1.02 m along +x of its frame, clamped at
@@ -119,7 +120,8 @@ def huang_two_link(
     thesis, or "static"), `geometric` its geometric stiffness. `youngs_modulus_scale`
     multiplies E and G (the rigid limit). `modes`: "all" (the nodal coordinates) or the
     number of natural modes kept (docs/explanation/benchmark-models.md's variant: 2, the
-    first bending pair), with static correction modes at the tip if `correction_modes`.
+    first bending pair), with static correction modes at the tip if `correction_modes`
+    and the modal derivatives as `modal_derivatives` says (None: with geometric stiffness).
     Sensors: both joint angles, the tip's position in the link-2 frame and its elastic
     displacement there (x along the beam, y perpendicular to it in the plane of motion, z
     along the joint-2 axis).
@@ -156,6 +158,7 @@ def huang_two_link(
         geometric=geometric,
         modes=modes,
         correction_modes=correction_modes,
+        modal_derivatives=modal_derivatives,
     )
     model.add_marker("link2", "tip", node=elements)
     model.add_joint(
@@ -470,6 +473,7 @@ def spin_up(
     t_end: float = 20.0,
     modes: str | int = "all",
     correction_modes: bool = False,
+    modal_derivatives: bool | None = None,
 ) -> Model:
     """SPIN of docs/explanation/benchmark-models.md: a beam (L = 10 m, A = 4e-4 m^2, I = 2e-7
     m^4 in and out of the plane of rotation, E = 7e10 Pa, rho = 3000 kg/m^3) clamped on the
@@ -480,9 +484,8 @@ def spin_up(
     docs/explanation/benchmark-models.md gives no torsion constant (the motion is planar): J
     = 2 I, G = E / 2.6. Sensors: the hub angle and the tip's elastic displacement in the hub
     frame (its y component is the deflection perpendicular to the undeformed axis, in the
-    plane of rotation). `modes`, `correction_modes`: the beam's modal reduction (correction
-    modes at the
-    tip marker)."""
+    plane of rotation). `modes`, `correction_modes`, `modal_derivatives`: the beam's modal
+    reduction (correction modes at the tip marker)."""
     model = Model("spin_up", gravity=(0.0, 0.0, 0.0))
     model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
     model.set_output(step=0.05)
@@ -498,6 +501,7 @@ def spin_up(
         geometric=geometric,
         modes=modes,
         correction_modes=correction_modes,
+        modal_derivatives=modal_derivatives,
     )
     model.add_marker("beam", "tip", node=-1)
     model.add_joint("hub", "revolute", parent="ground", child="beam", axis=(0.0, 0.0, 1.0))
@@ -808,6 +812,7 @@ def simeon_crank(
     planar: bool = True,
     modes: str | int = "all",
     corrections: bool = True,
+    modal_derivatives: bool | None = None,
 ) -> Model:
     """CRANK of docs/explanation/benchmark-models.md: Simeon's flexible slider-crank, the
     Bari test set's problem `crank` (Mazzia and Magherini), in the plane x-z. A crank of
@@ -823,7 +828,8 @@ def simeon_crank(
     coordinates (v, tx, tz of every node) fixed, as the test set's rod has none;
     `modes`: "all" (nodal coordinates) or the number of the rod's lowest modes kept,
     with static correction modes at its middle and far end unless `corrections` is
-    False, the start then the least-squares fit of the modes to the nodal field."""
+    False, and the modal derivatives as `modal_derivatives` says (None: with geometric
+    stiffness), the start then the least-squares fit of the basis to the nodal field."""
     if elements % 2:
         raise ValueError(f"elements must be even (a node at the rod's middle), got {elements}")
     start = CRANK_START
@@ -854,6 +860,7 @@ def simeon_crank(
         else None,
         modes=modes,
         correction_modes=modes != "all" and corrections,
+        modal_derivatives=modal_derivatives if modes != "all" else None,
     )
     model.add_marker("rod", "middle", node=elements // 2)
     model.add_marker("rod", "end", node=-1)

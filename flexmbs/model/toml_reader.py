@@ -188,6 +188,8 @@ _BEAM = _Schema(
         "markers": TABLE,
         "modes": INTEGER_OR_STRING,
         "correction_modes": BOOLEAN,
+        "modes_below": NUMBER,
+        "modal_derivatives": BOOLEAN,
     },
     required=("type", "points", "section", "material"),
 )
@@ -799,7 +801,5 @@ def _mode_bases(model: Model) -> list[ModalBasis | None]:
     """The mode bases of the reduced beams, made now (compiling would make them) so
     that a file asking a beam for more modes than it has is refused when it is read."""
     return [
-        body.basis
-        for body in model.bodies.values()
-        if isinstance(body, BeamBody) and body.modes != "all"
+        body.basis for body in model.bodies.values() if isinstance(body, BeamBody) and body.reduced
     ]
