@@ -125,7 +125,7 @@ def _body_inertia_about_origin(m, ws, i):
         h[a] = rot[a, 0] * st[0] + rot[a, 1] * st[1] + rot[a, 2] * st[2]
     rh = r[0] * h[0] + r[1] * h[1] + r[2] * h[2]
     rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
-    ira = ws.m33[3]    # I_O A^T
+    ira = ws.composite_io_at    # I_O A^T
     for d in range(3):
         for c in range(3):
             ira[d, c] = io[d, 0] * rot[c, 0] + io[d, 1] * rot[c, 1] + io[d, 2] * rot[c, 2]

@@ -130,8 +130,8 @@ def _contact_rows(m, ws, j):
     (module docstring; the tangent rows' con_phi is 0)."""
     phi = contact_geometry(m, ws, j)
     g = ws.contact_vec
-    xd = ws.v3[0]
-    xp = ws.v3[1]
+    xd = ws.contact_rd_e
+    xp = ws.contact_rp_e
     ncol = m.col_qindex.shape[0]
     first = m.contact_row_ptr[j]
     for r in range(first, m.contact_row_ptr[j + 1]):
@@ -197,10 +197,10 @@ def constraint_terms(m, ws):
     tables, redundant ones included). Units: m (position rows) or 1 (orientation
     rows), per s for phid; the contacts' tangent rows are velocity rows only (m/s in
     con_phid, con_phi = 0)."""
-    g = ws.v3[0]
-    h = ws.v3[1]
-    d = ws.v3[2]
-    gx = ws.v3[3]
+    g = ws.con_g
+    h = ws.con_h
+    d = ws.con_d
+    gx = ws.con_gx
     ncol = m.col_qindex.shape[0]
     for j in range(m.cut_marker_parent.shape[0]):
         _cut_joint_markers(m, ws, j)
@@ -262,9 +262,9 @@ def cut_joint_reaction(m, ws, j, lam, force, torque):
     docstring). Call after constraint_terms (the frames of its last joint are
     recomputed here)."""
     _cut_joint_markers(m, ws, j)
-    g = ws.v3[0]
-    h = ws.v3[1]
-    d = ws.v3[2]
+    g = ws.con_g
+    h = ws.con_h
+    d = ws.con_d
     for a in range(3):
         force[a] = 0.0
         torque[a] = 0.0

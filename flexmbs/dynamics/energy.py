@@ -44,7 +44,7 @@ def _flexible_energies(m, ws, i, k, vw):
         kinetic += 0.5 * v[r] * s
     rot = ws.rot[i]
     gravity = 0.0
-    st = ws.v3[1]
+    st = ws.flex_first_moment
     for r in range(3):
         s = m.flex_first[k, r]
         for e in range(nf):
@@ -77,7 +77,7 @@ def energies(m, ws, w_nc, out):
     kinetic = 0.0
     gravity = 0.0
     g = m.gravity
-    vw = ws.v3[0]
+    vw = ws.omega_body
     strain = 0.0
     axial = 0.0
     foreshortening = 0.0

@@ -91,8 +91,8 @@ def _global_mass(m, ws, i, out):
             for b in range(n):
                 out[a, b] = mm[a, b]
     else:
-        vr = ws.v3[0]
-        vw = ws.v3[1]
+        vr = ws.mass_unit_vr
+        vw = ws.mass_unit_vw
         for b in range(6):
             for r in range(3):
                 vr[r] = 1.0 if b == r else 0.0
@@ -102,18 +102,17 @@ def _global_mass(m, ws, i, out):
             for a in range(6):
                 out[a, b] = ws.mbcol[a, 0]
     # rows and columns 3:6 from body to global axes: M <- T^T M T, T = diag(I, A^T, I)
+    turn = ws.mass_turn
     for a in range(n):
         for r in range(3):
-            ws.v3[2, r] = out[a, 3 + r]
+            turn[r] = out[a, 3 + r]
         for r in range(3):
-            out[a, 3 + r] = rot[r, 0] * ws.v3[2, 0] + rot[r, 1] * ws.v3[2, 1] + \
-                rot[r, 2] * ws.v3[2, 2]
+            out[a, 3 + r] = rot[r, 0] * turn[0] + rot[r, 1] * turn[1] + rot[r, 2] * turn[2]
     for b in range(n):
         for r in range(3):
-            ws.v3[2, r] = out[3 + r, b]
+            turn[r] = out[3 + r, b]
         for r in range(3):
-            out[3 + r, b] = rot[r, 0] * ws.v3[2, 0] + rot[r, 1] * ws.v3[2, 1] + \
-                rot[r, 2] * ws.v3[2, 2]
+            out[3 + r, b] = rot[r, 0] * turn[0] + rot[r, 1] * turn[1] + rot[r, 2] * turn[2]
 
 
 @jit

@@ -80,13 +80,15 @@ def tree_joint_reaction(m, ws, child, marker, lam, force, torque):
     """force, torque (3,) global: the wrench of the tree joint whose child body is
     `child` on that body, about its child marker `marker` (N, N m; module docstring).
     Call after forward_kinematics and `accelerations` (ws.accel, ws.body_force);
-    lam: the multipliers of the active constraint rows. Scratch: ws.v3[0:7],
-    ws.v3[9:16], ws.m33[3:10], ws.force, ws.mbcol."""
-    point = ws.v3[9]
-    marker_frame(m, ws, marker, ws.v3[10], ws.m33[3], ws.v3[11], ws.v3[0], ws.v3[1],
-                 ws.m33[4])
+    lam: the multipliers of the active constraint rows. Scratch (force and torque
+    must be other arrays): the marker frame's buffers (ws.marker_pos ...), ws.force,
+    ws.mbcol, ws.reaction_point, ws.cut_force, cut_torque, ws.contact_force,
+    contact_point and what body_unbalanced_wrench and constraint_terms use."""
+    point = ws.reaction_point
+    marker_frame(m, ws, marker, ws.marker_pos, ws.marker_axes, ws.marker_vel,
+                 ws.marker_omega, ws.marker_arm, ws.marker_tangent)
     for a in range(3):
-        point[a] = ws.v3[10, a]
+        point[a] = ws.marker_pos[a]
         force[a] = 0.0
         torque[a] = 0.0
     ws.force[:] = 0.0  # the elastic rows of g_i: not needed here
@@ -101,8 +103,8 @@ def tree_joint_reaction(m, ws, child, marker, lam, force, torque):
             torque[a] += rot[a, 0] * g[3] + rot[a, 1] * g[4] + rot[a, 2] * g[5]
         _add_moment_about(torque, ws.r[i], point, g, 1.0)
     if m.cut_row_ptr.shape[0] > 1:
-        cut_force = ws.v3[10]
-        cut_torque = ws.v3[11]
+        cut_force = ws.cut_force
+        cut_torque = ws.cut_torque
         constraint_terms(m, ws)
         for j in range(m.cut_row_ptr.shape[0] - 1):
             inside_child = _in_subtree(m.body_parent, m.marker_body[m.cut_marker_child[j]],
@@ -126,8 +128,8 @@ def tree_joint_reaction(m, ws, child, marker, lam, force, torque):
         if inside_disk == inside_plane:
             continue
         sign = -1.0 if inside_disk else 1.0
-        contact_force = ws.v3[10]
-        at = ws.v3[11]
+        contact_force = ws.contact_force
+        at = ws.contact_point
         contact_reaction(m, ws, j, lam, contact_force, at)
         for a in range(3):
             force[a] += sign * contact_force[a]

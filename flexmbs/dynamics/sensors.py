@@ -53,17 +53,19 @@ def _cut_joint_coordinate(m, ws, k):
     translation (p_O - p_P) . a, its rate (v_O - v_P) . a + (p_O - p_P) . (w_P x a);
     rotation atan2(a . (b x A_O b0), b . A_O b0), b = A_P b0, b0 a unit vector normal
     to a0 (A_O = A_P Rot(a0, angle) at a revolute), in (-pi, pi]; its rate
-    a . (w_O - w_P)."""
+    a . (w_O - w_P). The markers' frames go into ws.con_vec, con_mat (index 0 P,
+    1 O), as the constraint terms take them."""
     kind = m.sensor_type[k]
     j = m.sensor_coord[k]
     a0 = m.point_position[m.sensor_point[k]]
-    ap, ao, tm = ws.m33[1], ws.m33[3], ws.m33[4]   # marker_frame keeps m33[5:], v3[12:]
-    pp, vp, wp = ws.v3[0], ws.v3[1], ws.v3[2]
-    po, vo, wo = ws.v3[3], ws.v3[5], ws.v3[6]
-    arm = ws.v3[4]
-    marker_frame(m, ws, m.cut_marker_parent[j], pp, ap, vp, wp, arm, tm)
-    marker_frame(m, ws, m.cut_marker_child[j], po, ao, vo, wo, arm, tm)
-    a = ws.v3[7]
+    frames = ws.con_vec
+    axes = ws.con_mat
+    pp, vp, wp = frames[0, 0], frames[0, 1], frames[0, 2]
+    po, vo, wo = frames[1, 0], frames[1, 1], frames[1, 2]
+    ap, ao = axes[0, 0], axes[1, 0]
+    marker_frame(m, ws, m.cut_marker_parent[j], pp, ap, vp, wp, frames[0, 3], axes[0, 1])
+    marker_frame(m, ws, m.cut_marker_child[j], po, ao, vo, wo, frames[1, 3], axes[1, 1])
+    a = ws.cut_axis
     for r in range(3):
         a[r] = ap[r, 0] * a0[0] + ap[r, 1] * a0[1] + ap[r, 2] * a0[2]
     if kind == 17 or kind == 18:
@@ -88,12 +90,12 @@ def _cut_joint_coordinate(m, ws, k):
     for r in range(1, 3):
         if abs(a0[r]) < abs(a0[i]):
             i = r
-    b0 = ws.v3[8]
+    b0 = ws.cut_normal
     for r in range(3):
         b0[r] = (1.0 if r == i else 0.0) - a0[i] * a0[r]
     nb = (b0[0] ** 2 + b0[1] ** 2 + b0[2] ** 2) ** 0.5
-    b = ws.v3[9]
-    c = ws.v3[10]
+    b = ws.cut_normal_parent
+    c = ws.cut_normal_child
     for r in range(3):
         b[r] = (ap[r, 0] * b0[0] + ap[r, 1] * b0[1] + ap[r, 2] * b0[2]) / nb
         c[r] = (ao[r, 0] * b0[0] + ao[r, 1] * b0[1] + ao[r, 2] * b0[2]) / nb
@@ -115,10 +117,9 @@ def reaction_sensor_values(m, ws, t, works, out):
     """The values of the reaction sensors (codes REACTION_SENSOR_FIRST to
     REACTION_SENSOR_LAST) into out, as `sensor_values` describes them; the other
     sensors' values are left as they are."""
-    af = ws.m33[0]
-    rf = ws.v3[0]
-    res = ws.v3[5]
-    d = ws.v3[6]
+    af = ws.sensor_frame_axes
+    rf = ws.sensor_frame_origin
+    res = ws.sensor_value
     constraints_done = False
     accelerations_done = False
     lam = works[1 + m.act_coord.shape[0]:]
@@ -130,10 +131,10 @@ def reaction_sensor_values(m, ws, t, works, out):
                 accelerations(m, ws, t, lam)
                 accelerations_done = True
             tree_joint_reaction(m, ws, m.sensor_coord[k], m.sensor_marker[k], lam,
-                                ws.v3[7], ws.v3[8])
+                                ws.tree_reaction_force, ws.tree_reaction_torque)
             _frame_of(ws, m.sensor_frame[k], af, rf)
-            _in_frame(af, ws.v3[7], out, o)
-            _in_frame(af, ws.v3[8], out, o + 3)
+            _in_frame(af, ws.tree_reaction_force, out, o)
+            _in_frame(af, ws.tree_reaction_torque, out, o + 3)
         elif kind == 13 or kind == 14:
             if not constraints_done:
                 constraint_terms(m, ws)
@@ -147,16 +148,17 @@ def reaction_sensor_values(m, ws, t, works, out):
                     out[o + nrow + r] = ws.con_phid[first + r]
                 continue
             _frame_of(ws, m.sensor_frame[k], af, rf)
-            cut_joint_reaction(m, ws, j, lam, res, d)
-            _in_frame(af, res, out, o)
-            _in_frame(af, d, out, o + 3)
+            cut_joint_reaction(m, ws, j, lam, ws.cut_force, ws.cut_torque)
+            _in_frame(af, ws.cut_force, out, o)
+            _in_frame(af, ws.cut_torque, out, o + 3)
         elif kind == 16:
-            contact_reaction(m, ws, m.sensor_coord[k], lam, res, d)
+            point = ws.contact_point
+            contact_reaction(m, ws, m.sensor_coord[k], lam, ws.contact_force, point)
             _frame_of(ws, m.sensor_frame[k], af, rf)
-            _in_frame(af, res, out, o)
+            _in_frame(af, ws.contact_force, out, o)
             for r in range(3):
-                d[r] -= rf[r]
-            _in_frame(af, d, out, o + 3)
+                res[r] = point[r] - rf[r]
+            _in_frame(af, res, out, o + 3)
         elif kind >= 17 and kind <= 20:
             out[o] = _cut_joint_coordinate(m, ws, k)
 
@@ -187,19 +189,19 @@ def sensor_values(m, ws, t, works, out):
     (N), the force of a rolling contact on its disk from its multipliers, then A_f^T (P_c -
     r_f) (m), the contact point.
     """
-    af = ws.m33[0]
-    am = ws.m33[1]
-    tm = ws.m33[2]
-    rf = ws.v3[0]
-    p = ws.v3[1]
-    v = ws.v3[2]
-    om = ws.v3[3]
-    arm = ws.v3[4]
-    res = ws.v3[5]
-    d = ws.v3[6]
-    dd = ws.v3[7]
-    th = ws.v3[8]
-    thd = ws.v3[9]
+    af = ws.sensor_frame_axes
+    rf = ws.sensor_frame_origin
+    res = ws.sensor_value
+    am = ws.marker_axes
+    tm = ws.marker_tangent
+    p = ws.marker_pos
+    v = ws.marker_vel
+    om = ws.marker_omega
+    arm = ws.marker_arm
+    d = ws.marker_deflection
+    dd = ws.marker_deflection_rate
+    th = ws.marker_angles
+    thd = ws.marker_angle_rates
     for k in range(m.sensor_type.shape[0]):
         o = m.sensor_offset[k]
         kind = m.sensor_type[k]
@@ -232,15 +234,16 @@ def sensor_values(m, ws, t, works, out):
             b = m.sensor_body[k]
             ab = ws.rot[b]
             npt = (m.sensor_offset[k + 1] - o) // 3
+            x = ws.centerline_point
             for j in range(npt):
                 x0 = m.point_position[m.sensor_point[k] + j]
                 row = m.sensor_coord[k] + 3 * j
                 for r in range(3):
-                    res[r] = x0[r] + _linear_row(m, ws, row + r)
+                    x[r] = x0[r] + _linear_row(m, ws, row + r)
                 for r in range(3):
-                    p[r] = ws.r[b, r] - rf[r] + ab[r, 0] * res[0] + ab[r, 1] * res[1] + \
-                        ab[r, 2] * res[2]
-                _in_frame(af, p, out, o + 3 * j)
+                    res[r] = ws.r[b, r] - rf[r] + ab[r, 0] * x[0] + ab[r, 1] * x[1] + \
+                        ab[r, 2] * x[2]
+                _in_frame(af, res, out, o + 3 * j)
             continue
         mk = m.sensor_marker[k]
         if kind == 9:

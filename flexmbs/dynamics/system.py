@@ -151,13 +151,14 @@ def _body_angular_velocity(ws, i, out):
 
 @jit_shared
 def _load_at_marker(m, ws, f, t, loc):
-    """Marker f's frame into ws.v3[0:4] (position, velocity, angular velocity, arm) and
-    ws.m33[3] (axes), its tangent map into ws.m33[4] (`marker_frame`), and loc = the
-    vector of load f at time t in global axes (N or N m): its `vector` times its time
-    function, turned from the marker's axes for a follower load."""
+    """The frame of load f's marker into ws.marker_pos ... marker_tangent
+    (`marker_frame`), and loc = the vector of load f at time t in global axes (N or
+    N m): its `vector` times its time function, turned from the marker's axes for a
+    follower load."""
     k = m.force_marker[f]
-    rot = ws.m33[3]
-    marker_frame(m, ws, k, ws.v3[0], rot, ws.v3[1], ws.v3[2], ws.v3[3], ws.m33[4])
+    rot = ws.marker_axes
+    marker_frame(m, ws, k, ws.marker_pos, rot, ws.marker_vel, ws.marker_omega,
+                 ws.marker_arm, ws.marker_tangent)
     evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t, ws.tf3)
     scale = ws.tf3[0]
     v = m.force_vector[f]
@@ -185,36 +186,38 @@ def _marker_generalized_force(m, ws, k, load, torque, arm, tm):
 def _applied_loads(m, ws, t):
     """Adds the point forces and torques to ws.body_force and ws.flex_force
     (docs/explanation/formulation.md section 2, applied forces; `_marker_generalized_force`)."""
-    loc = ws.v3[4]
+    loc = ws.load_vector
     for f in range(m.force_type.shape[0]):
         _load_at_marker(m, ws, f, t, loc)
         _marker_generalized_force(m, ws, m.force_marker[f], loc, m.force_type[f] == 1,
-                                  ws.v3[3], ws.m33[4])
+                                  ws.marker_arm, ws.marker_tangent)
 
 
 @jit
 def _spring_state(m, ws, s, direction):
     """Spring s between its markers (after forward_kinematics): (L, dL/dt) and the unit
     vector from marker 1 to marker 2 into `direction`; marker 2's frame is left in
-    ws.v3[0:4] (position, velocity, angular velocity, arm) and ws.m33[3:5]."""
-    p1 = ws.v3[8]
-    v1 = ws.v3[9]
-    marker_frame(m, ws, m.spring_marker[s, 0], ws.v3[0], ws.m33[3], ws.v3[1], ws.v3[2],
-                 ws.v3[3], ws.m33[4])
+    ws.marker_pos ... marker_tangent."""
+    p1 = ws.spring_first_position
+    v1 = ws.spring_first_velocity
+    pos = ws.marker_pos
+    vel = ws.marker_vel
+    marker_frame(m, ws, m.spring_marker[s, 0], pos, ws.marker_axes, vel, ws.marker_omega,
+                 ws.marker_arm, ws.marker_tangent)
     for r in range(3):
-        p1[r] = ws.v3[0, r]
-        v1[r] = ws.v3[1, r]
-    marker_frame(m, ws, m.spring_marker[s, 1], ws.v3[0], ws.m33[3], ws.v3[1], ws.v3[2],
-                 ws.v3[3], ws.m33[4])
+        p1[r] = pos[r]
+        v1[r] = vel[r]
+    marker_frame(m, ws, m.spring_marker[s, 1], pos, ws.marker_axes, vel, ws.marker_omega,
+                 ws.marker_arm, ws.marker_tangent)
     length = 0.0
     for r in range(3):
-        direction[r] = ws.v3[0, r] - p1[r]
+        direction[r] = pos[r] - p1[r]
         length += direction[r] * direction[r]
     length = np.sqrt(length)
     rate = 0.0
     for r in range(3):
         direction[r] /= length
-        rate += direction[r] * (ws.v3[1, r] - v1[r])
+        rate += direction[r] * (vel[r] - v1[r])
     return length, rate
 
 
@@ -223,28 +226,28 @@ def _spring_forces(m, ws):
     """Adds the forces of the point-to-point springs and dampers: f = k (L - L0) +
     c dL/dt pulls the markers together, +f n on marker 1, -f n on marker 2 (n the unit
     vector from 1 to 2)."""
-    n = ws.v3[10]
-    force = ws.v3[11]
+    n = ws.spring_direction
+    force = ws.spring_force
+    arm = ws.marker_arm
+    tm = ws.marker_tangent
     for s in range(m.spring_k.shape[0]):
         length, rate = _spring_state(m, ws, s, n)
         f = m.spring_k[s] * (length - m.spring_l0[s]) + m.spring_c[s] * rate
         for r in range(3):
             force[r] = -f * n[r]
-        _marker_generalized_force(m, ws, m.spring_marker[s, 1], force, False, ws.v3[3],
-                                  ws.m33[4])
-        marker_frame(m, ws, m.spring_marker[s, 0], ws.v3[0], ws.m33[3], ws.v3[1],
-                     ws.v3[2], ws.v3[3], ws.m33[4])
+        _marker_generalized_force(m, ws, m.spring_marker[s, 1], force, False, arm, tm)
+        marker_frame(m, ws, m.spring_marker[s, 0], ws.marker_pos, ws.marker_axes,
+                     ws.marker_vel, ws.marker_omega, arm, tm)
         for r in range(3):
             force[r] = f * n[r]
-        _marker_generalized_force(m, ws, m.spring_marker[s, 0], force, False, ws.v3[3],
-                                  ws.m33[4])
+        _marker_generalized_force(m, ws, m.spring_marker[s, 0], force, False, arm, tm)
 
 
 @jit
 def springs_energy_and_power(m, ws):
     """(V, P): the springs' potential 1/2 k (L - L0)^2 (J) and the dampers' power
     -c (dL/dt)^2 (W)."""
-    n = ws.v3[10]
+    n = ws.spring_direction
     energy = 0.0
     power = 0.0
     for s in range(m.spring_k.shape[0]):
@@ -259,10 +262,10 @@ def _loads_power(m, ws, t):
     """Power of the point forces and torques (W): F . (marker velocity) + T . (marker
     angular velocity)."""
     p = 0.0
-    loc = ws.v3[4]
+    loc = ws.load_vector
     for f in range(m.force_type.shape[0]):
         _load_at_marker(m, ws, f, t, loc)
-        vel = ws.v3[1] if m.force_type[f] == 0 else ws.v3[2]
+        vel = ws.marker_vel if m.force_type[f] == 0 else ws.marker_omega
         p += loc[0] * vel[0] + loc[1] * vel[1] + loc[2] * vel[2]
     return p
 
@@ -295,8 +298,8 @@ def actuator_torques(m, ws, t):
 def body_forces(m, ws, t):
     """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i and ws.act_tau (after
     forward_kinematics); the joint user laws' forces in ws.flex_force."""
-    w = ws.v3[2]
-    vw = ws.v3[3]
+    w = ws.omega_body
+    vw = ws.aw_body
     nb = m.body_mass.shape[0]
     for i in range(nb):
         _body_angular_velocity(ws, i, w)
@@ -320,7 +323,7 @@ def body_forces(m, ws, t):
         _spring_forces(m, ws)
     if has_user_laws(m.tf_kind):  # likewise for user laws
         joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.q, ws.u, t,
-                         ws.v3, ws.flex_force)
+                         ws.law_out, ws.flex_force)
         if has_marker_laws(m.tf_kind):
             marker_law_loads(m, ws, t)
     actuator_torques(m, ws, t)
@@ -469,8 +472,8 @@ def body_unbalanced_wrench(m, ws, i, udot, out):
     (global, N) and the moment about the body origin (body axes, N m) that the joints and
     constraints must apply to it. A flexible body also adds its elastic rows of g_i to
     out at its q indices. Call after forward_kinematics and body_forces."""
-    vr = ws.v3[4]
-    w3 = ws.v3[6]
+    vr = ws.udot_ar
+    w3 = ws.udot_aw
     vr[:] = 0.0
     w3[:] = 0.0
     for k in range(m.frame_ptr[i], m.frame_ptr[i + 1]):
@@ -489,7 +492,7 @@ def body_unbalanced_wrench(m, ws, i, udot, out):
 def _wrench_of_acceleration(m, ws, i, vr, w3, udot, out):
     """ws.mbcol[0:6, 0] = g_i for body i's acceleration from udot: vr (global, m/s^2)
     of its origin and w3 (global, rad/s^2); see body_unbalanced_wrench."""
-    vw = ws.v3[5]
+    vw = ws.udot_aw_body
     rot = ws.rot[i]
     for r in range(3):
         vw[r] = rot[0, r] * w3[0] + rot[1, r] * w3[1] + rot[2, r] * w3[2]
@@ -557,9 +560,9 @@ def recursive_dynamic_rows(m, ws, udot, out):
     out[:] = 0.0
     ws.tau[:] = 0.0
     nb = m.body_mass.shape[0]
-    vr = ws.v3[4]
-    w3 = ws.v3[6]
-    arm = ws.v3[7]
+    vr = ws.udot_ar
+    w3 = ws.udot_aw
+    arm = ws.parent_offset
     for i in range(nb):
         p = m.body_parent[i]
         acc = ws.body_acc[i]

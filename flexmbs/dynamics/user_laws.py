@@ -43,7 +43,7 @@ from where `add_joint_law_forces` adds it to Q* (and to M* u' - Q*) and
 `joint_law_power` takes its power; `marker_law_loads` (in body_forces) adds the marker
 laws' loads to the body forces like the point loads (`add_marker_load`), and
 `marker_law_power` evaluates them again for their power. The power enters W_nc, so
-that E = T + V_g + U + V_s - W_nc stays constant. Scratch: ws.v3[10:12] (a law's out).
+that E = T + V_g + U + V_s - W_nc stays constant. Scratch: ws.law_out (a law's out).
 """
 
 import sys
@@ -176,21 +176,23 @@ def _marker_laws_start(tf_kind):
 
 
 @jit
-def _law_out(v3, size):
-    """The law's out: ws.v3[10:12] as a 1-D view of `size` (1 or 6) values, zeroed."""
-    out = v3[10:12].reshape(6)[:size]
+def _law_out(law_out, size):
+    """The law's out: the first `size` (1 or 6) values of law_out (ws.law_out, (6,)),
+    zeroed."""
+    out = law_out[:size]
     out[:] = 0.0
     return out
 
 
 @jit
-def joint_law_forces(tf_kind, tf_ptr, tf_data, coord_qindex, q, u, t, v3, flex_force):
+def joint_law_forces(tf_kind, tf_ptr, tf_data, coord_qindex, q, u, t, law_out,
+                     flex_force):
     """flex_force[q index of its coordinate] = each joint law's generalized force
-    (N or N m) at time t (s) and the state q, u; v3 is ws.v3 (its rows 10 and 11
-    are the law's out)."""
+    (N or N m) at time t (s) and the state q, u; law_out is ws.law_out (the law's
+    out)."""
     for k in range(_laws_start(tf_kind), _marker_laws_start(tf_kind)):
         d = tf_data[tf_ptr[k]:tf_ptr[k + 1]]
-        out = _law_out(v3, 1)
+        out = _law_out(law_out, 1)
         call_user_law(int(d[D_ADDRESS]), t, q, u, d[D_PARAMS:], out)
         flex_force[coord_qindex[int(d[D_TARGET])]] = out[0]
 
@@ -217,15 +219,15 @@ def joint_law_power(tf_kind, tf_ptr, tf_data, coord_qindex, flex_force, u):
 @jit_inline
 def _marker_law_wrench(m, ws, k, t):
     """Marker law k (its table index) at time t: its force and torque in global axes
-    (N, N m; a view of ws.v3[10:12]) and its marker, after the marker's frame
-    (`marker_frame`: ws.v3[0:4] position, velocity, angular velocity, arm; ws.m33[3]
-    axes, ws.m33[4] tangent map)."""
+    (N, N m; a view of ws.law_out) and its marker, after the marker's frame
+    (`marker_frame` into ws.marker_pos ... marker_tangent)."""
     d = m.tf_data[m.tf_ptr[k]:m.tf_ptr[k + 1]]
-    out = _law_out(ws.v3, 6)
+    out = _law_out(ws.law_out, 6)
     call_user_law(int(d[D_ADDRESS]), t, ws.q, ws.u, d[D_PARAMS:], out)
     mk = int(d[D_TARGET])
-    rot = ws.m33[3]
-    marker_frame(m, ws, mk, ws.v3[0], rot, ws.v3[1], ws.v3[2], ws.v3[3], ws.m33[4])
+    rot = ws.marker_axes
+    marker_frame(m, ws, mk, ws.marker_pos, rot, ws.marker_vel, ws.marker_omega,
+                 ws.marker_arm, ws.marker_tangent)
     if int(d[D_AXES]) == MARKER_AXES:
         for first in (0, 3):
             a0 = out[first]
@@ -246,9 +248,9 @@ def marker_law_loads(m, ws, t):
         for part in range(2):   # the force, then the torque (a bool not a constant:
             # one compiled add_marker_load)
             add_marker_load(mk, part == 1, out[3 * part:3 * part + 3], ws.rot[i],
-                            ws.v3[3], ws.m33[4], m.marker_term_ptr, m.marker_term_col,
-                            m.marker_term_coef, m.col_qindex, ws.body_force[i],
-                            ws.flex_force)
+                            ws.marker_arm, ws.marker_tangent, m.marker_term_ptr,
+                            m.marker_term_col, m.marker_term_coef, m.col_qindex,
+                            ws.body_force[i], ws.flex_force)
 
 
 @jit
@@ -257,8 +259,8 @@ def marker_law_power(m, ws, t):
     p = 0.0
     for k in range(_marker_laws_start(m.tf_kind), m.tf_kind.shape[0]):
         out, _ = _marker_law_wrench(m, ws, k, t)
-        vel = ws.v3[1]
-        om = ws.v3[2]
+        vel = ws.marker_vel
+        om = ws.marker_omega
         p += out[0] * vel[0] + out[1] * vel[1] + out[2] * vel[2] + \
             out[3] * om[0] + out[4] * om[1] + out[5] * om[2]
     return p

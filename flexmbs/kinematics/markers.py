@@ -13,7 +13,8 @@ with Tm = [e_x, Rx e_y, Rx Ry e_z] the tangent map of the sequence (the same
 parametrisation as the joint chains of `flexmbs.model.motions`). A marker on a rigid
 body, or on a clamped node, has d = 0 and th = 0.
 
-Scratch: ws.m33[5:10] and ws.v3[12:16]; callers use the lower ones.
+Scratch: the Workspace's marker_frame buffers (marker_deflection ... marker_product);
+the frame itself goes where the caller says (usually ws.marker_pos ... marker_tangent).
 """
 
 import numpy as np
@@ -81,17 +82,18 @@ def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
     """Marker k after forward_kinematics (global axes): pos (3,) position (m), rot
     (3, 3) marker axes, vel (3,) velocity (m/s), om (3,) angular velocity (rad/s);
     arm (3,) = A_b s, the marker relative to its body's origin; tm (3, 3) the tangent
-    map Tm(th) (body axes)."""
+    map Tm(th) (body axes). rot holds the partial product Ry Rz C0 on the way."""
     b = m.marker_body[k]
-    ab = ws.m33[5]
-    rx = ws.m33[6]
-    ry = ws.m33[7]
-    rz = ws.m33[8]
-    tmp = ws.m33[9]
-    d = ws.v3[12]
-    dd = ws.v3[13]
-    th = ws.v3[14]
-    thd = ws.v3[15]
+    ab = ws.marker_body_axes
+    rx = ws.marker_rx
+    ry = ws.marker_ry
+    rz = ws.marker_rz
+    tmp = ws.marker_product
+    d = ws.marker_deflection
+    dd = ws.marker_deflection_rate
+    th = ws.marker_angles
+    thd = ws.marker_angle_rates
+    wrel = ws.marker_relative_omega
     marker_deformation(m, ws, k, d, dd, th, thd)
     if b >= 0:
         rb = ws.rot[b]
@@ -104,15 +106,15 @@ def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
             ab[r, r] = 1.0
     cardan_rotations(th, rx, ry, rz, tm)
     matmul3(rz, m.marker_rotation[k], tmp)
-    matmul3(ry, tmp, rz)
-    matmul3(rx, rz, tmp)
+    matmul3(ry, tmp, rot)
+    matmul3(rx, rot, tmp)
     matmul3(ab, tmp, rot)
     s0 = m.marker_position[k]
     for r in range(3):
         arm[r] = ab[r, 0] * (s0[0] + d[0]) + ab[r, 1] * (s0[1] + d[1]) + \
             ab[r, 2] * (s0[2] + d[2])
-    for r in range(3):  # relative angular velocity, body axes, into d
-        d[r] = tm[r, 0] * thd[0] + tm[r, 1] * thd[1] + tm[r, 2] * thd[2]
+    for r in range(3):
+        wrel[r] = tm[r, 0] * thd[0] + tm[r, 1] * thd[1] + tm[r, 2] * thd[2]
     if b >= 0:
         wb = ws.omega[b]
         for r in range(3):
@@ -129,7 +131,7 @@ def marker_frame(m, ws, k, pos, rot, vel, om, arm, tm):
             vel[r] = 0.0
     for r in range(3):
         vel[r] += ab[r, 0] * dd[0] + ab[r, 1] * dd[1] + ab[r, 2] * dd[2]
-        om[r] += ab[r, 0] * d[0] + ab[r, 1] * d[1] + ab[r, 2] * d[2]
+        om[r] += ab[r, 0] * wrel[0] + ab[r, 1] * wrel[1] + ab[r, 2] * wrel[2]
 
 
 @jit

@@ -214,12 +214,12 @@ def _forward_kinematics(m, ws, t, q, u, columns):
     forward_kinematics_terms (False: term_jr, term_jw)."""
     coordinate_values(m, ws, t, q, u)
     nb = m.body_mass.shape[0]
-    tmp = ws.m33[1]
-    rk = ws.m33[2]
-    pend = ws.v3[5]
-    e = ws.v3[6]
-    y = ws.v3[7]
-    w3 = ws.v3[8]
+    tmp = ws.kin_product
+    rk = ws.kin_rotation
+    pend = ws.kin_pending
+    e = ws.kin_axis
+    y = ws.kin_step
+    w3 = ws.kin_step_velocity
     for i in range(nb):
         # body i's pose and motion, built in place from its parent's
         rr = ws.rot[i]
@@ -340,15 +340,15 @@ def velocity_transformation_rate(m, ws):
     (checked in the tests).
     """
     nb = m.body_mass.shape[0]
-    rr = ws.m33[0]
-    tmp = ws.m33[1]
-    rk = ws.m33[2]
-    om = ws.v3[0]
-    pend = ws.v3[1]
-    pendd = ws.v3[2]
-    e = ws.v3[3]
-    y = ws.v3[4]
-    we = ws.v3[5]
+    rr = ws.kin_frame_axes
+    tmp = ws.kin_product
+    rk = ws.kin_rotation
+    om = ws.kin_frame_omega
+    pend = ws.kin_pending
+    pendd = ws.kin_pending_rate
+    e = ws.kin_axis
+    y = ws.kin_step
+    we = ws.kin_axis_rate
     for i in range(nb):
         p = m.body_parent[i]
         if p >= 0:

@@ -225,10 +225,12 @@ class Workspace(NamedTuple):
     velocity residuals, con_jac (ncr, nq) their Jacobian Phi_q, con_jacx (ncr, nc)
     its columns at the prescribed coordinates (whose drivers bear the constraint
     forces too); con_jv, con_jw
-    (2, 3, ncol) the partial velocities of a cut joint's two markers; con_vec
+    (2, 3, ncol) the partial velocities of a cut joint's two markers (0 the parent
+    marker P, 1 the child O; of a rolling contact: 0 the plane's, 1 the disk's); con_vec
     (2, 4, 3) their position, velocity, angular velocity and arm, con_mat (2, 2, 3, 3)
-    their axes and tangent maps. contact_vec (8, 3): a rolling contact's geometry
-    (flexmbs.dynamics.constraints.contact_geometry).
+    their axes and tangent maps (the frames also of a cut joint's coordinate sensor,
+    flexmbs.dynamics.sensors._cut_joint_coordinate). contact_vec (8, 3): a rolling
+    contact's geometry (flexmbs.dynamics.constraints.contact_geometry).
     The projection formulation's (flexmbs.dynamics.projection): proj_q (nq,) a
     displaced q, proj_eta (ncr,) eta = dC/dt u + dxi/dt, proj_c (ncr, nq) C of the
     active rows, proj_lam (ncr,) their multipliers, proj_a (nq,) scratch.
@@ -241,7 +243,132 @@ class Workspace(NamedTuple):
     at ws.q, ws.u (flexmbs.kinematics.recursive.terms_current), [0, t] otherwise.
     ode (2, 2 nq + 1 + na): the state derivative's y' argument and second residual
     (flexmbs.dynamics.system.state_derivative).
-    Small temporaries: tf3 (3,), m33 (10, 3, 3), v3 (16, 3).
+    tf3 (3,): a time function's value and its first two derivatives
+    (flexmbs.kinematics.timefunctions.evaluate_time_function).
+
+    Named work buffers: the kernels' small temporaries, one field per meaning (shape,
+    units and axes; the kernels that write and read them).
+
+    The frame of the marker at hand, written by marker_frame
+    (flexmbs.kinematics.markers) and read by the kernel that called it: the load's
+    (system._load_at_marker), a spring's (system._spring_state, _spring_forces), a
+    marker law's (user_laws._marker_law_wrench), a tree joint reaction's child marker
+    (reactions.tree_joint_reaction) and a marker sensor's (sensors.sensor_values).
+    marker_pos (3,): its position (m, global); read by _spring_state,
+    tree_joint_reaction, sensor_values.
+    marker_axes (3, 3): its axes A_b C (global); read for follower loads
+    (_load_at_marker), laws in marker axes (_marker_law_wrench) and sensor_values.
+    marker_vel (3,): its velocity (m/s, global); read by _spring_state, _loads_power,
+    marker_law_power, sensor_values.
+    marker_omega (3,): its angular velocity (rad/s, global); read by _loads_power,
+    marker_law_power, sensor_values.
+    marker_arm (3,): A_b s, the marker from its body's origin (m, global); read by
+    add_marker_load (through _applied_loads, _spring_forces, marker_law_loads).
+    marker_tangent (3, 3): the tangent map Tm(th) of its Cardan angles (body axes);
+    read as marker_arm.
+
+    marker_frame's own (flexmbs.kinematics.markers; the first four also
+    marker_deformation's, which sensor_values calls for a marker_deflection sensor):
+    marker_deflection (3,): d, the marker's elastic translation (m, body axes).
+    marker_deflection_rate (3,): dd/dt (m/s, body axes).
+    marker_angles (3,): th, its elastic Cardan angles (rad).
+    marker_angle_rates (3,): dth/dt (rad/s).
+    marker_relative_omega (3,): Tm(th) dth/dt, its angular velocity relative to its
+    body (rad/s, body axes).
+    marker_body_axes (3, 3): A_b of its body (the identity for the ground).
+    marker_rx, marker_ry, marker_rz (3, 3): Rx(th_0), Ry(th_1), Rz(th_2)
+    (cardan_rotations).
+    marker_product (3, 3): the partial products Rz C0, then Rx Ry Rz C0, of its axes.
+
+    Loads, springs and user laws (flexmbs.dynamics.system, flexmbs.dynamics.user_laws):
+    load_vector (3,): the vector of the point load at hand (N or N m, global), written
+    by _load_at_marker, read by _applied_loads and _loads_power.
+    spring_first_position (3,), spring_first_velocity (3,): the position (m) and
+    velocity (m/s) of a spring's first marker (global), kept by _spring_state while
+    it takes the second marker's frame.
+    spring_direction (3,): the unit vector from a spring's first marker to its second
+    (global), written by _spring_state, read by _spring_forces.
+    spring_force (3,): the spring's force on one of its markers (N, global), written
+    and applied by _spring_forces.
+    law_out (6,): a user law's out, zeroed before each call: a joint law's force in
+    out[0] (N or N m; joint_law_forces), a marker law's force (N) and torque (N m) in
+    out[0:6], turned to global axes by _marker_law_wrench, read by marker_law_loads
+    and marker_law_power.
+
+    Bodies (flexmbs.dynamics.system, energy, order_n, composite):
+    omega_body (3,): A_i^T omega_i, the angular velocity of the body at hand in its
+    own axes (rad/s), written by body_forces and energies, read by
+    _flexible_body_force and _flexible_energies too.
+    aw_body (3,): A_i^T aw_i, its bias angular acceleration in its own axes
+    (rad/s^2; body_forces).
+    udot_ar (3,), udot_aw (3,): the acceleration of the body's origin (m/s^2) and its
+    angular acceleration (rad/s^2) from du/dt alone (global), written by
+    body_unbalanced_wrench and recursive_dynamic_rows, read by
+    _wrench_of_acceleration.
+    udot_aw_body (3,): A_i^T udot_aw (rad/s^2, body axes; _wrench_of_acceleration).
+    parent_offset (3,): r_i - r_p, the body's origin from its parent's (m, global;
+    recursive_dynamic_rows).
+    flex_first_moment (3,): St + Sbar qf, a flexible body's first moment of mass
+    (kg m, body axes; energy._flexible_energies).
+    mass_unit_vr (3,), mass_unit_vw (3,): a unit body velocity [dr/dt (global);
+    w (body axes)] whose product with M_i is a column of M_i (order_n._global_mass).
+    mass_turn (3,): three entries of a row or column of M_i while they are turned from
+    body to global axes (order_n._global_mass).
+    composite_io_at (3, 3): I_O A_i^T of a rigid body (kg m^2; composite
+    ._body_inertia_about_origin).
+
+    The run along a body's motions (flexmbs.kinematics.recursive: forward kinematics
+    and velocity_transformation_rate, both writing and reading them):
+    kin_frame_axes (3, 3): the axes of the frame where the next motion acts
+    (global; velocity_transformation_rate; forward kinematics builds them in rot).
+    kin_frame_omega (3,): that frame's angular velocity (rad/s, global;
+    velocity_transformation_rate).
+    kin_rotation (3, 3): Rot(a, x) of a ROTATE motion.
+    kin_product (3, 3): the frame's axes times a motion's rotation, before they are
+    copied back.
+    kin_axis (3,): e = A a, the axis of a motion (global, unit).
+    kin_axis_rate (3,): de/dt = w x e (1/s, global; velocity_transformation_rate).
+    kin_step (3,): a motion's displacement y (OFFSET: A v; TRANSLATE: e x; m, global).
+    kin_step_velocity (3,): w x y, the velocity the frame's rotation gives the
+    displacement (m/s, global; forward kinematics).
+    kin_pending (3,): the displacements since the body's frame columns were last moved
+    (m, global).
+    kin_pending_rate (3,): their rate (m/s, global; velocity_transformation_rate).
+
+    Constraints and reactions (flexmbs.dynamics.constraints, reactions):
+    con_g (3,), con_h (3,): g = A_P x (or A_P n) and h = A_O y of a cut joint's
+    constraint row (global, unit), con_d (3,): d = p_O - p_P (m, global); written by
+    _row_vectors, read by constraint_terms and cut_joint_reaction.
+    con_gx (3,): g x d (m) of a position row, g x h of an orientation row
+    (constraint_terms).
+    contact_rd_e (3,), contact_rp_e (3,): rD x e and rP x e of a rolling contact's
+    row e (m, global; _contact_rows).
+    reaction_point (3,): the child marker's position about which tree_joint_reaction
+    takes moments (m, global).
+    tree_reaction_force (3,), tree_reaction_torque (3,): the reaction of a tree joint
+    on its child body about its child marker (N, N m, global), written by
+    tree_joint_reaction for reaction_sensor_values.
+    cut_force (3,), cut_torque (3,): the reaction of a cut joint on its child body at
+    its child marker (N, N m, global), written by cut_joint_reaction for
+    tree_joint_reaction and reaction_sensor_values.
+    contact_force (3,), contact_point (3,): the force of a rolling contact on its disk
+    (N) and the contact point (m), global, written by contact_reaction for
+    tree_joint_reaction and reaction_sensor_values.
+
+    Sensors (flexmbs.dynamics.sensors: sensor_values, reaction_sensor_values):
+    sensor_frame_axes (3, 3), sensor_frame_origin (3,): A_f and r_f (m) of the
+    sensor's frame body (global; _frame_of).
+    sensor_value (3,): the vector a sensor reports, in global axes before it is
+    turned into the sensor's frame (A_f^T).
+    centerline_point (3,): x0 + S(x0) qf, a point of a beam's deformed centre line
+    (m, body axes).
+    cut_axis (3,): a = A_P a0, the axis of a cut joint's coordinate (global, unit;
+    _cut_joint_coordinate, which takes the joint's two markers' frames into
+    con_vec, con_mat).
+    cut_normal (3,): b0, normal to a0 (P's axes, not unit).
+    cut_normal_parent (3,), cut_normal_child (3,): A_P b0 / |b0| and A_O b0 / |b0|
+    (global, unit).
+
     The BDF step loop hands (m, ws) to its helpers and the residual by reference
     (flexmbs.tuple_ref), so the number of arrays here costs nothing per call there;
     passed by value, as numba does, each call copies every array's fields.
@@ -298,5 +425,67 @@ class Workspace(NamedTuple):
     kin_key: np.ndarray
     ode: np.ndarray
     tf3: np.ndarray
-    m33: np.ndarray
-    v3: np.ndarray
+    marker_pos: np.ndarray
+    marker_axes: np.ndarray
+    marker_vel: np.ndarray
+    marker_omega: np.ndarray
+    marker_arm: np.ndarray
+    marker_tangent: np.ndarray
+    marker_deflection: np.ndarray
+    marker_deflection_rate: np.ndarray
+    marker_angles: np.ndarray
+    marker_angle_rates: np.ndarray
+    marker_relative_omega: np.ndarray
+    marker_body_axes: np.ndarray
+    marker_rx: np.ndarray
+    marker_ry: np.ndarray
+    marker_rz: np.ndarray
+    marker_product: np.ndarray
+    load_vector: np.ndarray
+    spring_first_position: np.ndarray
+    spring_first_velocity: np.ndarray
+    spring_direction: np.ndarray
+    spring_force: np.ndarray
+    law_out: np.ndarray
+    omega_body: np.ndarray
+    aw_body: np.ndarray
+    udot_ar: np.ndarray
+    udot_aw: np.ndarray
+    udot_aw_body: np.ndarray
+    parent_offset: np.ndarray
+    flex_first_moment: np.ndarray
+    mass_unit_vr: np.ndarray
+    mass_unit_vw: np.ndarray
+    mass_turn: np.ndarray
+    composite_io_at: np.ndarray
+    kin_frame_axes: np.ndarray
+    kin_frame_omega: np.ndarray
+    kin_rotation: np.ndarray
+    kin_product: np.ndarray
+    kin_axis: np.ndarray
+    kin_axis_rate: np.ndarray
+    kin_step: np.ndarray
+    kin_step_velocity: np.ndarray
+    kin_pending: np.ndarray
+    kin_pending_rate: np.ndarray
+    con_g: np.ndarray
+    con_h: np.ndarray
+    con_d: np.ndarray
+    con_gx: np.ndarray
+    contact_rd_e: np.ndarray
+    contact_rp_e: np.ndarray
+    reaction_point: np.ndarray
+    tree_reaction_force: np.ndarray
+    tree_reaction_torque: np.ndarray
+    cut_force: np.ndarray
+    cut_torque: np.ndarray
+    contact_force: np.ndarray
+    contact_point: np.ndarray
+    sensor_frame_axes: np.ndarray
+    sensor_frame_origin: np.ndarray
+    sensor_value: np.ndarray
+    centerline_point: np.ndarray
+    cut_axis: np.ndarray
+    cut_normal: np.ndarray
+    cut_normal_parent: np.ndarray
+    cut_normal_child: np.ndarray
