@@ -9,6 +9,9 @@ coordinates and body poses of H2, H3, H8 (Order-N and absolute coordinates), FB 
 (absolute coordinates).
 
     .venv/bin/python benchmarks/bench_formulations.py --json benchmarks/results/formulations.json
+    .venv/bin/python benchmarks/bench_formulations.py --table benchmarks/results/formulations.json
+
+--table prints the two tables of docs/guides/solvers.md from a results file.
 """
 
 import argparse
@@ -17,6 +20,7 @@ import platform
 import time
 
 import numpy as np
+from peers import add_results_options, grouped, printed_table, sci
 
 from flexmbs.model.library import (
     bricard,
@@ -132,16 +136,46 @@ def agreement(t_end=2.0, rtol=1e-10, atol=1e-12):
     return out
 
 
+FORMULATION_NAMES = {"joint": "joint", "order-n": "Order-N", "absolute": "absolute"}
+
+
+def table(results):
+    """The thesis's comparison on H2 and the formulations' agreement at tight
+    tolerances, as docs/guides/solvers.md shows them."""
+    lines = ["| case | formulation + integrator | steps | evaluations | wall (s) | "
+             "max abs(E - E0) / max U |",
+             "|---|---|---|---|---|---|"]
+    for r in results["comparison"]:
+        lines.append(f"| {r['case']} | {FORMULATION_NAMES[r['formulation']]} + "
+                     f"`{r['method']}` | {grouped(r['nsteps'])} | {grouped(r['nres'])} | "
+                     f"{r['wall']:.2f} | {sci(r['energy_ratio'])} |")
+    if results.get("agreement"):
+        order = [name for name, _, _ in AGREEMENT_MODELS]
+        rows = sorted(results["agreement"], key=lambda r: order.index(r["model"]))
+        lines += ["", "| model | formulation | joints (rad or m) | body frames | "
+                  "steps (joint / other) | wall s (joint / other) |",
+                  "|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['model']} | {FORMULATION_NAMES[r['formulation']]} | "
+                         f"{sci(r['max_joint_difference'])} | "
+                         f"{sci(r['max_frame_difference'])} | {grouped(r['nsteps_joint'])} / "
+                         f"{grouped(r['nsteps'])} | {r['wall_joint']:.1f} / "
+                         f"{r['wall']:.1f} |")
+    return "\n".join(lines)
+
+
 def main():
     global AGREEMENT_MODELS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--t-end", type=float, default=5.0)
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     p.add_argument("--skip-agreement", action="store_true")
     p.add_argument("--only", nargs="+", metavar="MODEL",
                    help="the agreement study on these models only (H2 H3 H8 FB BR), "
                         "merged into an existing --json file")
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     if a.only:
         AGREEMENT_MODELS = tuple(m for m in AGREEMENT_MODELS if m[0] in a.only)
         with open(a.json) as f:

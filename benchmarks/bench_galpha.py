@@ -25,6 +25,11 @@ Per study:
 
 Numba compilation is not timed (a warm-up run first). The tables of
 docs/explanation/performance.md come from the JSON: --table prints them.
+
+--table also prints the table of benchmarks/results/galpha_h2_session.json: H2 with 1
+and 5 elements, `galpha` at several tolerances, rho_inf and fixed steps against `bdf`
+at the model file's rtol 1e-8 on the same mesh (steps, integration time from the run's
+own counter, the largest joint-angle difference from that `bdf` run).
 """
 
 import argparse
@@ -34,7 +39,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from peers import add_results_options, exudyn_h2, exudyn_spin, log, machine, printed_table
+from peers import (
+    add_results_options,
+    exudyn_h2,
+    exudyn_spin,
+    grouped,
+    log,
+    machine,
+    printed_table,
+    sci,
+)
 
 from flexmbs.model.library import huang_two_link, spin_up
 from flexmbs.simulation import simulate
@@ -166,8 +180,44 @@ def bench_study(study, a, log):
     return out
 
 
+def _session_label(run):
+    """A run of galpha_h2_session.json as the table names it: "galpha rtol 1e-05,
+    atol 1e-07, rho_inf 0.5" is "`galpha` rtol 1e-5, `rho_inf` 0.5" (atol is rtol /
+    100 throughout)."""
+    method, *settings = run.replace(",", "").split()
+    pairs = dict(zip(settings[::2], settings[1::2]))
+    words = [f"`{method}`"]
+    if "fixed_step" in pairs:
+        words.append(f"fixed step {sci(float(pairs['fixed_step']), 0)} s,")
+    words.append(f"rtol {sci(float(pairs['rtol']), 0)}")
+    if "rho_inf" in pairs:
+        words[-1] += ","
+        words.append(f"`rho_inf` {pairs['rho_inf']}")
+    if method == "bdf":
+        words.append("(the model file)")
+    return " ".join(words)
+
+
+def session_table(results):
+    """The table of galpha_h2_session.json: per mesh, `bdf` at the model file's rtol
+    and each `galpha` run against it."""
+    lines = ["| H2 | run | steps | s | max joint-angle difference, rad |",
+             "|---|---|---|---|---|"]
+    for elements, runs in results.items():
+        mesh = f"{elements} element" + ("s" if int(elements) > 1 else "")
+        for k, r in enumerate(runs):
+            difference = "reference" if r["run"].startswith("bdf") else sci(r["dtheta"])
+            first = f"| {mesh} |" if k == 0 else "| |"
+            lines.append(f"{first} {_session_label(r['run'])} | {grouped(r['steps'])} | "
+                         f"{r['s']:.3g} | {difference} |")
+    return "\n".join(lines)
+
+
 def table(results):
-    """The documentation's table, from the JSON."""
+    """The documentation's table, from the JSON (galpha_h2_session.json's, see
+    session_table, for a file of that form)."""
+    if "studies" not in results:
+        return session_table(results)
     lines = ["| model | bdf (default rtol): steps, s | galpha at equal accuracy | "
              "steps, s | fewer steps | less time | Exudyn at that accuracy |",
              "|---|---|---|---|---|---|---|"]

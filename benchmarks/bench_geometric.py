@@ -4,6 +4,7 @@ spin-up beam, H2 with and without it, and the test rig with every variant.
     .venv/bin/python benchmarks/bench_geometric.py                    # everything
     .venv/bin/python benchmarks/bench_geometric.py --study spin --elements 4 8
     .venv/bin/python benchmarks/bench_geometric.py --json benchmarks/results/geometric.json
+    .venv/bin/python benchmarks/bench_geometric.py --table benchmarks/results/geometric.json
 
 * spin: SPIN (docs/explanation/benchmark-models.md) with `none` (the time the tip deflection
 first exceeds 1 m)
@@ -14,6 +15,9 @@ first exceeds 1 m)
 * rig: RIG at 30 and 45 deg with the four variants: the jointed-end strain histories
   (thesis figures 6.3-6.10) as a plot (--plot FILE.png), their largest values, and the
   energy-balance error of each (the thesis's variants are not conservative).
+
+--table prints the SPIN and RIG tables of docs/explanation/performance.md from a results
+file.
 """
 
 import argparse
@@ -22,6 +26,7 @@ import platform
 import time
 
 import numpy as np
+from peers import add_results_options, grouped, printed_table, sci
 
 from flexmbs.elements.geometric import GEOMETRIC_OPTIONS
 from flexmbs.model.library import huang_rig, huang_two_link, spin_up
@@ -125,6 +130,53 @@ def rig_study(rtol, plot):
     return rows
 
 
+def _seconds(wall):
+    """A wall time as the SPIN table gives it: whole seconds from 10 s on."""
+    return f"{wall:.0f}" if wall >= 10 else f"{wall:.2g}"
+
+
+def spin_table(rows):
+    """SPIN with `consistent`: the tip deflection's extremes and values, steps, wall."""
+    times = list(rows[-1]["at"])
+    lines = ["| `consistent` | min (m) | max (m) | "
+             + " | ".join(f"at {t} s" for t in times) + " | steps | wall (s) |",
+             "|---|---|---|" + "---|" * len(times) + "---|---|"]
+    for r in rows:
+        if not r["case"].startswith("consistent, "):
+            continue
+        at = " | ".join(f"{r['at'][t]:.4f}" for t in times)
+        lines.append(f"| {r['case'].removeprefix('consistent, ')} | {r['min']:.4f} | "
+                     f"{r['max']:.4f} | {at} | {grouped(r['steps'])} | "
+                     f"{_seconds(r['wall'])} |")
+    return lines
+
+
+def rig_table(rows):
+    """RIG: the largest jointed-end strain and the energy error of every variant."""
+    options = list(dict.fromkeys(r["geometric"] for r in rows))
+    by = {(r["theta2_deg"], r["geometric"]): r for r in rows}
+    lines = ["| theta2 | " + " | ".join(f"`{o}`" for o in options) + " |",
+             "|---|" + "---|" * len(options)]
+    for degrees in dict.fromkeys(r["theta2_deg"] for r in rows):
+        cells = [f"{1e6 * by[degrees, o]['strain_max_abs']:.1f}" for o in options]
+        lines.append(f"| {degrees} deg: largest strain (1e-6) | " + " | ".join(cells)
+                     + " |")
+        cells = [sci(by[degrees, o]["energy_error_over_largest"]) for o in options]
+        lines.append(f"| {degrees} deg: energy error / largest term | "
+                     + " | ".join(cells) + " |")
+    return lines
+
+
+def table(results):
+    """The documentation's tables of the studies a results file holds: SPIN, RIG."""
+    parts = []
+    if "spin" in results:
+        parts.append("\n".join(spin_table(results["spin"])))
+    if "rig" in results:
+        parts.append("\n".join(rig_table(results["rig"])))
+    return "\n\n".join(parts)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", nargs="+", default=["spin", "h2", "rig"],
@@ -133,8 +185,10 @@ def main(argv=None):
                     help="SPIN meshes")
     ap.add_argument("--rtol", type=float, default=1e-6)
     ap.add_argument("--plot", default="docs/geometric_rig.png")
-    ap.add_argument("--json")
+    add_results_options(ap)
     args = ap.parse_args(argv)
+    if printed_table(args, table):
+        return
     report = {"machine": f"{platform.machine()}, {platform.python_version()}",
               "rtol": args.rtol}
     if "spin" in args.study:

@@ -8,6 +8,7 @@ balance and tip vibration.
     .venv/bin/python benchmarks/bench_h8.py
     .venv/bin/python benchmarks/bench_h8.py --h2 --json benchmarks/results/h8.json --plot
     docs/h8.png
+    .venv/bin/python benchmarks/bench_h8.py --table benchmarks/results/h8.json
 """
 
 import argparse
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import add_results_options, printed_table
 
 from flexmbs.model.library import H8_TARGETS
 from flexmbs.model.toml_reader import load_model
@@ -149,6 +151,49 @@ def plot(sim, path):
     print(f"plot: {path}")
 
 
+def _signed(x):
+    """A joint error: four decimals from 0.01 on, else two significant digits."""
+    if abs(x) >= 0.01:
+        return f"{x:+.4f}"
+    mantissa, exponent = f"{x:+.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _columns(names):
+    """The joints grouped as the table shows them: theta4x, theta4y, theta4z are one
+    column, "theta4 x, y, z"; (heading, indices) each."""
+    columns = []
+    for k, name in enumerate(names):
+        base, axis = (name[:-1], name[-1]) if name[-1] in "xyz" else (name, "")
+        if axis and columns and columns[-1][0] == base:
+            columns[-1][1].append(k)
+            columns[-1][2].append(axis)
+        else:
+            columns.append((base, [k], [axis] if axis else []))
+    return [(f"{base} {', '.join(axes)}" if axes else
+             base + (" (m)" if base.startswith("d") else ""), ks)
+            for base, ks, axes in columns]
+
+
+def table(results):
+    """The documentation's table: H8's joints at the end of the run against their
+    targets."""
+    h8 = results["h8"]
+    columns = _columns(h8["joints"])
+
+    def row(label, values, fmt):
+        return (f"| {label} | "
+                + " | ".join(", ".join(fmt(values[k]) for k in ks) for _, ks in columns)
+                + " |")
+
+    return "\n".join([
+        "| joint | " + " | ".join(heading for heading, _ in columns) + " |",
+        "|---|" + "---|" * len(columns),
+        row("target", h8["targets"], lambda x: f"{x:g}"),
+        row("at 5 s", h8["final"], lambda x: f"{x:.5f}"),
+        row("error", h8["errors"], _signed)])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -158,8 +203,10 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--h2", action="store_true", help="also the PD-driven H2 (5 s)")
     p.add_argument("--plot", default=str(ROOT / "docs" / "h8.png"))
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
           f"{platform.python_version()}")
     simulate(load_model(MODEL), None, t_end=0.01)  # warm the kernels

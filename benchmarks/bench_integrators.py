@@ -25,6 +25,10 @@ method's dense output. --step-drift also measures it at the accepted steps thems
 (one more, untimed, run of scipy-radau and of bdf per tolerance) and repeats the
 equal-drift comparison with that drift. The two differ for scipy's Radau, whose steps
 are of order 5 but whose dense output, the collocation polynomial, is of order 3.
+
+--table JSON prints the tables of docs/explanation/performance.md from a results file:
+wall time and drift of every solver and the equal-drift comparison, or with
+--step-drift's results the comparison at the outputs and at the steps side by side.
 """
 
 import argparse
@@ -39,6 +43,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import add_results_options, printed_table
 
 from flexmbs.dynamics.energy import ENERGY_COMPONENTS
 from flexmbs.dynamics.outputs import output_quantities
@@ -179,6 +184,75 @@ def bench_start(solver):
     return out
 
 
+RATIOS = (("ida", "ida / bdf"), ("scipy-radau", "radau / bdf"))
+"""The solvers whose wall time the first table gives as a ratio to bdf's."""
+
+
+def _chains(rows):
+    """The chains of `rows` ((variant, n)) in their order."""
+    return list(dict.fromkeys((r["variant"], r["n"]) for r in rows))
+
+
+def solvers_table(rows):
+    """Wall time (s) and drift (J) of every solver per chain, and RATIOS."""
+    solvers = list(dict.fromkeys(r["solver"] for r in rows))
+    by = {(r["variant"], r["n"], r["solver"]): r for r in rows}
+    ratios = [(s, name) for s, name in RATIOS if s in solvers and "bdf" in solvers]
+    lines = ["| chain | N | " + " | ".join(f"`{s}` | drift" for s in solvers)
+             + "".join(f" | {name}" for _, name in ratios) + " |",
+             "|---|---|" + "---|---|" * len(solvers) + "---|" * len(ratios)]
+    for variant, n in _chains(rows):
+        cells = [variant, str(n)]
+        for s in solvers:
+            r = by.get((variant, n, s))
+            cells += ([f"{r['wall']:.3g}", f"{r['drift']:.1e}"] if r else ["-", "-"])
+        for s, _ in ratios:
+            r, b = by.get((variant, n, s)), by.get((variant, n, "bdf"))
+            cells.append(f"{r['wall'] / b['wall']:.1f}" if r and b else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def equal_drift_table(equal):
+    """The peer against bdf at the loosest rtol whose drift is at most the peer's."""
+    lines = ["| chain | N | `scipy-radau` | its drift | `bdf` rtol | `bdf` | its drift | "
+             "radau / bdf |",
+             "|---|---|---|---|---|---|---|---|"]
+    for e in equal:
+        lines.append(f"| {e['variant']} | {e['n']} | {e['peer_wall']:.3g} | "
+                     f"{e['peer_drift']:.1e} | {e['bdf_rtol']:.0e} | {e['bdf_wall']:.3g} | "
+                     f"{e['bdf_drift']:.1e} | {e['ratio']:.1f} |")
+    return lines
+
+
+def step_drift_table(equal, equal_steps):
+    """The equal-drift comparison with the drift at the outputs and at the steps."""
+    lines = ["| chain | N | `scipy-radau` | drift at outputs | `bdf` rtol | `bdf` | "
+             "radau / bdf | drift at steps | `bdf` rtol | `bdf` | radau / bdf |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    steps = {(e["variant"], e["n"]): e for e in equal_steps}
+    for e in equal:
+        s = steps[(e["variant"], e["n"])]
+        lines.append(f"| {e['variant']} | {e['n']} | {e['peer_wall']:.3g} | "
+                     f"{e['peer_drift']:.1e} | {e['bdf_rtol']:.0e} | {e['bdf_wall']:.3g} | "
+                     f"{e['ratio']:.1f} | {s['peer_drift']:.1e} | {s['bdf_rtol']:.0e} | "
+                     f"{s['bdf_wall']:.3g} | {s['ratio']:.1f} |")
+    return lines
+
+
+def table(results):
+    """The documentation's tables of a results file: with the drift at the steps
+    (--step-drift), the equal-drift comparison at the outputs and at the steps; else
+    every solver's wall time and drift, then the equal-drift comparison if made."""
+    if results.get("equal_step_drift"):
+        return "\n".join(step_drift_table(results["equal_drift"],
+                                          results["equal_step_drift"]))
+    lines = solvers_table(results["rows"])
+    if results.get("equal_drift"):
+        lines += [""] + equal_drift_table(results["equal_drift"])
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -191,7 +265,7 @@ def main():
     p.add_argument("--rtol", type=float, default=1e-8)
     p.add_argument("--atol", type=float, default=1e-10)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     p.add_argument("--equal-drift", action="store_true",
                    help="also time bdf at the tolerance that matches scipy-radau's drift")
     p.add_argument("--step-drift", action="store_true",
@@ -199,6 +273,8 @@ def main():
     p.add_argument("--no-start", action="store_true",
                    help="skip the cold/warm `flexmbs run` timing")
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}; rtol {a.rtol}, atol {a.atol}, "
           f"t_end {a.t_end} s")

@@ -32,7 +32,10 @@ every 0.01 s:
    time (building the model and integrating, outputs included) is reported, and the
    ratio flexmbs time / peer time.
 
-Numba compilation is not timed (a warm-up run first). The results go to --json.
+Numba compilation is not timed (a warm-up run first). The results go to --json;
+--table prints the two tables of docs/explanation/performance.md from a results file
+(median wall times; ratios flexmbs / peer with the drift each reached), a row per chain.
+A chain whose tuning started below rtol 1e-6 (--rtol-start) is marked so in its N.
 """
 
 import argparse
@@ -45,11 +48,15 @@ from pathlib import Path
 import numpy as np
 from peers import (
     CHAIN_OUTPUT_STEP,
+    add_results_options,
     chain_energy,
     chain_initial,
     exudyn_chain,
     machine,
     pinocchio_chain,
+    printed_table,
+    sci,
+    significant,
 )
 
 T_END = 10.0
@@ -338,8 +345,10 @@ def main():
     p.add_argument("--rtol-start", type=float, default=RTOL_START,
                    help="the loosest rtol tried (the ladder goes down from it)")
     p.add_argument("--no-verify", action="store_true")
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     if a.repeat < 1:
         p.error("--repeat must be at least 1")
 
@@ -382,6 +391,53 @@ def summary(rows, log):
             else:
                 log(f"{row['variant']:8s} {row['n']:2d} {row['target']:.1e} | {method:8s} "
                     f"not reached")
+
+
+
+COLUMNS = (("flexmbs", "flexmbs `bdf`"), ("dop853", "DOP853"), ("radau", "Radau"),
+           ("ida", "IDA"), ("exudyn", "Exudyn"), ("flexmbs-dop853", "flexmbs `dop853`"))
+"""The methods in the tables' order, with their headings."""
+
+
+def _chain(row):
+    """The chain's first two cells: its variant and N, N with the rtol its tuning
+    started from when that was not RTOL_START."""
+    start = max((info["tried"][0]["setting"] for info in row["methods"].values()
+                 if info["setting_name"] == "rtol" and info["tried"]), default=RTOL_START)
+    n = str(row["n"]) if start == RTOL_START else f"{row['n']}, from rtol {sci(start, 0)}"
+    return f"| {row['variant']} | {n} |"
+
+
+def table(results):
+    """The documentation's tables: the median wall time (s) of every method at its
+    tuned setting, then flexmbs' drift and each peer's ratio flexmbs time / peer time
+    with the drift it reached (J). n.r.: the target not reached within --max-run; -:
+    the method not run."""
+    times = ["| chain | N | target (J) | " + " | ".join(name for _, name in COLUMNS) + " |",
+             "|---|---|---|" + "---|" * len(COLUMNS)]
+    ratios = ["| chain | N | flexmbs drift | "
+              + " | ".join(name for _, name in COLUMNS[1:]) + " |",
+              "|---|---|---|" + "---|" * (len(COLUMNS) - 1)]
+    for row in results["rows"]:
+        methods = row["methods"]
+        cells, pairs = [], []
+        for method, _ in COLUMNS:
+            info = methods.get(method)
+            if info is None:
+                cells.append("-")
+                pairs.append("-")
+            elif "wall" not in info:
+                cells.append("n.r.")
+                pairs.append("n.r.")
+            else:
+                cells.append(significant(info["wall"], 3))
+                ratio = significant(info["ratio"]) if "ratio" in info else "-"
+                pairs.append(f"{ratio} ({sci(info['drift'])})")
+        flexmbs = methods.get("flexmbs", {})
+        drift = sci(flexmbs["drift"]) if "drift" in flexmbs else cells[0]
+        times.append(f"{_chain(row)} {sci(row['target'])} | " + " | ".join(cells) + " |")
+        ratios.append(f"{_chain(row)} {drift} | " + " | ".join(pairs[1:]) + " |")
+    return "\n".join(times) + "\n\n" + "\n".join(ratios)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ Python call is timed, and the Python overhead (a call of `pin.aba` on a one-join
 model, whose algorithm costs next to nothing) is subtracted and reported. Each
 measurement is repeated --repeat times, the two sides in turn; the median is reported
 (per call, in microseconds).
+
+--table prints the table of docs/explanation/performance.md from a results file: the
+chains of its first variant (the planar ones; the spatial chains give the same figures).
 """
 
 import argparse
@@ -31,7 +34,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from peers import machine, pinocchio_chain
+from peers import add_results_options, machine, pinocchio_chain, printed_table, significant
 
 from flexmbs.dynamics import system as _system
 from flexmbs.model.compiled import compile_model
@@ -139,6 +142,25 @@ def python_costs(n, variant, count):
             overhead)
 
 
+def table(results):
+    """The documentation's table: us per call of flexmbs' residual and state
+    derivative and of Pinocchio's rnea and aba, and their ratios, per chain."""
+    chains = [r for r in results["rows"] if "variant" in r]
+    variant = chains[0]["variant"]
+    lines = ["| N | flexmbs residual | flexmbs y' | `rnea` | `aba` | residual / `rnea` | "
+             "y' / `aba` |",
+             "|---|---|---|---|---|---|---|"]
+    for r in chains:
+        if r["variant"] != variant:
+            continue
+        res, der = r["flexmbs_residual"], r["flexmbs_state_derivative"]
+        rnea, aba = r["pinocchio_rnea"], r["pinocchio_aba"]
+        us = [significant(1e6 * x, 3) for x in (res, der, rnea, aba)]
+        lines.append(f"| {r['n']} | {' | '.join(us)} | {significant(res / rnea)} | "
+                     f"{significant(der / aba)} |")
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -150,8 +172,10 @@ def main():
     p.add_argument("--python", action="store_true",
                    help="time Pinocchio from Python (overhead subtracted), not in C++")
     p.add_argument("--no-install", action="store_true")
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     info = machine()
     print(f"machine: {info['cpu']}, {info['cores']} cores; python {info['python']}, numba "
           f"{info['numba']}, pinocchio {info['pinocchio']}", flush=True)

@@ -8,6 +8,8 @@ and the agreement of joint angles and tip deflections.
     .venv/bin/python benchmarks/bench_peers_flexible.py --study spin
     .venv/bin/python benchmarks/bench_peers_flexible.py \
         --json benchmarks/results/peers_flexible.json
+    .venv/bin/python benchmarks/bench_peers_flexible.py \
+        --table benchmarks/results/peers_flexible.json
 
 Per study:
 
@@ -26,7 +28,8 @@ Per study:
    cheapest swept configuration within it, timed --repeat times in turn in this one
    process (medians), and the ratio flexmbs time / Exudyn time.
 
-Numba compilation is not timed (a warm-up run first).
+Numba compilation is not timed (a warm-up run first). --table prints the tables of
+docs/explanation/performance.md from a results file: the sweep of each study in it.
 """
 
 import argparse
@@ -36,7 +39,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peers import exudyn_h2, exudyn_spin, machine
+from peers import (
+    add_results_options,
+    exudyn_h2,
+    exudyn_spin,
+    grouped,
+    machine,
+    printed_table,
+    sci,
+    significant,
+)
 
 from flexmbs.model.library import huang_two_link, spin_up
 from flexmbs.simulation import simulate
@@ -213,6 +225,57 @@ def bench_study(study, a, log):
     return out
 
 
+def _model(tool, config):
+    """A swept configuration as the tables name it."""
+    if tool == "flexmbs":
+        elements, rtol, modes = config
+        mesh = f"{elements} element" + ("s" if elements > 1 else "")
+        reduced = "" if modes == "all" else f", {modes} modes + correction"
+        return f"{mesh}{reduced}, rtol {sci(rtol, 0)}"
+    elements, h = config
+    return f"{elements} elements, h {sci(h, 0)}"
+
+
+def _tool(name):
+    return "Exudyn" if name == "exudyn" else name
+
+
+def h2_table(study):
+    """H2: every swept run's wall time, steps and differences from the reference."""
+    lines = ["| tool | model | wall | steps | theta1 | theta2 | tip z | tip y |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in study["sweep"]:
+        lines.append(f"| {_tool(r['tool'])} | {_model(r['tool'], r['config'])} | "
+                     f"{significant(r['wall'], 3)} | {grouped(r['steps'])} | "
+                     f"{sci(r['theta1'])} | {sci(r['theta2'])} | {sci(r['tip_z'])} | "
+                     f"{sci(r['tip_y'])} |")
+    return lines
+
+
+def spin_table(study):
+    """SPIN: the reference and every swept run: wall time, steps, the in-plane tip
+    deflection at 5 and 10 s and its largest difference from the reference's relative
+    to the largest deflection."""
+    ref = study["reference"]
+    lines = ["| tool | model | wall | steps | tip at 5 s | tip at 10 s | relative difference |",
+             "|---|---|---|---|---|---|---|",
+             f"| Exudyn | reference, {_model('exudyn', (ref['elements'], ref['h']))} | "
+             f"{significant(ref['wall'], 3)} | {grouped(round(study['t_end'] / ref['h']))} | "
+             f"{ref['tip_y_at']['5']:.4f} | {ref['tip_y_at']['10']:.4f} | - |"]
+    for r in study["sweep"]:
+        lines.append(f"| {_tool(r['tool'])} | {_model(r['tool'], r['config'])} | "
+                     f"{significant(r['wall'], 3)} | {grouped(r['steps'])} | "
+                     f"{r['tip_y_at']['5']:.4f} | {r['tip_y_at']['10']:.4f} | "
+                     f"{sci(r['tip_y_relative'])} |")
+    return lines
+
+
+def table(results):
+    """The documentation's tables of the studies a results file holds."""
+    tables = {"h2": h2_table, "spin": spin_table}
+    return "\n\n".join("\n".join(tables[st["study"]](st)) for st in results["studies"])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -224,8 +287,10 @@ def main():
                    help="the accuracy both tools must reach (default: flexmbs' default's)")
     p.add_argument("--t-end", type=float, help="shorter runs, for a quick look")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     a = p.parse_args()
+    if printed_table(a, table):
+        return
 
     def log(text):
         print(text, flush=True)

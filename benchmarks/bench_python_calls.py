@@ -11,6 +11,8 @@ evaluate at every step, on the rigid CHAIN-N (spatial), in microseconds:
 
     .venv/bin/python benchmarks/bench_python_calls.py [--n 2 8 32] [--calls 20000] \
         [--json benchmarks/results/python_calls.json]
+    .venv/bin/python benchmarks/bench_python_calls.py \
+        --table benchmarks/results/python_calls.json
 """
 
 import argparse
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import add_results_options, printed_table
 
 from flexmbs.dynamics import system as _system
 
@@ -69,13 +72,27 @@ def costs(n, calls):
     }
 
 
+def table(results):
+    """The documentation's table: us per call of each way, per chain."""
+    lines = ["| N | residual, dispatcher | residual, `KernelCall` (IDA) | y' by columns, "
+             "dispatcher | `system.rhs`, `KernelCall` (scipy) |",
+             "|---|---|---|---|---|"]
+    for r in results["rows"]:
+        lines.append(f"| {r['n']} | {r['residual_dispatcher']:.1f} | "
+                     f"{r['residual_kernel_call']:.1f} | "
+                     f"{r['derivative_by_columns_dispatcher']:.1f} | {r['rhs']:.1f} |")
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, nargs="+", default=[2, 8, 32])
     p.add_argument("--calls", type=int, default=20000)
-    p.add_argument("--json", help="write the results here")
+    add_results_options(p)
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     rows = []
     for n in a.n:
         row = costs(n, a.calls)
@@ -86,6 +103,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"machine": platform.platform(), "unit": "us per call",
                        "rows": rows}, f, indent=1)
+    print(table({"rows": rows}))
 
 
 if __name__ == "__main__":

@@ -9,11 +9,15 @@ tests), steps and wall time. The tests run the same models over 1 s
     .venv/bin/python benchmarks/bench_rolling_disk.py \
         --json benchmarks/results/rolling_disk.json
     .venv/bin/python benchmarks/bench_rolling_disk.py --variants circular --atol 1e-10
+    .venv/bin/python benchmarks/bench_rolling_disk.py \
+        --table benchmarks/results/rolling_disk.json
 
 * straight: RD-steady (a), upright at 1 m/s, 10 s.
 * circular: RD-steady (b), lean 0.2 rad, 1 m/s, the steady rates, 10 s.
 * accel: RD-accel, the plane accelerating at 0.5 m/s^2, lean 0.1 rad, spin 15 rad/s,
   5 s; the two formulations compared (largest difference of q and u).
+
+--table prints the table of docs/guides/rolling-contacts.md from a results file.
 """
 
 import argparse
@@ -24,6 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import add_results_options, grouped, printed_table, sci
 
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import (
@@ -72,6 +77,40 @@ def run_case(variant, constraints, rtol, atol):
     return row, sim
 
 
+RUN_NAMES = {"straight": "RD-steady (a)", "circular": "RD-steady (b)", "accel": "RD-accel"}
+
+
+def _size(x, unit=""):
+    """A residual or error: 0 when exact, else two significant digits."""
+    if x == 0:
+        return "0"
+    return sci(x) + (f" {unit}" if unit else "")
+
+
+def table(results):
+    """The documentation's table: per run and formulation, steps, wall time, the
+    contact's residuals, the energy balance and the departure from the steady motion."""
+    lines = ["| run | formulation | steps | wall | gap | slip | energy | "
+             "lean, heading rate, spin rate |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results["rows"]:
+        steps = grouped(r["steps"])
+        if r["restarts"]:
+            steps += f" ({r['restarts']} restarts)"
+        steady = ""
+        if "lean_error" in r:
+            errors = (r["lean_error"], r["heading_rate_error"], r["spin_rate_error"])
+            steady = ("0" if not any(errors) else
+                      f"{_size(errors[0], 'rad')}, {_size(errors[1])}, "
+                      f"{_size(errors[2], 'rad/s')}")
+        lines.append(f"| {RUN_NAMES[r['variant']]}, {r['t_end']:g} s | {r['constraints']} | "
+                     f"{steps} | {r['wall']:.2f} s | {_size(r['contact_gap'], 'm')} | "
+                     f"{_size(r['slip_velocity'], 'm/s')} | "
+                     f"{_size(r['energy_error_over_largest'])} |"
+                     + (f" {steady} |" if steady else " |"))
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,8 +118,10 @@ def main():
                    choices=list(RD_VARIANTS))
     p.add_argument("--rtol", type=float, default=1e-8)
     p.add_argument("--atol", type=float, default=1e-9)
-    p.add_argument("--json")
+    add_results_options(p)
     a = p.parse_args()
+    if printed_table(a, table):
+        return
     for constraints in FORMULATIONS:  # compile the kernels first
         simulate(rolling_disk("accel"), None, t_end=0.01, constraints=constraints)
     rows = []

@@ -386,6 +386,27 @@ def exudyn_spin(elements, h, t_end=20.0, rho_inf=0.8, newton_tol=1e-8, newton_ab
             "steps": steps}
 
 
+def grouped(n):
+    """An integer with its thousands set apart by spaces, as the documentation writes
+    counts: 289 136."""
+    return f"{int(n):,}".replace(",", " ")
+
+
+def sci(x, digits=1):
+    """x in scientific notation with `digits` decimals and an exponent without its
+    leading zero: 2.3e-9, 1e-8."""
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def significant(x, digits=2):
+    """x to `digits` significant digits, trailing zeros kept, no trailing point: 34,
+    7.5, 0.50, 0.053, 3.80, 116 (whole numbers from 10**digits on)."""
+    if abs(x) >= 10 ** digits:
+        return f"{x:.0f}"
+    return f"{x:#.{digits}g}".rstrip(".")
+
+
 def add_results_options(parser):
     """--json (write the results there) and --table (print the documentation's tables
     of a results file), the options every benchmark shares."""
