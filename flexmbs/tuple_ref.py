@@ -252,7 +252,7 @@ class HeldTuple:
 
     def __init__(self, tup):
         self.tuple = tup
-        self.numba_type = numba.typeof(tup)
+        self.numba_type = _numba_type(tup)
         self._buffer = np.zeros(_tuple_size(self.numba_type), dtype=np.uint8)
         self.address = self._buffer.ctypes.data
         _store_native_value(tup, self.numba_type, self._buffer)
@@ -274,6 +274,37 @@ class HeldTuple:
     def __reduce__(self):
         """Copies and pickles store the (copied) tuple again, in a buffer of their own."""
         return (HeldTuple, (self.tuple,))
+
+
+_TYPES: dict = {}  # numba types of held tuples by _type_key
+
+
+def _type_key(value):
+    """What numba's type of `value` depends on, for tuples (and namedtuples) of arrays
+    and floats: each array's dtype, dimensions, layout and writability, each tuple's
+    class; None for anything else (an int's type can depend on its value)."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.ndim, value.flags.c_contiguous,
+                value.flags.f_contiguous, value.flags.writeable, value.flags.aligned)
+    if isinstance(value, tuple):
+        keys = tuple(_type_key(v) for v in value)
+        return None if None in keys else (type(value), keys)
+    if type(value) is float:
+        return float
+    return None
+
+
+def _numba_type(tup):
+    """numba.typeof(tup), computed once for each _type_key: typing a tuple of some
+    hundred arrays takes milliseconds, and a workspace is made for every call of a
+    kernel from Python that needs one."""
+    key = _type_key(tup)
+    if key is None:
+        return numba.typeof(tup)
+    found = _TYPES.get(key)
+    if found is None:
+        found = _TYPES[key] = numba.typeof(tup)
+    return found
 
 
 @typeof_impl.register(HeldTuple)

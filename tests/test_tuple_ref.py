@@ -357,3 +357,22 @@ def test_a_held_namedtuple_reads_as_itself_and_copies_hold_their_own_arrays():
         _first_of_a_pair_of_refs((twin, held_ref((np.zeros(1),))), out)
         np.testing.assert_array_equal(twin.b, [10.0, 12.0])
         np.testing.assert_array_equal(held.b, [2.0, 4.0])
+
+
+@pytest.mark.skipif(not JIT, reason="numba off")
+def test_a_held_tuple_is_typed_as_numba_types_it_whatever_it_was_typed_before():
+    """The type of a held tuple is kept per class, dtypes, dimensions, layouts and
+    writability of its members: a tuple that differs in any of them gets numba's own
+    type of it, and one that differs only in values or sizes gets the kept one."""
+    import numba
+    base = Pair(np.zeros(3), np.zeros((2, 2)))
+    assert held_ref(base).numba_type == numba.typeof(base)
+    readonly = np.zeros(3)
+    readonly.flags.writeable = False
+    square = np.zeros((2, 2))
+    others = (Pair(np.zeros(5), np.ones((4, 4))), Pair(np.zeros((3, 2))[:, 0], square),
+              Pair(readonly, square), Pair(np.zeros(3, dtype=np.int64), square),
+              Pair(np.zeros(3), np.zeros((2, 2, 1))), (np.zeros(3), square),
+              Pair(np.zeros(3), 1.5), Pair(np.zeros(3), 7))
+    for other in others:
+        assert held_ref(other).numba_type == numba.typeof(other)

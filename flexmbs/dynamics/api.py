@@ -26,9 +26,10 @@ def _arr(x, n):
     return a
 
 
-def kinematics(cm, q, u=None, t=0.0):
-    """A Workspace after forward_kinematics at (t, q, u) (u = 0 if not given)."""
-    ws = cm.new_workspace()
+def kinematics(cm, q, u=None, t=0.0, ws=None):
+    """A Workspace after forward_kinematics at (t, q, u) (u = 0 if not given): `ws`,
+    or a new one."""
+    ws = cm.new_workspace() if ws is None else ws
     u = np.zeros(cm.nq) if u is None else u
     forward_kinematics(cm.arrays, ws, float(t), _arr(q, cm.nq), _arr(u, cm.nq))
     return ws
@@ -191,7 +192,7 @@ def constraint_values(cm, q, u=None, t=0.0):
     for a velocity row), the Jacobian Phi_q or C (rows, nq) and its columns at the
     prescribed coordinates (rows, nc). docs/explanation/formulation.md section 5."""
     from .constraints import constraint_terms
-    ws = kinematics(cm, q, u, t)
+    ws = kinematics(cm, q, u, t, cm.scratch_workspace())
     constraint_terms(cm.arrays, ws)
     return ws.con_phi.copy(), ws.con_phid.copy(), ws.con_jac.copy(), ws.con_jacx.copy()
 

@@ -90,6 +90,7 @@ class CompiledModel:
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
         self.warnings = model_warnings(self.beams)
         self.constraint_texts: list[str] = []  # what each constraint row of the cut joints holds
+        self._scratch: HeldTuple | Workspace | None = None
 
     @property
     def nbodies(self) -> int:
@@ -141,6 +142,15 @@ class CompiledModel:
         return np.concatenate(
             [self.q0, self.u0, np.zeros(1 + self.nactuators + 2 * self.nconstraints)]
         )
+
+    def scratch_workspace(self) -> HeldTuple | Workspace:
+        """One workspace kept with the model for the calls from Python that copy what
+        they return out of it (flexmbs.dynamics.api.constraint_values): making one
+        costs about 2 ms, and a closed loop asks for the constraint values at every
+        check of its active rows."""
+        if self._scratch is None:
+            self._scratch = self.new_workspace()
+        return self._scratch
 
     def new_workspace(self) -> HeldTuple | Workspace:
         """The work arrays of the kernels for this model (Workspace), held by reference
