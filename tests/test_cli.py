@@ -12,6 +12,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from cli_in_process import flexmbs_here
 
 from flexmbs.io.results import open_result
 
@@ -49,7 +50,7 @@ def test_chain_spatial_4_conserves_energy(tmp_path):
     assert "FAIL" in r.stdout.upper()
 
 
-def test_run_with_overrides_info_and_plot(tmp_path):
+def test_run_with_overrides_info_and_plot(tmp_path, capsys):
     out = tmp_path / "planar.h5"
     r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", out, "--t-end", 0.5,
                 "--set", "joints.j1.initial=0.3", "--set", "solver.method=scipy-radau",
@@ -61,14 +62,14 @@ def test_run_with_overrides_info_and_plot(tmp_path):
     assert res.solver["method"] == "scipy-radau"
     assert res.model_overrides == ["joints.j1.initial=0.3", "solver.method=scipy-radau"]
     assert "[joints.j1]" in res.model_text
-    info = flexmbs("info", out)
+    info = flexmbs_here(capsys, "info", out)
     assert info.returncode == 0
     assert "finished" in info.stdout and "theta1" in info.stdout
     png = tmp_path / "plot.png"
-    p = flexmbs("plot", out, "theta1", "energy", "-o", png)
+    p = flexmbs_here(capsys, "plot", out, "theta1", "energy", "-o", png)
     assert p.returncode == 0, p.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    bad = flexmbs("plot", out, "no_such_signal", "-o", png)
+    bad = flexmbs_here(capsys, "plot", out, "no_such_signal", "-o", png)
     assert bad.returncode == 2 and "no_such_signal" in bad.stderr
 
 
@@ -80,8 +81,8 @@ def test_run_with_overrides_info_and_plot(tmp_path):
     (["--solver", "galpha", "--rho-inf", "1.5"], 'solver: field "rho_inf"'),
     (["--solver", "galpha", "--fixed-step", "0"], 'solver: field "fixed_step"'),
 ])
-def test_bad_input_exits_2_without_traceback(tmp_path, args, fragment):
-    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5", *args)
+def test_bad_input_exits_2_without_traceback(tmp_path, capsys, args, fragment):
+    r = flexmbs_here(capsys, "run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5", *args)
     assert r.returncode == 2
     assert fragment in r.stderr
     assert "Traceback" not in r.stderr
@@ -138,7 +139,7 @@ def _long_run_with_rows(out, rows_wanted=50):
     return proc, rows
 
 
-def test_sigkill_leaves_a_readable_file(tmp_path):
+def test_sigkill_leaves_a_readable_file(tmp_path, capsys):
     """A run killed with SIGKILL leaves a file that opens and holds a consistent prefix
     of the outputs (everything up to the last flush, at most ~1 s of wall time old)."""
     out = tmp_path / "killed.h5"
@@ -150,7 +151,7 @@ def test_sigkill_leaves_a_readable_file(tmp_path):
     assert res.status == "running"  # it never got to say otherwise
     assert res.writer_gone and res.writer_pid == proc.pid
     assert res.status_text.startswith("unfinished: the writing process is gone")
-    info = flexmbs("info", out)
+    info = flexmbs_here(capsys, "info", out)
     assert info.returncode == 0 and "unfinished: the writing process is gone" in info.stdout
     n = len(res.time)
     assert n > rows
@@ -334,7 +335,7 @@ def test_sigterm_ends_the_run_with_its_name_in_the_file(tmp_path, signame):
     assert len(res.time) >= rows and np.all(np.isfinite(res.q))
 
 
-def test_bad_arguments_and_output_paths_get_one_line_and_status_2(tmp_path):
+def test_bad_arguments_and_output_paths_get_one_line_and_status_2(tmp_path, capsys):
     """Out-of-range settings, image formats and output paths are refused before any
     work with one line naming them (exit 2, no traceback); a file that is not a
     flexmbs result is never written over, an earlier result is, and that is said;
@@ -359,7 +360,7 @@ def test_bad_arguments_and_output_paths_get_one_line_and_status_2(tmp_path):
         (("run", chain, "-o", out, "--rtol", 1e-30), ["rtol", "between"]),
     ]
     for args, words in cases:
-        r = flexmbs(*args)
+        r = flexmbs_here(capsys, *args)
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.count("\n") <= 3, r.stderr
         for word in words:
@@ -372,13 +373,14 @@ def test_bad_arguments_and_output_paths_get_one_line_and_status_2(tmp_path):
     assert deeper.exists()
 
 
-def test_energy_exits_1_on_fail_unless_report_only(tmp_path):
+def test_energy_exits_1_on_fail_unless_report_only(tmp_path, capsys):
     out = tmp_path / "chain.h5"
     assert flexmbs("run", MODELS / "chain_spatial_4.toml", "-o", out, "--t-end", 0.2,
                    "--rtol", 1e-4, "--atol", 1e-6).returncode == 0
-    failing = flexmbs("energy", out, "--max-ratio", 1e-15)
+    failing = flexmbs_here(capsys, "energy", out, "--max-ratio", 1e-15)
     assert failing.returncode == 1 and "FAIL" in failing.stdout
-    assert flexmbs("energy", out, "--max-ratio", 1e-15, "--report-only").returncode == 0
+    assert flexmbs_here(capsys, "energy", out, "--max-ratio", 1e-15,
+                        "--report-only").returncode == 0
 
 
 def test_a_closed_pipe_ends_the_command_silently(tmp_path):
@@ -422,7 +424,7 @@ coefficients = [0.0, 1.0]
 """
 
 
-def test_a_model_whose_every_coordinate_is_driven(tmp_path):
+def test_a_model_whose_every_coordinate_is_driven(tmp_path, capsys):
     """No free coordinate: bdf integrates the driver's work (the energy balance
     closes), as dop853 does; galpha, which controls the positions' error, is refused
     with the reason."""
@@ -431,13 +433,13 @@ def test_a_model_whose_every_coordinate_is_driven(tmp_path):
     works = []
     for solver in ("bdf", "dop853"):
         out = tmp_path / f"{solver}.h5"
-        r = flexmbs("run", model, "-o", out, "--solver", solver)
+        r = flexmbs_here(capsys, "run", model, "-o", out, "--solver", solver)
         assert r.returncode == 0, r.stderr
-        e = flexmbs("energy", out, "--json")
+        e = flexmbs_here(capsys, "energy", out, "--json")
         assert e.returncode == 0 and json.loads(e.stdout)["passed"]
         works.append(open_result(out).energy["dissipated"][-1])
     assert works[0] == pytest.approx(works[1], rel=1e-6)
-    r = flexmbs("run", model, "-o", tmp_path / "g.h5", "--solver", "galpha")
+    r = flexmbs_here(capsys, "run", model, "-o", tmp_path / "g.h5", "--solver", "galpha")
     assert r.returncode == 2 and "driven" in r.stderr and "bdf" in r.stderr
 
 
@@ -466,12 +468,12 @@ rest_length = 0.1
     assert 'spring "tie"' in r.stderr and "coincide" in r.stderr and "tie.toml" in r.stderr
 
 
-def test_galpha_settings_given_to_another_solver_are_warned_about(tmp_path):
-    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5", "--t-end",
-                0.01, "--rho-inf", 0.5, "--fixed-step", 1e-3)
+def test_galpha_settings_given_to_another_solver_are_warned_about(tmp_path, capsys):
+    r = flexmbs_here(capsys, "run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "x.h5",
+                     "--t-end", 0.01, "--rho-inf", 0.5, "--fixed-step", 1e-3)
     assert r.returncode == 0, r.stderr
     assert ('warning: rho_inf = 0.5 and fixed_step = 0.001 s set, which only the solver '
             '"galpha" uses; "bdf" runs without') in r.stderr
-    r = flexmbs("run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "y.h5", "--t-end",
-                0.01, "--solver", "galpha", "--rho-inf", 0.5)
+    r = flexmbs_here(capsys, "run", MODELS / "chain_planar_4.toml", "-o", tmp_path / "y.h5",
+                     "--t-end", 0.01, "--solver", "galpha", "--rho-inf", 0.5)
     assert r.returncode == 0 and "only the solver" not in r.stderr

@@ -19,6 +19,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from cli_in_process import flexmbs_here
 
 from flexmbs.analysis import channel_map as cmap_mod
 from flexmbs.analysis.channel_map import (
@@ -572,7 +573,7 @@ def test_bad_fit_parameters(text, fragment, channel_map):
     assert '--param "joints.joint2.' in str(err.value)
 
 
-def test_bad_input_on_the_command_line(tmp_path, true_run):
+def test_bad_input_on_the_command_line(tmp_path, true_run, capsys):
     """One line naming the file, exit status 2, no traceback."""
     bad = _csv(tmp_path, GOOD_HEAD + "0.000,1,1,1\n0.000,1,1,1\n")
     cases = [
@@ -584,7 +585,7 @@ def test_bad_input_on_the_command_line(tmp_path, true_run):
          'huang_rig.toml: --param "joints.joint9.damping": no value "joint9"'),
     ]
     for args, fragment in cases:
-        r = flexmbs(*args)
+        r = flexmbs_here(capsys, *args)
         assert r.returncode == 2, r.stderr
         assert r.stderr.startswith("flexmbs: error: ") and fragment in r.stderr, r.stderr
         assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
