@@ -130,6 +130,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_peers_flexible.py", "peers_flexible_spin.json", "explanation/performance.md"),
     ("bench_formulations.py", "formulations.json", "guides/solvers.md"),
     ("bench_rolling_disk.py", "rolling_disk.json", "guides/rolling-contacts.md"),
+    ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
 ]
 
 
