@@ -4,6 +4,7 @@ is one whose internals flexmbs is written against (flexmbs.config.NUMBA_VERSIONS
 same range as pyproject.toml's pin)."""
 
 import ast
+import importlib
 import re
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import numba
 import pytest
 
 from flexmbs.config import NUMBA_VERSIONS, numba_version_problem
+from flexmbs.moved import MOVED_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBPACKAGES = sorted(p.parent.name for p in (ROOT / "flexmbs").glob("*/__init__.py"))
@@ -125,3 +127,34 @@ def test_reading_models_and_results_brings_no_numba_in():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_the_analysis_functions_and_the_kernels_are_public_too():
+    """Every name of flexmbs.__all__ is the object of the module it names, documented
+    in the Python API reference."""
+    import flexmbs
+    reference = (ROOT / "docs" / "reference" / "python-api.md").read_text()
+    for name in flexmbs.__all__:
+        module, attribute = flexmbs._PUBLIC[name]
+        target = importlib.import_module(module)
+        if attribute is not None:
+            target = getattr(target, attribute)
+        assert getattr(flexmbs, name) is target
+        assert f"flexmbs.{name}" in reference, name
+
+
+@pytest.mark.parametrize("old, new", sorted(MOVED_MODULES.items()))
+def test_moved_modules_keep_their_old_path_with_a_warning(old, new):
+    """A module that moved is importable under its old name for one release: the same
+    objects, and a DeprecationWarning naming the new module at the importing line."""
+    code = ("import warnings, importlib; warnings.simplefilter('error', DeprecationWarning)\n"
+            f"try:\n    importlib.import_module({old!r})\n"
+            "except DeprecationWarning as w:\n    print(w)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0 and new in r.stdout, r.stdout + r.stderr
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=new):
+        moved = importlib.import_module(old)
+    current = importlib.import_module(new)
+    assert moved.__all__ == list(current.__all__)
+    assert all(getattr(moved, n) is getattr(current, n) for n in current.__all__)

@@ -13,8 +13,8 @@ Deterministic (seeded): rerunning it writes the same file. What it does:
    rig held at rest: the model's initial values), DURATION s in all; the sample times
    fall on outputs of the run, so no interpolation enters;
 3. turns the sensors into the raw voltages of the rig's instruments, inverting the
-   calibrations of rig_30deg_synthetic.map.toml (MODELS.md RIG), and adds independent
-   Gaussian noise of NOISE_V volts to each channel;
+   calibrations of rig_30deg_synthetic.map.toml (docs/explanation/benchmark-models.md,
+   RIG), and adds independent Gaussian noise of NOISE_V volts to each channel;
 4. writes the CSV with a header that says all of this.
 """
 

@@ -151,9 +151,12 @@ def read_experiment(
 ) -> Experiment:
     """Read an experiment file: HDF5 when the file is HDF5, else CSV.
 
-    time_name : the time column (CSV) or dataset (HDF5).
-    group : the HDF5 group holding the record; None: the root if it holds `time_name`,
+    time_name
+        the time column (CSV) or dataset (HDF5).
+    group
+        the HDF5 group holding the record; None: the root if it holds `time_name`,
         else the one group that does.
+
     Raises ExperimentError naming the file, the line or dataset and what was expected.
     """
     path = os.fspath(path)

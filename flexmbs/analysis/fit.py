@@ -487,14 +487,23 @@ def fit_model(
     --set `overrides` applied; their values there are the starting point) from the
     Experiment `experiment` through the ChannelMap `channel_map`.
 
-    t_end : fit the first t_end s after the release (None: the whole record).
-    rtol, atol : of the runs (atol None: rtol / 100).
-    fit_offset : identify the time offset too (else hold the alignment's).
-    gaps : gap policy, None: the map's. max_runs : simulations at most.
-    log : a function of one str for progress lines, or None.
-    executor : where the runs of a Jacobian's difference columns go, all at once (a
+    t_end
+        fit the first t_end s after the release (None: the whole record).
+    rtol, atol
+        of the runs (atol None: rtol / 100).
+    fit_offset
+        identify the time offset too (else hold the alignment's).
+    gaps
+        gap policy, None: the map's.
+    max_runs
+        simulations at most.
+    log
+        a function of one str for progress lines, or None.
+    executor
+        where the runs of a Jacobian's difference columns go, all at once (a
         concurrent.futures Executor: flexmbs.analysis.distributed.dask_executor); None:
         here, one after another.
+
     Returns a FitResult; raises ModelError / ExperimentError for bad input.
     """
     from ..model.toml_reader import load_model
