@@ -5,6 +5,7 @@ against the joint-coordinate formulation on the same model files."""
 import numpy as np
 import pytest
 
+from flexmbs import ModelError, compile_model
 from flexmbs.dynamics import api
 from flexmbs.dynamics.absolute import (
     REBASE_ANGLE,
@@ -12,8 +13,6 @@ from flexmbs.dynamics.absolute import (
     reference_slots,
     sequential_rotation,
 )
-from flexmbs.errors import ModelError
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import (
     bricard,
     four_bar,
@@ -233,7 +232,7 @@ def test_the_command_line_runs_the_absolute_formulation(tmp_path):
     and no traceback."""
     from test_cli import MODELS, flexmbs
 
-    from flexmbs.io.results import open_result
+    from flexmbs import open_result
     out = tmp_path / "br.h5"
     r = flexmbs("run", MODELS / "bricard.toml", "-o", out, "--t-end", 0.5,
                 "--formulation", "absolute")

@@ -19,9 +19,8 @@ from bad_inputs import BAD_MODELS, CLI_CASES, DELETE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flexmbs import ModelError, load_model
 from flexmbs.cli import main
-from flexmbs.errors import ModelError
-from flexmbs.model.toml_reader import load_model
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 FUZZ_EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "300"))  # per fuzz test

@@ -7,9 +7,8 @@ Reference solutions are DOP853 at rtol 1e-13 (its global error is far below the
 import numpy as np
 import pytest
 
-from flexmbs.io.results import open_result
+from flexmbs import open_result, simulate
 from flexmbs.model.library import chain_model
-from flexmbs.simulation import simulate
 
 pytest.importorskip("sksundae")
 
@@ -120,7 +119,7 @@ def test_a_slow_step_has_the_next_re_form_the_matrix():
     """With the mass hook, a step whose Newton iteration needed REFORM_MIN_ITER or more
     updates on the matrix it started with has the next step start on a matrix
     re-formed from M*(q) (bdf_kernels._nls); CHAIN-8 spatial, one step per call, 3 s."""
-    from flexmbs.model.compiled import compile_model
+    from flexmbs import compile_model
     from flexmbs.simulation import build_system, make_integrator
     from flexmbs.solvers import bdf_kernels as K
 
@@ -150,7 +149,7 @@ def test_stepping_the_driver_takes_the_steps_of_the_run(method):
     """An integrator's `driver` stepped one step a call (as benchmarks/
     bench_integrators.py --step-drift does) takes the same steps as `advance`: the same
     step count and, bit for bit, the same end state (CHAIN-2 spatial, 0.5 s)."""
-    from flexmbs.model.compiled import compile_model
+    from flexmbs import compile_model
     from flexmbs.simulation import build_system, make_integrator
 
     cm = compile_model(chain_model(2, "spatial"))

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flexmbs import ModelError, compile_model, load_model, simulate
 from flexmbs.dynamics import api
 from flexmbs.elements.beam import (
     element_frame,
@@ -15,13 +16,9 @@ from flexmbs.elements.beam import (
     element_transformation,
     shape_matrix,
 )
-from flexmbs.errors import ModelError
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
 from flexmbs.model.serialize import model_to_dict
-from flexmbs.model.toml_reader import load_model
-from flexmbs.simulation import simulate
 
 GAUSS = np.polynomial.legendre.leggauss(4)
 

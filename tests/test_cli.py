@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from cli_in_process import flexmbs_here
 
-from flexmbs.io.results import open_result
+from flexmbs import open_result
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "data" / "models"

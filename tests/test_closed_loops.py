@@ -11,11 +11,10 @@ import pytest
 from scipy.integrate import solve_ivp
 from test_flexible_tree import random_flexible_tree, random_state
 
+from flexmbs import ModelError, compile_model, load_model, simulate
 from flexmbs.dynamics import api
 from flexmbs.dynamics.constrained import make_consistent
-from flexmbs.errors import ModelError
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import JOINT_TYPES
 from flexmbs.model.library import (
     CRANK_REFERENCE_Q1,
@@ -29,8 +28,6 @@ from flexmbs.model.library import (
     slider_crank,
 )
 from flexmbs.model.serialize import model_to_dict
-from flexmbs.model.toml_reader import load_model
-from flexmbs.simulation import simulate
 
 GRAVITY = 9.81
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"

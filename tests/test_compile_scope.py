@@ -21,7 +21,7 @@ _INSPECT = textwrap.dedent("""
     import numba
     import flexmbs
     from flexmbs.model.library import huang_two_link
-    from flexmbs.simulation import simulate
+    from flexmbs import simulate
     from flexmbs.dynamics import outputs, reactions, sensors
 
     model = huang_two_link(elements=1)
@@ -67,8 +67,8 @@ def test_a_run_compiles_for_references_only_and_only_what_the_model_uses():
 def test_the_reaction_sensors_go_through_their_own_kernel():
     """output_quantities on a model with a joint-reaction sensor fills it (through
     reaction_outputs) and gives the other sensors as the kinematic kernel alone."""
+    from flexmbs import compile_model
     from flexmbs.dynamics.outputs import has_reaction_sensors, kinematic_outputs, output_quantities
-    from flexmbs.model.compiled import compile_model
     from flexmbs.model.library import four_bar
     model = four_bar()   # its cut joint: coupler_rocker
     model.add_sensor("pivot", "joint_reaction", joint="crank_pivot")

@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 from reference import random_tree_model
 
+from flexmbs import compile_model, load_model
 from flexmbs.dynamics import api
 from flexmbs.dynamics.system import dae_mass_block, dae_residual
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model
 from flexmbs.model.timefunctions import Constant
-from flexmbs.model.toml_reader import load_model
 
 # Both sides sum the same products of a few hundred terms at most in another order
 # (the composite about the origin, B^T M B about each body's origin): rounding,

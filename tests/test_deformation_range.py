@@ -12,12 +12,10 @@ import time
 
 import numpy as np
 
+from flexmbs import compile_model, open_result, simulate
 from flexmbs.analysis.energy import energy_balance, format_energy_report
 from flexmbs.elements.deformation_range import DEFLECTION_LIMIT, ROTATION_LIMIT, DeformationWatch
-from flexmbs.io.results import open_result
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
-from flexmbs.simulation import simulate
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -51,7 +49,7 @@ def test_a_soft_beam_far_outside_the_range_is_warned_about(tmp_path):
 SOFT_CHILD = textwrap.dedent("""
     import sys
     from flexmbs.model.library import huang_two_link
-    from flexmbs.simulation import simulate
+    from flexmbs import simulate
     simulate(huang_two_link(2, youngs_modulus_scale=1e-4), sys.argv[1], t_end=1e3,
              rtol=1e-5, atol=1e-7, method="galpha", output_step=0.01,
              log=lambda text: print(text, flush=True))

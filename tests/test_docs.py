@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from flexmbs import simulate
 from flexmbs.model import toml_reader as tr
 from flexmbs.model.description import (
     CONSTRAINT_FORMULATIONS,
@@ -17,7 +18,6 @@ from flexmbs.model.description import (
     SENSOR_TYPES,
     SOLVER_METHODS,
 )
-from flexmbs.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -7,9 +7,9 @@ use of it: runs with the analytic elastic columns agree with runs without them."
 import numpy as np
 import pytest
 
+from flexmbs import compile_model
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
 from flexmbs.simulation import build_system, make_integrator, simulate
 

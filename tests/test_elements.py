@@ -10,6 +10,7 @@ import pytest
 import scipy.linalg
 import scipy.optimize
 
+from flexmbs import ModelError
 from flexmbs.elements import (
     GAUSS_POINTS_ALONG_AXIS,
     assemble_body_invariants,
@@ -31,7 +32,6 @@ from flexmbs.elements import (
     shape_matrix,
     shape_matrix_parts,
 )
-from flexmbs.errors import ModelError
 
 ROUND_OFF = 1e-12
 

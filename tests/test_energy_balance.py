@@ -8,8 +8,8 @@ local tolerance accumulated over the run, far below every energy term (~1-10 J).
 import numpy as np
 import pytest
 
+from flexmbs import simulate
 from flexmbs.model import Harmonic, Model, Polynomial, SpinUp, Table
-from flexmbs.simulation import simulate
 
 
 def _two_links(with_driver, with_loads):

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from reference_kernels import state_derivative_by_columns
 
+from flexmbs import compile_model
 from flexmbs.dynamics import system as _system
 from flexmbs.dynamics.outputs import kinematic_outputs, output_quantities, reaction_outputs
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model, four_bar, huang_two_link, slider_crank
 from flexmbs.simulation import build_system
 

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from cli_in_process import flexmbs_here
 
+from flexmbs import load_model, open_result, simulate
 from flexmbs.analysis import channel_map as cmap_mod
 from flexmbs.analysis.channel_map import (
     Alignment,
@@ -35,9 +36,6 @@ from flexmbs.analysis.compare import compare_files
 from flexmbs.analysis.experiment import read_experiment, resolve_gaps
 from flexmbs.analysis.fit import noise_standard_deviation, parse_parameter, set_toml_values
 from flexmbs.errors import ExperimentError, ModelError
-from flexmbs.io.results import open_result
-from flexmbs.model.toml_reader import load_model
-from flexmbs.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "data" / "experiments"

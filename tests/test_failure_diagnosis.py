@@ -3,8 +3,8 @@
 
 import numpy as np
 
+from flexmbs import compile_model
 from flexmbs.failure_diagnosis import failing_force_elements
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model
 
 

@@ -10,8 +10,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from flexmbs import simulate
 from flexmbs.model.library import four_bar, huang_eight_link
-from flexmbs.simulation import simulate
 
 
 @pytest.mark.parametrize("build", [lambda: huang_eight_link(elements=1, t_end=0.05),
@@ -35,7 +35,7 @@ def test_the_outputs_read_from_the_file_are_those_kept_in_memory(tmp_path, build
 _PEAK = textwrap.dedent("""
     import json, resource, sys
     from flexmbs.model.library import chain_model
-    from flexmbs.simulation import simulate
+    from flexmbs import simulate
     step, path = float(sys.argv[1]), sys.argv[2]
     model = chain_model(4, "spatial", t_end=4.0)
     sim = simulate(model, path, output_step=step, rtol=1e-6, atol=1e-8)

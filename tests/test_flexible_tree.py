@@ -23,13 +23,12 @@ from reference import (
     vee,
 )
 
+from flexmbs import compile_model, simulate
 from flexmbs.dynamics import api
 from flexmbs.elements import material
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import GROUND, JOINT_TYPES, BeamBody
 from flexmbs.model.library import HUANG_TUBE_MATERIAL, huang_tube
-from flexmbs.simulation import simulate
 
 FD_H = 2e-3          # step of the first-derivative stencil (coordinates of order 0.1-1)
 FD_H2 = 2e-2         # step of the second-derivative stencil

@@ -10,9 +10,8 @@ import numba
 import numpy as np
 import pytest
 
-from flexmbs.io.results import open_result
+from flexmbs import open_result, simulate
 from flexmbs.model.library import chain_model, huang_two_link
-from flexmbs.simulation import simulate
 from flexmbs.solvers.galpha import GeneralizedAlpha
 from flexmbs.solvers.galpha_kernels import galpha_coefficients
 
@@ -212,8 +211,7 @@ def test_the_flexible_four_bar_re_forms_its_iteration_matrix(monkeypatch):
     step; without the hook, a difference Jacobian of 65 residuals at nearly every
     step). The joint angles are those of the run without the hook to well within
     the tolerance (rtol 1e-5 of angles ~0.05 rad; both 1.3e-7 from bdf at 1e-8)."""
-    from flexmbs import simulation
-    from flexmbs.model.toml_reader import load_model
+    from flexmbs import load_model, simulation
 
     model = load_model("data/models/four_bar_flexible.toml")
 
@@ -254,7 +252,7 @@ def test_a_failing_run_fails_with_a_status_and_an_intact_file(tmp_path):
 
 
 def test_settings_are_checked_and_recorded(tmp_path):
-    from flexmbs.errors import ModelError
+    from flexmbs import ModelError
 
     model = chain_model(1, "planar")
     with pytest.raises(ModelError, match="rho_inf"):

@@ -6,6 +6,7 @@ analytic static solution and Euler's load, energy conservation, and the spin-up.
 import numpy as np
 import pytest
 
+from flexmbs import compile_model, simulate
 from flexmbs.dynamics import api
 from flexmbs.elements import general_section, material
 from flexmbs.elements.beam import element_stiffness
@@ -18,10 +19,8 @@ from flexmbs.elements.geometric import (
     geometric_stiffness,
 )
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import HUANG_TUBE_MATERIAL, huang_tube, huang_two_link, spin_up
 from flexmbs.model.sensor_tables import element_rows
-from flexmbs.simulation import simulate
 
 EA, LENGTH = 4.9e6, 0.4
 FD_H = 1e-6  # central differences on coordinates of order 1e-2: error ~h^2 f''' ~1e-9
@@ -264,8 +263,8 @@ def test_normal_force_is_the_membrane_strain_force():
 def test_spin_up_model_file_is_the_builder():
     from pathlib import Path
 
+    from flexmbs import load_model
     from flexmbs.model.serialize import model_to_dict
-    from flexmbs.model.toml_reader import load_model
     path = Path(__file__).resolve().parents[1] / "data" / "models" / "spin_up.toml"
     assert model_to_dict(load_model(path)) == model_to_dict(spin_up())
     none = load_model(path, ["bodies.beam.geometric=none", "bodies.beam.elements=4"])

@@ -9,12 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flexmbs import compile_model, load_model, simulate
 from flexmbs.dynamics import api
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import H8_INITIAL, H8_TARGETS, huang_eight_link
 from flexmbs.model.serialize import model_to_dict
-from flexmbs.model.toml_reader import load_model
-from flexmbs.simulation import simulate
 
 PATH = Path(__file__).resolve().parents[1] / "data" / "models" / "huang_eight_link.toml"
 JOINT_SENSORS = 10  # theta1, theta2, d3, theta4x, theta4y, theta4z, theta5 .. theta8

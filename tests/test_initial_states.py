@@ -5,12 +5,10 @@ follow the motion, and the start excites no high mode."""
 import numpy as np
 import pytest
 
+from flexmbs import ModelError, compile_model, simulate
 from flexmbs.dynamics import api
-from flexmbs.errors import ModelError
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
 from flexmbs.model.toml_reader import loads_model
-from flexmbs.simulation import simulate
 
 
 def _moving_h2(initial, elements=2):
@@ -113,7 +111,7 @@ def test_quasi_static_start_of_a_closed_loop_is_refused():
     refused with the item and the field named."""
     from pathlib import Path
 
-    from flexmbs.model.toml_reader import load_model
+    from flexmbs import load_model
 
     path = Path(__file__).resolve().parents[1] / "data" / "models" / \
         "slider_crank_flexible.toml"

@@ -47,8 +47,8 @@ from reference import (
 )
 from scipy.linalg import expm
 
+from flexmbs import compile_model
 from flexmbs.kinematics.timefunctions import evaluate_time_function
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import JOINT_TYPES, Model
 from flexmbs.model.timefunctions import Harmonic, compile_time_functions
 from flexmbs.model.topology import build_topology

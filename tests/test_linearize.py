@@ -16,6 +16,7 @@ import h5py
 import numpy as np
 import pytest
 
+from flexmbs import ModelError, compile_model, load_model, simulate
 from flexmbs.analysis.absolute_kinematics import absolute_kinematics
 from flexmbs.analysis.equilibrium import close_loops, equilibrium_assignments, static_equilibrium
 from flexmbs.analysis.linearize import independent_coordinates, linearize
@@ -23,9 +24,7 @@ from flexmbs.analysis.spectrum import spectrum_peaks
 from flexmbs.dynamics import api
 from flexmbs.dynamics.constrained import constrained_accelerations, make_consistent
 from flexmbs.elements import material
-from flexmbs.errors import ModelError
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import (
     HUANG_TUBE_MATERIAL,
     bricard,
@@ -35,8 +34,6 @@ from flexmbs.model.library import (
     huang_rig,
     huang_tube,
 )
-from flexmbs.model.toml_reader import load_model
-from flexmbs.simulation import simulate
 
 G = 9.81
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"

@@ -5,10 +5,9 @@ residual in y' (docs/explanation/formulation.md section 5: F_u = M* u' - Q*, F_w
 import numpy as np
 import pytest
 
+from flexmbs import compile_model, load_model
 from flexmbs.dynamics import api
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model, huang_two_link
-from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import build_system
 
 MODELS = {

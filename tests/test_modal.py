@@ -17,6 +17,7 @@ import pytest
 import scipy.linalg
 import scipy.optimize
 
+from flexmbs import ModelError, compile_model, load_model, open_result, simulate
 from flexmbs.analysis.modes import model_modes, system_modes
 from flexmbs.dynamics import api
 from flexmbs.dynamics.outputs import output_quantities
@@ -27,14 +28,9 @@ from flexmbs.elements.modal import (
     project_invariants,
     strain_energy_matrices,
 )
-from flexmbs.errors import ModelError
-from flexmbs.io.results import open_result
 from flexmbs.model import Constant, Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_rig, huang_two_link
 from flexmbs.model.serialize import model_to_dict
-from flexmbs.model.toml_reader import load_model
-from flexmbs.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "data" / "models"

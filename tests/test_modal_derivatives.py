@@ -5,13 +5,11 @@ frequency, and the compile-time check of a basis's static response
 import numpy as np
 import pytest
 
+from flexmbs import ModelError, compile_model, simulate
 from flexmbs.elements.basis_check import basis_static_differences, static_response
 from flexmbs.elements.modal import body_modes, modal_derivative_shapes
-from flexmbs.errors import ModelError
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link, spin_up
-from flexmbs.simulation import simulate
 
 TUBE = huang_two_link().bodies["link2"]
 LENGTH = 1.02

@@ -7,7 +7,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from flexmbs.errors import ModelError
+from flexmbs import ModelError
 from flexmbs.model.timefunctions import TIME_FUNCTION_LAWS, ConstantRate, Harmonic, SpinUp, Table
 from flexmbs.model.toml_reader import LAW_FIELDS, load_model, loads_model
 from flexmbs.model.topology import build_topology
@@ -245,7 +245,7 @@ def test_four_bar_loop_without_cut_joint_is_cut_by_choice(tmp_path):
     """No joint marked: the rocker has two joints of which it is the child; the first
     in the file (of the fewest equations) stays in the tree, the other is cut, and
     the compiled model says so."""
-    from flexmbs.model.compiled import compile_model
+    from flexmbs import compile_model
     path = tmp_path / "m.toml"
     path.write_text(links("crank", "coupler", "rocker") + revolutes(*FOUR_BAR_JOINTS))
     cm = compile_model(load_model(path))
@@ -255,7 +255,7 @@ def test_four_bar_loop_without_cut_joint_is_cut_by_choice(tmp_path):
 
 
 def test_cut_joint_marked_in_the_file(tmp_path):
-    from flexmbs.model.compiled import compile_model
+    from flexmbs import compile_model
     path = tmp_path / "m.toml"
     path.write_text(links("crank", "coupler", "rocker") + revolutes(*FOUR_BAR_JOINTS[:2])
                     + revolutes(FOUR_BAR_JOINTS[3]) + "cut = true\n"

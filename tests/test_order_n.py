@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from test_flexible_tree import random_flexible_tree, random_state
 
+from flexmbs import compile_model
 from flexmbs.dynamics import api
 from flexmbs.dynamics.order_n import order_n_accelerations
 from flexmbs.kinematics.recursive import forward_kinematics
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.description import JOINT_TYPES
 
 
@@ -80,8 +80,8 @@ def _single_beam():
 def test_order_n_on_a_single_body_is_the_joint_formulation(single):
     """Huang 5.3.1: with one body the elimination is the joint-coordinate solve itself:
     the state derivatives agree to round-off at random states, and so do runs."""
+    from flexmbs import simulate
     from flexmbs.model.library import chain_model
-    from flexmbs.simulation import simulate
     model = chain_model(1) if single == "rigid" else _single_beam()
     cm = compile_model(model)
     rng = np.random.default_rng(4)
@@ -102,8 +102,8 @@ def test_order_n_runs_agree_with_the_joint_formulation(name):
     bdf is benchmarks/bench_formulations.py) integrated by dop853 at rtol 1e-10 with
     both formulations: the joint angles agree within 1e-7 rad (the integration
     tolerance's scale)."""
+    from flexmbs import simulate
     from flexmbs.model import library
-    from flexmbs.simulation import simulate
     model, t_end = {"chain2": (library.chain_model(2), 1.0),
                     "h2": (library.huang_two_link(), 0.05),
                     "h3": (library.huang_three_link(), 0.05),
@@ -138,8 +138,7 @@ def test_order_n_residual_vanishes_at_its_accelerations():
 
 
 def test_order_n_refuses_loops():
-    from flexmbs.errors import ModelError
+    from flexmbs import ModelError, simulate
     from flexmbs.model.library import four_bar
-    from flexmbs.simulation import simulate
     with pytest.raises(ModelError, match="Order-N"):
         simulate(four_bar(), None, t_end=0.01, formulation="order-n")

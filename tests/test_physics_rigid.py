@@ -4,10 +4,9 @@ import numpy as np
 import pytest
 from scipy.special import ellipk
 
+from flexmbs import compile_model, simulate
 from flexmbs.dynamics import api
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
-from flexmbs.simulation import simulate
 
 G = 9.81
 
@@ -93,8 +92,8 @@ def test_chain_library_matches_model_files():
     """data/models/chain_*_4.toml and chain_model(4, variant) compile to the same arrays."""
     from pathlib import Path
 
+    from flexmbs import load_model
     from flexmbs.model.library import chain_model
-    from flexmbs.model.toml_reader import load_model
 
     root = Path(__file__).resolve().parents[1] / "data" / "models"
     for variant in ("planar", "spatial"):

@@ -8,13 +8,11 @@ falling beam's balance and, cut, from the multipliers."""
 import numpy as np
 import pytest
 
+from flexmbs import ModelError, compile_model, simulate
 from flexmbs.dynamics import api
-from flexmbs.errors import ModelError
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import four_bar, huang_two_link
 from flexmbs.model.timefunctions import Constant
-from flexmbs.simulation import simulate
 
 GRAVITY = 9.81
 MASS, COM, I_COM = 1.2, 0.4, 0.05  # the rod: kg, m (below its pivot), kg m^2

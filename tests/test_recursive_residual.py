@@ -10,11 +10,10 @@ import glob
 import numpy as np
 import pytest
 
+from flexmbs import compile_model, load_model
 from flexmbs.dynamics import system as S
 from flexmbs.kinematics.recursive import forward_kinematics
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model, huang_two_link
-from flexmbs.model.toml_reader import load_model
 
 MODELS = {path.split("/")[-1]: (lambda path=path: load_model(path))
           for path in sorted(glob.glob("data/models/*.toml"))}

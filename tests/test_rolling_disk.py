@@ -41,10 +41,9 @@ import numpy as np
 import pytest
 from test_closed_loops import _assert_same, _total
 
+from flexmbs import ModelError, compile_model, simulate
 from flexmbs.dynamics import api
-from flexmbs.errors import ModelError
 from flexmbs.model import Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import (
     RD_LEAN,
     RD_RADIUS,
@@ -55,7 +54,6 @@ from flexmbs.model.library import (
 from flexmbs.model.serialize import model_to_dict
 from flexmbs.model.timefunctions import ConstantRate
 from flexmbs.model.toml_reader import load_model, loads_model
-from flexmbs.simulation import simulate
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 GRAVITY = 9.81
@@ -444,7 +442,7 @@ def test_command_line_runs_both_formulations(tmp_path):
     the contact sensor recorded, the log naming the contact and the formulation."""
     from test_cli import flexmbs
 
-    from flexmbs.io.results import open_result
+    from flexmbs import open_result
     for constraints in ("projection", "ggl"):
         out = tmp_path / f"rd_{constraints}.h5"
         r = flexmbs("run", MODELS / "rolling_disk.toml", "-o", out, "--t-end", 0.1,

@@ -6,12 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flexmbs import open_result, simulate
 from flexmbs.analysis.animation import animate_result, frame_times
 from flexmbs.analysis.vtk_export import export_vtk, shape_of_result
 from flexmbs.cli import main
-from flexmbs.io.results import open_result
 from flexmbs.model.library import huang_two_link
-from flexmbs.simulation import simulate
 
 vtk = pytest.importorskip("vtk")
 from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
@@ -151,8 +150,8 @@ def test_a_magnified_beam_carries_the_bodies_it_holds():
     """H8: link 2 hangs at link 1's tip node. Magnified or not, the joint between them
     is at link 1's deformed tip: the magnified elastic coordinates go through the
     kinematics, not only into the drawing."""
+    from flexmbs import compile_model
     from flexmbs.io.deformed_shape import DeformedShape
-    from flexmbs.model.compiled import compile_model
     from flexmbs.model.library import huang_eight_link
 
     cm = compile_model(huang_eight_link(t_end=0.1))

@@ -11,9 +11,9 @@ from reference import random_tree_model
 from reference_kernels import state_derivative_by_columns
 from test_composite_mass import ROUNDING, _with_motor
 
+from flexmbs import compile_model
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model, huang_eight_link, huang_rig, huang_two_link
 from flexmbs.simulation import build_system
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from flexmbs import open_result
 from flexmbs.analysis.sweep import (
     parse_sweep_parameter,
     run_case,
@@ -14,7 +15,6 @@ from flexmbs.analysis.sweep import (
 )
 from flexmbs.cli import main
 from flexmbs.errors import FlexmbsError, ModelError
-from flexmbs.io.results import open_result
 
 pytest.importorskip("distributed")
 

@@ -8,7 +8,7 @@ test_reference_time_functions.)"""
 import numpy as np
 import pytest
 
-from flexmbs.errors import ModelError
+from flexmbs import ModelError
 from flexmbs.kinematics.timefunctions import evaluate_time_function
 from flexmbs.model.timefunctions import (
     LAW_CODES,

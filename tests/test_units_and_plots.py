@@ -7,10 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flexmbs import load_model, open_result
 from flexmbs.analysis.plot import _default_panels, plot_result
 from flexmbs.cli import main
-from flexmbs.io.results import open_result
-from flexmbs.model.toml_reader import load_model
 from flexmbs.model.units import coordinate_units, rate_units, sensor_units
 
 ROOT = Path(__file__).resolve().parents[1]

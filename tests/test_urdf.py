@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flexmbs import compile_model
 from flexmbs.cli import main
 from flexmbs.dynamics import api
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.urdf import load_urdf, urdf_model_text
 
 pin = pytest.importorskip("pinocchio")

@@ -12,16 +12,13 @@ import numpy as np
 import pytest
 
 import flexmbs
+from flexmbs import ModelError, compile_model, open_result, simulate
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
-from flexmbs.errors import ModelError
-from flexmbs.io.results import open_result
 from flexmbs.model import Constant, Harmonic, Model
-from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import huang_two_link
 from flexmbs.model.serialize import model_to_json
 from flexmbs.model.user_laws import UserLaw
-from flexmbs.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 
