@@ -281,10 +281,11 @@ _TYPES: dict = {}  # numba types of held tuples by _type_key
 
 def _type_key(value):
     """What numba's type of `value` depends on, for tuples (and namedtuples) of arrays
-    and floats: each array's dtype, dimensions, layout and writability, each tuple's
+    and floats: each array's dtype (fields included), dimensions, layout and
+    writability, each tuple's
     class; None for anything else (an int's type can depend on its value)."""
     if isinstance(value, np.ndarray):
-        return (value.dtype.str, value.ndim, value.flags.c_contiguous,
+        return (value.dtype, value.ndim, value.flags.c_contiguous,
                 value.flags.f_contiguous, value.flags.writeable, value.flags.aligned)
     if isinstance(value, tuple):
         keys = tuple(_type_key(v) for v in value)

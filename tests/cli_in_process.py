@@ -1,5 +1,6 @@
-"""`flexmbs ARGS` run in the test's own process: the command line's refusals without
-the start-up of a new process (its imports and the loading of cached kernels)."""
+"""`flexmbs ARGS` run in the test's own process, without the start-up of a new one (its
+imports and the loading of cached kernels): refusals, read-only commands and short
+runs; runs that signals, pipes or resource limits end keep a process of their own."""
 
 import subprocess
 
@@ -13,7 +14,7 @@ def flexmbs_here(capsys, *args):
     capsys.readouterr()
     try:
         status = main(argv)
-    except SystemExit as exc:  # argparse's errors
-        status = exc.code
+    except SystemExit as exc:  # argparse's errors and --help
+        status = 0 if exc.code is None else exc.code
     captured = capsys.readouterr()
     return subprocess.CompletedProcess(["flexmbs", *argv], status, captured.out, captured.err)

@@ -87,11 +87,11 @@ def _buckling_load(beam, phi):
     """The lowest P for which K + P K_G is singular within x = phi eta: K_G the
     geometric tangent of a unit axial compression at the tip (the reduced state's
     when phi is given)."""
-    from flexmbs.elements.basis_check import _Elements
+    from flexmbs.elements.geometric_assembly import BeamGeometry
 
     load, _ = _tip_load(beam, -1.0, 0.0)
     state = static_response(beam, load, phi)
-    _, tangent = _Elements(beam).force_and_tangent(state)
+    tangent = BeamGeometry(beam).force_and_tangent(state)[1]
     k = beam.nodal_invariants.stiffness
     n = len(beam.free)
     phi = np.eye(n) if phi is None else phi
@@ -101,10 +101,11 @@ def _buckling_load(beam, phi):
 
 
 def test_a_reduced_beam_column_deflects_and_buckles_as_the_nodal_one():
-    """10 elements reduced to 4 modes, the tip's correction modes and the modal
-    derivatives: the static tip deflection under P = Pcr/2 and a tip force within 1e-3
-    of the nodal beam's, and the buckling load within 1e-3 of the nodal one (itself
-    within 1e-5 of Euler's pi^2 EI / 4 L^2)."""
+    """10 elements reduced to 4 modes, the tip's correction modes (they carry the
+    axial load's uniform stretch, on which the geometric stiffness acts) and the
+    modal derivatives (the default): the static tip deflection under P = Pcr/2 and a
+    tip force within 1e-3 of the nodal beam's, and the buckling load within 1e-3 of
+    the nodal one (itself within 1e-5 of Euler's pi^2 EI / 4 L^2)."""
     nodal = _cantilever(10)
     reduced = _cantilever(10, modes=4, correction_modes=True)
     assert "derivative" in reduced.basis.kinds
@@ -187,3 +188,43 @@ def test_modal_derivatives_need_a_basis_and_geometric_stiffness():
     with pytest.raises(ModelError, match='geometric = "none" has none'):
         _cantilever(5, modes=2, modal_derivatives=True, geometric="none")
     assert _cantilever(5, modes=2, geometric="none").nf == 2
+
+
+@pytest.mark.parametrize("elements", [3, 40])
+def test_the_assembled_geometric_terms_are_the_elements_ones(elements):
+    """BeamGeometry (the elements' blocks placed by index; a sparse tangent above
+    DENSE_LIMIT coordinates) against the plain sum over elements of
+    flexmbs.elements.geometric's force and tangent through each element's dense map,
+    on a bent beam at a deflected state; its second-order term against differences of
+    the tangent."""
+    from flexmbs.elements.beam import element_length
+    from flexmbs.elements.geometric import geometric_force, geometric_stiffness
+    from flexmbs.elements.geometric_assembly import DENSE_LIMIT, BeamGeometry
+    from flexmbs.elements.modal import _element_map
+
+    m = Model("bent", gravity=(0, 0, 0))
+    beam = m.add_beam_body("beam", [[0, 0, 0], [0.6, 0, 0], [0.6, 0.5, 0.1]], TUBE.section,
+                           TUBE.material, elements=elements, reference=(0, 0, 1))
+    n = len(beam.free)
+    x = 1e-3 * np.random.default_rng(3).standard_normal(n)
+    ea = TUBE.section.area * TUBE.material.youngs_modulus
+    force, tangent = np.zeros(n), np.zeros((n, n))
+    for e, (a, b) in enumerate(beam.connectivity):
+        te = _element_map(beam, e)
+        length = element_length(beam.nodes[a], beam.nodes[b])
+        force -= te.T @ geometric_force(te @ x, length, ea, "consistent")
+        tangent += te.T @ geometric_stiffness(te @ x, length, ea, "consistent") @ te
+    geometry = BeamGeometry(beam)
+    f, k = geometry.force_and_tangent(x)
+    assert (n > DENSE_LIMIT) == hasattr(k, "toarray")
+    k = k.toarray() if hasattr(k, "toarray") else k
+    assert np.abs(f - force).max() <= 1e-12 * np.abs(force).max()
+    assert np.abs(k - tangent).max() <= 1e-12 * np.abs(tangent).max()
+    y = np.random.default_rng(4).standard_normal(n)
+    h = 1e-6
+    kp = geometry.force_and_tangent(h * y)[1]
+    km = geometry.force_and_tangent(-h * y)[1]
+    difference = (kp - km) @ x / (2 * h)
+    difference = np.asarray(difference).ravel()
+    second = geometry.second_order(x, y)
+    assert np.abs(second - difference).max() <= 1e-6 * np.abs(second).max()

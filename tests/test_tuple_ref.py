@@ -362,8 +362,9 @@ def test_a_held_namedtuple_reads_as_itself_and_copies_hold_their_own_arrays():
 @pytest.mark.skipif(not JIT, reason="numba off")
 def test_a_held_tuple_is_typed_as_numba_types_it_whatever_it_was_typed_before():
     """The type of a held tuple is kept per class, dtypes, dimensions, layouts and
-    writability of its members: a tuple that differs in any of them gets numba's own
-    type of it, and one that differs only in values or sizes gets the kept one."""
+    writability of its members (a record's fields too): a tuple that differs in any
+    of them gets numba's own type of it, and one that differs only in values or sizes
+    gets the kept one."""
     import numba
     base = Pair(np.zeros(3), np.zeros((2, 2)))
     assert held_ref(base).numba_type == numba.typeof(base)
@@ -373,6 +374,8 @@ def test_a_held_tuple_is_typed_as_numba_types_it_whatever_it_was_typed_before():
     others = (Pair(np.zeros(5), np.ones((4, 4))), Pair(np.zeros((3, 2))[:, 0], square),
               Pair(readonly, square), Pair(np.zeros(3, dtype=np.int64), square),
               Pair(np.zeros(3), np.zeros((2, 2, 1))), (np.zeros(3), square),
-              Pair(np.zeros(3), 1.5), Pair(np.zeros(3), 7))
+              Pair(np.zeros(3), 1.5), Pair(np.zeros(3), 7),
+              Pair(np.zeros(2, dtype=[("x", "f8"), ("y", "f8")]), square),
+              Pair(np.zeros(2, dtype=[("i", "i8"), ("j", "f8")]), square))
     for other in others:
         assert held_ref(other).numba_type == numba.typeof(other)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .beam import element_length
+from .geometric_assembly import DENSE_LIMIT, BeamGeometry
 from .invariants import NODE_DOFS
 
 __all__ = ["RESPONSE_FRACTION", "BASIS_TOLERANCE", "BasisCase", "static_response",
@@ -42,8 +42,8 @@ __all__ = ["RESPONSE_FRACTION", "BASIS_TOLERANCE", "BasisCase", "static_response
 
 RESPONSE_FRACTION = 0.05  # the nodal linear response's largest translation, of the length
 BASIS_TOLERANCE = 0.05  # a reduced response further than this from the nodal one is warned of
-LOAD_STEPS = 8
-NEWTON_TOL = 1e-10  # Newton's step, relative to the response
+LOAD_STEPS = 4
+NEWTON_TOL = 1e-8  # Newton's step, relative to the response
 NEWTON_ITERATIONS = 30
 
 
@@ -56,65 +56,43 @@ class BasisCase:
     difference: float
 
 
-class _Elements:
-    """The beam's elements stacked for the consistent geometric force: T (ne, 12, n),
-    G (ne, 12, 12) 1/m, a (ne, 12) 1/m, EA (ne,) N, l (ne,) m."""
-
-    def __init__(self, beam):
-        from .modal import _element_geometry
-
-        maps, gs, rows, eas = zip(*_element_geometry(beam))
-        self.t = np.array(maps)
-        self.g = np.array(gs)
-        self.a = np.array(rows)
-        self.ea = np.array(eas)
-        self.length = np.array([element_length(beam.nodes[a], beam.nodes[b])
-                                for a, b in beam.connectivity])
-
-    def force_and_tangent(self, x):
-        """g(x) (n,) and its Jacobian (n, n): the gradient and Hessian of
-        sum_e U3 + U4bar (flexmbs.elements.geometric.geometric_stiffness)."""
-        d = np.einsum("ejn,n->ej", self.t, x)
-        gd = np.einsum("ejk,ek->ej", self.g, d)
-        s = np.einsum("ej,ej->e", d, gd)
-        up = np.einsum("ej,ej->e", self.a, d)
-        ea, length = self.ea, self.length
-        f = (ea * up)[:, None] * gd + (0.5 * ea * s)[:, None] * self.a \
-            + (ea * s / (2.0 * length))[:, None] * gd
-        k = ((ea * up + ea * s / (2.0 * length))[:, None, None] * self.g
-             + ea[:, None, None] * (np.einsum("ej,ek->ejk", gd, self.a)
-                                    + np.einsum("ej,ek->ejk", self.a, gd))
-             + (ea / length)[:, None, None] * np.einsum("ej,ek->ejk", gd, gd))
-        force = np.einsum("ejn,ej->n", self.t, f)
-        tangent = np.einsum("ejn,ejm->nm", self.t, np.einsum("ejk,ekm->ejm", k, self.t))
-        return force, tangent
-
-
 def static_response(beam, load, phi=None, elements=None):
     """The free nodal coordinates x (n,) that balance the nodal load `load` (n,; N,
     N m, body axes) with the linear stiffness and the consistent geometric stiffness
     (module docstring); with `phi` (n, k) within x = phi eta. Newton's method in
     LOAD_STEPS equal load steps. Raises ArithmeticError when an iteration does not
     converge."""
-    elements = _Elements(beam) if elements is None else elements
+    import scipy.sparse
+    import scipy.sparse.linalg
+
+    elements = BeamGeometry(beam) if elements is None else elements
     k = beam.nodal_invariants.stiffness
-    n = len(beam.free)
-    phi = np.eye(n) if phi is None else np.asarray(phi, dtype=float)
+    sparse = len(k) > DENSE_LIMIT
+    k = scipy.sparse.csr_matrix(k) if sparse else k
     load = np.asarray(load, dtype=float)
-    eta = np.zeros(phi.shape[1])
+    phi = None if phi is None else np.asarray(phi, dtype=float)
+    eta = np.zeros(len(load) if phi is None else phi.shape[1])
     for step in range(1, LOAD_STEPS + 1):
         target = load * step / LOAD_STEPS
         for _ in range(NEWTON_ITERATIONS):
-            x = phi @ eta
+            x = eta if phi is None else phi @ eta
             force, tangent = elements.force_and_tangent(x)
-            residual = phi.T @ (k @ x + force - target)
-            delta = np.linalg.solve(phi.T @ (k + tangent) @ phi, -residual)
+            residual = k @ x + force - target
+            total = k + tangent
+            if phi is None:
+                delta = (scipy.sparse.linalg.spsolve(total.tocsc(), -residual) if sparse
+                         else np.linalg.solve(total, -residual))
+                moved = delta
+            else:
+                delta = np.linalg.solve(phi.T @ (total @ phi), -(phi.T @ residual))
+                moved = phi @ delta
             eta += delta
-            if np.abs(phi @ delta).max() <= NEWTON_TOL * max(np.abs(phi @ eta).max(), 1e-300):
+            x = eta if phi is None else phi @ eta
+            if np.abs(moved).max() <= NEWTON_TOL * max(np.abs(x).max(), 1e-300):
                 break
         else:
             raise ArithmeticError("the static response did not converge")
-    return phi @ eta
+    return eta if phi is None else phi @ eta
 
 
 def _translation_field(beam, direction):
@@ -181,9 +159,11 @@ def basis_static_differences(beam):
 
     if rigid_mode_count(beam):
         return []
+    import scipy.linalg
+
     phi = beam.basis.vectors
-    k = beam.nodal_invariants.stiffness
-    elements = _Elements(beam)
+    stiffness = scipy.linalg.cho_factor(beam.nodal_invariants.stiffness)
+    elements = BeamGeometry(beam)
     free = np.asarray(beam.free)
     translation = free % NODE_DOFS < 3
     length = float(np.linalg.norm(np.diff(np.asarray(beam.points, dtype=float), axis=0),
@@ -197,7 +177,7 @@ def basis_static_differences(beam):
                 continue
             load = load + transverse
         else:
-            moved = np.abs(np.linalg.solve(k, load)[translation]).max()
+            moved = np.abs(scipy.linalg.cho_solve(stiffness, load)[translation]).max()
             if not moved > 0:
                 continue  # the reference conditions hold the beam against this load
             load = load * wanted / moved

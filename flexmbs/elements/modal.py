@@ -38,8 +38,9 @@ whose columns are
 
   (a the axial-strain row, G the slope matrix of the element), and K^+ the inverse of
   K on the elastic modes (sum over them of phi_k phi_k^T / w_k^2). For bending modes of
-  a straight beam theta_ij is the axial displacement that cancels the membrane strain
-  u' + sbar/2 of the bent beam (its foreshortening): without it a reduced beam with
+  a straight beam free to shorten (a cantilever) theta_ij is the axial displacement
+  that cancels the membrane strain u' + sbar/2 of the bent beam (its foreshortening):
+  without it a reduced beam with
   geometric stiffness has no axial freedom to relax into, and the foreshortening
   energy stiffens its bending (membrane locking). The derivatives are made
   M-orthogonal to everything before them, normalised, and dropped when less than
@@ -345,34 +346,14 @@ def _m_orthogonalise(shape, basis, mass):
 
 
 # ---------------------------------------------------------- modal derivatives
-def _element_geometry(beam):
-    """Per element: (T_e (12, n) the element map, G (12, 12) 1/m, a (12,) 1/m, EA N)."""
-    from .geometric import axial_row, geometric_shape_matrix
-
-    ea = beam.section.area * beam.material.youngs_modulus
-    out = []
-    for e, (a, b) in enumerate(beam.connectivity):
-        length = element_length(beam.nodes[a], beam.nodes[b])
-        out.append((_element_map(beam, e), geometric_shape_matrix(length),
-                    axial_row(length), ea))
-    return out
-
-
-def _second_order(geometry, x1, x2):
-    """sum_e T_e^T B_e(T_e x1, T_e x2) over `geometry` (_element_geometry)."""
-    out = np.zeros(len(x1))
-    for te, g, a, ea in geometry:
-        d1, d2 = te @ x1, te @ x2
-        out += te.T @ (ea * ((a @ d2) * (g @ d1) + (a @ d1) * (g @ d2) + (d1 @ g @ d2) * a))
-    return out
-
-
 def geometric_second_order_force(beam, x1, x2):
     """B(x1, x2) (n,), N and N m on the free nodal coordinates: the symmetric bilinear
     derivative of the consistent geometric stiffness, d/ds [K_t(s x2) x1] at s = 0
     (module docstring), summed over the elements."""
-    return _second_order(_element_geometry(beam), np.asarray(x1, dtype=float),
-                         np.asarray(x2, dtype=float))
+    from .geometric_assembly import BeamGeometry
+
+    return BeamGeometry(beam).second_order(np.asarray(x1, dtype=float),
+                                           np.asarray(x2, dtype=float))
 
 
 def modal_derivative_shapes(beam, phi, alone=None):
@@ -386,11 +367,13 @@ def modal_derivative_shapes(beam, phi, alone=None):
     elastic = ~alone.rigid
     vectors = alone.vectors[:, elastic]
     w2 = (2 * np.pi * alone.frequencies[elastic]) ** 2
-    geometry = _element_geometry(beam)
+    from .geometric_assembly import BeamGeometry
+
+    geometry = BeamGeometry(beam)
     pairs, shapes = [], []
     for i in range(phi.shape[1]):
         for j in range(i, phi.shape[1]):
-            rhs = _second_order(geometry, phi[:, i], phi[:, j])
+            rhs = geometry.second_order(phi[:, i], phi[:, j])
             shapes.append(-vectors @ ((vectors.T @ rhs) / w2))
             pairs.append((i + 1, j + 1))
     n = len(beam.free)
@@ -574,7 +557,7 @@ def basis_record(beam):
         "attrs": {
             "modes": b.requested_modes,
             "correction_modes": bool(beam.correction_modes),
-            "modal_derivatives": "derivative" in b.kinds,
+            "modal_derivatives": bool(beam.with_modal_derivatives),
             **({} if b.modes_below is None else {"modes_below": b.modes_below}),
             "axial_stretch_capability": axial_stretch_capability(beam),
             "energy_parts": list(ENERGY_PARTS),

@@ -9,6 +9,7 @@ Sizes and the state vector's layout: flexmbs.model.arrays.
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -90,7 +91,7 @@ class CompiledModel:
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
         self.warnings = model_warnings(self.beams)
         self.constraint_texts: list[str] = []  # what each constraint row of the cut joints holds
-        self._scratch: HeldTuple | Workspace | None = None
+        self._scratch: dict[int, HeldTuple | Workspace] = {}  # by thread
 
     @property
     def nbodies(self) -> int:
@@ -144,13 +145,21 @@ class CompiledModel:
         )
 
     def scratch_workspace(self) -> HeldTuple | Workspace:
-        """One workspace kept with the model for the calls from Python that copy what
-        they return out of it (flexmbs.dynamics.api.constraint_values): making one
-        costs about 2 ms, and a closed loop asks for the constraint values at every
-        check of its active rows."""
-        if self._scratch is None:
-            self._scratch = self.new_workspace()
-        return self._scratch
+        """One workspace per thread kept with the model for the calls from Python that
+        copy what they return out of it (flexmbs.dynamics.api.constraint_values):
+        making one costs about 2 ms, and a closed loop asks for the constraint values
+        at every check of its active rows. The kernels release the GIL, so each thread
+        has its own."""
+        thread = threading.get_ident()
+        if thread not in self._scratch:
+            self._scratch[thread] = self.new_workspace()
+        return self._scratch[thread]
+
+    def __getstate__(self) -> dict[str, object]:
+        """A copy or a pickle leaves the scratch workspaces behind (made again on use)."""
+        state = dict(self.__dict__)
+        state["_scratch"] = {}
+        return state
 
     def new_workspace(self) -> HeldTuple | Workspace:
         """The work arrays of the kernels for this model (Workspace), held by reference
@@ -283,7 +292,7 @@ class CompiledModel:
 
 def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
     """Texts for the user about choices that compile but may not mean what they say: a
-    reduced beam with geometric stiffness whose basis answers the loads a beam sees
+    reduced beam with the consistent geometric stiffness whose basis answers the loads a beam sees
     (flexmbs.elements.basis_check: a uniform load, forces at its marker nodes, a spin)
     with a static deflection further than BASIS_TOLERANCE from the nodal beam's, at a
     deflection of half the small-deformation range. The usual cause is a basis without
@@ -297,7 +306,7 @@ def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
 
     out = []
     for _, b in beams:
-        if not b.reduced or b.geometric == "none":
+        if not b.reduced or b.geometric != "consistent":
             continue
         cases = basis_static_differences(b)
         if not cases:

@@ -212,7 +212,7 @@ class Model:
         modes below this frequency (Hz; of the lowest `modes` when that is a number);
         `correction_modes`: add static correction modes at the nodes that carry
         markers; `modal_derivatives`: add the modal derivatives of the kept modes (None:
-        when `geometric` is not "none"). The invariants and the mode basis are made when
+        when `geometric` is "consistent"). The invariants and the mode basis are made when
         the model is compiled (BeamBody)."""
         from ..elements.beam import element_frame
 

@@ -95,7 +95,7 @@ class BeamBody:
     natural modes kept; `modes_below` (Hz) keeps the modes below that frequency (of the
     lowest n when `modes` is n too); `correction_modes` adds static correction modes at
     the nodes that carry markers; `modal_derivatives` adds the modal derivatives of the
-    kept modes (None: when `geometric` is not "none"). Then qf = Phi eta with Phi =
+    kept modes (None: when `geometric` is "consistent"). Then qf = Phi eta with Phi =
     `basis.vectors` (a ModalBasis) and
     `invariants` are the projected ones of eta; `nodal_invariants` are always those of
     the free nodal coordinates (the same object when not reduced).
@@ -144,9 +144,13 @@ class BeamBody:
     @property
     def with_modal_derivatives(self) -> bool:
         """Whether a reduced basis holds the modal derivatives of its modes:
-        `modal_derivatives`, or when None, whether there is geometric stiffness."""
+        `modal_derivatives`, or when None, whether the geometric stiffness is
+        "consistent" (the thesis's variants keep their bases as the thesis had them);
+        never with geometric = "none", which has no second-order terms."""
+        if self.geometric == "none":
+            return False
         if self.modal_derivatives is None:
-            return self.geometric != "none"
+            return self.geometric == "consistent"
         return bool(self.modal_derivatives)
 
     @property
@@ -486,6 +490,7 @@ def _derivation_key(body: BeamBody) -> tuple[object, ...]:
         body.material,
         body.free.tobytes(),
         tuple(sorted(body.node_masses.items())),
+        tuple((k, np.asarray(v).tobytes()) for k, v in sorted(body.node_inertias.items())),
         body.modes,
         body.correction_modes,
         body.modes_below,
