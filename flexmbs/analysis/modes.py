@@ -218,6 +218,11 @@ def _hz(f: float) -> str:
     return "unstable" if not np.isfinite(f) else f"{f:.6g}"
 
 
+def _count(n: int, noun: str) -> str:
+    """'1 mode', '2 modes'."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "") -> str:
     """The text report of `flexmbs modes`."""
     lines = [title] if title else []
@@ -240,8 +245,9 @@ def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "
             below = kept.get("modes_below")
             chosen = f" (those below {below:g} Hz)" if below is not None else ""
             lines.append(
-                f"  the model keeps {nmode} modes{chosen}, {ncorr} static correction modes "
-                f"and {nder} modal derivatives:"
+                f"  the model keeps {_count(nmode, 'mode')}{chosen}, "
+                f"{_count(ncorr, 'static correction mode')} and "
+                f"{_count(nder, 'modal derivative')}:"
             )
             width = max(len(c) for c in kept["coordinates"])
             lines.append(f"  {'coordinate':<{width}}  {'frequency (Hz)':>14}  description")
