@@ -1,5 +1,5 @@
-"""The `flexmbs` command line: run | info | energy | plot | export | animate | sweep |
-import-urdf | modes | equilibrium | linearize | compare | fit.
+"""The `flexmbs` command line: run | info | energy | plot | export | animate | view |
+sweep | import-urdf | modes | equilibrium | linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -221,6 +221,12 @@ def _cmd_animate(args: argparse.Namespace) -> int:
     )
     print(f"wrote {path} ({frames} frames)")
     return EXIT_OK
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from .viewer.command import view_command
+
+    return view_command(args, _log, _folder_problem)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -646,6 +652,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     an.set_defaults(fn=_cmd_animate)
 
+    vw = sub.add_parser(
+        "view", help="the run or the model in an interactive 3-D viewer in the browser"
+    )
+    vw.add_argument("target", help="a result file (.h5) or a model file (.toml)")
+    _view_arguments(vw)
+    vw.set_defaults(fn=_cmd_view)
+
     sw = sub.add_parser("sweep", help="a parameter study: one run and file per case, on dask")
     sw.add_argument("model")
     sw.add_argument(
@@ -880,6 +893,24 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     f.set_defaults(fn=_cmd_fit)
     return p
+
+
+def _view_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file, no server")
+    p.add_argument("--screenshot", metavar="PNG", help="a picture in a headless Chromium")
+    p.add_argument("--urdf", help="the robot's URDF for its meshes (default: the imported one)")
+    p.add_argument(
+        "--scale",
+        type=_positive_float,
+        help="starting deflection scale (default: from the run's largest deflection)",
+    )
+    p.add_argument("--at", type=float, help="starting time (s)")
+    p.add_argument("--view", choices=("iso", "xz", "xy", "yz"), default="iso")
+    p.add_argument("--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z")
+    p.add_argument("--max-frames", type=_positive_int, default=600, help="default 600")
+    p.add_argument("--size", default="960x600", help="screenshot size WxH (default 960x600)")
+    p.add_argument("--port", type=int, default=0, help="local port (default: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="serve, without opening a browser")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -228,6 +228,7 @@ def urdf_model_text(
     lines = [
         f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
         "# joints as the URDF gives them (links fixed to a moving link merged into it).",
+        f"# urdf: {Path(path).resolve()}",
         "",
         "[model]",
         f"name = {_key(name or Path(path).stem)}",

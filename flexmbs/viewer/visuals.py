@@ -195,7 +195,9 @@ def urdf_visuals(path: str | os.PathLike[str], model: Model) -> list[VisualMesh]
             geometry = visual.geometry
             parts: list[tuple[Any, NDArray]] = []
             if geometry.mesh is not None:
-                filename = Path(urdf.filename_handler(geometry.mesh.filename))
+                filename = Path(
+                    yourdfpy.filename_handler_magic(geometry.mesh.filename, urdf_path.parent)
+                )
                 scale = np.ones(3) if geometry.mesh.scale is None else geometry.mesh.scale
                 parts = _mesh_parts(filename, np.broadcast_to(np.asarray(scale, float), 3))
             else:
