@@ -48,7 +48,7 @@ class DeflectionScale:
 def _length(x: float) -> str:
     if x >= 1.0:
         return f"{x:.3g} m"
-    if x >= 1e-3:
+    if x >= 1e-4:
         return f"{x * 1e3:.3g} mm"
     return f"{x * 1e6:.3g} um"
 

@@ -1,5 +1,6 @@
 """`flexmbs view` serves the viewer's page on this machine (127.0.0.1 only) with the
-standard library's HTTP server: `/` the page, `/scene.json` the scene alone. Nothing
+standard library's HTTP server: `/` the page, `/scene.json` the scene alone (and no
+icon, without an error). Nothing
 is fetched from elsewhere; the server answers until it is stopped (Ctrl-C)."""
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class ViewerServer:
                     self._send(page, "text/html; charset=utf-8")
                 elif path == "/scene.json":
                     self._send(data, "application/json")
+                elif path == "/favicon.ico":
+                    self._send(b"", "image/x-icon", 204)
                 else:
                     self._send(b"not found", "text/plain", 404)
 

@@ -671,6 +671,11 @@
     time: () => times[state.frame],
     scale: () => state.scale,
     frames: () => nt,
+    count: (kind) => {
+      let n = 0;
+      world.traverse((o) => { if (o.userData.kind === kind) n++; });
+      return n;
+    },
     bodyObjects: () => world.children.filter((o) => o.userData.kind === 'body').map((o) => o.name),
     // a beam's centre-line point k as drawn: the mean of its ring of tube vertices, in
     // global axes (m)
