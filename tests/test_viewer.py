@@ -164,7 +164,8 @@ def _browser_problem():
     except ImportError:
         return "playwright is not installed (the view extra)"
     if chromium_path() is None:
-        return "no Chromium on this machine (Debian: apt-get install chromium; make test installs it)"
+        return ("no Chromium on this machine (Debian: apt-get install chromium; make test "
+                "installs it)")
     return None
 
 

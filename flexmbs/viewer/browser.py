@@ -58,9 +58,7 @@ def browser_page(size: tuple[int, int] = (960, 600)) -> Iterator[tuple[Any, list
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        raise FlexmbsError(
-            "a screenshot needs playwright: pip install 'flexmbs[view]'"
-        ) from None
+        raise FlexmbsError("a screenshot needs playwright: pip install 'flexmbs[view]'") from None
     executable = chromium_path()
     if executable is None:
         raise FlexmbsError(

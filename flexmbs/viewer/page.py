@@ -64,7 +64,7 @@ def notebook_html(scene: Scene, height: int = 560, options: dict[str, Any] | Non
     it), for a notebook's output."""
     page = html.escape(page_html(scene, options), quote=True)
     return (
-        f"<iframe srcdoc=\"{page}\" style='width: 100%; height: {int(height)}px; "
+        f'<iframe srcdoc="{page}" style=\'width: 100%; height: {int(height)}px; '
         "border: 1px solid #d0d4da; border-radius: 4px' "
         "title='flexmbs viewer'></iframe>"
     )

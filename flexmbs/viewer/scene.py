@@ -309,8 +309,13 @@ def build_scene(
     chain = []
     for k, jname in enumerate(topo.joint_names):
         j = chain_model.joints[jname]
-        chain.append((int(topo.parent[k]), markers.of(j.parent, j.parent_marker),
-                      markers.of(j.child, j.child_marker)))
+        chain.append(
+            (
+                int(topo.parent[k]),
+                markers.of(j.parent, j.parent_marker),
+                markers.of(j.child, j.child_marker),
+            )
+        )
     joints = []
     for j in model.joints.values():
         on_child = j.child != GROUND
@@ -321,8 +326,14 @@ def build_scene(
             continue
         glyph, axis = _joint_glyph(np.asarray(j.translation_axes), np.asarray(j.rotation_axes))
         joints.append(
-            {"name": j.name, "type": j.type, "glyph": glyph, "axis": axis, "marker": slot,
-             "cut": bool(j.cut)}
+            {
+                "name": j.name,
+                "type": j.type,
+                "glyph": glyph,
+                "axis": axis,
+                "marker": slot,
+                "cut": bool(j.cut),
+            }
         )
 
     rows = _rows_to_draw(len(times), max_frames)
@@ -338,8 +349,12 @@ def build_scene(
     beam_rows = []
     first = 0
     for part in shape.beams:
-        beam_rows.append((slice(part.first_point, part.first_point + len(part.local)),
-                          slice(first, first + len(part.local))))
+        beam_rows.append(
+            (
+                slice(part.first_point, part.first_point + len(part.local)),
+                slice(first, first + len(part.local)),
+            )
+        )
         first += len(part.local)
     for f, row in enumerate(rows):
         t, q = float(times[row]), np.ascontiguousarray(qs[row])
@@ -370,8 +385,12 @@ def build_scene(
     point_first = 0
     for b, name in enumerate(names):
         item = chain_model.bodies[name]
-        doc: dict[str, Any] = {"name": name, "parent": chain[b][0], "markerP": chain[b][1],
-                               "markerO": chain[b][2]}
+        doc: dict[str, Any] = {
+            "name": name,
+            "parent": chain[b][0],
+            "markerP": chain[b][1],
+            "markerO": chain[b][2],
+        }
         if b in beam_of and isinstance(item, BeamBody):
             part = beam_of[b]
             doc["kind"] = "beam"
@@ -379,12 +398,19 @@ def build_scene(
             doc["points"] = len(part.local)
             doc.update(_beam_document(item, part.local, subdivisions))
             doc["payloads"] = [
-                {"point": doc["nodePoints"][node % len(item.nodes)], "mass": float(m),
-                 "radius": float((3.0 * m / (4.0 * math.pi * PAYLOAD_DENSITY)) ** (1.0 / 3.0))}
-                for node, m in item.node_masses.items() if m > 0.0
+                {
+                    "point": doc["nodePoints"][node % len(item.nodes)],
+                    "mass": float(m),
+                    "radius": float((3.0 * m / (4.0 * math.pi * PAYLOAD_DENSITY)) ** (1.0 / 3.0)),
+                }
+                for node, m in item.node_masses.items()
+                if m > 0.0
             ]
-            doc["markers"] = {mname: doc["nodePoints"][mk.node % len(item.nodes)]
-                              for mname, mk in item.markers.items() if mk.node is not None}
+            doc["markers"] = {
+                mname: doc["nodePoints"][mk.node % len(item.nodes)]
+                for mname, mk in item.markers.items()
+                if mk.node is not None
+            }
             point_first += len(part.local)
         elif isinstance(item, RigidBody):
             doc["kind"] = "rigid"
@@ -414,8 +440,12 @@ def build_scene(
         "markerElastic": packed(elastic),
         "deflection": packed(deflection),
         "fields": [
-            {"key": key, "label": label, "unit": unit,
-             "range": float(np.abs(fields[:, k]).max()) if fields.size else 0.0}
+            {
+                "key": key,
+                "label": label,
+                "unit": unit,
+                "range": float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
+            }
             for k, (key, label, unit) in enumerate(FIELDS)
         ],
         "fieldValues": packed(fields),

@@ -141,6 +141,4 @@ def scene_of(
         return scene_of_result(path, model, urdf, max_frames, scale)
     if path.suffix.lower() == ".toml":
         return scene_of_model(path, urdf, scale)
-    raise FlexmbsError(
-        f"{path}: expected a result file (.h5) or a model file (.toml) to show"
-    )
+    raise FlexmbsError(f"{path}: expected a result file (.h5) or a model file (.toml) to show")

@@ -153,7 +153,8 @@ def _material_colors(robot: Any) -> dict[str, tuple[float, float, float, float]]
     colors = {}
     for material in getattr(robot, "materials", []) or []:
         if material.color is not None and material.name:
-            colors[material.name] = tuple(float(x) for x in material.color.rgba)
+            r, g, b, a = (float(x) for x in material.color.rgba)
+            colors[str(material.name)] = (r, g, b, a)
     return colors
 
 
