@@ -21,6 +21,7 @@ the kernels come in with the first name that needs them):
     flexmbs.run_sweep          a parameter study, on workers if asked (analysis.sweep)
     flexmbs.export_vtk         a result's shape for ParaView (analysis.vtk_export)
     flexmbs.animate_result     a result as a GIF, MP4 or PNG (analysis.animation)
+    flexmbs.show               a result or a model in the 3-D viewer, in a notebook (viewer)
     flexmbs.spectrum_peaks     the spectral peaks of a signal (analysis.spectrum)
     flexmbs.kernels            the kernels one by one, of (cm, q, u, t) (dynamics.api)
     flexmbs.library            the benchmark models (flexmbs.model.library)
@@ -50,6 +51,7 @@ _PUBLIC = {
     "run_sweep": ("flexmbs.analysis.sweep", "run_sweep"),
     "export_vtk": ("flexmbs.analysis.vtk_export", "export_vtk"),
     "animate_result": ("flexmbs.analysis.animation", "animate_result"),
+    "show": ("flexmbs.viewer", "show"),
     "spectrum_peaks": ("flexmbs.analysis.spectrum", "spectrum_peaks"),
     "kernels": ("flexmbs.dynamics.api", None),
     "library": ("flexmbs.model.library", None),

@@ -218,6 +218,7 @@ def _cmd_animate(args: argparse.Namespace) -> int:
         speed=args.speed,
         max_frames=args.max_frames,
         at=args.at,
+        log=_log,
     )
     print(f"wrote {path} ({frames} frames)")
     return EXIT_OK
@@ -636,8 +637,8 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument(
         "--scale",
         type=_positive_float,
-        default=1.0,
-        help="magnify the elastic displacements this many times (default 1)",
+        help="magnify the elastic displacements this many times (default: a tenth of the "
+        "arm's size for the run's largest deflection, printed)",
     )
     an.add_argument("--view", choices=("iso", "xy", "xz", "yz"), default="iso", help="default iso")
     an.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second")

@@ -414,6 +414,10 @@
     const w = root.clientWidth || window.innerWidth, h = root.clientHeight || window.innerHeight;
     renderer.setSize(w, h, false);
     camera.aspect = w / h;
+    // the arm in the middle of what the controls leave free
+    const side = panel.classList.contains('fx-hidden') || panel.classList.contains('fx-folded') ? 0 : panel.offsetWidth + 8;
+    if (side > 0 && side < 0.6 * w) camera.setViewOffset(w, h, -side / 2, 0, w, h);
+    else camera.clearViewOffset();
     camera.updateProjectionMatrix();
     dirty = true;
   }
@@ -428,8 +432,10 @@
     return e;
   };
   const panel = el('div', { className: 'fx-panel' }, root);
-  el('h1', { text: data.title }, panel);
-  if (data.source) el('div', { className: 'fx-note', text: data.source }, panel);
+  const head = el('div', { className: 'fx-row fx-head' }, panel);
+  el('h1', { text: data.title }, head);
+  const foldButton = el('button', { text: '-', title: 'fewer controls / more', className: 'fx-fold' }, head);
+  if (data.source) el('div', { className: 'fx-note fx-more', text: data.source }, panel);
   el('h2', { text: 'Time' }, panel);
   const rowPlay = el('div', { className: 'fx-row' }, panel);
   const playButton = el('button', { text: 'Play', title: 'play / pause (space)' }, rowPlay);
@@ -441,30 +447,31 @@
   const timeSlider = el('input', { type: 'range', min: 0, max: Math.max(nt - 1, 0), step: 1, value: 0 }, rowTime);
   if (nt < 2) { playButton.disabled = true; timeSlider.disabled = true; speedSelect.disabled = true; }
 
-  el('h2', { text: 'Deflection' }, panel);
-  const rowScale = el('div', { className: 'fx-row' }, panel);
+  const more = el('div', { className: 'fx-more' }, panel);
+  el('h2', { text: 'Deflection' }, more);
+  const rowScale = el('div', { className: 'fx-row' }, more);
   const maxScale = Math.max(1000, 20 * data.scale.value);
   const scaleSlider = el('input', { type: 'range', min: 0, max: Math.log10(maxScale), step: 0.001 }, rowScale);
   const scaleLabel = el('span', { className: 'fx-time' }, rowScale);
-  const rowScale2 = el('div', { className: 'fx-row' }, panel);
+  const rowScale2 = el('div', { className: 'fx-row' }, more);
   const autoButton = el('button', { text: 'x' + data.scale.value + ' (auto)' }, rowScale2);
   const trueButton = el('button', { text: 'x1 (true)' }, rowScale2);
-  el('div', { className: 'fx-note', text: data.scale.describe }, panel);
+  el('div', { className: 'fx-note', text: data.scale.describe }, more);
 
-  el('h2', { text: 'Colour' }, panel);
-  const fieldSelect = el('select', {}, el('div', { className: 'fx-row' }, panel));
+  el('h2', { text: 'Colour' }, more);
+  const fieldSelect = el('select', {}, el('div', { className: 'fx-row' }, more));
   el('option', { value: 'none', text: 'bodies' }, fieldSelect);
   for (const f of data.fields) el('option', { value: f.key, text: f.label + (f.unit ? ' (' + f.unit + ')' : '') }, fieldSelect);
   fieldSelect.value = state.field;
   if (!beams.length) fieldSelect.disabled = true;
 
-  el('h2', { text: 'View' }, panel);
-  const rowView = el('div', { className: 'fx-row' }, panel);
+  el('h2', { text: 'View' }, more);
+  const rowView = el('div', { className: 'fx-row' }, more);
   for (const name of ['iso', 'xz', 'xy', 'yz']) {
     const b = el('button', { text: name, title: name === 'iso' ? 'isometric' : 'along the third axis' }, rowView);
     b.addEventListener('click', () => setView(name));
   }
-  const rowShow = el('div', { className: 'fx-row' }, panel);
+  const rowShow = el('div', { className: 'fx-row' }, more);
   const toggles = [['frames', 'showFrames'], ['joints', 'showJoints'], ['grid', 'showGrid']];
   if (data.meshes.length) toggles.push(['meshes', 'showMeshes']);
   for (const [label, key] of toggles) {
@@ -474,8 +481,8 @@
     l.appendChild(document.createTextNode(' ' + label));
     box.addEventListener('change', () => { state[key] = box.checked; applyVisibility(); });
   }
-  el('h2', { text: 'Bodies' }, panel);
-  const bodyList = el('div', { className: 'fx-bodies' }, panel);
+  el('h2', { text: 'Bodies' }, more);
+  const bodyList = el('div', { className: 'fx-bodies' }, more);
   const bodyBoxes = bodies.map((body, b) => {
     const l = el('label', {}, bodyList);
     const box = el('input', { type: 'checkbox' }, l);
@@ -484,7 +491,7 @@
     box.addEventListener('change', () => { groups[b].visible = box.checked; dirty = true; });
     return box;
   });
-  for (const w of data.warnings || []) el('div', { className: 'fx-warn', text: w }, panel);
+  for (const w of data.warnings || []) el('div', { className: 'fx-warn', text: w }, more);
 
   // legend of the colour map
   const legend = el('div', { className: 'fx-legend' }, root);
@@ -521,6 +528,7 @@
   const sensorValues = data.sensors.map((s) => decode(s.values));
   const sensorPanel = el('div', { className: 'fx-sensors' }, root);
   const sensorRow = el('div', { className: 'fx-row' }, sensorPanel);
+  const sensorFold = el('button', { text: '-', title: 'hide the plot / show it', className: 'fx-fold' }, sensorRow);
   el('span', { text: 'sensor' }, sensorRow);
   const sensorSelect = el('select', {}, sensorRow);
   el('option', { value: '-1', text: data.sensors.length ? '(none)' : '(no sensors in this run)' }, sensorSelect);
@@ -586,6 +594,18 @@
   sensorSelect.addEventListener('change', () => { sensorShown = parseInt(sensorSelect.value, 10); drawPlot(); });
 
   const caption = el('div', { className: 'fx-caption' }, root);
+
+  function fold(box, button, folded) {
+    box.classList.toggle('fx-folded', folded);
+    button.textContent = folded ? '+' : '-';
+    resize();
+  }
+  foldButton.addEventListener('click', () => fold(panel, foldButton, !panel.classList.contains('fx-folded')));
+  sensorFold.addEventListener('click', () => fold(sensorPanel, sensorFold, !sensorPanel.classList.contains('fx-folded')));
+  if ((root.clientWidth || window.innerWidth) < 820) {  // a small frame: the arm first
+    panel.classList.add('fx-folded'); foldButton.textContent = '+';
+    sensorPanel.classList.add('fx-folded'); sensorFold.textContent = '+';
+  }
 
   function updateReadouts() {
     const tt = times[state.frame];
