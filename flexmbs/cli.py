@@ -910,6 +910,12 @@ def _view_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z")
     p.add_argument("--max-frames", type=_positive_int, default=600, help="default 600")
     p.add_argument("--size", default="960x600", help="screenshot size WxH (default 960x600)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="with a model file: override a value by its dotted path (repeatable)",
+    )
     p.add_argument("--port", type=int, default=0, help="local port (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="serve, without opening a browser")
 

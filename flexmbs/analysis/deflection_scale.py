@@ -37,7 +37,7 @@ class DeflectionScale:
     def describe(self) -> str:
         """One line for the user: the factor and why."""
         if self.largest <= 0.0:
-            return "deflection x1: nothing bends in this run"
+            return "deflection x1: nothing is bent"
         return (
             f"deflection x{self.scale:g}: the largest elastic displacement is "
             f"{_length(self.largest)} on an arm of {_length(self.size)} "

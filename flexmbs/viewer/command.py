@@ -51,7 +51,14 @@ def view_command(
         problem = folder_problem(out) if out else None
         if problem:
             raise FlexmbsError(f"{out}: {problem}")
-    scene = scene_of(args.target, urdf=args.urdf, max_frames=args.max_frames, scale=args.scale)
+    target: Any = args.target
+    if args.set:
+        if not str(target).lower().endswith(".toml"):
+            raise FlexmbsError(f"{target}: --set changes a model file (.toml), not a result")
+        from ..model.toml_reader import load_model
+
+        target = load_model(target, overrides=args.set)
+    scene = scene_of(target, urdf=args.urdf, max_frames=args.max_frames, scale=args.scale)
     log(scene.scale.describe())
     for warning in scene.warnings:
         log(f"warning: {warning}")

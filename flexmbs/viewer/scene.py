@@ -336,6 +336,18 @@ def build_scene(
             }
         )
 
+    disks = []  # rolling disks: drawn as disks of their radius, on their axle
+    for c in getattr(model, "contacts", {}).values():
+        if c.radius > 0.0:
+            try:
+                slot = markers.of(c.disk, c.disk_marker)
+            except ModelError:
+                continue
+            axis = np.asarray(c.axis, float)
+            disks.append(
+                {"name": c.name, "marker": slot, "axis": axis.tolist(), "radius": float(c.radius)}
+            )
+
     rows = _rows_to_draw(len(times), max_frames)
     nb, nt = len(names), len(rows)
     npoints = sum(len(p.local) for p in shape.beams)
@@ -346,6 +358,7 @@ def build_scene(
     drawn = np.zeros((nt, shape.npoints, 3))
     ws = cm.new_workspace()
     rest = np.zeros(cm.nq)
+    reach: list[NDArray[np.float64]] = []
     beam_rows = []
     first = 0
     for part in shape.beams:
@@ -368,6 +381,12 @@ def build_scene(
         poses = [_pose(ws.rot[b], ws.r[b]) for b in range(nb)]
         e = markers.elastic_values(q)
         elastic[f] = e
+        for disk in disks:  # the disk's rim in the bounds: a ball of its radius
+            slot = markers.slots[disk["marker"]]
+            holder = poses[slot.body] if slot.body >= 0 else np.eye(4)
+            centre = (holder @ markers.frame(disk["marker"], e))[:3, 3]
+            reach.append(centre - disk["radius"])
+            reach.append(centre + disk["radius"])
         for b, (p, mp, mc) in enumerate(chain):
             parent = poses[p] if p >= 0 else np.eye(4)
             jb = _inverse(markers.frame(mp, e)) @ _inverse(parent) @ poses[b] @ markers.frame(mc, e)
@@ -376,6 +395,8 @@ def build_scene(
 
     largest = float(np.linalg.norm(deflection, axis=2).max()) if npoints and nt else 0.0
     size = arm_size(drawn) if nt else 0.0
+    if reach:
+        size = max(size, float(np.linalg.norm(np.ptp(np.array(reach), axis=0))))
     chosen = readable_scale(largest, size)
     if scale is not None:
         chosen = DeflectionScale(float(scale), chosen.largest, chosen.size)
@@ -424,7 +445,9 @@ def build_scene(
     sensor_rows = np.arange(0)
     if sensors:
         sensor_docs, sensor_rows = _sensor_documents(times, sensors, sensor_units or {})
-    bounds = drawn.reshape(-1, 3) if nt else np.zeros((1, 3))
+    bounds = np.vstack([drawn.reshape(-1, 3), *[r.reshape(1, 3) for r in reach]])
+    if len(bounds) == 0:
+        bounds = np.zeros((1, 3))
     data: dict[str, Any] = {
         "format": 1,
         "title": title,
@@ -436,6 +459,7 @@ def build_scene(
         "bodies": bodies,
         "markers": markers.document(),
         "joints": joints,
+        "disks": disks,
         "relative": packed(relative),
         "markerElastic": packed(elastic),
         "deflection": packed(deflection),

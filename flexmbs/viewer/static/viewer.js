@@ -261,6 +261,21 @@
     return { holder: holder, marker: j.marker };
   });
 
+  // ---- rolling disks ----
+  const diskMaterial = mat(0x3f8f5a, { transparent: true, opacity: 0.85 });
+  const diskObjects = (data.disks || []).map((d) => {
+    const disk = new THREE.Mesh(new THREE.CylinderGeometry(d.radius, d.radius, 0.08 * d.radius, 48), diskMaterial);
+    disk.name = 'disk:' + d.name;
+    disk.userData.kind = 'disk';
+    disk.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), new THREE.Vector3().fromArray(d.axis).normalize());
+    const holder = new THREE.Group();
+    holder.matrixAutoUpdate = false;
+    holder.add(disk);
+    const marker = data.markers[d.marker];
+    (marker.body >= 0 ? groups[marker.body] : world).add(holder);
+    return { holder: holder, marker: d.marker };
+  });
+
   // ---- kinematics ----
   const poses = bodies.map(() => new THREE.Matrix4());
   const tmp = new THREE.Matrix4(), tmp2 = new THREE.Matrix4();
@@ -378,6 +393,10 @@
       groups[b].matrixWorldNeedsUpdate = true;
     }
     for (const beam of beams) updateBeam(beam, state.frame, s);
+    for (const j of diskObjects) {
+      markerFrame(j.marker, state.frame, s, j.holder.matrix);
+      j.holder.matrixWorldNeedsUpdate = true;
+    }
     for (const j of jointObjects) {
       markerFrame(j.marker, state.frame, s, j.holder.matrix);
       j.holder.matrixWorldNeedsUpdate = true;
