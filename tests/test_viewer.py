@@ -342,3 +342,11 @@ def test_the_server_answers_only_its_page(h2_run):
             assert b"flexmbsViewer" in r.read()
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(server.url + "other")
+
+
+def test_the_gallery_shows_every_shipped_model():
+    """Each model file of data/models has its picture, named on the gallery's page."""
+    page = (ROOT / "docs" / "gallery.md").read_text()
+    for model in sorted((ROOT / "data" / "models").glob("*.toml")):
+        assert (ROOT / "docs" / "gallery" / f"{model.stem}.png").is_file(), model.stem
+        assert f"gallery/{model.stem}.png" in page and f"`{model.name}`" in page, model.stem
