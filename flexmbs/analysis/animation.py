@@ -133,7 +133,7 @@ def _rendered(
             ax.set_xlabel(names[a])
             ax.set_ylabel(names[b])
             ax.grid(True, color="0.9")
-            setters = (ax.xaxis, ax.yaxis)
+            setters: tuple[Any, ...] = (ax.xaxis, ax.yaxis)
         else:
             ax = fig.add_subplot(projection="3d")
             _draw(ax, shape, points, None)

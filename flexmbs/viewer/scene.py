@@ -343,10 +343,8 @@ def build_scene(
                 slot = markers.of(c.disk, c.disk_marker)
             except ModelError:
                 continue
-            axis = np.asarray(c.axis, float)
-            disks.append(
-                {"name": c.name, "marker": slot, "axis": axis.tolist(), "radius": float(c.radius)}
-            )
+            axle = [float(x) for x in c.axis]
+            disks.append({"name": c.name, "marker": slot, "axis": axle, "radius": float(c.radius)})
 
     rows = _rows_to_draw(len(times), max_frames)
     nb, nt = len(names), len(rows)

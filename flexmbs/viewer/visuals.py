@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from ..errors import FlexmbsError
 from ..model.description import GROUND, Model
+from ..model.urdf import read_urdf
 from .scene import packed
 
 __all__ = ["VisualMesh", "urdf_visuals", "urdf_of_model_text", "URDF_COMMENT"]
@@ -166,22 +167,11 @@ def urdf_visuals(path: str | os.PathLike[str], model: Model) -> list[VisualMesh]
     except ImportError:
         raise FlexmbsError("URDF meshes need yourdfpy: pip install 'flexmbs[view]'") from None
     urdf_path = Path(path)
-    if not urdf_path.is_file():
-        raise FlexmbsError(f"{urdf_path}: no such URDF file")
-    try:
-        urdf = yourdfpy.URDF.load(
-            os.fspath(urdf_path),
-            build_scene_graph=False,
-            build_collision_scene_graph=False,
-            load_meshes=False,
-            load_collision_meshes=False,
-        )
-    except Exception as exc:  # noqa: BLE001 - any parse failure is bad input
-        raise FlexmbsError(f"{urdf_path}: not a readable URDF ({type(exc).__name__})") from None
+    robot = read_urdf(urdf_path)
     places = _link_places(model)
-    named_colors = _material_colors(urdf.robot)
+    named_colors = _material_colors(robot)
     out = []
-    for link in urdf.robot.links:
+    for link in robot.links:
         if link.name not in places:
             continue
         body, link_pose = places[link.name]
