@@ -147,6 +147,16 @@ def test_view_refuses_what_it_cannot_show_in_one_line(tmp_path, capsys):
         assert len(err) == 1 and words in err[0], err
 
 
+def test_a_result_of_a_model_built_in_python_is_shown_with_the_model(tmp_path, capsys):
+    from flexmbs import simulate
+    from flexmbs.model.library import huang_two_link
+    model = huang_two_link()
+    simulate(model, tmp_path / "py.h5", t_end=0.02, output_step=0.01)
+    assert main(["view", str(tmp_path / "py.h5"), "--html", str(tmp_path / "py.html")]) == 2
+    assert "flexmbs.show(result, model=MODEL)" in capsys.readouterr().err
+    assert show(tmp_path / "py.h5", model=model).scene.frames == 3
+
+
 def test_the_notebook_output_is_the_page_in_an_iframe(h2_run):
     view = show(h2_run, height=400, view="xz")
     out = view._repr_html_()

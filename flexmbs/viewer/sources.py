@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.vtk_export import shape_of_result
-from ..errors import FlexmbsError
+from ..errors import FlexmbsError, ResultFileError
 from ..io.results import Result, open_result
 from ..model.compiled import compile_model
 from ..model.description import Model
@@ -59,6 +59,11 @@ def scene_of_result(
         result = open_result(result)
     if len(result.time) == 0:
         raise FlexmbsError(f"{result.path}: the file holds no output row to show")
+    if model is None and not result.model_text:
+        raise ResultFileError(
+            f"{result.path}: the model was built in Python and its text is not in the "
+            "file; show it from Python with flexmbs.show(result, model=MODEL)"
+        )
     shape = shape_of_result(result, model)
     user = model
     if user is None:
