@@ -75,7 +75,9 @@ REDUCTIONS = ("craig-bampton", "free")
 MEAN_AXES = "mean_axes"
 
 SYMMETRY_TOL = 1e-8  # |K - K^T| (or M), relative to the largest |entry|: symmetric
-DEPENDENT_TOL = 1e-9  # eigenvalue of the basis' Gram matrix (rel.) below which it is dropped
+DEPENDENT_TOL = 1e-10  # eigenvalue of the Gram matrix of the projected basis, its columns
+#                       scaled to unit M-norm before the projection, below which a
+#                       direction is dropped (a rigid motion: |left| < 1e-5 of it)
 DEGENERATE_TOL = 1e-9  # smallest eigenvalue of J / largest: nodes on a line (or one node)
 ROUND_OFF_ZERO = 1e-12  # |entry| of an interface row below this times its largest: 0
 RIGID_TOL = 1e-6  # w^2 of a free mode below this times the shift: a rigid-body motion
@@ -507,7 +509,10 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
         if count is not None and count > nr - 1:
             raise ModelError(f"expected at most {nr - 1} modes (the body's coordinates "
                              f"less its interfaces'), got {count}", item, "modes")
-        w2, vecs = _lowest_modes(krr, mrr, count, modes_below, lu, item)
+        if count == 0:
+            w2, vecs = np.zeros(0), np.zeros((nr, 0))
+        else:
+            w2, vecs = _lowest_modes(krr, mrr, count, modes_below, lu, item)
         if modes_below is not None and len(w2) == 0:
             raise ModelError(f"no fixed-interface mode is below {modes_below:g} Hz",
                              item, "modes_below")
@@ -550,8 +555,9 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
     else:
         ell = g[frame]
         frame_text = f'interface "{frame}"'
+    before = np.sqrt(np.clip(np.einsum("ij,ij->j", basis, m_full @ basis), 0.0, None))
     basis = basis - r @ np.linalg.solve(ell @ r, ell @ basis)
-    phi, w2 = _orthonormal(basis, k_full, m_full)
+    phi, w2 = _orthonormal(basis, k_full, m_full, before)
     nm = phi.shape[1]
     rows = {}
     for f in interfaces:
@@ -601,16 +607,15 @@ def _attachment_modes(ky, my, c, ry, item, what):
     return x
 
 
-def _orthonormal(basis, k, m):
+def _orthonormal(basis, k, m, before):
     """(Phi, w^2): the span of `basis` less its (numerically) dependent directions,
-    M-orthonormal and K-orthogonal, w^2 ascending."""
-    mb = m @ basis
-    gram = basis.T @ mb
-    scale = np.sqrt(np.clip(np.diag(gram), 1e-300, None))
-    b = basis / scale
-    gram = gram / np.outer(scale, scale)
+    M-orthonormal and K-orthogonal, w^2 ascending. `before`: the M-norm of each
+    column before the frame's projection, its scale: a direction of which less than
+    sqrt(DEPENDENT_TOL) is left was a rigid motion and is dropped."""
+    b = basis / np.where(before > 0, before, 1.0)
+    gram = b.T @ (m @ b)
     ev, vec = np.linalg.eigh(0.5 * (gram + gram.T))
-    keep = ev > DEPENDENT_TOL * ev.max()
+    keep = ev > DEPENDENT_TOL
     q = vec[:, keep] / np.sqrt(ev[keep])
     bq = b @ q
     kb = bq.T @ (k @ bq)

@@ -21,7 +21,7 @@ from ..errors import ModelError
 from ..tuple_ref import HeldTuple, held_ref
 from .arrays import ACTUATOR_CODES, ModelArrays, Workspace
 from .constraint_tables import constraint_tables
-from .description import GROUND, BeamBody, Joint, Marker, RigidBody
+from .description import GROUND, BeamBody, FeBody, Joint, Marker, RigidBody
 from .geometric_tables import geometric_tables
 from .initial_state import (
     initial_spring_lengths,
@@ -348,9 +348,14 @@ def _check_beam_markers(model: Model) -> None:
     moves with the body but not with the deformation: a joint there is a joint at the
     frame, which is a material point only where a node sits held by the reference
     conditions."""
-    beams = {name for name, b in model.bodies.items() if isinstance(b, BeamBody)}
+    beams = {name for name, b in model.bodies.items() if isinstance(b, (BeamBody, FeBody))}
 
-    def held_at_origin(b: BeamBody) -> bool:
+    def held_at_origin(b: BeamBody | FeBody) -> bool:
+        if isinstance(b, FeBody):  # an interface at the origin that the frame holds
+            return any(
+                not np.any(b.attachment_position(k)) and not np.any(b.node_rows(k))
+                for k in range(len(b.attachments))
+            )
         return any(
             not np.any(b.nodes[k]) and not np.any(b.node_rows(k)) for k in range(len(b.nodes))
         )
@@ -363,7 +368,7 @@ def _check_beam_markers(model: Model) -> None:
             if (
                 body in beams
                 and mk == "origin"
-                and not held_at_origin(cast(BeamBody, model.bodies[body]))
+                and not held_at_origin(cast(BeamBody | FeBody, model.bodies[body]))
             ):
                 raise ModelError(
                     f'the "origin" marker of beam "{body}" is its floating frame, not a '
@@ -380,7 +385,7 @@ def _check_beam_markers(model: Model) -> None:
         if (
             f.body in beams
             and f.marker == "origin"
-            and not held_at_origin(cast(BeamBody, model.bodies[f.body]))
+            and not held_at_origin(cast(BeamBody | FeBody, model.bodies[f.body]))
         ):
             raise ModelError(
                 f'the "origin" marker of beam "{f.body}" is its floating '
@@ -538,7 +543,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         functions.append(cast("TimeFunction", a.setpoint if a.type == "pd" else a.torque))
 
     # flexible bodies: elastic coordinates after the joint ones, in body order
-    beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, BeamBody)]
+    beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, (BeamBody, FeBody))]
     body_flex = -np.ones(n, dtype=np.int64)
     flex_q, flex_col, ptr = [], [], [np.zeros(4, dtype=np.int64)]
     first_col = {}
@@ -585,9 +590,11 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     _, frame_inh = _ragged(inherited, np.int64)
     body_col_ptr, body_col = _ragged(body_cols)
 
-    def damping(b: BeamBody) -> NDArray[np.float64]:
+    def damping(b: BeamBody | FeBody) -> NDArray[np.float64]:
         inv = b.invariants
         d = b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
+        if isinstance(b, FeBody) and b.basis.damping is not None:  # a modal file's own
+            d = d + b.basis.damping
         if b.modal_damping is not None:
             d = d + modal_damping_matrix(
                 inv.stiffness, inv.mass_matrix(), b.modal_damping, f'body "{b.name}"'
