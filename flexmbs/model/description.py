@@ -57,6 +57,7 @@ from .vocabulary import (
     BEAM_SECTION_SENSORS,
     CONSTRAINT_FORMULATIONS,
     CONTACT_TYPES,
+    FLEXIBLE_BODY_SENSORS,
     FORCE_TYPES,
     FORMULATIONS,
     GENERATED_PREFIX,
@@ -861,7 +862,11 @@ class Model:
                 raise ModelError(f'expected a beam body, got "{body}"', item, "body")
             if frame != GROUND and frame not in self.bodies:
                 raise ModelError(f'unknown body "{frame}"', item, "frame")
-        if type == "beam_centerline":
+        if type in FLEXIBLE_BODY_SENSORS:
+            if body not in self.bodies or not isinstance(self.bodies[body], (BeamBody, FeBody)):
+                raise ModelError(f'expected a flexible body, got "{body}"', item, "body")
+            self.sensors[name] = Sensor(name, type, body=body)
+        elif type == "beam_centerline":
             if (
                 isinstance(subdivisions, bool)
                 or not isinstance(subdivisions, (int, np.integer))

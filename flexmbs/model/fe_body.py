@@ -217,7 +217,7 @@ class FeBody:
             "stiffness": inv.stiffness,
             "interfaces": np.array(list(basis.interface_rows), dtype=str),
         }
-        for k, (name, rows) in enumerate(basis.interface_rows.items()):
+        for k, rows in enumerate(basis.interface_rows.values()):
             arrays[f"rows{k}"] = rows
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -372,3 +372,35 @@ class FeBody:
                 **({} if b.modes_below is None else {"modes_below": b.modes_below}),
             },
         }
+
+    def drawing(self) -> tuple[NDArray[np.float64], NDArray[np.float64], list[list[int]]]:
+        """(points (k, 3) m body frame, their displacements per unit eta (3 k, nf),
+        lines as lists of point indices): the edges of the mesh's outer surface (the
+        faces of one tetrahedron only; through the mid-side node of a quadratic
+        one), or without cells every node as a point of its own."""
+        x = np.asarray(self.data.nodes, dtype=float)
+        tets = [c for kind, c in self.data.cells if kind in ("tetra", "tetra10")]
+        if not tets:
+            nodes = np.arange(len(x))
+            return x, self.node_translation_rows(nodes), []
+        t = np.vstack(tets)
+        faces = np.concatenate([t[:, [0, 1, 2]], t[:, [0, 1, 3]], t[:, [0, 2, 3]],
+                                t[:, [1, 2, 3]]])
+        key = np.sort(faces, axis=1)
+        _, first, count = np.unique(key, axis=0, return_index=True, return_counts=True)
+        outer = key[first[count == 1]]
+        edges = np.unique(np.sort(np.concatenate([outer[:, [0, 1]], outer[:, [1, 2]],
+                                                  outer[:, [0, 2]]]), axis=1), axis=0)
+        middle: dict[tuple[int, int], int] = {}
+        if t.shape[1] == 10:
+            pairs = ((0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
+            for s, (a, b) in enumerate(pairs):
+                ends = np.sort(t[:, [a, b]], axis=1)
+                for (i, j), mid in zip(ends, t[:, 4 + s]):
+                    middle[(int(i), int(j))] = int(mid)
+        polylines = [[int(i), middle[(int(i), int(j))], int(j)] if (int(i), int(j)) in middle
+                     else [int(i), int(j)] for i, j in edges]
+        used = np.unique(np.concatenate([np.array(p) for p in polylines]))
+        where = {int(v): k for k, v in enumerate(used)}
+        lines = [[where[v] for v in p] for p in polylines]
+        return x[used], self.node_translation_rows(used), lines

@@ -344,6 +344,7 @@ _SECTION_SENSOR = _Schema(
 _CENTERLINE_SENSOR = _Schema(
     {"type": STRING, "body": STRING, "frame": STRING, "subdivisions": INTEGER}, required=("body",)
 )
+_BODY_SENSOR = _Schema({"type": STRING, "body": STRING}, required=("body",))
 _CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING}, required=("joint",))
 _CONTACT_SENSOR = _Schema(
     {"type": STRING, "contact": STRING, "frame": STRING}, required=("contact",)
@@ -431,8 +432,12 @@ def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> M
     return model
 
 
-def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = ()) -> Model:
-    """Build the `Model` described by the TOML `text`; `source` names it in errors.
+def loads_model(
+    text: str, source: str = "<string>", overrides: Iterable[str] = (), base: str | None = None
+) -> Model:
+    """Build the `Model` described by the TOML `text`; `source` names it in errors;
+    the files it names are in the folder `base` (default: the folder of `source` when
+    it is a file, else the working directory).
 
     The model keeps `source_text` (the text as read) and `overrides` (the list given).
     """
@@ -442,7 +447,7 @@ def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = 
         for override in overrides:
             _apply_override(doc, override)
         _check_document(doc)
-        model = _build_model(doc, _folder_of(source))
+        model = _build_model(doc, base if base else _folder_of(source))
     except ModelError as err:
         raise err.with_source(source) from None
     model.source_text = text
@@ -694,6 +699,8 @@ def _check_sensor(name: str, table: dict[str, Any], item: str) -> None:
         if sensor_type == "beam_centerline"
         else _CONTACT_SENSOR
         if sensor_type == "contact_reaction"
+        else _BODY_SENSOR
+        if sensor_type in ("strain_energy", "elastic_coordinates")
         else _MARKER_SENSOR
     )
     _check_fields(table, schema, item)
