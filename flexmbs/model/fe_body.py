@@ -404,3 +404,39 @@ class FeBody:
         where = {int(v): k for k, v in enumerate(used)}
         lines = [[where[v] for v in p] for p in polylines]
         return x[used], self.node_translation_rows(used), lines
+
+    def write_mbdyn(self, path: str | os.PathLike[str]) -> None:
+        """Write the reduced body as an MBDyn modal file (SI; all its nodes, their
+        rotations zero where the data have none): the basis at the nodes, the modal
+        mass (I) and stiffness (diag w^2), the diagonal of the row-sum lumped mass at
+        the nodes, the rigid-body inertia, and the damping alpha K + beta M plus the
+        modal damping (flexmbs.model.fe_files.write_mbdyn_fem)."""
+        from ..elements.damping import modal_damping_matrix
+        from .fe_files import write_mbdyn_fem
+
+        d = self.data
+        n, nm = len(d.nodes), self.nf
+        phi = self.basis.vectors
+        shapes = np.zeros((6 * n, nm))
+        for a in range(d.node_dofs):
+            shapes[a::6] = phi[a :: d.node_dofs]
+        inv = self.invariants
+        if isinstance(d, FeModal):
+            lumped = np.asarray(d.lumped, dtype=float)
+        else:
+            ms = np.asarray(node_mass_matrix(d).sum(axis=1)).ravel()
+            lumped = np.zeros((n, 6))
+            lumped[:, :3] = ms[:, None]
+            if d.node_dofs == 6:
+                lumped[:, 3:] = np.asarray(sp.csr_matrix(d.mass).sum(axis=1)).reshape(n, 6)[:, 3:]
+        damping = self.alpha * inv.stiffness + self.beta * inv.mass_matrix()
+        if self.modal_damping is not None:
+            damping = damping + modal_damping_matrix(
+                inv.stiffness, inv.mass_matrix(), self.modal_damping, f'body "{self.name}"'
+            )
+        if self.basis.damping is not None:
+            damping = damping + self.basis.damping
+        write_mbdyn_fem(
+            path, d.nodes, d.labels, shapes, inv.mass_matrix(), inv.stiffness, lumped,
+            damping if np.any(damping) else None, (self.mass, self.com, self.inertia),
+        )
