@@ -131,9 +131,7 @@ def fe_body_modes(body: FeBody) -> BeamModes:
     basis (fixed-interface modes for Craig-Bampton, free modes for free-free), and
     the reduced body it keeps, with its floating frame."""
     b = body.basis
-    kind = {"craig-bampton": "fixed-interface", "free": "free-free", "file": "file's"}[
-        b.reduction
-    ]
+    kind = {"craig-bampton": "fixed-interface", "free": "free-free", "file": "file's"}[b.reduction]
     n = len(b.component_frequencies)
     nodes = len(body.data.nodes)
     heading = (
@@ -153,8 +151,7 @@ def fe_body_modes(body: FeBody) -> BeamModes:
             "frequencies": b.frequencies.copy(),
             "reduced_frequencies": b.frequencies.copy(),
             "descriptions": [
-                f"mode {k + 1} of the reduced body ({b.boundary} interface coordinates "
-                f"went in)"
+                f"mode {k + 1} of the reduced body ({b.boundary} interface coordinates went in)"
                 for k in range(b.nm)
             ],
             "dropped_corrections": [],
@@ -287,7 +284,9 @@ def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "
             below = kept.get("modes_below")
             chosen = f" (those below {below:g} Hz)" if below is not None else ""
             lines.append(
-                f"  the model keeps {_count(nmode, 'mode')}{chosen}, "
+                f"  the model keeps {_count(nmode, 'coordinate')}:"
+                if b.heading is not None
+                else f"  the model keeps {_count(nmode, 'mode')}{chosen}, "
                 f"{_count(ncorr, 'static correction mode')} and "
                 f"{_count(nder, 'modal derivative')}:"
             )

@@ -1,6 +1,6 @@
 """Flexible bodies of any shape from finite-element matrices: interfaces, the reduced
 basis (Craig-Bampton or free-free with attachment modes), the floating frame and the
-inertia invariants of the reduced body (docs/explanation/formulation.md section 11).
+inertia invariants of the reduced body (docs/explanation/formulation.md section 12).
 
 The body's finite-element data are its nodes X (n, 3; m, body frame), the stiffness K
 and the mass M (N x N, N = d n, d = 3 translations per node, or 6 with small rotations;

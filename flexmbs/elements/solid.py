@@ -1,6 +1,6 @@
 """The stiffness and mass matrices of a solid meshed with tetrahedra, assembled with
 scikit-fem (the `fe` extra): linear (4 nodes) or quadratic (10 nodes) tetrahedra of a
-linear elastic, isotropic material (docs/explanation/formulation.md section 11).
+linear elastic, isotropic material (docs/explanation/formulation.md section 12).
 
     K = int B^T C B dV    (C of Young's modulus E and Poisson's ratio nu, Lame form)
     Ms = int rho n n^T dV (the scalar mass matrix of the shape functions n),

@@ -138,7 +138,7 @@ class DeformedShape:
                 npoints += len(local)
             elif name in flexible:
                 k, beam = flexible[name]
-                local, disp, strain, forces = _beam_rows(beam, subdivisions)
+                local, disp, strain, forces = _beam_rows(cast(BeamBody, beam), subdivisions)
                 part = _BeamPart(
                     index[name],
                     int(flex_q[k]),

@@ -73,7 +73,7 @@ class CompiledModel:
         sensor_sizes: list[int],
         q0: NDArray[np.float64],
         u0: NDArray[np.float64],
-        beams: Iterable[tuple[int, BeamBody]] = (),
+        beams: Iterable[tuple[int, BeamBody | FeBody]] = (),
         absolute_joints: Mapping[str, str] | None = None,
     ) -> None:
         self.model = model
@@ -290,7 +290,7 @@ class CompiledModel:
         )
 
 
-def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
+def model_warnings(beams: Iterable[tuple[int, BeamBody | FeBody]]) -> list[str]:
     """Texts for the user about choices that compile but may not mean what they say: a
     reduced beam with the consistent geometric stiffness whose basis answers the loads a beam sees
     (flexmbs.elements.basis_check: a uniform load, forces at its marker nodes, a spin)
@@ -305,9 +305,10 @@ def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
     )
 
     out = []
-    for _, b in beams:
-        if not b.reduced or b.geometric != "consistent":
+    for _, body in beams:
+        if not isinstance(body, BeamBody) or not body.reduced or body.geometric != "consistent":
             continue
+        b = body
         cases = basis_static_differences(b)
         if not cases:
             continue
@@ -636,7 +637,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     for _, b in beams:
         if b.geometric != "none":
             geo_first[b.name] = count
-            count += len(b.connectivity)
+            count += len(cast(BeamBody, b).connectivity)
     stab = sensor_tables(
         model,
         sensors,
@@ -757,7 +758,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     return cm
 
 
-def _explicit_elastic_rates(beam: BeamBody) -> NDArray[np.float64] | list[float]:
+def _explicit_elastic_rates(beam: BeamBody | FeBody) -> NDArray[np.float64] | list[float]:
     """uf0 of a beam: its given `initial_rates`, else zeros."""
     if beam.initial_rates is None:
         return np.zeros(beam.nf)
@@ -771,7 +772,7 @@ def _explicit_elastic_rates(beam: BeamBody) -> NDArray[np.float64] | list[float]
     return beam.initial_rates
 
 
-def _explicit_elastic_state(beam: BeamBody) -> NDArray[np.float64] | list[float]:
+def _explicit_elastic_state(beam: BeamBody | FeBody) -> NDArray[np.float64] | list[float]:
     """qf0 of a beam: its given elastic coordinates, else zeros ("undeformed", and the
     start of "static")."""
     if isinstance(beam.initial, str):

@@ -1,5 +1,5 @@
 """FeBody: a flexible body of any shape from its finite-element data, reduced to a
-basis of modes (flexmbs.elements.fe_body; docs/explanation/formulation.md section 11).
+basis of modes (flexmbs.elements.fe_body; docs/explanation/formulation.md section 12).
 
 The body's frame is the frame of its data (the mesh's or the node table's axes and
 origin, in m); its elastic coordinates are the amplitudes eta of the reduced basis,
@@ -384,13 +384,14 @@ class FeBody:
             nodes = np.arange(len(x))
             return x, self.node_translation_rows(nodes), []
         t = np.vstack(tets)
-        faces = np.concatenate([t[:, [0, 1, 2]], t[:, [0, 1, 3]], t[:, [0, 2, 3]],
-                                t[:, [1, 2, 3]]])
+        faces = np.concatenate([t[:, [0, 1, 2]], t[:, [0, 1, 3]], t[:, [0, 2, 3]], t[:, [1, 2, 3]]])
         key = np.sort(faces, axis=1)
         _, first, count = np.unique(key, axis=0, return_index=True, return_counts=True)
         outer = key[first[count == 1]]
-        edges = np.unique(np.sort(np.concatenate([outer[:, [0, 1]], outer[:, [1, 2]],
-                                                  outer[:, [0, 2]]]), axis=1), axis=0)
+        edges = np.unique(
+            np.sort(np.concatenate([outer[:, [0, 1]], outer[:, [1, 2]], outer[:, [0, 2]]]), axis=1),
+            axis=0,
+        )
         middle: dict[tuple[int, int], int] = {}
         if t.shape[1] == 10:
             pairs = ((0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
@@ -398,8 +399,12 @@ class FeBody:
                 ends = np.sort(t[:, [a, b]], axis=1)
                 for (i, j), mid in zip(ends, t[:, 4 + s]):
                     middle[(int(i), int(j))] = int(mid)
-        polylines = [[int(i), middle[(int(i), int(j))], int(j)] if (int(i), int(j)) in middle
-                     else [int(i), int(j)] for i, j in edges]
+        polylines = [
+            [int(i), middle[(int(i), int(j))], int(j)]
+            if (int(i), int(j)) in middle
+            else [int(i), int(j)]
+            for i, j in edges
+        ]
         used = np.unique(np.concatenate([np.array(p) for p in polylines]))
         where = {int(v): k for k, v in enumerate(used)}
         lines = [[where[v] for v in p] for p in polylines]
@@ -437,6 +442,13 @@ class FeBody:
         if self.basis.damping is not None:
             damping = damping + self.basis.damping
         write_mbdyn_fem(
-            path, d.nodes, d.labels, shapes, inv.mass_matrix(), inv.stiffness, lumped,
-            damping if np.any(damping) else None, (self.mass, self.com, self.inertia),
+            path,
+            d.nodes,
+            d.labels,
+            shapes,
+            inv.mass_matrix(),
+            inv.stiffness,
+            lumped,
+            damping if np.any(damping) else None,
+            (self.mass, self.com, self.inertia),
         )
