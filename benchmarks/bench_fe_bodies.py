@@ -193,7 +193,7 @@ def h2_fe(divisions, modes):
         m.add_marker("link2", "tip", interface="tip")
         m.add_rigid_body("tip_mass", mass=H2_TIP, inertia=(1e-12, 1e-12, 1e-12),
                          inertia_about="com")
-        m.add_joint("tip_mass", "fixed", "link2", "tip_mass", parent_marker="tip")
+        m.add_joint("tip_fix", "fixed", "link2", "tip_mass", parent_marker="tip")
     return add
 
 
