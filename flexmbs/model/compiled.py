@@ -374,8 +374,8 @@ def _check_beam_markers(model: Model) -> None:
                 raise ModelError(
                     f'the "origin" marker of beam "{body}" is its floating frame, not a '
                     f"material point: join the beam at a marker on a node (add "
-                    f"[bodies.{body}.markers.NAME] with node = K), or clamp the node at "
-                    f"the origin",
+                    f"[bodies.{body}.markers.NAME] with node = K; on a finite-element "
+                    f"body with interface = NAME), or clamp the node at the origin",
                     f'joint "{j.name}"',
                     f"{side}_marker",
                 )
