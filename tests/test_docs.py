@@ -134,6 +134,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
     ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
+    ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
 ]
 
 
