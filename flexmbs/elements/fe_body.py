@@ -86,16 +86,13 @@ MASS_FORM_TOL = 1e-6  # mass_form_error above which the invariants are approxima
 
 @dataclass(frozen=True)
 class FeData:
-    """The finite-element data of a body.
-
-    nodes : X (n, 3), m, body frame. labels : (n,) the node numbers of the file.
-    node_dofs : d, 3 (u v w) or 6 (u v w tx ty tz) coordinates per node.
-    stiffness, mass : K and M, scipy sparse (d n, d n), N/m, N, N m/rad and kg,
-        kg m, kg m^2 by coordinate pair.
-    sets : {name: node indices} of the file (gmsh physical groups, Abaqus NSETs).
-    cells : ((meshio cell type, (ne, k) node indices), ...) for drawing, may be ().
-    source : the file or files the data came from (for messages).
-    """
+    """The finite-element data of a body: `nodes` X (n, 3), m, body frame; `labels`
+    (n,) the node numbers of the file; `node_dofs` d, 3 (u v w) or 6 (u v w tx ty tz)
+    coordinates per node; `stiffness` and `mass` K and M, scipy sparse (d n, d n), N/m,
+    N, N m/rad and kg, kg m, kg m^2 by coordinate pair; `sets` {name: node indices} of
+    the file (gmsh physical groups, Abaqus NSETs); `cells` ((meshio cell type, (ne, k)
+    node indices), ...) for drawing, may be (); `source` the file or files the data
+    came from (for messages)."""
     nodes: np.ndarray
     labels: np.ndarray
     node_dofs: int
