@@ -8,6 +8,7 @@ kernel call.
 
 import contextlib
 import copy
+import os
 import shutil
 import signal
 import sys
@@ -657,7 +658,7 @@ def _simulate(
             solver_name=method,
             overrides=model.overrides,
             modes={
-                name: basis_record(b)
+                name: b.basis_record() if hasattr(b, "basis_record") else basis_record(b)
                 for name, b in model.bodies.items()
                 if getattr(b, "basis", None) is not None
             },
@@ -672,6 +673,9 @@ def _simulate(
                 "atol": atol,
                 "formulation": s.formulation,
                 "output_step": output_step,
+                "model_folder": os.path.dirname(os.path.abspath(model.source_path))
+                if model.source_path
+                else "",
                 "max_step": max_step,
                 **(
                     {"rho_inf": s.rho_inf, "fixed_step": s.fixed_step or 0.0}

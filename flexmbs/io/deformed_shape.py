@@ -24,14 +24,14 @@ of its body in `body_names` (joints: the index of the joint's child).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..elements.beam import axial_strain_row, element_length, section_force_rows
 from ..kinematics.recursive import forward_kinematics
-from ..model.description import GROUND, BeamBody
+from ..model.description import GROUND, BeamBody, FeBody
 from ..model.sensor_tables import centerline_points, element_rows
 
 if TYPE_CHECKING:
@@ -118,9 +118,27 @@ class DeformedShape:
         flexible = {b.name: (k, b) for k, (_, b) in enumerate(cm.beams)}
         for name in names:
             body = model.bodies[name]
-            if name in flexible:
+            if name in flexible and isinstance(flexible[name][1], FeBody):
+                k, fe = flexible[name]
+                local, disp, edges = cast(FeBody, fe).drawing()
+                part = _BeamPart(
+                    index[name],
+                    int(flex_q[k]),
+                    int(flex_nf[k]),
+                    npoints,
+                    local,
+                    disp,
+                    np.zeros((len(local), 4, fe.nf)),
+                    np.zeros((len(local), 6, fe.nf)),
+                )
+                self.beams.append(part)
+                for edge in edges:
+                    lines.append([npoints + v for v in edge])
+                    line_body.append(index[name])
+                npoints += len(local)
+            elif name in flexible:
                 k, beam = flexible[name]
-                local, disp, strain, forces = _beam_rows(beam, subdivisions)
+                local, disp, strain, forces = _beam_rows(cast(BeamBody, beam), subdivisions)
                 part = _BeamPart(
                     index[name],
                     int(flex_q[k]),
@@ -196,7 +214,11 @@ class DeformedShape:
             child = model.bodies[name]
             marker = child.markers[marker_name]
             position = np.asarray(marker.position, float)
-            if isinstance(child, BeamBody) and marker.node is not None:
+            if isinstance(child, FeBody) and marker.node is not None:
+                part = self._part_of[body]
+                qf = q[part.q_first : part.q_first + part.nf]
+                position = position + child.node_rows(marker.node)[:3] @ qf
+            elif isinstance(child, BeamBody) and marker.node is not None:
                 node = marker.node % len(child.nodes)
                 part = self._part_of[body]
                 qf = q[part.q_first : part.q_first + part.nf]
