@@ -7,6 +7,8 @@ the kernels come in with the first name that needs them):
     flexmbs.load_model         read a model file (flexmbs.model.toml_reader)
     flexmbs.compile_model      a Model as the flat arrays the kernels take
     flexmbs.simulate           run a model, write its result file (flexmbs.simulation)
+    flexmbs.SmallDeformationWarning  a beam left the small-deformation range in a run
+    flexmbs.convergence        the convergence check of simulate(..., verify=True)
     flexmbs.open_result        read a result file (flexmbs.io.results)
     flexmbs.energy_balance     the energy balance of a result (flexmbs.analysis.energy)
     flexmbs.user_law           the decorator of user force laws (flexmbs.model.user_laws)
@@ -37,6 +39,8 @@ _PUBLIC = {
     "load_model": ("flexmbs.model.toml_reader", "load_model"),
     "compile_model": ("flexmbs.model.compiled", "compile_model"),
     "simulate": ("flexmbs.simulation", "simulate"),
+    "SmallDeformationWarning": ("flexmbs.simulation", "SmallDeformationWarning"),
+    "convergence": ("flexmbs.convergence", None),
     "open_result": ("flexmbs.io.results", "open_result"),
     "energy_balance": ("flexmbs.analysis.energy", "energy_balance"),
     "user_law": ("flexmbs.model.user_laws", "user_law"),

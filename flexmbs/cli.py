@@ -89,6 +89,41 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .convergence import format_convergence
+    from .model.toml_reader import load_model
+    from .simulation import simulate
+
+    model = load_model(args.model, overrides=args.set or ())
+    out = args.output
+    if out is not None:
+        problem = _result_path_problem(out)
+        if problem:
+            _err(f"{out}: {problem}")
+            return EXIT_INPUT
+    sim = simulate(
+        model,
+        out,
+        t_end=args.t_end,
+        rtol=args.rtol,
+        atol=args.atol,
+        method=args.solver,
+        output_step=args.output_step,
+        log=None if args.quiet else _log,
+        compile_elsewhere=True,
+        verify=True,
+        verify_factor=args.factor,
+        verify_limit=args.limit,
+    )
+    conv = sim.convergence
+    assert conv is not None  # verify=True
+    if args.json:
+        print(json.dumps(conv.as_dict(), indent=1))
+    else:
+        print(format_convergence(conv, args.model))
+    return EXIT_OK if conv.passed else EXIT_FAILED
+
+
 def _result_path_problem(path: str) -> str | None:
     """Why `path` cannot take a result file (None if it can): a folder, a folder that
     cannot be made (_folder_problem makes a missing one), or an existing file that is
@@ -133,6 +168,14 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _greater_than_one(text: str) -> float:
+    """argparse type: a finite number > 1."""
+    value = _parsed(float, text, "a number > 1")
+    if not value > 1.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 1, got {text!r}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""
     value = _parsed(int, text, "a whole number")
@@ -160,7 +203,11 @@ def _cmd_energy(args: argparse.Namespace) -> int:
     from .io.results import open_result
 
     limit = DEFAULT_RATIO_LIMIT if args.max_ratio is None else args.max_ratio
-    bal = energy_balance(open_result(args.result), ratio_limit=limit)
+    bal = energy_balance(
+        open_result(args.result),
+        ratio_limit=limit,
+        accept_large_deformation=args.accept_large_deformation,
+    )
     if args.json:
         print(json.dumps(bal, indent=1))
     else:
@@ -232,7 +279,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .analysis.distributed import dask_executor
-    from .analysis.sweep import format_summary, parse_sweep_parameter, run_sweep
+    from .analysis.sweep import failed_cases, format_summary, parse_sweep_parameter, run_sweep
 
     parameters = [parse_sweep_parameter(p) for p in args.param]
     problem = _folder_problem(os.path.join(args.output, "summary.csv"))
@@ -243,7 +290,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     def sweep(executor: Executor | None) -> list[dict[str, object]]:
         return run_sweep(
-            args.model, parameters, args.output, args.set or (), args.summary or (), executor, log
+            args.model,
+            parameters,
+            args.output,
+            args.set or (),
+            args.summary or (),
+            executor,
+            log,
+            verify=args.verify,
         )
 
     if args.serial:
@@ -253,7 +307,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             rows = sweep(executor)
     print(format_summary(rows))
     print(f"wrote {len(rows)} result files and summary.csv in {args.output}")
-    failed = [r for r in rows if r["status"] != "finished"]
+    failed = failed_cases(rows)
+    for case, why in failed:
+        _err(f"{case}: {why}")
+    if failed:
+        _err(f"{len(failed)} of {len(rows)} cases did not pass")
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -493,6 +551,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             max_runs=args.max_runs or DEFAULT_MAX_RUNS,
             log=log,
             executor=executor,
+            verify_limit=None if args.no_verify else args.verify_limit,
         )
 
     if args.scheduler is None and args.workers is None:
@@ -582,6 +641,36 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     r.set_defaults(fn=_cmd_run)
 
+    v = sub.add_parser(
+        "verify",
+        help="run a model at its tolerance and ten times tighter, and say whether "
+        "its outputs converged",
+    )
+    v.add_argument("model", help="model file (TOML)")
+    v.add_argument("-o", "--output", help="result file of the run at the model's tolerance")
+    v.add_argument("--t-end", type=_positive_float, help="end time (s)")
+    v.add_argument("--rtol", type=_positive_float, help="relative tolerance of the run")
+    v.add_argument("--atol", type=_positive_float, help="absolute tolerance of the run")
+    v.add_argument("--solver", help="integrator: " + ", ".join(SOLVER_METHODS))
+    v.add_argument("--output-step", type=_positive_float, help="time between outputs (s)")
+    v.add_argument(
+        "--factor",
+        type=_greater_than_one,
+        default=10.0,
+        help="the second run's tolerances are the first's divided by this (default 10)",
+    )
+    v.add_argument(
+        "--limit",
+        type=_positive_float,
+        default=1e-3,
+        help="largest change of an output group, relative to its scale, that passes "
+        "(default 1e-3); exit 1 when a group exceeds it",
+    )
+    v.add_argument("--set", action="append", metavar="PATH=VALUE", help="as for run")
+    v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    v.set_defaults(fn=_cmd_verify)
+
     i = sub.add_parser("info", help="what a result file holds")
     i.add_argument("result")
     i.set_defaults(fn=_cmd_info)
@@ -598,6 +687,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     e.add_argument(
         "--report-only", action="store_true", help="exit 0 whether or not the criterion is met"
+    )
+    e.add_argument(
+        "--accept-large-deformation",
+        action="store_true",
+        help="pass although a beam left the small-deformation range (its balance "
+        "closes, but the beam model no longer describes the beam)",
     )
     e.set_defaults(fn=_cmd_energy)
 
@@ -681,6 +776,12 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--scheduler", help="a dask scheduler's address (default: a local cluster)")
     sw.add_argument("--workers", type=_positive_int, help="local workers (default: one a core)")
     sw.add_argument("--serial", action="store_true", help="no dask: the cases one by one here")
+    sw.add_argument(
+        "--verify",
+        action="store_true",
+        help="run each case also ten times tighter and add the convergence check "
+        "(as flexmbs verify) to its row",
+    )
     sw.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     sw.set_defaults(fn=_cmd_sweep)
 
@@ -872,6 +973,19 @@ def _parser() -> argparse.ArgumentParser:
         "--max-runs",
         type=int,
         help="simulations at most (default 200: flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
+    )
+    f.add_argument(
+        "--verify-limit",
+        type=_positive_float,
+        default=1e-4,
+        help="before fitting, the starting model must converge: a compared sensor may "
+        "change by at most this of its scale at ten times the fit's tolerance "
+        "(default 1e-4)",
+    )
+    f.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip that convergence check (the fit then trusts the tolerance)",
     )
     f.add_argument(
         "-o",

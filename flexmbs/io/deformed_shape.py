@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from ..elements.beam import axial_strain_row, element_length, section_force_rows
 from ..kinematics.recursive import forward_kinematics
+from ..model.compiled import with_node_inertias
 from ..model.description import GROUND, BeamBody, FeBody
 from ..model.sensor_tables import centerline_points, element_rows
 
@@ -103,7 +104,7 @@ class DeformedShape:
         self.cm = cm
         self._ws = cm.new_workspace()  # one for every frame
         self._rest = np.zeros(cm.nq)  # u = 0: poses only
-        model = cm.model
+        model = with_node_inertias(cm.model)  # the bodies the topology names
         names = list(cm.topology.body_names)
         self.body_names = names
         index = {name: k for k, name in enumerate(names)}
@@ -173,6 +174,7 @@ class DeformedShape:
         self._part_of = {p.body: p for p in self.beams}
         self.line_body = line_body
         self.npoints = npoints + len(self._joints)
+        self._model = model
 
     def frame(self, t: float, q: NDArray[np.float64], scale: float = 1.0) -> ShapeFrame:
         """The points (global axes, m) and point data at time t (s) and coordinates q;
@@ -209,7 +211,7 @@ class DeformedShape:
             data["section_forces"][rows] = part.forces @ qf
         for body, first, local in self._rigid:
             points[first : first + len(local)] = r[body] + local @ rot[body].T
-        model = self.cm.model
+        model = self._model
         for k, (body, name, marker_name) in enumerate(self._joints):
             child = model.bodies[name]
             marker = child.markers[marker_name]

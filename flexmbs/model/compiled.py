@@ -222,6 +222,8 @@ class CompiledModel:
                 kin_key=z(2),
                 ode=z((2, 2 * nq + 1 + self.nactuators)),
                 tf3=z(3),
+                segment_time=np.full(1, np.nan),
+                act_branch=np.full(self.nactuators, np.nan),
                 marker_pos=z(3),
                 marker_axes=z((3, 3)),
                 marker_vel=z(3),
