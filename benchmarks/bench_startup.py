@@ -226,8 +226,43 @@ def _load(part):
     return f"load average {part['load_before']:.1f} to {part['load_after']:.1f}"
 
 
+def _table_of_a_run_without_the_wheel(results):
+    """The table of a results file written before the wheel's runs were measured."""
+    rows = ["| measurement | wall time | peak memory | notes |", "|---|---|---|---|"]
+    for r in results["cold"]:
+        seconds = {}
+        for name, _, s in r["parts"]:
+            seconds[name] = seconds.get(name, 0) + s
+        parts = ", ".join(f"{name} {s} s" for name, s in seconds.items())
+        elsewhere = ("; the output quantities meanwhile in a second process"
+                     if r.get("outputs_elsewhere") else "")
+        how = ("" if r.get("outputs_elsewhere")
+               else ", one process (FLEXMBS_COMPILE_ELSEWHERE=0)")
+        rows.append(f"| first `flexmbs run {r['model']}`, empty kernel cache{how} | "
+                    f"{r['wall']:.0f} s | {r['rss_mb']:.0f} MB | compiling "
+                    f"{r['compile_time']:.0f} s ({parts}{elsewhere}); integrating "
+                    f"{r['integration']:.2f} s |")
+    for r in results["warm"]:
+        rows.append(f"| the same run again (warm cache) | {r['wall_median']:.2f} s | "
+                    f"{r['rss_mb']:.0f} MB | integrating {r['integration']:.2f} s |")
+    c = results["chain4"]
+    if c:
+        peer = (f"; Exudyn's whole process {c['exudyn_wall']:.2f} s (ratio "
+                f"{c['ratio']:.2f})" if "ratio" in c else "")
+        rows.append(f"| `flexmbs run data/models/chain_spatial_4.toml --t-end 10`, warm "
+                    f"| {c['flexmbs_wall']:.2f} s | | fixed cost "
+                    f"{c['flexmbs_fixed']:.2f} s, integrating "
+                    f"{c['flexmbs_integration']:.3f} s{peer} |")
+    m = results["machine"]
+    rows.append("")
+    rows.append(f"Measured on {m.get('cpu', '?')} ({m.get('cores', '?')} cores).")
+    return "\n".join(rows)
+
+
 def table(results):
     """The documentation's start-up tables (markdown) from a run's JSON."""
+    if "wheel" not in results:
+        return _table_of_a_run_without_the_wheel(results)
     rows = ["| measurement | wall time | peak memory | notes |", "|---|---|---|---|"]
     wh = results.get("wheel")
     cold_h2 = next((r for r in results["cold"] if r["model"].endswith("huang_two_link.toml")),

@@ -294,6 +294,7 @@ def _cmd_precompile(args: argparse.Namespace) -> int:
         _err(f"--jobs: expected a positive number of processes, got {args.jobs}")
         return EXIT_INPUT
     kernels = "native" if args.native else None
+    print(f"compiling what the kernel cache lacks, in {args.jobs} process(es)", flush=True)
     r = pre.precompile(jobs=args.jobs, kernels=kernels)
     target = r["target"]
     where = (

@@ -21,8 +21,8 @@ import time
 
 __all__ = ["CompileWatch", "PARTS", "numba_arrived", "part_name"]
 
-_WAITING = []  # watches entered before numba was imported
-_WHY = [None]  # why the kernels compile here (flexmbs.kernel_cache.Target.why)
+_WAITING: list["CompileWatch"] = []  # watches entered before numba was imported
+_WHY: list[str | None] = [None]  # why the kernels compile here (flexmbs.kernel_cache.Target.why)
 
 
 def numba_arrived(why=None):

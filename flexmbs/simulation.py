@@ -36,7 +36,7 @@ from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
 from .model.units import coordinate_units, sensor_units
-from .precompile import OutputKernelsElsewhere
+from .output_kernels import OutputKernelsElsewhere
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
@@ -449,7 +449,7 @@ def simulate(
 
     `compile_elsewhere`: on an empty kernel cache with a second core free, compile the
     output quantities in another process while this one compiles the equations of
-    motion and the integrator (flexmbs.precompile; the command line does).
+    motion and the integrator (flexmbs.output_kernels; the command line does).
     """
     keep = path is None if history is None else bool(history)
     if not keep and path is None:
