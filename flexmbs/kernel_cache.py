@@ -248,6 +248,9 @@ class _Impl(caching.CompileResultCacheImpl):
     _locator_classes = [_PackageLocator]  # type: ignore[list-item]
 
 
+_LIGHT_LOAD = os.environ.get("FLEXMBS_FULL_REFRESH", "0") in ("0", "")
+
+
 class KernelCache(caching.FunctionCache):
     """numba's per-function cache over the shipped kernels (read first, when the
     process's Target reads them) and the user cache (read, and written with what
@@ -266,6 +269,19 @@ class KernelCache(caching.FunctionCache):
                 filename_base=self._impl.filename_base,
                 source_stamp=self._impl.locator.get_source_stamp(),
             )
+
+    def load_overload(self, sig, target_context):
+        """numba's, without its refresh of the target context before loading: the
+        refresh imports and installs the implementations of everything numba can
+        compile (half a second, as long as importing numba), which only compiling
+        needs (numba's compiler refreshes the context itself). Loading compiled code
+        needs numba's reference-counting runtime, started here."""
+        if not _LIGHT_LOAD:
+            return super().load_overload(sig, target_context)
+        from numba.core.runtime import rtsys
+
+        rtsys.initialize(target_context)
+        return self._load_overload(sig, target_context)
 
     def _load_overload(self, sig, target_context):
         if not self._enabled:
