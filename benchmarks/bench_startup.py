@@ -27,7 +27,8 @@ ratio is the figure that carries over to another machine):
    imports Exudyn, builds the same chain as an ObjectKinematicTree
    (benchmarks/peers.py) and integrates it with generalized-alpha at h = 1e-3 s,
    interleaved --repeat times (medians); and `python -c "import numpy"` as the
-   floor of any Python process on the machine at that moment;
+   floor of any Python process on the machine at that moment, and NUMBA_FLOOR, a
+   process that calls one cached kernel, as the floor of any numba program;
 4. kernel speed: H2 (2 s) and ARM-50 (benchmarks/bench_galpha_mechanisms.py, 0.05 s)
    with the generic kernels (what the wheel carries) and the native ones
    (flexmbs.precompile.kernel_speed: separate processes, interleaved).
@@ -147,16 +148,18 @@ def chain_runs(env, work, repeat, log):
     out = {"load_before": load()}
     for name, extra in cases.items():
         t_end = float(extra[1])
-        ours, theirs, floor = [], [], []
+        ours, theirs, floor, numba_floor = [], [], [], []
         for _ in range(repeat):
             ours.append(run_model(chain, env, work / "chain.h5", extra))
             if peer:
                 theirs.append(timed([sys.executable, "-c", EXUDYN_CHAIN.format(
                     bench=bench_dir, t_end=t_end)], env)[0])
             floor.append(timed([sys.executable, "-c", "import numpy"], env)[0])
+            numba_floor.append(timed([sys.executable, "-c", NUMBA_FLOOR], env)[0])
         c = {"flexmbs_wall": statistics.median(x["wall"] for x in ours),
              "flexmbs_integration": statistics.median(x["integration"] for x in ours),
              "steps": ours[0]["steps"], "python_numpy": statistics.median(floor),
+             "numba_floor": statistics.median(numba_floor),
              "flexmbs_all": [x["wall"] for x in ours]}
         c["flexmbs_fixed"] = c["flexmbs_wall"] - c["flexmbs_integration"]
         if peer:
@@ -171,6 +174,11 @@ def chain_runs(env, work, repeat, log):
     out["load_after"] = load()
     return out
 
+
+NUMBA_FLOOR = ("import numpy as np; from flexmbs.linalg import cross; "
+               "cross(np.ones(3), np.ones(3), np.zeros(3))")
+"""The least a process that runs any cached kernel pays: numpy, numba, and numba's
+set-up at the first cached call (flexmbs.linalg.cross, three multiplications)."""
 
 ARM50 = ("import sys\nsys.path.insert(0, {bench!r})\n"
          "from bench_galpha_mechanisms import arm50\nmodel = arm50()")
@@ -208,7 +216,8 @@ def bench(a, log):
             log(f"warm {model}: {w['wall_median']:.2f} s (median of {a.repeat}), "
                 f"integrating {w['integration']:.2f} s")
             results["warm"].append(w)
-        results["chain4"] = chain_runs(warm_env, work, a.repeat, log)
+        results["chain4"] = None if a.skip_chain else chain_runs(warm_env, work, a.repeat,
+                                                                   log)
         if not a.skip_speed:
             cases = dict(SPEED_CASES)
             cases.pop("H2, 50 elements", None)
@@ -226,43 +235,8 @@ def _load(part):
     return f"load average {part['load_before']:.1f} to {part['load_after']:.1f}"
 
 
-def _table_of_a_run_without_the_wheel(results):
-    """The table of a results file written before the wheel's runs were measured."""
-    rows = ["| measurement | wall time | peak memory | notes |", "|---|---|---|---|"]
-    for r in results["cold"]:
-        seconds = {}
-        for name, _, s in r["parts"]:
-            seconds[name] = seconds.get(name, 0) + s
-        parts = ", ".join(f"{name} {s} s" for name, s in seconds.items())
-        elsewhere = ("; the output quantities meanwhile in a second process"
-                     if r.get("outputs_elsewhere") else "")
-        how = ("" if r.get("outputs_elsewhere")
-               else ", one process (FLEXMBS_COMPILE_ELSEWHERE=0)")
-        rows.append(f"| first `flexmbs run {r['model']}`, empty kernel cache{how} | "
-                    f"{r['wall']:.0f} s | {r['rss_mb']:.0f} MB | compiling "
-                    f"{r['compile_time']:.0f} s ({parts}{elsewhere}); integrating "
-                    f"{r['integration']:.2f} s |")
-    for r in results["warm"]:
-        rows.append(f"| the same run again (warm cache) | {r['wall_median']:.2f} s | "
-                    f"{r['rss_mb']:.0f} MB | integrating {r['integration']:.2f} s |")
-    c = results["chain4"]
-    if c:
-        peer = (f"; Exudyn's whole process {c['exudyn_wall']:.2f} s (ratio "
-                f"{c['ratio']:.2f})" if "ratio" in c else "")
-        rows.append(f"| `flexmbs run data/models/chain_spatial_4.toml --t-end 10`, warm "
-                    f"| {c['flexmbs_wall']:.2f} s | | fixed cost "
-                    f"{c['flexmbs_fixed']:.2f} s, integrating "
-                    f"{c['flexmbs_integration']:.3f} s{peer} |")
-    m = results["machine"]
-    rows.append("")
-    rows.append(f"Measured on {m.get('cpu', '?')} ({m.get('cores', '?')} cores).")
-    return "\n".join(rows)
-
-
 def table(results):
     """The documentation's start-up tables (markdown) from a run's JSON."""
-    if "wheel" not in results:
-        return _table_of_a_run_without_the_wheel(results)
     rows = ["| measurement | wall time | peak memory | notes |", "|---|---|---|---|"]
     wh = results.get("wheel")
     cold_h2 = next((r for r in results["cold"] if r["model"].endswith("huang_two_link.toml")),
@@ -306,7 +280,9 @@ def table(results):
                         f"{'0.001' if name == '1 ms' else '10'}`, warm | "
                         f"{x['flexmbs_wall']:.2f} s | | integrating "
                         f"{x['flexmbs_integration']:.3f} s{peer}; "
-                        f"`python -c \"import numpy\"` {x['python_numpy']:.2f} s |")
+                        f"`python -c \"import numpy\"` {x['python_numpy']:.2f} s"
+                        + (f"; one cached kernel's whole process {x['numba_floor']:.2f} s"
+                           if "numba_floor" in x else "") + " |")
     m = results["machine"]
     rows.append("")
     loads = [p for p in (wh, c) if p]
@@ -329,6 +305,7 @@ def main():
     p.add_argument("--cold", nargs="*", default=["data/models/huang_two_link.toml"])
     p.add_argument("--skip-wheel", action="store_true", help="leave the wheel's runs out")
     p.add_argument("--skip-speed", action="store_true", help="leave the kernel speed out")
+    p.add_argument("--skip-chain", action="store_true", help="leave CHAIN-4 out")
     p.add_argument("--repeat", type=int, default=3)
     add_results_options(p)
     a = p.parse_args()

@@ -23,6 +23,10 @@ the user cache (the first compilation says why the shipped kernels were not used
 source checkout, the test suite and `make wheel` therefore share one set of generic
 kernels. `FLEXMBS_KERNELS=native|generic` chooses; NUMBA_CPU_NAME, if set, is
 numba's and is kept.
+
+A kernel loaded from either place starts numba's reference-counting runtime only, not
+numba's refresh of its compiler, which compiling does itself (`KernelCache.load_overload`;
+`FLEXMBS_FULL_REFRESH=1` restores numba's way, for comparison).
 """
 
 import hashlib
