@@ -244,7 +244,7 @@ def table(results):
     if wh:
         rows.append(f"| new virtual environment, `pip install {wh['wheel']}` "
                     f"({wh['wheel_mb']:.0f} MB) | {wh['install']:.0f} s | | "
-                    "its dependencies from pip's cache |")
+                    "its dependencies from the package index or pip's cache |")
         for key, what in (("first_h2", "then the first `flexmbs run {m}`"),
                           ("first_loop", "then the first `flexmbs run {m}` (closed loop)"),
                           ("warm_h2", "then H2 again")):
@@ -285,9 +285,10 @@ def table(results):
                            if "numba_floor" in x else "") + " |")
     m = results["machine"]
     rows.append("")
-    loads = [p for p in (wh, c) if p]
-    rows.append(f"Measured on {m.get('cpu', '?')} ({results.get('cores', '?')} cores)"
-                + ("; " + "; ".join(_load(p) for p in loads) if loads else "") + ".")
+    loads = [f"{what} under a {_load(p)}" for what, p in (("the wheel's runs", wh),
+                                                           ("CHAIN-4's", c)) if p]
+    rows.append(f"Measured on {m.get('cpu', '?')} ({results.get('cores', '?')} cores): "
+                + ", ".join(loads) + ".")
     ks = results.get("kernel_speed")
     if ks:
         rows += ["", "| run | steps | generic kernels s | native kernels s | generic/native |",
