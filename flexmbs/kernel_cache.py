@@ -317,8 +317,15 @@ class KernelCache(caching.FunctionCache):
 
 
 def attach(dispatcher):
-    """`dispatcher` (a numba.njit function) with its disk cache a KernelCache."""
-    dispatcher._cache = KernelCache(dispatcher.py_func)
+    """`dispatcher` (a numba.njit function) with its disk cache a KernelCache, for a
+    kernel of the package; numba's own cache (in the user cache folder, numba's
+    CACHE_DIR) for a function elsewhere compiled with flexmbs' settings."""
+    import inspect
+
+    if _relative_folder(inspect.getfile(dispatcher.py_func)) is None:
+        dispatcher.enable_caching()
+    else:
+        dispatcher._cache = KernelCache(dispatcher.py_func)
     return dispatcher
 
 
