@@ -81,7 +81,9 @@ compile_notice.numba_arrived(TARGET.why)
 def cached(dispatcher):
     """`dispatcher` (numba.njit's) with the kernel cache (flexmbs.kernel_cache), unless
     caching is off."""
-    return kernel_cache.attach(dispatcher) if CACHE else dispatcher
+    if not CACHE or not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT: plain Python
+        return dispatcher
+    return kernel_cache.attach(dispatcher)
 
 
 def jit(fn):
