@@ -47,7 +47,7 @@ from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
-from .precompile import OutputKernelsElsewhere
+from .output_kernels import OutputKernelsElsewhere
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
@@ -502,7 +502,7 @@ def simulate(
 
     `compile_elsewhere`: on an empty kernel cache with a second core free, compile the
     output quantities in another process while this one compiles the equations of
-    motion and the integrator (flexmbs.precompile; the command line does).
+    motion and the integrator (flexmbs.output_kernels; the command line does).
 
     `verify`: also run the model at rtol and atol divided by `verify_factor` (no file)
     and compare the two runs, output group by output group, each against its own
