@@ -131,6 +131,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_formulations.py", "formulations.json", "guides/solvers.md"),
     ("bench_rolling_disk.py", "rolling_disk.json", "guides/rolling-contacts.md"),
     ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
+    ("bench_error_test.py", "error_test.json", "explanation/bdf.md"),
 ]
 
 
