@@ -720,6 +720,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--max-ratio",
         type=_positive_float,
+        metavar="X",
         help="the criterion: max|E-E0| / max strain energy (or, for rigid "
         "models, / the largest energy component) at most this "
         "(default 1e-2); exit 1 when it is not met",
