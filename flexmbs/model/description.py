@@ -986,10 +986,23 @@ class Model:
         constraints: str | None = None,
         rho_inf: float | None = None,
         fixed_step: float | None = None,
+        methods: dict[str, dict[str, float]] | None = None,
     ) -> None:
-        """Change the integration settings (see SolverSettings)."""
+        """Change the integration settings (see SolverSettings). `rtol` and `atol` are
+        the settings of `method` (or of the method already set); `methods` holds other
+        methods' own, e.g. methods={"galpha": {"rtol": 1e-5, "atol": 1e-7}}, which a
+        run switched to that method uses (a model file's [solver.galpha])."""
         self.solver = self.solver.with_changes(
-            method, t_end, rtol, atol, max_step, formulation, constraints, rho_inf, fixed_step
+            method,
+            t_end,
+            rtol,
+            atol,
+            max_step,
+            formulation,
+            constraints,
+            rho_inf,
+            fixed_step,
+            methods,
         )
 
     def set_output(self, step: float | None = None, vtk: bool | None = None) -> None:
