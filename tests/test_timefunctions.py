@@ -284,3 +284,36 @@ def test_a_set_point_that_is_not_a_time_function_names_the_helper(given, words):
     for fn in (Steps([0.0, 1.0], [0.0, 0.5]), Table([0.0, 1.0], [0.0, 0.5]),
                Trajectory([0.0, 1.0], [0.0, 0.5]), Constant(0.5)):
         huang_two_link().add_actuator("motor", "joint1", kp=10.0, kd=1.0, setpoint=fn)
+
+
+@pytest.mark.parametrize("section, material, field, words", [
+    ({"type": "round_tube", "outer_diameter": 0.02, "wall_thickness": 0.001}, "steel",
+     "section", ["got a table of a model file",
+                 "flexmbs.elements.round_tube_section(outer_diameter, wall_thickness)"]),
+    ((0.02, 0.001), "steel", "section",
+     ["got tuple (0.02, 0.001)", "flexmbs.elements' rectangle_section(width, height)",
+      "general_section(area, i_y, i_z, torsion_constant)"]),
+    ("tube", {"youngs_modulus": 7e10, "density": 2700.0}, "material",
+     ["got a table of a model file", "flexmbs.elements.material(youngs_modulus, density"]),
+])
+def test_a_beams_section_or_material_that_is_not_one_names_the_helper(section, material,
+                                                                     field, words):
+    """A beam given its section or material as a model file's table, in Python: one
+    line naming the body, the field and the flexmbs.elements helper, when the body is
+    added (not an AttributeError when the model is compiled)."""
+    from flexmbs import Model
+    from flexmbs.elements import material as make_material
+    from flexmbs.elements import round_tube_section
+
+    steel = make_material(youngs_modulus=2.1e11, density=7800.0, poisson_ratio=0.3)
+    tube = round_tube_section(0.02, 0.001)
+    section = tube if section == "tube" else section
+    material = steel if material == "steel" else material
+    with pytest.raises(ModelError) as err:
+        Model("m").add_beam_body("arm", [[0, 0, 0], [1, 0, 0]], section=section,
+                                 material=material)
+    text = str(err.value)
+    assert text.startswith(f'body "arm": field "{field}": expected a ') and "\n" not in text
+    for w in words:
+        assert w in text
+    Model("m").add_beam_body("arm", [[0, 0, 0], [1, 0, 0]], section=tube, material=steel)

@@ -27,6 +27,7 @@ from .checks import (
     _check_beam_memory,
     _check_inertia,
     _check_joint_coordinate,
+    _check_section_and_material,
     _inertia_matrix,
     _joint_axes,
     _modal_damping,
@@ -253,6 +254,7 @@ class Model:
                 "elements",
             )
         _check_beam_memory(sum(counts), item)
+        _check_section_and_material(section, material, item)
         nodes: list[NDArray[np.float64]] | NDArray[np.float64] = [pts[0]]
         for sgm, count in enumerate(counts):
             a, b = pts[sgm], pts[sgm + 1]
