@@ -94,7 +94,9 @@ def _default(a: argparse.Action) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text for a table cell: on one line, its bars escaped, and its double hyphens
+    kept as written (not typeset as a dash)."""
+    return " ".join(text.split()).replace("|", "\\|").replace("--", "\\-\\-")
 
 
 def options_page(parser: argparse.ArgumentParser) -> str:
