@@ -360,3 +360,164 @@ def test_the_gallery_shows_every_shipped_model():
     for model in sorted((ROOT / "data" / "models").glob("*.toml")):
         assert (ROOT / "docs" / "gallery" / f"{model.stem}.png").is_file(), model.stem
         assert f"gallery/{model.stem}.png" in page and f"`{model.name}`" in page, model.stem
+
+
+# ---- finite-element bodies ----
+
+def _fe_plate(cells=True):
+    """A 0.3 x 0.2 x 0.004 m plate of quadratic tetrahedra (FE body, 4 fixed-interface
+    modes) hinged at its edge x = 0, with an averaged interface at its far edge and a
+    node marker at a corner; three states at random hinge angles and elastic
+    coordinates. `cells=False`: the same data with the node table only."""
+    pytest.importorskip("skfem")
+    import scipy.sparse as sp
+
+    import flexmbs
+    from flexmbs.elements.fe_body import FeData
+    from flexmbs.elements.solid import box_mesh, solid_matrices
+    pts, tets = box_mesh(0.3, 0.2, 0.004, (6, 4, 1))
+    k, ms = solid_matrices(pts, tets, 7.0e10, 0.33, 2700.0)
+    data = FeData(pts, np.arange(1, len(pts) + 1), 3, k, sp.kron(ms, sp.identity(3), "csr"),
+                  cells=(("tetra10", tets),) if cells else ())
+    model = flexmbs.Model("plate", gravity=(0.0, 0.0, -9.81))
+    model.add_fe_body("plate", data=data, modes=4, interfaces={
+        "hinge": {"box": [[-1e-3, -1, -1], [1e-3, 1, 1]]},
+        "tip": {"box": [[0.299, -1, -1], [0.301, 1, 1]], "connection": "average"}})
+    corner = int(np.argmax(pts[:, 0] + pts[:, 1] + pts[:, 2]))
+    model.add_marker("plate", "hinge", interface="hinge")
+    model.add_marker("plate", "tip", interface="tip")
+    model.add_marker("plate", "corner", node=corner + 1)
+    model.add_joint("hinge", "revolute", "ground", "plate", child_marker="hinge",
+                    axis=(0, 1, 0))
+    cm = compile_model(model)
+    rng = np.random.default_rng(3)
+    qs = np.tile(cm.q0, (3, 1))
+    qs[:, 0] = [0.0, 0.5, -0.8]
+    qs[:, 1:] = 2e-4 * rng.standard_normal((3, cm.nq - 1))
+    return model, cm, pts, tets, np.array([0.0, 0.05, 0.1]), qs
+
+
+def _fe_truth(model, cm, t, q, scale, nodes):
+    """The plate's nodes `nodes` in global axes at scale K, computed apart from the
+    viewer: the frame's pose from the kinematics of q with eta magnified K times, and
+    the nodes' translations read off the reduced basis (u v w of node i at rows 3 i..)."""
+    from flexmbs.kinematics.recursive import forward_kinematics
+    body = model.bodies["plate"]
+    eta = q[1:]
+    shown = q.copy()
+    shown[1:] *= scale
+    ws = cm.new_workspace()
+    forward_kinematics(cm.arrays, ws, t, shown, np.zeros(cm.nq))
+    phi = body.basis.vectors
+    local = body.data.nodes[nodes] + scale * np.stack(
+        [phi[3 * nodes + c] @ eta for c in range(3)], axis=1)
+    return ws.r[0] + local @ ws.rot[0].T, ws
+
+
+def test_an_fe_body_is_its_mesh_surface_moved_by_its_frame_and_modes():
+    """The plate's drawing: its outer surface (the box's six faces, outward, their area
+    and enclosed volume the box's), its points the nodes moved by the frame and Phi eta
+    at scales 1 and 30 as rebuilt from the document alone; the markers on its
+    interfaces where they are; the bounds and the deflection scale take it in."""
+    from flexmbs.viewer.fe_surface import fe_surface
+    model, cm, pts, tets, times, qs = _fe_plate()
+    body = model.bodies["plate"]
+    surface = fe_surface(body)
+    on_box = ((np.abs(pts[:, 0]) < 1e-9) | (np.abs(pts[:, 0] - 0.3) < 1e-9)
+              | (np.abs(np.abs(pts[:, 1]) - 0.1) < 1e-9)
+              | (np.abs(np.abs(pts[:, 2]) - 0.002) < 1e-9))
+    assert set(surface.nodes.tolist()) == set(np.flatnonzero(on_box).tolist())
+    x = surface.local[surface.triangles]
+    cross = np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0])
+    area = 0.5 * np.linalg.norm(cross, axis=1).sum()
+    volume = np.einsum("ij,ij->", x.mean(axis=1), cross) / 6.0  # divergence theorem
+    np.testing.assert_allclose(area, 2 * (0.3 * 0.2 + 0.3 * 0.004 + 0.2 * 0.004), rtol=1e-12)
+    np.testing.assert_allclose(volume, 0.3 * 0.2 * 0.004, rtol=1e-12)
+
+    scene = build_scene(cm, model, times, qs, "plate")
+    data = scene.data
+    doc = data["bodies"][0]
+    assert doc["kind"] == "fe" and doc["points"] == len(surface.nodes)
+    assert len(unpacked(doc["triangles"])) == len(surface.triangles) == 4 * 2 * (
+        6 * 4 + 6 * 1 + 4 * 1) * 2
+    eta = unpacked(data["feCoordinates"])
+    rel, el = unpacked(data["relative"]), unpacked(data["markerElastic"])
+    local, modes = unpacked(doc["local"]), unpacked(doc["modes"])
+    for f in range(3):
+        for scale in (1.0, 30.0):
+            def marker(k):
+                m = data["markers"][k]
+                rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
+                if m["elastic"] >= 0:
+                    e = el[f, m["elastic"]].astype(float)
+                    rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
+                return _pose(rot, pos)
+            pose = (marker(doc["markerP"]) @ _pose(rel[f, 0, :9], rel[f, 0, 9:])
+                    @ np.linalg.inv(marker(doc["markerO"])))
+            e = eta[f, doc["coordinateFirst"]: doc["coordinateFirst"] + doc["nf"]]
+            drawn = (local + scale * (modes @ e).reshape(-1, 3)) @ pose[:3, :3].T + pose[:3, 3]
+            want, ws = _fe_truth(model, cm, times[f], qs[f], scale, surface.nodes)
+            assert np.abs(drawn - want).max() < 10 * FLOAT32, (f, scale)
+            # the tip interface's marker: its reference point moved with the interface
+            tip = pose @ marker(doc["markerSlots"]["tip"])
+            rows = body.node_rows(model.marker("plate", "tip").node)
+            point = np.array(model.marker("plate", "tip").position)
+            want_tip = ws.r[0] + ws.rot[0] @ (point + scale * rows[:3] @ qs[f, 1:])
+            assert np.abs(tip[:3, 3] - want_tip).max() < 10 * FLOAT32, (f, scale)
+    lo, hi = np.array(data["bounds"])
+    every = np.vstack([_fe_truth(model, cm, times[f], qs[f], 1.0, surface.nodes)[0]
+                       for f in range(3)])
+    assert np.all(every >= lo - 1e-12) and np.all(every <= hi + 1e-12)
+    assert 0.3 < data["size"] < 0.4  # the plate's diagonal, not the default 1 m
+    largest = max(np.linalg.norm((surface.modes @ q[1:]).reshape(-1, 3), axis=1).max()
+                  for q in qs)
+    assert scene.scale.largest == pytest.approx(largest, rel=1e-12)
+    assert scene.scale.scale > 1.0
+
+
+def test_an_fe_body_without_cells_is_its_nodes_as_dots():
+    model, cm, pts, _, times, qs = _fe_plate(cells=False)
+    scene = build_scene(cm, model, times, qs, "plate")
+    doc = scene.data["bodies"][0]
+    assert doc["kind"] == "fe" and doc["points"] == len(pts)
+    assert unpacked(doc["triangles"]).size == 0
+    # nodes 2 mm apart through the thickness, 25 mm in the plane: a 200th of the diagonal
+    diagonal = np.linalg.norm([0.3, 0.2, 0.004])
+    assert doc["pointRadius"] == pytest.approx(0.005 * diagonal, rel=1e-12)
+
+
+@browser
+def test_the_page_draws_an_fe_body_where_it_is(chromium, tmp_path):
+    """The plate in the page: every drawn surface node where the kinematics and the
+    basis put it (x1 and x30), the plate's blue on the pixels where it is; without
+    cells its nodes as dots, where they are."""
+    from flexmbs.viewer.page import write_html
+    page, errors = chromium
+    for cells in (True, False):
+        model, cm, pts, tets, times, qs = _fe_plate(cells)
+        scene = build_scene(cm, model, times, qs, "plate")
+        nodes = np.arange(len(pts))
+        if cells:
+            from flexmbs.viewer.fe_surface import fe_surface
+            nodes = fe_surface(model.bodies["plate"]).nodes
+        out = write_html(scene, tmp_path / f"plate{cells}.html", {"panels": False})
+        _open(page, errors, out.as_uri())
+        assert page.evaluate("flexmbsViewer.count('fe')") == 1
+        for f in (1, 2):
+            page.evaluate(f"flexmbsViewer.seek({float(times[f])!r})")
+            for scale in (1.0, 30.0):
+                page.evaluate(f"flexmbsViewer.setScale({scale})")
+                drawn = np.reshape(page.evaluate("flexmbsViewer.drawnFePoints('plate')"), (-1, 3))
+                want, _ = _fe_truth(model, cm, times[f], qs[f], scale, nodes)
+                assert np.abs(drawn - want).max() < 10 * FLOAT32, (cells, f, scale)
+        page.evaluate("flexmbsViewer.setScale(1); flexmbsViewer.seek(0)")
+        page.evaluate("flexmbsViewer.setView('xy')")
+        image = _screenshot(page, tmp_path / f"plate{cells}.png")
+        want, _ = _fe_truth(model, cm, times[0], qs[0], 1.0, nodes)
+        blue = 0
+        for point in (want.mean(axis=0), *want[:: max(1, len(want) // 40)]):
+            x, y = np.round(page.evaluate(f"flexmbsViewer.project({point.tolist()})")).astype(int)
+            r, g, b = image[y, x]
+            blue += b > r + 40 and b > g + 10  # the flexible bodies' blue
+        assert blue > (0.9 if cells else 0.5) * (1 + len(want[:: max(1, len(want) // 40)]))
+        assert errors == []

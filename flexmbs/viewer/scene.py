@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,7 +37,8 @@ from ..errors import ModelError
 from ..io.deformed_shape import DEFAULT_SUBDIVISIONS, SECTION_FORCE_NAMES, DeformedShape
 from ..io.results import component_labels
 from ..kinematics.recursive import forward_kinematics
-from ..model.description import GROUND, BeamBody, RigidBody
+from ..model.description import GROUND, BeamBody, FeBody, RigidBody
+from .fe_surface import FeSurface, fe_surface
 
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
@@ -147,7 +148,7 @@ class _Markers:
         marker = self.model.marker(body, name)
         item = None if body == GROUND else self.model.bodies[body]
         rows = None
-        if isinstance(item, BeamBody) and marker.node is not None:
+        if isinstance(item, (BeamBody, FeBody)) and marker.node is not None:
             r = item.node_rows(marker.node)
             if np.any(r != 0.0):
                 rows = r
@@ -220,6 +221,24 @@ def _beam_document(beam: BeamBody, local: NDArray[np.float64], subdivisions: int
         "axisZ": packed(np.array(axes_z)),
         "section": _section_shape(beam),
         "nodePoints": nodes,
+    }
+
+
+def _fe_document(body: FeBody, surface: FeSurface, first: int, slots: dict) -> dict[str, Any]:
+    """How an FE body is drawn (flexmbs.viewer.fe_surface): its surface's undeformed
+    points (body frame), their translations per unit eta (3 k, nf), the triangles
+    (none: the points as dots of radius `pointRadius`), where its elastic coordinates
+    start in `feCoordinates`, and its markers' slots."""
+    return {
+        "kind": "fe",
+        "points": len(surface.local),
+        "local": packed(surface.local),
+        "modes": packed(surface.modes),
+        "nf": int(surface.modes.shape[1]),
+        "coordinateFirst": first,
+        "triangles": packed(surface.triangles, "<u4"),
+        "pointRadius": surface.point_radius,
+        "markerSlots": slots,
     }
 
 
@@ -336,6 +355,12 @@ def build_scene(
             }
         )
 
+    fe_markers = {  # an FE body's markers are drawn: their slots before the frames
+        name: {m: markers.of(name, m) for m in item.markers}
+        for name, item in chain_model.bodies.items()
+        if isinstance(item, FeBody) and name in body_index
+    }
+
     disks = []  # rolling disks: drawn as disks of their radius, on their axle
     for c in getattr(model, "contacts", {}).values():
         if c.radius > 0.0:
@@ -348,7 +373,15 @@ def build_scene(
 
     rows = _rows_to_draw(len(times), max_frames)
     nb, nt = len(names), len(rows)
-    npoints = sum(len(p.local) for p in shape.beams)
+    beam_parts = [p for p in shape.beams if isinstance(chain_model.bodies[names[p.body]], BeamBody)]
+    fe_parts = [p for p in shape.beams if isinstance(chain_model.bodies[names[p.body]], FeBody)]
+    surfaces = {
+        p.body: fe_surface(cast(FeBody, chain_model.bodies[names[p.body]])) for p in fe_parts
+    }
+    fe_first = np.cumsum([0] + [p.nf for p in fe_parts])
+    fe_coordinates = np.zeros((nt, int(fe_first[-1])))
+    fe_largest = 0.0
+    npoints = sum(len(p.local) for p in beam_parts)
     relative = np.zeros((nt, nb, 12))
     elastic = np.zeros((nt, len(markers.elastic), 6))
     deflection = np.zeros((nt, npoints, 3))
@@ -359,7 +392,7 @@ def build_scene(
     reach: list[NDArray[np.float64]] = []
     beam_rows = []
     first = 0
-    for part in shape.beams:
+    for part in beam_parts:
         beam_rows.append(
             (
                 slice(part.first_point, part.first_point + len(part.local)),
@@ -371,6 +404,12 @@ def build_scene(
         t, q = float(times[row]), np.ascontiguousarray(qs[row])
         fr = shape.frame(t, q)
         drawn[f] = fr.points
+        for k, part in enumerate(fe_parts):  # (the bounds hold the surface: drawn)
+            eta = q[part.q_first : part.q_first + part.nf]
+            fe_coordinates[f, fe_first[k] : fe_first[k + 1]] = eta
+            moved = (surfaces[part.body].modes @ eta).reshape(-1, 3)
+            if len(moved):
+                fe_largest = max(fe_largest, float(np.linalg.norm(moved, axis=1).max()))
         for src, dst in beam_rows:
             deflection[f, dst] = fr.point_data["elastic_displacement"][src]
             fields[f, 0, dst] = fr.point_data["outer_fibre_strain"][src, 0]
@@ -392,6 +431,7 @@ def build_scene(
             relative[f, b, 9:] = jb[:3, 3]
 
     largest = float(np.linalg.norm(deflection, axis=2).max()) if npoints and nt else 0.0
+    largest = max(largest, fe_largest)
     size = arm_size(drawn) if nt else 0.0
     if reach:
         size = max(size, float(np.linalg.norm(np.ptp(np.array(reach), axis=0))))
@@ -400,7 +440,8 @@ def build_scene(
         chosen = DeflectionScale(float(scale), chosen.largest, chosen.size)
 
     bodies = []
-    beam_of = {p.body: p for p in shape.beams}
+    beam_of = {p.body: p for p in beam_parts}
+    fe_of = {p.body: k for k, p in enumerate(fe_parts)}
     point_first = 0
     for b, name in enumerate(names):
         item = chain_model.bodies[name]
@@ -431,6 +472,9 @@ def build_scene(
                 if mk.node is not None
             }
             point_first += len(part.local)
+        elif b in fe_of and isinstance(item, FeBody):
+            k = fe_of[b]
+            doc.update(_fe_document(item, surfaces[b], int(fe_first[k]), fe_markers[name]))
         elif isinstance(item, RigidBody):
             doc["kind"] = "rigid"
             doc.update(_rigid_document(item))
@@ -471,6 +515,7 @@ def build_scene(
             for k, (key, label, unit) in enumerate(FIELDS)
         ],
         "fieldValues": packed(fields),
+        "feCoordinates": packed(fe_coordinates),
         "sensorTime": packed(times[sensor_rows], "<f8"),
         "sensors": sensor_docs,
         "meshes": [m.document(body_index) for m in meshes],

@@ -3,7 +3,8 @@
  * Each body's pose at deflection scale K follows the kinematic chain
  *   T_i(K) = T_p(K) M_P(K) J_i M_O(K)^-1,   M(K) = [Rx Ry Rz(K th) C_0 | s_0 + K d],
  * J_i the joint's motion (from the run, independent of K); a beam's centre line in its
- * body axes is P + K d. K = 1 is the run's kinematics exactly.
+ * body axes is P + K d, a finite-element body's surface X + K Phi_t eta (its nodes'
+ * translations, x = Phi eta). K = 1 is the run's kinematics exactly.
  */
 (function () {
   'use strict';
@@ -31,6 +32,8 @@
   const deflection = decode(data.deflection);
   const nPoints = data.deflection.shape[1] || 0;
   const fieldValues = decode(data.fieldValues);
+  const feCoordinates = decode(data.feCoordinates);
+  const nFe = data.feCoordinates.shape[1] || 0;
   const nFields = data.fields.length;
   const size = data.size;
 
@@ -92,6 +95,11 @@
   const beamMaterial = new THREE.MeshStandardMaterial({
     color: 0xffffff, vertexColors: true, roughness: 0.5, metalness: 0.05, side: THREE.DoubleSide });
   const BEAM_RGB = [0.16, 0.42, 0.78];
+  const feMaterial = mat(new THREE.Color(BEAM_RGB[0], BEAM_RGB[1], BEAM_RGB[2]), {
+    side: THREE.DoubleSide, flatShading: true, roughness: 0.5, metalness: 0.05 });
+  // a node drawn as a dot: the octahedron of its radius
+  const DOT = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]];
+  const DOT_FACES = [[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]];
 
   function cylinderBetween(a, b, r, material) {
     const dir = new THREE.Vector3().subVectors(b, a);
@@ -122,6 +130,7 @@
   const stickRadius = 0.006 * size;
   const groups = [];
   const beams = [];
+  const feBodies = [];
   const frameGlyphs = [];
   const ringCache = {};
 
@@ -197,6 +206,40 @@
         body: b, doc: body, local: local, ay: ay, az: az, ring: ring, np: np, nr: nr,
         first: body.firstPoint, geometry: geometry, positions: positions, colors: colors,
         markers: markers, payloads: payloads, centre: new Float32Array(np * 3),
+      });
+    } else if (body.kind === 'fe') {
+      const local = decode(body.local), modes = decode(body.modes), tri = decode(body.triangles);
+      const np = body.points, dots = tri.length === 0;
+      const perNode = dots ? DOT.length : 1;
+      const positions = new Float32Array(np * perNode * 3);
+      let index;
+      if (dots) {
+        index = new Uint32Array(np * DOT_FACES.length * 3);
+        for (let i = 0, o = 0; i < np; i++) {
+          for (const face of DOT_FACES) for (const v of face) index[o++] = i * perNode + v;
+        }
+      } else {
+        index = tri;
+      }
+      const geometry = new THREE.BufferGeometry();
+      geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+      geometry.setIndex(new THREE.BufferAttribute(index, 1));
+      const surface = new THREE.Mesh(geometry, feMaterial);
+      surface.name = body.name + ':surface';
+      surface.userData.kind = 'fe';
+      surface.frustumCulled = false;
+      group.add(surface);
+      const markers = [];
+      for (const [name, slot] of Object.entries(body.markerSlots || {})) {
+        const dot = new THREE.Mesh(new THREE.SphereGeometry(0.01 * size, 16, 12), markerMaterial);
+        dot.name = body.name + ':' + name;
+        group.add(dot);
+        markers.push({ mesh: dot, slot: slot });
+      }
+      feBodies.push({
+        body: b, doc: body, local: local, modes: modes, np: np, nf: body.nf, dots: dots,
+        geometry: geometry, positions: positions, markers: markers,
+        nodes: new Float32Array(np * 3),
       });
     } else {
       const origin = new THREE.Vector3();
@@ -383,6 +426,37 @@
     for (const m of beam.payloads) m.mesh.position.fromArray(c, 3 * m.point);
   }
 
+  // a finite-element body: X + s Phi_t eta at every drawn node, in its body's axes
+  const markerTmp = new THREE.Matrix4();
+  function updateFe(fe, f, s) {
+    const L = fe.local, P = fe.modes, nf = fe.nf, x = fe.nodes;
+    const eta = feCoordinates.subarray(f * nFe + fe.doc.coordinateFirst, f * nFe + fe.doc.coordinateFirst + nf);
+    for (let r = 0; r < 3 * fe.np; r++) {
+      let d = 0;
+      for (let j = 0, o = r * nf; j < nf; j++) d += P[o + j] * eta[j];
+      x[r] = L[r] + s * d;
+    }
+    if (fe.dots) {
+      const pos = fe.positions, rad = fe.doc.pointRadius;
+      for (let i = 0; i < fe.np; i++) {
+        for (let v = 0; v < DOT.length; v++) {
+          const o = (i * DOT.length + v) * 3;
+          pos[o] = x[3 * i] + rad * DOT[v][0];
+          pos[o + 1] = x[3 * i + 1] + rad * DOT[v][1];
+          pos[o + 2] = x[3 * i + 2] + rad * DOT[v][2];
+        }
+      }
+    } else {
+      fe.positions.set(x);
+    }
+    fe.geometry.attributes.position.needsUpdate = true;
+    fe.geometry.computeBoundingSphere();
+    for (const m of fe.markers) {
+      markerFrame(m.slot, f, s, markerTmp);
+      m.mesh.position.set(markerTmp.elements[12], markerTmp.elements[13], markerTmp.elements[14]);
+    }
+  }
+
   let dirty = true;
   function showFrame(f) {
     state.frame = Math.max(0, Math.min(nt - 1, f | 0));
@@ -393,6 +467,7 @@
       groups[b].matrixWorldNeedsUpdate = true;
     }
     for (const beam of beams) updateBeam(beam, state.frame, s);
+    for (const fe of feBodies) updateFe(fe, state.frame, s);
     for (const j of diskObjects) {
       markerFrame(j.marker, state.frame, s, j.holder.matrix);
       j.holder.matrixWorldNeedsUpdate = true;
@@ -506,7 +581,7 @@
     const l = el('label', {}, bodyList);
     const box = el('input', { type: 'checkbox' }, l);
     box.checked = true;
-    l.appendChild(document.createTextNode(' ' + body.name + (body.kind === 'beam' ? ' (beam)' : '')));
+    l.appendChild(document.createTextNode(' ' + body.name + (body.kind === 'beam' ? ' (beam)' : body.kind === 'fe' ? ' (FE)' : '')));
     box.addEventListener('change', () => { groups[b].visible = box.checked; dirty = true; });
     return box;
   });
@@ -731,6 +806,20 @@
       const tube = groups[beam.body].children.find((o) => o.name === name + ':tube');
       tube.updateWorldMatrix(true, false);
       return v.applyMatrix4(tube.matrixWorld).toArray();
+    },
+    // the drawn nodes of a finite-element body (its surface's, or its dots' centres),
+    // in global axes (m), as one flat list x0 y0 z0 x1 ...
+    drawnFePoints: (name) => {
+      const fe = feBodies.find((x) => x.doc.name === name);
+      if (!fe) return null;
+      const surface = groups[fe.body].children.find((o) => o.name === name + ':surface');
+      surface.updateWorldMatrix(true, false);
+      const v = new THREE.Vector3(), out = [];
+      for (let i = 0; i < fe.np; i++) {
+        v.fromArray(fe.nodes, 3 * i).applyMatrix4(surface.matrixWorld);
+        out.push(v.x, v.y, v.z);
+      }
+      return out;
     },
     bodyPose: (name) => {
       const b = bodies.findIndex((x) => x.name === name);
