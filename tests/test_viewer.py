@@ -397,6 +397,36 @@ def _fe_plate(cells=True):
     return model, cm, pts, tets, np.array([0.0, 0.05, 0.1]), qs
 
 
+def test_a_beam_hanging_from_an_fe_interface_moves_with_it():
+    """A beam hung from the plate's far-edge interface (the plate drawn first, the
+    beam's points after it): at x1 and x30 every beam point is where
+    DeformedShape.frame(t, q, K) puts it, carried by the magnified interface."""
+    from flexmbs.model.library import huang_tube, material
+    model, _, _, _, times, _ = _fe_plate()
+    model.add_beam_body("arm", [[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]], huang_tube(),
+                        material(7.0e10, 2700.0, poisson_ratio=0.33), elements=2, reference=(0.0, 1.0, 0.0))
+    model.add_joint("wrist", "revolute", "plate", "arm", parent_marker="tip",
+                    axis=(0, 0, 1))
+    cm = compile_model(model)
+    shape = DeformedShape(cm, subdivisions=3)
+    rng = np.random.default_rng(5)
+    qs = np.tile(cm.q0, (3, 1))
+    qs += 3e-4 * rng.standard_normal(qs.shape)
+    names = list(cm.coordinate_names)
+    qs[:, names.index("hinge")] = [0.0, 0.5, -0.8]
+    qs[:, names.index("wrist")] = [0.3, -0.2, 1.0]
+    scene = build_scene(cm, model, times, qs, "plate and arm", subdivisions=3)
+    assert [b["kind"] for b in scene.data["bodies"]] == ["fe", "beam"]
+    arm = next(p for p in shape.beams if shape.body_names[p.body] == "arm")
+    assert scene.data["bodies"][1]["firstPoint"] == 0
+    for f in range(3):
+        for scale in (1.0, 30.0):
+            got = _drawn_points(scene.data, f, scale)["arm"]
+            want = shape.frame(times[f], qs[f], scale).points
+            rows = slice(arm.first_point, arm.first_point + len(arm.local))
+            assert np.abs(got - want[rows]).max() < 20 * FLOAT32, (f, scale)
+
+
 def _fe_truth(model, cm, t, q, scale, nodes):
     """The plate's nodes `nodes` in global axes at scale K, computed apart from the
     viewer: the frame's pose from the kinematics of q with eta magnified K times, and
@@ -412,6 +442,16 @@ def _fe_truth(model, cm, t, q, scale, nodes):
     local = body.data.nodes[nodes] + scale * np.stack(
         [phi[3 * nodes + c] @ eta for c in range(3)], axis=1)
     return ws.r[0] + local @ ws.rot[0].T, ws
+
+
+def _document_marker(data, el, k, f, scale):
+    """The frame of the document's marker k in its body's axes at frame f, scale K."""
+    m = data["markers"][k]
+    rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
+    if m["elastic"] >= 0:
+        e = el[f, m["elastic"]].astype(float)
+        rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
+    return _pose(rot, pos)
 
 
 def test_an_fe_body_is_its_mesh_surface_moved_by_its_frame_and_modes():
@@ -445,13 +485,8 @@ def test_an_fe_body_is_its_mesh_surface_moved_by_its_frame_and_modes():
     local, modes = unpacked(doc["local"]), unpacked(doc["modes"])
     for f in range(3):
         for scale in (1.0, 30.0):
-            def marker(k):
-                m = data["markers"][k]
-                rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
-                if m["elastic"] >= 0:
-                    e = el[f, m["elastic"]].astype(float)
-                    rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
-                return _pose(rot, pos)
+            def marker(k, f=f, scale=scale):
+                return _document_marker(data, el, k, f, scale)
             pose = (marker(doc["markerP"]) @ _pose(rel[f, 0, :9], rel[f, 0, 9:])
                     @ np.linalg.inv(marker(doc["markerO"])))
             e = eta[f, doc["coordinateFirst"]: doc["coordinateFirst"] + doc["nf"]]
@@ -521,3 +556,22 @@ def test_the_page_draws_an_fe_body_where_it_is(chromium, tmp_path):
             blue += b > r + 40 and b > g + 10  # the flexible bodies' blue
         assert blue > (0.9 if cells else 0.5) * (1 + len(want[:: max(1, len(want) // 40)]))
         assert errors == []
+
+
+def test_the_view_of_an_fe_run_replays_its_elastic_coordinates(tmp_path):
+    """`flexmbs view` of a run of the shipped plate written elsewhere (its mesh found
+    where the run found it): a frame per output time, the plate's eta of each."""
+    pytest.importorskip("skfem")
+    out = tmp_path / "plate.h5"
+    assert main(["run", str(ROOT / "data" / "models" / "fe_plate.toml"), "-o", str(out),
+                 "-q", "--set", "solver.t_end=0.05"]) == 0
+    result = open_result(out)
+    scene = scene_of_result(result)
+    plate = scene.data["bodies"][0]
+    assert plate["kind"] == "fe" and plate["nf"] == 6 and len(plate["markerSlots"]) == 2
+    columns = [result.coordinate_names.index(f"plate.mode{k}") for k in range(1, 7)]
+    eta = unpacked(scene.data["feCoordinates"])
+    assert eta.shape == (len(result.time), 6)
+    np.testing.assert_allclose(eta, result.q[:, columns], rtol=1e-6, atol=1e-12)
+    assert np.abs(eta[-1]).max() > 0  # it bends under gravity
+    assert main(["view", str(out), "--html", str(tmp_path / "plate.html")]) == 0

@@ -12,7 +12,7 @@ body's elastic coordinates, K the deflection scale and r, A the body frame's pos
 The outer surface is the faces that belong to one tetrahedron only, turned so that
 their normals point out of it; a face of a quadratic tetrahedron is drawn as the four
 triangles of its corners and mid-side nodes, so that the drawn surface bends as the
-element does.
+element does. The elements' edges on the surface are drawn over it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from scipy.spatial import cKDTree
 
 from ..model.fe_body import FeBody
 
-__all__ = ["FeSurface", "fe_surface", "outer_triangles"]
+__all__ = ["FeSurface", "fe_surface", "outer_faces", "outer_triangles", "outer_edges"]
 
 # the faces of a tetrahedron: its corners (local indices) and the corner opposite
 _FACES = ((1, 2, 3, 0), (0, 3, 2, 1), (0, 1, 3, 2), (0, 2, 1, 3))
@@ -44,19 +44,24 @@ class FeSurface:
     node table), `local` (k, 3) their undeformed positions (m, body frame), `modes`
     (3 k, nf) their translations per unit eta (m, body axes, u v w per node),
     `triangles` (m, 3) the outer faces as indices into `local`, normals outward ((0, 3)
-    when the data have no cells: the nodes are drawn as dots), `point_radius` the dots'
+    when the data have no cells: the nodes are drawn as dots), `edges` (e, 2) the
+    elements' edges on the surface, indices into `local`, `point_radius` the dots'
     radius (m)."""
 
     nodes: NDArray[np.int64]
     local: NDArray[np.float64]
     modes: NDArray[np.float64]
     triangles: NDArray[np.int64]
+    edges: NDArray[np.int64]
     point_radius: float
 
 
-def outer_triangles(nodes: NDArray[np.float64], tets: NDArray[np.int64]) -> NDArray[np.int64]:
-    """(m, 3) node indices of the triangles of the outer surface of tetrahedra `tets`
-    ((ne, 4) linear or (ne, 10) quadratic, node indices into `nodes` (n, 3)), each
+def outer_faces(
+    nodes: NDArray[np.float64], tets: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64] | None]:
+    """(corners (m, 3), mid-side nodes (m, 3) of the edges ab, bc, ca or None for
+    linear tetrahedra): the faces of tetrahedra `tets` ((ne, 4) linear or (ne, 10)
+    quadratic, node indices into `nodes` (n, 3)) that belong to one of them only, each
     ordered so that (b - a) x (c - a) points out of its tetrahedron."""
     t = np.asarray(tets, dtype=np.int64)
     x = np.asarray(nodes, dtype=float)
@@ -76,13 +81,23 @@ def outer_triangles(nodes: NDArray[np.float64], tets: NDArray[np.int64]) -> NDAr
     faces[inward] = faces[inward][:, [0, 2, 1]]
     corners[inward] = corners[inward][:, [0, 2, 1]]
     if t.shape[1] == 4:
-        return faces
+        return faces, None
 
     def middle(i: int, j: int) -> NDArray[np.int64]:
         return t[owner, _MIDDLE[corners[:, i], corners[:, j]]]
 
-    ab, bc, ca = middle(0, 1), middle(1, 2), middle(2, 0)
+    return faces, np.stack([middle(0, 1), middle(1, 2), middle(2, 0)], axis=1)
+
+
+def outer_triangles(nodes: NDArray[np.float64], tets: NDArray[np.int64]) -> NDArray[np.int64]:
+    """(m, 3) node indices of the triangles of the outer surface of `tets` (outer_faces),
+    normals outward; a quadratic face as the four triangles of its corners and
+    mid-side nodes."""
+    faces, middles = outer_faces(nodes, tets)
+    if middles is None:
+        return faces
     fa, fb, fc = faces.T
+    ab, bc, ca = middles.T
     return np.concatenate(
         [
             np.stack([fa, ab, ca], axis=1),
@@ -91,6 +106,19 @@ def outer_triangles(nodes: NDArray[np.float64], tets: NDArray[np.int64]) -> NDAr
             np.stack([ab, bc, ca], axis=1),
         ]
     )
+
+
+def outer_edges(nodes: NDArray[np.float64], tets: NDArray[np.int64]) -> NDArray[np.int64]:
+    """(e, 2) node pairs, each once: the elements' edges on the outer surface of `tets`
+    (outer_faces), a quadratic edge as its two halves through its mid-side node."""
+    faces, middles = outer_faces(nodes, tets)
+    ends = [(0, 1), (1, 2), (2, 0)]
+    if middles is None:
+        pairs = [faces[:, [i, j]] for i, j in ends]
+    else:
+        pairs = [np.stack([faces[:, i], middles[:, k]], axis=1) for k, (i, _) in enumerate(ends)]
+        pairs += [np.stack([middles[:, k], faces[:, j]], axis=1) for k, (_, j) in enumerate(ends)]
+    return np.unique(np.sort(np.concatenate(pairs), axis=1), axis=0)
 
 
 def _dot_radius(points: NDArray[np.float64]) -> float:
@@ -118,9 +146,12 @@ def fe_surface(body: FeBody) -> FeSurface:
         tri = np.concatenate([outer_triangles(x, c) for c in blocks])
         used, inverse = np.unique(tri, return_inverse=True)
         triangles = inverse.reshape(tri.shape).astype(np.int64)
+        edges = np.searchsorted(used, np.concatenate([outer_edges(x, c) for c in blocks]))
         radius = 0.0
     else:
         used = np.arange(len(x))
         triangles = np.zeros((0, 3), dtype=np.int64)
+        edges = np.zeros((0, 2), dtype=np.int64)
         radius = _dot_radius(x)
-    return FeSurface(used, x[used], body.node_translation_rows(used), triangles, radius)
+    modes = body.node_translation_rows(used)
+    return FeSurface(used, x[used], modes, triangles, edges, radius)

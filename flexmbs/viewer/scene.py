@@ -37,7 +37,7 @@ from ..errors import ModelError
 from ..io.deformed_shape import DEFAULT_SUBDIVISIONS, SECTION_FORCE_NAMES, DeformedShape
 from ..io.results import component_labels
 from ..kinematics.recursive import forward_kinematics
-from ..model.description import GROUND, BeamBody, FeBody, RigidBody
+from ..model.description import GROUND, ORIGIN, BeamBody, FeBody, RigidBody
 from .fe_surface import FeSurface, fe_surface
 
 if TYPE_CHECKING:
@@ -227,8 +227,8 @@ def _beam_document(beam: BeamBody, local: NDArray[np.float64], subdivisions: int
 def _fe_document(body: FeBody, surface: FeSurface, first: int, slots: dict) -> dict[str, Any]:
     """How an FE body is drawn (flexmbs.viewer.fe_surface): its surface's undeformed
     points (body frame), their translations per unit eta (3 k, nf), the triangles
-    (none: the points as dots of radius `pointRadius`), where its elastic coordinates
-    start in `feCoordinates`, and its markers' slots."""
+    (none: the points as dots of radius `pointRadius`) and the elements' edges, where
+    its elastic coordinates start in `feCoordinates`, and its markers' slots."""
     return {
         "kind": "fe",
         "points": len(surface.local),
@@ -237,6 +237,7 @@ def _fe_document(body: FeBody, surface: FeSurface, first: int, slots: dict) -> d
         "nf": int(surface.modes.shape[1]),
         "coordinateFirst": first,
         "triangles": packed(surface.triangles, "<u4"),
+        "edges": packed(surface.edges, "<u4"),
         "pointRadius": surface.point_radius,
         "markerSlots": slots,
     }
@@ -356,7 +357,7 @@ def build_scene(
         )
 
     fe_markers = {  # an FE body's markers are drawn: their slots before the frames
-        name: {m: markers.of(name, m) for m in item.markers}
+        name: {m: markers.of(name, m) for m in item.markers if m != ORIGIN}  # (its triad)
         for name, item in chain_model.bodies.items()
         if isinstance(item, FeBody) and name in body_index
     }

@@ -47,6 +47,7 @@
     showJoints: true,
     showMeshes: true,
     showGrid: true,
+    showEdges: true,
     clock: times[0],
   };
 
@@ -96,7 +97,10 @@
     color: 0xffffff, vertexColors: true, roughness: 0.5, metalness: 0.05, side: THREE.DoubleSide });
   const BEAM_RGB = [0.16, 0.42, 0.78];
   const feMaterial = mat(new THREE.Color(BEAM_RGB[0], BEAM_RGB[1], BEAM_RGB[2]), {
-    side: THREE.DoubleSide, flatShading: true, roughness: 0.5, metalness: 0.05 });
+    side: THREE.DoubleSide, flatShading: true, roughness: 0.5, metalness: 0.05,
+    polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1 });
+  // the elements' edges: each drawn as the wireframe of the triangle (a, b, a)
+  const edgeMaterial = mat(0x000000, { wireframe: true, emissive: 0x123a6b, roughness: 1, metalness: 0 });
   // a node drawn as a dot: the octahedron of its radius
   const DOT = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]];
   const DOT_FACES = [[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]];
@@ -229,6 +233,25 @@
       surface.userData.kind = 'fe';
       surface.frustumCulled = false;
       group.add(surface);
+      const edgeList = decode(body.edges);
+      let edges = null;
+      if (edgeList.length) {
+        const ne = edgeList.length / 2, triples = new Uint32Array(3 * ne);
+        for (let e = 0; e < ne; e++) {
+          triples[3 * e] = edgeList[2 * e]; triples[3 * e + 1] = edgeList[2 * e + 1]; triples[3 * e + 2] = edgeList[2 * e];
+        }
+        const lines = new THREE.BufferGeometry();
+        lines.setAttribute('position', geometry.attributes.position);  // shared: moves with it
+        const up = new Float32Array(3 * np);
+        for (let i = 0; i < np; i++) up[3 * i + 2] = 1;
+        lines.setAttribute('normal', new THREE.BufferAttribute(up, 3));
+        lines.setIndex(new THREE.BufferAttribute(triples, 1));
+        edges = new THREE.Mesh(lines, edgeMaterial);
+        edges.name = body.name + ':edges';
+        edges.userData.kind = 'edges';
+        edges.frustumCulled = false;
+        group.add(edges);
+      }
       const markers = [];
       for (const [name, slot] of Object.entries(body.markerSlots || {})) {
         const dot = new THREE.Mesh(new THREE.SphereGeometry(0.01 * size, 16, 12), markerMaterial);
@@ -238,7 +261,7 @@
       }
       feBodies.push({
         body: b, doc: body, local: local, modes: modes, np: np, nf: body.nf, dots: dots,
-        geometry: geometry, positions: positions, markers: markers,
+        geometry: geometry, positions: positions, markers: markers, edges: edges,
         nodes: new Float32Array(np * 3),
       });
     } else {
@@ -568,6 +591,7 @@
   const rowShow = el('div', { className: 'fx-row' }, more);
   const toggles = [['frames', 'showFrames'], ['joints', 'showJoints'], ['grid', 'showGrid']];
   if (data.meshes.length) toggles.push(['meshes', 'showMeshes']);
+  if (feBodies.some((fe) => fe.edges)) toggles.push(['mesh edges', 'showEdges']);
   for (const [label, key] of toggles) {
     const l = el('label', {}, rowShow);
     const box = el('input', { type: 'checkbox' }, l);
@@ -717,6 +741,7 @@
     jointObjects.forEach((j) => { j.holder.visible = state.showJoints; });
     meshObjects.forEach((m) => { m.visible = state.showMeshes; });
     grid.visible = state.showGrid;
+    feBodies.forEach((fe) => { if (fe.edges) fe.edges.visible = state.showEdges; });
     dirty = true;
   }
 
