@@ -404,7 +404,8 @@ def test_a_beam_hanging_from_an_fe_interface_moves_with_it():
     from flexmbs.model.library import huang_tube, material
     model, _, _, _, times, _ = _fe_plate()
     model.add_beam_body("arm", [[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]], huang_tube(),
-                        material(7.0e10, 2700.0, poisson_ratio=0.33), elements=2, reference=(0.0, 1.0, 0.0))
+                        material(7.0e10, 2700.0, poisson_ratio=0.33), elements=2,
+                        reference=(0.0, 1.0, 0.0))
     model.add_joint("wrist", "revolute", "plate", "arm", parent_marker="tip",
                     axis=(0, 0, 1))
     cm = compile_model(model)
