@@ -63,6 +63,16 @@ def _cardan(th):
     return rx @ ry @ rz
 
 
+def _document_marker(data, el, k, f, scale):
+    """The frame of the document's marker k in its body's axes at frame f, scale K."""
+    m = data["markers"][k]
+    rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
+    if m["elastic"] >= 0:
+        e = el[f, m["elastic"]].astype(float)
+        rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
+    return _pose(rot, pos)
+
+
 def _drawn_points(data, f, scale):
     """The beams' centre lines (global axes) as the page builds them from the document:
     the chain T_i = T_p M_P J_i M_O^-1 with the elastic terms magnified `scale` times
@@ -71,12 +81,7 @@ def _drawn_points(data, f, scale):
     defl = unpacked(data["deflection"])
 
     def marker(k):
-        m = data["markers"][k]
-        rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
-        if m["elastic"] >= 0:
-            e = el[f, m["elastic"]].astype(float)
-            rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
-        return _pose(rot, pos)
+        return _document_marker(data, el, k, f, scale)
 
     poses, out = [], {}
     for b, body in enumerate(data["bodies"]):
@@ -443,16 +448,6 @@ def _fe_truth(model, cm, t, q, scale, nodes):
     local = body.data.nodes[nodes] + scale * np.stack(
         [phi[3 * nodes + c] @ eta for c in range(3)], axis=1)
     return ws.r[0] + local @ ws.rot[0].T, ws
-
-
-def _document_marker(data, el, k, f, scale):
-    """The frame of the document's marker k in its body's axes at frame f, scale K."""
-    m = data["markers"][k]
-    rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
-    if m["elastic"] >= 0:
-        e = el[f, m["elastic"]].astype(float)
-        rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
-    return _pose(rot, pos)
 
 
 def test_an_fe_body_is_its_mesh_surface_moved_by_its_frame_and_modes():
