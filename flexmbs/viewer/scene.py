@@ -13,7 +13,9 @@ axes, elastic translation d and Cardan angles th of their node, linear in qf), a
 J_i = M_P(1)^-1 T_p(1)^-1 T_i(1) M_O(1) the joint's own motion, which the elastic
 coordinates do not change: it is computed here from the poses of the run, so that
 K = 1 is the run's kinematics exactly. A beam's centre line in its body axes is
-P + K d (d = C qf, flexmbs.io.deformed_shape), its point data those of the run.
+P + K d (d = C qf, flexmbs.io.deformed_shape), its point data those of the run; a
+finite-element body's surface X + K Phi_t eta (flexmbs.viewer.fe_surface), the page
+given X and Phi_t once and the body's eta per frame (`feCoordinates`).
 
 Arrays travel as base64 of little-endian float32 (per frame, for drawing) or
 float64 (the times), as {"dtype", "shape", "b64"}.
