@@ -504,6 +504,8 @@ def test_an_fe_body_is_its_mesh_surface_moved_by_its_frame_and_modes():
                   for q in qs)
     assert scene.scale.largest == pytest.approx(largest, rel=1e-12)
     assert scene.scale.scale > 1.0
+    ranges = {f["key"]: f["range"] for f in data["fields"]}
+    assert ranges["displacement"] == pytest.approx(largest, rel=1e-12)  # the colour map's
 
 
 def test_an_fe_body_without_cells_is_its_nodes_as_dots():
@@ -522,6 +524,7 @@ def test_the_page_draws_an_fe_body_where_it_is(chromium, tmp_path):
     """The plate in the page: every drawn surface node where the kinematics and the
     basis put it (x1 and x30), the plate's blue on the pixels where it is; without
     cells its nodes as dots, where they are."""
+    from flexmbs.viewer.fe_surface import fe_surface
     from flexmbs.viewer.page import write_html
     page, errors = chromium
     for cells in (True, False):
@@ -529,7 +532,6 @@ def test_the_page_draws_an_fe_body_where_it_is(chromium, tmp_path):
         scene = build_scene(cm, model, times, qs, "plate")
         nodes = np.arange(len(pts))
         if cells:
-            from flexmbs.viewer.fe_surface import fe_surface
             nodes = fe_surface(model.bodies["plate"]).nodes
         out = write_html(scene, tmp_path / f"plate{cells}.html", {"panels": False})
         _open(page, errors, out.as_uri())
@@ -541,16 +543,32 @@ def test_the_page_draws_an_fe_body_where_it_is(chromium, tmp_path):
                 drawn = np.reshape(page.evaluate("flexmbsViewer.drawnFePoints('plate')"), (-1, 3))
                 want, _ = _fe_truth(model, cm, times[f], qs[f], scale, nodes)
                 assert np.abs(drawn - want).max() < 10 * FLOAT32, (cells, f, scale)
-        page.evaluate("flexmbsViewer.setScale(1); flexmbsViewer.seek(0)")
+        # the frame of the largest bend, seen from above
+        f = int(np.argmax([np.abs(fe_surface(model.bodies["plate"]).modes @ q[1:]).max()
+                           for q in qs]))
+        page.evaluate(f"flexmbsViewer.setScale(1); flexmbsViewer.seek({float(times[f])!r})")
         page.evaluate("flexmbsViewer.setView('xy')")
+        want, _ = _fe_truth(model, cm, times[f], qs[f], 1.0, nodes)
+        bend = np.linalg.norm(want - _fe_truth(model, cm, times[f], qs[f], 0.0, nodes)[0], axis=1)
+        if cells:  # inside the top triangles, off the elements' edges drawn over them
+            surface = fe_surface(model.bodies["plate"])
+            top = surface.triangles[(surface.local[surface.triangles, 2] > 0.0).all(axis=1)]
+            want, bend = want[top].mean(axis=1), bend[top].mean(axis=1)
+        every = max(1, len(want) // 40)
+        want, bend = want[::every], bend[::every] / scene.data["fields"][-1]["range"]
+        pixels = [np.round(page.evaluate(f"flexmbsViewer.project({p.tolist()})")).astype(int)
+                  for p in want]
         image = _screenshot(page, tmp_path / f"plate{cells}.png")
-        want, _ = _fe_truth(model, cm, times[0], qs[0], 1.0, nodes)
-        blue = 0
-        for point in (want.mean(axis=0), *want[:: max(1, len(want) // 40)]):
-            x, y = np.round(page.evaluate(f"flexmbsViewer.project({point.tolist()})")).astype(int)
-            r, g, b = image[y, x]
-            blue += b > r + 40 and b > g + 10  # the flexible bodies' blue
-        assert blue > (0.9 if cells else 0.5) * (1 + len(want[:: max(1, len(want) // 40)]))
+        blue = sum(image[y, x, 2] > image[y, x, 0] + 40 and image[y, x, 2] > image[y, x, 1] + 10
+                   for x, y in pixels)  # the flexible bodies' blue
+        assert blue > (0.9 if cells else 0.5) * len(pixels)
+        # coloured by the length of Phi eta: grey to red, no longer the bodies' blue
+        page.evaluate("flexmbsViewer.setField('displacement')")
+        image = _screenshot(page, tmp_path / f"plate{cells}_d.png")
+        still = sum(image[y, x, 2] > image[y, x, 0] + 40 for x, y in pixels)
+        warm = [int(image[y, x, 0]) - int(image[y, x, 2]) for x, y in pixels]
+        assert still <= 0.05 * len(pixels) and max(warm) > 20, (still, warm)
+        assert np.corrcoef(bend, warm)[0, 1] > 0.8, cells  # redder where it bends more
         assert errors == []
 
 

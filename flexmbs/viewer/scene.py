@@ -60,10 +60,13 @@ FIELDS = (
     ("T", "torque T", "N m"),
     ("M_y", "bending moment M_y", "N m"),
     ("M_z", "bending moment M_z", "N m"),
+    ("displacement", "elastic displacement |d|", "m"),
 )
-"""(key, label, unit) of the colour maps: the outer-fibre strain, then the section
-forces in the order of flexmbs.io.deformed_shape.SECTION_FORCE_NAMES."""
-assert tuple(k for k, _, _ in FIELDS[1:]) == SECTION_FORCE_NAMES
+"""(key, label, unit) of the colour maps: the outer-fibre strain, the section forces in
+the order of flexmbs.io.deformed_shape.SECTION_FORCE_NAMES, then the length of the
+elastic displacement (a beam's d = C qf, a finite-element body's nodal Phi_t eta: the
+one map FE bodies take; the page computes theirs)."""
+assert tuple(k for k, _, _ in FIELDS[1:7]) == SECTION_FORCE_NAMES
 
 
 def packed(array: NDArray[Any], dtype: str = "<f4") -> dict[str, Any]:
@@ -416,7 +419,8 @@ def build_scene(
         for src, dst in beam_rows:
             deflection[f, dst] = fr.point_data["elastic_displacement"][src]
             fields[f, 0, dst] = fr.point_data["outer_fibre_strain"][src, 0]
-            fields[f, 1:, dst] = fr.point_data["section_forces"][src].T
+            fields[f, 1:7, dst] = fr.point_data["section_forces"][src].T
+            fields[f, 7, dst] = np.linalg.norm(fr.point_data["elastic_displacement"][src], axis=1)
         forward_kinematics(cm.arrays, ws, t, q, rest)
         poses = [_pose(ws.rot[b], ws.r[b]) for b in range(nb)]
         e = markers.elastic_values(q)
@@ -513,7 +517,10 @@ def build_scene(
                 "key": key,
                 "label": label,
                 "unit": unit,
-                "range": float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
+                "range": max(
+                    float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
+                    fe_largest if key == "displacement" else 0.0,
+                ),
             }
             for k, (key, label, unit) in enumerate(FIELDS)
         ],

@@ -96,8 +96,8 @@
   const beamMaterial = new THREE.MeshStandardMaterial({
     color: 0xffffff, vertexColors: true, roughness: 0.5, metalness: 0.05, side: THREE.DoubleSide });
   const BEAM_RGB = [0.16, 0.42, 0.78];
-  const feMaterial = mat(new THREE.Color(BEAM_RGB[0], BEAM_RGB[1], BEAM_RGB[2]), {
-    side: THREE.DoubleSide, flatShading: true, roughness: 0.5, metalness: 0.05,
+  const feMaterial = mat(0xffffff, {
+    vertexColors: true, side: THREE.DoubleSide, flatShading: true, roughness: 0.5, metalness: 0.05,
     polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1 });
   // the elements' edges: each drawn as the wireframe of the triangle (a, b, a)
   const edgeMaterial = mat(0x000000, { wireframe: true, emissive: 0x123a6b, roughness: 1, metalness: 0 });
@@ -216,6 +216,7 @@
       const np = body.points, dots = tri.length === 0;
       const perNode = dots ? DOT.length : 1;
       const positions = new Float32Array(np * perNode * 3);
+      const colors = new Float32Array(np * perNode * 3);
       let index;
       if (dots) {
         index = new Uint32Array(np * DOT_FACES.length * 3);
@@ -227,6 +228,7 @@
       }
       const geometry = new THREE.BufferGeometry();
       geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+      geometry.setAttribute('color', new THREE.BufferAttribute(colors, 3));
       geometry.setIndex(new THREE.BufferAttribute(index, 1));
       const surface = new THREE.Mesh(geometry, feMaterial);
       surface.name = body.name + ':surface';
@@ -261,7 +263,7 @@
       }
       feBodies.push({
         body: b, doc: body, local: local, modes: modes, np: np, nf: body.nf, dots: dots,
-        geometry: geometry, positions: positions, markers: markers, edges: edges,
+        geometry: geometry, positions: positions, colors: colors, markers: markers, edges: edges,
         nodes: new Float32Array(np * 3),
       });
     } else {
@@ -449,15 +451,29 @@
     for (const m of beam.payloads) m.mesh.position.fromArray(c, 3 * m.point);
   }
 
-  // a finite-element body: X + s Phi_t eta at every drawn node, in its body's axes
+  // a finite-element body: X + s Phi_t eta at every drawn node, in its body's axes,
+  // coloured by |Phi_t eta| when the colour map is the elastic displacement
   const markerTmp = new THREE.Matrix4();
+  const feRgb = [0, 0, 0];
   function updateFe(fe, f, s) {
     const L = fe.local, P = fe.modes, nf = fe.nf, x = fe.nodes;
     const eta = feCoordinates.subarray(f * nFe + fe.doc.coordinateFirst, f * nFe + fe.doc.coordinateFirst + nf);
-    for (let r = 0; r < 3 * fe.np; r++) {
-      let d = 0;
-      for (let j = 0, o = r * nf; j < nf; j++) d += P[o + j] * eta[j];
-      x[r] = L[r] + s * d;
+    const fi = fieldIndex();
+    const mapped = fi >= 0 && data.fields[fi].key === 'displacement';
+    const range = mapped ? data.fields[fi].range : 0;
+    const perNode = fe.dots ? DOT.length : 1;
+    for (let i = 0; i < fe.np; i++) {
+      let length2 = 0;
+      for (let c = 0; c < 3; c++) {
+        const r = 3 * i + c;
+        let d = 0;
+        for (let j = 0, o = r * nf; j < nf; j++) d += P[o + j] * eta[j];
+        x[r] = L[r] + s * d;
+        length2 += d * d;
+      }
+      if (mapped) coolwarm(range > 0 ? Math.sqrt(length2) / range : 0, feRgb, 0);
+      const colour = mapped ? feRgb : BEAM_RGB;
+      for (let v = 0; v < perNode; v++) fe.colors.set(colour, 3 * (i * perNode + v));
     }
     if (fe.dots) {
       const pos = fe.positions, rad = fe.doc.pointRadius;
@@ -472,6 +488,7 @@
     } else {
       fe.positions.set(x);
     }
+    fe.geometry.attributes.color.needsUpdate = true;
     fe.geometry.attributes.position.needsUpdate = true;
     fe.geometry.computeBoundingSphere();
     for (const m of fe.markers) {
@@ -580,7 +597,7 @@
   el('option', { value: 'none', text: 'bodies' }, fieldSelect);
   for (const f of data.fields) el('option', { value: f.key, text: f.label + (f.unit ? ' (' + f.unit + ')' : '') }, fieldSelect);
   fieldSelect.value = state.field;
-  if (!beams.length) fieldSelect.disabled = true;
+  if (!beams.length && !feBodies.length) fieldSelect.disabled = true;
 
   el('h2', { text: 'View' }, more);
   const rowView = el('div', { className: 'fx-row' }, more);
@@ -617,11 +634,11 @@
   const legendBody = el('div', { className: 'fx-legend-body' }, legend);
   const legendBar = el('canvas', { width: 18, height: 160 }, legendBody);
   const legendTicks = el('div', { className: 'fx-legend-ticks' }, legendBody);
-  {
+  function drawLegendBar(signed) {  // signed: -range..range, else 0..range (a length)
     const g = legendBar.getContext('2d');
     const rgb = [0, 0, 0];
     for (let i = 0; i < 160; i++) {
-      coolwarm(1 - (2 * i) / 159, rgb, 0);
+      coolwarm(signed ? 1 - (2 * i) / 159 : 1 - i / 159, rgb, 0);
       g.fillStyle = 'rgb(' + rgb.map((v) => Math.round(255 * v)).join(',') + ')';
       g.fillRect(0, i, 18, 1);
     }
@@ -638,7 +655,10 @@
     const f = data.fields[fi];
     legendTitle.textContent = f.label + (f.unit ? ' (' + f.unit + ')' : '');
     legendTicks.innerHTML = '';
-    for (const v of [f.range, f.range / 2, 0, -f.range / 2, -f.range]) el('span', { text: fmt(v) }, legendTicks);
+    const signed = f.key !== 'displacement';
+    drawLegendBar(signed);
+    const ticks = signed ? [f.range, f.range / 2, 0, -f.range / 2, -f.range] : [f.range, 0.75 * f.range, f.range / 2, f.range / 4, 0];
+    for (const v of ticks) el('span', { text: fmt(v) }, legendTicks);
   }
 
   // sensors against time, with a cursor at the frame shown
