@@ -1114,7 +1114,9 @@ def _view_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--at", type=float, help="starting time (s)")
     p.add_argument("--view", choices=("iso", "xz", "xy", "yz"), default="iso", help="starting view")
-    p.add_argument("--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z")
+    p.add_argument(
+        "--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z, displacement"
+    )
     p.add_argument("--max-frames", type=_positive_int, default=600, help="default 600")
     p.add_argument("--size", default="960x600", help="screenshot size WxH (default 960x600)")
     p.add_argument(
