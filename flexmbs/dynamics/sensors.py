@@ -226,8 +226,9 @@ def sensor_values(m, ws, t, works, out):
                 fk = m.body_flex[m.sensor_body[k]]
                 q0 = m.flex_q[fk]
                 out[o] += m.sensor_geo_coef[k] * 0.5 * element_mean_slope_square(
-                    m.sensor_geo[k], m.geo_length, m.geo_gmat, m.geo_row_ptr,
-                    m.geo_row_data, ws.q[q0:q0 + m.flex_nf[fk]], ws.geo_scratch)
+                    m.sensor_geo[k], m.geo_length, m.geo_gmat, m.geo_col_ptr, m.geo_col,
+                    m.geo_row_ptr, m.geo_row_data, ws.q[q0:q0 + m.flex_nf[fk]],
+                    ws.geo_scratch)
             continue
         _frame_of(ws, m.sensor_frame[k], af, rf)
         if kind == 12:

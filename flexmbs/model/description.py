@@ -946,10 +946,20 @@ class Model:
         constraints: str | None = None,
         rho_inf: float | None = None,
         fixed_step: float | None = None,
+        linear_solver: str | None = None,
     ) -> None:
         """Change the integration settings (see SolverSettings)."""
         self.solver = self.solver.with_changes(
-            method, t_end, rtol, atol, max_step, formulation, constraints, rho_inf, fixed_step
+            method,
+            t_end,
+            rtol,
+            atol,
+            max_step,
+            formulation,
+            constraints,
+            rho_inf,
+            fixed_step,
+            linear_solver,
         )
 
     def set_output(self, step: float | None = None, vtk: bool | None = None) -> None:

@@ -26,11 +26,13 @@ __all__ = ["geometric_tables"]
 def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
     """dict of the ModelArrays fields geo_* for the flexible bodies `beams` (a list of
     BeamBody, in the order of the flexible tables): per body its option code and its
-    elements' range; per element EA, l, G, the rows R (e = R qf, row-major 12 x nf),
-    and the slope rows and weights at the Gauss points (used by the pointwise
+    elements' range; per element EA, l, G, the coordinates of qf it depends on
+    (geo_col_ptr, geo_col: its nodes' free coordinates, or every modal one), the rows
+    R over them (e = R qf[col], row-major 12 x nc), and the slope rows and weights at
+    the Gauss points (used by the pointwise
     foreshortening of "huang-foreshortening")."""
     code, ptr = [], [0]
-    ea, length, gmat, dv, dw, weight, rows = [], [], [], [], [], [], []
+    ea, length, gmat, dv, dw, weight, rows, cols = [], [], [], [], [], [], [], []
     xg, wg = np.polynomial.legendre.leggauss(GAUSS_POINTS_GEOMETRIC)
     for b in beams:
         c = GEOMETRIC_CODES[b.geometric]
@@ -41,7 +43,10 @@ def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
                 ea.append(b.material.youngs_modulus * b.section.area)
                 length.append(l_e)
                 gmat.append(geometric_shape_matrix(l_e))
-                rows.append(element_rows(b, e, np.eye(12)).ravel())
+                full = element_rows(b, e, np.eye(12))
+                touched = np.flatnonzero(np.any(full != 0.0, axis=0))
+                cols.append(touched)
+                rows.append(full[:, touched].ravel())
                 slopes = [slope_rows(0.5 * (x + 1.0), l_e) for x in xg]
                 dv.append([s[0] for s in slopes])
                 dw.append([s[1] for s in slopes])
@@ -49,6 +54,8 @@ def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
         ptr.append(len(ea))
     row_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
     row_ptr[1:] = np.cumsum([r.size for r in rows])
+    col_ptr = np.zeros(len(cols) + 1, dtype=np.int64)
+    col_ptr[1:] = np.cumsum([len(c) for c in cols])
     npg = GAUSS_POINTS_GEOMETRIC
     return dict(
         geo_code=np.array(code, dtype=np.int64),
@@ -56,6 +63,8 @@ def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
         geo_ea=np.array(ea, dtype=float),
         geo_length=np.array(length, dtype=float),
         geo_gmat=np.array(gmat, dtype=float).reshape(-1, 12, 12),
+        geo_col_ptr=col_ptr,
+        geo_col=np.concatenate(cols).astype(np.int64) if cols else np.zeros(0, dtype=np.int64),
         geo_row_ptr=row_ptr,
         geo_row_data=np.concatenate(rows) if rows else np.zeros(0),
         geo_dv=np.array(dv, dtype=float).reshape(-1, npg, 12),

@@ -18,6 +18,7 @@ from .vocabulary import (
     CONSTRAINT_FORMULATIONS,
     FORMULATIONS,
     GROUND,
+    LINEAR_SOLVERS,
     NODE_DOFS,
     SOLVER_METHODS,
 )
@@ -386,7 +387,10 @@ class SolverSettings:
     and Zhang's projection onto the null space of the constraint matrix, bdf only).
     `rho_inf` in [0, 1] is the spectral radius at infinity of `galpha` (the amplitude
     factor per step of a mode its step does not resolve) and `fixed_step` (s), when
-    set, its constant step without error control."""
+    set, its constant step without error control. `linear_solver` (one of
+    LINEAR_SOLVERS) says how `bdf` and `galpha` store and factor their iteration
+    matrix: "dense", "banded" (the bordered band layout of a model with long beams,
+    flexmbs.model.band_layout) or "auto" (banded from a measured size on)."""
 
     method: str = "bdf"
     t_end: float = 1.0
@@ -397,6 +401,7 @@ class SolverSettings:
     constraints: str = "ggl"
     rho_inf: float = 0.9
     fixed_step: float | None = None
+    linear_solver: str = "auto"
 
     def with_changes(
         self,
@@ -409,6 +414,7 @@ class SolverSettings:
         constraints: str | None = None,
         rho_inf: float | None = None,
         fixed_step: float | None = None,
+        linear_solver: str | None = None,
     ) -> SolverSettings:
         """A validated copy with the given values changed (ModelError if bad)."""
         item = "solver"
@@ -428,6 +434,12 @@ class SolverSettings:
                 item,
                 "constraints",
             )
+        if linear_solver is not None and linear_solver not in LINEAR_SOLVERS:
+            raise ModelError(
+                f"expected one of {', '.join(LINEAR_SOLVERS)}, got {linear_solver!r}",
+                item,
+                "linear_solver",
+            )
         if rho_inf is not None:
             rho_inf = _scalar(rho_inf, item, "rho_inf", nonnegative=True)
             if rho_inf > 1.0:
@@ -446,6 +458,7 @@ class SolverSettings:
             max_step=self.max_step
             if max_step is None
             else _scalar(max_step, item, "max_step", positive=True),
+            linear_solver=self.linear_solver if linear_solver is None else linear_solver,
         )
 
 

@@ -152,6 +152,7 @@ _SOLVER = _Schema(
         "constraints": STRING,
         "rho_inf": NUMBER,
         "fixed_step": NUMBER,
+        "linear_solver": STRING,
     }
 )
 _OUTPUT = _Schema({"step": NUMBER, "vtk": BOOLEAN})

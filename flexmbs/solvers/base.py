@@ -50,7 +50,10 @@ class System:
     between difference Jacobians. `npositions` = nq > 0 says that y = [q, u, ...]
     with q' = u up to constraint terms (the positions of galpha's error test).
     `dae_elastic_columns` (with `dae_mass`) flags the speeds of elastic coordinates,
-    whose iteration-matrix columns the mass hook's elastic blocks supply."""
+    whose iteration-matrix columns the mass hook's elastic blocks supply.
+    `dae_layout` (pos, dims), with them: the bordered band layout in which the
+    driver stores and factors its iteration matrix (flexmbs.bordered_band; the
+    mass hook then writes that layout, and `dae_jacobian` is None)."""
     n: int
     rhs: object
     residual_kernel: object
@@ -66,6 +69,7 @@ class System:
     refresh: object = None
     npositions: int = 0
     dae_elastic_columns: np.ndarray | None = None
+    dae_layout: tuple | None = None
 
 
 class Integrator(ABC):
