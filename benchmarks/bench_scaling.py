@@ -43,12 +43,12 @@ from pathlib import Path
 import numba
 import numpy as np
 from peers import (
+    add_results_options,
     exudyn_h2,
     exudyn_tree,
     grouped,
     machine,
     printed_table,
-    add_results_options,
     sci,
     significant,
 )
@@ -69,7 +69,7 @@ H = 2e-3                                  # s, Exudyn's step (the issue's settin
 OUTPUT = 0.01                             # s
 ATOL_RATIO = 1e-2
 GALPHA_RTOLS = (1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2e-6, 1e-6)
-BDF_RTOLS = (1e-5, 1e-6, 1e-7, 1e-8)
+BDF_RTOLS = (1e-5, 1e-6, 1e-7)
 FIT_FROM = 10                             # the smallest H2 size in the fitted exponent
 
 FAMILIES = {
@@ -151,12 +151,12 @@ def run_exudyn(family, n, h, t_end):
 
 
 def accuracy(run, ref):
-    """The largest difference of any joint angle from the reference's (rad) over the
-    outputs both have."""
-    k = min(len(run["t"]), len(ref["t"]))
-    if not np.allclose(run["t"][:k], ref["t"][:k], atol=1e-9):
-        raise RuntimeError("output times differ from the reference's")
-    return float(np.abs(run["angles"][:k] - ref["angles"][:k]).max())
+    """The largest difference of any joint angle from the reference's (rad) at the
+    reference's outputs, the run's interpolated linearly (Exudyn records its sensors
+    at its own steps, which its step control may move off the output grid)."""
+    t = ref["t"][ref["t"] <= run["t"][-1] + 1e-12]
+    angles = np.column_stack([np.interp(t, run["t"], a) for a in np.asarray(run["angles"]).T])
+    return float(np.abs(angles - ref["angles"][:len(t)]).max())
 
 
 def fitted_exponent(sizes, values):

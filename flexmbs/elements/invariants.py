@@ -52,6 +52,7 @@ __all__ = [
 
 NODE_DOFS = 6  # u v w tx ty tz of a node, body axes (m, rad)
 GAUSS_POINTS_ALONG_AXIS = 4  # exact to degree 7; the integrands reach degree 6
+_LEGENDRE = np.polynomial.legendre.leggauss(GAUSS_POINTS_ALONG_AXIS)
 
 
 def _frozen_array(a, shape):
@@ -208,7 +209,7 @@ def element_invariants(node1, node2, reference, section, material, item=None):
     t = element_transformation(c)
     x1 = np.asarray(node1, dtype=float)
     rho, area, i_y, i_z = material.density, section.area, section.i_y, section.i_z
-    xg, wg = np.polynomial.legendre.leggauss(GAUSS_POINTS_ALONG_AXIS)
+    xg, wg = _LEGENDRE
     xis, wxs = 0.5 * (xg + 1.0), 0.5 * wg
 
     # channel k of a field f = f0 + y fy + z fz: (f0, fy, fz); weights rho l w (A, I_z, I_y)

@@ -7,20 +7,37 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ..elements.beam import element_length
+from ..elements.beam import element_frame, element_length, element_transformation
 from ..elements.geometric import (
     GAUSS_POINTS_GEOMETRIC,
     GEOMETRIC_CODES,
     geometric_shape_matrix,
     slope_rows,
 )
-from .sensor_tables import element_rows
 
 if TYPE_CHECKING:
+    from ..elements.modal import ModalBasis
     from .items import BeamBody
 
 __all__ = ["geometric_tables"]
+
+
+def _element_rows(
+    b: BeamBody, na: int, nb: int, free: dict[int, int], basis: ModalBasis | None
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """(cols, R): the elastic coordinates an element of b depends on and its rows over
+    them, e = R qf[cols] (12 x nc; element frame; `element_rows` for every column at
+    once): T on its nodes' free nodal coordinates, times the mode basis if reduced."""
+    t = element_transformation(element_frame(b.nodes[na], b.nodes[nb], b.reference))
+    nodal = np.array([free.get(6 * n + d, -1) for n in (na, nb) for d in range(6)])
+    keep = nodal >= 0
+    if basis is None:
+        return nodal[keep].astype(np.int64), t[:, keep]
+    full = t[:, keep] @ basis.vectors[nodal[keep]]
+    touched = np.flatnonzero(np.any(full != 0.0, axis=0))
+    return touched.astype(np.int64), full[:, touched]
 
 
 def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
@@ -38,15 +55,16 @@ def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
         c = GEOMETRIC_CODES[b.geometric]
         code.append(c)
         if c:
-            for e, (na, nb) in enumerate(b.connectivity):
+            basis = b.basis
+            free = {int(k): j for j, k in enumerate(b.free)}
+            for na, nb in b.connectivity:
                 l_e = element_length(b.nodes[na], b.nodes[nb])
                 ea.append(b.material.youngs_modulus * b.section.area)
                 length.append(l_e)
                 gmat.append(geometric_shape_matrix(l_e))
-                full = element_rows(b, e, np.eye(12))
-                touched = np.flatnonzero(np.any(full != 0.0, axis=0))
+                touched, r = _element_rows(b, na, nb, free, basis)
                 cols.append(touched)
-                rows.append(full[:, touched].ravel())
+                rows.append(r.ravel())
                 slopes = [slope_rows(0.5 * (x + 1.0), l_e) for x in xg]
                 dv.append([s[0] for s in slopes])
                 dw.append([s[1] for s in slopes])
