@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test docs clean
+.PHONY: setup run test docs wheel clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,19 +28,37 @@ COVERAGE_TESTS := tests/test_kinematics_dynamics.py tests/test_elements.py \
 	tests/test_sweep.py::test_parameters_and_cases
 COVERAGE_FLOOR := 28
 
-test: $(STAMP)
+# The viewer's tests drive the system's Chromium (Debian's package chromium; Playwright's
+# own browser downloads are not used): installed here when it is missing and apt-get can.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends chromium) >/dev/null 2>&1 && echo "installed chromium"; } \
+		|| echo "no chromium (apt-get install chromium): the viewer's browser tests are skipped"
+
+# Every kernel compiled once, in two processes, before the test workers load them (the
+# kernels the wheel carries, so `make wheel` and `make test` share them).
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/flexmbs precompile
 	FLEXMBS_COMPILE_ELSEWHERE=0 $(BIN)/python -m pytest -q -n auto
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m coverage run --source=flexmbs -m pytest -q \
 		-p no:cacheprovider $(COVERAGE_TESTS) -k "not test_reference_power_balance"
 	@printf "coverage of flexmbs without numba (%%): "
 	@$(BIN)/python -m coverage report --fail-under=$(COVERAGE_FLOOR) --format=total
 
+# A wheel carrying its kernels, compiled for a generic processor (flexmbs.kernel_cache).
+wheel: $(STAMP)
+	rm -rf build dist/flexmbs-*.whl
+	$(BIN)/python -m flexmbs.precompile --ship build/kernels
+	FLEXMBS_SHIP_KERNELS=build/kernels $(BIN)/python -m pip wheel --quiet --no-deps -w dist .
+	@ls dist/flexmbs-*.whl
+
 docs: $(STAMP)
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 	@echo "docs/_build/html/index.html"
 
 clean:
-	rm -rf $(VENV) results .pytest_cache docs/_build .coverage
+	rm -rf $(VENV) results .pytest_cache docs/_build .coverage build dist

@@ -37,8 +37,15 @@ import numpy as np
 from .config import jit_entry, jit_inline
 from .linalg import lu_factor, lu_solve
 
-__all__ = ["packed_size", "factor_size", "band_index", "bordered_band_factor",
-           "bordered_band_solve", "packed_from_dense", "dense_from_packed"]
+__all__ = [
+    "packed_size",
+    "factor_size",
+    "band_index",
+    "bordered_band_factor",
+    "bordered_band_solve",
+    "packed_from_dense",
+    "dense_from_packed",
+]
 
 
 def packed_size(dims):
@@ -93,10 +100,10 @@ def bordered_band_factor(g, dims, f, piv):
     o_ib = ni * w
     o_bi = o_ib + ni * nb
     o_bb = o_bi + nb * ni
-    fb = f[:ni * w3]
-    x = f[ni * w3:ni * w3 + ni * nb]
-    fbi = f[ni * w3 + ni * nb:ni * w3 + 2 * ni * nb]
-    s = f[ni * w3 + 2 * ni * nb:ni * w3 + 2 * ni * nb + nb * nb]
+    fb = f[: ni * w3]
+    x = f[ni * w3 : ni * w3 + ni * nb]
+    fbi = f[ni * w3 + ni * nb : ni * w3 + 2 * ni * nb]
+    s = f[ni * w3 + 2 * ni * nb : ni * w3 + 2 * ni * nb + nb * nb]
     for i in range(ni):
         for t in range(w):
             fb[i * w3 + t] = g[i * w + t]
@@ -132,40 +139,40 @@ def bordered_band_factor(g, dims, f, piv):
                 x[k * nb + c] = x[p * nb + c]
                 x[p * nb + c] = tmp
         inv = 1.0 / fb[k * w3 + kd]
-        rk = fb[k * w3 + kd + 1:k * w3 + kd + 1 + jend - k]
-        xk = x[k * nb:(k + 1) * nb]
+        rk = fb[k * w3 + kd + 1 : k * w3 + kd + 1 + jend - k]
+        xk = x[k * nb : (k + 1) * nb]
         for i in range(k + 1, last + 1):
             li = i * w3 + k - i + kd
             el = fb[li] * inv
             fb[li] = el
             if el != 0.0:
-                ri = fb[li + 1:li + 1 + jend - k]
+                ri = fb[li + 1 : li + 1 + jend - k]
                 for j in range(rk.shape[0]):
                     ri[j] -= el * rk[j]
-                xi = x[i * nb:(i + 1) * nb]
+                xi = x[i * nb : (i + 1) * nb]
                 for c in range(nb):
                     xi[c] -= el * xk[c]
     for i in range(ni - 1, -1, -1):
         jend = min(i + 2 * kd, ni - 1)
-        xi = x[i * nb:(i + 1) * nb]
+        xi = x[i * nb : (i + 1) * nb]
         for j in range(i + 1, jend + 1):
             u = fb[i * w3 + j - i + kd]
             if u != 0.0:
-                xj = x[j * nb:(j + 1) * nb]
+                xj = x[j * nb : (j + 1) * nb]
                 for c in range(nb):
                     xi[c] -= u * xj[c]
         inv = 1.0 / fb[i * w3 + kd]
         for c in range(nb):
             xi[c] *= inv
     for a in range(nb):
-        sa = s[a * nb:(a + 1) * nb]
+        sa = s[a * nb : (a + 1) * nb]
         for i in range(ni):
             v = fbi[a * ni + i]
             if v != 0.0:
-                xi = x[i * nb:(i + 1) * nb]
+                xi = x[i * nb : (i + 1) * nb]
                 for c in range(nb):
                     sa[c] -= v * xi[c]
-    code = lu_factor(s.reshape((nb, nb)), piv[ni:ni + nb])
+    code = lu_factor(s.reshape((nb, nb)), piv[ni : ni + nb])
     return 0 if code == 0 else ni + code
 
 
@@ -178,10 +185,10 @@ def bordered_band_solve(f, piv, dims, pos, b, v):
     kd = dims[2]
     n = ni + nb
     w3 = 3 * kd + 1
-    fb = f[:ni * w3]
-    x = f[ni * w3:ni * w3 + ni * nb]
-    fbi = f[ni * w3 + ni * nb:ni * w3 + 2 * ni * nb]
-    s = f[ni * w3 + 2 * ni * nb:ni * w3 + 2 * ni * nb + nb * nb]
+    fb = f[: ni * w3]
+    x = f[ni * w3 : ni * w3 + ni * nb]
+    fbi = f[ni * w3 + ni * nb : ni * w3 + 2 * ni * nb]
+    s = f[ni * w3 + 2 * ni * nb : ni * w3 + 2 * ni * nb + nb * nb]
     if pos.shape[0] == 0:
         for r in range(n):
             v[r] = b[r]
@@ -210,7 +217,7 @@ def bordered_band_solve(f, piv, dims, pos, b, v):
         for i in range(ni):
             acc += fbi[a * ni + i] * vi[i]
         vb[a] -= acc
-    lu_solve(s.reshape((nb, nb)), piv[ni:ni + nb], vb)
+    lu_solve(s.reshape((nb, nb)), piv[ni : ni + nb], vb)
     for i in range(ni):
         acc = 0.0
         for c in range(nb):

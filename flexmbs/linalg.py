@@ -7,8 +7,16 @@ import numpy as np
 
 from .config import jit, jit_entry, jit_inline
 
-__all__ = ["cross", "add_cross", "matvec3", "matmul3", "copy33", "cholesky_solve_in_place",
-           "lu_factor", "lu_solve"]
+__all__ = [
+    "cross",
+    "add_cross",
+    "matvec3",
+    "matmul3",
+    "copy33",
+    "cholesky_solve_in_place",
+    "lu_factor",
+    "lu_solve",
+]
 
 
 @jit
@@ -117,12 +125,12 @@ def lu_factor(a, piv):
                 ak[j] = ap[j]
                 ap[j] = tmp
         inv = 1.0 / a[k, k]
-        rk = a[k, k + 1:]
+        rk = a[k, k + 1 :]
         for i in range(k + 1, n):
             f = a[i, k] * inv
             a[i, k] = f
             if f != 0.0:
-                ri = a[i, k + 1:]
+                ri = a[i, k + 1 :]
                 for j in range(rk.shape[0]):
                     ri[j] -= f * rk[j]
     return 0

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -128,6 +129,9 @@ def test_each_bad_model_file_gets_one_line_naming_item_and_field(
         tmp_path, capsys, model, path, value, words):
     bad = tmp_path / "bad.toml"
     bad.write_text(toml_text(edited(shipped(model), path, value)))
+    for data in MODELS.glob(f"{model}.*"):  # a model's data files (a mesh) beside it
+        if data.suffix != ".toml":
+            shutil.copy(data, tmp_path / data.name)
     status, err = flexmbs(capsys, "run", bad, "-o", tmp_path / "out.h5", "-q")
     assert_one_clear_line(status, err, bad, words)
     assert not (tmp_path / "out.h5").exists()

@@ -29,8 +29,11 @@ from flexmbs.bordered_band import (
 )
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
-from flexmbs.dynamics.flexible_body import flexible_mass_matrix, flexible_moments, \
-    flexible_workspace
+from flexmbs.dynamics.flexible_body import (
+    flexible_mass_matrix,
+    flexible_moments,
+    flexible_workspace,
+)
 from flexmbs.dynamics.rigid_body import apply_body_mass
 from flexmbs.elements import material, round_tube_section
 from flexmbs.model import Constant, Model

@@ -5,12 +5,16 @@ Parameters: `PATH=v1,v2,...` (the values, TOML: numbers, strings, true/false) or
 `PATH=lo:hi:n` (n values from lo to hi, evenly spaced), PATH a dotted path of the model
 file as `--set` takes it. The cases are every combination (the first parameter
 varying slowest), case k written to `DIR/case_KKK.h5` with its values as --set
-overrides in the file. `DIR/summary.csv` has a row per case: its values, the run's
-status, steps, integration time (s), Huang's energy ratio (flexmbs.analysis.energy:
-max |E - E0| over the largest strain energy, or the relative drift of a rigid model),
-and the chosen outputs, each `NAME[:STAT]`: NAME a coordinate, a sensor (a column of a
+overrides in the file. `DIR/summary.csv` has a row per case: its values (as written
+on the command line, or the shortest decimal of a lo:hi:n value), the run's status,
+steps, integration time (s), Huang's energy ratio (flexmbs.analysis.energy: max
+|E - E0| over the largest strain energy, or the relative drift of a rigid model), the
+energy check's verdict (PASS or FAIL, `flexmbs energy`'s), with `verify` the
+convergence check's largest relative change and its verdict (flexmbs.convergence), and
+the chosen outputs, each `NAME[:STAT]`: NAME a coordinate, a sensor (a column of a
 larger one as `NAME[k]`) or `energy.COMPONENT`, STAT one of final (the default), max,
-min, maxabs, mean over the output times.
+min, maxabs, mean over the output times. `failed_cases` names the cases that did not
+pass: a run that failed, an energy check or a convergence check that failed.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ __all__ = [
     "run_case",
     "run_sweep",
     "format_summary",
+    "failed_cases",
     "STATISTICS",
 ]
 
@@ -48,7 +53,8 @@ STATISTICS = {
     "maxabs": lambda x: float(np.max(np.abs(x))),
     "mean": lambda x: float(np.mean(x)),
 }
-FIXED_COLUMNS = ["case", "status", "steps", "integration_s", "energy_ratio"]
+FIXED_COLUMNS = ["case", "status", "steps", "integration_s", "energy_ratio", "energy_check"]
+VERIFY_COLUMNS = ["convergence", "converged"]
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,8 @@ def parse_sweep_parameter(text: str) -> SweepParameter:
         if n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
             raise ModelError("expected finite lo and hi and n >= 1", item)
         values = [lo] if n == 1 else list(np.linspace(lo, hi, n))
-        return SweepParameter(path.strip(), tuple(_toml_text(float(v)) for v in values))
+        # the shortest decimal within 1e-12 of the range: 0.3, not 0.30000000000000004
+        return SweepParameter(path.strip(), tuple(_toml_text(float(f"{v:.12g}")) for v in values))
     out = []
     for raw in spec.split(","):
         raw = raw.strip()
@@ -146,9 +153,11 @@ def run_case(
     overrides: Sequence[str],
     out_path: str,
     summary: Sequence[str] = (),
+    verify: bool = False,
 ) -> dict[str, Any]:
-    """Run one case (the model file with the overrides) into `out_path`; its summary
-    row. Runs where the sweep sends it (a dask worker, or here)."""
+    """Run one case (the model file with the overrides) into `out_path`, with the
+    convergence check if `verify`; its summary row. Runs where the sweep sends it (a
+    dask worker, or here)."""
     from ..io.results import open_result
     from ..model.toml_reader import load_model
     from ..simulation import simulate
@@ -156,13 +165,15 @@ def run_case(
 
     try:
         model = load_model(model_path, overrides)
-        sim = simulate(model, out_path, history=False)
+        sim = simulate(model, out_path, history=verify, verify=verify)
     except FlexmbsError as exc:  # a row, not an exception to carry back from a worker
         return {
             "status": f"failed: {exc}",
             "steps": 0,
             "integration_s": math.nan,
             "energy_ratio": math.nan,
+            "energy_check": "n/a",
+            **({"convergence": math.nan, "converged": "n/a"} if verify else {}),
             **{spec: math.nan for spec in summary},
         }
     result = open_result(out_path)
@@ -175,7 +186,13 @@ def run_case(
         "steps": int(sim.statistics.get("nsteps", 0)),
         "integration_s": float(sim.statistics.get("wall_time", math.nan)),
         "energy_ratio": math.nan if value is None else float(value),
+        "energy_check": ("PASS" if balance["passed"] else "FAIL") if balance else "n/a",
     }
+    if verify:
+        conv = sim.convergence
+        worst = conv.worst if conv is not None else None
+        row["convergence"] = math.nan if worst is None else worst.relative
+        row["converged"] = "PASS" if conv is not None and conv.passed else "FAIL"
     for spec in summary:
         row[spec] = _output(result, spec)
     return row
@@ -201,9 +218,11 @@ def run_sweep(
     summary: Iterable[str] = (),
     executor: Executor | None = None,
     log: Callable[[str], object] | None = None,
+    verify: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every case of the sweep (the module docstring) on `executor` (None: here,
-    one after another) and write DIR/summary.csv; the rows, in case order."""
+    one after another), each with the convergence check if `verify`, and write
+    DIR/summary.csv; the rows, in case order."""
     from ..model.toml_reader import load_model
 
     summary = list(summary)
@@ -218,7 +237,7 @@ def run_sweep(
     case_overrides = [list(overrides) + case for case in cases]
     model_file = os.fspath(model_path)
     if executor is None:
-        rows = [run_case(model_file, o, p, summary) for o, p in zip(case_overrides, paths)]
+        rows = [run_case(model_file, o, p, summary, verify) for o, p in zip(case_overrides, paths)]
     else:
         if log:
             log("warming the kernel cache on one worker")
@@ -230,6 +249,7 @@ def run_sweep(
                 case_overrides,
                 paths,
                 [summary] * len(cases),
+                [verify] * len(cases),
             )
         )
     table = []
@@ -241,6 +261,23 @@ def run_sweep(
         writer.writeheader()
         writer.writerows(table)
     return table
+
+
+def failed_cases(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(case, why) of every case that did not pass: its run failed, its energy check
+    failed, or its convergence check (with verify) failed."""
+    out = []
+    for r in rows:
+        why = []
+        if r["status"] != "finished":
+            why.append(f"the run {r['status']}")
+        if r.get("energy_check") == "FAIL":
+            why.append("the energy check failed")
+        if r.get("converged") == "FAIL":
+            why.append(f"the convergence check failed ({_cell(r.get('convergence'))})")
+        if why:
+            out.append((str(r["case"]), "; ".join(why)))
+    return out
 
 
 def _cell(value: object) -> str:

@@ -33,6 +33,7 @@ def shape_of_result(
 ) -> DeformedShape:
     """The DeformedShape of the run that wrote `result`: its model (the text in the file,
     or `model`) compiled as the run compiled it."""
+    settings = result.solver.get("settings") or {}
     if model is None:
         if not result.model_text:
             raise ResultFileError(
@@ -43,8 +44,8 @@ def shape_of_result(
             result.model_text,
             source=f"{result.path} (its model)",
             overrides=result.model_overrides,
+            base=str(settings.get("model_folder") or "") or None,
         )
-    settings = result.solver.get("settings") or {}
     absolute = settings.get("formulation") == "absolute"
     cm = compile_absolute(model) if absolute else compile_model(model)
     if list(cm.coordinate_names) != list(result.coordinate_names):

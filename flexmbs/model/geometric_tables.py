@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,6 +19,7 @@ from ..elements.geometric import (
 
 if TYPE_CHECKING:
     from ..elements.modal import ModalBasis
+    from .fe_body import FeBody
     from .items import BeamBody
 
 __all__ = ["geometric_tables"]
@@ -40,7 +41,7 @@ def _element_rows(
     return touched.astype(np.int64), full[:, touched]
 
 
-def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
+def geometric_tables(beams: Sequence[BeamBody | FeBody]) -> dict[str, np.ndarray]:
     """dict of the ModelArrays fields geo_* for the flexible bodies `beams` (a list of
     BeamBody, in the order of the flexible tables): per body its option code and its
     elements' range; per element EA, l, G, the coordinates of qf it depends on
@@ -51,10 +52,11 @@ def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
     code, ptr = [], [0]
     ea, length, gmat, dv, dw, weight, rows, cols = [], [], [], [], [], [], [], []
     xg, wg = np.polynomial.legendre.leggauss(GAUSS_POINTS_GEOMETRIC)
-    for b in beams:
-        c = GEOMETRIC_CODES[b.geometric]
+    for body in beams:
+        c = GEOMETRIC_CODES[body.geometric]
         code.append(c)
-        if c:
+        if c:  # a beam: finite-element bodies have no geometric stiffness
+            b = cast("BeamBody", body)
             basis = b.basis
             free = {int(k): j for j, k in enumerate(b.free)}
             for na, nb in b.connectivity:

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..elements.damping import modal_damping_matrix
+from .fe_body import FeBody
 
 if TYPE_CHECKING:
     from ..elements.invariants import BlockInvariants, Invariants
@@ -44,7 +45,7 @@ __all__ = ["invariant_tables", "body_kernel_blocks", "body_block_matrix"]
 
 
 def _body_blocks(
-    b: BeamBody,
+    b: BeamBody | FeBody,
 ) -> list[
     tuple[
         NDArray[np.int64],
@@ -53,8 +54,9 @@ def _body_blocks(
         NDArray[np.float64] | None,
     ]
 ]:
-    """(dofs, ss, K, D) of each block of beam b (None: no part), D = alpha K + beta M_ff
-    per block, and the modal damping as a block of its own."""
+    """(dofs, ss, K, D) of each block of flexible body b (None: no part), D = alpha K +
+    beta M_ff per block, and the modal damping (and a finite-element body's modal file's
+    own damping) as a block of its own on all its coordinates."""
     inv = b.invariants
     out: list[
         tuple[
@@ -68,11 +70,15 @@ def _body_blocks(
         mff = block.ss[0, 0] + block.ss[1, 1] + block.ss[2, 2]
         d = b.alpha * block.stiffness + b.beta * mff
         out.append((block.dofs, block.ss, block.stiffness, d if np.any(d) else None))
+    extra = np.zeros((b.nf, b.nf))
     if b.modal_damping is not None:
-        d = modal_damping_matrix(
+        extra += modal_damping_matrix(
             inv.stiffness, inv.mass_matrix(), b.modal_damping, f'body "{b.name}"'
         )
-        out.append((np.arange(b.nf, dtype=np.int64), None, None, d))
+    if isinstance(b, FeBody) and b.basis.damping is not None:  # its modal file's own
+        extra += b.basis.damping
+    if np.any(extra):
+        out.append((np.arange(b.nf, dtype=np.int64), None, None, extra))
     return out
 
 
@@ -128,7 +134,7 @@ def _block_tables(
     return out
 
 
-def invariant_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
+def invariant_tables(beams: Sequence[BeamBody | FeBody]) -> dict[str, np.ndarray]:
     """dict of the ModelArrays fields flex_mass ... block_d (module text) for the
     flexible bodies `beams`, in the order of the flexible tables."""
     f64, i64 = np.float64, np.int64

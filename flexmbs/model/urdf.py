@@ -43,7 +43,7 @@ from ..errors import FlexmbsError
 from .description import GROUND, Model
 from .toml_reader import loads_model
 
-__all__ = ["urdf_model_text", "load_urdf", "UrdfError", "DEFAULT_GRAVITY"]
+__all__ = ["urdf_model_text", "load_urdf", "read_urdf", "UrdfError", "DEFAULT_GRAVITY"]
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 JOINT_TYPES = {
@@ -110,7 +110,8 @@ def _flexible_specs(specs: Sequence[str]) -> dict[str, _Flexible]:
     return out
 
 
-def _read(path: str | os.PathLike[str]) -> Any:
+def read_urdf(path: str | os.PathLike[str]) -> Any:
+    """The robot of the URDF `path` (yourdfpy's Robot: links, joints, materials)."""
     try:
         import yourdfpy
     except ImportError:
@@ -178,7 +179,7 @@ def urdf_model_text(
     name: str | None = None,
 ) -> str:
     """The flexmbs model file (TOML text) of the URDF `path` (the module docstring)."""
-    robot = _read(path)
+    robot = read_urdf(path)
     flex = _flexible_specs(flexible)
     links = {link.name: link for link in robot.links}
     children = {j.child for j in robot.joints}
@@ -228,6 +229,7 @@ def urdf_model_text(
     lines = [
         f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
         "# joints as the URDF gives them (links fixed to a moving link merged into it).",
+        f"# urdf: {Path(path).resolve()}",
         "",
         "[model]",
         f"name = {_key(name or Path(path).stem)}",

@@ -53,7 +53,20 @@ class System:
     whose iteration-matrix columns the mass hook's elastic blocks supply.
     `dae_layout` (pos, dims), with them: the bordered band layout in which the
     driver stores and factors its iteration matrix (flexmbs.bordered_band; the
-    mass hook then writes that layout, and `dae_jacobian` is None)."""
+    mass hook then writes that layout, and `dae_jacobian` is None).
+
+    `error_test` (bool, size n, or None: every differential component) marks the
+    components in `bdf`'s local error test (flexmbs.simulation leaves out the elastic
+    speeds of damped flexible bodies: docs/explanation/bdf.md, "The error test").
+
+    Discontinuities (flexmbs.solvers.events): `breakpoints` (sorted times, s) where
+    the forces jump or kink in time; `set_segment(t_start, t_end)` makes the
+    residual hold the pieces in force on that segment; `switches(t, y, args, out)`
+    (a numba kernel, args as for dae_residual) writes `nswitch` switch functions
+    whose sign changes are state events, and `switched(t, y, g)` sets the discrete
+    state for the side each function is on (g: their values just after the
+    crossing). `bdf` and `galpha` honour them; the other integrators step over the
+    discontinuities as they come."""
     n: int
     rhs: object
     residual_kernel: object
@@ -70,6 +83,12 @@ class System:
     npositions: int = 0
     dae_elastic_columns: np.ndarray | None = None
     dae_layout: tuple | None = None
+    error_test: np.ndarray | None = None
+    breakpoints: np.ndarray | None = None
+    set_segment: object = None
+    switches: object = None
+    nswitch: int = 0
+    switched: object = None
 
 
 class Integrator(ABC):
