@@ -22,9 +22,8 @@ the tangent grows with the number of elements.
 
 from ..config import jit
 
-__all__ = ["geometric_elastic_forces", "geometric_tangent_stiffness",
-           "geometric_element_tangent", "element_mean_slope_square", "CONSISTENT",
-           "HUANG_AXIAL", "HUANG_FORESHORTENING"]
+__all__ = ["geometric_elastic_forces", "geometric_element_tangent", "element_mean_slope_square",
+           "CONSISTENT", "HUANG_AXIAL", "HUANG_FORESHORTENING"]
 
 NONE, CONSISTENT, HUANG_AXIAL, HUANG_FORESHORTENING = 0, 1, 2, 3  # GEOMETRIC_CODES
 
@@ -171,25 +170,3 @@ def geometric_element_tangent(code, j, ea, length, gmat, col_ptr, col, row_ptr, 
             for c2 in range(12):
                 x += ke[a, c2] * r[c2 * nc + b]
             kr[a, b] = x
-
-
-@jit
-def geometric_tangent_stiffness(code, first, last, ea, length, gmat, col_ptr, col,
-                                row_ptr, row_data, dv, dw, weight, qf, out, scratch, kr):
-    """Adds the tangent stiffness -dQ/dqf of the geometric forces of elements
-    first..last-1 (option `code`) at qf to out (nf, nf): per element R^T K_e R on its
-    coordinates (`geometric_element_tangent`). scratch (16, 12), kr (12, >= nc)."""
-    if code == NONE:
-        return
-    for j in range(first, last):
-        geometric_element_tangent(code, j, ea, length, gmat, col_ptr, col, row_ptr,
-                                  row_data, dv, dw, weight, qf, scratch, kr)
-        r = row_data[row_ptr[j]:row_ptr[j + 1]]
-        cj = col[col_ptr[j]:col_ptr[j + 1]]
-        nc = cj.shape[0]
-        for b in range(nc):
-            for b2 in range(nc):
-                x = 0.0
-                for a in range(12):
-                    x += r[a * nc + b2] * kr[a, b]
-                out[cj[b2], cj[b]] += x
