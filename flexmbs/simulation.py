@@ -52,6 +52,7 @@ from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
 from .solvers.kernel_call import KernelCall
+from .solvers.linear_choice import banded_iteration_matrix
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
 __all__ = [
@@ -72,7 +73,7 @@ PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
 OUTPUT_BATCH = 20_000  # output rows asked of the integrator at once (bounds the memory)
 
 
-def build_system(cm, constraints="ggl", formulation="joint"):
+def build_system(cm, constraints="ggl", formulation="joint", linear_solver="auto"):
     """The System (ODE right-hand side and residual) of a compiled model. A tree: in
     the joint-coordinate or the Order-N `formulation`. With cut joints or rolling
     contacts: the stabilised index-2 residual (docs/explanation/formulation.md section 5), the
@@ -136,8 +137,15 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     if cm.nq == 0:
         dae_mass = None  # every coordinate driven: no rows after eliminated positions
     elastic = _elastic_speed_columns(cm) if dae_mass is not None else None
+    jacobian, layout = _system.dae_work_column, None
     if elastic is not None:
         dae_mass = _system.dae_mass_elastic_block
+        if banded_iteration_matrix(m.lin_dims, linear_solver):
+            # the works' columns are cj A from the mass hook, like the elastic ones
+            layout, jacobian = (m.lin_pos, m.lin_dims), None
+            dae_mass = _system.dae_mass_elastic_banded
+            elastic = elastic.copy()
+            elastic[2 * cm.nq :] = True
     derivative_call = KernelCall(derivative, (m, ws), n, 1)
 
     def rhs(t, y):
@@ -151,12 +159,13 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         ws=ws,
         algebraic=np.zeros(n, dtype=bool),
         dae_residual=dae_residual,
-        dae_jacobian=_system.dae_work_column,
-        dae_jacobian_columns=columns,
+        dae_jacobian=jacobian,
+        dae_jacobian_columns=None if jacobian is None else columns,
         second_order=cm.nq,
         dae_mass=dae_mass,
         npositions=cm.nq,
         dae_elastic_columns=elastic,
+        dae_layout=layout,
     )
     return _with_discontinuities(cm, system)
 
@@ -180,7 +189,8 @@ def _error_test(cm, n):
     m = cm.arrays
     test = np.ones(n, dtype=bool)
     for k, (q0, nf) in enumerate(zip(m.flex_q, m.flex_nf)):
-        if np.any(m.flex_d[m.flex_ptr[k, 3] : m.flex_ptr[k + 1, 3]] != 0.0):
+        blocks = m.block_d_ptr[m.flex_block_ptr[k]], m.block_d_ptr[m.flex_block_ptr[k + 1]]
+        if np.any(m.block_d[blocks[0] : blocks[1]] != 0.0):  # its blocks' D
             test[cm.nq + q0 : cm.nq + q0 + nf] = False
     return None if test.all() else test
 
@@ -745,7 +755,7 @@ def _simulate(
                 f'"{method}" runs without'
             )
     projection = report is not None and s.constraints == "projection"
-    system = build_system(cm, s.constraints, s.formulation)
+    system = build_system(cm, s.constraints, s.formulation, s.linear_solver)
     y0 = cm.initial_state()
     if projection:
         y0, _ = _projection.projection_start(cm, system, t0, y0)

@@ -45,6 +45,7 @@ BAD_MODELS = [
     (CH, "solver.rho_inf", 1.5, ["solver", "rho_inf"]),
     (CH, "solver.rho_inf", -0.1, ["solver", "rho_inf"]),
     (CH, "solver.fixed_step", -1e-3, ["solver", "fixed_step"]),
+    (CH, "solver.linear_solver", "sparse", ["solver", "linear_solver"]),
     (CH, "output.step", 0.0, ["output", "step"]),
     (CH, "output.step", -0.01, ["output", "step"]),
     (CH, "output.step", NAN, ["output", "step"]),

@@ -254,6 +254,8 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_rolling_disk.py", "rolling_disk.json", "guides/rolling-contacts.md"),
     ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
     ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
+    ("bench_scaling.py", "scaling.json", "explanation/performance.md"),
+    ("bench_scaling.py", "scaling_profile.json", "explanation/performance.md"),
     ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
     ("bench_error_test.py", "error_test.json", "explanation/bdf.md"),

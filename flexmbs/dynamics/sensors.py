@@ -9,9 +9,10 @@ import math
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
+from .flexible_body import block_quadratic_form
 from .geometric import element_mean_slope_square, geometric_elastic_forces
 from .reactions import accelerations, tree_joint_reaction
-from .system import flexible_arrays
+from .system import k_blocks
 
 __all__ = ["REACTION_SENSOR_FIRST", "REACTION_SENSOR_LAST", "reaction_sensor_values",
            "sensor_values"]
@@ -166,23 +167,20 @@ def reaction_sensor_values(m, ws, t, works, out):
 
 @jit
 def body_strain_energy(m, ws, k):
-    """U = qf^T K qf / 2 of flexible body k at ws.q, plus the geometric stiffness' U3
-    and U4 when it has one (J; docs/explanation/formulation.md section 6)."""
-    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+    """U = qf^T K qf / 2 of flexible body k at ws.q (element by element, over its
+    blocks of K), plus the geometric stiffness' U3 and U4 when it has one (J;
+    docs/explanation/formulation.md section 6)."""
+    nf = m.flex_nf[k]
     q0 = m.flex_q[k]
-    u = 0.0
-    for i in range(nf):
-        x = 0.0
-        for j in range(nf):
-            x += kff[i, j] * ws.q[q0 + j]
-        u += 0.5 * ws.q[q0 + i] * x
+    qf = ws.q[q0:q0 + nf]
+    u = 0.5 * block_quadratic_form(k_blocks(m, k), qf)
     if m.geo_code[k] != 0:
         unused = ws.flex_vec[:nf]
         unused[:] = 0.0
         u3, u4 = geometric_elastic_forces(
             m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea, m.geo_length,
-            m.geo_gmat, m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw, m.geo_weight,
-            ws.q[q0:q0 + nf], unused, ws.geo_scratch)
+            m.geo_gmat, m.geo_col_ptr, m.geo_col, m.geo_row_ptr, m.geo_row_data, m.geo_dv,
+            m.geo_dw, m.geo_weight, qf, unused, ws.geo_scratch)
         u += u3 + u4
     return u
 
@@ -254,8 +252,9 @@ def sensor_values(m, ws, t, works, out):
                 fk = m.body_flex[m.sensor_body[k]]
                 q0 = m.flex_q[fk]
                 out[o] += m.sensor_geo_coef[k] * 0.5 * element_mean_slope_square(
-                    m.sensor_geo[k], m.geo_length, m.geo_gmat, m.geo_row_ptr,
-                    m.geo_row_data, ws.q[q0:q0 + m.flex_nf[fk]], ws.geo_scratch)
+                    m.sensor_geo[k], m.geo_length, m.geo_gmat, m.geo_col_ptr, m.geo_col,
+                    m.geo_row_ptr, m.geo_row_data, ws.q[q0:q0 + m.flex_nf[fk]],
+                    ws.geo_scratch)
             continue
         _frame_of(ws, m.sensor_frame[k], af, rf)
         if kind == 12:

@@ -989,6 +989,7 @@ class Model:
         rho_inf: float | None = None,
         fixed_step: float | None = None,
         methods: dict[str, dict[str, float]] | None = None,
+        linear_solver: str | None = None,
     ) -> None:
         """Change the integration settings (see SolverSettings). `rtol` and `atol` are
         the settings of `method` (or of the method already set); `methods` holds other
@@ -1005,6 +1006,7 @@ class Model:
             rho_inf,
             fixed_step,
             methods,
+            linear_solver,
         )
 
     def set_output(self, step: float | None = None, vtk: bool | None = None) -> None:

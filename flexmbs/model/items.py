@@ -18,6 +18,7 @@ from .vocabulary import (
     CONSTRAINT_FORMULATIONS,
     FORMULATIONS,
     GROUND,
+    LINEAR_SOLVERS,
     NODE_DOFS,
     SOLVER_METHODS,
 )
@@ -412,7 +413,11 @@ class SolverSettings:
     Each method keeps its own tolerances: `given` holds, per method, the fields given
     for it (method_fields); `rtol` and `atol` are those of `method`, or its
     default_tolerances where none were given. Changing the method takes the new
-    method's own, never the old one's."""
+    method's own, never the old one's.
+
+    `linear_solver` (one of LINEAR_SOLVERS) says how `bdf` and `galpha` store and factor
+    their iteration matrix: "dense", "banded" (the bordered band layout of a model with
+    long beams, flexmbs.model.band_layout) or "auto" (banded from a measured size on)."""
 
     method: str = "bdf"
     t_end: float = 1.0
@@ -423,6 +428,7 @@ class SolverSettings:
     constraints: str = "ggl"
     rho_inf: float = 0.9
     fixed_step: float | None = None
+    linear_solver: str = "auto"
     given: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
 
     @property
@@ -442,6 +448,7 @@ class SolverSettings:
         rho_inf: float | None = None,
         fixed_step: float | None = None,
         methods: dict[str, dict[str, float]] | None = None,
+        linear_solver: str | None = None,
     ) -> SolverSettings:
         """A validated copy with the given values changed (ModelError if bad). `rtol`
         and `atol` are the settings of the method the copy runs (`method`, or this
@@ -463,6 +470,12 @@ class SolverSettings:
                 f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got {constraints!r}",
                 item,
                 "constraints",
+            )
+        if linear_solver is not None and linear_solver not in LINEAR_SOLVERS:
+            raise ModelError(
+                f"expected one of {', '.join(LINEAR_SOLVERS)}, got {linear_solver!r}",
+                item,
+                "linear_solver",
             )
         run = self.method if method is None else method
         per = self.per_method
@@ -507,6 +520,7 @@ class SolverSettings:
             if max_step is None
             else _scalar(max_step, item, "max_step", positive=True),
             given=tuple((m, tuple(sorted(f.items()))) for m, f in sorted(per.items()) if f),
+            linear_solver=self.linear_solver if linear_solver is None else linear_solver,
         )
 
     def summary(self) -> str:

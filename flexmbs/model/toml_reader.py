@@ -153,6 +153,7 @@ _SOLVER = _Schema(
         "rho_inf": NUMBER,
         "fixed_step": NUMBER,
         **{method: TABLE for method in SOLVER_METHODS},  # [solver.galpha]: its own settings
+        "linear_solver": STRING,
     }
 )
 _SOLVER_METHOD = {m: _Schema({f: NUMBER for f in method_fields(m)}) for m in SOLVER_METHODS}

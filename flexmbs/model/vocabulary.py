@@ -46,6 +46,8 @@ SOLVER_METHODS = ("bdf", "galpha", "ida", "scipy-radau", "scipy-bdf", "dop853", 
 # docs/explanation/formulation.md sections 5 and 10; Schwab 2009
 FORMULATIONS = ("joint", "order-n", "absolute")
 CONSTRAINT_FORMULATIONS = ("ggl", "projection")
+# how bdf and galpha store and factor their iteration matrix (flexmbs.solvers.linear_choice)
+LINEAR_SOLVERS = ("auto", "dense", "banded")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
 AXIS_NORM_MIN = 1e-12  # an axis shorter than this is zero

@@ -122,7 +122,7 @@ class BdfIntegrator(Integrator):
                    second_order=system.second_order, mass=system.dae_mass,
                    elastic_columns=system.dae_elastic_columns, h_max=max_step,
                    h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
-                   calc_ic=False, index2=index2,
+                   calc_ic=False, index2=index2, layout=system.dae_layout,
                    h0=INDEX2_FIRST_STEP * (end - t) if index2 else None,
                    error_test=system.error_test, **self._driver_options())
 
@@ -259,6 +259,6 @@ class GalphaIntegrator(BdfIntegrator):
             second_order=system.second_order, mass=system.dae_mass,
             elastic_columns=system.dae_elastic_columns, h_max=max_step,
             h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
-            index2=index2, h0=h0, positions=system.npositions,
+            index2=index2, h0=h0, positions=system.npositions, layout=system.dae_layout,
             fixed_step=(None if fixed_step is None else min(fixed_step, end - t)),
             **self._driver_options())
