@@ -45,6 +45,7 @@ from .kinematics.timefunctions import evaluate_time_function
 from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings
+from .model.drive_tables import electrical_state_names
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
@@ -92,7 +93,7 @@ def _constrained_system(cm, projection):
     m = cm.arrays
     n = cm.nstate
     algebraic = np.zeros(n, dtype=bool)  # the multipliers, after q, u and the works
-    algebraic[2 * cm.nq + 1 + cm.nactuators :] = True
+    algebraic[2 * cm.nq + cm.nworks :] = True
     system = System(
         n=n,
         rhs=None,
@@ -172,9 +173,9 @@ def _tree_system(cm, formulation):
 def _with_discontinuities(cm, system):
     """The system's breakpoints (the times where a time function of the model jumps
     or kinks), its segment hook (the piece of each time function in force on a
-    segment: ws.segment_time) and the actuators' torque limits as switch functions
-    (flexmbs.dynamics.switches; ws.act_branch), for the integrators' events
-    (flexmbs.solvers.events)."""
+    segment: ws.segment_time) and its switch functions (flexmbs.dynamics.switches:
+    the actuators' torque limits, the DC motors' limits, the joint stops; the branch
+    of each held in ws), for the integrators' events (flexmbs.solvers.events)."""
     m, ws = cm.arrays, system.ws
     system.breakpoints = time_function_breakpoints(m.tf_kind, m.tf_ptr, m.tf_data)
 
@@ -187,7 +188,7 @@ def _with_discontinuities(cm, system):
     if nswitch:
 
         def switched(t, y, g):
-            ws.act_branch[:] = _switches.actuator_branches(g)
+            _switches.set_branches(m, ws, t, y, g)
 
         system.switches = _switches.dae_switch_values
         system.nswitch = nswitch
@@ -398,11 +399,15 @@ class Simulation:
 
 def state_rest_names(cm):
     """Names of the state's columns after q and u: W_nc, each actuator's work
-    W_<actuator>, then lambda_<row> and mu_<row> of each active constraint row."""
+    W_<actuator>, the DC motors' electrical states (W_source_<actuator>,
+    W_resistive_<actuator>, i_<actuator>), then lambda_<row> and mu_<row> of each
+    active constraint row."""
     rows = range(cm.nconstraints)
+    actuators = getattr(cm.model, "actuators", {})
     return (
         ["W_nc"]
-        + [f"W_{a}" for a in getattr(cm.model, "actuators", {})]
+        + [f"W_{a}" for a in actuators]
+        + electrical_state_names(actuators.values())
         + [f"lambda_{k}" for k in rows]
         + [f"mu_{k}" for k in rows]
     )

@@ -87,6 +87,7 @@ class BdfIntegrator(Integrator):
         self.restarts = 0
         self.breakpoints_passed = 0
         self.switch_events = []  # (t, indices of the switch functions crossed)
+        self.input_restarts = 0  # restart_at calls: the inputs changed
         self._refresh_due = False
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
@@ -172,6 +173,44 @@ class BdfIntegrator(Integrator):
         self._restart(t_star, y_star, np.where(crossed, side, g_star), behind=t_star)
         return self._outputs_behind(t_out, y_out, n)
 
+    def set_breakpoints(self, times):
+        """The system's breakpoints from now on (s; the laws of the model changed:
+        an input port set aside its law, flexmbs.model.ports)."""
+        self._breakpoints = np.unique(np.asarray(times, dtype=float))
+
+    def restart_at(self, t, y, t_end=None):
+        """Go on from the state y at time t (s), which the outputs reached, as from a
+        breakpoint: the forces jumped there (an input of the model changed: the
+        forces, not their derivatives, so the driver starts again in place with its
+        iteration matrix) or the run goes on to a later `t_end` (s). The steps the
+        integrator took beyond t are forgotten."""
+        if t_end is not None:
+            if not t_end > t:
+                raise ValueError(f"t_end must be after t = {t}, got {t_end}")
+            self.t_end = float(t_end)
+        y = np.asarray(y, dtype=float)
+        self.status, self.message = "running", ""
+        self.t, self.y = float(t), y.copy()
+        self._behind = None
+        self._refresh_due = False
+        self.input_restarts += 1
+        system = self.system
+        self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
+        if system.set_segment is not None:
+            system.set_segment(t, self._segment_end)
+        g = None
+        if system.nswitch:
+            g = self._switch_values(t, y)
+            if system.switched is not None:
+                system.switched(t, y, g)
+        self._restart_driver(t, y, system.rhs(t, y))
+        if g is not None:
+            self._bdf.set_switch_reference(g)
+
+    def _restart_driver(self, t, y, yp):
+        """The driver started again in place from (t, y, y') to the segment's end."""
+        self._bdf.restart(t, y, yp, self._segment_end, keep_matrix=True)
+
     def _outputs_behind(self, t_out, y_out, n):
         """Outputs from y_out[n] on that lie within the last step of the driver
         before a restart (up to where it ended or the crossing it stopped for), from
@@ -245,6 +284,8 @@ class BdfIntegrator(Integrator):
         if self.restarts:
             stats["restarts"] = self.restarts
         stats["breakpoints"] = self.breakpoints_passed
+        if self.input_restarts:
+            stats["input_restarts"] = self.input_restarts
         stats["switch_events"] = len(self.switch_events)
         stats["wall_time"] = self.wall_time
         return stats
@@ -262,6 +303,11 @@ class GalphaIntegrator(BdfIntegrator):
                  rho_inf=RHO_INF, fixed_step=None):
         self._galpha = (rho_inf, fixed_step)
         super().__init__(system, t0, y0, t_end, rtol, atol, max_step)
+
+    def _restart_driver(self, t, y, yp):
+        fixed_step = self._galpha[1]
+        self._bdf.restart(t, y, yp, self._segment_end, keep_matrix=True,
+                          fixed_step=fixed_step)
 
     def _start(self, t, y, yp):
         system = self.system
