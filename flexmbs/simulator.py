@@ -44,11 +44,15 @@ from .simulation import (
     result_settings,
     start_state,
 )
+from .solvers.typed_call import TypedCall
 
 __all__ = ["Simulator", "IntegrationFailed", "STEPPING_METHODS", "ROWS_PER_BATCH"]
 
 STEPPING_METHODS = ("bdf", "galpha")
 """The integrators that restart where an input changes (flexmbs.solvers.events)."""
+
+TIME_SLACK = 64 * np.finfo(float).eps
+"""A step's end within this (relative) of the integrator's horizon is the horizon."""
 
 ROWS_PER_BATCH = 256
 """Steps whose rows are gathered before they go to the result file (and its watches):
@@ -131,6 +135,8 @@ class Simulator:
         self._recorder = OutputRecorder(cm, writer, self.keep, self.log)
         self._ws = self._recorder.ws
         self._reactions = has_reaction_sensors(cm.arrays)
+        self._kinematic_outputs = TypedCall(kinematic_outputs)
+        self._reaction_outputs = TypedCall(reaction_outputs)
         self._energy = np.zeros((1, len(ENERGY_COMPONENTS)))
         self._sensor = np.zeros((1, cm.nsensor_values))
         self._t1 = np.zeros(1)
@@ -153,11 +159,11 @@ class Simulator:
     def _output(self):
         """The energies and sensors at the current state, and its row for the file."""
         self._t1[0] = self.time
-        y = self._y[None, :]
+        y = np.ascontiguousarray(self._y, dtype=float)[None, :]
         m = self._run.cm.arrays
-        kinematic_outputs(m, self._ws, self._t1, y, self._energy, self._sensor)
+        self._kinematic_outputs(m, self._ws, self._t1, y, self._energy, self._sensor)
         if self._reactions:
-            reaction_outputs(m, self._ws, self._t1, y, self._sensor)
+            self._reaction_outputs(m, self._ws, self._t1, y, self._sensor)
         k = self._nrows
         t, ys, es, ss = self._rows
         t[k] = self.time
@@ -191,10 +197,12 @@ class Simulator:
         if not 0.0 < dt < np.inf:
             raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
         t_new = self.time + dt
+        if abs(t_new - self._horizon) <= TIME_SLACK * max(abs(t_new), dt):
+            t_new = self._horizon  # a sum of steps that means the horizon (round-off)
         restart = self._set_inputs(inputs) if inputs else False
         if t_new > self._horizon:
             self._horizon = max(t_new, self.time + self._run.settings.t_end)
-            self._integ.restart_at(self.time, self._y, self._horizon)
+            self._integ.restart_at(self.time, self._y, self._horizon, restart)
         elif restart:
             self._integ.restart_at(self.time, self._y)
         self._t1[0] = t_new

@@ -135,6 +135,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
+    ("bench_control_loop.py", "control_loop.json", "guides/control.md"),
 ]
 
 

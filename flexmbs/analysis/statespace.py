@@ -39,9 +39,18 @@ from ..model.ports import hold_value
 
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
-    from .linearize import Linearization
 
-__all__ = ["StateSpaceMatrices", "state_space_matrices", "to_statespace", "port_values"]
+Linearization = Any
+"""A flexmbs.analysis.linearize.Linearization (not imported: that module imports this
+one for its to_statespace)."""
+
+__all__ = [
+    "StateSpaceMatrices",
+    "state_space_matrices",
+    "to_statespace",
+    "signal_name",
+    "port_values",
+]
 
 FD_STEP = np.finfo(float).eps ** (1.0 / 3.0)
 
@@ -226,14 +235,21 @@ def _assemble(
     return StateSpaceMatrices(a, b, c, d, states, inputs, wanted, p0, s0)
 
 
+def signal_name(port: str) -> str:
+    """The name of the input port `port` as a python-control signal ("." to "_")."""
+    return port.replace(".", "_")
+
+
 def to_statespace(
     lin: Linearization,
     cm: CompiledModel,
     inputs: Sequence[str] | None = None,
     outputs: Sequence[str] | None = None,
 ) -> Any:
-    """The python-control StateSpace of state_space_matrices (its signals named as
-    there; the model's name as the system's)."""
+    """The python-control StateSpace of state_space_matrices: its outputs and states
+    named as there, its inputs by their ports with "_" for "." (python-control keeps
+    the dot for "system.signal": the port "servo.voltage" is the input
+    "servo_voltage"); the model's name as the system's."""
     try:
         import control
     except ImportError:
@@ -246,7 +262,7 @@ def to_statespace(
         s.B,
         s.C,
         s.D,
-        inputs=s.inputs,
+        inputs=[signal_name(name) for name in s.inputs],
         outputs=s.outputs,
         states=s.states,
         name=getattr(cm.model, "name", "model"),

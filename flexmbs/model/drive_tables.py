@@ -31,7 +31,8 @@ def electrical_state_names(actuators: Iterable[Actuator]) -> list[str]:
 
 def motor_tables(actuators: Sequence[Actuator]) -> dict[str, np.ndarray]:
     """The DC-motor fields of ModelArrays for the actuators in their order."""
-    first, owner = [], []
+    first: list[int] = []
+    owner: list[int] = []
     for k, a in enumerate(actuators):
         states = _electrical_states(a)
         first.append(len(owner) if states else -1)

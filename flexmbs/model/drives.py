@@ -41,7 +41,8 @@ def check_command(
     """The actuator of `type` has its command's time function (functions: setpoint,
     torque, voltage) and no other's; kp and kd only for "pd"."""
     own = _COMMANDS[type]
-    if functions[own] is None:
+    command = functions[own]
+    if command is None:
         raise ModelError(f'a "{type}" actuator needs a {own} (a time function)', item, own)
     for name, fn in functions.items():
         if name != own and fn is not None:
@@ -57,7 +58,7 @@ def check_command(
             item,
             "kp" if kp else "kd",
         )
-    check_time_function(functions[own], item, own)
+    check_time_function(command, item, own)
 
 
 def _limit(value: object, item: str, fld: str) -> float:

@@ -554,6 +554,12 @@ class BDF:
         """The switch functions at t (the last accepted step), a copy."""
         return self._s.gnew.copy() if self.status == "switched" else self._s.gsw.copy()
 
+    @property
+    def switch_reference(self):
+        """The switch functions' values at the start of the last step, against which
+        it checked their signs (a copy)."""
+        return self._s.gsw.copy()
+
     def set_switch_reference(self, g):
         """The switch functions' values at the start of the next step, against which
         the step loop checks their signs (after a restart at a crossing, the values
@@ -602,37 +608,6 @@ class BDF:
         if nf:
             self._last_out = t_out[nf - 1]
         return nf, Y[:nf], YP[:nf]
-
-    def restart(self, t0, y0, yp0, t_end, h0=None, keep_matrix=False, fixed_step=None):
-        """Start again from (t0, y0, y0'), consistent, towards t_end, on the same
-        compiled functions and state arrays: a new driver would look its compiled
-        functions up again and allocate its state (about 1 ms); the counters go on.
-        h0: the first step (None: the method's choice). keep_matrix: keep the last
-        iteration matrix, re-formed at the new step from the mass hook when the step
-        changed it (else a difference Jacobian as at a start): right when the
-        forces jumped but not their derivatives (an input that changed). fixed_step:
-        the run's fixed step, cut to end at t_end (None: the step as it was)."""
-        s = self._s
-        fs, iv = s.fs, s.iv
-        t0, t_end = float(t0), float(t_end)
-        if not t_end > t0:
-            raise ValueError(f"t_end must be after t0 = {t0}, got {t_end}")
-        had_matrix = iv[_k.I_FORCE_SETUP] == 0 and s.stats[_k.S_NLU] > 0
-        s.y[:] = y0
-        s.yp[:] = yp0
-        fs[_k.F_T_END] = t_end
-        if fixed_step is not None:
-            fs[_k.F_H_FIXED] = min(float(fixed_step), t_end - t0)
-        self.t0, self.t_end = t0, t_end
-        self._last_out = -np.inf
-        self._status = _k.ST_RUNNING
-        self._started = True
-        start = time.perf_counter()
-        h_start = fs[_k.F_H_FIXED] if fs[_k.F_H_FIXED] > 0.0 else (h0 or 0.0)
-        self._begin(s, t0, float(h_start), np.zeros((0, self.n)))
-        if keep_matrix and had_matrix:
-            iv[_k.I_FORCE_SETUP] = 0
-        self.wall_time += time.perf_counter() - start
 
     def _give_up(self, code, max_steps):
         """Mark the run failed with a status set on the Python side."""

@@ -99,14 +99,6 @@ class GeneralizedAlpha(BDF):
             h0 = min(h0, np.sqrt(H0_MOVE / anorm))
         return h0
 
-    def restart(self, t0, y0, yp0, t_end, h0=None, keep_matrix=False, fixed_step=None):
-        """BDF.restart; without a fixed step and h0, the first step of a start
-        (_first_step)."""
-        if fixed_step is None and h0 is None and not self._s.fs[_k.F_H_FIXED] > 0.0:
-            h0 = self._first_step(y0, yp0, float(t_end) - float(t0), self._s.rtol,
-                                  self._s.atol, self.positions)
-        super().restart(t0, y0, yp0, t_end, h0, keep_matrix, fixed_step)
-
     _interpolate_kernel = staticmethod(_g.galpha_interpolate)
 
     def _begin(self, s, t0, h_start, hist):
