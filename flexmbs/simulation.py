@@ -637,13 +637,8 @@ def _named_failing_elements(cm, integ):
 
 def _galpha_settings_unused(settings):
     """The `galpha` settings given to another solver, as text ("" if none): rho_inf
-    other than its default, and fixed_step."""
-    if settings.method == "galpha":
-        return ""
-    given = [f"rho_inf = {settings.rho_inf:g}"] * (settings.rho_inf != SolverSettings.rho_inf)
-    if settings.fixed_step is not None:
-        given.append(f"fixed_step = {settings.fixed_step:g} s")
-    return " and ".join(given)
+    other than its default, and fixed_step, given in [solver] (not [solver.galpha])."""
+    return settings.galpha_settings_unused()
 
 
 # --------------------------------------------------------------------------------------
