@@ -1,5 +1,5 @@
 """The `flexmbs` command line: run | info | energy | plot | export | animate | view |
-sweep | import-urdf | modes | equilibrium | linearize | compare | fit.
+sweep | import-urdf | export-fmu | modes | equilibrium | linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -355,6 +355,28 @@ def _cmd_import_urdf(args: argparse.Namespace) -> int:
         f.write(text)
     joints = sum(1 for j in model.joints.values() if j.type != "fixed")
     print(f"wrote {out}: {len(model.bodies)} bodies, {joints} moving joints")
+    return EXIT_OK
+
+
+def _cmd_export_fmu(args: argparse.Namespace) -> int:
+    from .fmu import export_fmu
+
+    out = args.output or os.path.splitext(os.path.basename(args.model))[0] + ".fmu"
+    if not out.endswith(".fmu"):
+        _err(f"{out}: expected a file name ending in .fmu")
+        return EXIT_INPUT
+    problem = _folder_problem(out)
+    if problem:
+        _err(f"{out}: {problem}")
+        return EXIT_INPUT
+    settings = {
+        "method": args.solver,
+        "rtol": args.rtol,
+        "atol": args.atol,
+        "fixed_step": args.fixed_step,
+    }
+    path = export_fmu(args.model, out, args.set or (), settings)
+    print(f"wrote {path}: FMI 2.0 co-simulation (flexmbs and pythonfmu on the target)")
     return EXIT_OK
 
 
@@ -867,6 +889,24 @@ def _parser() -> argparse.ArgumentParser:
         help="m/s^2 (default 0 0 -9.81)",
     )
     ur.set_defaults(fn=_cmd_import_urdf)
+
+    fm = sub.add_parser(
+        "export-fmu",
+        help="a model file as an FMI 2.0 co-simulation unit (its input ports in, sensors out)",
+    )
+    fm.add_argument("model", help="model file (TOML)")
+    fm.add_argument("-o", "--output", help="the FMU (default: MODEL.fmu here)")
+    fm.add_argument("--solver", choices=("bdf", "galpha"), help="the unit's integrator")
+    fm.add_argument("--rtol", type=float, help="relative tolerance")
+    fm.add_argument("--atol", type=float, help="absolute tolerance")
+    fm.add_argument("--fixed-step", type=float, metavar="H", help="galpha: a constant step (s)")
+    fm.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a value of the model file by its dotted path (repeatable)",
+    )
+    fm.set_defaults(fn=_cmd_export_fmu)
 
     eqp = sub.add_parser(
         "equilibrium",

@@ -203,6 +203,14 @@ BAD_MODELS = [
     (H8, "actuators.motor1.setpoint.law", "wobble", ['"motor1"', "law"]),
     (H8, "actuators.motor1.setpoint", DELETE, ['"motor1"', "setpoint"]),
     (H8, "actuators.motor4x.coordinate", 3, ['"motor4x"', "coordinate"]),
+    (H8, "actuators.motor1.resistance", 2.6, ['"motor1"', "resistance", "dc_motor"]),
+    (H8, "actuators.motor1.type", "dc_motor", ['"motor1"', "voltage"]),
+    (H8, "actuators.motor1.type", "stepper", ['"motor1"', "type"]),
+    # joint limits
+    (CH, "joints.j1.limits", [1.0, -1.0], ['"j1"', "limits", "lower < upper"]),
+    (CH, "joints.j1.limits", [-1.0, 1.0], ['"j1"', "limit_stiffness"]),
+    (CH, "joints.j1.limits", [-1.0], ['"j1"', "limits"]),
+    (CH, "joints.j1.limit_stiffness", 100.0, ['"j1"', "limit_stiffness", "need limits"]),
     # contacts
     (RD, "contacts.wheel.radius", 0.0, ['"wheel"', "radius"]),
     (RD, "contacts.wheel.radius", -0.1, ['"wheel"', "radius"]),

@@ -1,9 +1,11 @@
 """Energies of the system (numba), docs/explanation/formulation.md section 7 (Huang H3.3).
 
     T   = 1/2 sum_i v_i^T M_i v_i + 1/2 sum_a n_a^2 J_r,a x_a'^2   (bodies, rotors)
+          + 1/2 sum_a L_a i_a^2                  (DC motors' windings, flexmbs.dynamics.motors)
     V_g = -sum_i g^T (m_i r_i + A_i St_i)
     V_s = sum_c 1/2 k_c (x_c - x_rest,c)^2      (every joint coordinate, prescribed too)
           + sum_s 1/2 k_s (L_s - L0_s)^2         (point-to-point springs)
+          + sum 1/2 k d^2                        (joint stops touched, flexmbs.dynamics.stops)
     U   = strain energy (0 for rigid bodies): U2 = qf^T K qf / 2 plus the geometric
           stiffness' U3 (axial force) and U4 (foreshortening),
           docs/explanation/formulation.md section 6
@@ -14,7 +16,9 @@ E = T + V_g + U + V_s - W_nc is constant.
 from ..config import jit
 from .flexible_body import block_quadratic_form, flexible_mass_times
 from .geometric import geometric_elastic_forces
+from .motors import magnetic_energy
 from .rigid_body import apply_body_mass
+from .stops import stops_energy_and_power
 from .system import (
     flexible_arrays,
     k_blocks,
@@ -108,12 +112,16 @@ def energies(m, ws, w_nc, out):
     for a in range(m.act_coord.shape[0]):
         xd = ws.xd[m.act_coord[a]]
         kinetic += 0.5 * m.act_inertia[a] * xd * xd
+    if m.elec_actuator.shape[0] > 0:
+        kinetic += magnetic_energy(m, ws)
     spring = 0.0
     for c in range(m.coord_qindex.shape[0]):
         e = ws.x[c] - m.coord_rest[c]
         spring += 0.5 * m.coord_stiffness[c] * e * e
     if m.spring_k.shape[0] > 0:
         spring += springs_energy_and_power(m, ws)[0]
+    if m.stop_coord.shape[0] > 0:
+        spring += stops_energy_and_power(m, ws)[0]
     out[0] = kinetic
     out[1] = gravity
     out[2] = strain

@@ -5,6 +5,7 @@ import numpy as np
 from ..config import jit_entry
 from ..kinematics.recursive import forward_kinematics
 from .energy import energies
+from .motors import load_motor_state
 from .sensors import (
     REACTION_SENSOR_FIRST,
     REACTION_SENSOR_LAST,
@@ -49,6 +50,7 @@ def kinematic_outputs(m, ws, t, y, energy_out, sensor_out):
     nq = ws.mass.shape[0]
     for k in range(t.shape[0]):
         q, u, w = split_state(y[k], nq)
+        load_motor_state(m, ws, y[k])
         forward_kinematics(m, ws, t[k], q, u)
         actuator_torques(m, ws, t[k])
         energies(m, ws, w[0], energy_out[k])
@@ -64,6 +66,7 @@ def reaction_outputs(m, ws, t, y, sensor_out):
     nq = ws.mass.shape[0]
     for k in range(t.shape[0]):
         q, u, w = split_state(y[k], nq)
+        load_motor_state(m, ws, y[k])
         forward_kinematics(m, ws, t[k], q, u)
         actuator_torques(m, ws, t[k])
         reaction_sensor_values(m, ws, t[k], w, sensor_out[k])

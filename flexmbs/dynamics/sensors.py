@@ -11,6 +11,7 @@ from ..kinematics.markers import marker_deformation, marker_frame
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
 from .flexible_body import block_quadratic_form
 from .geometric import element_mean_slope_square, geometric_elastic_forces
+from .motors import motor_current, terminal_voltage, work_count
 from .reactions import accelerations, tree_joint_reaction
 from .system import k_blocks
 
@@ -124,7 +125,7 @@ def reaction_sensor_values(m, ws, t, works, out):
     res = ws.sensor_value
     constraints_done = False
     accelerations_done = False
-    lam = works[1 + m.act_coord.shape[0]:]
+    lam = works[work_count(m):]
     for k in range(m.sensor_type.shape[0]):
         o = m.sensor_offset[k]
         kind = m.sensor_type[k]
@@ -189,7 +190,8 @@ def body_strain_energy(m, ws, k):
 def sensor_values(m, ws, t, works, out):
     """out (size sensor_offset[-1]) for every sensor but the reaction sensors
     (reaction_sensor_values), after forward_kinematics and actuator_torques; works =
-    the state's w: W_nc, then each actuator's work, then the multipliers.
+    the state's w: W_nc, then each actuator's work, the DC motors' electrical
+    states, then the multipliers.
 
     With A_f, r_f the rotation and origin of the sensor's frame body and p, A_m, v,
     w_m those of the marker (global; `flexmbs.kinematics.markers`):
@@ -241,6 +243,12 @@ def sensor_values(m, ws, t, works, out):
             continue
         if kind == 7:
             out[o] = works[1 + m.sensor_coord[k]]
+            continue
+        if kind == 23 or kind == 24:
+            a = m.sensor_coord[k]
+            xd = ws.xd[m.act_coord[a]]
+            i = motor_current(m, ws, a, t, xd)
+            out[o] = i if kind == 23 else terminal_voltage(m, ws, a, t, xd, i)
             continue
         if kind == 21:
             out[o] = body_strain_energy(m, ws, m.body_flex[m.sensor_body[k]])

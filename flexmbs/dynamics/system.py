@@ -35,7 +35,15 @@ from .flexible_body import (
 )
 from .geometric import geometric_elastic_forces, geometric_element_tangent
 from .marker_loads import add_marker_load
+from .motors import (
+    DC_MOTOR,
+    dc_motor_power,
+    electrical_rates,
+    load_motor_state,
+    work_count,
+)
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
+from .stops import add_stop_forces, stops_energy_and_power
 from .switches import limited_motor_torque, motor_torque_before_limit
 from .user_laws import (
     add_joint_law_forces,
@@ -538,6 +546,8 @@ def generalized_forces(m, ws, t):
                                          ws.x, ws.xd, c)
     for a in range(m.act_coord.shape[0]):
         ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
+    if m.stop_coord.shape[0] > 0:
+        add_stop_forces(m, ws, ws.force, 1.0)
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              ws.force, 1.0)
@@ -729,8 +739,8 @@ def _offset_from_parent(ws, i, p, out):
 @jit_shared
 def _joint_rows(m, ws, udot, out):
     """The joints' own terms of `dynamic_rows`: out -= Q_joint (springs, dampers, user
-    laws) and += the actuators' rotor inertia and torque rows; ws.tau likewise at the
-    prescribed coordinates."""
+    laws, stops) and += the actuators' rotor inertia and torque rows; ws.tau likewise
+    at the prescribed coordinates."""
     for c in range(m.coord_qindex.shape[0]):
         qc = m.coord_qindex[c]
         if qc >= 0:
@@ -742,6 +752,8 @@ def _joint_rows(m, ws, udot, out):
     for a in range(m.act_coord.shape[0]):
         qc = m.coord_qindex[m.act_coord[a]]
         out[qc] += m.act_inertia[a] * udot[qc] - ws.act_tau[a]
+    if m.stop_coord.shape[0] > 0:
+        add_stop_forces(m, ws, out, -1.0)
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              out, -1.0)
@@ -755,11 +767,17 @@ def nonconservative_power(m, ws, t):
     Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
     the damper's, (tau - c xd) xd. Loads: F . (velocity of the marker), T . (angular
     velocity of the marker).
-    Actuators: act_tau xd. Structural damping: -dqf^T D dqf.
+    Actuators: act_tau xd; a DC motor: its source's power less its losses
+    (flexmbs.dynamics.motors). Structural damping: -dqf^T D dqf. Joint stops: -c xd^2
+    while touched.
     """
     p = 0.0
     for a in range(m.act_coord.shape[0]):
-        p += ws.act_tau[a] * ws.xd[m.act_coord[a]]
+        xd = ws.xd[m.act_coord[a]]
+        if m.act_type[a] == DC_MOTOR:
+            p += dc_motor_power(m, ws, a, t, xd)
+        else:
+            p += ws.act_tau[a] * xd
     for k in range(m.flex_nf.shape[0]):
         q0 = m.flex_q[k]
         p -= block_quadratic_form(d_blocks(m, k), ws.u[q0:q0 + m.flex_nf[k]])
@@ -773,6 +791,8 @@ def nonconservative_power(m, ws, t):
         p += _loads_power(m, ws, t)
     if m.spring_k.shape[0] > 0:
         p += springs_energy_and_power(m, ws)[1]
+    if m.stop_coord.shape[0] > 0:
+        p += stops_energy_and_power(m, ws)[1]
     if has_user_laws(m.tf_kind):
         p += joint_law_power(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              ws.u)
@@ -784,21 +804,30 @@ def nonconservative_power(m, ws, t):
 @jit_shared
 def _work_rows(m, ws, t, yp, out):
     """The rows of the works in the residual: W_nc' - P and W_a' - tau_a x_a' (after
-    dynamic_rows, which fills ws.act_tau)."""
+    dynamic_rows, which fills ws.act_tau), then the DC motors' electrical states'
+    (flexmbs.dynamics.motors.electrical_rates)."""
     nq = ws.mass.shape[0]
+    na = m.act_coord.shape[0]
     out[2 * nq] = yp[2 * nq] - nonconservative_power(m, ws, t)
-    for a in range(m.act_coord.shape[0]):
+    for a in range(na):
         out[2 * nq + 1 + a] = yp[2 * nq + 1 + a] - ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    first = 2 * nq + 1 + na
+    if m.elec_actuator.shape[0] > 0:
+        electrical_rates(m, ws, t, out, first)
+        for k in range(first, first + m.elec_actuator.shape[0]):
+            out[k] = yp[k] - out[k]
 
 
 @jit_inline
 def residual(m, ws, t, y, yp, out):
-    """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a] (size 2 nq + 1 + na),
+    """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a; the DC motors'
+    electrical rows] (size 2 nq + nw, nw = flexmbs.dynamics.motors.work_count),
     docs/explanation/formulation.md section 5; P_a the power of actuator a. O(N) in the bodies
     (forward_kinematics_terms, recursive_dynamic_rows); ws.jr, ws.jw are not filled."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     qp, up, _ = split_state(yp, nq)
+    load_motor_state(m, ws, y)
     forward_kinematics_terms(m, ws, t, q, u)
     body_forces(m, ws, t)
     recursive_dynamic_rows(m, ws, up, out[nq:2 * nq])
@@ -842,10 +871,11 @@ def constrained_residual(m, ws, t, y, yp, out):
     coordinates bear the constraint forces too (their columns of the Jacobian), so
     that W_nc holds their full work; the constraint forces themselves do no work."""
     nq = ws.mass.shape[0]
-    base = 2 * nq + 1 + m.act_coord.shape[0]
+    base = 2 * nq + work_count(m)
     ncon = (y.shape[0] - base) // 2
     q, u, _ = split_state(y, nq)
     qp, up, _ = split_state(yp, nq)
+    load_motor_state(m, ws, y)
     forward_kinematics(m, ws, t, q, u)
     body_forces(m, ws, t)
     dynamic_rows(m, ws, up, out[nq:2 * nq])
@@ -912,7 +942,7 @@ def dae_constrained_mass(t, y, yp, args, out):
     differences (as in dae_mass_block). args as in dae_residual."""
     ref = tuple_ref(args)
     nq = member_ref(ref, 1).mass.shape[0]
-    nw = 1 + member_ref(ref, 0).act_coord.shape[0]
+    nw = work_count(member_ref(ref, 0))
     for k in range(nq):
         out[k, k] = 1.0
     mass_block_from_ref(t, y, ref, out[nq:2 * nq + nw, nq:2 * nq + nw])
@@ -1069,7 +1099,7 @@ def state_derivative(m, ws, t, y, out):
 
 @jit_entry
 def state_derivative_from_ref(t, y, ref, out):
-    """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na), (m, ws)
+    """y' = [u; M*^-1 Q*; P; P_a; ...] for the ODE integrators (size 2 nq + nw), (m, ws)
     by reference (flexmbs.tuple_ref; the integrators' calls from Python pass a
     HeldTuple, flexmbs.solvers.kernel_call), from the O(N) residual, which is affine
     in y' (docs/explanation/formulation.md section 5):
@@ -1089,7 +1119,7 @@ def state_derivative_from_ref(t, y, ref, out):
     reference, B at every column (O(N^2)), is in tests/reference_kernels.py."""
     m, ws = member_ref(ref, 0), member_ref(ref, 1)
     nq = ws.mass.shape[0]
-    n = 2 * nq + 1 + m.act_coord.shape[0]
+    n = 2 * nq + work_count(m)
     yp = ws.ode[0]
     yp[:] = 0.0
     residual_from_ref(t, y, yp, ref, out)
@@ -1131,3 +1161,5 @@ def derivative_from_accelerations(m, ws, t, u, out):
     out[2 * nq] = nonconservative_power(m, ws, t)
     for a in range(m.act_coord.shape[0]):
         out[2 * nq + 1 + a] = ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    if m.elec_actuator.shape[0] > 0:
+        electrical_rates(m, ws, t, out, 2 * nq + 1 + m.act_coord.shape[0])

@@ -6,9 +6,11 @@ ones included, joint by joint in body order), ne elastic coordinates (of all fle
 bodies, body by body), ncol = nc + ne columns (the velocity transformation's columns
 before the prescribed ones are dropped), nq = nu free coordinates (q: the free joint
 coordinates, then the elastic ones), nmk markers used by loads and sensors, nf forces,
-na actuators, ns sensors. The state vector is y = [q (nq), u (nq), w (1 + na)]: w[0] is
-the work of all the non-conservative forces (docs/explanation/formulation.md section 7), w[1
-+ a] the work of actuator a alone.
+na actuators, ns sensors. The state vector is y = [q (nq), u (nq), w (1 + na + nel)]:
+w[0] is the work of all the non-conservative forces (docs/explanation/formulation.md
+section 7), w[1 + a] the work of actuator a alone, then the nel electrical states of
+the DC motors (flexmbs.dynamics.motors): per motor the work of its voltage source and
+its resistive loss (J), and its current (A) when it has an inductance.
 """
 
 from typing import NamedTuple
@@ -17,7 +19,7 @@ import numpy as np
 
 __all__ = ["ACTUATOR_CODES", "ModelArrays", "Workspace"]
 
-ACTUATOR_CODES = {"pd": 0, "torque": 1}
+ACTUATOR_CODES = {"pd": 0, "torque": 1, "dc_motor": 2}
 
 
 class ModelArrays(NamedTuple):
@@ -51,6 +53,15 @@ class ModelArrays(NamedTuple):
         act_function (na,) time function of the setpoint or of the motor torque;
         act_gear (na,) n; act_max (na,) motor torque limit (N m, inf: none);
         act_inertia (na,) n^2 J_r; act_damping (na,) n^2 b_m (reflected to the joint)
+    DC motors (act_type 2; flexmbs.dynamics.motors), per actuator (zero for the others):
+        act_resistance R (ohm), act_inductance L (H), act_kt (N m/A), act_ke (V s/rad),
+        act_efficiency (the gear's, 0 < eta <= 1), act_amplifier (V/V), act_max_voltage
+        (V), act_max_current (A) (inf: none); act_electric (na,) the first of the
+        motor's electrical states, counted from w[1 + na] (-1 for other actuators);
+        elec_actuator (nel,) the actuator of each electrical state
+    stop_coord (nst,) the joint coordinate of each joint stop; stop_lower, stop_upper
+        (m or rad, -inf / inf: none), stop_stiffness (N/m or N m/rad), stop_damping
+        (N s/m or N m s/rad) (flexmbs.dynamics.stops)
     body_flex (N,) index of the body in the flexible tables, -1 for a rigid body
     flex_nf, flex_q, flex_col (F,): number of elastic coordinates, index of the first
         in q and its column; flex_mass (F,), flex_first (F, 3), flex_th0 (F, 3, 3):
@@ -138,6 +149,21 @@ class ModelArrays(NamedTuple):
     act_max: np.ndarray
     act_inertia: np.ndarray
     act_damping: np.ndarray
+    act_resistance: np.ndarray
+    act_inductance: np.ndarray
+    act_kt: np.ndarray
+    act_ke: np.ndarray
+    act_efficiency: np.ndarray
+    act_amplifier: np.ndarray
+    act_max_voltage: np.ndarray
+    act_max_current: np.ndarray
+    act_electric: np.ndarray
+    elec_actuator: np.ndarray
+    stop_coord: np.ndarray
+    stop_lower: np.ndarray
+    stop_upper: np.ndarray
+    stop_stiffness: np.ndarray
+    stop_damping: np.ndarray
     body_flex: np.ndarray
     flex_nf: np.ndarray
     flex_q: np.ndarray
@@ -265,7 +291,7 @@ class Workspace(NamedTuple):
     body_wrench (N, 6) [force; moment about the origin], global, of a body and its
     subtree. kin_key (2,): [1, t] while ws holds forward_kinematics_terms at t and
     at ws.q, ws.u (flexmbs.kinematics.recursive.terms_current), [0, t] otherwise.
-    ode (2, 2 nq + 1 + na): the state derivative's y' argument and second residual
+    ode (2, 2 nq + 1 + na + nel): the state derivative's y' argument and second residual
     (flexmbs.dynamics.system.state_derivative).
     tf3 (3,): a time function's value and its first two derivatives
     (flexmbs.kinematics.timefunctions.evaluate_time_function).
@@ -276,7 +302,11 @@ class Workspace(NamedTuple):
     their piece (NaN outside a run: from t itself); act_branch (na,): the branch of
     each actuator's torque limit held over the segment, 0 within the limits, +1 at
     +max_torque, -1 at -max_torque (NaN outside a run: the torque is limited by
-    value).
+    value); motor_branch (na, 2): a DC motor's voltage limit and current limit, in
+    the same code; stop_branch (nst,): each joint stop's contact, 0 free, +1 on the
+    upper stop, -1 on the lower one (NaN: by the coordinate's value).
+    motor_current (na,): the current of each DC motor with an inductance, read from
+    the state (flexmbs.dynamics.motors.load_motor_state).
 
     Named work buffers: the kernels' small temporaries, one field per meaning (shape,
     units and axes; the kernels that write and read them).
@@ -459,6 +489,9 @@ class Workspace(NamedTuple):
     tf3: np.ndarray
     segment_time: np.ndarray
     act_branch: np.ndarray
+    motor_branch: np.ndarray
+    stop_branch: np.ndarray
+    motor_current: np.ndarray
     marker_pos: np.ndarray
     marker_axes: np.ndarray
     marker_vel: np.ndarray

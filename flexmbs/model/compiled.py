@@ -22,6 +22,7 @@ from .arrays import ACTUATOR_CODES, ModelArrays, Workspace
 from .band_layout import bordered_band_layout
 from .constraint_tables import constraint_tables
 from .description import GROUND, BeamBody, FeBody, Joint, Marker, RigidBody
+from .drive_tables import motor_tables, stop_tables
 from .geometric_tables import geometric_tables
 from .initial_state import (
     initial_spring_lengths,
@@ -32,6 +33,7 @@ from .initial_state import (
 )
 from .invariant_tables import invariant_tables
 from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
+from .ports import Port, input_ports
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
@@ -92,6 +94,10 @@ class CompiledModel:
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
         self.warnings = model_warnings(self.beams)
         self.constraint_texts: list[str] = []  # what each constraint row of the cut joints holds
+        self.ports: dict[str, Port] = {}  # the input ports (flexmbs.model.ports)
+        # the currents of the DC motors with an inductance in a new workspace (A): zero,
+        # or the operating point of a linearization (flexmbs.analysis.linearize)
+        self.operating_currents = np.zeros(len(self.arrays.act_coord))
         self._scratch: dict[int, HeldTuple | Workspace] = {}  # by thread
 
     @property
@@ -130,20 +136,24 @@ class CompiledModel:
         return int(np.sum(self.arrays.con_active >= 0))
 
     @property
+    def nworks(self) -> int:
+        """Length of w: W_nc, the work of each actuator, the DC motors' electrical
+        states (flexmbs.model.arrays)."""
+        return 1 + self.nactuators + len(self.arrays.elec_actuator)
+
+    @property
     def nstate(self) -> int:
-        """Length of y = [q, u, w, lambda, mu] (w: W_nc and the work of each actuator;
-        lambda, mu: the multipliers of the active constraints,
-        docs/explanation/formulation.md section 5)."""
-        return 2 * self.nq + 1 + self.nactuators + 2 * self.nconstraints
+        """Length of y = [q, u, w, lambda, mu] (w: nworks; lambda, mu: the
+        multipliers of the active constraints, docs/explanation/formulation.md
+        section 5)."""
+        return 2 * self.nq + self.nworks + 2 * self.nconstraints
 
     @property
     def nsensor_values(self) -> int:
         return int(self.arrays.sensor_offset[-1])
 
     def initial_state(self) -> NDArray[np.float64]:
-        return np.concatenate(
-            [self.q0, self.u0, np.zeros(1 + self.nactuators + 2 * self.nconstraints)]
-        )
+        return np.concatenate([self.q0, self.u0, np.zeros(self.nworks + 2 * self.nconstraints)])
 
     def scratch_workspace(self) -> HeldTuple | Workspace:
         """One workspace per thread kept with the model for the calls from Python that
@@ -226,10 +236,13 @@ class CompiledModel:
                 body_acc=z((n, 6)),
                 body_wrench=z((n, 6)),
                 kin_key=z(2),
-                ode=z((2, 2 * nq + 1 + self.nactuators)),
+                ode=z((2, 2 * nq + self.nworks)),
                 tf3=z(3),
                 segment_time=np.full(1, np.nan),
                 act_branch=np.full(self.nactuators, np.nan),
+                motor_branch=np.full((self.nactuators, 2), np.nan),
+                stop_branch=np.full(len(self.arrays.stop_coord), np.nan),
+                motor_current=self.operating_currents.copy(),
                 marker_pos=z(3),
                 marker_axes=z((3, 3)),
                 marker_vel=z(3),
@@ -541,7 +554,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     act_fidx = []
     for a in actuators:
         act_fidx.append(len(functions))
-        functions.append(cast("TimeFunction", a.setpoint if a.type == "pd" else a.torque))
+        functions.append(a.command)
 
     # flexible bodies: elastic coordinates after the joint ones, in body order
     beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, (BeamBody, FeBody))]
@@ -695,6 +708,8 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         act_max=arr([a.max_torque for a in actuators], (0,)),
         act_inertia=arr([a.gear_ratio**2 * a.rotor_inertia for a in actuators], (0,)),
         act_damping=arr([a.gear_ratio**2 * a.motor_damping for a in actuators], (0,)),
+        **motor_tables(actuators),
+        **stop_tables(model.joints.values(), topo.cut_joint_names, coord_of, qindex),
         body_flex=body_flex,
         flex_nf=arr([b.nf for _, b in beams], (0,), i64),
         flex_q=arr(flex_q, (0,), i64),
@@ -734,6 +749,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         movable,
     )
     cm.constraint_texts = con_texts
+    cm.ports = input_ports(model, act_fidx, force_fidx)
     if len(springs):
         initial_spring_lengths(cm, list(model.springs))
     for name, why in zip(topo.cut_joint_names, topo.cut_reasons):

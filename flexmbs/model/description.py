@@ -37,6 +37,7 @@ from .checks import (
     _scalar,
     _vector,
 )
+from .drives import check_command, dc_motor_parameters, joint_limits
 from .fe_body import FeBody
 from .items import (
     Actuator,
@@ -498,6 +499,9 @@ class Model:
         damping: ArrayLike = 0.0,
         rest: ArrayLike = 0.0,
         cut: bool = False,
+        limits: ArrayLike | None = None,
+        limit_stiffness: ArrayLike | None = None,
+        limit_damping: ArrayLike | None = None,
     ) -> Joint:
         """Add a joint from `parent_marker` on `parent` to `child_marker` on `child`.
 
@@ -509,6 +513,9 @@ class Model:
         `translation_axes` and `rotation_axes`.
         Per coordinate (scalar or list): `initial`, `initial_rate`, spring `stiffness`
         (N m/rad or N/m) about `rest`, viscous `damping` (N m s/rad or N s/m).
+        `limits`: [lower, upper] (or a pair per coordinate; -inf, inf for no limit on
+        a side), enforced by compliant stops of `limit_stiffness` and `limit_damping`
+        per coordinate (flexmbs.dynamics.stops).
         """
         item = f'joint "{name}"'
         self._new_name(name, self.joints, item, self.bodies, "body")
@@ -556,6 +563,9 @@ class Model:
         for fld in ("stiffness", "damping"):
             if np.any(getattr(joint, fld) < 0):
                 raise ModelError("expected values >= 0", item, fld)
+        joint.limits, joint.limit_stiffness, joint.limit_damping = joint_limits(
+            limits, limit_stiffness, limit_damping, n, joint.initial, cut, item
+        )
         self.joints[name] = joint
         return joint
 
@@ -608,10 +618,22 @@ class Model:
         gear_ratio: float = 1.0,
         rotor_inertia: float = 0.0,
         motor_damping: float = 0.0,
+        voltage: TimeFunction | None = None,
+        amplifier_gain: float | None = None,
+        max_voltage: float | None = None,
+        resistance: float | None = None,
+        inductance: float | None = None,
+        torque_constant: float | None = None,
+        back_emf_constant: float | None = None,
+        max_current: float | None = None,
+        efficiency: float | None = None,
     ) -> Actuator:
         """A motor on coordinate `coordinate` of `joint` (see Actuator): a PD controller
-        towards `setpoint` (a time function, type "pd") or an open-loop motor torque
-        `torque` (a time function, N m, type "torque")."""
+        towards `setpoint` (a time function, type "pd"), an open-loop motor torque
+        `torque` (a time function, N m, type "torque"), or a DC motor driven by the
+        amplifier input `voltage` (a time function, V, type "dc_motor") with its
+        `resistance`, `inductance`, `torque_constant`, `back_emf_constant`,
+        `efficiency`, `amplifier_gain`, `max_voltage` and `max_current`."""
         item = f'actuator "{name}"'
         self._new_name(name, self.actuators, item)
         self._check_coordinate_free(joint, coordinate, item)
@@ -621,30 +643,8 @@ class Model:
             )
         kp = _scalar(kp, item, "kp", nonnegative=True)
         kd = _scalar(kd, item, "kd", nonnegative=True)
-        if type == "pd":
-            if setpoint is None:
-                raise ModelError(
-                    'a "pd" actuator needs a setpoint (a time function)', item, "setpoint"
-                )
-            if torque is not None:
-                raise ModelError(
-                    'a "pd" actuator takes no torque function (that is type "torque")',
-                    item,
-                    "torque",
-                )
-            check_time_function(setpoint, item, "setpoint")
-        else:
-            if torque is None:
-                raise ModelError(
-                    'a "torque" actuator needs a torque (a time function)', item, "torque"
-                )
-            if setpoint is not None or kp or kd:
-                raise ModelError(
-                    'a "torque" actuator takes no setpoint, kp or kd (that is type "pd")',
-                    item,
-                    "setpoint",
-                )
-            check_time_function(torque, item, "torque")
+        functions = {"setpoint": setpoint, "torque": torque, "voltage": voltage}
+        check_command(type, functions, kp, kd, item)
         if (
             isinstance(max_torque, bool)
             or not isinstance(max_torque, (int, float, np.floating, np.integer))
@@ -653,6 +653,27 @@ class Model:
             raise ModelError(
                 f"expected a positive number (or inf), got {max_torque!r}", item, "max_torque"
             )
+        if type == "dc_motor" and np.isfinite(max_torque):
+            raise ModelError(
+                "a DC motor's torque is limited through its current: give max_current "
+                "(A; the torque limit is efficiency * torque_constant * max_current)",
+                item,
+                "max_torque",
+            )
+        motor = dc_motor_parameters(
+            type,
+            {
+                "amplifier_gain": amplifier_gain,
+                "max_voltage": max_voltage,
+                "resistance": resistance,
+                "inductance": inductance,
+                "torque_constant": torque_constant,
+                "back_emf_constant": back_emf_constant,
+                "max_current": max_current,
+                "efficiency": efficiency,
+            },
+            item,
+        )
         self.actuators[name] = Actuator(
             name,
             joint,
@@ -666,6 +687,8 @@ class Model:
             _scalar(gear_ratio, item, "gear_ratio", positive=True),
             _scalar(rotor_inertia, item, "rotor_inertia", nonnegative=True),
             _scalar(motor_damping, item, "motor_damping", nonnegative=True),
+            voltage,
+            **motor,
         )
         return self.actuators[name]
 
@@ -926,6 +949,14 @@ class Model:
         elif type.startswith("actuator"):
             if actuator not in self.actuators:
                 raise ModelError(f'unknown actuator "{actuator}"', item, "actuator")
+            electric = type in ("actuator_current", "actuator_voltage")
+            if electric and self.actuators[actuator].type != "dc_motor":
+                raise ModelError(
+                    f'a {type} sensor reads a "dc_motor" actuator; "{actuator}" is a '
+                    f'"{self.actuators[actuator].type}"',
+                    item,
+                    "actuator",
+                )
             self.sensors[name] = Sensor(name, type, actuator=actuator)
         elif type in ("joint_reaction", "constraint_residual"):
             if joint not in self.joints:

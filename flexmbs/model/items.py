@@ -253,6 +253,12 @@ class Joint:
     damping: np.ndarray
     rest: np.ndarray
     cut: bool = False
+    # joint stops (flexmbs.dynamics.stops): (ndof, 2) lower and upper limits (m or rad,
+    # -inf / inf where there is none), their contact stiffness and damping per
+    # coordinate; None: no limits
+    limits: np.ndarray | None = None
+    limit_stiffness: np.ndarray | None = None
+    limit_damping: np.ndarray | None = None
 
     @property
     def ndof(self) -> int:
@@ -282,7 +288,15 @@ class Actuator:
     (kp (x_ref - x) + kd (x_ref' - x')) / n on the joint error (type "pd"; kp in N m/rad
     or N/m, kd in N m s/rad or N s/m, x_ref = setpoint(t)), limited to |tau_m| <=
     max_torque (N m). On the joint: n tau_m - n^2 b_m x', and the reflected inertia
-    n^2 J_r (Huang's motor model, H3.3)."""
+    n^2 J_r (Huang's motor model, H3.3).
+
+    A "dc_motor" is driven by the voltage of an amplifier of gain `amplifier_gain`
+    (V/V) whose input is `voltage(t)` (V), limited to `max_voltage` (V): its armature
+    of resistance `resistance` (ohm) and inductance `inductance` (H, 0: none) carries
+    the current i, limited to `max_current` (A), with
+    L di/dt = V - R i - k_e n x', and its torque is tau_m = eta k_t i (k_t
+    `torque_constant` N m/A, k_e `back_emf_constant` V s/rad, eta the gear's
+    `efficiency`); flexmbs.dynamics.motors."""
 
     name: str
     joint: str
@@ -296,6 +310,22 @@ class Actuator:
     gear_ratio: float
     rotor_inertia: float
     motor_damping: float
+    voltage: TimeFunction | None = None
+    amplifier_gain: float = 1.0
+    max_voltage: float = np.inf
+    resistance: float = 0.0
+    inductance: float = 0.0
+    torque_constant: float = 0.0
+    back_emf_constant: float = 0.0
+    max_current: float = np.inf
+    efficiency: float = 1.0
+
+    @property
+    def command(self) -> TimeFunction:
+        """The time function of its command: the set-point, torque or voltage."""
+        fn = {"pd": self.setpoint, "torque": self.torque, "dc_motor": self.voltage}[self.type]
+        assert fn is not None  # the builder requires it
+        return fn
 
 
 @dataclass

@@ -293,6 +293,9 @@ _JOINT = _Schema(
         "damping": NUMBER_OR_VECTOR,
         "rest": NUMBER_OR_VECTOR,
         "cut": BOOLEAN,
+        "limits": VECTOR_OR_MATRIX,
+        "limit_stiffness": NUMBER_OR_VECTOR,
+        "limit_damping": NUMBER_OR_VECTOR,
     },
     required=("type", "parent", "child"),
 )
@@ -322,6 +325,15 @@ _ACTUATOR = _Schema(
         "gear_ratio": NUMBER,
         "rotor_inertia": NUMBER,
         "motor_damping": NUMBER,
+        "voltage": TABLE,
+        "amplifier_gain": NUMBER,
+        "max_voltage": NUMBER,
+        "resistance": NUMBER,
+        "inductance": NUMBER,
+        "torque_constant": NUMBER,
+        "back_emf_constant": NUMBER,
+        "max_current": NUMBER,
+        "efficiency": NUMBER,
     },
     required=("joint",),
 )
@@ -337,6 +349,8 @@ _SPRING = _Schema(
     },
     required=("body1", "marker1", "body2", "marker2", "stiffness"),
 )
+ACTUATOR_COMMANDS = ("setpoint", "torque", "voltage")
+"""The fields of an actuator that hold its command's time function."""
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
 _STRAIN_SENSOR = _Schema(
     {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER, "point": VECTOR},
@@ -683,7 +697,7 @@ def _check_driver(name: str, table: dict[str, Any], item: str) -> None:
 
 def _check_actuator(name: str, table: dict[str, Any], item: str) -> None:
     _check_fields(table, _ACTUATOR, item)
-    for key in ("setpoint", "torque"):
+    for key in ACTUATOR_COMMANDS:
         if key in table:
             function = table[key]
             law = _check_law(function, item, key + ".")
@@ -842,9 +856,9 @@ def _add_beam(model: Model, name: str, table: dict[str, Any]) -> None:
 
 def _add_actuator(model: Model, name: str, table: dict[str, Any]) -> None:
     functions: dict[str, Any] = {
-        k: _time_function(table[k]) for k in ("setpoint", "torque") if k in table
+        k: _time_function(table[k]) for k in ACTUATOR_COMMANDS if k in table
     }
-    model.add_actuator(name, **_without(table, "setpoint", "torque"), **functions)
+    model.add_actuator(name, **_without(table, *ACTUATOR_COMMANDS), **functions)
 
 
 def _add_force(model: Model, name: str, table: dict[str, Any]) -> None:

@@ -15,8 +15,11 @@ run and kept as a file. The mapping:
   `floating` -> free, `planar` -> planar (`axis`, the plane's normal); the joint's
   origin is a marker on the parent body (position and orientation of the joint frame),
   the axis in that frame, the child's frame at the joint frame when q = 0, as URDF has
-  it. Limits, efforts and mimic relations are noted in comments (flexmbs has no joint
-  limits; a mimic joint moves freely);
+  it. The limits of a revolute or prismatic joint become `limits` with compliant stops
+  (flexmbs.dynamics.stops) that hold the joint's effort at STOP_PENETRATION into
+  them, damped over STOP_DAMPING_TIME, written out for the user to set to the real
+  stops; velocity limits and mimic relations are noted in comments (a mimic joint
+  moves freely);
 * gravity along -z (9.81 m/s^2), which URDF leaves to the simulator.
 
 `flexible`: links replaced by beams, each "LINK:AXIS[:ELEMENTS]" (AXIS x, y or z of the
@@ -56,6 +59,11 @@ JOINT_TYPES = {
 AXES = {"x": 0, "y": 1, "z": 2}
 TUBE = {"youngs_modulus": 7.0e10, "shear_modulus": 2.63e10, "density": 2700.0, "ratio": 10.0}
 DEFAULT_ELEMENTS = 4
+STOP_PENETRATION = {"rad": math.radians(1.0), "m": 1e-3}
+"""How far into its stop a joint goes under its URDF effort: the stop's stiffness is
+effort / STOP_PENETRATION (N m/rad or N/m)."""
+STOP_DAMPING_TIME = 0.01
+"""s: the stop's damping is its stiffness times this (N m s/rad or N s/m)."""
 
 
 class UrdfError(FlexmbsError):
@@ -345,18 +353,36 @@ def _joint_lines(j: Any, parent: str, links: dict[str, Any]) -> list[str]:
     if kind in ("revolute", "prismatic", "planar"):
         axis = np.asarray(j.axis if j.axis is not None else (1.0, 0.0, 0.0), float)
         out.append(f"axis = {_vector(axis)}")
-    limit = getattr(j, "limit", None)
-    if limit is not None and (limit.lower is not None or limit.upper is not None):
-        unit = "m" if kind == "prismatic" else "rad"
-        out.append(
-            f"# limits {limit.lower} .. {limit.upper} {unit}, effort {limit.effort}, "
-            f"velocity {limit.velocity} (not enforced)"
-        )
+    out += _limit_lines(kind, getattr(j, "limit", None))
     if getattr(j, "mimic", None) is not None:
         out.append(
             f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
             f"{j.mimic.offset}): not enforced, the joint moves freely"
         )
+    return out
+
+
+def _limit_lines(kind: str, limit: Any) -> list[str]:
+    """The `limits` of a revolute or prismatic joint and their stops (module text);
+    comments for what is not enforced."""
+    if limit is None or limit.lower is None or limit.upper is None:
+        return []
+    unit = "m" if kind == "prismatic" else "rad"
+    lower, upper = float(limit.lower), float(limit.upper)
+    effort = float(limit.effort or 0.0)
+    if kind not in ("revolute", "prismatic") or not lower < upper or not effort > 0:
+        return [f"# limits {lower} .. {upper} {unit}, effort {limit.effort} (not enforced)"]
+    stiffness = effort / STOP_PENETRATION[unit]
+    out = [
+        f"limits = {_vector([lower, upper])}  # {unit}; stops from the effort, "
+        f"{effort:g}, at {STOP_PENETRATION[unit]:.4g} {unit} into them: set the real ones",
+        f"limit_stiffness = {_num(stiffness)}",
+        f"limit_damping = {_num(stiffness * STOP_DAMPING_TIME)}",
+    ]
+    if not lower <= 0.0 <= upper:
+        out.append(f"initial = {_num(lower if lower > 0.0 else upper)}  # within the limits")
+    if limit.velocity is not None:
+        out.append(f"# velocity limit {limit.velocity} {unit}/s (not enforced)")
     return out
 
 

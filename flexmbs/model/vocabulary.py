@@ -26,6 +26,8 @@ SENSOR_TYPES = (
     "marker_angular_velocity",
     "actuator_torque",
     "actuator_work",
+    "actuator_current",
+    "actuator_voltage",
     "beam_strain",
     "marker_deflection",
     "beam_curvature",
@@ -40,7 +42,7 @@ SENSOR_TYPES = (
 FLEXIBLE_BODY_SENSORS = ("strain_energy", "elastic_coordinates")
 CONTACT_TYPES = ("rolling_disk", "knife_edge")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
-ACTUATOR_TYPES = ("pd", "torque")
+ACTUATOR_TYPES = ("pd", "torque", "dc_motor")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "galpha", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
 # docs/explanation/formulation.md sections 5 and 10; Schwab 2009

@@ -590,6 +590,12 @@ class BDF:
         """The switch functions at t (the last accepted step), a copy."""
         return self._s.gnew.copy() if self.status == "switched" else self._s.gsw.copy()
 
+    @property
+    def switch_reference(self):
+        """The switch functions' values at the start of the last step, against which
+        it checked their signs (a copy)."""
+        return self._s.gsw.copy()
+
     def set_switch_reference(self, g):
         """The switch functions' values at the start of the next step, against which
         the step loop checks their signs (after a restart at a crossing, the values
