@@ -450,11 +450,29 @@ def simulate(
     `compile_elsewhere`: on an empty kernel cache with a second core free, compile the
     output quantities in another process while this one compiles the equations of
     motion and the integrator (flexmbs.precompile; the command line does).
+
+    The result file is locked from the start until it is closed: while another run
+    (or ResultWriter) writes to `path`, this one is refused before any work with
+    flexmbs.io.output_lock.OutputLocked, which names it.
     """
     keep = path is None if history is None else bool(history)
     if not keep and path is None:
         raise ValueError("history=False needs a result file (path) to keep the outputs")
-    with CompileWatch() as compiling, _signals_end_the_run():
+    lock = None
+    if path is not None:  # one writer per file, refused before any work
+        from .io.output_lock import OutputLock
+
+        lock = OutputLock(path).acquire()
+        if lock.stale is not None and log is not None:
+            log(
+                f"{path}: taking over the lock that pid {lock.stale.get('pid')} on "
+                f"{lock.stale.get('host')} left (that run is gone)"
+            )
+    with contextlib.ExitStack() as stack:
+        if lock is not None:
+            stack.callback(lock.release)  # the writer lets go of it first, at its close
+        compiling = stack.enter_context(CompileWatch())
+        stack.enter_context(_signals_end_the_run())
         return _simulate(
             model,
             path,
@@ -473,6 +491,7 @@ def simulate(
             compiling,
             keep,
             compile_elsewhere,
+            lock,
         )
 
 
@@ -541,6 +560,7 @@ def _simulate(
     compiling,
     keep,
     compile_elsewhere,
+    lock,
 ):
     source = model.source_path or "<python>"
     try:
@@ -648,6 +668,7 @@ def _simulate(
 
         writer = ResultWriter(
             path,
+            lock=lock,
             model_text=model.source_text or "",
             model_json=model_to_json(model),
             topology=cm.topology,
