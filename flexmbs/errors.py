@@ -6,7 +6,15 @@ expected; the command line prints it on one line and exits with status 2.
 line of a CSV file, a channel or a section of a map).
 """
 
-__all__ = ["FlexmbsError", "ModelError", "ResultFileError", "ExperimentError", "RunTerminated"]
+__all__ = [
+    "FlexmbsError",
+    "ModelError",
+    "ResultFileError",
+    "ExperimentError",
+    "RunTerminated",
+    "FlexmbsWarning",
+    "ResultFileWarning",
+]
 
 
 class FlexmbsError(Exception):
@@ -54,6 +62,15 @@ class ModelError(FlexmbsError, ValueError):
 
 class ResultFileError(FlexmbsError):
     """A result file that is missing, unreadable or not written by flexmbs."""
+
+
+class FlexmbsWarning(UserWarning):
+    """Base class of what flexmbs warns about; the command line prints each on one line
+    ("flexmbs: warning: ...")."""
+
+
+class ResultFileWarning(FlexmbsWarning):
+    """A result file that is read, but not whole (its series differ in length)."""
 
 
 class ResultWriteError(FlexmbsError):

@@ -1,11 +1,13 @@
-"""The HDF5 result file: written while the run goes, read back as numpy arrays.
+"""The HDF5 result file: written while the run goes (ResultWriter); read back by
+flexmbs.io.result_reader (open_result, Result: re-exported here).
 
 Layout (docs/results.md; docs/explanation/method.md "Result file"):
 
     /                   attrs flexmbs_version, created (ISO 8601), status ("running",
                         "finished" or "failed: <reason>"), t_reached (s, nan before the
-                        first commit), writer_host, writer_pid (the writing process),
-                        heartbeat (s since the epoch, at each commit)
+                        first commit), t_integrated (s), rows (the rows committed),
+                        writer_host, writer_pid (the writing process), heartbeat (s
+                        since the epoch, at each commit)
     /time               (n,) s; an HDF5 dimension scale attached to dim 0 of every
                         time series (netCDF-4 compatible: xarray opens the file)
     /coordinate         (nq,) names of the free coordinates; scale of dim 1 of q, u
@@ -27,15 +29,28 @@ Layout (docs/results.md; docs/explanation/method.md "Result file"):
                         basis, frequencies (Hz), descriptions, ... (docs/results.md)
 
 Consistency after a crash: rows are buffered in memory and committed (every dataset
-resized and written, `t_reached` updated, then `flush()`) at most once every
+resized and written, `t_reached` and `rows` updated, then `flush()`) at most once every
 `flush_interval` seconds of wall time, or as soon as they hold PENDING_BYTES (so that
-the memory of a run does not grow with its outputs). Between two commits the file is not
-touched, so a process killed at any moment outside a commit (SIGKILL included) leaves a file
-that
-holds exactly the rows of the last commit and still says status "running". The file
-is laid out under a hidden name and renamed when complete, so a reader never finds it
-half laid out; a reader that falls inside a commit is told to try again (open_result
-does, LIVE_READ_ATTEMPTS times).
+the memory of a run does not grow with its outputs). Between two commits the file is
+not touched, so a process killed at any moment outside a commit (SIGKILL included)
+leaves a file that holds exactly the rows of the last commit and still says status
+"running". The file is laid out under a hidden name and renamed when complete, so a
+reader never finds it half laid out; a reader that falls inside a commit is told to try
+again (open_result does, LIVE_READ_ATTEMPTS times).
+
+A full disk: before a commit writes anything it holds the disk room the commit can
+grow the file by (flexmbs.io.disk_room, an upper bound: the chunks it opens, their
+index, the metadata), and STATUS_ROOM more stays held past the end of the file between
+commits, so that no write of a commit, nor the status written at the end, can fail for
+want of space, whatever another process does to the disk meanwhile. With less room
+the rows that fit are committed and the run stops ("failed: no room for the result
+file: ..."). A write that fails all the same (an I/O error; a file system where room
+cannot be held, and another process took the room seen) is not followed by HDF5's view
+of the file: that view is dropped unwritten and the file, as the last commit left it on
+the disk, is opened again to record why the run stopped.
+
+One writer per file: the writer holds flexmbs.io.output_lock's lock on its path from
+before the layout (or from before the run compiles, in `simulate`) until its close.
 """
 
 from __future__ import annotations
@@ -51,9 +66,8 @@ import signal
 import socket
 import time as _time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Literal, Self
 
 import h5py
 import numpy as np
@@ -61,10 +75,19 @@ from numpy.typing import ArrayLike, NDArray
 
 import flexmbs
 
-from ..errors import ResultFileError, ResultWriteError
+from ..errors import ResultWriteError
 from ..model.units import rate_units
 from .disk_room import release, reserve, room_for, size_limit_room
 from .output_lock import OutputLock
+from .result_reader import (
+    ENERGY_COMPONENTS,
+    ENERGY_NAMES,
+    FAILED_PREFIX,
+    STATUS_FINISHED,
+    STATUS_RUNNING,
+    Result,
+    open_result,
+)
 
 if TYPE_CHECKING:
     from ..model.topology import Topology
@@ -79,17 +102,7 @@ __all__ = [
     "component_labels",
 ]
 
-ENERGY_COMPONENTS = (
-    "kinetic",
-    "gravity",
-    "strain",
-    "spring",
-    "dissipated",
-    "strain_axial_force",
-    "strain_foreshortening",
-)
 GEOMETRIC_ENERGIES = ("strain_axial_force", "strain_foreshortening")  # may be left out
-ENERGY_NAMES = ENERGY_COMPONENTS + ("total",)
 ENERGY_DESCRIPTIONS = {
     "kinetic": "kinetic energy T = 1/2 sum v_i^T M_i v_i (J)",
     "gravity": "gravitational potential V_g = -sum g^T (m_i r_i + A_i St_i) (J); "
@@ -127,9 +140,6 @@ MODE_DESCRIPTIONS = {
     "strain_energy_fractions": "(nm, 4) strain energy of each column split as attr energy_parts",
     "sources": "(nm, 2) node and dof (0..5 = u v w tx ty tz) of a correction mode; -1 for a mode",
 }
-STATUS_RUNNING = "running"
-STATUS_FINISHED = "finished"
-FAILED_PREFIX = "failed: "
 STATUS_INTERRUPTED = FAILED_PREFIX + "interrupted by the user"
 CHUNK_BYTES = 64 * 1024  # target size of one chunk of a time series
 PENDING_BYTES = 8 * 1024 * 1024  # buffered rows beyond this are committed at once
@@ -934,238 +944,3 @@ def _write_statistics(group: h5py.Group, statistics: Mapping[str, object]) -> No
                 group.create_dataset(key, data=a)
                 continue
         group.attrs[key] = json.dumps(value, default=_json_default)
-
-
-# --------------------------------------------------------------------- reader
-@dataclass
-class Result:
-    """A result file read into memory (numpy arrays).
-
-    time (n,) s; q, u (n, nq); coordinate_names (nq,) list of str;
-    energy: dict name -> (n,) J for kinetic, gravity, strain, spring, dissipated, total;
-    sensors: dict name -> (n,) for sensors of size 1, else (n, size);
-    status: "running" (the run was killed or is still going), "finished" or
-    "failed: <reason>"; t_reached (s, nan if no row was committed);
-    model_text, model_json (str); model_overrides: the --set overrides; topology: dict of
-    arrays (body_names, joint_names, parent, marker_names, body_path, joint_path,
-    coordinate_names);
-    solver: attrs and arrays of /solver (method, rtol, atol, settings as a dict, and
-    the statistics of the run); modes: body -> dict of the datasets (arrays; lists of
-    str for names and descriptions) and attrs of /modes/<body> (beam bodies with
-    modal reduction; empty otherwise); coordinate_units (nq,) and sensor_units (name
-    -> the unit of each column), empty for a file written without them.
-    """
-
-    path: str
-    time: np.ndarray
-    q: np.ndarray
-    u: np.ndarray
-    coordinate_names: list
-    energy: dict
-    sensors: dict
-    status: str
-    t_reached: float
-    model_text: str = ""
-    model_json: str = ""
-    model_overrides: list = field(default_factory=list)
-    topology: dict = field(default_factory=dict)
-    solver: dict = field(default_factory=dict)
-    flexmbs_version: str = ""
-    created: str = ""
-    modes: dict = field(default_factory=dict)
-    writer_host: str = ""
-    writer_pid: int = 0
-    heartbeat: float = math.nan
-    coordinate_units: list[str] = field(default_factory=list)
-    sensor_units: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def writer_gone(self) -> bool:
-        """True when the status says "running" but the process that wrote the file has
-        ended (it was killed: SIGKILL, a crash, a machine that went down): the writer
-        ran on this machine and its process id is no longer in use. False when it may
-        still be writing, or when that cannot be known (another machine)."""
-        if self.status != STATUS_RUNNING or not self.writer_pid:
-            return False
-        if self.writer_host != socket.gethostname():
-            return False
-        try:
-            os.kill(self.writer_pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
-
-    @property
-    def status_text(self) -> str:
-        """The status for the user: a run whose writer is gone is "unfinished: the
-        writing process is gone", a live one names its process and last commit."""
-        if self.status != STATUS_RUNNING:
-            return self.status
-        age = _time.time() - self.heartbeat
-        last = f"last commit {age:.0f} s ago" if math.isfinite(age) else "no commit recorded"
-        who = (
-            f"pid {self.writer_pid} on {self.writer_host}"
-            if self.writer_pid
-            else "an unknown process"
-        )
-        if self.writer_gone:
-            return (
-                f"unfinished: the writing process is gone ({who}, {last}); the file "
-                f"holds the rows up to t = {self.t_reached:.6g} s"
-            )
-        return f"running ({who}, {last})"
-
-    @property
-    def nsamples(self) -> int:
-        """Number of output rows n."""
-        return len(self.time)
-
-    @property
-    def finished(self) -> bool:
-        return self.status == STATUS_FINISHED
-
-
-LIVE_READ_ATTEMPTS = 20  # reads of a file caught inside a commit, LIVE_READ_WAIT s apart
-LIVE_READ_WAIT = 0.1
-
-
-def open_result(path: str | os.PathLike[str]) -> Result:
-    """Read a result file (read-only) into a Result.
-
-    Works on the file of a run that is still going (neither side uses HDF5 file
-    locking, and between commits the writer leaves the file consistent) and on the
-    file of a killed run (status stays "running"). A read that catches the writer
-    inside a commit sees a half-written file; it is tried again, up to
-    LIVE_READ_ATTEMPTS times LIVE_READ_WAIT s apart (a commit takes milliseconds).
-    Raises ResultFileError if the file is missing, not HDF5, not a flexmbs result
-    file, or still unreadable after those attempts.
-    """
-    for _ in range(LIVE_READ_ATTEMPTS - 1):
-        try:
-            return _open_result_once(path)
-        except _HalfWritten:
-            _time.sleep(LIVE_READ_WAIT)
-    try:
-        return _open_result_once(path)
-    except _HalfWritten as exc:
-        raise ResultFileError(str(exc)) from None
-
-
-class _HalfWritten(Exception):
-    """A result file that HDF5 could not read: damaged, or caught inside a commit."""
-
-
-def _open_result_once(path: str | os.PathLike[str]) -> Result:
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ResultFileError(f"{path}: no such result file")
-    if os.path.isdir(path):
-        raise ResultFileError(f"{path}: is a directory, not a result file")
-    try:
-        is_hdf5 = h5py.is_hdf5(path)
-    except OSError as exc:
-        raise ResultFileError(f"{path}: cannot be read ({exc})") from None
-    if not is_hdf5:
-        raise ResultFileError(f"{path}: not an HDF5 file (expected a flexmbs result file)")
-    try:
-        with h5py.File(path, "r", locking=False) as f:
-            if "status" not in f.attrs:
-                raise ResultFileError(
-                    f"{path}: not a flexmbs result file (HDF5, but no "
-                    "'status' attribute at the root)"
-                )
-            return _read(path, f)
-    except ResultFileError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise _HalfWritten(
-            f"{path}: damaged or incomplete flexmbs result file "
-            f"({type(exc).__name__}: {exc}); if its run is still "
-            "going, try again"
-        ) from None
-
-
-def _text(x: object) -> str:
-    """An attr or a scalar string dataset value as str."""
-    if isinstance(x, h5py.Dataset):
-        x = x[()]
-    return x.decode() if isinstance(x, bytes) else str(x)
-
-
-def _string_list(ds: h5py.Dataset) -> list[str]:
-    return [s.decode() if isinstance(s, bytes) else str(s) for s in ds[()]]
-
-
-def _read(path: str, f: h5py.File) -> Result:
-    """The Result of an open file; series cut to their common length (a file killed
-    inside a commit may have some datasets longer than others)."""
-    series = {"time": f["time"], "q": f["q"], "u": f["u"]}
-    energy_names = [k for k in ENERGY_NAMES if k in f["energy"]]
-    sensor_names = [str(k) for k in f["sensors"].attrs.get("names", sorted(f["sensors"]))]
-    series.update({f"energy/{k}": f["energy"][k] for k in energy_names})
-    series.update({f"sensors/{k}": f["sensors"][k] for k in sensor_names})
-    n = min(ds.shape[0] for ds in series.values())
-    energy = {k: f["energy"][k][:n] for k in energy_names}
-    sensors = {}
-    for k in sensor_names:
-        a = f["sensors"][k][:n]
-        sensors[k] = a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
-    topology = {}
-    for k, ds in f["topology"].items():
-        topology[k] = (
-            np.array(_string_list(ds), dtype=object)
-            if h5py.check_string_dtype(ds.dtype)
-            else ds[()]
-        )
-    solver = {k: _attr_value(v) for k, v in f["solver"].attrs.items()}
-    solver.update({k: ds[()] for k, ds in f["solver"].items()})
-    if isinstance(solver.get("settings"), str):
-        solver["settings"] = json.loads(solver["settings"])
-    modes = {}
-    for body, g in f["modes"].items() if "modes" in f else ():
-        record = {k: _attr_value(v) for k, v in g.attrs.items()}
-        for k, v in record.items():
-            if isinstance(v, np.ndarray) and v.dtype.kind == "O":
-                record[k] = [_attr_value(x) for x in v]
-        for k, ds in g.items():
-            record[k] = _string_list(ds) if h5py.check_string_dtype(ds.dtype) else ds[()]
-        modes[body] = record
-    return Result(
-        path=path,
-        time=f["time"][:n],
-        q=f["q"][:n],
-        u=f["u"][:n],
-        coordinate_names=[str(s) for s in f["q"].attrs["names"]],
-        coordinate_units=[str(u) for u in f["q"].attrs.get("units", [])],
-        sensor_units={
-            k: [str(u) for u in f["sensors"][k].attrs["units"]]
-            for k in sensor_names
-            if "units" in f["sensors"][k].attrs
-        },
-        energy=energy,
-        sensors=sensors,
-        status=_text(f.attrs["status"]),
-        t_reached=float(f.attrs.get("t_reached", math.nan)),
-        model_text=_text(f["model/text"]),
-        model_json=_text(f["model/json"]),
-        model_overrides=[str(v) for v in f["model"].attrs.get("overrides", [])],
-        writer_host=_text(f.attrs.get("writer_host", "")),
-        writer_pid=int(f.attrs.get("writer_pid", 0)),
-        heartbeat=float(f.attrs.get("heartbeat", math.nan)),
-        topology=topology,
-        solver=solver,
-        flexmbs_version=_text(f.attrs.get("flexmbs_version", "")),
-        created=_text(f.attrs.get("created", "")),
-        modes=modes,
-    )
-
-
-def _attr_value(v: object) -> Any:
-    """numpy scalars as Python scalars, bytes as str."""
-    if isinstance(v, bytes):
-        return v.decode()
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
