@@ -26,13 +26,16 @@ from ..io.results import Result, open_result
 from ..model.description import Model
 from .vtk_export import shape_of_result
 
-__all__ = ["animate_result", "frame_times", "VIEWS", "ANIMATION_FORMATS"]
+__all__ = ["animate_result", "frame_times", "VIEWS", "ANIMATION_FORMATS", "MAX_FRAMES"]
 
 VIEWS = {"iso": (25.0, -60.0), "xy": (90.0, -90.0), "xz": (0.0, -90.0), "yz": (0.0, 0.0)}
 """(elevation, azimuth) in degrees of each view; "xz" looks along -y."""
 ANIMATION_FORMATS = ("gif", "mp4", "png")
 FIGURE_SIZE = (6.4, 4.8)  # inches: 640 x 480 pixels at DPI, even for the video codec
 DPI = 100
+MAX_FRAMES = 5000
+"""The most frames an animation draws (200 s of film at 25 frames a second; each
+frame is drawn by matplotlib, some 0.1 s)."""
 BEAM_COLOR, RIGID_COLOR, JOINT_COLOR = "tab:blue", "0.45", "black"
 
 

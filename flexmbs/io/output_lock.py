@@ -29,7 +29,7 @@ try:  # POSIX; elsewhere only the recorded holder decides
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OutputLock", "OutputLocked", "lock_path", "lock_holder"]
+__all__ = ["OutputLock", "OutputLocked", "lock_path", "lock_holder", "refuse_if_locked"]
 
 
 class OutputLocked(FlexmbsError):
@@ -98,6 +98,21 @@ def lock_holder(path: str | os.PathLike[str]) -> dict[str, Any] | None:
         os.close(fd)
 
 
+def _locked(path: str | os.PathLike[str], holder: dict[str, Any]) -> OutputLocked:
+    return OutputLocked(
+        f"{os.fspath(path)}: another run is writing it "
+        f"({_holder_text(holder)}); wait for it to end or choose another -o"
+    )
+
+
+def refuse_if_locked(path: str | os.PathLike[str]) -> None:
+    """OutputLocked, naming the holder, while another process holds the lock on the
+    output `path` (a look only: the run takes the lock itself)."""
+    holder = lock_holder(path)
+    if holder is not None:
+        raise _locked(path, holder)
+
+
 def _recorded_holder_lives(holder: dict[str, Any]) -> bool:
     """Whether the recorded holder may still run: a process of this host that
     exists, or any process of another host (which cannot be asked)."""
@@ -150,10 +165,7 @@ class OutputLock:
             holder = _read_holder(fd)
             if not self._lock_fd(fd, holder):
                 os.close(fd)
-                raise OutputLocked(
-                    f"{self.path}: another run is writing this result file "
-                    f"({_holder_text(holder)}); wait for it to end or choose another -o"
-                )
+                raise _locked(self.path, holder)
             try:
                 same = os.path.samestat(os.fstat(fd), os.stat(self.lock_file))
             except FileNotFoundError:

@@ -23,7 +23,9 @@ from ..rotations import rotation_from_euler_xyz
 from .checks import (
     _axis,
     _beam_initial_state,
+    _check_beam_elements,
     _check_beam_memory,
+    _check_centerline,
     _check_inertia,
     _check_joint_coordinate,
     _inertia_matrix,
@@ -173,6 +175,10 @@ class Model:
         self.bodies[name] = body
         return body
 
+    def _beam_elements(self) -> int:
+        """The elements of the model's beams so far."""
+        return sum(len(b.connectivity) for b in self.bodies.values() if isinstance(b, BeamBody))
+
     def add_beam_body(
         self,
         name: str,
@@ -248,6 +254,7 @@ class Model:
                 item,
                 "elements",
             )
+        _check_beam_elements(sum(counts), self._beam_elements(), item)
         _check_beam_memory(sum(counts), item)
         nodes: list[NDArray[np.float64]] | NDArray[np.float64] = [pts[0]]
         for sgm, count in enumerate(counts):
@@ -835,6 +842,9 @@ class Model:
                 raise ModelError(
                     f"expected a positive integer, got {subdivisions!r}", item, "subdivisions"
                 )
+            assert body is not None  # a beam body, checked above
+            beam = cast(BeamBody, self.bodies[body])
+            _check_centerline(int(subdivisions), len(beam.connectivity), len(beam.free), item)
             self.sensors[name] = Sensor(
                 name, type, body=body, frame=frame, subdivisions=int(subdivisions)
             )

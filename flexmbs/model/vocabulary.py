@@ -62,6 +62,19 @@ BEAM_DENSE_MATRICES = 8
 at once (its invariants, stiffness, mass and the iteration matrix's block), nf its
 nodal coordinates: what `_check_beam_memory` weighs against the machine's memory."""
 
+MAX_BEAM_ELEMENTS = 1000
+"""The most beam elements a model has, all its beams together: 6 006 nodal coordinates
+whose dense matrices (invariants, stiffness, the iteration matrix) grow as their square;
+building them takes 16 s for 400 elements and four times that for twice as many. A
+longer beam than this needs is reduced to its modes (`modes`) on a coarser mesh."""
+MAX_SUBDIVISIONS = 100
+"""The most centre-line points per beam element that a `beam_centerline` sensor and
+`flexmbs export --subdivisions` take (the cubic shape functions are drawn smooth by
+far fewer)."""
+SHAPE_MEMORY_LIMIT = 2**30
+"""Bytes at most of the matrices that map a beam's nodal coordinates to its centre-line
+points (a `beam_centerline` sensor, an export's shape): points x coordinates."""
+
 BEAM_INITIAL_STATES = ("undeformed", "static", "quasi-static")
 
 RTOL_RANGE = (100 * np.finfo(float).eps, 0.1)
