@@ -522,6 +522,29 @@ def _signals_end_the_run():
             signal.signal(sig, old)
 
 
+def _check_finite_start(cm, y0, source):
+    """ModelError naming the first coordinate (or the multipliers) whose initial value
+    or rate is not finite: a value of the model, or of a driver at t = 0, overflows."""
+    bad = np.flatnonzero(~np.isfinite(y0))
+    if not bad.size:
+        return
+    k, nq = int(bad[0]), cm.nq
+    if k < 2 * nq:
+        item = f'coordinate "{cm.coordinate_names[k % nq]}"'
+        fld = "initial" if k < nq else "initial_rate"
+    else:
+        item, fld = "the initial state", None
+        if k >= 2 * nq + 1 + cm.nactuators:
+            item = "the constraint forces of the initial state"
+    raise ModelError(
+        f"is {y0[k]} at t = 0: a value of the model, or a driver's value or rate at t = 0, "
+        "overflows the floating-point range (numbers near 1e308?)",
+        item,
+        fld,
+        source,
+    )
+
+
 def _named_failing_elements(cm, integ):
     """flexmbs.failure_diagnosis's text for a failed run; "" if the diagnosis itself
     fails (it must not hide the failure it explains)."""
@@ -656,6 +679,7 @@ def _simulate(
         y0, _ = initial_derivative(cm, system, t0, y0)
     if s.formulation == "absolute":
         _with_rebasing(cm, system)
+    _check_finite_start(cm, y0, source)
     if report is not None and log is not None:
         log(
             report.text()

@@ -141,7 +141,9 @@ MODE_DESCRIPTIONS = {
     "sources": "(nm, 2) node and dof (0..5 = u v w tx ty tz) of a correction mode; -1 for a mode",
 }
 STATUS_INTERRUPTED = FAILED_PREFIX + "interrupted by the user"
-CHUNK_BYTES = 64 * 1024  # target size of one chunk of a time series
+# target size of one chunk of a time series (HDF5 allocates chunks whole: the first row
+# of a run takes one a series)
+CHUNK_BYTES = 16 * 1024
 PENDING_BYTES = 8 * 1024 * 1024  # buffered rows beyond this are committed at once
 MIN_CHUNK_ROWS = 16
 # The disk room a commit holds before it writes (flexmbs.io.disk_room), an upper bound
@@ -150,10 +152,10 @@ MIN_CHUNK_ROWS = 16
 # stays held past the end of the file between commits, for the status and attrs of the
 # end whatever another process does to the disk meanwhile.
 CHUNK_INDEX_ROOM = 64
-SERIES_INDEX_ROOM = 8 * 1024
+SERIES_INDEX_ROOM = 4 * 1024
 COMMIT_METADATA_ROOM = 64 * 1024
 STATISTIC_ROOM = 4 * 1024
-STATUS_ROOM = 256 * 1024
+STATUS_ROOM = 64 * 1024
 _UNCLOSED: list[h5py.File] = []  # files whose write failed and that did not close
 ROOM_ATTEMPTS = 8  # times the rows that fit are sought again when the room seen is taken
 

@@ -1003,8 +1003,8 @@ class Model:
             return
         if sensor and not SENSOR_NAME_PATTERN.fullmatch(name):
             raise ModelError(
-                f"expected a name without spaces or '/' (it names a "
-                f"dataset of the result file), got {name!r}",
+                f"expected a name without spaces or '/', and not of dots alone (it "
+                f"names a dataset of the result file), got {name!r}",
                 item,
                 "name",
             )

@@ -387,7 +387,7 @@ def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> M
     """
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is left out
     except OSError as err:
         raise ModelError(
             f"cannot read the model file: {err.strerror or err}", source=source
@@ -421,7 +421,7 @@ def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = 
 # --------------------------------------------------------- parse and overrides
 def _parse(text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as err:
         raise ModelError(f"not valid TOML: {err}") from None
 

@@ -54,9 +54,9 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 """The names of bodies, joints, markers and the other items: letters, digits, '_' and
 '-' (a dot separates the parts of coordinate names and of --set paths)."""
 GENERATED_PREFIX = "@"  # flexmbs.model.absolute's PREFIX
-SENSOR_NAME_PATTERN = re.compile(r"[^\s/]+")
+SENSOR_NAME_PATTERN = re.compile(r"(?!\.+$)[^\s/]+")
 """Sensor names: anything but spaces and '/' (a sensor may be named after a
-coordinate, "joint.rz")."""
+coordinate, "joint.rz"), and not dots alone ("." and ".." name HDF5 groups)."""
 BEAM_DENSE_MATRICES = 8
 """Dense (nf x nf) float64 matrices that building a beam body and integrating it hold
 at once (its invariants, stiffness, mass and the iteration matrix's block), nf its
