@@ -55,11 +55,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if os.path.exists(out) and os.path.samefile(out, args.model):
         _err(f"{out}: the result file would overwrite the model file; choose another -o")
         return EXIT_INPUT
+    refuse_if_locked(out)  # another run writes it: that first
     problem = _result_path_problem(out)
     if problem:
         _err(f"{out}: {problem}")
         return EXIT_INPUT
-    refuse_if_locked(out)  # before a word about overwriting it
     if os.path.exists(out) and not args.quiet:
         _log(f"overwriting the earlier result {out}")
     sim = simulate(
@@ -902,6 +902,7 @@ def main(argv: list[str] | None = None) -> int:
         CompileWatch(write=None if quiet else _write_stderr, live=sys.stderr.isatty()),
     ):
         warnings.showwarning = _warn_on_one_line
+        warnings.simplefilter("default", FlexmbsWarning)  # each once a command
         return _run_command(args)
 
 

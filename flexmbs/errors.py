@@ -13,6 +13,7 @@ __all__ = [
     "ExperimentError",
     "RunTerminated",
     "FlexmbsWarning",
+    "PlausibilityWarning",
     "ResultFileWarning",
 ]
 
@@ -67,6 +68,11 @@ class ResultFileError(FlexmbsError):
 class FlexmbsWarning(UserWarning):
     """Base class of what flexmbs warns about; the command line prints each on one line
     ("flexmbs: warning: ...")."""
+
+
+class PlausibilityWarning(FlexmbsWarning):
+    """A value of a model file that is legal but unlikely in SI units: the mark of a
+    common unit mistake (flexmbs.model.plausibility)."""
 
 
 class ResultFileWarning(FlexmbsWarning):

@@ -168,10 +168,27 @@ def animate_result(
         )
     if view not in VIEWS:
         raise FlexmbsError(f'unknown view "{view}"; expected one of {", ".join(VIEWS)}')
+    if not 1 <= max_frames <= MAX_FRAMES:
+        raise FlexmbsError(
+            f"--max-frames {max_frames}: expected 1 .. {MAX_FRAMES} frames (each is drawn "
+            "in some 0.1 s; a longer film: a lower --fps or a higher --speed)"
+        )
+    if at is not None and suffix != "png":
+        raise FlexmbsError(
+            f"{out}: --at is the time of one frame, written as a .png; an animation "
+            "shows the whole run"
+        )
+    if at is not None and not np.isfinite(at):
+        raise FlexmbsError(f"--at {at}: expected a finite time (s)")
     if not isinstance(result, Result):
         result = open_result(result)
     if len(result.time) == 0:
         raise FlexmbsError(f"{result.path}: the file holds no output row to animate")
+    if at is not None and not result.time[0] <= at <= result.time[-1]:
+        raise FlexmbsError(
+            f"{result.path}: --at {at:g} s lies outside the outputs of the run, "
+            f"{result.time[0]:g} .. {result.time[-1]:g} s"
+        )
     shape = shape_of_result(result, model)
     if suffix == "png":
         target = result.time[-1] if at is None else at

@@ -31,7 +31,6 @@ from .initial_state import (
     static_elastic_state,
 )
 from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
-from .plausibility import plausibility_notes
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
@@ -744,7 +743,6 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
                 "closed (mark it cut = true, or another joint of the loop, "
                 "to choose yourself)"
             )
-    cm.warnings += plausibility_notes(model)
     if any(starts_static(b) for _, b in beams):
         static_elastic_state(cm)
     if any(starts_quasi_static(b) for _, b in beams) and not cm.has_constraints:

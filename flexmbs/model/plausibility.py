@@ -1,8 +1,10 @@
 """Notes on values that are legal but unlikely in the units the model file uses (SI: m,
 kg, s, rad), each the mark of a common unit mistake: degrees for radians, rpm for
 rad/s, mm for m, g/cm^3 for kg/m^3, mm/s^2 for m/s^2, GPa for Pa. They do not stop a
-run: `flexmbs run` prints them as warnings before it integrates (a CompiledModel's
-`warnings`), and a value that is meant is left as it is.
+run: reading a model file warns of each (flexmbs.errors.PlausibilityWarning, which the
+command line prints as one line "flexmbs: warning: FILE: ITEM: field ..."), and a value
+that is meant is left as it is. A model built in Python is checked by calling
+`plausibility_notes`.
 
     an angle of a rotation (a joint's `initial`, a driver's or a motor's set point)
         above PLAUSIBLE_ANGLE (2 pi: more than a turn)

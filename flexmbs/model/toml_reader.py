@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +33,9 @@ from ..elements import (
     rectangular_tube_section,
     round_tube_section,
 )
-from ..errors import ModelError
+from ..errors import ModelError, PlausibilityWarning
 from .description import GROUND, SENSOR_TYPES, BeamBody, Model
+from .plausibility import plausibility_notes
 from .timefunctions import TIME_FUNCTION_LAWS, TimeFunction
 
 if TYPE_CHECKING:
@@ -403,6 +405,8 @@ def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = 
     """Build the `Model` described by the TOML `text`; `source` names it in errors.
 
     The model keeps `source_text` (the text as read) and `overrides` (the list given).
+    A value legal but unlikely in SI units (flexmbs.model.plausibility) is a
+    PlausibilityWarning naming the file, the item and the field.
     """
     overrides = list(overrides)
     try:
@@ -415,6 +419,8 @@ def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = 
         raise err.with_source(source) from None
     model.source_text = text
     model.overrides = overrides
+    for note in plausibility_notes(model):
+        warnings.warn(PlausibilityWarning(f"{source}: {note}"), stacklevel=2)
     return model
 
 

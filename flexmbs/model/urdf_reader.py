@@ -285,11 +285,14 @@ def _parse(path: str, text: str) -> tuple[ET.Element, dict[int, int]]:
             else ""
         )
         raise UrdfError(
-            f"not well-formed XML at line {exc.lineno}, column {exc.offset + 1}: {reason}{hint}",
+            f"not a readable URDF: not well-formed XML at line {exc.lineno}, column "
+            f"{exc.offset + 1}: {reason}{hint}",
             source=path,
         ) from None
     except AssertionError:  # TreeBuilder: text outside the root element
-        raise UrdfError("not well-formed XML: no single root element", source=path) from None
+        raise UrdfError(
+            "not a readable URDF: not well-formed XML, no single root element", source=path
+        ) from None
     return root, lines
 
 
