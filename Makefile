@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test docs clean
+.PHONY: setup run test docs clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,15 @@ COVERAGE_TESTS := tests/test_kinematics_dynamics.py tests/test_elements.py \
 	tests/test_sweep.py::test_parameters_and_cases
 COVERAGE_FLOOR := 28
 
-test: $(STAMP)
+# The viewer's tests drive the system's Chromium (Debian's package chromium; Playwright's
+# own browser downloads are not used): installed here when it is missing and apt-get can.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends chromium) >/dev/null 2>&1 && echo "installed chromium"; } \
+		|| echo "no chromium (apt-get install chromium): the viewer's browser tests are skipped"
+
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -9,8 +9,9 @@ The file: --rows rows (default 600 000) of a model of 30 coordinates and sensors
 columns, written by ResultWriter (some 0.7 kB a row). Each way of reading runs in a
 fresh process; its memory is the peak resident set while it reads (VmHWM, reset just
 before by /proc/self/clear_refs) less the resident set then (Python, numpy, h5py and
-flexmbs imported), the median of --repeats processes. Linux only. "every series" reads time, q, u, every energy and sensor:
-all that open_result read at once before it read on demand.
+flexmbs imported), the median of --repeats processes. Linux only. "every series" reads
+time, q, u, every energy and sensor: all that open_result read at once before it read
+on demand.
 """
 
 import argparse

@@ -7,6 +7,8 @@ the kernels come in with the first name that needs them):
     flexmbs.load_model         read a model file (flexmbs.model.toml_reader)
     flexmbs.compile_model      a Model as the flat arrays the kernels take
     flexmbs.simulate           run a model, write its result file (flexmbs.simulation)
+    flexmbs.SmallDeformationWarning  a beam left the small-deformation range in a run
+    flexmbs.convergence        the convergence check of simulate(..., verify=True)
     flexmbs.open_result        read a result file (flexmbs.io.results)
     flexmbs.energy_balance     the energy balance of a result (flexmbs.analysis.energy)
     flexmbs.user_law           the decorator of user force laws (flexmbs.model.user_laws)
@@ -21,6 +23,7 @@ the kernels come in with the first name that needs them):
     flexmbs.run_sweep          a parameter study, on workers if asked (analysis.sweep)
     flexmbs.export_vtk         a result's shape for ParaView (analysis.vtk_export)
     flexmbs.animate_result     a result as a GIF, MP4 or PNG (analysis.animation)
+    flexmbs.show               a result or a model in the 3-D viewer, in a notebook (viewer)
     flexmbs.spectrum_peaks     the spectral peaks of a signal (analysis.spectrum)
     flexmbs.kernels            the kernels one by one, of (cm, q, u, t) (dynamics.api)
     flexmbs.library            the benchmark models (flexmbs.model.library)
@@ -36,6 +39,8 @@ _PUBLIC = {
     "load_model": ("flexmbs.model.toml_reader", "load_model"),
     "compile_model": ("flexmbs.model.compiled", "compile_model"),
     "simulate": ("flexmbs.simulation", "simulate"),
+    "SmallDeformationWarning": ("flexmbs.simulation", "SmallDeformationWarning"),
+    "convergence": ("flexmbs.convergence", None),
     "open_result": ("flexmbs.io.results", "open_result"),
     "energy_balance": ("flexmbs.analysis.energy", "energy_balance"),
     "user_law": ("flexmbs.model.user_laws", "user_law"),
@@ -50,6 +55,7 @@ _PUBLIC = {
     "run_sweep": ("flexmbs.analysis.sweep", "run_sweep"),
     "export_vtk": ("flexmbs.analysis.vtk_export", "export_vtk"),
     "animate_result": ("flexmbs.analysis.animation", "animate_result"),
+    "show": ("flexmbs.viewer", "show"),
     "spectrum_peaks": ("flexmbs.analysis.spectrum", "spectrum_peaks"),
     "kernels": ("flexmbs.dynamics.api", None),
     "library": ("flexmbs.model.library", None),

@@ -1,5 +1,5 @@
-"""The `flexmbs` command line: run | info | energy | plot | export | animate | sweep |
-import-urdf | modes | equilibrium | linearize | compare | fit.
+"""The `flexmbs` command line: run | info | energy | plot | export | animate | view |
+sweep | import-urdf | modes | equilibrium | linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -92,6 +92,41 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .convergence import format_convergence
+    from .model.toml_reader import load_model
+    from .simulation import simulate
+
+    model = load_model(args.model, overrides=args.set or ())
+    out = args.output
+    if out is not None:
+        problem = _result_path_problem(out)
+        if problem:
+            _err(f"{out}: {problem}")
+            return EXIT_INPUT
+    sim = simulate(
+        model,
+        out,
+        t_end=args.t_end,
+        rtol=args.rtol,
+        atol=args.atol,
+        method=args.solver,
+        output_step=args.output_step,
+        log=None if args.quiet else _log,
+        compile_elsewhere=True,
+        verify=True,
+        verify_factor=args.factor,
+        verify_limit=args.limit,
+    )
+    conv = sim.convergence
+    assert conv is not None  # verify=True
+    if args.json:
+        print(json.dumps(conv.as_dict(), indent=1))
+    else:
+        print(format_convergence(conv, args.model))
+    return EXIT_OK if conv.passed else EXIT_FAILED
+
+
 def _result_path_problem(path: str) -> str | None:
     """Why `path` cannot take a result file (None if it can): a folder, a folder that
     cannot be made (_folder_problem makes a missing one), or an existing file that is
@@ -144,6 +179,14 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _greater_than_one(text: str) -> float:
+    """argparse type: a finite number > 1."""
+    value = _parsed(float, text, "a number > 1")
+    if not value > 1.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 1, got {text!r}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""
     value = _parsed(int, text, "a whole number")
@@ -171,7 +214,11 @@ def _cmd_energy(args: argparse.Namespace) -> int:
     from .io.results import open_result
 
     limit = DEFAULT_RATIO_LIMIT if args.max_ratio is None else args.max_ratio
-    bal = energy_balance(open_result(args.result), ratio_limit=limit)
+    bal = energy_balance(
+        open_result(args.result),
+        ratio_limit=limit,
+        accept_large_deformation=args.accept_large_deformation,
+    )
     if args.json:
         print(json.dumps(bal, indent=1))
     else:
@@ -229,14 +276,21 @@ def _cmd_animate(args: argparse.Namespace) -> int:
         speed=args.speed,
         max_frames=args.max_frames,
         at=args.at,
+        log=_log,
     )
     print(f"wrote {path} ({frames} frames)")
     return EXIT_OK
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    from .viewer.command import view_command
+
+    return view_command(args, _log, _folder_problem)
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .analysis.distributed import dask_executor
-    from .analysis.sweep import format_summary, parse_sweep_parameter, run_sweep
+    from .analysis.sweep import failed_cases, format_summary, parse_sweep_parameter, run_sweep
 
     parameters = [parse_sweep_parameter(p) for p in args.param]
     problem = _folder_problem(os.path.join(args.output, "summary.csv"))
@@ -247,7 +301,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     def sweep(executor: Executor | None) -> list[dict[str, object]]:
         return run_sweep(
-            args.model, parameters, args.output, args.set or (), args.summary or (), executor, log
+            args.model,
+            parameters,
+            args.output,
+            args.set or (),
+            args.summary or (),
+            executor,
+            log,
+            verify=args.verify,
         )
 
     if args.serial:
@@ -257,7 +318,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             rows = sweep(executor)
     print(format_summary(rows))
     print(f"wrote {len(rows)} result files and summary.csv in {args.output}")
-    failed = [r for r in rows if r["status"] != "finished"]
+    failed = failed_cases(rows)
+    for case, why in failed:
+        _err(f"{case}: {why}")
+    if failed:
+        _err(f"{len(failed)} of {len(rows)} cases did not pass")
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -495,6 +560,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             max_runs=DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs,
             log=log,
             executor=executor,
+            verify_limit=None if args.no_verify else args.verify_limit,
         )
 
     if args.scheduler is None and args.workers is None:
@@ -584,6 +650,36 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
     r.set_defaults(fn=_cmd_run)
 
+    v = sub.add_parser(
+        "verify",
+        help="run a model at its tolerance and ten times tighter, and say whether "
+        "its outputs converged",
+    )
+    v.add_argument("model", help="model file (TOML)")
+    v.add_argument("-o", "--output", help="result file of the run at the model's tolerance")
+    v.add_argument("--t-end", type=_positive_float, help="end time (s)")
+    v.add_argument("--rtol", type=_positive_float, help="relative tolerance of the run")
+    v.add_argument("--atol", type=_positive_float, help="absolute tolerance of the run")
+    v.add_argument("--solver", help="integrator: " + ", ".join(SOLVER_METHODS))
+    v.add_argument("--output-step", type=_positive_float, help="time between outputs (s)")
+    v.add_argument(
+        "--factor",
+        type=_greater_than_one,
+        default=10.0,
+        help="the second run's tolerances are the first's divided by this (default 10)",
+    )
+    v.add_argument(
+        "--limit",
+        type=_positive_float,
+        default=1e-3,
+        help="largest change of an output group, relative to its scale, that passes "
+        "(default 1e-3); exit 1 when a group exceeds it",
+    )
+    v.add_argument("--set", action="append", metavar="PATH=VALUE", help="as for run")
+    v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    v.set_defaults(fn=_cmd_verify)
+
     i = sub.add_parser("info", help="what a result file holds")
     i.add_argument("result")
     i.set_defaults(fn=_cmd_info)
@@ -600,6 +696,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     e.add_argument(
         "--report-only", action="store_true", help="exit 0 whether or not the criterion is met"
+    )
+    e.add_argument(
+        "--accept-large-deformation",
+        action="store_true",
+        help="pass although a beam left the small-deformation range (its balance "
+        "closes, but the beam model no longer describes the beam)",
     )
     e.set_defaults(fn=_cmd_energy)
 
@@ -639,8 +741,8 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument(
         "--scale",
         type=_positive_float,
-        default=1.0,
-        help="magnify the elastic displacements this many times (default 1)",
+        help="magnify the elastic displacements this many times (default: a tenth of the "
+        "arm's size for the run's largest deflection, printed)",
     )
     an.add_argument("--view", choices=("iso", "xy", "xz", "yz"), default="iso", help="default iso")
     an.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second")
@@ -654,6 +756,13 @@ def _parser() -> argparse.ArgumentParser:
         "--max-frames", type=_positive_int, default=250, help="at most this many frames"
     )
     an.set_defaults(fn=_cmd_animate)
+
+    vw = sub.add_parser(
+        "view", help="the run or the model in an interactive 3-D viewer in the browser"
+    )
+    vw.add_argument("target", help="a result file (.h5) or a model file (.toml)")
+    _view_arguments(vw)
+    vw.set_defaults(fn=_cmd_view)
 
     sw = sub.add_parser("sweep", help="a parameter study: one run and file per case, on dask")
     sw.add_argument("model")
@@ -676,6 +785,12 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--scheduler", help="a dask scheduler's address (default: a local cluster)")
     sw.add_argument("--workers", type=_positive_int, help="local workers (default: one a core)")
     sw.add_argument("--serial", action="store_true", help="no dask: the cases one by one here")
+    sw.add_argument(
+        "--verify",
+        action="store_true",
+        help="run each case also ten times tighter and add the convergence check "
+        "(as flexmbs verify) to its row",
+    )
     sw.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     sw.set_defaults(fn=_cmd_sweep)
 
@@ -869,6 +984,19 @@ def _parser() -> argparse.ArgumentParser:
         help="simulations at most (default 200: flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
     )
     f.add_argument(
+        "--verify-limit",
+        type=_positive_float,
+        default=1e-4,
+        help="before fitting, the starting model must converge: a compared sensor may "
+        "change by at most this of its scale at ten times the fit's tolerance "
+        "(default 1e-4)",
+    )
+    f.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip that convergence check (the fit then trusts the tolerance)",
+    )
+    f.add_argument(
         "-o",
         "--output",
         metavar="OUT_DIR",
@@ -889,6 +1017,30 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     f.set_defaults(fn=_cmd_fit)
     return p
+
+
+def _view_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file, no server")
+    p.add_argument("--screenshot", metavar="PNG", help="a picture in a headless Chromium")
+    p.add_argument("--urdf", help="the robot's URDF for its meshes (default: the imported one)")
+    p.add_argument(
+        "--scale",
+        type=_positive_float,
+        help="starting deflection scale (default: from the run's largest deflection)",
+    )
+    p.add_argument("--at", type=float, help="starting time (s)")
+    p.add_argument("--view", choices=("iso", "xz", "xy", "yz"), default="iso")
+    p.add_argument("--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z")
+    p.add_argument("--max-frames", type=_positive_int, default=600, help="default 600")
+    p.add_argument("--size", default="960x600", help="screenshot size WxH (default 960x600)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="with a model file: override a value by its dotted path (repeatable)",
+    )
+    p.add_argument("--port", type=int, default=0, help="local port (default: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="serve, without opening a browser")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,19 +8,29 @@ kernel call.
 
 import contextlib
 import copy
+import os
 import shutil
 import signal
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .compile_notice import CompileWatch
+from .convergence import (
+    DEFAULT_FACTOR,
+    DEFAULT_LIMIT,
+    Convergence,
+    check_verify_settings,
+    compare_runs,
+)
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
+from .dynamics import switches as _switches
 from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
@@ -35,6 +45,7 @@ from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
+from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
 from .precompile import OutputKernelsElsewhere
 from .solvers.base import System
@@ -48,6 +59,7 @@ __all__ = [
     "make_integrator",
     "simulate",
     "Simulation",
+    "SmallDeformationWarning",
     "SOLVERS",
     "state_rest_names",
 ]
@@ -100,11 +112,11 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         )
         if projection:
             system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
-            return system
+            return _with_discontinuities(cm, system)
         system.rhs = lambda t, y: initial_derivative(cm, system, t, y)[1]
         if len(m.con_kind) > cm.nconstraints:  # redundant rows: watch the chosen ones
             system.refresh = lambda t, y: reselect_rows(cm, system, t, y)
-        return system
+        return _with_discontinuities(cm, system)
 
     derivative, residual, dae_residual, dae_mass = (
         (
@@ -131,7 +143,7 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     def rhs(t, y):
         return derivative_call(t, y).copy()
 
-    return System(
+    system = System(
         n=n,
         rhs=rhs,
         residual_kernel=residual,
@@ -146,6 +158,33 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         npositions=cm.nq,
         dae_elastic_columns=elastic,
     )
+    return _with_discontinuities(cm, system)
+
+
+def _with_discontinuities(cm, system):
+    """The system's breakpoints (the times where a time function of the model jumps
+    or kinks), its segment hook (the piece of each time function in force on a
+    segment: ws.segment_time) and the actuators' torque limits as switch functions
+    (flexmbs.dynamics.switches; ws.act_branch), for the integrators' events
+    (flexmbs.solvers.events)."""
+    m, ws = cm.arrays, system.ws
+    system.breakpoints = time_function_breakpoints(m.tf_kind, m.tf_ptr, m.tf_data)
+
+    def set_segment(t_start, t_end):
+        ws.segment_time[0] = 0.5 * (t_start + t_end)
+        ws.kin_key[0] = 0.0  # the kinematics of a driven joint may change piece
+
+    system.set_segment = set_segment
+    nswitch = _switches.switch_count(m)
+    if nswitch:
+
+        def switched(t, y, g):
+            ws.act_branch[:] = _switches.actuator_branches(g)
+
+        system.switches = _switches.dae_switch_values
+        system.nswitch = nswitch
+        system.switched = switched
+    return system
 
 
 def _elastic_speed_columns(cm):
@@ -277,7 +316,7 @@ class _SingularityWatch:
             vals = []
             for tk in t:
                 evaluate_time_function(
-                    m.tf_kind, m.tf_ptr, m.tf_data, m.coord_function[c], float(tk), out
+                    m.tf_kind, m.tf_ptr, m.tf_data, m.coord_function[c], float(tk), np.nan, out
                 )
                 vals.append(out[0])
             return np.array(vals)
@@ -303,12 +342,21 @@ class _SingularityWatch:
         )
 
 
+class SmallDeformationWarning(UserWarning):
+    """A beam of the run left the small-deformation range of the floating-frame beam
+    (flexmbs.elements.deformation_range): its results no longer describe the beam."""
+
+
 class Simulation:
     """What `simulate` returns: the outputs and the run's outcome.
 
     t (n,) s, y (n, nstate) the states [q, u, w, lambda, mu] at the outputs, energy
     (n, 7) (ENERGY_COMPONENTS), sensors (n, number of sensor values); status
-    ("finished" or "failed"), message, statistics, path (the result file or None).
+    ("finished" or "failed"), message, statistics, path (the result file or None);
+    small_deformation: the text saying which beam left the small-deformation range
+    and how far (None if none did; a SmallDeformationWarning was issued then);
+    convergence: the convergence check of simulate(..., verify=True) (a
+    flexmbs.convergence.Convergence; None without it).
     A run that kept no history in memory (simulate's `history`) reads each of t, y,
     energy and sensors from its result file when it is first asked for.
     """
@@ -322,6 +370,8 @@ class Simulation:
         self.message = message
         self.statistics = statistics
         self.path = path
+        self.small_deformation: str | None = None
+        self.convergence: Convergence | None = None
 
     def _get(self, name):
         if self._arrays[name] is None:
@@ -431,6 +481,9 @@ def simulate(
     log=None,
     history=None,
     compile_elsewhere=False,
+    verify=False,
+    verify_factor=DEFAULT_FACTOR,
+    verify_limit=DEFAULT_LIMIT,
 ):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
     `formulation`: "joint", "order-n" (trees) or "absolute" (every joint a
@@ -451,6 +504,12 @@ def simulate(
     output quantities in another process while this one compiles the equations of
     motion and the integrator (flexmbs.precompile; the command line does).
 
+    `verify`: also run the model at rtol and atol divided by `verify_factor` (no file)
+    and compare the two runs, output group by output group, each against its own
+    scale (flexmbs.convergence); the Simulation's `convergence` then holds the
+    outcome (None without `verify`), `passed` when every group changed by less than
+    `verify_limit` of its scale.
+
     The result file is locked from the start until it is closed: while another run
     (or ResultWriter) writes to `path`, this one is refused before any work with
     flexmbs.io.output_lock.OutputLocked, which names it.
@@ -458,6 +517,21 @@ def simulate(
     keep = path is None if history is None else bool(history)
     if not keep and path is None:
         raise ValueError("history=False needs a result file (path) to keep the outputs")
+    if verify:
+        check_verify_settings(verify_factor, verify_limit)
+        keep = True
+    settings = (
+        t_end,
+        rtol,
+        atol,
+        method,
+        output_step,
+        max_step,
+        formulation,
+        constraints,
+        rho_inf,
+        fixed_step,
+    )
     lock = None
     if path is not None:  # one writer per file, refused before any work
         from .io.output_lock import OutputLock
@@ -468,31 +542,56 @@ def simulate(
                 f"{path}: taking over the lock that pid {lock.stale.get('pid')} on "
                 f"{lock.stale.get('host')} left (that run is gone)"
             )
-    with contextlib.ExitStack() as stack:
+    start = time.perf_counter()
+    try:
+        with CompileWatch() as compiling, _signals_end_the_run():
+            sim = _simulate(
+                model, path, *settings, progress, log, compiling, keep, compile_elsewhere, lock
+            )
+    finally:
         if lock is not None:
-            stack.callback(lock.release)  # the writer lets go of it first, at its close
-        compiling = stack.enter_context(CompileWatch())
-        stack.enter_context(_signals_end_the_run())
-        return _simulate(
-            model,
-            path,
-            t_end,
-            rtol,
-            atol,
-            method,
-            output_step,
-            max_step,
-            formulation,
-            constraints,
-            rho_inf,
-            fixed_step,
-            progress,
-            log,
-            compiling,
-            keep,
-            compile_elsewhere,
-            lock,
+            lock.release()  # the writer lets go of it first, at its close
+    if not verify:
+        return sim
+    wall = time.perf_counter() - start
+    s = model.solver.with_changes(method, t_end, rtol, atol)
+    tight = dict(
+        zip(
+            (
+                "t_end",
+                "rtol",
+                "atol",
+                "method",
+                "output_step",
+                "max_step",
+                "formulation",
+                "constraints",
+                "rho_inf",
+                "fixed_step",
+            ),
+            settings,
         )
+    )
+    tight.update(rtol=s.rtol / verify_factor, atol=s.atol / verify_factor)
+    if log is not None:
+        log(f"verifying: the same run at rtol {tight['rtol']:g}, atol {tight['atol']:g}")
+    start = time.perf_counter()
+    with CompileWatch() as compiling, _signals_end_the_run():
+        fine = _simulate(model, None, *tight.values(), False, None, compiling, True, False)
+    sim.convergence = Convergence(
+        s.method,
+        float(s.rtol),
+        float(s.atol),
+        float(verify_factor),
+        float(verify_limit),
+        statistics=(sim.statistics, fine.statistics),
+        wall_time=(wall, time.perf_counter() - start),
+        status=(sim.status, fine.status),
+        message=sim.message or fine.message,
+    )
+    if sim.status == fine.status == "finished":
+        sim.convergence.groups = compare_runs(model, sim, fine, verify_limit)
+    return sim
 
 
 TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP")
@@ -583,7 +682,7 @@ def _simulate(
     compiling,
     keep,
     compile_elsewhere,
-    lock,
+    lock=None,
 ):
     source = model.source_path or "<python>"
     try:
@@ -702,7 +801,7 @@ def _simulate(
             solver_name=method,
             overrides=model.overrides,
             modes={
-                name: basis_record(b)
+                name: b.basis_record() if hasattr(b, "basis_record") else basis_record(b)
                 for name, b in model.bodies.items()
                 if getattr(b, "basis", None) is not None
             },
@@ -717,6 +816,9 @@ def _simulate(
                 "atol": atol,
                 "formulation": s.formulation,
                 "output_step": output_step,
+                "model_folder": os.path.dirname(os.path.abspath(model.source_path))
+                if model.source_path
+                else "",
                 "max_step": max_step,
                 **(
                     {"rho_inf": s.rho_inf, "fixed_step": s.fixed_step or 0.0}
@@ -763,6 +865,9 @@ def _simulate(
         if not deformation_said and deformation.report():
             if log is not None:
                 log("warning: a beam is " + deformation.report())
+            warnings.warn(
+                "a beam is " + deformation.report(), SmallDeformationWarning, stacklevel=3
+            )
             if writer is not None:  # in the file from the next commit: a killed run
                 writer.set_solver_statistics(  # keeps it for `flexmbs energy`
                     {"small_deformation": deformation.report()}
@@ -855,7 +960,7 @@ def _simulate(
     arrays = (
         [np.concatenate(a) for a in (ts, ys, es, ss)] if keep else [None] * 4
     )  # read from the file when asked for
-    return Simulation(
+    sim = Simulation(
         *arrays,
         coordinate_names=cm.coordinate_names,
         status=status,
@@ -863,3 +968,5 @@ def _simulate(
         statistics=stats,
         path=None if path is None else str(path),
     )
+    sim.small_deformation = deformation.report() or None
+    return sim

@@ -22,6 +22,7 @@ H2, FB, H8, RD, SC, SP, RIG, BR, CH = (
     "bricard",
     "chain_planar_4",
 )
+FE = "fe_plate"
 
 BAD_MODELS = [
     # solver and output
@@ -243,6 +244,28 @@ BAD_MODELS = [
      ['"slide_motion"', "coefficients", "1e+100"]),
     (RD, "drivers.slide_motion.coefficients", [1e200], ['"slide_motion"', "coefficients"]),
     (SC, "drivers.motor.rate", 1e300, ['"motor"', "rate", "magnitude"]),
+    # finite-element bodies (the plate's mesh is copied beside the edited file)
+    (FE, "bodies.plate.mesh", "nowhere.msh", ['body "plate"', "mesh", "nowhere.msh"]),
+    (FE, "bodies.plate.mesh", DELETE, ['body "plate"', "mesh", "one of"]),
+    (FE, "bodies.plate.material.youngs_modulus", 7.0e4, ['body "plate"', "material", "MPa"]),
+    (FE, "bodies.plate.length_unit", "m", ['body "plate"', "length_unit", "fe_plate.msh",
+                                           "300 m"]),
+    (FE, "bodies.plate.length_unit", "furlong", ['body "plate"', "length_unit"]),
+    (FE, "bodies.plate.modes", DELETE, ['body "plate"', "modes"]),
+    (FE, "bodies.plate.modes", -1, ['body "plate"', "modes"]),
+    (FE, "bodies.plate.frame", "nowhere", ['body "plate"', "frame", "nowhere"]),
+    (FE, "bodies.plate.reduction", "guyan", ['body "plate"', "reduction"]),
+    (FE, "bodies.plate.interfaces.hinge.box", [[5.0, 5.0, 5.0], [6.0, 6.0, 6.0]],
+     ['body "plate"', "interfaces.hinge.box", "no node"]),
+    (FE, ("bodies", "plate", "interfaces", "hinge"), {"set": "ghost"},
+     ['body "plate"', "interfaces.hinge.set", '"ghost"', "fe_plate.msh"]),
+    (FE, "bodies.plate.interfaces.hinge.connection", "glued",
+     ['body "plate"', "interfaces.hinge.connection"]),
+    (FE, ("bodies", "plate", "interfaces", "hinge"), {"nodes": [1, 2]},
+     ['body "plate"', "interfaces.hinge", "line"]),
+    (FE, "bodies.plate.markers.corner.node", 99999, ["corner", "node", "99999"]),
+    (FE, "bodies.plate.markers.hinge.interface", "hub", ["hinge", "interface", '"hub"']),
+    (FE, "bodies.plate.stiffness", "k.mtx", ['body "plate"', "mesh"]),
 ]
 
 # (command line, exit status, words of its last line of stderr); {models} is data/models,

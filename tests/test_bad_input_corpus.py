@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -27,7 +28,7 @@ from flexmbs import ModelError, load_model
 from flexmbs.analysis.sweep import MAX_SWEEP_CASES, parse_sweep_parameter, sweep_cases
 from flexmbs.cli import main
 from flexmbs.model.urdf import urdf_model
-from flexmbs.model.urdf_reader import UrdfError, read_urdf
+from flexmbs.model.urdf_reader import UrdfError, parse_urdf
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 FUZZ_EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "300"))  # per fuzz test
@@ -135,6 +136,9 @@ def test_each_bad_model_file_gets_one_line_naming_item_and_field(
         tmp_path, capsys, model, path, value, words):
     bad = tmp_path / "bad.toml"
     bad.write_text(toml_text(edited(shipped(model), path, value)))
+    for data in MODELS.glob(f"{model}.*"):  # a model's data files (a mesh) beside it
+        if data.suffix != ".toml":
+            shutil.copy(data, tmp_path / data.name)
     status, err = flexmbs(capsys, "run", bad, "-o", tmp_path / "out.h5", "-q")
     assert_one_clear_line(status, err, bad, words)
     assert not (tmp_path / "out.h5").exists()
@@ -347,7 +351,7 @@ def test_the_urdf_reader_on_edited_robots_ends_with_a_model_or_one_line(tmp_path
     path.write_text(text)
     got = _urdf_result(path)
     if not isinstance(got, UrdfError):  # a model: a tree of the file's links
-        robot = read_urdf(path)
+        robot = parse_urdf(path)
         assert len(robot.joints) == len(robot.links) - 1
 
 

@@ -31,7 +31,8 @@ def test_every_field_of_the_model_file_is_documented():
                tr._FORCE, tr._JOINT_SENSOR, tr._MARKER_SENSOR, tr._ACTUATOR,
                tr._ACTUATOR_SENSOR, tr._STRAIN_SENSOR, tr._SECTION_SENSOR,
                tr._CENTERLINE_SENSOR, tr._BEAM, tr._BEAM_MARKER, tr._MATERIAL,
-               tr._CONTACT, tr._CONTACT_SENSOR] + \
+               tr._CONTACT, tr._CONTACT_SENSOR, tr._FE, tr._FE_INTERFACE, tr._FE_MARKER,
+               tr._BODY_SENSOR] + \
         [schema for _, schema in tr.SECTIONS.values()]
     fields = {f for s in schemas for f in s.fields} | set(tr._DRIVER_BASE)
     fields |= {f for law in tr.LAW_FIELDS.values() for f in law}
@@ -131,6 +132,9 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_formulations.py", "formulations.json", "guides/solvers.md"),
     ("bench_rolling_disk.py", "rolling_disk.json", "guides/rolling-contacts.md"),
     ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
+    ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
+    ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
+    ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
 ]
 
 

@@ -35,7 +35,7 @@ KIND, PTR, DATA = compile_time_functions(FUNCTIONS)
 
 def kernel(k, t):
     out = np.zeros(3)
-    evaluate_time_function(KIND, PTR, DATA, k, float(t), out)
+    evaluate_time_function(KIND, PTR, DATA, k, float(t), np.nan, out)
     return out
 
 

@@ -91,6 +91,7 @@ __all__ = [
 ]
 
 FIT_RTOL = 1e-8  # of the runs
+VERIFY_LIMIT = 1e-4  # largest change of a compared sensor, of its scale, at 10x tighter
 ATOL_PER_RTOL = 1e-2  # atol = this * rtol
 FD_STEP = 1e-4  # relative finite-difference step of the model values
 OFFSET_RANGE = 0.1  # s: the fitted offset stays within this of its starting value
@@ -292,7 +293,7 @@ class FitResult:
                     "path": v.path,
                     "start": v.start,
                     "value": v.value,
-                    "std": v.std,
+                    "std": _finite_or_none(v.std),
                     "lower": _finite_or_none(v.lower),
                     "upper": _finite_or_none(v.upper),
                     "at_bound": v.at_bound,
@@ -434,6 +435,58 @@ class _Runs:
         return self.cache[key]
 
 
+def _check_convergence(
+    runs: _Runs,
+    x0: NDArray[np.float64],
+    t_end: float,
+    channel_map: ChannelMap,
+    limit: float,
+    model_path: str | os.PathLike[str],
+    log: Callable[[str], object] | None,
+) -> None:
+    """The starting model run at the fit's tolerance and ten times tighter: ModelError
+    (with the remedy) when a compared sensor changes by `limit` of its scale or more."""
+    from ..simulation import simulate
+
+    if log:
+        log(
+            f"checking that the model converges at the fit's tolerance (rtol {runs.rtol:g}, "
+            "and ten times tighter)"
+        )
+    model = runs.model(x0)
+    sim = simulate(
+        model,
+        None,
+        t_end=t_end,
+        rtol=runs.rtol,
+        atol=runs.atol,
+        output_step=runs.output_step,
+        verify=True,
+        verify_limit=limit,
+    )
+    conv = sim.convergence
+    assert conv is not None  # verify=True
+    if conv.status != ("finished", "finished"):
+        raise ExperimentError(
+            f"the starting run failed: {conv.message}; expected a model that runs",
+            source=model_path,
+        )
+    compared = {c.sensor for c in channel_map.channels}
+    bad = [g for g in conv.groups if g.name[len("sensor ") :] in compared and not g.passed]
+    if bad:
+        g = max(bad, key=lambda x: x.relative)
+        raise ModelError(
+            f"the model does not converge at the fit's tolerance ({conv.method}, rtol "
+            f"{conv.rtol:g}): {g.name} changes by {g.relative:.3g} of its scale at ten times "
+            f"tighter (at t = {g.at_time:.6g} s; at most {limit:g}), so the fit would follow "
+            "the integration error; expected a tolerance that converges: a smaller --rtol, "
+            "or the model with bdf (--set 'solver.method=\"bdf\"')",
+            "fit",
+            "rtol",
+            source=model_path,
+        )
+
+
 def _simulated_signals(
     model_path: str,
     overrides: Sequence[str],
@@ -482,6 +535,7 @@ def fit_model(
     max_runs: int = DEFAULT_MAX_RUNS,
     log: Callable[[str], object] | None = None,
     executor: Executor | None = None,
+    verify_limit: float | None = VERIFY_LIMIT,
 ) -> FitResult:
     """Identify `parameters` ([FitParameter]) of the model file `model_path` (with the
     --set `overrides` applied; their values there are the starting point) from the
@@ -503,6 +557,15 @@ def fit_model(
         where the runs of a Jacobian's difference columns go, all at once (a
         concurrent.futures Executor: flexmbs.analysis.distributed.dask_executor); None:
         here, one after another.
+    verify_limit
+        before fitting, the starting model is run at the fit's tolerance and ten
+        times tighter (flexmbs.convergence); a compared sensor that changes by more
+        than this of its scale is refused (ModelError with the remedy): the fit
+        would follow the integration error, not the parameters. None: no check.
+
+    A fit that did not converge (least_squares stopped on max_runs or failed) keeps
+    its best point with `success` False and no standard deviations (NaN): they
+    describe a minimum, which it did not reach.
 
     Returns a FitResult; raises ModelError / ExperimentError for bad input.
     """
@@ -543,6 +606,8 @@ def fit_model(
         log,
     )
 
+    if verify_limit is not None:
+        _check_convergence(runs, x0, t_record, channel_map, verify_limit, model_path, log)
     # the starting offset, from a run of the starting model over the record
     runs.t_end = t_record
     if log:
@@ -650,6 +715,8 @@ def fit_model(
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
+    if not res.success:  # not a minimum: no uncertainty to state
+        std = np.full_like(std, math.nan)
     values, offset = split(res.x)
     fitted = [
         FittedValue(p.path, float(s0), float(v), float(sd), p.lower, p.upper)
@@ -836,9 +903,15 @@ def fitted_model_text(
     ]
     if overrides:
         head.append("#   --set " + " --set ".join(overrides))
+    if not fit.success:
+        head.append(
+            "#   UNCONVERGED: the fit stopped before it converged "
+            f"({fit.message}); these are its best values, without uncertainty"
+        )
     for v in fit.values:
         unit = " s" if v.path == OFFSET_NAME else ""
-        head.append(f"#   {v.path} = {v.value:.6g} +- {v.std:.2g}{unit} (start {v.start:.6g})")
+        spread = f" +- {v.std:.2g}{unit}" if math.isfinite(v.std) else f"{unit}"
+        head.append(f"#   {v.path} = {v.value:.6g}{spread} (start {v.start:.6g})")
     return "\n".join(head) + "\n" + text
 
 
@@ -851,8 +924,8 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
             v.path,
             f"{v.start:.6g}",
             f"{v.value:.6g}",
-            f"{v.std:.3g}",
-            f"{100 * v.std / abs(v.value):.2g} %" if v.value else "-",
+            f"{v.std:.3g}" if math.isfinite(v.std) else "n/a",
+            f"{100 * v.std / abs(v.value):.2g} %" if v.value and math.isfinite(v.std) else "-",
             f"{v.lower:g}:{v.upper:g}" + (" (at a bound)" if v.at_bound else ""),
         )
         for v in fit.values
@@ -895,6 +968,12 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
         f"{fit.runs} runs (rtol {fit.rtol:g}, atol {fit.atol:g}), "
         f"{fit.wall_time:.1f} s; {fit.message}"
     )
+    if not fit.success:
+        out.append(
+            "UNCONVERGED: the fit stopped before it converged; the values are its best "
+            "point, and no standard deviation is given (raise --max-runs, or start "
+            "nearer)"
+        )
     return "\n".join(out)
 
 

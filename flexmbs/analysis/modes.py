@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from ..elements.modal import ENERGY_PARTS, axial_stretch_capability, body_modes
 from ..errors import ModelError
-from ..model.description import BeamBody
+from ..model.description import BeamBody, FeBody
 from .linearize import FD_STEP, central_differences, undamped_modes
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ class BeamModes:
     energy_fractions: np.ndarray
     kept: dict[str, Any] | None = None
     axial_stretch_capability: float = 1.0
+    heading: str | None = None  # a finite-element body's: what its modes are
 
 
 @dataclass
@@ -122,6 +123,41 @@ def beam_modes(beam: BeamBody, count: int = BODY_MODE_COUNT) -> BeamModes:
         energy_fractions=alone.energy_fractions[:n].copy(),
         kept=kept,
         axial_stretch_capability=axial_stretch_capability(beam),
+    )
+
+
+def fe_body_modes(body: FeBody) -> BeamModes:
+    """BeamModes of a finite-element body: the component modes that went into its
+    basis (fixed-interface modes for Craig-Bampton, free modes for free-free), and
+    the reduced body it keeps, with its floating frame."""
+    b = body.basis
+    kind = {"craig-bampton": "fixed-interface", "free": "free-free", "file": "file's"}[b.reduction]
+    n = len(b.component_frequencies)
+    nodes = len(body.data.nodes)
+    heading = (
+        f'finite-element body "{body.name}" ({nodes} nodes x {body.data.node_dofs} '
+        f"coordinates, {body.data.source}; {b.reduction} reduction, floating frame: "
+        f"{b.frame}); its {n} {kind} modes:"
+    )
+    return BeamModes(
+        body=body.name,
+        nodal=nodes * body.data.node_dofs,
+        frequencies=np.asarray(b.component_frequencies).copy(),
+        descriptions=[f"{kind} mode"] * n,
+        energy_fractions=np.zeros((n, len(ENERGY_PARTS))),
+        kept={
+            "coordinates": list(b.names),
+            "kinds": ["mode"] * b.nm,
+            "frequencies": b.frequencies.copy(),
+            "reduced_frequencies": b.frequencies.copy(),
+            "descriptions": [
+                f"mode {k + 1} of the reduced body ({b.boundary} interface coordinates went in)"
+                for k in range(b.nm)
+            ],
+            "dropped_corrections": [],
+            "modes_below": b.modes_below,
+        },
+        heading=heading,
     )
 
 
@@ -186,7 +222,7 @@ def model_modes(
     and the whole model about its initial state. ModelError for an unknown body."""
     from ..model.compiled import compile_model
 
-    beams = [b for b in model.bodies.values() if isinstance(b, BeamBody)]
+    beams = [b for b in model.bodies.values() if isinstance(b, (BeamBody, FeBody))]
     if body is not None:
         names = [b.name for b in beams]
         if body not in names:
@@ -200,7 +236,9 @@ def model_modes(
         cm = compile_model(model)
     except ModelError as exc:
         raise exc.with_source(model.source_path or "<python>") from None
-    return [beam_modes(b, count) for b in beams], system_modes(cm)
+    return [
+        fe_body_modes(b) if isinstance(b, FeBody) else beam_modes(b, count) for b in beams
+    ], system_modes(cm)
 
 
 def _stretch_text(capability: float) -> str:
@@ -228,7 +266,8 @@ def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "
     lines = [title] if title else []
     for b in beams:
         lines.append(
-            f'beam "{b.body}" alone under its reference conditions '
+            b.heading
+            or f'beam "{b.body}" alone under its reference conditions '
             f"({b.nodal} nodal coordinates; the lowest {len(b.frequencies)} "
             "modes):"
         )
@@ -245,7 +284,9 @@ def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "
             below = kept.get("modes_below")
             chosen = f" (those below {below:g} Hz)" if below is not None else ""
             lines.append(
-                f"  the model keeps {_count(nmode, 'mode')}{chosen}, "
+                f"  the model keeps {_count(nmode, 'coordinate')}:"
+                if b.heading is not None
+                else f"  the model keeps {_count(nmode, 'mode')}{chosen}, "
                 f"{_count(ncorr, 'static correction mode')} and "
                 f"{_count(nder, 'modal derivative')}:"
             )
@@ -262,7 +303,8 @@ def format_modes(beams: Sequence[BeamModes], system: SystemModes, title: str = "
                     f"  {len(kept['dropped_corrections'])} correction shapes "
                     "left out: already in the basis"
                 )
-        lines.append(f"  axial stretch: {_stretch_text(b.axial_stretch_capability)}")
+        if b.heading is None:
+            lines.append(f"  axial stretch: {_stretch_text(b.axial_stretch_capability)}")
         lines.append("")
     if not beams:
         lines += ["no beam bodies", ""]

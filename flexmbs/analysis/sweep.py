@@ -6,12 +6,16 @@ Parameters: `PATH=v1,v2,...` (the values, TOML: numbers, strings, true/false) or
 file as `--set` takes it, each path once. The cases are every combination (the first
 parameter varying slowest), at most MAX_SWEEP_CASES of them, made one at a time as they
 are needed; case k is written to `DIR/case_KKK.h5` with its values as --set overrides
-in the file. `DIR/summary.csv` has a row per case: its values, the run's
-status, steps, integration time (s), Huang's energy ratio (flexmbs.analysis.energy:
-max |E - E0| over the largest strain energy, or the relative drift of a rigid model),
-and the chosen outputs, each `NAME[:STAT]`: NAME a coordinate, a sensor (a column of a
+in the file. `DIR/summary.csv` has a row per case: its values (as written
+on the command line, or the shortest decimal of a lo:hi:n value), the run's status,
+steps, integration time (s), Huang's energy ratio (flexmbs.analysis.energy: max
+|E - E0| over the largest strain energy, or the relative drift of a rigid model), the
+energy check's verdict (PASS or FAIL, `flexmbs energy`'s), with `verify` the
+convergence check's largest relative change and its verdict (flexmbs.convergence), and
+the chosen outputs, each `NAME[:STAT]`: NAME a coordinate, a sensor (a column of a
 larger one as `NAME[k]`) or `energy.COMPONENT`, STAT one of final (the default), max,
-min, maxabs, mean over the output times.
+min, maxabs, mean over the output times. `failed_cases` names the cases that did not
+pass: a run that failed, an energy check or a convergence check that failed.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ __all__ = [
     "run_case",
     "run_sweep",
     "format_summary",
+    "failed_cases",
     "STATISTICS",
 ]
 
@@ -50,7 +55,8 @@ STATISTICS = {
     "maxabs": lambda x: float(np.max(np.abs(x))),
     "mean": lambda x: float(np.mean(x)),
 }
-FIXED_COLUMNS = ["case", "status", "steps", "integration_s", "energy_ratio"]
+FIXED_COLUMNS = ["case", "status", "steps", "integration_s", "energy_ratio", "energy_check"]
+VERIFY_COLUMNS = ["convergence", "converged"]
 MAX_SWEEP_CASES = 10_000
 """The most cases a sweep runs: each is a run and a result file (a study beyond it is
 split into sweeps of parts of the values)."""
@@ -73,9 +79,13 @@ class _Spaced(Sequence[str]):
         if not 0 <= k < self.n:
             raise IndexError(k)
         if self.n == 1:
-            return _toml_text(float(self.lo))
-        value = self.hi if k == self.n - 1 else self.lo + (self.hi - self.lo) * k / (self.n - 1)
-        return _toml_text(float(value))
+            value = self.lo
+        elif k == self.n - 1:
+            value = self.hi
+        else:  # as numpy.linspace makes it
+            value = k * ((self.hi - self.lo) / (self.n - 1)) + self.lo
+        # the shortest decimal within 1e-12 of the range: 0.3, not 0.30000000000000004
+        return _toml_text(float(f"{value:.12g}"))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):
@@ -264,9 +274,11 @@ def run_case(
     overrides: Sequence[str],
     out_path: str,
     summary: Sequence[str] = (),
+    verify: bool = False,
 ) -> dict[str, Any]:
-    """Run one case (the model file with the overrides) into `out_path`; its summary
-    row. Runs where the sweep sends it (a dask worker, or here)."""
+    """Run one case (the model file with the overrides) into `out_path`, with the
+    convergence check if `verify`; its summary row. Runs where the sweep sends it (a
+    dask worker, or here)."""
     from ..io.results import open_result
     from ..model.toml_reader import load_model
     from ..simulation import simulate
@@ -274,13 +286,15 @@ def run_case(
 
     try:
         model = load_model(model_path, overrides)
-        sim = simulate(model, out_path, history=False)
+        sim = simulate(model, out_path, history=verify, verify=verify)
     except FlexmbsError as exc:  # a row, not an exception to carry back from a worker
         return {
             "status": f"failed: {exc}",
             "steps": 0,
             "integration_s": math.nan,
             "energy_ratio": math.nan,
+            "energy_check": "n/a",
+            **({"convergence": math.nan, "converged": "n/a"} if verify else {}),
             **{spec: math.nan for spec in summary},
         }
     result = open_result(out_path)
@@ -293,7 +307,13 @@ def run_case(
         "steps": int(sim.statistics.get("nsteps", 0)),
         "integration_s": float(sim.statistics.get("wall_time", math.nan)),
         "energy_ratio": math.nan if value is None else float(value),
+        "energy_check": ("PASS" if balance["passed"] else "FAIL") if balance else "n/a",
     }
+    if verify:
+        conv = sim.convergence
+        worst = conv.worst if conv is not None else None
+        row["convergence"] = math.nan if worst is None else worst.relative
+        row["converged"] = "PASS" if conv is not None and conv.passed else "FAIL"
     for spec in summary:
         row[spec] = _output(result, spec)
     return row
@@ -322,12 +342,14 @@ def run_sweep(
     summary: Iterable[str] = (),
     executor: Executor | None = None,
     log: Callable[[str], object] | None = None,
+    verify: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every case of the sweep (the module docstring) on `executor` (None: here,
-    one after another) and write DIR/summary.csv, a row as each case ends (in case
-    order); the rows. Before any run: the parameters checked (check_parameters), every
-    case read as a model, and the summary outputs checked against the model's names.
-    One sweep at a time writes to a folder (flexmbs.io.output_lock on its summary)."""
+    one after another), each with the convergence check if `verify`, and write
+    DIR/summary.csv, a row as each case ends (in case order); the rows. Before any
+    run: the parameters checked (check_parameters), every case read as a model, and
+    the summary outputs checked against the model's names. One sweep at a time writes
+    to a folder (flexmbs.io.output_lock on its summary)."""
     from ..io.output_lock import OutputLock
     from ..model.toml_reader import load_model
 
@@ -355,10 +377,12 @@ def run_sweep(
         case_overrides = [list(overrides) + case for case in cases]
         if executor is None:
             rows: Iterable[dict[str, Any]] = (
-                run_case(model_file, o, p, summary) for o, p in zip(case_overrides, paths)
+                run_case(model_file, o, p, summary, verify) for o, p in zip(case_overrides, paths)
             )
         else:
-            rows = executor.map(run_case, [model_file] * n, case_overrides, paths, [summary] * n)
+            rows = executor.map(
+                run_case, [model_file] * n, case_overrides, paths, [summary] * n, [verify] * n
+            )
         return _write_summary(out / "summary.csv", cases, rows)
 
 
@@ -381,6 +405,23 @@ def _write_summary(
         if writer is None:
             csv.DictWriter(f, fieldnames=FIXED_COLUMNS).writeheader()
     return table
+
+
+def failed_cases(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(case, why) of every case that did not pass: its run failed, its energy check
+    failed, or its convergence check (with verify) failed."""
+    out = []
+    for r in rows:
+        why = []
+        if r["status"] != "finished":
+            why.append(f"the run {r['status']}")
+        if r.get("energy_check") == "FAIL":
+            why.append("the energy check failed")
+        if r.get("converged") == "FAIL":
+            why.append(f"the convergence check failed ({_cell(r.get('convergence'))})")
+        if why:
+            out.append((str(r["case"]), "; ".join(why)))
+    return out
 
 
 def _cell(value: object) -> str:

@@ -17,7 +17,7 @@ from ..io.disk_room import room_for
 from ..io.results import Result, open_result
 from ..io.vtkhdf import VtkHdfWriter
 from ..model.compiled import compile_model
-from ..model.description import Model
+from ..model.description import BeamBody, Model
 from ..model.toml_reader import loads_model
 from ..model.vocabulary import MAX_SUBDIVISIONS, SHAPE_MEMORY_LIMIT
 from ..simulation import compile_absolute
@@ -38,6 +38,7 @@ def shape_of_result(
 ) -> DeformedShape:
     """The DeformedShape of the run that wrote `result`: its model (the text in the file,
     or `model`) compiled as the run compiled it."""
+    settings = result.solver.get("settings") or {}
     if model is None:
         if not result.model_text:
             raise ResultFileError(
@@ -48,8 +49,8 @@ def shape_of_result(
             result.model_text,
             source=f"{result.path} (its model)",
             overrides=result.model_overrides,
+            base=str(settings.get("model_folder") or "") or None,
         )
-    settings = result.solver.get("settings") or {}
     absolute = settings.get("formulation") == "absolute"
     cm = compile_absolute(model) if absolute else compile_model(model)
     if list(cm.coordinate_names) != list(result.coordinate_names):
@@ -59,6 +60,8 @@ def shape_of_result(
             f"({len(result.coordinate_names)}): the model is not the one that was run"
         )
     for _, beam in cm.beams:
+        if not isinstance(beam, BeamBody):  # a finite-element body: its mesh's edges
+            continue
         points = len(beam.connectivity) * subdivisions + 1
         need = 8.0 * SHAPE_ROWS * points * beam.nf
         if need > SHAPE_MEMORY_LIMIT:

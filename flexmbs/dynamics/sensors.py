@@ -9,8 +9,9 @@ import math
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
-from .geometric import element_mean_slope_square
+from .geometric import element_mean_slope_square, geometric_elastic_forces
 from .reactions import accelerations, tree_joint_reaction
+from .system import flexible_arrays
 
 __all__ = ["REACTION_SENSOR_FIRST", "REACTION_SENSOR_LAST", "reaction_sensor_values",
            "sensor_values"]
@@ -164,6 +165,29 @@ def reaction_sensor_values(m, ws, t, works, out):
 
 
 @jit
+def body_strain_energy(m, ws, k):
+    """U = qf^T K qf / 2 of flexible body k at ws.q, plus the geometric stiffness' U3
+    and U4 when it has one (J; docs/explanation/formulation.md section 6)."""
+    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+    q0 = m.flex_q[k]
+    u = 0.0
+    for i in range(nf):
+        x = 0.0
+        for j in range(nf):
+            x += kff[i, j] * ws.q[q0 + j]
+        u += 0.5 * ws.q[q0 + i] * x
+    if m.geo_code[k] != 0:
+        unused = ws.flex_vec[:nf]
+        unused[:] = 0.0
+        u3, u4 = geometric_elastic_forces(
+            m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea, m.geo_length,
+            m.geo_gmat, m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw, m.geo_weight,
+            ws.q[q0:q0 + nf], unused, ws.geo_scratch)
+        u += u3 + u4
+    return u
+
+
+@jit
 def sensor_values(m, ws, t, works, out):
     """out (size sensor_offset[-1]) for every sensor but the reaction sensors
     (reaction_sensor_values), after forward_kinematics and actuator_torques; works =
@@ -187,7 +211,8 @@ def sensor_values(m, ws, t, works, out):
     (redundant ones too). joint_coordinate and joint_rate of a cut joint: from its
     two markers (`_cut_joint_coordinate`; an angle in (-pi, pi]). contact_reaction: A_f^T F
     (N), the force of a rolling contact on its disk from its multipliers, then A_f^T (P_c -
-    r_f) (m), the contact point.
+    r_f) (m), the contact point. strain_energy: a flexible body's strain energy
+    (body_strain_energy, J); elastic_coordinates: its elastic coordinates (linear rows).
     """
     af = ws.sensor_frame_axes
     rf = ws.sensor_frame_origin
@@ -219,7 +244,10 @@ def sensor_values(m, ws, t, works, out):
         if kind == 7:
             out[o] = works[1 + m.sensor_coord[k]]
             continue
-        if kind == 8 or kind == 10 or kind == 11:
+        if kind == 21:
+            out[o] = body_strain_energy(m, ws, m.body_flex[m.sensor_body[k]])
+            continue
+        if kind == 8 or kind == 10 or kind == 11 or kind == 22:
             for r in range(m.sensor_offset[k + 1] - o):
                 out[o + r] = _linear_row(m, ws, m.sensor_coord[k] + r)
             if m.sensor_geo[k] >= 0:

@@ -27,6 +27,7 @@ from .flexible_body import flexible_gravity_force, flexible_mass_matrix, flexibl
 from .geometric import geometric_elastic_forces, geometric_tangent_stiffness
 from .marker_loads import add_marker_load
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
+from .switches import limited_motor_torque, motor_torque_before_limit
 from .user_laws import (
     add_joint_law_forces,
     has_marker_laws,
@@ -159,7 +160,8 @@ def _load_at_marker(m, ws, f, t, loc):
     rot = ws.marker_axes
     marker_frame(m, ws, k, ws.marker_pos, rot, ws.marker_vel, ws.marker_omega,
                  ws.marker_arm, ws.marker_tangent)
-    evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t, ws.tf3)
+    evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.force_function[f], t,
+                           ws.segment_time[0], ws.tf3)
     scale = ws.tf3[0]
     v = m.force_vector[f]
     for r in range(3):
@@ -275,23 +277,13 @@ def actuator_torques(m, ws, t):
     """ws.act_tau[a] = the generalized force of actuator a on its coordinate (N m or N,
     after forward_kinematics): n tau_m - n^2 b_m x', with the motor torque
     tau_m = (kp (x_ref - x) + kd (x_ref' - x')) / n (type pd, x_ref = setpoint(t)) or
-    torque(t) (type torque), limited to |tau_m| <= max_torque."""
+    torque(t) (type torque), limited to |tau_m| <= max_torque (on the branch the
+    integrator holds, flexmbs.dynamics.switches)."""
     for a in range(m.act_coord.shape[0]):
         c = m.act_coord[a]
-        n = m.act_gear[a]
-        evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.act_function[a], t,
-                               ws.tf3)
-        if m.act_type[a] == 0:
-            tm = (m.act_kp[a] * (ws.tf3[0] - ws.x[c])
-                  + m.act_kd[a] * (ws.tf3[1] - ws.xd[c])) / n
-        else:
-            tm = ws.tf3[0]
-        lim = m.act_max[a]
-        if tm > lim:
-            tm = lim
-        elif tm < -lim:
-            tm = -lim
-        ws.act_tau[a] = n * tm - m.act_damping[a] * ws.xd[c]
+        tm = motor_torque_before_limit(m, ws, a, t, ws.x[c], ws.xd[c])
+        tm = limited_motor_torque(m, ws, a, tm)
+        ws.act_tau[a] = m.act_gear[a] * tm - m.act_damping[a] * ws.xd[c]
 
 
 @jit_shared

@@ -45,6 +45,8 @@ def beam_extents(cm):
     names = {n: k for k, n in enumerate(cm.coordinate_names)}
     out = []
     for _, beam in cm.beams:
+        if not hasattr(beam, "free"):  # a finite-element body: no beam's range
+            continue
         free = np.asarray(beam.free)
         if beam.basis is not None:
             columns = np.array([names[n] for n in beam.basis.names])

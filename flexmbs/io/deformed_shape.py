@@ -24,14 +24,15 @@ of its body in `body_names` (joints: the index of the joint's child).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..elements.beam import axial_strain_row, element_length, section_force_rows
 from ..kinematics.recursive import forward_kinematics
-from ..model.description import GROUND, BeamBody
+from ..model.compiled import with_node_inertias
+from ..model.description import GROUND, BeamBody, FeBody
 from ..model.sensor_tables import centerline_points, element_rows
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class DeformedShape:
         self.cm = cm
         self._ws = cm.new_workspace()  # one for every frame
         self._rest = np.zeros(cm.nq)  # u = 0: poses only
-        model = cm.model
+        model = with_node_inertias(cm.model)  # the bodies the topology names
         names = list(cm.topology.body_names)
         self.body_names = names
         index = {name: k for k, name in enumerate(names)}
@@ -118,9 +119,27 @@ class DeformedShape:
         flexible = {b.name: (k, b) for k, (_, b) in enumerate(cm.beams)}
         for name in names:
             body = model.bodies[name]
-            if name in flexible:
+            if name in flexible and isinstance(flexible[name][1], FeBody):
+                k, fe = flexible[name]
+                local, disp, edges = cast(FeBody, fe).drawing()
+                part = _BeamPart(
+                    index[name],
+                    int(flex_q[k]),
+                    int(flex_nf[k]),
+                    npoints,
+                    local,
+                    disp,
+                    np.zeros((len(local), 4, fe.nf)),
+                    np.zeros((len(local), 6, fe.nf)),
+                )
+                self.beams.append(part)
+                for edge in edges:
+                    lines.append([npoints + v for v in edge])
+                    line_body.append(index[name])
+                npoints += len(local)
+            elif name in flexible:
                 k, beam = flexible[name]
-                local, disp, strain, forces = _beam_rows(beam, subdivisions)
+                local, disp, strain, forces = _beam_rows(cast(BeamBody, beam), subdivisions)
                 part = _BeamPart(
                     index[name],
                     int(flex_q[k]),
@@ -155,6 +174,7 @@ class DeformedShape:
         self._part_of = {p.body: p for p in self.beams}
         self.line_body = line_body
         self.npoints = npoints + len(self._joints)
+        self._model = model
 
     def frame(self, t: float, q: NDArray[np.float64], scale: float = 1.0) -> ShapeFrame:
         """The points (global axes, m) and point data at time t (s) and coordinates q;
@@ -191,12 +211,16 @@ class DeformedShape:
             data["section_forces"][rows] = part.forces @ qf
         for body, first, local in self._rigid:
             points[first : first + len(local)] = r[body] + local @ rot[body].T
-        model = self.cm.model
+        model = self._model
         for k, (body, name, marker_name) in enumerate(self._joints):
             child = model.bodies[name]
             marker = child.markers[marker_name]
             position = np.asarray(marker.position, float)
-            if isinstance(child, BeamBody) and marker.node is not None:
+            if isinstance(child, FeBody) and marker.node is not None:
+                part = self._part_of[body]
+                qf = q[part.q_first : part.q_first + part.nf]
+                position = position + child.node_rows(marker.node)[:3] @ qf
+            elif isinstance(child, BeamBody) and marker.node is not None:
                 node = marker.node % len(child.nodes)
                 part = self._part_of[body]
                 qf = q[part.q_first : part.q_first + part.nf]

@@ -62,7 +62,7 @@ def coordinate_values(m, ws, t, q, u):
             ws.xdd[c] = 0.0
         elif c < nc:
             evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_function[c], t,
-                                   ws.tf3)
+                                   ws.segment_time[0], ws.tf3)
             ws.x[c] = ws.tf3[0]
             ws.xd[c] = ws.tf3[1]
             ws.xdd[c] = ws.tf3[2]

@@ -25,8 +25,16 @@ def _last_at_or_before(tb, t):
 
 
 @jit
-def evaluate_time_function(kind, ptr, data, k, t, out):
-    """out[0:3] = f(t), f'(t), f''(t) of time function k."""
+def evaluate_time_function(kind, ptr, data, k, t, t_piece, out):
+    """out[0:3] = f(t), f'(t), f''(t) of time function k.
+
+    A piecewise law (table, steps, trajectory) evaluates the piece in force at
+    `t_piece` (s), extended to t: within an integration segment that ends on a
+    breakpoint the law stays one smooth function up to that end, so a step that
+    lands on the breakpoint sees the piece before it, and the next segment starts on
+    the piece after it (flexmbs.model.timefunctions.time_function_breakpoints).
+    t_piece = NaN: the piece in force at t (right-continuous at a breakpoint)."""
+    tp = t if np.isnan(t_piece) else t_piece
     p = data[ptr[k]:ptr[k + 1]]
     code = kind[k]
     f = 0.0
@@ -64,14 +72,14 @@ def evaluate_time_function(kind, ptr, data, k, t, out):
         n = int(p[0])
         tb = p[1:n + 2]
         coef = p[n + 2:]
-        if t < tb[0]:
+        if tp < tb[0]:
             f = coef[0]
-        elif t > tb[n]:
+        elif tp > tb[n]:
             h = tb[n] - tb[n - 1]
             c = coef[4 * (n - 1):4 * n]
             f = c[0] + h * (c[1] + h * (c[2] + h * c[3]))
         else:
-            lo = _last_at_or_before(tb[:n], t)  # the last interval includes its right end
+            lo = _last_at_or_before(tb[:n], tp)  # the last interval includes its right end
             s = t - tb[lo]
             c = coef[4 * lo:4 * lo + 4]
             f = c[0] + s * (c[1] + s * (c[2] + s * c[3]))
@@ -79,17 +87,17 @@ def evaluate_time_function(kind, ptr, data, k, t, out):
             fdd = 2.0 * c[2] + 6.0 * s * c[3]
     elif code == 6:  # steps: [n, times (n), values (n)]; f' = f'' = 0
         n = int(p[0])
-        f = p[1 + n + _last_at_or_before(p[1:n + 1], t)]
+        f = p[1 + n + _last_at_or_before(p[1:n + 1], tp)]
     else:  # trajectory: [degree 3 or 5, n, times (n), values (n)]; right-continuous
         n = int(p[1])
         tb = p[2:n + 2]
         vb = p[n + 2:2 * n + 2]
-        if t < tb[0]:
+        if tp < tb[0]:
             f = vb[0]
-        elif t >= tb[n - 1]:
+        elif tp >= tb[n - 1]:
             f = vb[n - 1]
         else:
-            j = _last_at_or_before(tb, t)
+            j = _last_at_or_before(tb, tp)
             h = tb[j + 1] - tb[j]
             dv = vb[j + 1] - vb[j]
             s = (t - tb[j]) / h

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
-from .description import GROUND, ORIGIN, BeamBody, Marker, RigidBody
+from .description import GROUND, ORIGIN, BeamBody, FeBody, Marker, RigidBody
 
 if TYPE_CHECKING:
     from .compiled import CompiledModel
@@ -143,7 +143,7 @@ def absolute_model(
         body = copy.copy(body)
         out.bodies[name] = body
         if hasattr(body, "nf"):
-            assert isinstance(body, BeamBody)
+            assert isinstance(body, (BeamBody, FeBody))
             names = body.coordinate_names()
             body.initial = np.array([q0[index[c]] for c in names])
             rates.update({c: u0[index[c]] for c in names})

@@ -246,6 +246,14 @@ class Workspace(NamedTuple):
     tf3 (3,): a time function's value and its first two derivatives
     (flexmbs.kinematics.timefunctions.evaluate_time_function).
 
+    The discrete state of a run, set by the integrator between its segments and read
+    by the kernels (flexmbs.solvers.events): segment_time (1,): a time (s) inside
+    the integration segment at hand, from which the piecewise time functions take
+    their piece (NaN outside a run: from t itself); act_branch (na,): the branch of
+    each actuator's torque limit held over the segment, 0 within the limits, +1 at
+    +max_torque, -1 at -max_torque (NaN outside a run: the torque is limited by
+    value).
+
     Named work buffers: the kernels' small temporaries, one field per meaning (shape,
     units and axes; the kernels that write and read them).
 
@@ -425,6 +433,8 @@ class Workspace(NamedTuple):
     kin_key: np.ndarray
     ode: np.ndarray
     tf3: np.ndarray
+    segment_time: np.ndarray
+    act_branch: np.ndarray
     marker_pos: np.ndarray
     marker_axes: np.ndarray
     marker_vel: np.ndarray

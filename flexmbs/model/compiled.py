@@ -21,7 +21,7 @@ from ..errors import ModelError
 from ..tuple_ref import HeldTuple, held_ref
 from .arrays import ACTUATOR_CODES, ModelArrays, Workspace
 from .constraint_tables import constraint_tables
-from .description import GROUND, BeamBody, Joint, Marker, RigidBody
+from .description import GROUND, BeamBody, FeBody, Joint, Marker, RigidBody
 from .geometric_tables import geometric_tables
 from .initial_state import (
     initial_spring_lengths,
@@ -73,7 +73,7 @@ class CompiledModel:
         sensor_sizes: list[int],
         q0: NDArray[np.float64],
         u0: NDArray[np.float64],
-        beams: Iterable[tuple[int, BeamBody]] = (),
+        beams: Iterable[tuple[int, BeamBody | FeBody]] = (),
         absolute_joints: Mapping[str, str] | None = None,
     ) -> None:
         self.model = model
@@ -222,6 +222,8 @@ class CompiledModel:
                 kin_key=z(2),
                 ode=z((2, 2 * nq + 1 + self.nactuators)),
                 tf3=z(3),
+                segment_time=np.full(1, np.nan),
+                act_branch=np.full(self.nactuators, np.nan),
                 marker_pos=z(3),
                 marker_axes=z((3, 3)),
                 marker_vel=z(3),
@@ -290,7 +292,7 @@ class CompiledModel:
         )
 
 
-def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
+def model_warnings(beams: Iterable[tuple[int, BeamBody | FeBody]]) -> list[str]:
     """Texts for the user about choices that compile but may not mean what they say: a
     reduced beam with the consistent geometric stiffness whose basis answers the loads a beam sees
     (flexmbs.elements.basis_check: a uniform load, forces at its marker nodes, a spin)
@@ -305,9 +307,10 @@ def model_warnings(beams: Iterable[tuple[int, BeamBody]]) -> list[str]:
     )
 
     out = []
-    for _, b in beams:
-        if not b.reduced or b.geometric != "consistent":
+    for _, body in beams:
+        if not isinstance(body, BeamBody) or not body.reduced or body.geometric != "consistent":
             continue
+        b = body
         cases = basis_static_differences(b)
         if not cases:
             continue
@@ -348,9 +351,14 @@ def _check_beam_markers(model: Model) -> None:
     moves with the body but not with the deformation: a joint there is a joint at the
     frame, which is a material point only where a node sits held by the reference
     conditions."""
-    beams = {name for name, b in model.bodies.items() if isinstance(b, BeamBody)}
+    beams = {name for name, b in model.bodies.items() if isinstance(b, (BeamBody, FeBody))}
 
-    def held_at_origin(b: BeamBody) -> bool:
+    def held_at_origin(b: BeamBody | FeBody) -> bool:
+        if isinstance(b, FeBody):  # an interface at the origin that the frame holds
+            return any(
+                not np.any(b.attachment_position(k)) and not np.any(b.node_rows(k))
+                for k in range(len(b.attachments))
+            )
         return any(
             not np.any(b.nodes[k]) and not np.any(b.node_rows(k)) for k in range(len(b.nodes))
         )
@@ -363,13 +371,13 @@ def _check_beam_markers(model: Model) -> None:
             if (
                 body in beams
                 and mk == "origin"
-                and not held_at_origin(cast(BeamBody, model.bodies[body]))
+                and not held_at_origin(cast(BeamBody | FeBody, model.bodies[body]))
             ):
                 raise ModelError(
                     f'the "origin" marker of beam "{body}" is its floating frame, not a '
                     f"material point: join the beam at a marker on a node (add "
-                    f"[bodies.{body}.markers.NAME] with node = K), or clamp the node at "
-                    f"the origin",
+                    f"[bodies.{body}.markers.NAME] with node = K; on a finite-element "
+                    f"body with interface = NAME), or clamp the node at the origin",
                     f'joint "{j.name}"',
                     f"{side}_marker",
                 )
@@ -380,7 +388,7 @@ def _check_beam_markers(model: Model) -> None:
         if (
             f.body in beams
             and f.marker == "origin"
-            and not held_at_origin(cast(BeamBody, model.bodies[f.body]))
+            and not held_at_origin(cast(BeamBody | FeBody, model.bodies[f.body]))
         ):
             raise ModelError(
                 f'the "origin" marker of beam "{f.body}" is its floating '
@@ -538,7 +546,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         functions.append(cast("TimeFunction", a.setpoint if a.type == "pd" else a.torque))
 
     # flexible bodies: elastic coordinates after the joint ones, in body order
-    beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, BeamBody)]
+    beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, (BeamBody, FeBody))]
     body_flex = -np.ones(n, dtype=np.int64)
     flex_q, flex_col, ptr = [], [], [np.zeros(4, dtype=np.int64)]
     first_col = {}
@@ -585,9 +593,11 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     _, frame_inh = _ragged(inherited, np.int64)
     body_col_ptr, body_col = _ragged(body_cols)
 
-    def damping(b: BeamBody) -> NDArray[np.float64]:
+    def damping(b: BeamBody | FeBody) -> NDArray[np.float64]:
         inv = b.invariants
         d = b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
+        if isinstance(b, FeBody) and b.basis.damping is not None:  # a modal file's own
+            d = d + b.basis.damping
         if b.modal_damping is not None:
             d = d + modal_damping_matrix(
                 inv.stiffness, inv.mass_matrix(), b.modal_damping, f'body "{b.name}"'
@@ -629,7 +639,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     for _, b in beams:
         if b.geometric != "none":
             geo_first[b.name] = count
-            count += len(b.connectivity)
+            count += len(cast(BeamBody, b).connectivity)
     stab = sensor_tables(
         model,
         sensors,
@@ -750,7 +760,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     return cm
 
 
-def _explicit_elastic_rates(beam: BeamBody) -> NDArray[np.float64] | list[float]:
+def _explicit_elastic_rates(beam: BeamBody | FeBody) -> NDArray[np.float64] | list[float]:
     """uf0 of a beam: its given `initial_rates`, else zeros."""
     if beam.initial_rates is None:
         return np.zeros(beam.nf)
@@ -764,7 +774,7 @@ def _explicit_elastic_rates(beam: BeamBody) -> NDArray[np.float64] | list[float]
     return beam.initial_rates
 
 
-def _explicit_elastic_state(beam: BeamBody) -> NDArray[np.float64] | list[float]:
+def _explicit_elastic_state(beam: BeamBody | FeBody) -> NDArray[np.float64] | list[float]:
     """qf0 of a beam: its given elastic coordinates, else zeros ("undeformed", and the
     start of "static")."""
     if isinstance(beam.initial, str):

@@ -12,8 +12,9 @@ frame of the body (or marker) that owns them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,6 +38,7 @@ from .checks import (
     _scalar,
     _vector,
 )
+from .fe_body import FeBody
 from .items import (
     Actuator,
     BeamBody,
@@ -57,6 +59,7 @@ from .vocabulary import (
     BEAM_SECTION_SENSORS,
     CONSTRAINT_FORMULATIONS,
     CONTACT_TYPES,
+    FLEXIBLE_BODY_SENSORS,
     FORCE_TYPES,
     FORMULATIONS,
     GENERATED_PREFIX,
@@ -89,6 +92,7 @@ __all__ = [
     "Marker",
     "RigidBody",
     "BeamBody",
+    "FeBody",
     "Joint",
     "Driver",
     "Actuator",
@@ -127,7 +131,7 @@ class Model:
             )
         self.name = name
         self.gravity = _vector(gravity, 3, "model", "gravity")
-        self.bodies: dict[str, RigidBody | BeamBody] = {}
+        self.bodies: dict[str, RigidBody | BeamBody | FeBody] = {}
         self.ground_markers = {ORIGIN: Marker(ORIGIN, GROUND, np.zeros(3), np.eye(3))}
         self.joints: dict[str, Joint] = {}
         self.drivers: dict[str, Driver] = {}
@@ -398,6 +402,25 @@ class Model:
         self.bodies[name] = body
         return body
 
+    def add_fe_body(self, name: str, **fields: Any) -> FeBody:
+        """Add a flexible body from finite-element data (see FeBody and
+        flexmbs.model.fe_input.fe_body for the fields: `mesh` with `material`, or
+        `stiffness`, `mass` and `nodes`, or `modal`, or `data` (FeData or FeModal);
+        `interfaces`; `reduction`, `modes`, `modes_below`, `frame`; `alpha`, `beta`,
+        `modal_damping`, `initial`, `initial_rates`). Relative file names are taken
+        from `base` (default: the model file's folder, or the working directory)."""
+        from .fe_input import fe_body
+
+        item = f'body "{name}"'
+        self._new_name(name, self.bodies, item, self.joints, "joint")
+        if name == GROUND:
+            raise ModelError(f'"{GROUND}" is reserved for the fixed frame', item, "name")
+        fields.setdefault("base", os.path.dirname(self.source_path) if self.source_path else None)
+        body = fe_body(name, **fields)
+        body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
+        self.bodies[name] = body
+        return body
+
     def add_marker(
         self,
         body: str,
@@ -406,18 +429,31 @@ class Model:
         orientation: ArrayLike | None = None,
         euler_xyz: ArrayLike | None = None,
         node: int | None = None,
+        interface: str | None = None,
     ) -> Marker:
         """Add a marker frame on `body` ("ground" for the fixed frame).
 
         `orientation`: 3x3 matrix whose columns are the marker axes in body axes; or
         `euler_xyz`: three sequential rotation angles about x, y', z'' (rad). On a beam
-        body a marker sits on a node (`node`, its index) and follows it.
+        body a marker sits on a node (`node`, its index) and follows it. On a
+        finite-element body it sits on an interface (`interface`, its name: at its
+        reference point, moving with it) or on a node (`node`, its label in the data:
+        its translation; the marker's axes turn with the body's frame).
         """
         item = f'marker "{name}" on body "{body}"'
         markers = self._markers_of(body, item)
         self._new_name(name, markers, item)
         beam = body != GROUND and isinstance(self.bodies[body], BeamBody)
-        if beam:
+        fe = body != GROUND and isinstance(self.bodies[body], FeBody)
+        if interface is not None and not fe:
+            raise ModelError(
+                "only markers on finite-element bodies sit on interfaces", item, "interface"
+            )
+        if fe:
+            fe_body = cast(FeBody, self.bodies[body])
+            node = _fe_attachment(fe_body, node, interface, item)
+            position = fe_body.attachment_position(node)
+        elif beam:
             nodes = cast(BeamBody, self.bodies[body]).nodes
             index = (
                 None
@@ -435,7 +471,7 @@ class Model:
             node = index
             position = nodes[node]
         elif node is not None:
-            raise ModelError("only markers on beam bodies sit on nodes", item, "node")
+            raise ModelError("only markers on flexible bodies sit on nodes", item, "node")
         p = _vector(position, 3, item, "position")
         if orientation is not None and euler_xyz is not None:
             raise ModelError("give 'orientation' or 'euler_xyz', not both", item, "euler_xyz")
@@ -833,7 +869,11 @@ class Model:
                 raise ModelError(f'expected a beam body, got "{body}"', item, "body")
             if frame != GROUND and frame not in self.bodies:
                 raise ModelError(f'unknown body "{frame}"', item, "frame")
-        if type == "beam_centerline":
+        if type in FLEXIBLE_BODY_SENSORS:
+            if body not in self.bodies or not isinstance(self.bodies[body], (BeamBody, FeBody)):
+                raise ModelError(f'expected a flexible body, got "{body}"', item, "body")
+            self.sensors[name] = Sensor(name, type, body=body)
+        elif type == "beam_centerline":
             if (
                 isinstance(subdivisions, bool)
                 or not isinstance(subdivisions, (int, np.integer))
@@ -933,10 +973,10 @@ class Model:
             if frame != GROUND and frame not in self.bodies:
                 raise ModelError(f'unknown body "{frame}"', item, "frame")
             if type == "marker_deflection" and (
-                body == GROUND or not isinstance(self.bodies[body], BeamBody)
+                body == GROUND or not isinstance(self.bodies[body], (BeamBody, FeBody))
             ):
                 raise ModelError(
-                    "a marker_deflection sensor reads a marker on a beam "
+                    "a marker_deflection sensor reads a marker on a flexible "
                     f'body; "{body}" is not one',
                     item,
                     "body",
@@ -1025,3 +1065,31 @@ class Model:
                 item,
                 "name",
             )
+
+
+def _fe_attachment(body: FeBody, node: object, interface: object, item: str) -> int:
+    """The attachment index of a marker on a finite-element body: an interface by
+    name, or a node by its label (exactly one of them)."""
+    if (node is None) == (interface is None):
+        raise ModelError(
+            "a marker on a finite-element body sits on an interface (interface = NAME) "
+            "or on a node (node = LABEL): give one",
+            item,
+            "interface",
+        )
+    if interface is not None:
+        if interface not in body.interfaces:
+            names = ", ".join(body.interfaces) or "none"
+            raise ModelError(
+                f'unknown interface "{interface}" (the body has: {names})', item, "interface"
+            )
+        return body.add_attachment("interface", interface)
+    labels = np.asarray(body.data.labels)
+    if isinstance(node, bool) or not isinstance(node, (int, np.integer)):
+        raise ModelError(f"expected a node label (an integer), got {node!r}", item, "node")
+    where = np.flatnonzero(labels == int(node))
+    if not len(where):
+        raise ModelError(
+            f"node {node} is not in the data of the body ({body.data.source})", item, "node"
+        )
+    return body.add_attachment("node", int(where[0]))

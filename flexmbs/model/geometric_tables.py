@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -18,12 +18,13 @@ from ..elements.geometric import (
 from .sensor_tables import element_rows
 
 if TYPE_CHECKING:
+    from .fe_body import FeBody
     from .items import BeamBody
 
 __all__ = ["geometric_tables"]
 
 
-def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
+def geometric_tables(beams: Sequence[BeamBody | FeBody]) -> dict[str, np.ndarray]:
     """dict of the ModelArrays fields geo_* for the flexible bodies `beams` (a list of
     BeamBody, in the order of the flexible tables): per body its option code and its
     elements' range; per element EA, l, G, the rows R (e = R qf, row-major 12 x nf),
@@ -32,10 +33,11 @@ def geometric_tables(beams: Sequence[BeamBody]) -> dict[str, np.ndarray]:
     code, ptr = [], [0]
     ea, length, gmat, dv, dw, weight, rows = [], [], [], [], [], [], []
     xg, wg = np.polynomial.legendre.leggauss(GAUSS_POINTS_GEOMETRIC)
-    for b in beams:
-        c = GEOMETRIC_CODES[b.geometric]
+    for body in beams:
+        c = GEOMETRIC_CODES[body.geometric]
         code.append(c)
-        if c:
+        if c:  # a beam: finite-element bodies have no geometric stiffness
+            b = cast("BeamBody", body)
             for e, (na, nb) in enumerate(b.connectivity):
                 l_e = element_length(b.nodes[na], b.nodes[nb])
                 ea.append(b.material.youngs_modulus * b.section.area)

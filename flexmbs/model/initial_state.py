@@ -20,6 +20,7 @@ from .quasi_static import quasi_static_state
 
 if TYPE_CHECKING:
     from .compiled import CompiledModel
+    from .fe_body import FeBody
     from .items import BeamBody
 
 __all__ = [
@@ -65,11 +66,11 @@ STATIC_GROWTH = 1e3  # a Newton step may raise the residual this much (the axial
 # a stiff beam overshoot on the first step), else it is halved
 
 
-def starts_static(beam: BeamBody) -> bool:
+def starts_static(beam: BeamBody | FeBody) -> bool:
     return isinstance(beam.initial, str) and beam.initial == "static"
 
 
-def starts_quasi_static(beam: BeamBody) -> bool:
+def starts_quasi_static(beam: BeamBody | FeBody) -> bool:
     return isinstance(beam.initial, str) and beam.initial == "quasi-static"
 
 

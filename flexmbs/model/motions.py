@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 if TYPE_CHECKING:
+    from .fe_body import FeBody
     from .items import BeamBody, Marker, RigidBody
 
 __all__ = [
@@ -86,7 +87,9 @@ def _row_terms(row: NDArray[np.float64], first_col: int) -> list[tuple[int, floa
     return [(first_col + j, float(c)) for j, c in enumerate(row) if abs(c) > TERM_ZERO]
 
 
-def marker_terms(marker: Marker, body: RigidBody | BeamBody | None, first_col: int) -> MarkerTerms:
+def marker_terms(
+    marker: Marker, body: RigidBody | BeamBody | FeBody | None, first_col: int
+) -> MarkerTerms:
     """MarkerTerms of `marker` on `body` (a RigidBody, a BeamBody, or None for the
     ground); `first_col` is the column of the body's first elastic coordinate."""
     terms: list[list[tuple[int, float]]] = [[] for _ in range(6)]

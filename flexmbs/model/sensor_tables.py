@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -59,6 +59,8 @@ SENSOR_CODES = {
     "joint_reaction": 13,
     "constraint_residual": 14,
     "contact_reaction": 16,
+    "strain_energy": 21,
+    "elastic_coordinates": 22,
 }
 SENSOR_SIZES = {
     0: 1,
@@ -79,6 +81,7 @@ SENSOR_SIZES = {
     18: 1,
     19: 1,
     20: 1,
+    21: 1,
 }
 CUT_COORDINATE_CODES = {
     (0, "translation"): 17,
@@ -247,6 +250,16 @@ def sensor_tables(
             if code != 10 and s.body in geo_first and beam.geometric == "consistent":
                 geo = geo_first[s.body] + s.element
                 geo_coef = 1.0 if code == 8 else beam.material.youngs_modulus * beam.section.area
+        elif code == 21:
+            assert s.body is not None
+            body = body_index[s.body]
+        elif code == 22:
+            assert s.body is not None
+            flexible = model.bodies[s.body]
+            nf = cast(BeamBody, flexible).nf
+            coord = add_rows(np.eye(nf), flex_q[s.body])
+            body = body_index[s.body]
+            size = nf
         elif code == 12:
             assert s.body is not None and s.subdivisions is not None
             beam = model.bodies[s.body]

@@ -27,6 +27,7 @@ __all__ = [
     "TIME_FUNCTION_LAWS",
     "LAW_CODES",
     "compile_time_functions",
+    "time_function_breakpoints",
 ]
 
 
@@ -107,11 +108,10 @@ class Steps:
 
     The set-point changes instantly at each time: a PD controller then sees an
     instantaneous jump in its error (its torque jumps by kp times the step), so the
-    acceleration jumps and the velocity has a kink, which an adaptive integrator
-    passes by reducing its step size. The step this needs shrinks with the
-    tolerances: with tight ones (rtol 1e-8, atol 1e-10 and "bdf") it can fall below
-    the solver's floor and the run fails. Not meant for a driver (prescribed motion
-    would jump with f' = 0): use `Trajectory` for a smooth motion between set-points.
+    acceleration jumps. Each time is a breakpoint of the run (time_function_breakpoints):
+    `bdf` and `galpha` step onto it and start again there (flexmbs.solvers.events).
+    Not meant for a driver (prescribed motion would jump with f' = 0): use
+    `Trajectory` for a smooth motion between set-points.
     """
 
     times: tuple = (0.0,)
@@ -321,3 +321,39 @@ def compile_time_functions(
     else:
         data = np.zeros(0)
     return kind, ptr, data
+
+
+def time_function_breakpoints(
+    kind: NDArray[np.int64], ptr: NDArray[np.int64], data: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The times (s, sorted, unique) where a packed time function (the arrays of
+    compile_time_functions; entries of other kinds, the user laws, are skipped) or one
+    of its first two derivatives jumps, which the integrators step onto and restart
+    at (flexmbs.solvers.events):
+
+    * steps: every time (the value jumps);
+    * table: its first and last time (the rate jumps where the held end values
+      begin), and every time of a "linear" table (the rate jumps); a "cubic" spline is
+      C2 inside;
+    * trajectory: every set-point time (a "cubic" profile's acceleration jumps there,
+      a "quintic" one's jerk).
+
+    Constant, rate, polynomial and harmonic laws are smooth, and the spin-up law is C3
+    at the end of its spin-up.
+    """
+    times: list[float] = []
+    for k, code in enumerate(kind):
+        p = data[ptr[k] : ptr[k + 1]]
+        if code == LAW_CODES["steps"]:
+            n = int(p[0])
+            times += list(p[1 : n + 1])
+        elif code == LAW_CODES["trajectory"]:
+            n = int(p[1])
+            times += list(p[2 : n + 2])
+        elif code == LAW_CODES["table"]:
+            n = int(p[0])
+            knots = p[1 : n + 2]
+            coef = p[n + 2 :].reshape(n, 4)
+            linear = bool(np.all(coef[:, 2:] == 0.0))
+            times += list(knots) if linear else [knots[0], knots[-1]]
+    return np.unique(np.asarray(times, dtype=float))

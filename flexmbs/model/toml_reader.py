@@ -34,12 +34,11 @@ from ..elements import (
     round_tube_section,
 )
 from ..errors import ModelError, PlausibilityWarning
-from .description import GROUND, SENSOR_TYPES, BeamBody, Model
+from .description import GROUND, SENSOR_TYPES, BeamBody, FeBody, Model
 from .plausibility import plausibility_notes
 from .timefunctions import TIME_FUNCTION_LAWS, TimeFunction
 
 if TYPE_CHECKING:
-    from ..elements.modal import ModalBasis
     from ..elements.sections import Section
 
 _T = TypeVar("_T")
@@ -195,6 +194,39 @@ _BEAM = _Schema(
     },
     required=("type", "points", "section", "material"),
 )
+_FE = _Schema(
+    {
+        "type": STRING,
+        "mesh": STRING,
+        "material": TABLE,
+        "length_unit": STRING,
+        "stiffness": STRING,
+        "mass": STRING,
+        "nodes": STRING,
+        "units": STRING,
+        "node_dofs": INTEGER,
+        "dof_map": STRING,
+        "modal": STRING,
+        "interfaces": TABLE,
+        "reduction": STRING,
+        "modes": INTEGER,
+        "modes_below": NUMBER,
+        "frame": STRING,
+        "alpha": NUMBER,
+        "beta": NUMBER,
+        "modal_damping": STRING_NUMBER_OR_VECTOR,
+        "initial": STRING_OR_VECTOR,
+        "initial_rates": VECTOR,
+        "markers": TABLE,
+    },
+    required=("type",),
+)
+_FE_INTERFACE = _Schema(
+    {"set": STRING, "nodes": VECTOR, "box": MATRIX, "connection": STRING, "point": VECTOR}
+)
+_FE_MARKER = _Schema(
+    {"interface": STRING, "node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}
+)
 _BEAM_MARKER = _Schema(
     {"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}, required=("node",)
 )
@@ -314,6 +346,7 @@ _SECTION_SENSOR = _Schema(
 _CENTERLINE_SENSOR = _Schema(
     {"type": STRING, "body": STRING, "frame": STRING, "subdivisions": INTEGER}, required=("body",)
 )
+_BODY_SENSOR = _Schema({"type": STRING, "body": STRING}, required=("body",))
 _CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING}, required=("joint",))
 _CONTACT_SENSOR = _Schema(
     {"type": STRING, "contact": STRING, "frame": STRING}, required=("contact",)
@@ -377,7 +410,7 @@ _SECTIONS = (
     "contacts",
     "sensors",
 )
-_BODY_TYPES = ("rigid", "beam")
+_BODY_TYPES = ("rigid", "beam", "fe")
 
 
 # ---------------------------------------------------------------- public API
@@ -401,8 +434,12 @@ def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> M
     return model
 
 
-def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = ()) -> Model:
-    """Build the `Model` described by the TOML `text`; `source` names it in errors.
+def loads_model(
+    text: str, source: str = "<string>", overrides: Iterable[str] = (), base: str | None = None
+) -> Model:
+    """Build the `Model` described by the TOML `text`; `source` names it in errors;
+    the files it names are in the folder `base` (default: the folder of `source` when
+    it is a file, else the working directory).
 
     The model keeps `source_text` (the text as read) and `overrides` (the list given).
     A value legal but unlikely in SI units (flexmbs.model.plausibility) is a
@@ -414,7 +451,7 @@ def loads_model(text: str, source: str = "<string>", overrides: Iterable[str] = 
         for override in overrides:
             _apply_override(doc, override)
         _check_document(doc)
-        model = _build_model(doc)
+        model = _build_model(doc, base if base else _folder_of(source))
     except ModelError as err:
         raise err.with_source(source) from None
     model.source_text = text
@@ -553,12 +590,31 @@ def _check_body(name: str, table: dict[str, Any], item: str) -> None:
     if body_type == "beam":
         _check_beam(name, table, item)
         return
+    if body_type == "fe":
+        _check_fe(name, table, item)
+        return
     _check_fields(table, _BODY, item)
     _check_named_tables(
         table.get("markers", {}),
         "marker",
         lambda m: f'marker "{m}" on body "{name}"',
         _check_marker,
+    )
+
+
+def _check_fe(name: str, table: dict[str, Any], item: str) -> None:
+    _check_fields(table, _FE, item)
+    _check_named_tables(
+        table.get("interfaces", {}),
+        "interface",
+        lambda f: item,
+        lambda f, t, it: _check_fields(t, _FE_INTERFACE, it, f"interfaces.{f}."),
+    )
+    _check_named_tables(
+        table.get("markers", {}),
+        "marker",
+        lambda m: f'marker "{m}" on body "{name}"',
+        lambda m, t, it: _check_fields(t, _FE_MARKER, it),
     )
 
 
@@ -649,6 +705,8 @@ def _check_sensor(name: str, table: dict[str, Any], item: str) -> None:
         if sensor_type == "beam_centerline"
         else _CONTACT_SENSOR
         if sensor_type == "contact_reaction"
+        else _BODY_SENSOR
+        if sensor_type in ("strain_energy", "elastic_coordinates")
         else _MARKER_SENSOR
     )
     _check_fields(table, schema, item)
@@ -771,8 +829,15 @@ def _add_force(model: Model, name: str, table: dict[str, Any]) -> None:
     model.add_force(name, function=function, **_without(table, "function"))
 
 
-def _build_model(doc: dict[str, Any]) -> Model:
-    """The sequence of builder calls that the checked tables describe."""
+def _folder_of(source: str) -> str | None:
+    """The folder of the model file `source`, where the files it names are (None for
+    text that is no file: the working directory)."""
+    return os.path.dirname(os.path.abspath(source)) if os.path.isfile(source) else None
+
+
+def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
+    """The sequence of builder calls that the checked tables describe; `base` is the
+    folder of the files they name."""
     model = Model(**doc.get("model", {}))
     model.set_solver(**doc.get("solver", {}))
     model.set_output(**doc.get("output", {}))
@@ -781,6 +846,8 @@ def _build_model(doc: dict[str, Any]) -> Model:
     for name, table in doc.get("bodies", {}).items():
         if table.get("type") == "beam":
             _add_beam(model, name, table)
+        elif table.get("type") == "fe":
+            model.add_fe_body(name, base=base, **_without(table, "type", "markers"))
         else:
             model.add_rigid_body(name, **_without(table, "type", "markers"))
         for marker, marker_table in table.get("markers", {}).items():
@@ -803,9 +870,11 @@ def _build_model(doc: dict[str, Any]) -> Model:
     return model
 
 
-def _mode_bases(model: Model) -> list[ModalBasis | None]:
+def _mode_bases(model: Model) -> list[object]:
     """The mode bases of the reduced beams, made now (compiling would make them) so
     that a file asking a beam for more modes than it has is refused when it is read."""
     return [
-        body.basis for body in model.bodies.values() if isinstance(body, BeamBody) and body.reduced
+        body.basis
+        for body in model.bodies.values()
+        if isinstance(body, FeBody) or (isinstance(body, BeamBody) and body.reduced)
     ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .description import Model
+from .fe_body import FeBody
 from .items import BeamBody, Sensor
 
 __all__ = ["coordinate_units", "rate_units", "sensor_units"]
@@ -55,7 +56,10 @@ def coordinate_units(model: Model, coordinate_names: Sequence[str]) -> list[str]
     joints = _joint_units(model)
     beams = {}
     for body in model.bodies.values():
-        if isinstance(body, BeamBody):
+        if isinstance(body, FeBody):
+            for name in body.coordinate_names():
+                beams[name] = MODAL_UNIT
+        elif isinstance(body, BeamBody):
             nodal = body.basis is None
             for name in body.coordinate_names():
                 beams[name] = NODE_DOF_UNITS[name.rsplit(".", 1)[1]] if nodal else MODAL_UNIT
@@ -78,6 +82,13 @@ def sensor_units(model: Model, name: str, size: int) -> list[str]:
         return list(_FIXED[kind])
     if kind == "beam_centerline":
         return ["m"] * size
+    if kind == "strain_energy":
+        return ["J"]
+    if kind == "elastic_coordinates":
+        assert sensor.body is not None
+        body = model.bodies[sensor.body]
+        names = body.coordinate_names() if hasattr(body, "coordinate_names") else []
+        return coordinate_units(model, names) or [""] * size
     if kind in ("joint_coordinate", "joint_rate"):
         assert sensor.joint is not None
         unit = _joint_coordinate_unit(model, sensor.joint, sensor.coordinate)

@@ -35,6 +35,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,10 +43,17 @@ from numpy.typing import NDArray
 from ..errors import ModelError
 from .description import GROUND, Model
 from .toml_reader import loads_model
-from .urdf_reader import UrdfError, UrdfJoint, UrdfRobot, read_urdf
+from .urdf_reader import UrdfError, UrdfJoint, UrdfRobot, parse_urdf
 from .vocabulary import MAX_BEAM_ELEMENTS
 
-__all__ = ["urdf_model_text", "urdf_model", "load_urdf", "UrdfError", "DEFAULT_GRAVITY"]
+__all__ = [
+    "urdf_model_text",
+    "urdf_model",
+    "load_urdf",
+    "read_urdf",
+    "UrdfError",
+    "DEFAULT_GRAVITY",
+]
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 JOINT_TYPES = {
@@ -112,6 +120,31 @@ def _flexible_specs(specs: Sequence[str]) -> dict[str, _Flexible]:
     return out
 
 
+def read_urdf(path: str | os.PathLike[str]) -> Any:
+    """The robot of the URDF `path` as yourdfpy reads it (links with their visuals,
+    joints, materials: what the viewer draws, `pip install 'flexmbs[view]'`), once
+    flexmbs's own strict reading (flexmbs.model.urdf_reader.parse_urdf) has found
+    nothing wrong with it."""
+    parse_urdf(path)
+    try:
+        import yourdfpy
+    except ImportError:
+        raise UrdfError("URDF meshes need yourdfpy: pip install 'flexmbs[view]'") from None
+    try:
+        urdf = yourdfpy.URDF.load(
+            os.fspath(path),
+            build_scene_graph=False,
+            build_collision_scene_graph=False,
+            load_meshes=False,
+            load_collision_meshes=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - any parse failure is bad input
+        raise UrdfError(
+            f"not a readable URDF ({type(exc).__name__}: {exc})", source=os.fspath(path)
+        ) from None
+    return urdf.robot
+
+
 def _num(x: float) -> str:
     return repr(float(x))
 
@@ -172,7 +205,7 @@ def urdf_model(
     """(the model file text, the Model read from it) of the URDF `path`; UrdfError,
     naming the URDF's link or joint, for anything wrong with it."""
     flex = _flexible_specs(flexible)
-    robot = read_urdf(path)
+    robot = parse_urdf(path)
     text = _model_text(robot, path, flex, gravity, name)
     try:
         model = loads_model(text, source=os.fspath(path))
@@ -239,6 +272,7 @@ def _model_text(
     lines = [
         f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
         "# joints as the URDF gives them (links fixed to a moving link merged into it).",
+        f"# urdf: {Path(path).resolve()}",
         "",
         "[model]",
         f"name = {_key(name or Path(path).stem)}",

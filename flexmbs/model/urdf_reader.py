@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from ..errors import ModelError
 
-__all__ = ["UrdfError", "UrdfRobot", "UrdfLink", "UrdfJoint", "read_urdf", "URDF_JOINT_TYPES"]
+__all__ = ["UrdfError", "UrdfRobot", "UrdfLink", "UrdfJoint", "parse_urdf", "URDF_JOINT_TYPES"]
 
 URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 XACRO_NAMESPACES = ("http://www.ros.org/wiki/xacro", "http://wiki.ros.org/xacro")
@@ -316,7 +316,7 @@ def _refuse_xacro(path: str, root: ET.Element, lines: dict[int, int]) -> None:
                 raise _xacro_error(path, lines.get(id(element), 0), f'{key}="{value}"')
 
 
-def read_urdf(path: str | os.PathLike[str]) -> UrdfRobot:
+def parse_urdf(path: str | os.PathLike[str]) -> UrdfRobot:
     """The robot of the URDF file `path`, every value checked (the module docstring);
     UrdfError otherwise."""
     path = os.fspath(path)

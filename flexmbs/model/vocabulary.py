@@ -34,7 +34,10 @@ SENSOR_TYPES = (
     "joint_reaction",
     "constraint_residual",
     "contact_reaction",
+    "strain_energy",
+    "elastic_coordinates",
 )
+FLEXIBLE_BODY_SENSORS = ("strain_energy", "elastic_coordinates")
 CONTACT_TYPES = ("rolling_disk", "knife_edge")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
 ACTUATOR_TYPES = ("pd", "torque")

@@ -50,7 +50,16 @@ class System:
     between difference Jacobians. `npositions` = nq > 0 says that y = [q, u, ...]
     with q' = u up to constraint terms (the positions of galpha's error test).
     `dae_elastic_columns` (with `dae_mass`) flags the speeds of elastic coordinates,
-    whose iteration-matrix columns the mass hook's elastic blocks supply."""
+    whose iteration-matrix columns the mass hook's elastic blocks supply.
+
+    Discontinuities (flexmbs.solvers.events): `breakpoints` (sorted times, s) where
+    the forces jump or kink in time; `set_segment(t_start, t_end)` makes the
+    residual hold the pieces in force on that segment; `switches(t, y, args, out)`
+    (a numba kernel, args as for dae_residual) writes `nswitch` switch functions
+    whose sign changes are state events, and `switched(t, y, g)` sets the discrete
+    state for the side each function is on (g: their values just after the
+    crossing). `bdf` and `galpha` honour them; the other integrators step over the
+    discontinuities as they come."""
     n: int
     rhs: object
     residual_kernel: object
@@ -66,6 +75,11 @@ class System:
     refresh: object = None
     npositions: int = 0
     dae_elastic_columns: np.ndarray | None = None
+    breakpoints: np.ndarray | None = None
+    set_segment: object = None
+    switches: object = None
+    nswitch: int = 0
+    switched: object = None
 
 
 class Integrator(ABC):

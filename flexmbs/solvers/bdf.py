@@ -49,11 +49,13 @@ NO_STEP_LIMIT = 2 ** 62    # max_steps when there is no budget
 
 STATUS_FINISHED = _k.ST_FINISHED
 STATUS_RUNNING = _k.ST_RUNNING
+STATUS_SWITCHED = _k.ST_SWITCHED
 STATUS_TOO_MANY_STEPS = -8  # set here, by solve_dae's step budget
 
 STATUS_MESSAGES = {
     _k.ST_FINISHED: "the integration reached t_end",
     _k.ST_RUNNING: "the integration is running",
+    _k.ST_SWITCHED: "a switch function changed sign on the step to t = {tn:.6g}",
     _k.ST_ERR_FAILS: ("the local error test failed {n} times in one step at "
                       "t = {t:.6g} (h = {h:.3g})"),
     _k.ST_CONV_FAILS: ("the Newton iteration failed to converge {n} times in one "
@@ -219,6 +221,14 @@ class BDF:
     index2 : the algebraic components are index-2 variables (the multipliers of a
         stabilised index-2 system): their weights in the Newton convergence test are
         scaled by min(h, 1) (DASSL's index-2 scaling; bdf_kernels._wrms_newton).
+    error_test : optional (n,) bool mask of the components in the local error test
+        and the order choice (None: every differential component). A mechanical
+        system tests its positions and leaves out their speeds (flexmbs.solvers.
+        bdf_integrator.BdfIntegrator), as the generalized-alpha driver does.
+    switches : optional numba-jitted ``switches(t, y, args, out)`` writing the
+        `nswitch` switch functions g(t, y) into `out`: the step loop stops after the
+        step on which one changes sign (status "switched"; `interpolate` then gives
+        the solution within that step, to locate the crossing: flexmbs.solvers.events).
 
     Numerical failure is a status ("failed") with a message, never an exception;
     invalid input raises ValueError naming the argument.
@@ -228,7 +238,8 @@ class BDF:
                  algebraic=None, jacobian=None, jacobian_columns=None,
                  second_order=0, mass=None, max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
-                 history=None, index2=False, elastic_columns=None):
+                 history=None, index2=False, elastic_columns=None, error_test=None,
+                 switches=None, nswitch=0):
         if _JIT and not _is_jitted(residual):
             raise ValueError("residual must be a numba-jitted function "
                              "(numba.njit or flexmbs.config.jit)")
@@ -254,6 +265,11 @@ class BDF:
                                  f"{np.size(y0)} values, none of the positions")
             if not np.any(ecol):
                 elastic_columns = None
+        if switches is not None and _JIT and not _is_jitted(switches):
+            raise ValueError("switches must be None or a numba-jitted function")
+        if int(nswitch) != nswitch or nswitch < 0 or (nswitch and switches is None):
+            raise ValueError(f"nswitch must be an integer >= 0 (> 0 with switches), "
+                             f"got {nswitch}")
         if not isinstance(args, tuple):
             raise ValueError(f"args must be a tuple, got {type(args).__name__}")
         t0 = float(t0)
@@ -285,6 +301,17 @@ class BDF:
                 raise ValueError(f"algebraic must be a bool/int mask of {n} values, "
                                  f"got shape {alg.shape}, dtype {alg.dtype}")
             alg = alg != 0
+        if error_test is None:
+            etest = ~alg
+        else:
+            etest = np.asarray(error_test)
+            if etest.shape != (n,) or etest.dtype.kind not in "biu":
+                raise ValueError(f"error_test must be a bool/int mask of {n} values, "
+                                 f"got shape {etest.shape}")
+            etest = (etest != 0) & ~alg
+            if not np.any(etest):
+                raise ValueError("error_test leaves no differential component in the "
+                                 "error test")
         ns = int(second_order)
         if ns != second_order or not 0 <= 2 * ns <= n:
             raise ValueError(f"second_order must be an integer in 0..{n // 2}, got "
@@ -323,17 +350,19 @@ class BDF:
         self._residual = residual
         self._jacobian = _k.no_jacobian if jacobian is None else jacobian
         self._mass = _k.no_mass if mass is None else mass
+        self._switches = _k.no_switches if switches is None else switches
         self._args = args
         if ns:
             self._check_second_order(residual, args, t0, y0, yp0, ns)
         s = _k.new_state(n, ns, mass=mass is not None,
-                         elastic=elastic_columns is not None)
+                         elastic=elastic_columns is not None, nswitch=int(nswitch))
         self._s = s
         s.y[:] = y0
         s.yp[:] = yp0
         s.rtol[:] = rtol
         s.atol[:] = atol
         s.mask[:] = np.where(alg, 0.0, 1.0)
+        s.etest[:] = np.where(etest, 1.0, 0.0)
         fs, iv = s.fs, s.iv
         fs[_k.F_T] = t0
         fs[_k.F_T_END] = t_end
@@ -341,7 +370,7 @@ class BDF:
         fs[_k.F_H_MIN] = float(h_min)
         fs[_k.F_EPCON] = float(epcon)
         fs[_k.F_H_FIXED] = 0.0 if fixed_step is None else float(fixed_step)
-        fs[_k.F_NDIFF] = float(np.count_nonzero(~alg))
+        fs[_k.F_NDIFF] = float(np.count_nonzero(etest))
         iv[_k.I_MAXORD] = int(max_order)
         iv[_k.I_NSECOND] = ns
         iv[_k.I_INDEX2] = 1 if index2 else 0
@@ -377,6 +406,8 @@ class BDF:
         self.yp0 = s.yp.copy()
         self.wall_time += time.perf_counter() - start
 
+    _interpolate_kernel = staticmethod(_k.bdf_interpolate)
+
     def _begin(self, s, t0, h_start, hist):
         """Prepare the first step (bdf_kernels.bdf_start)."""
         _k.bdf_start(s, t0, h_start, hist)
@@ -411,17 +442,19 @@ class BDF:
         if not _JIT:
             self._advance = _k.bdf_advance
             self._ic = _k.bdf_initial_conditions
-            self._functions = (self._residual, self._jacobian, self._mass)
+            self._functions = (self._residual, self._jacobian, self._mass,
+                               self._switches)
             return
-        targs, tstate, (f_res, f_jac, f_mass) = self._function_types()
-        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, f_mass, targs, tstate,
-                                                _VEC, _MAT, _MAT, types.int64))
+        targs, tstate, (f_res, f_jac, f_mass, f_sw) = self._function_types()
+        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, f_mass, f_sw, targs,
+                                                tstate, _VEC, _MAT, _MAT, types.int64))
         self._ic = _entry(_k.bdf_initial_conditions, (f_res, f_jac, targs, tstate,
                                                       _F8))
 
     def _function_types(self):
         """(type of args, type of the state, the FunctionTypes of the residual, the
-        Jacobian and the mass hook); sets self._functions to their compiled values."""
+        Jacobian, the mass hook and the switch functions); sets self._functions to
+        their compiled values."""
         try:
             targs = numba.typeof(self._args)
         except ValueError as exc:
@@ -434,10 +467,12 @@ class BDF:
         f_jac = _function_type(self._jacobian, (_F8, _VEC, _VEC, _F8, tref, _MAT),
                                "jacobian")
         f_mass = _function_type(self._mass, (_F8, _VEC, _VEC, tref, _MAT), "mass")
+        f_sw = _function_type(self._switches, (_F8, _VEC, tref, _VEC), "switches")
         self._functions = (_CompiledFunction(self._residual, f_res),
                            _CompiledFunction(self._jacobian, f_jac),
-                           _CompiledFunction(self._mass, f_mass))
-        return targs, tstate, (f_res, f_jac, f_mass)
+                           _CompiledFunction(self._mass, f_mass),
+                           _CompiledFunction(self._switches, f_sw))
+        return targs, tstate, (f_res, f_jac, f_mass, f_sw)
 
     # ---- state ------------------------------------------------------------------
     @property
@@ -467,9 +502,12 @@ class BDF:
 
     @property
     def status(self):
-        """"running", "finished" or "failed"."""
+        """"running", "finished", "switched" (stopped after the step on which a
+        switch function changed sign) or "failed"."""
         if self._status == _k.ST_RUNNING:
             return "running"
+        if self._status == _k.ST_SWITCHED:
+            return "switched"
         return "finished" if self._status == _k.ST_FINISHED else "failed"
 
     @property
@@ -478,7 +516,7 @@ class BDF:
         if self._status == _k.ST_RUNNING:
             return ""
         return STATUS_MESSAGES[self._status].format(
-            t=self._s.fs[_k.F_T_FAIL], h=self._s.fs[_k.F_H_FAIL], t0=self.t0,
+            t=self._s.fs[_k.F_T_FAIL], h=self._s.fs[_k.F_H_FAIL], t0=self.t0, tn=self.t,
             n=(_k.MAX_ERR_FAILS if self._status == _k.ST_ERR_FAILS
                else _k.MAX_CONV_FAILS),
             nic=_k.IC_MAX_ITER, max_steps=getattr(self, "_max_steps", 0))
@@ -499,6 +537,29 @@ class BDF:
                 "wall_time": self.wall_time}
 
     # ---- stepping ---------------------------------------------------------------
+    @property
+    def step_start(self):
+        """Start time (s) of the last accepted step (t itself before the first)."""
+        return self.t - float(self._s.fs[_k.F_HUSED])
+
+    def interpolate(self, t):
+        """(y(t), y'(t)) on the last accepted step, step_start <= t <= self.t."""
+        y = np.zeros(self.n)
+        yp = np.zeros(self.n)
+        self._interpolate_kernel(self._s, float(t), y, yp)
+        return y, yp
+
+    @property
+    def switch_values(self):
+        """The switch functions at t (the last accepted step), a copy."""
+        return self._s.gnew.copy() if self.status == "switched" else self._s.gsw.copy()
+
+    def set_switch_reference(self, g):
+        """The switch functions' values at the start of the next step, against which
+        the step loop checks their signs (after a restart at a crossing, the values
+        on each function's new side)."""
+        self._s.gsw[:] = g
+
     def advance(self, t_out, max_steps=None):
         """Integrate until the solution at the times `t_out` is known.
 

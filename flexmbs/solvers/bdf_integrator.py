@@ -9,6 +9,7 @@ import numpy as np
 
 from .base import Integrator
 from .bdf import BDF
+from .events import locate_crossing, next_breakpoint
 from .galpha import RHO_INF, GeneralizedAlpha
 
 __all__ = ["BdfIntegrator", "GalphaIntegrator", "STEPS_PER_CALL", "BDF_STEP_FLOOR"]
@@ -37,6 +38,30 @@ local error is below atol, which at tight tolerances takes steps near 1e-12 of t
 a singular M* stops it through its iteration matrix, not by crawling."""
 
 
+def position_error_test(system):
+    """The components of a mechanical system's state in the BDF's local error test:
+    all but the speeds y[np:2 np] (np = system.npositions; None: all).
+
+    A speed is the rate of its position (q' = u), so its error reaches the position
+    within a step and the positions' test bounds it to the same relative accuracy;
+    tested itself with the positions' absolute tolerance, it asks a mode of frequency
+    w for w times the positions' relative accuracy. A beam with structural damping
+    has heavily overdamped high modes (eigenvalues near -1/alpha and -alpha w^2),
+    whose speeds then hold the step near 1/|lambda|, at order 1, where the error
+    estimate of those speeds does not fall with h as its order says: the damped
+    3-D arm of the validation tests took 125 787 steps for 1 s at rtol 1e-9, 16 258
+    of its first 18 565 at order 1, and its energy balance drifted by 2.2e-3 of the
+    largest strain energy; with the positions alone, 1 689 steps, mostly at order
+    5, and 1.2e-6 (docs/explanation/bdf.md, "The error test"). The generalized-alpha
+    driver tests its positions alone too."""
+    npos = system.npositions
+    if not npos:
+        return None
+    test = np.ones(system.n, dtype=bool)
+    test[npos:2 * npos] = False
+    return test
+
+
 class BdfIntegrator(Integrator):
     """BDF orders 1-5 on `system.dae_residual` with the model's state as args.
 
@@ -46,6 +71,11 @@ class BdfIntegrator(Integrator):
     the iteration matrix the model knows in closed form come from its hook
     (`system.dae_jacobian`), the rest from differences; the positions are eliminated
     from the Newton iteration (`system.second_order`).
+
+    The run goes in segments between the system's breakpoints, and a state event
+    (a switch function's sign change) ends a segment where it is located
+    (flexmbs.solvers.events); each segment has a driver of its own, started from the
+    state where the last one ended with y' from the system's right-hand side.
     """
 
     name = "bdf"
@@ -55,17 +85,61 @@ class BdfIntegrator(Integrator):
         self._settings = (rtol, atol, max_step)
         self._earlier = []      # statistics of the drivers before a restart
         self.restarts = 0
+        self.breakpoints_passed = 0
+        self.switch_events = []  # (t, indices of the switch functions crossed)
         self._refresh_due = False
-        self._bdf = self._start(self.t0, self.y, system.rhs(self.t0, self.y))
+        self._behind = None      # (driver, time): the last segment's, for late outputs
+        breaks = system.breakpoints if system.breakpoints is not None else ()
+        self._breakpoints = np.unique(np.asarray(breaks, dtype=float))
+        self._bdf = self._begin_segment(self.t0, self.y)
+
+    def _begin_segment(self, t, y, g_side=None):
+        """The driver of the segment from t (to the next breakpoint or t_end), after
+        the system was told the segment; g_side: the switch functions' values on
+        their new side after a state event at t (None: their values at t)."""
+        system = self.system
+        self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
+        if system.set_segment is not None:
+            system.set_segment(t, self._segment_end)
+        g = None
+        if system.nswitch:
+            g = self._switch_values(t, y) if g_side is None else g_side
+            if system.switched is not None:
+                system.switched(t, y, g)
+        driver = self._start(t, y, system.rhs(t, y))
+        if g is not None:
+            driver.set_switch_reference(g)
+        return driver
+
+    def _switch_values(self, t, y):
+        g = np.zeros(self.system.nswitch)
+        self.system.switches(float(t), np.ascontiguousarray(y, dtype=float),
+                             (self.system.m, self.system.ws), g)
+        return g
+
+    def _restart(self, t, y, g_side=None, behind=None):
+        """A new segment from (t, y); `behind`: the old driver serves the outputs up
+        to this time (its last step holds them)."""
+        self._earlier.append(self._bdf.statistics())
+        self._behind = None if behind is None else (self._bdf, behind)
+        self._bdf = self._begin_segment(t, y, g_side)
+
+    def _driver_options(self):
+        """The switch functions for a driver, as keyword arguments."""
+        system = self.system
+        if not system.nswitch:
+            return {}
+        return {"switches": system.switches, "nswitch": system.nswitch}
 
     def _start(self, t, y, yp):
-        """A BDF driver from (t, y, y')."""
+        """A BDF driver from (t, y, y') to the end of the segment."""
         system = self.system
         rtol, atol, max_step = self._settings
         if not np.all(np.isfinite(yp)):
             yp = np.zeros(system.n)  # the iteration matrix then reports the failure
         index2 = bool(np.any(system.algebraic)) and system.index2
-        return BDF(system.dae_residual, (system.m, system.ws), t, y, yp, self.t_end, rtol,
+        end = self._segment_end
+        return BDF(system.dae_residual, (system.m, system.ws), t, y, yp, end, rtol,
                    atol, algebraic=system.algebraic, jacobian=system.dae_jacobian,
                    jacobian_columns=(None if system.dae_jacobian is None
                                      else system.dae_jacobian_columns),
@@ -73,11 +147,48 @@ class BdfIntegrator(Integrator):
                    elastic_columns=system.dae_elastic_columns, h_max=max_step,
                    h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
                    calc_ic=False, index2=index2,
-                   h0=INDEX2_FIRST_STEP * (self.t_end - t) if index2 else None)
+                   h0=INDEX2_FIRST_STEP * (end - t) if index2 else None,
+                   error_test=position_error_test(system), **self._driver_options())
+
+    def _locate_switch(self, bdf, t_out, y_out, n):
+        """After a driver stopped on a state event: the crossing t* on its last step,
+        the outputs in (step start, t*] from its interpolant (written from y_out[n]),
+        and the restart at t* on the new side. Returns the number of outputs
+        written."""
+        t_lo, t_hi = bdf.step_start, bdf.t
+        g_lo = self._switch_values(t_lo, bdf.interpolate(t_lo)[0])
+        g_hi = bdf.switch_values
+
+        def g_of(t):
+            return self._switch_values(t, bdf.interpolate(t)[0])
+
+        tol = 4.0 * np.finfo(float).eps * max(abs(t_hi), 1.0) + 1e-12 * (t_hi - t_lo)
+        t_star, crossed, g_star = locate_crossing(g_of, t_lo, g_lo, t_hi, g_hi, tol)
+        # each crossed function on its new side: its value at the step's end unless
+        # that went back over (two crossings in one step), then its value at t*
+        side = np.where(crossed & (np.sign(g_hi) == -np.sign(g_lo)), g_hi, g_star)
+        self.switch_events.append((t_star, np.flatnonzero(crossed)))
+        y_star = bdf.interpolate(t_star)[0]
+        self._restart(t_star, y_star, np.where(crossed, side, g_star), behind=t_star)
+        return self._outputs_behind(t_out, y_out, n)
+
+    def _outputs_behind(self, t_out, y_out, n):
+        """Outputs from y_out[n] on that lie within the last step of the driver
+        before a restart (up to where it ended or the crossing it stopped for), from
+        its interpolant; that step holds every output after the last one asked of
+        it. Returns how many were written."""
+        if self._behind is None:
+            return 0
+        driver, until = self._behind
+        k = 0
+        while n + k < len(t_out) and t_out[n + k] <= until:
+            y_out[n + k] = driver.interpolate(t_out[n + k])[0]
+            k += 1
+        return k
 
     def _advance_impl(self, t_out, y_out, wall_budget):
         start = time.perf_counter()
-        n = 0
+        n = self._outputs_behind(t_out, y_out, 0)
         steps = STEPS_PER_CALL if self.system.refresh is None else STEPS_PER_REFRESH
         while n < len(t_out):
             if self._refresh_due:
@@ -90,13 +201,21 @@ class BdfIntegrator(Integrator):
                     self._earlier.append(bdf.statistics())
                     self.restarts += 1
                     self._bdf = self._start(bdf.t, y, yp)
+                    if self.system.nswitch:
+                        self._bdf.set_switch_reference(self._switch_values(bdf.t, y))
             bdf = self._bdf
-            k, Y, _ = bdf.advance(t_out[n:], max_steps=steps)
+            m = int(np.searchsorted(t_out, self._segment_end, side="right"))
+            k, Y, _ = bdf.advance(t_out[n:m], max_steps=steps)
             y_out[n:n + k] = Y
             n += k
-            self._refresh_due = (bdf.status == "running" and
+            if bdf.status == "switched":
+                n += self._locate_switch(bdf, t_out, y_out, n)
+            elif bdf.status == "finished" and self._segment_end < self.t_end:
+                self.breakpoints_passed += 1
+                self._restart(bdf.t, bdf.y, behind=bdf.t)
+            self._refresh_due = (self._bdf.status == "running" and
                                  self.system.refresh is not None)
-            if bdf.status != "running" or time.perf_counter() - start > wall_budget:
+            if self._bdf.status != "running" or time.perf_counter() - start > wall_budget:
                 break
         bdf = self._bdf
         self.t = bdf.t
@@ -125,6 +244,8 @@ class BdfIntegrator(Integrator):
                     stats[key] = stats[key] + value
         if self.restarts:
             stats["restarts"] = self.restarts
+        stats["breakpoints"] = self.breakpoints_passed
+        stats["switch_events"] = len(self.switch_events)
         stats["wall_time"] = self.wall_time
         return stats
 
@@ -150,10 +271,11 @@ class GalphaIntegrator(BdfIntegrator):
             yp = np.zeros(system.n)
         index2 = bool(np.any(system.algebraic)) and system.index2
         h0 = None
+        end = self._segment_end
         if fixed_step is None and index2:
-            h0 = INDEX2_FIRST_STEP * (self.t_end - t)
+            h0 = INDEX2_FIRST_STEP * (end - t)
         return GeneralizedAlpha(
-            system.dae_residual, (system.m, system.ws), t, y, yp, self.t_end, rtol,
+            system.dae_residual, (system.m, system.ws), t, y, yp, end, rtol,
             atol, rho_inf=rho_inf, algebraic=system.algebraic,
             jacobian=system.dae_jacobian,
             jacobian_columns=(None if system.dae_jacobian is None
@@ -162,5 +284,5 @@ class GalphaIntegrator(BdfIntegrator):
             elastic_columns=system.dae_elastic_columns, h_max=max_step,
             h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
             index2=index2, h0=h0, positions=system.npositions,
-            fixed_step=(None if fixed_step is None
-                        else min(fixed_step, self.t_end - self.t0)))
+            fixed_step=(None if fixed_step is None else min(fixed_step, end - t)),
+            **self._driver_options())

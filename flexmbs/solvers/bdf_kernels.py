@@ -39,7 +39,7 @@ from ..tuple_ref import tuple_ref
 
 __all__ = ["BdfState", "new_state", "bdf_start", "bdf_initial_conditions",
            "bdf_advance", "bdf_interpolate", "lu_factor", "lu_solve", "no_jacobian",
-           "MAXORD", "NPHI"]
+           "no_switches", "switch_crossed", "MAXORD", "NPHI"]
 
 MAXORD = 5                 # highest BDF order
 INDEX2_MIN_ORDER = 3
@@ -110,6 +110,7 @@ IC_FD_NOISE = 1e3          # exceeds IC_FD_NOISE eps max|F|
 # ---- status codes (messages in flexmbs.solvers.bdf) ---------------------------------
 ST_FINISHED = 0
 ST_RUNNING = 1
+ST_SWITCHED = 2    # stopped after the step on which a switch function changed sign
 ST_ERR_FAILS = -1
 ST_CONV_FAILS = -2
 ST_SINGULAR = -3
@@ -141,7 +142,7 @@ F_H_MAX = 11
 F_H_MIN = 12       # user floor; the working floor adds H_MIN_UROUND eps max|t|
 F_EPCON = 13       # Newton tolerance on the weighted update (IDA epcon = 0.33)
 F_H_FIXED = 14     # > 0: fixed step, no error control
-F_NDIFF = 15       # number of components in the error test
+F_NDIFF = 15       # number of components in the error test (s.etest)
 F_ERR_K = 16
 F_ERR_KM1 = 17
 F_T_FAIL = 18      # time of the failed step attempt
@@ -188,14 +189,16 @@ NS = S_NMASS + 1
 BdfState = namedtuple("BdfState", [
     "phi", "psi", "alpha", "beta", "sigma", "gamma",
     "y", "yp", "yy", "yyp", "ypred", "yppred", "ee", "delta", "res", "tmp",
-    "ewt", "rtol", "atol", "mask", "jcol", "G", "G2", "piv", "Gr", "pivr", "dz",
-    "Ar", "Rr", "fs", "iv", "stats"])
+    "ewt", "rtol", "atol", "mask", "etest", "jcol", "G", "G2", "piv", "Gr", "pivr", "dz",
+    "Ar", "Rr", "gsw", "gnew", "fs", "iv", "stats"])
 BdfState.__doc__ = """Resumable state of the integrator (all arrays; n unknowns).
 
 phi (NPHI, n) divided differences; psi, alpha, beta, sigma, gamma (NPHI,) method
 coefficients; y, yp (n,) solution at t_n; yy, yyp, ypred, yppred, ee, delta, res, tmp
 (n,) work vectors; ewt (n,) error weights 1 / (rtol |y| + atol); rtol, atol (n,);
-mask (n,) 1.0 for components in the error test, 0.0 for excluded (algebraic) ones;
+mask (n,) 1.0 for differential components, 0.0 for algebraic ones; etest (n,) 1.0 for
+the components in the local error test (differential ones, less those the owner
+leaves out: the speeds of a mechanical system, flexmbs.solvers.bdf.BDF), else 0.0;
 jcol (n,) 1.0 for the columns of G the hook supplies (JAC_HOOK_COLUMNS), 2.0 for the
 speed columns of elastic coordinates (from the mass hook's K and D blocks); Gr (m, m),
 pivr (m,), dz (m,): the reduced iteration matrix (LU), its pivots and a work vector
@@ -203,14 +206,16 @@ of the second-order form, m = n - ns (see _setup_second_order); G, G2 (n, n)
 iteration matrix (LU) and scratch; piv (n,) int64 pivots; Ar, Rr (m, m) with a mass
 hook, else (0, 0): its matrix A and the rest R = Gr - cj A of the last difference
 Jacobian (_reform_with_mass); with the elastic blocks Ar is (3 m, m): A, then K and
-D, and R = Gr - cj A - K / cj; fs (NF,) float scalars, iv (NI,) int scalars, stats
-(NS,) counters."""
+D, and R = Gr - cj A - K / cj; gsw, gnew (nsw,) the switch functions at t_n and
+after the step being checked (switch_crossed); fs (NF,) float scalars, iv (NI,) int
+scalars, stats (NS,) counters."""
 
 
-def new_state(n, nsecond=0, mass=False, elastic=False):
+def new_state(n, nsecond=0, mass=False, elastic=False, nswitch=0):
     """A zeroed BdfState for n unknowns, the first `nsecond` of them positions whose
     speeds follow them, with room for a mass hook's matrices if `mass` (and its
-    elastic blocks if `elastic`; numpy allocation, outside numba)."""
+    elastic blocks if `elastic`) and for `nswitch` switch functions (numpy
+    allocation, outside numba)."""
     nr = n - nsecond
     na = nr if mass else 0
     v = lambda: np.zeros(n)  # noqa: E731
@@ -218,12 +223,12 @@ def new_state(n, nsecond=0, mass=False, elastic=False):
     return BdfState(
         phi=np.zeros((NPHI, n)), psi=c(), alpha=c(), beta=c(), sigma=c(), gamma=c(),
         y=v(), yp=v(), yy=v(), yyp=v(), ypred=v(), yppred=v(), ee=v(), delta=v(),
-        res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(), jcol=v(),
+        res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(), etest=v(), jcol=v(),
         G=np.zeros((n, n)), G2=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64),
         Gr=np.zeros((nr, nr)), pivr=np.zeros(nr, dtype=np.int64), dz=np.zeros(nr),
         Ar=np.zeros((3 * na if elastic else na, na)), Rr=np.zeros((na, na)),
-        fs=np.zeros(NF), iv=np.zeros(NI, dtype=np.int64),
-        stats=np.zeros(NS, dtype=np.int64))
+        gsw=np.zeros(nswitch), gnew=np.zeros(nswitch), fs=np.zeros(NF),
+        iv=np.zeros(NI, dtype=np.int64), stats=np.zeros(NS, dtype=np.int64))
 
 
 # ===================================================================================
@@ -376,6 +381,35 @@ def no_jacobian(t, y, yp, cj, args, out):
 def no_mass(t, y, yp, args, out):
     """Stand-in for an absent mass hook (never called)."""
     out[0, 0] = np.nan
+
+
+@jit
+def no_switches(t, y, args, out):
+    """Stand-in for absent switch functions (never called: the state has none)."""
+    out[0] = np.nan
+
+
+@jit_entry
+def switch_crossed(switches, args, s):
+    """After an accepted step: s.gnew = the switch functions at (t_n, y_n); True if
+    one of them changed sign since s.gsw (their values at the step's start, which
+    then become s.gnew's). A function that reaches zero from either side counts as
+    changed; one that leaves zero does not (it was zero at a restart, on its new
+    side). State events (flexmbs.solvers.events): the step loop stops there, and
+    the driver's owner locates the crossing on the step's interpolant."""
+    if s.gsw.size == 0:
+        return False
+    switches(s.fs[F_T], s.y, args, s.gnew)
+    crossed = False
+    for i in range(s.gsw.size):
+        a = s.gsw[i]
+        b = s.gnew[i]
+        if (a > 0.0 and b <= 0.0) or (a < 0.0 and b >= 0.0):
+            crossed = True
+    if not crossed:
+        for i in range(s.gsw.size):
+            s.gsw[i] = s.gnew[i]
+    return crossed
 
 
 # ===================================================================================
@@ -888,12 +922,12 @@ def _nls(residual, jacobian, mass, args, s, tn):
 
 @jit_entry
 def _test_error(s, ck):
-    """IDATestError: local error estimates at orders k, k-1, k-2 (on the masked,
-    differential components), the order suggestion I_KNEW and the error test
+    """IDATestError: local error estimates at orders k, k-1, k-2 (on the components
+    of s.etest), the order suggestion I_KNEW and the error test
     ck |ee| <= 1. Returns _OK or _ERR_TEST."""
     fs, iv = s.fs, s.iv
     kk = iv[I_K]
-    ee, phi, tmp, ewt, mask, sigma = s.ee, s.phi, s.tmp, s.ewt, s.mask, s.sigma
+    ee, phi, tmp, ewt, mask, sigma = s.ee, s.phi, s.tmp, s.ewt, s.etest, s.sigma
     nd = fs[F_NDIFF]
     n = ee.size
     enorm_k = _wrms_masked(ee, ewt, mask, nd)
@@ -927,7 +961,7 @@ def _complete_step(s):
     """IDACompleteStep: counters, next order and step (IDA's rules, module constants),
     and the update of the divided differences phi to t_{n+1}."""
     fs, iv, st = s.fs, s.iv, s.stats
-    phi, ee, ewt, mask, tmp = s.phi, s.ee, s.ewt, s.mask, s.tmp
+    phi, ee, ewt, mask, tmp = s.phi, s.ee, s.ewt, s.etest, s.tmp
     n = ee.size
     kk = iv[I_K]
     st[S_NSTEPS] += 1
@@ -1162,7 +1196,7 @@ def bdf_start(s, t0, h0, y_hist):
     hh = h0
     if not hh > 0.0:
         hh = H0_FRACTION * (fs[F_T_END] - t0)
-        ypnorm = _wrms_masked(s.yp, s.ewt, s.mask, fs[F_NDIFF])
+        ypnorm = _wrms_masked(s.yp, s.ewt, s.etest, fs[F_NDIFF])
         if ypnorm > H0_YP_LIMIT / hh:
             hh = H0_YP_LIMIT / ypnorm
         hh = max(hh, fs[F_H_MIN])
@@ -1367,7 +1401,8 @@ def next_step_size(s, tn, outputs_done, budget_used):
 
 
 @jit_entry
-def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_steps):
+def bdf_advance(residual, jacobian, mass, switches, args, s, t_out, y_out, yp_out,
+                max_steps):
     """Step until the outputs t_out (increasing, >= t_n - h_used, <= t_end) are all
     filled (an empty t_out: until t_end), t_end is reached, max_steps steps were
     taken, or a step fails. Outputs at or before t_n are filled first, also after
@@ -1381,7 +1416,9 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
     zeroed A and is used when s.iv[I_USE_MASS] = 1 (_reform_with_mass). y_out, yp_out
     (len(t_out), n) receive the interpolated solution. Steps never pass t_end (the last one
     ends exactly there). Returns the number of outputs filled; s.iv[I_STATUS] says RUNNING,
-    FINISHED or the failure.
+    FINISHED or the failure, or SWITCHED: a switch function (switches(t, y, args,
+    g), s.gsw.size of them) changed sign on the last step (switch_crossed); the
+    outputs after the step's start are then left unfilled.
 
     The functions receive args as a reference (flexmbs.tuple_ref): args[i]
     with a constant i reads member i.
@@ -1402,5 +1439,8 @@ def bdf_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_ste
         nstep += 1
         if flag < 0:
             s.iv[I_STATUS] = flag
+            return i_out
+        if switch_crossed(switches, ref, sref):
+            s.iv[I_STATUS] = ST_SWITCHED
             return i_out
         _set_weights(s.y, s.rtol, s.atol, s.ewt)

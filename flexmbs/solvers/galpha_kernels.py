@@ -40,7 +40,11 @@ rule), all in flexmbs.solvers.bdf_kernels, and the same state tuple BdfState:
 
 v_n is, to first order, y' at t_n + (alpha_f - alpha_m) h: a step of another size
 first moves it to that step's shift, v_n + (alpha_f - alpha_m) (h - h_used) y'' with
-y'' from v_{n-1}, v_n, so that changing h does not excite the method's spurious root
+y'' from v_{n-1}, v_n over the time between the points they stand for (h_used + (alpha_f -
+alpha_m) (h_used - h_before); over h_used alone a run whose steps double, as they do
+through a parabola, gathers a defect of the order (alpha_f - alpha_m)^2 h^2 y''),
+and the start shifts v_0 of the positions likewise, so that changing h does not
+excite the method's spurious root
 (v alternating by -rho_inf per step; on the oscillator at tol 1e-9, 7 731 rejected
 steps without it, 32 with it). The predictor of y_{n+1} is the parabola through the
 last three states (the states, not v: v of an unresolved stiff mode swings far more
@@ -108,10 +112,12 @@ from .bdf_kernels import (
     ST_RUNNING,
     ST_SINGULAR,
     ST_STEP_TOO_SMALL,
+    ST_SWITCHED,
     TSTOP_FUZZ,
     _nls,
     _set_weights,
     next_step_size,
+    switch_crossed,
 )
 
 __all__ = ["galpha_coefficients", "galpha_start", "galpha_advance",
@@ -282,12 +288,17 @@ def _galpha_step(residual, jacobian, mass, args, s):
         c2 = ta * (ta + h1) / (h1 + h2) if (h1 > 0.0 and h2 > 0.0) else 0.0
         yprev = s.phi[P_Y_PREV]
         yprev2 = s.phi[P_Y_PREV2]
-        # v_n is y' at t_n + (alpha_f - alpha_m) h_used (to first order): taken to the
-        # shift of this step's h, so that a change of step does not excite the
-        # method's spurious root (v alternating by -rho_inf per step)
+        # v_n is y' at t_n + (af - am) h1 (to first order): taken to the shift of this
+        # step's h, so that a change of step does not excite the method's spurious
+        # root (v alternating by -rho_inf per step); v_{n-1} stands for t_{n-1} + (af -
+        # am) h2, a time h1 + (af - am) (h1 - h2) before v_n (h2 = h1 on the second
+        # step: the start shifts v_0 by its first step, GeneralizedAlpha._begin)
         vn = s.phi[P_V_STEP]
         vprev = s.phi[P_YP_PREV]
-        shift = (af - am) * (hh - h1) / h1 if h1 > 0.0 else 0.0
+        shift = 0.0
+        if h1 > 0.0:
+            gap = h1 + (af - am) * (h1 - (h2 if h2 > 0.0 else h1))
+            shift = (af - am) * (hh - h1) / gap
         for i in range(n):
             vn[i] = yp[i] + shift * (yp[i] - vprev[i])
             d1 = y[i] - yprev[i]
@@ -404,7 +415,8 @@ def galpha_interpolate(s, t, y_out, yp_out):
 
 
 @jit_entry
-def galpha_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_steps):
+def galpha_advance(residual, jacobian, mass, switches, args, s, t_out, y_out, yp_out,
+                   max_steps):
     """Step until the outputs t_out (increasing, >= t_n - h_used, <= t_end) are all
     filled (an empty t_out: until t_end), t_end is reached, max_steps steps were
     taken, or a step fails; the contract of bdf_kernels.bdf_advance, with the
@@ -426,4 +438,7 @@ def galpha_advance(residual, jacobian, mass, args, s, t_out, y_out, yp_out, max_
         nstep += 1
         if flag < 0:
             s.iv[I_STATUS] = flag
+            return i_out
+        if switch_crossed(switches, ref, sref):
+            s.iv[I_STATUS] = ST_SWITCHED
             return i_out

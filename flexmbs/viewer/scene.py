@@ -1,0 +1,479 @@
+"""What the browser viewer draws, as one JSON document: the model's bodies, joints,
+payloads and meshes once, and per frame what moves.
+
+Every body's pose at deflection scale K is rebuilt in the page by the kinematic chain
+of `flexmbs.model.motions`, with the elastic coordinates magnified K times before the
+kinematics (as `flexmbs animate` and `DeformedShape.frame(t, q, K)` do):
+
+    T_i(K) = T_p(K) M_P(K) J_i M_O(K)^-1,    M(K) = [Rx Ry Rz(K th) C_0 | s_0 + K d]
+
+with T_p the parent's pose (the identity for the ground), M_P and M_O the joint's
+markers on the parent and the child (undeformed position s_0 and axes C_0 in body
+axes, elastic translation d and Cardan angles th of their node, linear in qf), and
+J_i = M_P(1)^-1 T_p(1)^-1 T_i(1) M_O(1) the joint's own motion, which the elastic
+coordinates do not change: it is computed here from the poses of the run, so that
+K = 1 is the run's kinematics exactly. A beam's centre line in its body axes is
+P + K d (d = C qf, flexmbs.io.deformed_shape), its point data those of the run.
+
+Arrays travel as base64 of little-endian float32 (per frame, for drawing) or
+float64 (the times), as {"dtype", "shape", "b64"}.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..analysis.deflection_scale import DeflectionScale, arm_size, readable_scale
+from ..elements.beam import element_frame
+from ..errors import ModelError
+from ..io.deformed_shape import DEFAULT_SUBDIVISIONS, SECTION_FORCE_NAMES, DeformedShape
+from ..io.results import component_labels
+from ..kinematics.recursive import forward_kinematics
+from ..model.description import GROUND, BeamBody, RigidBody
+
+if TYPE_CHECKING:
+    from ..model.compiled import CompiledModel
+    from ..model.description import Model
+    from .visuals import VisualMesh
+
+__all__ = ["Scene", "build_scene", "FIELDS", "DEFAULT_MAX_FRAMES", "MAX_SENSOR_SAMPLES"]
+
+DEFAULT_MAX_FRAMES = 600
+MAX_SENSOR_SAMPLES = 4000
+PAYLOAD_DENSITY = 7850.0  # kg/m^3: a payload is drawn as a steel sphere of its mass
+FIELDS = (
+    ("outer_fibre_strain", "outer-fibre strain", ""),
+    ("N", "normal force N", "N"),
+    ("V_y", "shear force V_y", "N"),
+    ("V_z", "shear force V_z", "N"),
+    ("T", "torque T", "N m"),
+    ("M_y", "bending moment M_y", "N m"),
+    ("M_z", "bending moment M_z", "N m"),
+)
+"""(key, label, unit) of the colour maps: the outer-fibre strain, then the section
+forces in the order of flexmbs.io.deformed_shape.SECTION_FORCE_NAMES."""
+assert tuple(k for k, _, _ in FIELDS[1:]) == SECTION_FORCE_NAMES
+
+
+def packed(array: NDArray[Any], dtype: str = "<f4") -> dict[str, Any]:
+    """{"dtype", "shape", "b64"}: the array as base64 of its little-endian values."""
+    a = np.ascontiguousarray(array, dtype=dtype)
+    return {
+        "dtype": {"<f4": "float32", "<f8": "float64", "<u4": "uint32"}[dtype],
+        "shape": list(a.shape),
+        "b64": base64.b64encode(a.tobytes()).decode("ascii"),
+    }
+
+
+def unpacked(item: Mapping[str, Any]) -> NDArray[Any]:
+    """The array of a `packed` item (for tests and tools)."""
+    dtype = {"float32": "<f4", "float64": "<f8", "uint32": "<u4"}[item["dtype"]]
+    raw = base64.b64decode(item["b64"])
+    return np.frombuffer(raw, dtype=dtype).reshape(item["shape"])
+
+
+@dataclass
+class Scene:
+    """The viewer's document (`data`, JSON-ready) and the default deflection scale
+    with the figures it was chosen from."""
+
+    data: dict[str, Any]
+    scale: DeflectionScale
+    frames: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """The document as JSON text."""
+        return json.dumps(self.data, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass
+class _MarkerSlot:
+    body: int  # compiled body index, -1 the ground
+    position: NDArray[np.float64]
+    rotation: NDArray[np.float64]
+    rows: NDArray[np.float64] | None  # (6, nf) of the node over qf, or None
+    q_first: int = 0
+
+
+def _cardan(th: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Rx(th_0) Ry(th_1) Rz(th_2) (flexmbs.kinematics.markers)."""
+    c, s = np.cos(th), np.sin(th)
+    rx = np.array([[1.0, 0.0, 0.0], [0.0, c[0], -s[0]], [0.0, s[0], c[0]]])
+    ry = np.array([[c[1], 0.0, s[1]], [0.0, 1.0, 0.0], [-s[1], 0.0, c[1]]])
+    rz = np.array([[c[2], -s[2], 0.0], [s[2], c[2], 0.0], [0.0, 0.0, 1.0]])
+    return rx @ ry @ rz
+
+
+def _pose(rotation: NDArray[np.float64], position: NDArray[np.float64]) -> NDArray[np.float64]:
+    t = np.eye(4)
+    t[:3, :3] = rotation
+    t[:3, 3] = position
+    return t
+
+
+def _inverse(t: NDArray[np.float64]) -> NDArray[np.float64]:
+    out = np.eye(4)
+    out[:3, :3] = t[:3, :3].T
+    out[:3, 3] = -t[:3, :3].T @ t[:3, 3]
+    return out
+
+
+class _Markers:
+    """The markers the drawing needs, each once, with their elastic slots."""
+
+    def __init__(self, cm: CompiledModel, model: Model, body_index: Mapping[str, int]) -> None:
+        self.cm, self.model, self.body_index = cm, model, body_index
+        self.slots: list[_MarkerSlot] = []
+        self.index: dict[tuple[str, str], int] = {}
+        self.elastic: list[int] = []  # slots with elastic terms, in their column order
+        self.q_first = {}
+        flex_q = cm.arrays.flex_q
+        for k, (_, b) in enumerate(cm.beams):
+            self.q_first[b.name] = int(flex_q[k])
+
+    def of(self, body: str, name: str) -> int:
+        key = (body, name)
+        if key in self.index:
+            return self.index[key]
+        marker = self.model.marker(body, name)
+        item = None if body == GROUND else self.model.bodies[body]
+        rows = None
+        if isinstance(item, BeamBody) and marker.node is not None:
+            r = item.node_rows(marker.node)
+            if np.any(r != 0.0):
+                rows = r
+        slot = _MarkerSlot(
+            self.body_index.get(body, -1),
+            np.asarray(marker.position, float),
+            np.asarray(marker.orientation, float),
+            rows,
+            self.q_first.get(body, 0),
+        )
+        self.index[key] = len(self.slots)
+        if rows is not None:
+            self.elastic.append(len(self.slots))
+        self.slots.append(slot)
+        return self.index[key]
+
+    def elastic_values(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(number of elastic slots, 6): d (m) and th (rad) of each at q."""
+        out = np.zeros((len(self.elastic), 6))
+        for k, s in enumerate(self.elastic):
+            slot = self.slots[s]
+            assert slot.rows is not None
+            out[k] = slot.rows @ q[slot.q_first : slot.q_first + slot.rows.shape[1]]
+        return out
+
+    def frame(self, k: int, elastic: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The 4 x 4 frame of marker k in its body's axes with elastic values `elastic`."""
+        slot = self.slots[k]
+        if slot.rows is None:
+            return _pose(slot.rotation, slot.position)
+        e = elastic[self.elastic.index(k)]
+        return _pose(_cardan(e[3:]) @ slot.rotation, slot.position + e[:3])
+
+    def document(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "body": s.body,
+                "position": s.position.tolist(),
+                "rotation": s.rotation.reshape(-1).tolist(),
+                "elastic": self.elastic.index(k) if s.rows is not None else -1,
+            }
+            for k, s in enumerate(self.slots)
+        ]
+
+
+def _section_shape(beam: BeamBody) -> dict[str, Any]:
+    """How the beam's section is drawn: its outline ("round" or "rect") and half
+    sizes along the section's y and z axes (m)."""
+    s = beam.section
+    round_kinds = ("circle", "round tube")
+    if s.max_y is not None and s.max_z is not None:
+        outline = "round" if s.kind in round_kinds else "rect"
+        return {"outline": outline, "half": [s.max_y, s.max_z], "kind": s.kind}
+    radius = math.sqrt(s.area / math.pi)  # a solid circle of the section's area
+    return {"outline": "round", "half": [radius, radius], "kind": s.kind}
+
+
+def _beam_document(beam: BeamBody, local: NDArray[np.float64], subdivisions: int) -> dict:
+    """Undeformed centre line, section axes per point (body axes), node points."""
+    axes_y, axes_z = [], []
+    for e, (a, b) in enumerate(beam.connectivity):
+        frame = element_frame(beam.nodes[a], beam.nodes[b], beam.reference)
+        for _ in range(0 if e == 0 else 1, subdivisions + 1):
+            axes_y.append(frame[:, 1])
+            axes_z.append(frame[:, 2])
+    nodes = [int(np.argmin(np.linalg.norm(local - n, axis=1))) for n in beam.nodes]
+    return {
+        "local": packed(local),
+        "axisY": packed(np.array(axes_y)),
+        "axisZ": packed(np.array(axes_z)),
+        "section": _section_shape(beam),
+        "nodePoints": nodes,
+    }
+
+
+def _rigid_document(body: RigidBody) -> dict[str, Any]:
+    markers = {
+        name: np.asarray(m.position, float).tolist()
+        for name, m in body.markers.items()
+        if np.linalg.norm(m.position) > 0.0
+    }
+    return {"markers": markers, "com": np.asarray(body.com, float).tolist()}
+
+
+def _joint_glyph(axes_t: NDArray[np.float64], axes_r: NDArray[np.float64]) -> tuple[str, list]:
+    """(shape, axis in the joint's marker frames) of a joint's glyph: a cylinder on
+    the axis of a one-axis rotation, a box along a one-axis translation, a ball
+    otherwise."""
+    if len(axes_r) == 1 and len(axes_t) == 0:
+        return "hinge", np.asarray(axes_r[0], float).tolist()
+    if len(axes_t) == 1 and len(axes_r) == 0:
+        return "slider", np.asarray(axes_t[0], float).tolist()
+    if len(axes_t) == 1 and len(axes_r) == 1:
+        return "hinge", np.asarray(axes_r[0], float).tolist()
+    return "ball", [0.0, 0.0, 1.0]
+
+
+def _rows_to_draw(n: int, max_frames: int) -> NDArray[np.int64]:
+    if n <= max_frames:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, max_frames)).astype(np.int64))
+
+
+def _sensor_documents(
+    time: NDArray[np.float64],
+    sensors: Mapping[str, NDArray[np.float64]],
+    units: Mapping[str, Sequence[str]],
+) -> tuple[list[dict[str, Any]], NDArray[np.int64]]:
+    stride = max(1, math.ceil(len(time) / MAX_SENSOR_SAMPLES))
+    rows = np.arange(0, len(time), stride)
+    if len(time) and rows[-1] != len(time) - 1:
+        rows = np.append(rows, len(time) - 1)
+    out = []
+    for name, values in sensors.items():
+        v = np.asarray(values, float)
+        v = v.reshape(len(time), -1)
+        size = v.shape[1]
+        unit = list(units.get(name, [])) or [""] * size
+        out.append(
+            {
+                "name": name,
+                "labels": component_labels(size) if size > 1 else [name],
+                "units": unit,
+                "values": packed(v[rows]),
+            }
+        )
+    return out, rows
+
+
+def build_scene(
+    cm: CompiledModel,
+    model: Model,
+    times: NDArray[np.float64],
+    qs: NDArray[np.float64],
+    title: str,
+    *,
+    sensors: Mapping[str, NDArray[np.float64]] | None = None,
+    sensor_units: Mapping[str, Sequence[str]] | None = None,
+    meshes: Sequence[VisualMesh] = (),
+    max_frames: int = DEFAULT_MAX_FRAMES,
+    scale: float | None = None,
+    subdivisions: int = DEFAULT_SUBDIVISIONS,
+    source: str = "",
+) -> Scene:
+    """The viewer's document of compiled model `cm` at times `times` (s, n) and
+    coordinates `qs` (n, nq): at most `max_frames` frames spread over them (the
+    first and the last kept); `model` is the model as the user wrote it (its joints
+    drawn); `sensors` {name: (n,) or (n, size)} plotted against `times`; `meshes`
+    drawn on their bodies; `scale` the starting deflection scale (None: chosen by
+    flexmbs.analysis.deflection_scale)."""
+    times = np.asarray(times, float)
+    qs = np.asarray(qs, float).reshape(len(times), -1)
+    shape = DeformedShape(cm, subdivisions)
+    topo = cm.topology
+    names = list(topo.body_names)
+    body_index = {name: k for k, name in enumerate(names)}
+    chain_model = cm.model
+    markers = _Markers(cm, chain_model, body_index)
+    chain = []
+    for k, jname in enumerate(topo.joint_names):
+        j = chain_model.joints[jname]
+        chain.append(
+            (
+                int(topo.parent[k]),
+                markers.of(j.parent, j.parent_marker),
+                markers.of(j.child, j.child_marker),
+            )
+        )
+    joints = []
+    for j in model.joints.values():
+        on_child = j.child != GROUND
+        body, marker = (j.child, j.child_marker) if on_child else (j.parent, j.parent_marker)
+        try:
+            slot = markers.of(body, marker)
+        except ModelError:  # a marker the absolute form does not keep: no glyph
+            continue
+        glyph, axis = _joint_glyph(np.asarray(j.translation_axes), np.asarray(j.rotation_axes))
+        joints.append(
+            {
+                "name": j.name,
+                "type": j.type,
+                "glyph": glyph,
+                "axis": axis,
+                "marker": slot,
+                "cut": bool(j.cut),
+            }
+        )
+
+    disks = []  # rolling disks: drawn as disks of their radius, on their axle
+    for c in getattr(model, "contacts", {}).values():
+        if c.radius > 0.0:
+            try:
+                slot = markers.of(c.disk, c.disk_marker)
+            except ModelError:
+                continue
+            axle = [float(x) for x in c.axis]
+            disks.append({"name": c.name, "marker": slot, "axis": axle, "radius": float(c.radius)})
+
+    rows = _rows_to_draw(len(times), max_frames)
+    nb, nt = len(names), len(rows)
+    npoints = sum(len(p.local) for p in shape.beams)
+    relative = np.zeros((nt, nb, 12))
+    elastic = np.zeros((nt, len(markers.elastic), 6))
+    deflection = np.zeros((nt, npoints, 3))
+    fields = np.zeros((nt, len(FIELDS), npoints))
+    drawn = np.zeros((nt, shape.npoints, 3))
+    ws = cm.new_workspace()
+    rest = np.zeros(cm.nq)
+    reach: list[NDArray[np.float64]] = []
+    beam_rows = []
+    first = 0
+    for part in shape.beams:
+        beam_rows.append(
+            (
+                slice(part.first_point, part.first_point + len(part.local)),
+                slice(first, first + len(part.local)),
+            )
+        )
+        first += len(part.local)
+    for f, row in enumerate(rows):
+        t, q = float(times[row]), np.ascontiguousarray(qs[row])
+        fr = shape.frame(t, q)
+        drawn[f] = fr.points
+        for src, dst in beam_rows:
+            deflection[f, dst] = fr.point_data["elastic_displacement"][src]
+            fields[f, 0, dst] = fr.point_data["outer_fibre_strain"][src, 0]
+            fields[f, 1:, dst] = fr.point_data["section_forces"][src].T
+        forward_kinematics(cm.arrays, ws, t, q, rest)
+        poses = [_pose(ws.rot[b], ws.r[b]) for b in range(nb)]
+        e = markers.elastic_values(q)
+        elastic[f] = e
+        for disk in disks:  # the disk's rim in the bounds: a ball of its radius
+            slot = markers.slots[disk["marker"]]
+            holder = poses[slot.body] if slot.body >= 0 else np.eye(4)
+            centre = (holder @ markers.frame(disk["marker"], e))[:3, 3]
+            reach.append(centre - disk["radius"])
+            reach.append(centre + disk["radius"])
+        for b, (p, mp, mc) in enumerate(chain):
+            parent = poses[p] if p >= 0 else np.eye(4)
+            jb = _inverse(markers.frame(mp, e)) @ _inverse(parent) @ poses[b] @ markers.frame(mc, e)
+            relative[f, b, :9] = jb[:3, :3].reshape(-1)
+            relative[f, b, 9:] = jb[:3, 3]
+
+    largest = float(np.linalg.norm(deflection, axis=2).max()) if npoints and nt else 0.0
+    size = arm_size(drawn) if nt else 0.0
+    if reach:
+        size = max(size, float(np.linalg.norm(np.ptp(np.array(reach), axis=0))))
+    chosen = readable_scale(largest, size)
+    if scale is not None:
+        chosen = DeflectionScale(float(scale), chosen.largest, chosen.size)
+
+    bodies = []
+    beam_of = {p.body: p for p in shape.beams}
+    point_first = 0
+    for b, name in enumerate(names):
+        item = chain_model.bodies[name]
+        doc: dict[str, Any] = {
+            "name": name,
+            "parent": chain[b][0],
+            "markerP": chain[b][1],
+            "markerO": chain[b][2],
+        }
+        if b in beam_of and isinstance(item, BeamBody):
+            part = beam_of[b]
+            doc["kind"] = "beam"
+            doc["firstPoint"] = point_first
+            doc["points"] = len(part.local)
+            doc.update(_beam_document(item, part.local, subdivisions))
+            doc["payloads"] = [
+                {
+                    "point": doc["nodePoints"][node % len(item.nodes)],
+                    "mass": float(m),
+                    "radius": float((3.0 * m / (4.0 * math.pi * PAYLOAD_DENSITY)) ** (1.0 / 3.0)),
+                }
+                for node, m in item.node_masses.items()
+                if m > 0.0
+            ]
+            doc["markers"] = {
+                mname: doc["nodePoints"][mk.node % len(item.nodes)]
+                for mname, mk in item.markers.items()
+                if mk.node is not None
+            }
+            point_first += len(part.local)
+        elif isinstance(item, RigidBody):
+            doc["kind"] = "rigid"
+            doc.update(_rigid_document(item))
+        else:
+            doc["kind"] = "rigid"
+            doc.update({"markers": {}, "com": [0.0, 0.0, 0.0]})
+        bodies.append(doc)
+
+    sensor_docs: list[dict[str, Any]] = []
+    sensor_rows = np.arange(0)
+    if sensors:
+        sensor_docs, sensor_rows = _sensor_documents(times, sensors, sensor_units or {})
+    bounds = np.vstack([drawn.reshape(-1, 3), *[r.reshape(1, 3) for r in reach]])
+    if len(bounds) == 0:
+        bounds = np.zeros((1, 3))
+    data: dict[str, Any] = {
+        "format": 1,
+        "title": title,
+        "source": source,
+        "time": packed(times[rows], "<f8"),
+        "bounds": [bounds.min(axis=0).tolist(), bounds.max(axis=0).tolist()],
+        "size": size if size > 0.0 else 1.0,
+        "scale": {"value": chosen.scale, "largest": chosen.largest, "describe": chosen.describe()},
+        "bodies": bodies,
+        "markers": markers.document(),
+        "joints": joints,
+        "disks": disks,
+        "relative": packed(relative),
+        "markerElastic": packed(elastic),
+        "deflection": packed(deflection),
+        "fields": [
+            {
+                "key": key,
+                "label": label,
+                "unit": unit,
+                "range": float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
+            }
+            for k, (key, label, unit) in enumerate(FIELDS)
+        ],
+        "fieldValues": packed(fields),
+        "sensorTime": packed(times[sensor_rows], "<f8"),
+        "sensors": sensor_docs,
+        "meshes": [m.document(body_index) for m in meshes],
+        "gravity": np.asarray(chain_model.gravity, float).tolist(),
+    }
+    return Scene(data, chosen, nt)
