@@ -239,7 +239,7 @@ def run(folder, trial):
              os.path.join(ROOT, "data", "models", "chain_planar_4.toml"), "-o", path, "-q",
              "--t-end", "50", "--output-step", "2e-5"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 900  # the kernels may be compiled first
+        deadline = time.monotonic() + 3000  # the kernels may be compiled first (cold cache)
         while time.monotonic() < deadline and proc.poll() is None:
             if os.path.exists(path) and os.path.getsize(path) > 2_000_000:
                 break

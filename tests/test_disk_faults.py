@@ -46,7 +46,7 @@ def scenario(name, tmp_path, trials=1, prefix=None):
     """The JSON lines the scenario prints, one a trial."""
     cmd = [*(PREFIX if prefix is None else prefix), sys.executable, str(SCRIPT), name,
            str(tmp_path / "disk"), str(trials)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
     return [json.loads(line) for line in r.stdout.splitlines()]
