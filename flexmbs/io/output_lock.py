@@ -29,7 +29,14 @@ try:  # POSIX; elsewhere only the recorded holder decides
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OutputLock", "OutputLocked", "lock_path", "lock_holder", "refuse_if_locked"]
+__all__ = [
+    "OutputLock",
+    "OutputLocked",
+    "lock_path",
+    "lock_holder",
+    "refuse_if_locked",
+    "process_lives",
+]
 
 
 class OutputLocked(FlexmbsError):
@@ -42,7 +49,11 @@ def lock_path(path: str | os.PathLike[str]) -> str:
     return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.lock")
 
 
-def _process_alive(pid: int) -> bool:
+def process_lives(host: str, pid: int) -> bool:
+    """Whether process `pid` of `host` may still run: one of this host that exists
+    (another user's too), or any of another host (which cannot be asked)."""
+    if host != socket.gethostname():
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -114,15 +125,10 @@ def refuse_if_locked(path: str | os.PathLike[str]) -> None:
 
 
 def _recorded_holder_lives(holder: dict[str, Any]) -> bool:
-    """Whether the recorded holder may still run: a process of this host that
-    exists, or any process of another host (which cannot be asked)."""
-    if not holder:
-        return False
-    if holder.get("host") != socket.gethostname():
-        return True
+    """Whether the recorded holder may still run (process_lives)."""
     try:
-        return _process_alive(int(holder.get("pid", 0)))
-    except (TypeError, ValueError):
+        return bool(holder) and process_lives(str(holder.get("host")), int(holder["pid"]))
+    except (KeyError, TypeError, ValueError):
         return False
 
 

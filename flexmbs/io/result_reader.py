@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 import time as _time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +26,7 @@ import h5py
 import numpy as np
 
 from ..errors import ResultFileError, ResultFileWarning
+from .output_lock import process_lives
 
 __all__ = [
     "Result",
@@ -296,15 +296,7 @@ class Result:
         still be writing, or when that cannot be known (another machine)."""
         if self.status != STATUS_RUNNING or not self.writer_pid:
             return False
-        if self.writer_host != socket.gethostname():
-            return False
-        try:
-            os.kill(self.writer_pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
+        return not process_lives(self.writer_host, self.writer_pid)
 
     @property
     def status_text(self) -> str:
@@ -490,19 +482,8 @@ def _rows_and_damage(path: str, f: h5py.File, sensor_names: list[str]) -> tuple[
 def _writer_may_run(f: h5py.File) -> bool:
     """Whether the file's writer may still be writing it (this host's process lives,
     or another host's, which cannot be asked)."""
-    host = _text(f.attrs.get("writer_host", ""))
     pid = int(f.attrs.get("writer_pid", 0))
-    if not pid:
-        return False
-    if host != socket.gethostname():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return bool(pid) and process_lives(_text(f.attrs.get("writer_host", "")), pid)
 
 
 def _read(path: str, f: h5py.File) -> Result:

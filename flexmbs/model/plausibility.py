@@ -142,21 +142,18 @@ def _beam_notes(model: Model) -> Iterator[str]:
                 f'body "{name}": field "section": {width:g} m across, on a beam {length:g} m '
                 "long: mm where m are expected?"
             )
-        low, high = PLAUSIBLE_DENSITY
-        rho = body.material.density
-        if not low <= rho <= high:
-            yield (
-                f'body "{name}": field "density": {rho:g} kg/m^3, outside {low:g} .. '
-                f"{high:g}: g/cm^3 where kg/m^3 are expected? ({rho:g} g/cm^3 = "
-                f"{rho * 1000:g} kg/m^3)"
-            )
-        low, high = PLAUSIBLE_MODULUS
-        e = body.material.youngs_modulus
-        if not low <= e <= high:
-            yield (
-                f'body "{name}": field "youngs_modulus": {e:g} Pa, outside {low:g} .. '
-                f"{high:g}: GPa or MPa where Pa are expected? ({e:g} GPa = {e * 1e9:g} Pa)"
-            )
+        material = body.material
+        for fld, value, (low, high), unit, likely in (
+            ("density", material.density, PLAUSIBLE_DENSITY, "kg/m^3", ("g/cm^3", 1000.0)),
+            ("youngs_modulus", material.youngs_modulus, PLAUSIBLE_MODULUS, "Pa", ("GPa", 1e9)),
+        ):
+            if not low <= value <= high:
+                meant, factor = likely
+                yield (
+                    f'body "{name}": field "{fld}": {value:g} {unit}, outside {low:g} .. '
+                    f"{high:g}: {meant} where {unit} are expected? ({value:g} {meant} = "
+                    f"{value * factor:g} {unit})"
+                )
 
 
 def _gravity_notes(model: Model) -> Iterator[str]:
