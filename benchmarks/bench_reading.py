@@ -10,8 +10,7 @@ columns, written by ResultWriter (some 0.7 kB a row). Each way of reading runs i
 fresh process; its memory is the peak resident set while it reads (VmHWM, reset just
 before by /proc/self/clear_refs) less the resident set then (Python, numpy, h5py and
 flexmbs imported), the median of --repeats processes. Linux only. "every series" reads
-time, q, u, every energy and sensor: all that open_result read at once before it read
-on demand.
+time, q, u, every energy and sensor: the file's whole content, once.
 """
 
 import argparse

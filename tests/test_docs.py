@@ -140,6 +140,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_rolling_disk.py", "rolling_disk.json", "guides/rolling-contacts.md"),
     ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
     ("bench_reading.py", "reading.json", "reference/result-file.md"),
+    ("bench_writing.py", "writing.json", "reference/result-file.md"),
     ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
