@@ -22,7 +22,7 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .errors import FlexmbsError, FlexmbsWarning, ResultWriteError, RunTerminated
+from .errors import FlexmbsError, FlexmbsWarning, ResultWriteError, RunTerminated, one_line
 from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ EQUILIBRIUM_HEADER = "# Static equilibrium of"
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"flexmbs: error: {text}\n")
+    sys.stderr.write(f"flexmbs: error: {one_line(text)}\n")
 
 
 def _log(text: str) -> None:

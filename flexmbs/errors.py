@@ -15,7 +15,20 @@ __all__ = [
     "FlexmbsWarning",
     "PlausibilityWarning",
     "ResultFileWarning",
+    "one_line",
 ]
+
+
+def one_line(text):
+    """`text` with the characters that would break or hide a line of a message (line
+    breaks, tabs, other control and format characters) written as their escapes
+    (``\\n``, ``\\t``, ``\\x1b``), so that a user's text quoted in a message keeps it
+    on one line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 class FlexmbsError(Exception):
@@ -48,7 +61,7 @@ class ModelError(FlexmbsError, ValueError):
             where.append(self.item)
         if self.field:
             where.append(f'field "{self.field}"')
-        return (": ".join(where) + ": " if where else "") + self.message
+        return one_line((": ".join(where) + ": " if where else "") + self.message)
 
     def with_source(self, source):
         """The same error, attributed to `source` if it has none yet."""

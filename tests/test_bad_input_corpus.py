@@ -151,6 +151,46 @@ def test_the_corpus_is_large_and_each_entry_is_one_edit_of_a_shipped_model():
         assert (MODELS / f"{model}.toml").exists() and words
 
 
+BUILD_MEMORY = """
+import sys
+from flexmbs.model.compiled import compile_model
+from flexmbs.model.toml_reader import load_model
+
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak resident set starts again from the present one
+before = status("VmRSS")
+model = load_model(sys.argv[1], overrides=["bodies.link2.elements=" + sys.argv[2]])
+compile_model(model)
+print(status("VmHWM") - before)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux only")
+def test_the_memory_a_beam_is_refused_for_bounds_what_building_it_takes():
+    """The memory `_check_beam_memory` weighs against the machine's (BEAM_DENSE_MATRICES
+    nf x nf matrices) is at least what building a beam of 150 elements takes, measured
+    in a fresh process, and not more than twice it (a bound that refuses what fits is
+    as wrong as one that lets through what does not)."""
+    import sys
+
+    from flexmbs.model.vocabulary import BEAM_DENSE_MATRICES
+
+    elements = 150
+    r = subprocess.run([sys.executable, "-c", BUILD_MEMORY, str(MODELS / "huang_two_link.toml"),
+                        str(elements)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    taken = int(r.stdout.split()[-1])
+    nf = 6 * (elements + 1)
+    bound = BEAM_DENSE_MATRICES * 8.0 * nf * nf
+    assert taken <= bound <= 2 * taken, (taken / (8.0 * nf * nf), BEAM_DENSE_MATRICES)
+
+
 def _read_only(folder):
     """Make `folder` one that cannot be written on (a read-only tmpfs as root, no write
     permission otherwise); False where that cannot be done."""
