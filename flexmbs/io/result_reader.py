@@ -213,7 +213,7 @@ class Result:
 
     def column(self, name: str) -> np.ndarray:
         """One (n,) series by name, read alone: a coordinate ("elbow.rz", from q), a
-        sensor of one column ("tip_angle"), a column of a larger sensor ("tip[2]" or
+        sensor of one column ("tip_angle"), a column of a larger sensor ("tip[2]", "tip[z]" or
         "tip.z" for the third of x y z), or an energy ("energy.kinetic"). KeyError
         naming what there is when there is no such series."""
         if name in self.coordinate_names:
@@ -224,6 +224,14 @@ class Result:
         if name.startswith("energy.") and name[len("energy.") :] in self.energy:
             return self.energy[name[len("energy.") :]]
         sensor, k = _sensor_column(name, self._sensor_names)
+        if sensor is None and name.endswith("]") and name[: name.rfind("[")] in self.sensors:
+            from .results import column_index  # a label, "tip[y]"
+
+            sensor = name[: name.rfind("[")]
+            size = self.sensors[sensor].shape[1] if self.sensors[sensor].ndim == 2 else 1
+            k = column_index(name[name.rfind("[") + 1 : -1].strip(), size)
+            if k is None:
+                raise KeyError(f'{self.path}: sensor "{sensor}" has {_columns(size)}; got "{name}"')
         if sensor is None:
             raise KeyError(
                 f'{self.path}: no series "{name}"; expected a coordinate '
@@ -238,12 +246,12 @@ class Result:
             return values
         if k is None:
             raise KeyError(
-                f'{self.path}: sensor "{sensor}" has {values.shape[1]} columns; name one '
-                f"as {sensor}[k], k = 0 .. {values.shape[1] - 1}"
+                f'{self.path}: sensor "{sensor}" has {_columns(values.shape[1])}; name one '
+                f"as {sensor}[k], k = 0 .. {values.shape[1] - 1}, or by its label"
             )
         if not 0 <= k < values.shape[1]:
             raise KeyError(
-                f'{self.path}: sensor "{sensor}" has {values.shape[1]} columns; "{name}" '
+                f'{self.path}: sensor "{sensor}" has {_columns(values.shape[1])}; "{name}" '
                 f"asks for column {k} (expected 0 .. {values.shape[1] - 1})"
             )
         return values[:, k]
@@ -331,6 +339,15 @@ class Result:
 
     def __repr__(self) -> str:
         return f"<Result {self.path}: {self.status_text}, {self.nsamples} rows>"
+
+
+def _columns(size: int) -> str:
+    """ "3 columns (x, y, z)": a sensor's columns and their labels."""
+    from .results import component_labels
+
+    if size == 1:
+        return "1 column (value)"
+    return f"{size} columns ({', '.join(component_labels(size))})"
 
 
 def _sensor_column(name: str, sensors: list[str]) -> tuple[str | None, int | None]:
