@@ -16,12 +16,13 @@ import json
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .errors import FlexmbsError, ResultWriteError, RunTerminated
+from .errors import FlexmbsError, FlexmbsWarning, ResultWriteError, RunTerminated, one_line
 from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ EQUILIBRIUM_HEADER = "# Static equilibrium of"
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"flexmbs: error: {text}\n")
+    sys.stderr.write(f"flexmbs: error: {one_line(text)}\n")
 
 
 def _log(text: str) -> None:
@@ -45,6 +46,7 @@ def _log(text: str) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .io.output_lock import refuse_if_locked
     from .model.toml_reader import load_model
     from .simulation import simulate
 
@@ -53,6 +55,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if os.path.exists(out) and os.path.samefile(out, args.model):
         _err(f"{out}: the result file would overwrite the model file; choose another -o")
         return EXIT_INPUT
+    refuse_if_locked(out)  # another run writes it: that first
     problem = _result_path_problem(out)
     if problem:
         _err(f"{out}: {problem}")
@@ -173,12 +176,20 @@ def _result_path_problem(path: str) -> str | None:
 
 def _folder_problem(path: str | os.PathLike[str]) -> str | None:
     """Why the folder of `path` cannot hold it (None if it can): made when missing,
-    as the result writer does, unless that fails."""
+    as the result writer does, unless that fails; one that cannot be written on (a
+    read-only file system, no permission)."""
+    import tempfile
+
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
         return f"the folder {folder} cannot be made ({exc.strerror or exc})"
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return f"the folder {folder} cannot be written on ({exc.strerror or exc})"
     return None
 
 
@@ -338,8 +349,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_urdf(args: argparse.Namespace) -> int:
-    from .model.toml_reader import loads_model
-    from .model.urdf import urdf_model_text
+    from .model.urdf import urdf_model
 
     out = args.output or os.path.splitext(os.path.basename(args.urdf))[0] + ".toml"
     if os.path.exists(out) and os.path.exists(args.urdf) and os.path.samefile(out, args.urdf):
@@ -349,8 +359,7 @@ def _cmd_import_urdf(args: argparse.Namespace) -> int:
     if problem:
         _err(f"{out}: {problem}")
         return EXIT_INPUT
-    text = urdf_model_text(args.urdf, args.flexible or (), args.gravity)
-    model = loads_model(text, source=out)  # what is written reads back
+    text, model = urdf_model(args.urdf, args.flexible or (), args.gravity)  # it reads back
     with open(out, "w") as f:
         f.write(text)
     joints = sum(1 for j in model.joints.values() if j.type != "fixed")
@@ -633,7 +642,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             atol=args.atol,
             fit_offset=not args.fixed_offset,
             gaps=args.gaps,
-            max_runs=args.max_runs or DEFAULT_MAX_RUNS,
+            max_runs=DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs,
             log=log,
             executor=executor,
             verify_limit=None if args.no_verify else args.verify_limit,
@@ -1104,7 +1113,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--group", help="HDF5 group of the experiment")
     f.add_argument(
         "--max-runs",
-        type=int,
+        type=_positive_int,
         help="simulations at most (default 200: flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
     )
     f.add_argument(
@@ -1175,8 +1184,39 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     quiet = getattr(args, "quiet", False)
-    with CompileWatch(write=None if quiet else _write_stderr, live=sys.stderr.isatty()):
+    with (
+        warnings.catch_warnings(),
+        CompileWatch(write=None if quiet else _write_stderr, live=sys.stderr.isatty()),
+    ):
+        warnings.showwarning = _warn_on_one_line
+        warnings.simplefilter("default", FlexmbsWarning)  # each once a command
         return _run_command(args)
+
+
+def _os_error_text(exc: OSError) -> str:
+    """An OSError as FILE: reason (the system's words, without its errno)."""
+    if exc.filename is None:
+        return str(exc)
+    text = f"{exc.filename}: {exc.strerror or exc}"
+    return text if exc.filename2 is None else f"{text} ({exc.filename2})"
+
+
+def _warn_on_one_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """warnings.showwarning for the command line: a FlexmbsWarning as one line."""
+    if issubclass(category, FlexmbsWarning):
+        _log(f"warning: {message}")
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
 
 
 def _write_stderr(text: str) -> None:
@@ -1185,6 +1225,10 @@ def _write_stderr(text: str) -> None:
 
 
 def _run_command(args: argparse.Namespace) -> int:
+    output = getattr(args, "output", None)
+    if output is not None and not output.strip():
+        _err(f"-o {output!r}: expected the name of a file or folder (leave -o out for the default)")
+        return EXIT_INPUT
     if os.environ.get("FLEXMBS_DEBUG"):
         return args.fn(args)  # tracebacks for developers
     try:
@@ -1204,7 +1248,7 @@ def _run_command(args: argparse.Namespace) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 128 + signal.SIGPIPE
     except OSError as exc:
-        _err(str(exc))
+        _err(_os_error_text(exc))
         return EXIT_INPUT
     except RunTerminated as exc:
         _err(str(exc))

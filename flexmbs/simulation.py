@@ -560,6 +560,10 @@ def simulate(
     scale (flexmbs.convergence); the Simulation's `convergence` then holds the
     outcome (None without `verify`), `passed` when every group changed by less than
     `verify_limit` of its scale.
+
+    The result file is locked from the start until it is closed: while another run
+    (or ResultWriter) writes to `path`, this one is refused before any work with
+    flexmbs.io.output_lock.OutputLocked, which names it.
     """
     keep = path is None if history is None else bool(history)
     if not keep and path is None:
@@ -574,9 +578,25 @@ def simulate(
             + (formulation, constraints, rho_inf, fixed_step),
         )
     )
+    lock = None
+    if path is not None:  # one writer per file, refused before any work
+        from .io.output_lock import OutputLock
+
+        lock = OutputLock(path).acquire()
+        if lock.stale is not None and log is not None:
+            log(
+                f"{path}: taking over the lock that pid {lock.stale.get('pid')} on "
+                f"{lock.stale.get('host')} left (that run is gone)"
+            )
     start = time.perf_counter()
-    with CompileWatch() as compiling, _signals_end_the_run():
-        sim = _simulate(model, path, settings, progress, log, compiling, keep, compile_elsewhere)
+    try:
+        with CompileWatch() as compiling, _signals_end_the_run():
+            sim = _simulate(
+                model, path, settings, progress, log, compiling, keep, compile_elsewhere, lock
+            )
+    finally:
+        if lock is not None:
+            lock.release()  # the writer lets go of it first, at its close
     if not verify:
         return sim
     wall = time.perf_counter() - start
@@ -637,6 +657,29 @@ def _signals_end_the_run():
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _check_finite_start(cm, y0, source):
+    """ModelError naming the first coordinate (or the multipliers) whose initial value
+    or rate is not finite: a value of the model, or of a driver at t = 0, overflows."""
+    bad = np.flatnonzero(~np.isfinite(y0))
+    if not bad.size:
+        return
+    k, nq = int(bad[0]), cm.nq
+    if k < 2 * nq:
+        item = f'coordinate "{cm.coordinate_names[k % nq]}"'
+        fld = "initial" if k < nq else "initial_rate"
+    else:
+        item, fld = "the initial state", None
+        if k >= 2 * nq + cm.nworks:
+            item = "the constraint forces of the initial state"
+    raise ModelError(
+        f"is {y0[k]} at t = 0: a value of the model, or a driver's value or rate at t = 0, "
+        "overflows the floating-point range (numbers near 1e308?)",
+        item,
+        fld,
+        source,
+    )
 
 
 def _named_failing_elements(cm, integ):
@@ -806,6 +849,7 @@ def start_state(run, t0, log=None):
         y0, _ = initial_derivative(cm, system, t0, y0)
     if s.formulation == "absolute":
         _with_rebasing(cm, system)
+    _check_finite_start(cm, y0, run.model.source_path or "<python>")
     if run.report is not None and log is not None:
         log(
             run.report.text()
@@ -831,10 +875,11 @@ def result_settings(run, output_step):
     }
 
 
-def open_result(path, run, settings):
+def open_result(path, run, settings, lock=None):
     """The ResultWriter of the result file `path` (None: no file) for the run, with
     the model, its topology, names, units and modes, and `settings`
-    (result_settings)."""
+    (result_settings); `lock` the file's OutputLock, held since the run began
+    (flexmbs.io.output_lock), which the writer releases at its close."""
     if path is None:
         return None
     from .io.results import ResultWriter
@@ -842,6 +887,7 @@ def open_result(path, run, settings):
     model, cm = run.model, run.cm
     return ResultWriter(
         path,
+        lock=lock,
         model_text=model.source_text or "",
         model_json=model_to_json(model),
         topology=cm.topology,
@@ -1076,15 +1122,16 @@ def finish_run(run, integ, recorder, status, message, path=None, compile_time=0.
     return sim
 
 
-def _simulate(model, path, overrides, progress, log, compiling, keep, compile_elsewhere):
+def _simulate(model, path, overrides, progress, log, compiling, keep, compile_elsewhere, lock=None):
     """A run of `model` (simulate's arguments; `overrides` {name: value} of
-    RUN_SETTINGS), in the steps of the module's run path."""
+    RUN_SETTINGS; `lock` the result file's OutputLock), in the steps of the module's
+    run path."""
     t0 = 0.0
     run = prepare_run(model, overrides)
     times = run.times
     log_run_warnings(run, t0, log)
     system, y0 = start_state(run, t0, log)
-    writer = open_result(path, run, result_settings(run, run.output.step))
+    writer = open_result(path, run, result_settings(run, run.output.step), lock)
     vtk = Path(path).with_suffix(".vtkhdf") if path is not None and run.output.vtk else None
     recorder = OutputRecorder(run.cm, writer, keep, log, vtk)
     recorder.singularity.update(np.array([t0]), y0[None, :])

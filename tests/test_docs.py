@@ -253,6 +253,8 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_formulations.py", "formulations.json", "guides/solvers.md"),
     ("bench_rolling_disk.py", "rolling_disk.json", "guides/rolling-contacts.md"),
     ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
+    ("bench_reading.py", "reading.json", "reference/result-file.md"),
+    ("bench_writing.py", "writing.json", "reference/result-file.md"),
     ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
     ("bench_scaling.py", "scaling.json", "explanation/performance.md"),
     ("bench_scaling.py", "scaling_profile.json", "explanation/performance.md"),

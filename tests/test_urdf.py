@@ -14,7 +14,6 @@ from flexmbs.dynamics import api
 from flexmbs.model.urdf import load_urdf, urdf_model_text
 
 pin = pytest.importorskip("pinocchio")
-pytest.importorskip("yourdfpy")
 
 ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
 UR5 = ROBOTS / "ur_description/urdf/ur5_robot.urdf"

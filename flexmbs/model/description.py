@@ -24,7 +24,9 @@ from ..rotations import rotation_from_euler_xyz
 from .checks import (
     _axis,
     _beam_initial_state,
+    _check_beam_elements,
     _check_beam_memory,
+    _check_centerline,
     _check_inertia,
     _check_joint_coordinate,
     _check_section_and_material,
@@ -179,6 +181,10 @@ class Model:
         self.bodies[name] = body
         return body
 
+    def _beam_elements(self) -> int:
+        """The elements of the model's beams so far."""
+        return sum(len(b.connectivity) for b in self.bodies.values() if isinstance(b, BeamBody))
+
     def add_beam_body(
         self,
         name: str,
@@ -254,6 +260,7 @@ class Model:
                 item,
                 "elements",
             )
+        _check_beam_elements(sum(counts), self._beam_elements(), item)
         _check_beam_memory(sum(counts), item)
         _check_section_and_material(section, material, item)
         nodes: list[NDArray[np.float64]] | NDArray[np.float64] = [pts[0]]
@@ -900,6 +907,9 @@ class Model:
                 raise ModelError(
                     f"expected a positive integer, got {subdivisions!r}", item, "subdivisions"
                 )
+            assert body is not None  # a beam body, checked above
+            beam = cast(BeamBody, self.bodies[body])
+            _check_centerline(int(subdivisions), len(beam.connectivity), len(beam.free), item)
             self.sensors[name] = Sensor(
                 name, type, body=body, frame=frame, subdivisions=int(subdivisions)
             )
@@ -1081,8 +1091,8 @@ class Model:
             return
         if sensor and not SENSOR_NAME_PATTERN.fullmatch(name):
             raise ModelError(
-                f"expected a name without spaces or '/' (it names a "
-                f"dataset of the result file), got {name!r}",
+                f"expected a name without spaces or '/', and not of dots alone (it "
+                f"names a dataset of the result file), got {name!r}",
                 item,
                 "name",
             )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +33,10 @@ from ..elements import (
     rectangular_tube_section,
     round_tube_section,
 )
-from ..errors import ModelError
+from ..errors import ModelError, PlausibilityWarning
 from .description import GROUND, SENSOR_TYPES, SOLVER_METHODS, BeamBody, FeBody, Model
 from .items import METHOD_FIELDS, method_fields
+from .plausibility import plausibility_notes
 from .timefunctions import TIME_FUNCTION_LAWS, TimeFunction
 
 if TYPE_CHECKING:
@@ -438,7 +440,7 @@ def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> M
     """
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is left out
     except OSError as err:
         raise ModelError(
             f"cannot read the model file: {err.strerror or err}", source=source
@@ -458,6 +460,8 @@ def loads_model(
     it is a file, else the working directory).
 
     The model keeps `source_text` (the text as read) and `overrides` (the list given).
+    A value legal but unlikely in SI units (flexmbs.model.plausibility) is a
+    PlausibilityWarning naming the file, the item and the field.
     """
     overrides = list(overrides)
     try:
@@ -471,13 +475,15 @@ def loads_model(
         raise err.with_source(source) from None
     model.source_text = text
     model.overrides = overrides
+    for note in plausibility_notes(model):
+        warnings.warn(PlausibilityWarning(f"{source}: {note}"), stacklevel=2)
     return model
 
 
 # --------------------------------------------------------- parse and overrides
 def _parse(text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as err:
         raise ModelError(f"not valid TOML: {err}") from None
 
