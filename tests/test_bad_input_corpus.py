@@ -173,22 +173,21 @@ print(status("VmHWM") - before)
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux only")
 def test_the_memory_a_beam_is_refused_for_bounds_what_building_it_takes():
-    """The memory `_check_beam_memory` weighs against the machine's (BEAM_DENSE_MATRICES
-    nf x nf matrices) is at least what building a beam of 150 elements takes, measured
-    in a fresh process, and not more than twice it (a bound that refuses what fits is
-    as wrong as one that lets through what does not)."""
+    """The memory `_check_beam_memory` weighs against the machine's (BEAM_BYTES_PER_ELEMENT
+    an element) is at least what building a beam of 400 elements takes, measured in a
+    fresh process, and not more than twice it (a bound that refuses what fits is as
+    wrong as one that lets through what does not)."""
     import sys
 
-    from flexmbs.model.vocabulary import BEAM_DENSE_MATRICES
+    from flexmbs.model.vocabulary import BEAM_BYTES_PER_ELEMENT
 
-    elements = 150
+    elements = 400
     r = subprocess.run([sys.executable, "-c", BUILD_MEMORY, str(MODELS / "huang_two_link.toml"),
                         str(elements)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     taken = int(r.stdout.split()[-1])
-    nf = 6 * (elements + 1)
-    bound = BEAM_DENSE_MATRICES * 8.0 * nf * nf
-    assert taken <= bound <= 2 * taken, (taken / (8.0 * nf * nf), BEAM_DENSE_MATRICES)
+    bound = BEAM_BYTES_PER_ELEMENT * elements
+    assert taken <= bound <= 2 * taken, (taken / elements, BEAM_BYTES_PER_ELEMENT)
 
 
 def _read_only(folder):

@@ -319,7 +319,11 @@ def _assert_same(a, b, where=""):
         assert set(a) == set(b), where
         for k in a:
             _assert_same(a[k], b[k], f"{where}/{k}")
-    elif isinstance(a, (list, tuple)) and a and not isinstance(a[0], str):
+    elif isinstance(a, (list, tuple)) and any(isinstance(x, (list, tuple, str)) for x in a):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), where
+        for k, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{where}[{k}]")
+    elif isinstance(a, (list, tuple)) and a:
         np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=0,
                                    atol=1e-15, err_msg=where)
     else:

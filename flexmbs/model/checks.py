@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from ..errors import ModelError
 from .vocabulary import (
     AXIS_NORM_MIN,
-    BEAM_DENSE_MATRICES,
+    BEAM_BYTES_PER_ELEMENT,
     BEAM_INITIAL_STATES,
     INDEPENDENT_AXES_TOL,
     MAX_BEAM_ELEMENTS,
@@ -150,17 +150,14 @@ def _physical_memory() -> float:
 
 
 def _check_beam_memory(elements: int, item: str) -> None:
-    """ModelError (field "elements") when a beam of that many elements would need more
-    memory for its dense matrices than the machine has: 6 (elements + 1) coordinates,
-    BEAM_DENSE_MATRICES of their square."""
-    nf = 6 * (elements + 1)
-    need = BEAM_DENSE_MATRICES * 8.0 * nf * nf
+    """ModelError (field "elements") when building a beam of that many elements would
+    need more memory than the machine has: BEAM_BYTES_PER_ELEMENT an element."""
+    need = BEAM_BYTES_PER_ELEMENT * float(elements)
     have = _physical_memory()
     if need > have:
         raise ModelError(
-            f"{elements} elements make {nf} nodal coordinates, whose dense "
-            f"matrices need about {need / 2**30:.3g} GiB, more than this "
-            f"machine's {have / 2**30:.3g} GiB: expected fewer elements (or "
+            f"{elements} elements need about {need / 2**30:.3g} GiB to build, more than "
+            f"this machine's {have / 2**30:.3g} GiB: expected fewer elements (or "
             f"modal reduction of a coarser mesh)",
             item,
             "elements",
@@ -174,9 +171,8 @@ def _check_beam_elements(elements: int, before: int, item: str) -> None:
         others = f" and its other beams {before}" if before else ""
         raise ModelError(
             f"{elements} elements{others}: a model has at most {MAX_BEAM_ELEMENTS} beam "
-            f"elements in all (their dense matrices grow as the square of the nodal "
-            f"coordinates; 400 elements take 16 s to build): expected fewer elements, or "
-            f"a coarser mesh reduced to its modes (modes = N)",
+            f"elements in all: expected fewer elements, or a coarser mesh reduced to its "
+            f"modes (modes = N)",
             item,
             "elements",
         )

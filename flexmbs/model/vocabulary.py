@@ -64,12 +64,11 @@ GENERATED_PREFIX = "@"  # flexmbs.model.absolute's PREFIX
 SENSOR_NAME_PATTERN = re.compile(r"(?!\.+$)[^\s/]+")
 """Sensor names: anything but spaces and '/' (a sensor may be named after a
 coordinate, "joint.rz"), and not dots alone ("." and ".." name HDF5 groups)."""
-BEAM_DENSE_MATRICES = 32
-"""Dense (nf x nf) float64 matrices that building a beam body and integrating it hold
-at once (its invariants, stiffness, mass and the iteration matrix's block), nf its
-nodal coordinates: what `_check_beam_memory` weighs against the machine's memory.
-Building H2 with a link of 100 and of 200 elements peaks at 27 of them (78 and 308 MB
-above the process before); the run's iteration matrices come on top."""
+BEAM_BYTES_PER_ELEMENT = 64 * 1024
+"""Bytes of memory that building a beam body takes per element (its invariants,
+stiffness, damping and mass kept as one block per element; measured 46 kB an element
+from 100 to 1 000 elements): what `_check_beam_memory` weighs against the machine's
+memory."""
 
 MAX_BEAM_ELEMENTS = 1000
 """The most beam elements a model has, all its beams together: 6 006 nodal coordinates
