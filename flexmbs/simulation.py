@@ -30,10 +30,12 @@ from .convergence import (
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
+from .dynamics import stick_slip as _stick_slip
 from .dynamics import switches as _switches
 from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
+from .dynamics.model_switches import dae_model_switch_values, switch_blocks
 from .dynamics.outputs import output_quantities
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
@@ -47,7 +49,9 @@ from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
+from .instruments import InstrumentFilter
 from .precompile import OutputKernelsElsewhere
+from .sampled_control import SampledControllers
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
@@ -175,16 +179,103 @@ def _with_discontinuities(cm, system):
         ws.kin_key[0] = 0.0  # the kinematics of a driven joint may change piece
 
     system.set_segment = set_segment
-    nswitch = _switches.switch_count(m)
-    if nswitch:
+    blocks = switch_blocks(m)
+    if blocks:
+        friction = blocks.get("frictions")
+        if friction is not None:
+            masses = KernelCall(_stick_slip.coordinate_masses, (m, ws), system.n, 1)
+            holding = KernelCall(_stick_slip.holding_forces, (m, ws), system.n, 1)
+            fr = _stick_slip.stick_slip_frictions(m)
 
         def switched(t, y, g):
-            ws.act_branch[:] = _switches.actuator_branches(g)
+            if "actuators" in blocks:
+                ws.act_branch[:] = _switches.actuator_branches(g[blocks["actuators"]])
+            if friction is not None:
+                if np.all(np.isnan(ws.fric_mode[fr])):  # the start of a run
+                    _stick_slip.initial_friction_modes(m, ws, y, masses, holding, t)
+                    g[friction] = 1.0
+                else:
+                    gf = g[friction]
+                    _stick_slip.switched_frictions(m, ws, t, y, gf, gf <= 0.0, masses, holding)
+                    g[friction] = gf
 
-        system.switches = _switches.dae_switch_values
-        system.nswitch = nswitch
+        system.switches = dae_model_switch_values
+        system.nswitch = max(b.stop for b in blocks.values())
         system.switched = switched
     return system
+
+
+def _with_sampled_control(cm, system, t0, t_end):
+    """The sampled controllers of the model (flexmbs.sampled_control) on the system:
+    their instants among its breakpoints, their updates at the start of each
+    segment (System.sample). Returns them (None without)."""
+    m, ws = cm.arrays, system.ws
+    if not np.any(np.asarray(m.ctrl_sampled) == 1):
+        return None
+    row = np.zeros((1, len(ENERGY_COMPONENTS)))
+    values = np.zeros((1, cm.nsensor_values))
+
+    def sensors_at(t, y):
+        output_quantities(m, ws, np.array([float(t)]), np.ascontiguousarray(y)[None, :], row, values)
+        return values[0]
+
+    sampler = SampledControllers(cm, ws, t0, t_end, sensors_at)
+    system.breakpoints = np.union1d(
+        np.asarray(system.breakpoints if system.breakpoints is not None else [], dtype=float),
+        sampler.breakpoints,
+    )
+    system.sample = sampler.at_breakpoint
+    return sampler
+
+
+def _check_discrete_state(model, settings, constrained):
+    """ModelError unless the run's settings can hold the model's stick-slip friction
+    and sampled controllers: they are discrete state, which the integrators "bdf"
+    and "galpha" keep between their segments; a stuck joint's row is the joint
+    formulation's, on a tree."""
+    sticky = [f.name for f in getattr(model, "frictions", {}).values() if f.law == "stick-slip"]
+    sampled = [c.name for c in getattr(model, "controllers", {}).values() if c.sampled]
+    if not sticky and not sampled:
+        return
+    what = f'friction "{sticky[0]}"' if sticky else f'controller "{sampled[0]}"'
+    kind = "stick-slip friction" if sticky else "a sampled controller"
+    if settings.method not in ("bdf", "galpha"):
+        raise ModelError(
+            f'{what}: {kind} is discrete state that the solvers "bdf" and "galpha" '
+            f'hold between their segments; got "{settings.method}"',
+            "solver",
+            "method",
+        )
+    if sticky and (settings.formulation != "joint" or constrained):
+        raise ModelError(
+            f'friction "{sticky[0]}": stick-slip friction holds a stuck joint by its row '
+            'of the joint formulation of a tree; use law = "regularized" for this model',
+            f'friction "{sticky[0]}"',
+            "law",
+        )
+
+
+def _output_quantities(cm, ws, sampler, t, y, e, sv):
+    """output_quantities for rows at times t, each with the sampled controllers'
+    outputs in force at its time (sampler.history), the workspace's restored
+    after."""
+    t = np.ascontiguousarray(t)
+    y = np.ascontiguousarray(y)
+    if sampler is None:
+        output_quantities(cm.arrays, ws, t, y, e, sv)
+        return
+    now = ws.ctrl_held.copy()
+    which = sampler.held_at(t)
+    start = 0
+    while start < len(t):
+        stop = start + 1
+        while stop < len(t) and which[stop] == which[start]:
+            stop += 1
+        ws.ctrl_held[:] = sampler.history_v[max(which[start], 0)]
+        output_quantities(cm.arrays, ws, t[start:stop], y[start:stop], e[start:stop], sv[start:stop])
+        start = stop
+    ws.ctrl_held[:] = now
+    sampler.forget_before(t[-1])
 
 
 def _elastic_speed_columns(cm):
@@ -706,6 +797,7 @@ def _simulate(
                 "solver",
                 "formulation",
             )
+        _check_discrete_state(model, s, report is not None)
     except ModelError as exc:
         raise exc.with_source(source) from None
     method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
@@ -726,6 +818,8 @@ def _simulate(
             )
     projection = report is not None and s.constraints == "projection"
     system = build_system(cm, s.constraints, s.formulation)
+    sampler = _with_sampled_control(cm, system, t0, t_end)
+    instruments = InstrumentFilter([model.sensors[n] for n in cm.sensor_names], cm.arrays.sensor_offset)
     y0 = cm.initial_state()
     if projection:
         y0, _ = _projection.projection_start(cm, system, t0, y0)
@@ -792,9 +886,9 @@ def _simulate(
     def emit(t, y):
         e = np.zeros((len(t), len(ENERGY_COMPONENTS)))
         sv = np.zeros((len(t), cm.nsensor_values))
-        output_quantities(
-            cm.arrays, system.ws, np.ascontiguousarray(t), np.ascontiguousarray(y), e, sv
-        )
+        _output_quantities(cm, system.ws, sampler, t, y, e, sv)
+        if instruments:
+            sv = instruments.apply(t, sv)
         nq = cm.nq
         if keep or not ts:
             ts.append(t)

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..config import jit_entry
 from ..kinematics.recursive import forward_kinematics
+from .controllers import actuator_commands
 from .energy import energies
 from .sensors import (
     REACTION_SENSOR_FIRST,
@@ -50,6 +51,8 @@ def kinematic_outputs(m, ws, t, y, energy_out, sensor_out):
     for k in range(t.shape[0]):
         q, u, w = split_state(y[k], nq)
         forward_kinematics(m, ws, t[k], q, u)
+        if m.ctrl_act.shape[0] > 0:
+            actuator_commands(m, ws, t[k], q, u)
         actuator_torques(m, ws, t[k])
         energies(m, ws, w[0], energy_out[k])
         sensor_values(m, ws, t[k], w, sensor_out[k])
@@ -65,5 +68,7 @@ def reaction_outputs(m, ws, t, y, sensor_out):
     for k in range(t.shape[0]):
         q, u, w = split_state(y[k], nq)
         forward_kinematics(m, ws, t[k], q, u)
+        if m.ctrl_act.shape[0] > 0:
+            actuator_commands(m, ws, t[k], q, u)
         actuator_torques(m, ws, t[k])
         reaction_sensor_values(m, ws, t[k], w, sensor_out[k])

@@ -20,6 +20,7 @@ import numpy as np
 from ..config import jit_entry, jit_inline
 from ..kinematics.timefunctions import evaluate_time_function
 from ..tuple_ref import member_ref, tuple_ref
+from .controllers import actuator_commands
 
 __all__ = ["motor_torque_before_limit", "limited_motor_torque", "switch_values",
            "dae_switch_values", "switch_count", "actuator_branches"]
@@ -28,14 +29,15 @@ __all__ = ["motor_torque_before_limit", "limited_motor_torque", "switch_values",
 @jit_inline
 def motor_torque_before_limit(m, ws, a, t, x, xd):
     """tau_m (N m) of actuator a before its limit: (kp (x_ref - x) + kd (x_ref' -
-    x')) / n for type pd (x_ref = setpoint(t)), torque(t) for type torque; x, x' its
-    joint coordinate and rate (rad, rad/s or m, m/s)."""
+    x')) / n for type pd (x_ref = setpoint(t)), torque(t) for type torque, plus the
+    controllers' command ws.act_command[a]; x, x' its joint coordinate and rate
+    (rad, rad/s or m, m/s)."""
     evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.act_function[a], t,
                            ws.segment_time[0], ws.tf3)
     if m.act_type[a] == 0:
         return (m.act_kp[a] * (ws.tf3[0] - x) + m.act_kd[a] * (ws.tf3[1] - xd)) / \
-            m.act_gear[a]
-    return ws.tf3[0]
+            m.act_gear[a] + ws.act_command[a]
+    return ws.tf3[0] + ws.act_command[a]
 
 
 @jit_inline
@@ -63,6 +65,8 @@ def switch_values(m, ws, t, y, out):
     """out (2 na) = the actuators' switch functions (module text) at (t, y), y =
     [q, u, ...]; reads the state directly (no kinematics)."""
     nq = ws.q.shape[0]
+    if m.ctrl_act.shape[0] > 0:
+        actuator_commands(m, ws, t, y[:nq], y[nq:2 * nq])
     for a in range(m.act_coord.shape[0]):
         lim = m.act_max[a]
         if not np.isfinite(lim):

@@ -34,6 +34,7 @@ from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, mark
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
+from .rig_tables import rig_tables
 from .user_laws import user_law_entries, with_user_laws
 
 if TYPE_CHECKING:
@@ -224,6 +225,13 @@ class CompiledModel:
                 tf3=z(3),
                 segment_time=np.full(1, np.nan),
                 act_branch=np.full(self.nactuators, np.nan),
+                fric_mode=np.full(len(self.arrays.fric_coord), np.nan),
+                fric_scale=np.ones(len(self.arrays.fric_coord)),
+                fric_force=z(len(self.arrays.fric_coord)),
+                fric_hold=z(len(self.arrays.fric_coord)),
+                stick_scratch=z((2, 2 * nq + 1 + self.nactuators)),
+                ctrl_held=z(len(self.arrays.ctrl_act)),
+                act_command=z(self.nactuators),
                 marker_pos=z(3),
                 marker_axes=z((3, 3)),
                 marker_vel=z(3),
@@ -627,6 +635,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     for f in forces:
         force_fidx.append(len(functions))
         functions.append(f.function)
+    rig = rig_tables(model, coord_of, qindex, act_index, functions)
     tf_kind, tf_ptr, tf_data = with_user_laws(
         *compile_time_functions(functions),
         user_law_entries(model, coord_of, qindex, names, marker_id),
@@ -727,6 +736,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         force_function=arr(force_fidx, (0,), i64),
         **con_arrays,
         **stab.arrays,
+        **rig,
     )
     cm = CompiledModel(
         described,

@@ -75,6 +75,8 @@ if TYPE_CHECKING:
     from ..elements.materials import Material
     from ..elements.sections import Section
     from .timefunctions import TimeFunction
+    from .controllers import Controller
+    from .friction import Friction
     from .user_laws import LawFunction, UserLaw, UserLawItem
 
 __all__ = [
@@ -137,6 +139,8 @@ class Model:
         self.forces: dict[str, Force] = {}
         self.springs: dict[str, Spring] = {}
         self.user_laws: dict[str, UserLawItem] = {}
+        self.frictions: dict[str, Friction] = {}
+        self.controllers: dict[str, Controller] = {}
         self.sensors: dict[str, Sensor] = {}
         self.contacts: dict[str, Contact] = {}
         self.solver = SolverSettings()
@@ -207,7 +211,9 @@ class Model:
         3 x 3 numbers, kg m^2, body axes, about the node); `geometric`: the geometric
         stiffness, one of GEOMETRIC_OPTIONS;
         `reference`: section-y reference vector in body axes (default: the body axis,
-        of x, y, z, most normal to the first segment); `initial`: "undeformed",
+        of x, y, z, most normal to the first segment); `initial`: a start in the
+        beam's modes ({"mode": k, "amplitude": m, "rate": m/s} or a list of them,
+        flexmbs.model.mode_start) or "undeformed",
         "static" or the elastic coordinates qf (their number is checked when the model
         is compiled, after modal reduction); `initial_rates`: None or the elastic
         rates at t = 0, as many as `initial`; `modal_damping`: None, a damping ratio
@@ -319,7 +325,10 @@ class Model:
                 item,
                 "geometric",
             )
-        initial = _beam_initial_state(initial, item)
+        from .mode_start import MODE_START, parse_mode_start
+
+        initial_modes = parse_mode_start(initial, item)
+        initial = MODE_START if initial_modes else _beam_initial_state(initial, item)
         rates = None
         if initial_rates is not None:
             rates = _beam_initial_state(initial_rates, item, "initial_rates")
@@ -391,6 +400,7 @@ class Model:
             modes_below=modes_below,
             modal_derivatives=None if modal_derivatives is None else bool(modal_derivatives),
         )
+        body.initial_modes = initial_modes
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body
         return body
@@ -609,7 +619,8 @@ class Model:
     ) -> Actuator:
         """A motor on coordinate `coordinate` of `joint` (see Actuator): a PD controller
         towards `setpoint` (a time function, type "pd") or an open-loop motor torque
-        `torque` (a time function, N m, type "torque")."""
+        `torque` (a time function, N m, type "torque"; none: 0, the command of a
+        controller, Model.add_controller, is added to either)."""
         item = f'actuator "{name}"'
         self._new_name(name, self.actuators, item)
         self._check_coordinate_free(joint, coordinate, item)
@@ -632,10 +643,10 @@ class Model:
                 )
             check_time_function(setpoint, item, "setpoint")
         else:
-            if torque is None:
-                raise ModelError(
-                    'a "torque" actuator needs a torque (a time function)', item, "torque"
-                )
+            if torque is None:  # its command comes from a controller (or is zero)
+                from .timefunctions import Constant
+
+                torque = Constant(0.0)
             if setpoint is not None or kp or kd:
                 raise ModelError(
                     'a "torque" actuator takes no setpoint, kp or kd (that is type "pd")',
@@ -759,6 +770,33 @@ class Model:
         )
         return self.user_laws[name]
 
+    def add_friction(self, name: str, joint: str, **fields: Any) -> Friction:
+        """Friction on coordinate `coordinate` (default 0) of `joint`
+        (flexmbs.model.friction): `coulomb`, `static` (N m or N),
+        `stribeck_velocity` (rad/s or m/s), `viscous` (N m s/rad or N s/m), `law`
+        ("regularized" or "stick-slip") and `regularization` (rad/s or m/s)."""
+        from .friction import friction_item
+
+        item = f'friction "{name}"'
+        self._new_name(name, self.frictions, item)
+        self.frictions[name] = friction_item(self, name, joint, **fields)
+        return self.frictions[name]
+
+    def add_controller(
+        self, name: str, actuator: str, inputs: Sequence[Mapping[str, Any]], **fields: Any
+    ) -> Controller:
+        """A linear controller driving `actuator`'s command from `inputs`, each a
+        dict with a `sensor` (and `component`) or a `joint` (`coordinate`, `rate`),
+        its `gain`, `rate_gain`, `integral_gain` and `setpoint` (a time function);
+        `command` ("torque", "force" or "voltage"), `sample_time`, `delay` (s),
+        `limits` and `offset` (flexmbs.model.controllers)."""
+        from .controllers import controller_item
+
+        item = f'controller "{name}"'
+        self._new_name(name, self.controllers, item)
+        self.controllers[name] = controller_item(self, name, actuator, inputs, **fields)
+        return self.controllers[name]
+
     def add_contact(
         self,
         name: str,
@@ -839,6 +877,9 @@ class Model:
         point: ArrayLike | None = None,
         subdivisions: int = 1,
         contact: str | None = None,
+        dead_time: float = 0.0,
+        lag: float = 0.0,
+        resolution: float = 0.0,
     ) -> Sensor:
         """Record a joint coordinate or rate; a marker's position, orientation
         (rotation matrix, row-major), velocity, angular velocity or elastic deflection
@@ -848,8 +889,16 @@ class Model:
         axial strain at the section point `point` = [y, z] (m, section axes), the
         curvatures or the section forces; or the beam's deformed centre line
         (`subdivisions` points per element); or the force of a rolling `contact` on
-        its disk and the contact point (type "contact_reaction")."""
+        its disk and the contact point (type "contact_reaction"). As an instrument
+        gives it (flexmbs.instruments): through a first-order `lag` (time constant,
+        s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
+        step; 0: none)."""
         item = f'sensor "{name}"'
+        instrument = {
+            "dead_time": _scalar(dead_time, item, "dead_time", nonnegative=True),
+            "lag": _scalar(lag, item, "lag", nonnegative=True),
+            "resolution": _scalar(resolution, item, "resolution", nonnegative=True),
+        }
         self._new_name(name, self.sensors, item, sensor=True)
         if type not in SENSOR_TYPES:
             raise ModelError(
@@ -972,6 +1021,8 @@ class Model:
                     "body",
                 )
             self.sensors[name] = Sensor(name, type, body=body, marker=marker, frame=frame)
+        for key, value in instrument.items():
+            setattr(self.sensors[name], key, value)
         return self.sensors[name]
 
     # --------------------------------------------------------------- settings

@@ -356,7 +356,8 @@ class Contact:
 class Sensor:
     """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
     several); marker sensors name `body` and `marker` and are expressed in the frame of
-    body `frame` (the ground by default)."""
+    body `frame` (the ground by default). As an instrument gives it: a first-order
+    `lag` (s), a `dead_time` (s) and a `resolution` (0: none; flexmbs.instruments)."""
 
     name: str
     type: str
@@ -371,6 +372,9 @@ class Sensor:
     point: np.ndarray | None = None
     subdivisions: int | None = None
     contact: str | None = None
+    dead_time: float = 0.0
+    lag: float = 0.0
+    resolution: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,8 @@ class BdfIntegrator(Integrator):
         self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
         if system.set_segment is not None:
             system.set_segment(t, self._segment_end)
+        if system.sample is not None:
+            system.sample(t, y)
         g = None
         if system.nswitch:
             g = self._switch_values(t, y) if g_side is None else g_side

@@ -1,0 +1,58 @@
+"""All switch functions of a model, a block per kind of element (numba): the
+actuators' torque limits (flexmbs.dynamics.switches), then the stick-slip joint
+frictions (flexmbs.dynamics.stick_slip). Each block starts where the one before it
+ends; `switch_blocks` says where."""
+
+import numpy as np
+
+from ..config import jit_entry, jit_inline
+from ..tuple_ref import member_ref, tuple_ref
+from .stick_slip import friction_switch_values, stick_slip_frictions
+from .switches import switch_count, switch_values
+
+__all__ = ["dae_model_switch_values", "switch_blocks"]
+
+
+@jit_inline
+def _actuator_block(m):
+    """The size of the actuators' block: 2 per actuator when one has a limit."""
+    for a in range(m.act_max.shape[0]):
+        if np.isfinite(m.act_max[a]):
+            return 2 * m.act_max.shape[0]
+    return 0
+
+
+@jit_inline
+def _friction_block(m):
+    """The size of the frictions' block: one per stick-slip friction."""
+    n = 0
+    for f in range(m.fric_law.shape[0]):
+        if m.fric_law[f] == 1:
+            n += 1
+    return n
+
+
+@jit_entry
+def dae_model_switch_values(t, y, args, out):
+    """out = every switch function of the model at (t, y), in blocks (module text);
+    args = (m, ws) or a reference to it."""
+    ref = tuple_ref(args)
+    m, ws = member_ref(ref, 0), member_ref(ref, 1)
+    na = _actuator_block(m)
+    if na > 0:
+        switch_values(m, ws, t, y, out[:na])
+    nf = _friction_block(m)
+    if nf > 0:
+        friction_switch_values(t, y, ref, out[na:na + nf])
+
+
+def switch_blocks(m):
+    """{kind: slice of the switch functions}: "actuators", "frictions" (the kinds a
+    model has)."""
+    blocks, start = {}, 0
+    for kind, size in (("actuators", switch_count(m)),
+                       ("frictions", len(stick_slip_frictions(m)))):
+        if size:
+            blocks[kind] = slice(start, start + size)
+            start += size
+    return blocks
