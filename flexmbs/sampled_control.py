@@ -45,7 +45,7 @@ class SampledControllers:
         model = cm.model
         names = list(model.controllers)
         self.ctrl = []
-        events = []   # (time, kind, controller, input)
+        events = []  # (time, kind, controller, input)
         marks = [np.zeros(0)]  # the instants of reads, computes and applies
         setpoints = []
         for k, name in enumerate(names):
@@ -53,7 +53,7 @@ class SampledControllers:
             if not c.sampled:
                 continue
             inputs = []
-            for i, inp in enumerate(c.inputs):
+            for inp in c.inputs:
                 if inp.sensor is not None:
                     s = model.sensors[inp.sensor]
                     col = int(cm.arrays.sensor_offset[cm.sensor_names.index(inp.sensor)])
@@ -73,8 +73,16 @@ class SampledControllers:
                     sp = len(setpoints)
                     setpoints.append(inp.setpoint)
                 inputs.append(
-                    {"input": inp, "source": source, "dead": dead, "instrument": instrument,
-                     "setpoint": sp, "measured": None, "previous": None, "integral": 0.0}
+                    {
+                        "input": inp,
+                        "source": source,
+                        "dead": dead,
+                        "instrument": instrument,
+                        "setpoint": sp,
+                        "measured": None,
+                        "previous": None,
+                        "integral": 0.0,
+                    }
                 )
             self.ctrl.append({"k": k, "c": c, "inputs": inputs})
             n = int(np.floor((t_end - t0) / c.sample_time * (1 + 1e-12))) + 1

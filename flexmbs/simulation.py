@@ -31,16 +31,18 @@ from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
 from .dynamics import stick_slip as _stick_slip
+from .dynamics import stick_slip_events as _stick_events
 from .dynamics import switches as _switches
 from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
-from .dynamics.model_switches import dae_model_switch_values, switch_blocks
+from .dynamics.model_switches import dae_model_switch_values
 from .dynamics.outputs import output_quantities
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
 from .errors import ModelError, RunTerminated
 from .failure_diagnosis import failing_force_elements, failure_states
+from .instruments import InstrumentFilter
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
 from .kinematics.timefunctions import evaluate_time_function
 from .model.absolute import absolute_model, set_elastic_rates
@@ -49,7 +51,6 @@ from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
-from .instruments import InstrumentFilter
 from .precompile import OutputKernelsElsewhere
 from .sampled_control import SampledControllers
 from .solvers.base import System
@@ -179,24 +180,24 @@ def _with_discontinuities(cm, system):
         ws.kin_key[0] = 0.0  # the kinematics of a driven joint may change piece
 
     system.set_segment = set_segment
-    blocks = switch_blocks(m)
+    blocks = _stick_events.switch_blocks(m)
     if blocks:
         friction = blocks.get("frictions")
         if friction is not None:
             masses = KernelCall(_stick_slip.coordinate_masses, (m, ws), system.n, 1)
             holding = KernelCall(_stick_slip.holding_forces, (m, ws), system.n, 1)
-            fr = _stick_slip.stick_slip_frictions(m)
+            fr = _stick_events.stick_slip_frictions(m)
 
         def switched(t, y, g):
             if "actuators" in blocks:
                 ws.act_branch[:] = _switches.actuator_branches(g[blocks["actuators"]])
             if friction is not None:
                 if np.all(np.isnan(ws.fric_mode[fr])):  # the start of a run
-                    _stick_slip.initial_friction_modes(m, ws, y, masses, holding, t)
+                    _stick_events.initial_friction_modes(m, ws, y, masses, holding, t)
                     g[friction] = 1.0
                 else:
                     gf = g[friction]
-                    _stick_slip.switched_frictions(m, ws, t, y, gf, gf <= 0.0, masses, holding)
+                    _stick_events.switched_frictions(m, ws, t, y, gf, gf <= 0.0, masses, holding)
                     g[friction] = gf
 
         system.switches = dae_model_switch_values
@@ -216,7 +217,9 @@ def _with_sampled_control(cm, system, t0, t_end):
     values = np.zeros((1, cm.nsensor_values))
 
     def sensors_at(t, y):
-        output_quantities(m, ws, np.array([float(t)]), np.ascontiguousarray(y)[None, :], row, values)
+        output_quantities(
+            m, ws, np.array([float(t)]), np.ascontiguousarray(y)[None, :], row, values
+        )
         return values[0]
 
     sampler = SampledControllers(cm, ws, t0, t_end, sensors_at)
@@ -272,7 +275,9 @@ def _output_quantities(cm, ws, sampler, t, y, e, sv):
         while stop < len(t) and which[stop] == which[start]:
             stop += 1
         ws.ctrl_held[:] = sampler.history_v[max(which[start], 0)]
-        output_quantities(cm.arrays, ws, t[start:stop], y[start:stop], e[start:stop], sv[start:stop])
+        output_quantities(
+            cm.arrays, ws, t[start:stop], y[start:stop], e[start:stop], sv[start:stop]
+        )
         start = stop
     ws.ctrl_held[:] = now
     sampler.forget_before(t[-1])
@@ -819,7 +824,9 @@ def _simulate(
     projection = report is not None and s.constraints == "projection"
     system = build_system(cm, s.constraints, s.formulation)
     sampler = _with_sampled_control(cm, system, t0, t_end)
-    instruments = InstrumentFilter([model.sensors[n] for n in cm.sensor_names], cm.arrays.sensor_offset)
+    instruments = InstrumentFilter(
+        [model.sensors[n] for n in cm.sensor_names], cm.arrays.sensor_offset
+    )
     y0 = cm.initial_state()
     if projection:
         y0, _ = _projection.projection_start(cm, system, t0, y0)

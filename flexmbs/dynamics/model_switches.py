@@ -1,16 +1,16 @@
 """All switch functions of a model, a block per kind of element (numba): the
 actuators' torque limits (flexmbs.dynamics.switches), then the stick-slip joint
 frictions (flexmbs.dynamics.stick_slip). Each block starts where the one before it
-ends; `switch_blocks` says where."""
+ends; flexmbs.dynamics.stick_slip_events.switch_blocks says where."""
 
 import numpy as np
 
 from ..config import jit_entry, jit_inline
 from ..tuple_ref import member_ref, tuple_ref
-from .stick_slip import friction_switch_values, stick_slip_frictions
-from .switches import switch_count, switch_values
+from .stick_slip import friction_switch_values
+from .switches import switch_values
 
-__all__ = ["dae_model_switch_values", "switch_blocks"]
+__all__ = ["dae_model_switch_values"]
 
 
 @jit_inline
@@ -44,15 +44,3 @@ def dae_model_switch_values(t, y, args, out):
     nf = _friction_block(m)
     if nf > 0:
         friction_switch_values(t, y, ref, out[na:na + nf])
-
-
-def switch_blocks(m):
-    """{kind: slice of the switch functions}: "actuators", "frictions" (the kinds a
-    model has)."""
-    blocks, start = {}, 0
-    for kind, size in (("actuators", switch_count(m)),
-                       ("frictions", len(stick_slip_frictions(m)))):
-        if size:
-            blocks[kind] = slice(start, start + size)
-            start += size
-    return blocks

@@ -13,23 +13,18 @@ sticks if the force that would hold it still is at most F_s, else it slides on
 the way that force's opposite pushes it; a stuck joint breaks away the same way.
 f_hold is the stuck coordinate's row of M* u' - Q* at the accelerations of the
 system with that coordinate held (`holding_forces`): a state derivative and a
-residual per evaluation, only while some joint is stuck.
+residual per evaluation, only while some joint is stuck. The decisions at an event
+are flexmbs.dynamics.stick_slip_events'.
 """
 
 import numpy as np
 
 from ..config import jit_entry
 from ..tuple_ref import member_ref, tuple_ref
-from .friction import friction_level
 from .system import mass_block_from_ref, residual_from_ref, state_derivative_from_ref
 
-__all__ = ["friction_switch_values", "holding_forces", "coordinate_masses",
-           "stick_slip_frictions", "switched_frictions", "STUCK", "BREAKAWAY_MARGIN"]
-
-STUCK = 0.0
-BREAKAWAY_MARGIN = np.finfo(float).tiny
-"""The switch value a joint that starts to slide is given (its g = s v is 0 at the
-start): positive, so that a rate turning back at once is an event too."""
+__all__ = ["friction_switch_values", "dae_friction_switch_values", "holding_forces",
+           "coordinate_masses"]
 
 
 @jit_entry
@@ -84,67 +79,3 @@ def friction_switch_values(t, y, ref, out):
 def dae_friction_switch_values(t, y, args, out):
     """`friction_switch_values` with args = (m, ws) or a reference to it."""
     friction_switch_values(t, y, tuple_ref(args), out)
-
-
-def stick_slip_frictions(m):
-    """The indices of the frictions whose law is stick-slip (their switch functions'
-    order)."""
-    return np.flatnonzero(np.asarray(m.fric_law) == 1)
-
-
-def switched_frictions(m, ws, t, y, g, crossed, masses_at, holding_at):
-    """Set ws.fric_mode of the stick-slip frictions whose switch functions g (their
-    block, values just after the crossing) crossed (`crossed`, a mask): a joint
-    that stops sticks if |f_hold| <= F_s, else slides the way -f_hold pushes it; a
-    stuck joint whose load reached F_s breaks away that way. A joint that sticks has
-    its rate set to 0 in y and its row's scale m_c set (ws.fric_scale). g is set, in
-    place, to each changed function's value in its new mode. masses_at(t, y) -> the
-    diagonal of M*; holding_at(t, y) fills ws.fric_hold (the kernels above)."""
-    nq = len(ws.mass)
-    for k, f in enumerate(stick_slip_frictions(m)):
-        if not crossed[k]:
-            continue
-        qc = int(m.coord_qindex[m.fric_coord[f]])
-        static = float(m.fric_data[f, 1])
-        if ws.fric_mode[f] != STUCK:  # it stopped: try it stuck
-            ws.fric_scale[f] = masses_at(t, y)[qc]
-            was = ws.fric_mode[f]
-            ws.fric_mode[f] = STUCK
-            rate = y[nq + qc]
-            y[nq + qc] = 0.0
-            holding_at(t, y)
-            hold = float(ws.fric_hold[f])
-            if abs(hold) <= static:
-                g[k] = static - abs(hold)
-                continue
-            ws.fric_mode[f] = -np.sign(hold) if hold != 0.0 else was
-            y[nq + qc] = rate
-        else:
-            holding_at(t, y)
-            hold = float(ws.fric_hold[f])
-            ws.fric_mode[f] = -np.sign(hold) if hold != 0.0 else 1.0
-        g[k] = BREAKAWAY_MARGIN
-
-
-def initial_friction_modes(m, ws, y, masses_at, holding_at, t):
-    """ws.fric_mode at the start of a run: a joint at rest is stuck when the force
-    holding it is at most F_s (else it slides the way the load pushes it), a moving
-    one slides with the sign of its rate."""
-    nq = len(ws.mass)
-    fr = stick_slip_frictions(m)
-    for f in fr:
-        qc = int(m.coord_qindex[m.fric_coord[f]])
-        v = y[nq + qc]
-        ws.fric_mode[f] = np.sign(v) if v != 0.0 else STUCK
-        if v == 0.0:
-            ws.fric_scale[f] = masses_at(t, y)[qc]
-    if np.any(ws.fric_mode[fr] == STUCK):
-        holding_at(t, y)
-        for f in fr:
-            if ws.fric_mode[f] == STUCK and abs(ws.fric_hold[f]) > m.fric_data[f, 1]:
-                ws.fric_mode[f] = -np.sign(ws.fric_hold[f])
-
-
-def sliding_level(m, f, v):
-    """F(v) of friction f (N m or N), for the tests and the docs' figures."""
-    return float(friction_level(np.asarray(m.fric_data[f]), float(v)))

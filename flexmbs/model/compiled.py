@@ -31,10 +31,10 @@ from .initial_state import (
     static_elastic_state,
 )
 from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
+from .rig_tables import rig_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
-from .rig_tables import rig_tables
 from .user_laws import user_law_entries, with_user_laws
 
 if TYPE_CHECKING:

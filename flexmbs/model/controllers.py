@@ -143,7 +143,9 @@ def _input(model: Model, table: Mapping[str, Any], item: str, k: int) -> Control
     if sensor is not None:
         if sensor not in model.sensors:
             known = ", ".join(model.sensors) or "(none)"
-            raise ModelError(f'unknown sensor "{sensor}"; the sensors are {known}', item, at + "sensor")
+            raise ModelError(
+                f'unknown sensor "{sensor}"; the sensors are {known}', item, at + "sensor"
+            )
         if "rate" in table or "coordinate" in table:
             raise ModelError(
                 "a sensor input takes no joint coordinate or rate (name a joint for those)",
@@ -188,12 +190,16 @@ def _limits(value: object, item: str) -> tuple[float, float]:
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         top = float(value)
         if not top > 0:
-            raise ModelError(f"expected a positive number or [min, max], got {value!r}", item, "limits")
+            raise ModelError(
+                f"expected a positive number or [min, max], got {value!r}", item, "limits"
+            )
         return -top, top
     try:
         lo, hi = (float(v) for v in value)  # type: ignore[attr-defined]
     except (TypeError, ValueError):
-        raise ModelError(f"expected a number or [min, max], got {value!r}", item, "limits") from None
+        raise ModelError(
+            f"expected a number or [min, max], got {value!r}", item, "limits"
+        ) from None
     if np.isnan(lo) or np.isnan(hi) or not lo < hi:
         raise ModelError(f"expected min < max, got {value!r}", item, "limits")
     return lo, hi
@@ -214,7 +220,9 @@ def controller_item(
     item = f'controller "{name}"'
     if actuator not in model.actuators:
         known = ", ".join(model.actuators) or "(none)"
-        raise ModelError(f'unknown actuator "{actuator}"; the actuators are {known}', item, "actuator")
+        raise ModelError(
+            f'unknown actuator "{actuator}"; the actuators are {known}', item, "actuator"
+        )
     if command not in CONTROLLER_COMMANDS:
         raise ModelError(
             f"expected the actuator's command, one of {', '.join(CONTROLLER_COMMANDS)}; "
@@ -241,19 +249,30 @@ def controller_item(
         for k, inp in enumerate(checked):
             what = None
             if inp.sensor is not None:
-                what = (f"{inp.label()}: a continuous controller reads joint coordinates "
-                        "and rates; give it a sample_time to read a sensor", "sensor")
+                what = (
+                    f"{inp.label()}: a continuous controller reads joint coordinates "
+                    "and rates; give it a sample_time to read a sensor",
+                    "sensor",
+                )
             elif inp.integral_gain:
-                what = ("integral action needs a sample_time (the integral is the "
-                        "sampled controller's sum)", "integral_gain")
+                what = (
+                    "integral action needs a sample_time (the integral is the "
+                    "sampled controller's sum)",
+                    "integral_gain",
+                )
             elif inp.rate and inp.rate_gain:
-                what = ("a rate input has no rate_gain (it would act on an "
-                        "acceleration)", "rate_gain")
+                what = (
+                    "a rate input has no rate_gain (it would act on an acceleration)",
+                    "rate_gain",
+                )
             if what is not None:
                 raise ModelError(what[0], item, f"inputs[{k}].{what[1]}")
         if dt:
-            raise ModelError("a delay needs a sample_time (the output of a sample "
-                             "takes effect after it)", item, "delay")
+            raise ModelError(
+                "a delay needs a sample_time (the output of a sample takes effect after it)",
+                item,
+                "delay",
+            )
     return Controller(
         name,
         actuator,

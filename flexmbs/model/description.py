@@ -74,9 +74,9 @@ from .vocabulary import (
 if TYPE_CHECKING:
     from ..elements.materials import Material
     from ..elements.sections import Section
-    from .timefunctions import TimeFunction
     from .controllers import Controller
     from .friction import Friction
+    from .timefunctions import TimeFunction
     from .user_laws import LawFunction, UserLaw, UserLawItem
 
 __all__ = [

@@ -103,9 +103,11 @@ def friction_item(
             item,
             "static",
         )
-    if isinstance(stribeck_velocity, bool) or not isinstance(
-        stribeck_velocity, (int, float, np.floating, np.integer)
-    ) or not stribeck_velocity > 0:
+    if (
+        isinstance(stribeck_velocity, bool)
+        or not isinstance(stribeck_velocity, (int, float, np.floating, np.integer))
+        or not stribeck_velocity > 0
+    ):
         raise ModelError(
             f"expected a positive number (or inf), got {stribeck_velocity!r}",
             item,
@@ -113,6 +115,4 @@ def friction_item(
         )
     cv = _scalar(viscous, item, "viscous", nonnegative=True)
     eps = _scalar(regularization, item, "regularization", positive=True)
-    return Friction(
-        name, joint, int(coordinate), fc, fs, float(stribeck_velocity), cv, law, eps
-    )
+    return Friction(name, joint, int(coordinate), fc, fs, float(stribeck_velocity), cv, law, eps)

@@ -114,10 +114,51 @@ def _axial_rows(beam: BeamBody) -> NDArray[np.int64]:
     )
 
 
+def _axial_solution(
+    m: object,
+    k: int,
+    stiffness: NDArray[np.float64],
+    rows: NDArray[np.int64],
+    q: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """q with its `rows` solved for K q + Q_geometric(q) = 0 on them (flexible body
+    k of the arrays m), by Newton's method on the tangent -K (the geometric part of
+    the axial rows' tangent is of the order of the bend's slope squared)."""
+    from ..dynamics.geometric import geometric_elastic_forces
+
+    a = m  # ModelArrays
+    scratch = np.zeros((16, 12))
+    q = q.copy()
+    scale = max(float(np.abs(stiffness @ q).max()), 1e-300)
+    tangent = -stiffness[np.ix_(rows, rows)]
+    for _ in range(AXIAL_ITERATIONS):
+        f = -(stiffness @ q)
+        geometric_elastic_forces(
+            a.geo_code[k],
+            a.geo_ptr[k],
+            a.geo_ptr[k + 1],
+            a.geo_ea,
+            a.geo_length,  # type: ignore[attr-defined]
+            a.geo_gmat,
+            a.geo_row_ptr,
+            a.geo_row_data,
+            a.geo_dv,
+            a.geo_dw,  # type: ignore[attr-defined]
+            a.geo_weight,
+            np.ascontiguousarray(q),
+            f,
+            scratch,  # type: ignore[attr-defined]
+        )
+        r = f[rows]
+        if np.abs(r).max() <= AXIAL_TOLERANCE * scale:
+            break
+        q[rows] -= np.linalg.solve(tangent, r)
+    return q
+
+
 def mode_elastic_state(cm: CompiledModel) -> None:
     """cm.q0 and cm.u0 at the elastic coordinates of the beams that start in their
     modes (module text)."""
-    from ..dynamics.geometric import geometric_elastic_forces
     from ..elements.modal import body_mass_matrix
 
     m = cm.arrays
@@ -139,34 +180,11 @@ def mode_elastic_state(cm: CompiledModel) -> None:
         stiffness = beam.invariants.stiffness
         rows = _axial_rows(beam)
         if m.geo_code[k] != 0 and len(rows):
-            scratch = np.zeros((16, 12))
-
-            def force(q: NDArray[np.float64]) -> NDArray[np.float64]:
-                f = -(stiffness @ q)
-                geometric_elastic_forces(
-                    m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea, m.geo_length,
-                    m.geo_gmat, m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw,
-                    m.geo_weight, np.ascontiguousarray(q), f, scratch,
-                )
-                return f[rows]
-
-            def solve(q: NDArray[np.float64]) -> NDArray[np.float64]:
-                q = q.copy()
-                scale = max(np.abs(stiffness @ q).max(), 1e-300)
-                tangent = -stiffness[np.ix_(rows, rows)]
-                for _ in range(AXIAL_ITERATIONS):
-                    r = force(q)
-                    if np.abs(r).max() <= AXIAL_TOLERANCE * scale:
-                        break
-                    q[rows] -= np.linalg.solve(tangent, r)
-                return q
-
-            x = solve(x)
-            h = 1e-6 * max(np.abs(x).max(), 1e-12) / max(np.abs(xd).max(), 1e-300)
-            if np.any(xd):
-                ahead, behind = x.copy(), x.copy()
-                ahead[:] += h * xd
-                behind[:] -= h * xd
-                xd[rows] = (solve(ahead)[rows] - solve(behind)[rows]) / (2 * h)
+            x = _axial_solution(m, k, stiffness, rows, x)
+            if np.any(xd):  # the axial rates: the solution's derivative along xd
+                h = 1e-6 * max(float(np.abs(x).max()), 1e-12) / float(np.abs(xd).max())
+                ahead = _axial_solution(m, k, stiffness, rows, x + h * xd)
+                behind = _axial_solution(m, k, stiffness, rows, x - h * xd)
+                xd[rows] = (ahead[rows] - behind[rows]) / (2 * h)
         cm.q0[q0 : q0 + nf] = x
         cm.u0[q0 : q0 + nf] = xd

@@ -31,8 +31,7 @@ def rig_tables(
     controllers = list(getattr(model, "controllers", {}).values())
     f64, i64 = np.float64, np.int64
     data = [
-        [f.coulomb, f.static, f.stribeck_velocity, f.viscous, f.regularization]
-        for f in frictions
+        [f.coulomb, f.static, f.stribeck_velocity, f.viscous, f.regularization] for f in frictions
     ]
     in_ptr, in_q, in_rate, in_gain, in_setpoint = [0], [], [], [], []
     for c in controllers:
