@@ -21,6 +21,8 @@ integrator has gone on, see the value of their own time.
 
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 
 from .instruments import SampledInstrument
@@ -79,7 +81,7 @@ class SampledControllers:
                         "dead": dead,
                         "instrument": instrument,
                         "setpoint": sp,
-                        "measured": None,
+                        "measured": deque(),
                         "previous": None,
                         "integral": 0.0,
                     }
@@ -141,13 +143,15 @@ class SampledControllers:
             self.next += 1
             entry = self.ctrl[kc]
             if kind == MEASURE:
-                entry["inputs"][i]["measured"] = self._read(entry["inputs"][i], t, y, sensors)
+                read = self._read(entry["inputs"][i], t, y, sensors)
+                entry["inputs"][i]["measured"].append(read)
                 continue
             c = entry["c"]
             u = c.offset
             for inp in entry["inputs"]:
-                yk = inp["measured"] if inp["dead"] > 0.0 else self._read(inp, t, y, sensors)
-                if yk is None:  # read before the start: the first value
+                if inp["dead"] > 0.0:  # read dead_time earlier, in order
+                    yk = inp["measured"].popleft()
+                else:
                     yk = self._read(inp, t, y, sensors)
                 e = self._setpoint(inp["setpoint"], te) - yk
                 prev = inp["previous"] if inp["previous"] is not None else yk

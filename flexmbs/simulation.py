@@ -452,7 +452,9 @@ class Simulation:
     small_deformation: the text saying which beam left the small-deformation range
     and how far (None if none did; a SmallDeformationWarning was issued then);
     convergence: the convergence check of simulate(..., verify=True) (a
-    flexmbs.convergence.Convergence; None without it).
+    flexmbs.convergence.Convergence; None without it). sensor_names, sensor_sizes:
+    the sensors' names and numbers of values, in the columns' order of `sensors`;
+    sensor(name) the columns of one by its name.
     A run that kept no history in memory (simulate's `history`) reads each of t, y,
     energy and sensors from its result file when it is first asked for.
     """
@@ -468,6 +470,20 @@ class Simulation:
         self.path = path
         self.small_deformation: str | None = None
         self.convergence: Convergence | None = None
+        self.sensor_names: list[str] = []
+        self.sensor_sizes: list[int] = []
+
+    def sensor(self, name):
+        """The values of sensor `name` at the outputs: (n,) for a sensor of one value,
+        (n, k) for one of k (a marker's position: x, y, z)."""
+        if name not in self.sensor_names:
+            known = ", ".join(self.sensor_names) or "(none)"
+            raise KeyError(f'no sensor "{name}"; the sensors are {known}')
+        k = self.sensor_names.index(name)
+        start = int(sum(self.sensor_sizes[:k]))
+        size = int(self.sensor_sizes[k])
+        columns = self.sensors[:, start : start + size]
+        return columns[:, 0] if size == 1 else columns
 
     def _get(self, name):
         if self._arrays[name] is None:
@@ -835,6 +851,8 @@ def _simulate(
         y0, _ = initial_derivative(cm, system, t0, y0)
     if s.formulation == "absolute":
         _with_rebasing(cm, system)
+    if sampler is not None:  # the first samples, so that the first output holds them
+        sampler.at_breakpoint(t0, y0)
     if report is not None and log is not None:
         log(
             report.text()
@@ -1024,4 +1042,6 @@ def _simulate(
         path=None if path is None else str(path),
     )
     sim.small_deformation = deformation.report() or None
+    sim.sensor_names = list(cm.sensor_names)
+    sim.sensor_sizes = [int(k) for k in cm.sensor_sizes]
     return sim

@@ -123,6 +123,17 @@ NON_NEGATIVE_FIELDS = (
     "kp",
     "kd",
     "max_torque",
+    "gear_ratio",
+    "coulomb",
+    "static",
+    "viscous",
+    "stribeck_velocity",
+    "regularization",
+    "sample_time",
+    "delay",
+    "dead_time",
+    "lag",
+    "resolution",
 )
 NON_NEGATIVE_TABLES = ("node_masses",)
 

@@ -34,11 +34,12 @@ def has_friction(m):
 
 @jit_inline
 def friction_level(d, v):
-    """F(v) = F_c + (F_s - F_c) exp(-(v / v_s)^2) (N m or N), d = fric_data[f]."""
+    """F(v) = F_c + (F_s - F_c) exp(-(v / v_s)^2) (N m or N), d = fric_data[f];
+    F_c without a Stribeck curve (v_s inf: the static level is the breakaway's)."""
     if np.isfinite(d[2]):
         r = v / d[2]
         return d[0] + (d[1] - d[0]) * np.exp(-r * r)
-    return d[1]
+    return d[0]
 
 
 @jit
