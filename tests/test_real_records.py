@@ -124,3 +124,16 @@ def test_noise_above_the_quantum_from_third_differences():
     sigma, how = measurement_noise(loads_channel_map(MAP).channels[0], rec)
     assert sigma == pytest.approx(math.sqrt(2e-3 ** 2 + q ** 2 / 12), rel=0.08)
     assert "third differences" in how
+
+
+@pytest.mark.parametrize("run_end", [1.5, 2.6])
+def test_alignment_of_a_run_shorter_than_the_record(run_end):
+    """The square-wave record of 4 s against a run of its first 1.5 or 2.6 s: the
+    record past the run's end is left out, not compared with the run's last value."""
+    t = np.arange(0.0, 4.0 + 1e-9, 5e-4)
+    response = _first_order(t, _square(t, 0.4, 0.2))
+    measured, sim = _signals(response, t, 0.023, noise=0.01)
+    short = t <= run_end
+    sim = SimulatedSignals(time=t[short], values={"angle": response[short]})
+    offset, text = cross_correlation_offset(loads_channel_map(MAP), measured, sim)
+    assert abs(offset - 0.023) < 2e-4, text

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_in_process import flexmbs_here
 
+from flexmbs.analysis.compare import compare_files
 from flexmbs.cli import main
 from flexmbs.elements.modal import body_modes
 from flexmbs.model.compiled import compile_model
@@ -16,6 +18,7 @@ from flexmbs.model.toml_reader import load_model, loads_model
 from flexmbs.simulation import simulate
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+EXPERIMENTS = MODELS.parent / "experiments"
 
 PENDULUM = """
 [model]
@@ -44,10 +47,10 @@ type = "joint_coordinate"
 joint = "pin"
 """
 
-LAW = textwrap.dedent('''
+LAW = textwrap.dedent("""
     def damper(t, q, u, params, out):
         out[0] = -params[0] * u[int(params[1])]
-''')
+""")
 
 
 def test_user_law_from_a_file_beside_the_model(tmp_path):
@@ -62,23 +65,25 @@ def test_user_law_from_a_file_beside_the_model(tmp_path):
         read_coordinates = "pin"
     """)
     (tmp_path / "law.toml").write_text(law)
-    plain = PENDULUM.replace('initial = 0.5', 'initial = 0.5\ndamping = 0.3')
+    plain = PENDULUM.replace("initial = 0.5", "initial = 0.5\ndamping = 0.3")
     a = simulate(load_model(tmp_path / "law.toml"), progress=False)
     b = simulate(loads_model(plain), progress=False)
     assert np.abs(a.sensor("angle") - b.sensor("angle")).max() < 1e-8
-    assert main(["run", str(tmp_path / "law.toml"), "-o", str(tmp_path / "law.h5"),
-                 "-q"]) == 0
+    assert main(["run", str(tmp_path / "law.toml"), "-o", str(tmp_path / "law.h5"), "-q"]) == 0
 
 
 def test_user_law_from_a_module(tmp_path, monkeypatch):
     (tmp_path / "rig_laws_for_test.py").write_text(LAW)
     monkeypatch.syspath_prepend(str(tmp_path))
-    model = loads_model(PENDULUM + textwrap.dedent("""
+    model = loads_model(
+        PENDULUM
+        + textwrap.dedent("""
         [user_laws.damper]
         function = "rig_laws_for_test:damper"
         joint = "pin"
         params = [0.3, 0]
-    """))
+    """)
+    )
     assert model.user_laws["damper"].function == "rig_laws_for_test:damper"
     assert simulate(model, progress=False).success
 
@@ -136,6 +141,7 @@ def test_beam_started_in_its_first_mode_rings_at_its_frequency():
     axial = [k for k, n in enumerate(cm.coordinate_names) if n.endswith(".u")]
     assert np.all(cm.q0[axial] < 0.0)  # shortened
     from flexmbs.dynamics import api
+
     force = api.generalized_forces(cm, cm.q0, np.zeros(cm.nq))
     scale = np.abs(beam.invariants.stiffness @ cm.q0).max()
     assert np.abs(force[axial]).max() < 1e-9 * scale
@@ -150,8 +156,11 @@ def test_beam_started_in_its_first_mode_rings_at_its_frequency():
 
 
 def test_beam_started_in_several_modes_with_rates():
-    model = loads_model(BEAM.format(
-        initial="[{mode = 1, amplitude = 0.01}, {mode = 2, amplitude = 0.002, rate = 0.3}]"))
+    model = loads_model(
+        BEAM.format(
+            initial="[{mode = 1, amplitude = 0.01}, {mode = 2, amplitude = 0.002, rate = 0.3}]"
+        )
+    )
     cm = compile_model(model)
     names = list(cm.coordinate_names)
     assert cm.u0[names.index("ruler.n6.v")] != 0.0
@@ -171,3 +180,23 @@ def test_the_rotary_flexible_link_runs_from_its_file():
     assert np.allclose(encoder / count, np.round(encoder / count))
     assert sim.sensor("tip").shape == (len(sim.t), 3)
     assert sim.statistics["switch_events"] > 0
+    held = hub[sim.t >= 1.1]  # stuck in its bearings: held exactly, no creep
+    assert np.ptp(held) == 0.0
+
+
+def test_the_rotary_flexible_links_record_compares_at_its_noise(tmp_path, capsys):
+    """Its synthetic record (an encoder of 4096 counts a turn, a gauge with 0.02 mm of
+    noise, 0.05 s of rest before the run) against a run of the model by the command
+    line: the alignment over the whole record finds the 0.05 s to a sample, and the
+    errors are the record's: the encoder's quantization error, uniform over a count
+    q, is q / sqrt(12) rms; the gauge's, its noise (its 1 um printing adds 0.3 um)."""
+    h5 = tmp_path / "servo.h5"
+    run = flexmbs_here(capsys, "run", MODELS / "rotary_flexible_link.toml", "-o", h5)
+    assert run.returncode == 0, run.stderr
+    c = compare_files(
+        h5, EXPERIMENTS / "servo_synthetic.csv", EXPERIMENTS / "servo_synthetic.map.toml"
+    )
+    assert c.offset == pytest.approx(0.05, abs=1e-3)
+    count = 2 * np.pi / 4096
+    assert c.channel("hub").rmse == pytest.approx(count / np.sqrt(12), rel=0.25)
+    assert c.channel("tip").rmse == pytest.approx(0.02e-3, rel=0.1)

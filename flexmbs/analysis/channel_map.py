@@ -960,11 +960,15 @@ def cross_correlation_offset(
     channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
 ) -> tuple[float, str]:
     """Method "xcorr": the offset maximising the correlation coefficient between the
-    channel's experiment values x(t_k) and simulated values s(t_k - offset) over the
-    whole record, the run held at its first value before it starts and at its last
-    after it ends: a shift that leaves part of the record unexplained is paid for
+    channel's experiment values x(t_k) and simulated values s(t_k - offset), each
+    side held at its first value before it starts (the rig at rest before the record
+    and before the run): the record's samples before the run's start are compared
+    with the run's initial value, and the run's, on the record's sample grid, before
+    the record's first sample with that sample; samples after either side's end are
+    left out. A shift that leaves the start of either side unexplained is paid for
     there, so that a repeated pattern (a square wave's holds) cannot match one part
-    of the record by itself. The offsets tried are the experiment's sample grid over
+    of the record by itself, and a run shorter or longer than the record is
+    aligned on what both cover. The offsets tried are the experiment's sample grid over
     `search` (default: the run's start anywhere from half the record before the
     record's start to half of it after), with the run and the record overlapping by
     at least MIN_OVERLAP_FRACTION of the shorter; the best is refined between its
@@ -988,8 +992,15 @@ def cross_correlation_offset(
     t0_sim, t1_sim = simulated.time[0], simulated.t_end
 
     def corr(offset: float, mask: NDArray[np.bool_]) -> float:
-        held = np.clip(t - offset, t0_sim, t1_sim)  # the run held at its ends
-        return _correlation(x, spline(held))
+        ts = t - offset
+        covered = ts <= t1_sim
+        record = x[covered]
+        run = spline(np.maximum(ts[covered], t0_sim))  # the run held before it starts
+        before = int(np.floor((ts[0] - t0_sim) / dt + 1e-9))  # run samples before t[0]
+        if before > 0:
+            record = np.concatenate([np.full(before, x[0]), record])
+            run = np.concatenate([spline(ts[0] - dt * np.arange(before, 0, -1)), run])
+        return _correlation(record, run)
 
     scores = np.full(len(candidates), -np.inf)
     for i, off in enumerate(candidates):

@@ -31,6 +31,7 @@ from .initial_state import (
     static_elastic_state,
 )
 from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
+from .mode_start import mode_elastic_state
 from .rig_tables import rig_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
@@ -763,6 +764,8 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
                 "closed (mark it cut = true, or another joint of the loop, "
                 "to choose yourself)"
             )
+    if any(getattr(b, "initial_modes", None) for _, b in beams):
+        mode_elastic_state(cm)
     if any(starts_static(b) for _, b in beams):
         static_elastic_state(cm)
     if any(starts_quasi_static(b) for _, b in beams) and not cm.has_constraints:

@@ -133,6 +133,7 @@ class BeamBody:
         None  # None, a ratio, ratios per mode, or "bands"
     )
     modes_below: float | None = None
+    initial_modes: tuple | None = None  # ((mode, amplitude, rate), ...): a start in modes
     modal_derivatives: bool | None = None
 
     @property
