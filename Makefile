@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test docs clean browser
+.PHONY: setup run test docs wheel clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,19 +36,29 @@ browser:
 		--no-install-recommends chromium) >/dev/null 2>&1 && echo "installed chromium"; } \
 		|| echo "no chromium (apt-get install chromium): the viewer's browser tests are skipped"
 
+# Every kernel compiled once, in two processes, before the test workers load them (the
+# kernels the wheel carries, so `make wheel` and `make test` share them).
 test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/flexmbs precompile
 	FLEXMBS_COMPILE_ELSEWHERE=0 $(BIN)/python -m pytest -q -n auto
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m coverage run --source=flexmbs -m pytest -q \
 		-p no:cacheprovider $(COVERAGE_TESTS) -k "not test_reference_power_balance"
 	@printf "coverage of flexmbs without numba (%%): "
 	@$(BIN)/python -m coverage report --fail-under=$(COVERAGE_FLOOR) --format=total
 
+# A wheel carrying its kernels, compiled for a generic processor (flexmbs.kernel_cache).
+wheel: $(STAMP)
+	rm -rf build dist/flexmbs-*.whl
+	$(BIN)/python -m flexmbs.precompile --ship build/kernels
+	FLEXMBS_SHIP_KERNELS=build/kernels $(BIN)/python -m pip wheel --quiet --no-deps -w dist .
+	@ls dist/flexmbs-*.whl
+
 docs: $(STAMP)
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 	@echo "docs/_build/html/index.html"
 
 clean:
-	rm -rf $(VENV) results .pytest_cache docs/_build .coverage
+	rm -rf $(VENV) results .pytest_cache docs/_build .coverage build dist

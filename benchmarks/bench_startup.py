@@ -1,28 +1,39 @@
-r"""What a user waits for before and around the integration: the first run with an
-empty kernel cache (compilation), a warm run, and the fixed cost of a whole
-`flexmbs run` process against Exudyn's on a small rigid model.
+r"""What a user waits for before and around the integration: the first run from a wheel
+installed into a new virtual environment (the kernels it carries), the first run with
+an empty kernel cache (compilation), and the whole `flexmbs run` process against
+Exudyn's on small rigid models.
 
+    make wheel
     .venv/bin/python benchmarks/bench_startup.py --json benchmarks/results/startup.json
     .venv/bin/python benchmarks/bench_startup.py --table benchmarks/results/startup.json
 
 Each measurement is a separate process, timed from outside (wall time and peak
-resident memory, the largest of the run's processes):
+resident memory, the largest of the run's processes). The machine's load average is
+recorded with each part, and each time has a peer measured in the same run (the
+ratio is the figure that carries over to another machine):
 
-1. cold: `flexmbs run` of each model in --cold (default H2, huang_two_link.toml) with
-   an empty kernel cache (NUMBA_CACHE_DIR a new folder), compiling in one process
-   (FLEXMBS_COMPILE_ELSEWHERE=0) and then as it does by default (the output
-   quantities in a second process, flexmbs.precompile); its compile time and parts
-   from the run's own report (flexmbs.compile_notice), its integration time from the
+1. wheel (dist/flexmbs-*.whl, `make wheel`; left out without one): a new virtual
+   environment, `pip install` of the wheel (its dependencies from the package index
+   or pip's cache), then with an empty user kernel cache the first
+   `flexmbs run data/models/huang_two_link.toml`, the first run of a closed-loop
+   model (data/models/four_bar.toml) after it, and H2 again (warm); against the
+   checkout's first run of H2 on an empty cache (2.);
+2. cold: `flexmbs run` of each model in --cold (default H2) from the checkout with an
+   empty kernel cache (NUMBA_CACHE_DIR a new folder), its compile time and parts from
+   the run's own report (flexmbs.compile_notice), its integration time from the
    result file;
-2. warm: the same command again, then --repeat more times (the median is kept);
-3. CHAIN-4 (data/models/chain_spatial_4.toml, 10 s): the warm `flexmbs run -q`
-   process against a process that imports Exudyn, builds the same chain as an
-   ObjectKinematicTree (benchmarks/peers.py) and integrates it with generalized-alpha
-   at h = 1e-3 s (its outputs every 0.01 s); the ratio of the two wall times. The
-   fixed cost of flexmbs is the process's wall time less the integration time the
-   result file records.
+3. CHAIN-4 (data/models/chain_spatial_4.toml), warm, whole process: 1 ms of
+   simulated time (the fixed cost of a run) and 10 s, each against a process that
+   imports Exudyn, builds the same chain as an ObjectKinematicTree
+   (benchmarks/peers.py) and integrates it with generalized-alpha at h = 1e-3 s,
+   interleaved --repeat times (medians); and `python -c "import numpy"` as the
+   floor of any Python process on the machine at that moment, and NUMBA_FLOOR, a
+   process that calls one cached kernel, as the floor of any numba program;
+4. kernel speed: H2 (2 s) and ARM-50 (benchmarks/bench_galpha_mechanisms.py, 0.05 s)
+   with the generic kernels (what the wheel carries) and the native ones
+   (flexmbs.precompile.kernel_speed: separate processes, interleaved).
 
-Exudyn is the optional `bench` extra; without it the CHAIN-4 peer is left out.
+Exudyn is the optional `bench` extra; without it the peers are left out.
 """
 
 import argparse
@@ -50,7 +61,7 @@ TIMED = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
          "sys.stdout.write(repr((r.returncode, w, "
          "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.stdout, r.stderr)))")
 EXUDYN_CHAIN = ("import sys; sys.path.insert(0, {bench!r}); from peers import exudyn_chain; "
-                "exudyn_chain(4, 'spatial', 1e-3, 10.0)")
+                "exudyn_chain(4, 'spatial', 1e-3, {t_end!r})")
 PART = re.compile(r"^\s+(.+): (\d+) functions in (\d+) s$", re.M)
 
 
@@ -83,22 +94,120 @@ def run_model(model, env, out, extra=()):
             "outputs_elsewhere": "output quantities in a second process" in err}
 
 
+def load():
+    return round(os.getloadavg()[0], 2)
+
+
+def wheel_runs(wheel, work, log):
+    """Part 1 of the module text, for the wheel at `wheel`."""
+    venv = work / "venv"
+    t = __import__("time").perf_counter()
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, str(wheel)], check=True)
+    install = __import__("time").perf_counter() - t
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "FLEXMBS_KERNELS", "VIRTUAL_ENV")}
+    env.update(FLEXMBS_CACHE_DIR=str(work / "user-cache"), PATH=f"{venv / 'bin'}:{env['PATH']}")
+    exe = [str(venv / "bin" / "flexmbs")]
+    out = {"wheel": wheel.name, "wheel_mb": wheel.stat().st_size / 1e6, "install": install,
+           "load_before": load()}
+
+    def run(model, name):
+        cmd = [*exe, "run", str(ROOT / model), "-o", str(work / f"{name}.h5")]
+        wall, rss, _, err = timed(cmd, env)
+        integ, steps, compiled = integration_time(work / f"{name}.h5")
+        return {"model": model, "wall": wall, "rss_mb": rss, "integration": integ,
+                "steps": steps, "compile_time": compiled, "notice": err.strip()[:400]}
+
+    out["first_h2"] = run("data/models/huang_two_link.toml", "h2")
+    out["first_loop"] = run("data/models/four_bar.toml", "loop")
+    out["warm_h2"] = run("data/models/huang_two_link.toml", "h2b")
+    out["user_cache_files"] = sum(1 for p in (work / "user-cache").rglob("*.nbc"))
+    out["load_after"] = load()
+    for key in ("first_h2", "first_loop", "warm_h2"):
+        r = out[key]
+        log(f"wheel, {key}: {r['wall']:.1f} s (compiling {r['compile_time']:.1f} s, "
+            f"integrating {r['integration']:.2f} s)")
+    return out
+
+
+def chain_runs(env, work, repeat, log):
+    """Part 3 of the module text."""
+    chain = ROOT / "data/models/chain_spatial_4.toml"
+    bench_dir = str(ROOT / "benchmarks")
+    cases = {"1 ms": ["--t-end", "0.001", "--output-step", "0.001", "-q"],
+             "10 s": ["--t-end", "10", "-q"]}
+    run_model(chain, env, work / "chain.h5", cases["1 ms"])  # compiles, if it must
+    try:
+        import exudyn  # noqa: F401
+        peer = True
+    except ImportError:
+        peer = False
+        log("Exudyn is not installed (the bench extra): no peer for CHAIN-4")
+    out = {"load_before": load()}
+    for name, extra in cases.items():
+        t_end = float(extra[1])
+        ours, theirs, floor, numba_floor = [], [], [], []
+        for _ in range(repeat):
+            ours.append(run_model(chain, env, work / "chain.h5", extra))
+            if peer:
+                theirs.append(timed([sys.executable, "-c", EXUDYN_CHAIN.format(
+                    bench=bench_dir, t_end=t_end)], env)[0])
+            floor.append(timed([sys.executable, "-c", "import numpy"], env)[0])
+            numba_floor.append(timed([sys.executable, "-c", NUMBA_FLOOR], env)[0])
+        c = {"flexmbs_wall": statistics.median(x["wall"] for x in ours),
+             "flexmbs_integration": statistics.median(x["integration"] for x in ours),
+             "steps": ours[0]["steps"], "python_numpy": statistics.median(floor),
+             "numba_floor": statistics.median(numba_floor),
+             "flexmbs_all": [x["wall"] for x in ours]}
+        c["flexmbs_fixed"] = c["flexmbs_wall"] - c["flexmbs_integration"]
+        if peer:
+            c["exudyn_wall"] = statistics.median(theirs)
+            c["exudyn_all"] = theirs
+            c["ratio"] = c["flexmbs_wall"] / c["exudyn_wall"]
+        log(f"CHAIN-4 {name}, whole process: flexmbs {c['flexmbs_wall']:.2f} s "
+            f"(integrating {c['flexmbs_integration']:.3f} s)" +
+            (f", Exudyn {c['exudyn_wall']:.2f} s, ratio {c['ratio']:.2f}" if peer else "") +
+            f"; python -c 'import numpy' {c['python_numpy']:.2f} s")
+        out[name] = c
+    out["load_after"] = load()
+    return out
+
+
+NUMBA_FLOOR = ("import numpy as np; from flexmbs.linalg import cross; "
+               "cross(np.ones(3), np.ones(3), np.zeros(3))")
+"""The least a process that runs any cached kernel pays: numpy, numba, and numba's
+set-up at the first cached call (flexmbs.linalg.cross, three multiplications)."""
+
+ARM50 = ("import sys\nsys.path.insert(0, {bench!r})\n"
+         "from bench_galpha_mechanisms import arm50\nmodel = arm50()")
+
+
 def bench(a, log):
+    from flexmbs.precompile import SPEED_CASES, kernel_speed
+
     cache = Path(tempfile.mkdtemp(prefix="flexmbs-cold-cache-"))
     work = Path(tempfile.mkdtemp(prefix="flexmbs-startup-"))
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    results = {"machine": machine(), "cold": [], "warm": [], "chain4": None}
+    warm_env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    results = {"machine": machine(), "cores": os.cpu_count(), "wheel": None, "cold": [],
+               "warm": [], "chain4": None, "kernel_speed": None}
     try:
+        wheels = sorted((ROOT / "dist").glob("flexmbs-*.whl"))
+        if wheels and not a.skip_wheel:
+            results["wheel"] = wheel_runs(wheels[-1], work, log)
+        elif not a.skip_wheel:
+            log("no wheel in dist/ (make wheel): the wheel's first runs are left out")
         for model in a.cold:
-            for one_process in (True, False):
-                shutil.rmtree(cache, ignore_errors=True)
-                cache.mkdir()
-                run_env = dict(env, FLEXMBS_COMPILE_ELSEWHERE="0") if one_process else env
-                r = run_model(ROOT / model, run_env, work / "cold.h5")
-                r["model"] = model
-                log(f"cold {model}: {r['wall']:.1f} s, {r['rss_mb']:.0f} MB peak, "
-                    f"compiling {r['compile_time']:.1f} s, {r['parts']}")
-                results["cold"].append(r)
+            shutil.rmtree(cache, ignore_errors=True)
+            cache.mkdir()
+            r = run_model(ROOT / model, env, work / "cold.h5")
+            r["model"] = model
+            r["load"] = load()
+            log(f"cold {model}: {r['wall']:.1f} s, {r['rss_mb']:.0f} MB peak, "
+                f"compiling {r['compile_time']:.1f} s, {r['parts']}")
+            results["cold"].append(r)
             runs = [run_model(ROOT / model, env, work / "warm.h5")
                     for _ in range(a.repeat)]
             w = min(runs, key=lambda x: x["wall"])
@@ -107,38 +216,46 @@ def bench(a, log):
             log(f"warm {model}: {w['wall_median']:.2f} s (median of {a.repeat}), "
                 f"integrating {w['integration']:.2f} s")
             results["warm"].append(w)
-        chain = ROOT / "data/models/chain_spatial_4.toml"
-        run_model(chain, env, work / "chain.h5", ["--t-end", "10", "-q"])  # compile
-        runs = [run_model(chain, env, work / "chain.h5", ["--t-end", "10", "-q"])
-                for _ in range(a.repeat)]
-        c = {"flexmbs_wall": statistics.median(x["wall"] for x in runs),
-             "flexmbs_integration": statistics.median(x["integration"] for x in runs),
-             "steps": runs[0]["steps"]}
-        c["flexmbs_fixed"] = c["flexmbs_wall"] - c["flexmbs_integration"]
-        try:
-            import exudyn  # noqa: F401
-            peer = [timed([sys.executable, "-c",
-                           EXUDYN_CHAIN.format(bench=str(ROOT / "benchmarks"))], env)[0]
-                    for _ in range(a.repeat)]
-            c["exudyn_wall"] = statistics.median(peer)
-            c["ratio"] = c["flexmbs_wall"] / c["exudyn_wall"]
-        except ImportError:
-            log("Exudyn is not installed (the bench extra): no peer for CHAIN-4")
-        log(f"CHAIN-4 10 s, whole process: flexmbs {c['flexmbs_wall']:.2f} s "
-            f"(fixed {c['flexmbs_fixed']:.2f} s, integrating "
-            f"{c['flexmbs_integration']:.3f} s)" +
-            (f", Exudyn {c['exudyn_wall']:.2f} s, ratio {c['ratio']:.2f}"
-             if "ratio" in c else ""))
-        results["chain4"] = c
+        results["chain4"] = None if a.skip_chain else chain_runs(warm_env, work, a.repeat,
+                                                                   log)
+        if not a.skip_speed:
+            cases = dict(SPEED_CASES)
+            cases.pop("H2, 50 elements", None)
+            cases["ARM-50"] = (ARM50.format(bench=str(ROOT / "benchmarks")), 0.05)
+            results["kernel_speed"] = {"load_before": load(),
+                                       "cases": kernel_speed(cases, a.repeat, log),
+                                       "load_after": load()}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     return results
 
 
+def _load(part):
+    return f"load average {part['load_before']:.1f} to {part['load_after']:.1f}"
+
+
 def table(results):
-    """The documentation's start-up table (markdown) from a run's JSON."""
+    """The documentation's start-up tables (markdown) from a run's JSON."""
     rows = ["| measurement | wall time | peak memory | notes |", "|---|---|---|---|"]
+    wh = results.get("wheel")
+    cold_h2 = next((r for r in results["cold"] if r["model"].endswith("huang_two_link.toml")),
+                   None)
+    if wh:
+        rows.append(f"| new virtual environment, `pip install {wh['wheel']}` "
+                    f"({wh['wheel_mb']:.0f} MB) | {wh['install']:.0f} s | | "
+                    "its dependencies from the package index or pip's cache |")
+        for key, what in (("first_h2", "then the first `flexmbs run {m}`"),
+                          ("first_loop", "then the first `flexmbs run {m}` (closed loop)"),
+                          ("warm_h2", "then H2 again")):
+            r = wh[key]
+            vs = ""
+            if key == "first_h2" and cold_h2:
+                vs = (f"; {cold_h2['wall'] / r['wall']:.0f} times as fast as the checkout's "
+                      "first run on an empty cache (below)")
+            rows.append(f"| {what.format(m=r['model'])} | {r['wall']:.1f} s | "
+                        f"{r['rss_mb']:.0f} MB | compiling {r['compile_time']:.1f} s, "
+                        f"integrating {r['integration']:.2f} s{vs} |")
     for r in results["cold"]:
         seconds = {}
         for name, _, s in r["parts"]:
@@ -146,9 +263,7 @@ def table(results):
         parts = ", ".join(f"{name} {s} s" for name, s in seconds.items())
         elsewhere = ("; the output quantities meanwhile in a second process"
                      if r.get("outputs_elsewhere") else "")
-        how = ("" if r.get("outputs_elsewhere")
-               else ", one process (FLEXMBS_COMPILE_ELSEWHERE=0)")
-        rows.append(f"| first `flexmbs run {r['model']}`, empty kernel cache{how} | "
+        rows.append(f"| checkout, first `flexmbs run {r['model']}`, empty kernel cache | "
                     f"{r['wall']:.0f} s | {r['rss_mb']:.0f} MB | compiling "
                     f"{r['compile_time']:.0f} s ({parts}{elsewhere}); integrating "
                     f"{r['integration']:.2f} s |")
@@ -157,21 +272,41 @@ def table(results):
                     f"{r['rss_mb']:.0f} MB | integrating {r['integration']:.2f} s |")
     c = results["chain4"]
     if c:
-        peer = (f"; Exudyn's whole process {c['exudyn_wall']:.2f} s (ratio "
-                f"{c['ratio']:.2f})" if "ratio" in c else "")
-        rows.append(f"| `flexmbs run data/models/chain_spatial_4.toml --t-end 10`, warm "
-                    f"| {c['flexmbs_wall']:.2f} s | | fixed cost "
-                    f"{c['flexmbs_fixed']:.2f} s, integrating "
-                    f"{c['flexmbs_integration']:.3f} s{peer} |")
+        for name in ("1 ms", "10 s"):
+            x = c[name]
+            peer = (f"; Exudyn's whole process {x['exudyn_wall']:.2f} s (flexmbs/Exudyn "
+                    f"{x['ratio']:.2f})" if "ratio" in x else "")
+            rows.append(f"| `flexmbs run data/models/chain_spatial_4.toml --t-end "
+                        f"{'0.001' if name == '1 ms' else '10'}`, warm | "
+                        f"{x['flexmbs_wall']:.2f} s | | integrating "
+                        f"{x['flexmbs_integration']:.3f} s{peer}; "
+                        f"`python -c \"import numpy\"` {x['python_numpy']:.2f} s"
+                        + (f"; one cached kernel's whole process {x['numba_floor']:.2f} s"
+                           if "numba_floor" in x else "") + " |")
     m = results["machine"]
     rows.append("")
-    rows.append(f"Measured on {m.get('cpu', '?')} ({m.get('cores', '?')} cores).")
+    loads = [f"{what} under a {_load(p)}" for what, p in (("the wheel's runs", wh),
+                                                           ("CHAIN-4's", c)) if p]
+    rows.append(f"Measured on {m.get('cpu', '?')} ({results.get('cores', '?')} cores): "
+                + ", ".join(loads) + ".")
+    ks = results.get("kernel_speed")
+    if ks:
+        rows += ["", "| run | steps | generic kernels s | native kernels s | generic/native |",
+                 "|---|---|---|---|---|"]
+        for name, r in ks["cases"].items():
+            rows.append(f"| {name} | {r['steps']} | {r['generic']:.3f} | {r['native']:.3f} | "
+                        f"{r['ratio']:.3f} |")
+        rows.append("")
+        rows.append(f"Integration times, medians of interleaved processes; {_load(ks)}.")
     return "\n".join(rows)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--cold", nargs="+", default=["data/models/huang_two_link.toml"])
+    p.add_argument("--cold", nargs="*", default=["data/models/huang_two_link.toml"])
+    p.add_argument("--skip-wheel", action="store_true", help="leave the wheel's runs out")
+    p.add_argument("--skip-speed", action="store_true", help="leave the kernel speed out")
+    p.add_argument("--skip-chain", action="store_true", help="leave CHAIN-4 out")
     p.add_argument("--repeat", type=int, default=3)
     add_results_options(p)
     a = p.parse_args()

@@ -352,6 +352,45 @@ def _cmd_modes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_precompile(args: argparse.Namespace) -> int:
+    from . import precompile as pre
+
+    if args.jobs < 1:
+        _err(f"--jobs: expected a positive number of processes, got {args.jobs}")
+        return EXIT_INPUT
+    kernels = "native" if args.native else None
+    print(f"compiling what the kernel cache lacks, in {args.jobs} process(es)", flush=True)
+    r = pre.precompile(jobs=args.jobs, kernels=kernels)
+    target = r["target"]
+    where = (
+        "the kernels shipped with this installation, then " if target["shipped"] else ""
+    ) + f"the kernel cache {target['cache']}"
+    print(f"kernels for the {target['kind']} processor, from {where}")
+    print(
+        f"{r['kernels']} kernels; {r['compiled']} functions compiled now, in "
+        f"{r['seconds']:.0f} s over {r['workloads']} workloads"
+    )
+    if r["uncached"]:
+        _err(
+            "kernels that no workload reached (they compile on first use): "
+            + ", ".join(r["uncached"])
+        )
+        return EXIT_FAILED
+    if not args.native:
+        return EXIT_OK
+    if not args.timing:
+        pre.write_native_marker(target["cache"], {})
+        print("later runs on this machine use the native kernels (not timed: --no-timing)")
+        return EXIT_OK
+    print(f"timing generic against native kernels ({args.repeat} runs each, interleaved):")
+    speed = pre.kernel_speed(repeat=args.repeat, log=print)
+    native, sentence = pre.native_choice(speed)
+    if native:
+        pre.write_native_marker(target["cache"], speed)
+    print(sentence)
+    return EXIT_OK
+
+
 def _compiled_consistent(args: argparse.Namespace) -> tuple[Model, CompiledModel]:
     """(model, compiled model) of args.model with --set, loops closed (a report of what
     closing them did goes to the log)."""
@@ -681,6 +720,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--max-ratio",
         type=_positive_float,
+        metavar="X",
         help="the criterion: max|E-E0| / max strain energy (or, for rigid "
         "models, / the largest energy component) at most this "
         "(default 1e-2); exit 1 when it is not met",
@@ -866,6 +906,36 @@ def _parser() -> argparse.ArgumentParser:
     li.add_argument("--json", action="store_true", help="machine-readable output")
     li.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     li.set_defaults(fn=_cmd_linearize)
+
+    pc = sub.add_parser(
+        "precompile",
+        help="compile every kernel into the kernel cache now, not at a first run",
+    )
+    pc.add_argument(
+        "--native",
+        action="store_true",
+        help="for this machine's processor; times them against the generic kernels "
+        "on H2 and a 50-element arm and keeps them for later runs if faster",
+    )
+    pc.add_argument(
+        "--jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="processes compiling at once (default: 2, or 1 on one core)",
+    )
+    pc.add_argument(
+        "--no-timing",
+        dest="timing",
+        action="store_false",
+        help="with --native: keep the native kernels without timing them",
+    )
+    pc.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="with --native: timed runs of each kind per case (default 3)",
+    )
+    pc.set_defaults(fn=_cmd_precompile)
 
     mo = sub.add_parser(
         "modes",

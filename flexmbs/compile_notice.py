@@ -10,13 +10,28 @@ outermost kernel a command asked for (PARTS gives the user's words for it).
     with CompileWatch(write=sys.stderr.write, live=True) as watch:
         ...                      # any command
     watch.seconds, watch.functions
+
+A watch entered before numba is imported (a command that may never need it, such as
+`flexmbs info`) does not import it: it starts listening when flexmbs.config, which every
+kernel module imports first, calls `numba_arrived`.
 """
 
+import sys
 import time
 
-from numba.core import event
+__all__ = ["CompileWatch", "PARTS", "numba_arrived", "part_name"]
 
-__all__ = ["CompileWatch", "PARTS", "part_name"]
+_WAITING: list["CompileWatch"] = []  # watches entered before numba was imported
+_WHY: list[str | None] = [None]  # why the kernels compile here (flexmbs.kernel_cache.Target.why)
+
+
+def numba_arrived(why=None):
+    """Start the watches entered before numba was imported; `why` (a sentence or
+    None) is added to the first compilation's notice."""
+    _WHY[0] = why
+    while _WAITING:
+        _WAITING.pop()._listen()
+
 
 PARTS = {
     "state_derivative_from_ref": "the equations of motion",
@@ -43,7 +58,7 @@ def part_name(function_name):
     return PARTS.get(function_name, function_name)
 
 
-class CompileWatch(event.Listener):
+class CompileWatch:
     """Counts and times numba's compilations while it is entered (a context manager).
 
     write(text): where the notices go (None: nowhere); live: one refreshed line (a
@@ -68,12 +83,33 @@ class CompileWatch(event.Listener):
         self._installed = None
 
     def __enter__(self):
-        self._installed = event.install_listener("numba:compile", self)
-        self._installed.__enter__()
+        if "numba" in sys.modules:
+            self._listen()
+        else:
+            _WAITING.append(self)
         return self
 
+    def _listen(self):
+        from numba.core import event
+
+        watch = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                watch.on_start(ev)
+
+            def on_end(self, ev):
+                watch.on_end(ev)
+
+        self._installed = event.install_listener("numba:compile", Listener())
+        self._installed.__enter__()
+
     def __exit__(self, *exc):
-        self._installed.__exit__(*exc)
+        if self in _WAITING:
+            _WAITING.remove(self)
+        if self._installed is not None:
+            self._installed.__exit__(*exc)
+            self._installed = None
         return False
 
     def elapsed(self):
@@ -87,7 +123,8 @@ class CompileWatch(event.Listener):
             self._part_functions = 0
             self._part = part_name(ev.data["dispatcher"].py_func.__name__)
             if self.write is not None and not self._announced:
-                self.write("flexmbs: compiling kernels (first use; cached for later runs)\n")
+                why = f" ({_WHY[0]})" if _WHY[0] else ""
+                self.write(f"flexmbs: compiling kernels (first use; cached for later runs){why}\n")
                 self._announced = True
         self._depth += 1
 

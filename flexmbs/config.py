@@ -2,27 +2,33 @@
 
 Kernels compile lazily, on first call, for the one set of argument types that every
 model shares (no per-model code generation), and are cached on disk so that the second
-start of a run skips compilation.
+start of a run skips compilation; an installed wheel carries them compiled
+(flexmbs.kernel_cache says where they are kept and for which processor).
 
-The cache lives in a folder named after a hash of the kernel modules' source: numba
-checks only the file of the function it loads, not the kernels that function calls, so
-a change in any kernel module must start a fresh cache. Environment:
+The user cache lives in a folder named after a hash of the kernel modules' source:
+numba checks only the file of the function it loads, not the kernels that function
+calls, so a change in any kernel module must start a fresh cache. Environment:
 `FLEXMBS_NUMBA_CACHE=0` turns caching off; `FLEXMBS_CACHE_DIR` chooses the parent
-folder (default: $XDG_CACHE_HOME/flexmbs or ~/.cache/flexmbs). If NUMBA_CACHE_DIR is
-set, numba's own setting is kept.
+folder (default: $XDG_CACHE_HOME/flexmbs or ~/.cache/flexmbs); NUMBA_CACHE_DIR, if
+set, is the folder itself; `FLEXMBS_KERNELS=native|generic` chooses the processor the
+kernels are compiled for (default: see flexmbs.kernel_cache).
 """
 
-import hashlib
 import os
-import pathlib
 import warnings
 
 import numba
 
+from . import compile_notice, kernel_cache
+from .kernel_cache import KERNEL_MARKERS, source_hash
+
 __all__ = [
     "CACHE",
     "CACHE_DIR",
+    "KERNEL_MARKERS",
     "NUMBA_VERSIONS",
+    "TARGET",
+    "cached",
     "jit",
     "jit_entry",
     "jit_inline",
@@ -34,8 +40,9 @@ __all__ = [
 NUMBA_VERSIONS = ((0, 68), (0, 69))
 """[lowest, first unsupported) (major, minor) of numba: the kernels use numba internals
 (flexmbs.tuple_ref's data model and alias hook, function addresses in
-flexmbs.solvers.bdf, the `_nrt` option below) that change between releases, so the
-range is the one the test suite ran on; pyproject.toml pins the same."""
+flexmbs.solvers.bdf, the `_nrt` option below, flexmbs.kernel_cache's cache) that
+change between releases, so the range is the one the test suite ran on; pyproject.toml
+pins the same."""
 
 
 def numba_version_problem(version=numba.__version__):
@@ -59,39 +66,24 @@ if numba_version_problem():
 
 CACHE = os.environ.get("FLEXMBS_NUMBA_CACHE", "1") not in ("0", "false", "no")
 
-
-KERNEL_MARKERS = (b"@jit", b"jit_inline", b"import numba", b"from numba")
-"""A module holding any of these is compiled code (or compiles it) and enters the
-hash; pure-Python modules (command line, I/O, model reading) do not, so editing them
-keeps the cache."""
-
-
-def source_hash():
-    """sha1 (12 hex digits) of every .py file of the flexmbs package that defines or
-    drives numba kernels (KERNEL_MARKERS)."""
-    root = pathlib.Path(__file__).resolve().parent
-    h = hashlib.sha1()
-    for p in sorted(root.rglob("*.py")):
-        text = p.read_bytes()
-        if any(k in text for k in KERNEL_MARKERS):
-            h.update(str(p.relative_to(root)).encode())
-            h.update(text)
-    return h.hexdigest()[:12]
-
-
-def _cache_dir():
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.environ["NUMBA_CACHE_DIR"]
-    base = os.environ.get("FLEXMBS_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "flexmbs",
-    )
-    return os.path.join(base, f"numba-{source_hash()}")
-
-
-CACHE_DIR = _cache_dir()
+SOURCE_HASH = source_hash()
+CACHE_DIR = kernel_cache.user_cache_dir(SOURCE_HASH)
+TARGET = kernel_cache.choose_target(CACHE_DIR, SOURCE_HASH)
+"""The processor the kernels compile for and whether the shipped ones are read
+(flexmbs.kernel_cache.Target)."""
+kernel_cache._PackageLocator.root = CACHE_DIR
+kernel_cache.KernelCache.shipped = TARGET.shipped
 if CACHE:
-    numba.config.CACHE_DIR = CACHE_DIR  # type: ignore[attr-defined]
+    numba.config.CACHE_DIR = CACHE_DIR  # type: ignore[attr-defined]  # user laws' cfuncs
+compile_notice.numba_arrived(TARGET.why)
+
+
+def cached(dispatcher):
+    """`dispatcher` (numba.njit's) with the kernel cache (flexmbs.kernel_cache), unless
+    caching is off."""
+    if not CACHE or not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT: plain Python
+        return dispatcher
+    return kernel_cache.attach(dispatcher)
 
 
 def jit(fn):
@@ -99,7 +91,7 @@ def jit(fn):
     numba's reference counting (NRT) set explicitly, so that a kernel called from a
     `jit_entry` kernel compiles with it too (numba lets a callee inherit the caller's
     NRT setting when its own is unset)."""
-    return numba.njit(cache=CACHE, error_model="numpy", nogil=True, _nrt=True)(fn)
+    return cached(numba.njit(error_model="numpy", nogil=True, _nrt=True)(fn))
 
 
 def jit_entry(fn):
@@ -116,7 +108,7 @@ def jit_entry(fn):
     the BDF step helpers uncounted (and the functions passed by address,
     solvers.bdf) 10 s of CHAIN-2 integrate in 15 ms instead of 36.
     """
-    return numba.njit(cache=CACHE, error_model="numpy", nogil=True, _nrt=False)(fn)
+    return cached(numba.njit(error_model="numpy", nogil=True, _nrt=False)(fn))
 
 
 def jit_inline(fn):
@@ -127,7 +119,7 @@ def jit_inline(fn):
     so a large function inlined into several kernels costs its compilation several
     times: those are `jit_shared`.
     """
-    return numba.njit(cache=CACHE, error_model="numpy", nogil=True, inline="always")(fn)
+    return cached(numba.njit(error_model="numpy", nogil=True, inline="always")(fn))
 
 
 def jit_shared(fn):
@@ -142,4 +134,4 @@ def jit_shared(fn):
     scalars: an array it returned would reach a caller that counts references
     without the count that caller expects.
     """
-    return numba.njit(cache=CACHE, error_model="numpy", nogil=True, _nrt=False)(fn)
+    return cached(numba.njit(error_model="numpy", nogil=True, _nrt=False)(fn))

@@ -51,7 +51,7 @@ from .model.description import SOLVER_METHODS, SolverSettings
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
-from .precompile import OutputKernelsElsewhere
+from .output_kernels import OutputKernelsElsewhere
 from .sampled_control import SampledControllers
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
@@ -166,6 +166,30 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     return _with_discontinuities(cm, system)
 
 
+def _error_test(cm, n):
+    """The components of the state in `bdf`'s local error test: all, but the elastic
+    speeds of the flexible bodies that carry damping (structural or modal); None
+    when that is all of them.
+
+    Damping makes a body's high modes overdamped, with an eigenvalue near -1/alpha
+    and one near -alpha w^2 each: their speeds follow the motion, and where h |lambda|
+    is near 1 their error estimate does not fall with h as the order says, so that
+    the step sat at order 1 and a few microseconds (the damped 3-D arm of the
+    validation tests: 26 960 steps for 1 s at rtol 1e-8, 15 171 at order 1, its
+    balance drifting by 1.3e-3 of max U; 1 887 steps and 8.5e-6 without them). The
+    positions' test bounds them: a speed is the rate of its position. An undamped
+    body's modes oscillate, and their speeds hold energy the positions' test does not
+    see while a mode is not resolved: tested, they keep undamped H2 at 4e-10 rad of
+    the exact motion at rtol 1e-8, against 9.6e-7 without them
+    (benchmarks/bench_error_test.py)."""
+    m = cm.arrays
+    test = np.ones(n, dtype=bool)
+    for k, (q0, nf) in enumerate(zip(m.flex_q, m.flex_nf)):
+        if np.any(m.flex_d[m.flex_ptr[k, 3] : m.flex_ptr[k + 1, 3]] != 0.0):
+            test[cm.nq + q0 : cm.nq + q0 + nf] = False
+    return None if test.all() else test
+
+
 def _with_discontinuities(cm, system):
     """The system's breakpoints (the times where a time function of the model jumps
     or kinks), its segment hook (the piece of each time function in force on a
@@ -174,6 +198,7 @@ def _with_discontinuities(cm, system):
     (flexmbs.solvers.events)."""
     m, ws = cm.arrays, system.ws
     system.breakpoints = time_function_breakpoints(m.tf_kind, m.tf_ptr, m.tf_data)
+    system.error_test = _error_test(cm, system.n)
 
     def set_segment(t_start, t_end):
         ws.segment_time[0] = 0.5 * (t_start + t_end)
@@ -614,7 +639,7 @@ def simulate(
 
     `compile_elsewhere`: on an empty kernel cache with a second core free, compile the
     output quantities in another process while this one compiles the equations of
-    motion and the integrator (flexmbs.precompile; the command line does).
+    motion and the integrator (flexmbs.output_kernels; the command line does).
 
     `verify`: also run the model at rtol and atol divided by `verify_factor` (no file)
     and compare the two runs, output group by output group, each against its own
@@ -907,11 +932,17 @@ def _simulate(
 
         shapes = VtkHdfWriter(Path(path).with_suffix(".vtkhdf"), DeformedShape(cm))
     ts, ys, es, ss = [], [], [], []
+    # the outputs' own workspace: the system's holds the integrator's discrete state
+    # (the segment's pieces, the motors' branches), which belongs to the segment the
+    # integrator is on, not always to the outputs' times; here each time law takes its
+    # piece at t and each motor is limited by value, which a run between its events
+    # gives as well
+    out_ws = cm.new_workspace()
 
     def emit(t, y):
         e = np.zeros((len(t), len(ENERGY_COMPONENTS)))
         sv = np.zeros((len(t), cm.nsensor_values))
-        _output_quantities(cm, system.ws, sampler, t, y, e, sv)
+        _output_quantities(cm, out_ws, sampler, t, y, e, sv)
         if instruments:
             sv = instruments.apply(t, sv)
         nq = cm.nq

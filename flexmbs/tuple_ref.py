@@ -193,8 +193,8 @@ def _store_at(typingctx, tup, address):
 
 
 def _compiled_without_counting(fn):
-    from .config import CACHE  # flexmbs.config; `config` here is numba's
-    return numba.njit(cache=CACHE, nogil=True, _nrt=False)(fn)
+    from .config import cached  # flexmbs.config; `config` here is numba's
+    return cached(numba.njit(nogil=True, _nrt=False)(fn))
 
 
 def _tuple_size(tuple_type):

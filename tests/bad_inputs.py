@@ -261,7 +261,7 @@ BAD_MODELS = [
     (RFL, "frictions.bearings.coordinate", 1, ['"bearings"', "coordinate"]),
     (RFL, "frictions.bearings.regularization", 0.0, ['"bearings"', "regularization"]),
     (RFL, "frictions.bearings.stribeck_velocity", -1.0, ['"bearings"', "stribeck_velocity"]),
-    (RFL, "solver.method", "RK45", ['friction "bearings"', "method", "bdf"]),
+    (RFL, "solver.method", "rk45", ['friction "bearings"', "method", "bdf"]),
     # controllers
     (RFL, "controllers.servo.actuator", "nomotor", ['controller "servo"', "actuator", "nomotor"]),
     (RFL, "controllers.servo.command", "voltage", ['"servo"', "command", "torque"]),

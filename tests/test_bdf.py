@@ -722,7 +722,7 @@ def test_step_budget_and_messages():
                   None, 1e-6, 1e-6, max_steps=100)
     assert r.status == -8 and r.nsteps == 100 and "max_steps = 100" in r.message
     for _code, text in STATUS_MESSAGES.items():
-        assert text.format(t=1.0, h=0.1, t0=0.0, n=10, nic=10, max_steps=5)
+        assert text.format(t=1.0, h=0.1, t0=0.0, tn=1.0, n=10, nic=10, max_steps=5)
 
 
 # ---- (f) dense output and chunked stepping -------------------------------------------

@@ -253,7 +253,7 @@ def test_marker_on_a_beam_sits_on_a_node():
     m = _beam_model()
     with pytest.raises(ModelError, match="node index 0..2"):
         m.add_marker("beam", "off", position=(0.3, 0, 0))
-    with pytest.raises(ModelError, match="only markers on beam bodies"):
+    with pytest.raises(ModelError, match="only markers on flexible bodies sit on nodes"):
         m.add_marker("hub", "n", node=1)
     assert np.allclose(m.bodies["beam"].markers["mid"].position, [0.5, 0, 0])
 

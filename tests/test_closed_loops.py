@@ -245,9 +245,10 @@ def test_slider_crank_with_a_flexible_rod():
     """SC: the crank driven at 30 rad/s, the rod a beam of 4 elements (alpha 1e-5 damps
     its ringing), 0.2 s at rtol 1e-7, atol 1e-9: past 0.1218 s, where without bdf's
     lowest index-2 order (INDEX2_MIN_ORDER) the run fell to order 1 and crawled (61 720
-    steps for 4.6 ms); here 9 152 steps (measured). The cut joint stays closed
-    (measured 2.5e-13 m and 1.3e-11 m/s), the energy balances with the driver's work in
-    W_nc (measured 6e-10 of the largest term), and the slider leaves the rigid slider-crank's
+    steps for 4.6 ms); here 3 642 steps (measured; 9 152 with the damped rod's elastic
+    speeds in the error test). The cut joint stays closed (measured 8.9e-12 m and
+    8.4e-10 m/s), the energy balances with the driver's work in W_nc (measured 4.7e-8
+    of the largest term), and the slider leaves the rigid slider-crank's
     x = r cos(theta) + sqrt(l^2 - r^2 sin(theta)^2) by about the rod's deflection
     (measured 4e-6 m against a deflection of 1.1e-5 m)."""
     model = slider_crank(t_end=0.2)
@@ -256,8 +257,8 @@ def test_slider_crank_with_a_flexible_rod():
     sim = simulate(model, None, t_end=0.2, rtol=1e-7, atol=1e-9, output_step=0.001)
     assert sim.status == "finished", sim.message
     assert sim.statistics["nsteps"] < 20000
-    assert np.abs(sim.sensors[:, 5:10]).max() < 1e-12
-    assert np.abs(sim.sensors[:, 10:15]).max() < 1e-9
+    assert np.abs(sim.sensors[:, 5:10]).max() < 1e-10
+    assert np.abs(sim.sensors[:, 10:15]).max() < 1e-8
     e = _total(sim)
     assert np.abs(e - e[0]).max() < 1e-7 * np.abs(sim.energy[:, :5]).max()
     theta = sim.sensors[:, 4]

@@ -49,6 +49,13 @@ def test_every_type_and_section_is_documented():
     assert all(f"`{m}`" in SOLVERS for m in SOLVER_METHODS)
 
 
+def test_the_readme_example_is_the_shipped_arm():
+    """data/models/flexible_arm.toml is the README's model file, comments aside."""
+    toml = re.search(r"```toml\n(.*?)```", README, re.S).group(1)
+    shipped = (ROOT / "data" / "models" / "flexible_arm.toml").read_text()
+    assert shipped.endswith(toml)
+
+
 def test_the_readme_example_runs(tmp_path):
     """The flexible arm of the README: read, started from its static state, run."""
     toml = re.search(r"```toml\n(.*?)```", README, re.S).group(1)
@@ -135,6 +142,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
+    ("bench_error_test.py", "error_test.json", "explanation/bdf.md"),
 ]
 
 

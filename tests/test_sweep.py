@@ -102,3 +102,27 @@ def test_sweep_command_line(tmp_path, capsys):
     assert main(["sweep", str(H2), "--param", "joints.nope.initial=1,2", "-o", str(out),
                  "--serial"]) == 2
     assert '"nope"' in capsys.readouterr().err
+
+
+def _worker_kernels(model_path):
+    """On a worker: its kernel target and cache, and what a short run of the model
+    compiles there."""
+    from flexmbs.compile_notice import CompileWatch
+    from flexmbs.config import CACHE_DIR, TARGET
+    from flexmbs.model.toml_reader import load_model
+    from flexmbs.simulation import simulate
+    with CompileWatch() as watch:
+        simulate(load_model(model_path, SHORT), None)
+    return TARGET.kind, TARGET.shipped, CACHE_DIR, watch.functions
+
+
+def test_workers_read_the_kernels_this_process_reads(executor):
+    """A worker chooses the same processor and reads the same kernels (shipped and
+    user cache) as the process that started it, so after `flexmbs precompile` (make
+    test runs it first) a worker's run of H2 compiles nothing."""
+    from flexmbs.config import CACHE_DIR, TARGET
+    from flexmbs.precompile import precompile
+    precompile(jobs=1)
+    kind, shipped, cache, compiled = executor.submit(_worker_kernels, str(H2)).result()
+    assert (kind, shipped, cache) == (TARGET.kind, TARGET.shipped, CACHE_DIR)
+    assert compiled == 0

@@ -6,12 +6,16 @@ core (or `workers`) on this machine; with one (`tcp://host:8786`), that cluster'
 workers. The executor is the client's concurrent.futures view, so the callers only
 `submit` and `map`.
 
-The kernel cache: a worker runs the numba kernels a run needs, compiled once into the
-kernel cache folder (`FLEXMBS_CACHE_DIR`, else `~/.cache/flexmbs`). Local workers
-inherit this process's environment and share that folder; the callers first warm it
-by one run on one worker, so the other workers load the kernels instead of compiling
-them all at once. Workers of a remote cluster compile once each, or load them from a
-cache folder on a shared file system named by FLEXMBS_CACHE_DIR in their environment.
+The kernels: a worker imports flexmbs as any process does, so it reads the kernels
+the installation carries (a wheel's, flexmbs.kernel_cache) and the user kernel cache
+(`FLEXMBS_CACHE_DIR`, else `~/.cache/flexmbs`), for the processor this machine's runs
+use (`flexmbs precompile --native` may have chosen native ones). Local workers inherit
+this process's environment and so read the same places; after `flexmbs precompile`
+(or with a wheel's kernels) they compile nothing. Otherwise the callers first warm the
+cache by one run on one worker, so the other workers load the kernels instead of
+compiling them all at once. Workers of a remote cluster read their own installation's
+kernels, or a cache folder on a shared file system named by FLEXMBS_CACHE_DIR in their
+environment.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ alpha K + beta M and enters the energy balance with it (work of the damping forc
 """
 
 import numpy as np
-import scipy.linalg
 
 from ..errors import ModelError
 
@@ -48,6 +47,8 @@ def modal_damping_ratios(frequencies, spec, item=None, fld="modal_damping"):
 def modal_damping_matrix(stiffness, mass, spec, item=None):
     """D (nf, nf) of the module text for the body's stiffness K and mass M (nf, nf)
     of its elastic coordinates, and the ratios `spec` (modal_damping_ratios)."""
+    import scipy.linalg  # here, not at the top: a rigid model does without it
+
     w2, psi = scipy.linalg.eigh(stiffness, mass)
     w = np.sqrt(np.clip(w2, 0.0, None))
     zeta = modal_damping_ratios(w / (2 * np.pi), spec, item)

@@ -67,7 +67,6 @@ when reduced, basis).
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from ..errors import ModelError
 from .beam import element_frame, element_length, element_stiffness, element_transformation
@@ -294,6 +293,8 @@ def body_modes(beam):
     """BodyModes of `beam` alone under its reference conditions: the full nodal
     eigenproblem K_ff phi = w^2 M phi (scipy.linalg.eigh; M with the rotary
     inertias at nodes), w in Hz, the rigid-body motions first (0 Hz)."""
+    import scipy.linalg  # here, not at the top: a rigid model does without it
+
     k = beam.nodal_invariants.stiffness
     m = body_mass_matrix(beam)
     w2, vectors = scipy.linalg.eigh(k, m)
@@ -316,6 +317,8 @@ def correction_shapes(stiffness, free, nodes, item=None):
     (node, dof) labels: column c has x_c = 1, the other coordinates of `nodes` 0 and
     the interior x_i = -K_ii^-1 K_ic (statically condensed). `free` are the body's
     free nodal coordinates (indices 6 node + dof)."""
+    import scipy.linalg  # here, not at the top: a rigid model does without it
+
     free = np.asarray(free)
     boundary = [j for j, k in enumerate(free) if int(k) // NODE_DOFS in set(nodes)]
     labels = [(int(free[j]) // NODE_DOFS, int(free[j]) % NODE_DOFS) for j in boundary]
@@ -428,6 +431,8 @@ def modal_basis(beam, modes, correction_nodes=(), marker_names=None, item=None,
     of `correction_nodes` the static correction modes of its free coordinates; and
     with `derivatives` the modal derivatives of the kept modes, last (module
     docstring). `marker_names` {node: [names]} name the nodes in the descriptions."""
+    import scipy.linalg  # here, not at the top: a rigid model does without it
+
     if modes == "all" and modes_below is None:
         raise ModelError('expected a positive integer, or "all" with modes_below', item,
                          "modes")

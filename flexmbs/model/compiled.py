@@ -30,8 +30,8 @@ from .initial_state import (
     starts_static,
     static_elastic_state,
 )
-from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
 from .mode_start import mode_elastic_state
+from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
 from .rig_tables import rig_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions

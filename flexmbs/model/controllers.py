@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -167,9 +167,10 @@ def _input(model: Model, table: Mapping[str, Any], item: str, k: int) -> Control
                     item,
                     at + "joint",
                 )
-    setpoint = table.get("setpoint")
-    if setpoint is not None and not isinstance(setpoint, tuple(TIME_FUNCTION_LAWS.values())):
+    given = table.get("setpoint")
+    if given is not None and not isinstance(given, tuple(TIME_FUNCTION_LAWS.values())):
         raise ModelError("expected a time function (a table with a law)", item, at + "setpoint")
+    setpoint = cast("TimeFunction | None", given)
     if setpoint is not None:
         check_time_function(setpoint, item, at + "setpoint")
     return ControllerInput(

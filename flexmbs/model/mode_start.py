@@ -20,17 +20,18 @@ foreshortening, far from equilibrium.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
 from .checks import _scalar
+from .items import BeamBody
 
 if TYPE_CHECKING:
+    from .arrays import ModelArrays
     from .compiled import CompiledModel
-    from .items import BeamBody
 
 __all__ = ["parse_mode_start", "mode_elastic_state", "MODE_START_FIELDS", "MODE_START"]
 
@@ -115,18 +116,17 @@ def _axial_rows(beam: BeamBody) -> NDArray[np.int64]:
 
 
 def _axial_solution(
-    m: object,
+    a: ModelArrays,
     k: int,
     stiffness: NDArray[np.float64],
     rows: NDArray[np.int64],
     q: NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """q with its `rows` solved for K q + Q_geometric(q) = 0 on them (flexible body
-    k of the arrays m), by Newton's method on the tangent -K (the geometric part of
+    k of the arrays a), by Newton's method on the tangent -K (the geometric part of
     the axial rows' tangent is of the order of the bend's slope squared)."""
     from ..dynamics.geometric import geometric_elastic_forces
 
-    a = m  # ModelArrays
     scratch = np.zeros((16, 12))
     q = q.copy()
     scale = max(float(np.abs(stiffness @ q).max()), 1e-300)
@@ -138,16 +138,16 @@ def _axial_solution(
             a.geo_ptr[k],
             a.geo_ptr[k + 1],
             a.geo_ea,
-            a.geo_length,  # type: ignore[attr-defined]
+            a.geo_length,
             a.geo_gmat,
             a.geo_row_ptr,
             a.geo_row_data,
             a.geo_dv,
-            a.geo_dw,  # type: ignore[attr-defined]
+            a.geo_dw,
             a.geo_weight,
             np.ascontiguousarray(q),
             f,
-            scratch,  # type: ignore[attr-defined]
+            scratch,
         )
         r = f[rows]
         if np.abs(r).max() <= AXIAL_TOLERANCE * scale:
@@ -161,10 +161,10 @@ def mode_elastic_state(cm: CompiledModel) -> None:
     modes (module text)."""
     from ..elements.modal import body_mass_matrix
 
-    m = cm.arrays
+    m = cast("ModelArrays", cm.arrays)
     for k, (_, beam) in enumerate(cm.beams):
-        starts = getattr(beam, "initial_modes", None)
-        if not starts:
+        starts = beam.initial_modes if isinstance(beam, BeamBody) else None
+        if not starts or not isinstance(beam, BeamBody):
             continue
         x = np.zeros(len(beam.free))
         xd = np.zeros(len(beam.free))

@@ -52,6 +52,10 @@ class System:
     `dae_elastic_columns` (with `dae_mass`) flags the speeds of elastic coordinates,
     whose iteration-matrix columns the mass hook's elastic blocks supply.
 
+    `error_test` (bool, size n, or None: every differential component) marks the
+    components in `bdf`'s local error test (flexmbs.simulation leaves out the elastic
+    speeds of damped flexible bodies: docs/explanation/bdf.md, "The error test").
+
     Discontinuities (flexmbs.solvers.events): `breakpoints` (sorted times, s) where
     the forces jump or kink in time; `set_segment(t_start, t_end)` makes the
     residual hold the pieces in force on that segment; `switches(t, y, args, out)`
@@ -79,6 +83,7 @@ class System:
     refresh: object = None
     npositions: int = 0
     dae_elastic_columns: np.ndarray | None = None
+    error_test: np.ndarray | None = None
     breakpoints: np.ndarray | None = None
     set_segment: object = None
     switches: object = None

@@ -38,30 +38,6 @@ local error is below atol, which at tight tolerances takes steps near 1e-12 of t
 a singular M* stops it through its iteration matrix, not by crawling."""
 
 
-def position_error_test(system):
-    """The components of a mechanical system's state in the BDF's local error test:
-    all but the speeds y[np:2 np] (np = system.npositions; None: all).
-
-    A speed is the rate of its position (q' = u), so its error reaches the position
-    within a step and the positions' test bounds it to the same relative accuracy;
-    tested itself with the positions' absolute tolerance, it asks a mode of frequency
-    w for w times the positions' relative accuracy. A beam with structural damping
-    has heavily overdamped high modes (eigenvalues near -1/alpha and -alpha w^2),
-    whose speeds then hold the step near 1/|lambda|, at order 1, where the error
-    estimate of those speeds does not fall with h as its order says: the damped
-    3-D arm of the validation tests took 125 787 steps for 1 s at rtol 1e-9, 16 258
-    of its first 18 565 at order 1, and its energy balance drifted by 2.2e-3 of the
-    largest strain energy; with the positions alone, 1 689 steps, mostly at order
-    5, and 1.2e-6 (docs/explanation/bdf.md, "The error test"). The generalized-alpha
-    driver tests its positions alone too."""
-    npos = system.npositions
-    if not npos:
-        return None
-    test = np.ones(system.n, dtype=bool)
-    test[npos:2 * npos] = False
-    return test
-
-
 class BdfIntegrator(Integrator):
     """BDF orders 1-5 on `system.dae_residual` with the model's state as args.
 
@@ -150,7 +126,7 @@ class BdfIntegrator(Integrator):
                    h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
                    calc_ic=False, index2=index2,
                    h0=INDEX2_FIRST_STEP * (end - t) if index2 else None,
-                   error_test=position_error_test(system), **self._driver_options())
+                   error_test=system.error_test, **self._driver_options())
 
     def _locate_switch(self, bdf, t_out, y_out, n):
         """After a driver stopped on a state event: the crossing t* on its last step,
