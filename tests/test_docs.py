@@ -143,6 +143,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
     ("bench_error_test.py", "error_test.json", "explanation/bdf.md"),
+    ("bench_viewer_fe.py", "viewer_fe.json", "guides/viewer.md"),
 ]
 
 

@@ -63,6 +63,16 @@ def _cardan(th):
     return rx @ ry @ rz
 
 
+def _document_marker(data, el, k, f, scale):
+    """The frame of the document's marker k in its body's axes at frame f, scale K."""
+    m = data["markers"][k]
+    rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
+    if m["elastic"] >= 0:
+        e = el[f, m["elastic"]].astype(float)
+        rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
+    return _pose(rot, pos)
+
+
 def _drawn_points(data, f, scale):
     """The beams' centre lines (global axes) as the page builds them from the document:
     the chain T_i = T_p M_P J_i M_O^-1 with the elastic terms magnified `scale` times
@@ -71,12 +81,7 @@ def _drawn_points(data, f, scale):
     defl = unpacked(data["deflection"])
 
     def marker(k):
-        m = data["markers"][k]
-        rot, pos = np.reshape(m["rotation"], (3, 3)), np.array(m["position"])
-        if m["elastic"] >= 0:
-            e = el[f, m["elastic"]].astype(float)
-            rot, pos = _cardan(scale * e[3:]) @ rot, pos + scale * e[:3]
-        return _pose(rot, pos)
+        return _document_marker(data, el, k, f, scale)
 
     poses, out = [], {}
     for b, body in enumerate(data["bodies"]):
@@ -360,3 +365,227 @@ def test_the_gallery_shows_every_shipped_model():
     for model in sorted((ROOT / "data" / "models").glob("*.toml")):
         assert (ROOT / "docs" / "gallery" / f"{model.stem}.png").is_file(), model.stem
         assert f"gallery/{model.stem}.png" in page and f"`{model.name}`" in page, model.stem
+
+
+# ---- finite-element bodies ----
+
+def _fe_plate(cells=True):
+    """A 0.3 x 0.2 x 0.004 m plate of quadratic tetrahedra (FE body, 4 fixed-interface
+    modes) hinged at its edge x = 0, with an averaged interface at its far edge and a
+    node marker at a corner; three states at random hinge angles and elastic
+    coordinates. `cells=False`: the same data with the node table only."""
+    pytest.importorskip("skfem")
+    import scipy.sparse as sp
+
+    import flexmbs
+    from flexmbs.elements.fe_body import FeData
+    from flexmbs.elements.solid import box_mesh, solid_matrices
+    pts, tets = box_mesh(0.3, 0.2, 0.004, (6, 4, 1))
+    k, ms = solid_matrices(pts, tets, 7.0e10, 0.33, 2700.0)
+    data = FeData(pts, np.arange(1, len(pts) + 1), 3, k, sp.kron(ms, sp.identity(3), "csr"),
+                  cells=(("tetra10", tets),) if cells else ())
+    model = flexmbs.Model("plate", gravity=(0.0, 0.0, -9.81))
+    model.add_fe_body("plate", data=data, modes=4, interfaces={
+        "hinge": {"box": [[-1e-3, -1, -1], [1e-3, 1, 1]]},
+        "tip": {"box": [[0.299, -1, -1], [0.301, 1, 1]], "connection": "average"}})
+    corner = int(np.argmax(pts[:, 0] + pts[:, 1] + pts[:, 2]))
+    model.add_marker("plate", "hinge", interface="hinge")
+    model.add_marker("plate", "tip", interface="tip")
+    model.add_marker("plate", "corner", node=corner + 1)
+    model.add_joint("hinge", "revolute", "ground", "plate", child_marker="hinge",
+                    axis=(0, 1, 0))
+    cm = compile_model(model)
+    rng = np.random.default_rng(3)
+    qs = np.tile(cm.q0, (3, 1))
+    qs[:, 0] = [0.0, 0.5, -0.8]
+    qs[:, 1:] = 2e-4 * rng.standard_normal((3, cm.nq - 1))
+    return model, cm, pts, tets, np.array([0.0, 0.05, 0.1]), qs
+
+
+def test_a_beam_hanging_from_an_fe_interface_moves_with_it():
+    """A beam hung from the plate's far-edge interface (the plate drawn first, the
+    beam's points after it): at x1 and x30 every beam point is where
+    DeformedShape.frame(t, q, K) puts it, carried by the magnified interface."""
+    from flexmbs.model.library import huang_tube, material
+    model, _, _, _, times, _ = _fe_plate()
+    model.add_beam_body("arm", [[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]], huang_tube(),
+                        material(7.0e10, 2700.0, poisson_ratio=0.33), elements=2,
+                        reference=(0.0, 1.0, 0.0))
+    model.add_joint("wrist", "revolute", "plate", "arm", parent_marker="tip",
+                    axis=(0, 0, 1))
+    cm = compile_model(model)
+    shape = DeformedShape(cm, subdivisions=3)
+    rng = np.random.default_rng(5)
+    qs = np.tile(cm.q0, (3, 1))
+    qs += 3e-4 * rng.standard_normal(qs.shape)
+    names = list(cm.coordinate_names)
+    qs[:, names.index("hinge")] = [0.0, 0.5, -0.8]
+    qs[:, names.index("wrist")] = [0.3, -0.2, 1.0]
+    scene = build_scene(cm, model, times, qs, "plate and arm", subdivisions=3)
+    assert [b["kind"] for b in scene.data["bodies"]] == ["fe", "beam"]
+    arm = next(p for p in shape.beams if shape.body_names[p.body] == "arm")
+    assert scene.data["bodies"][1]["firstPoint"] == 0
+    for f in range(3):
+        for scale in (1.0, 30.0):
+            got = _drawn_points(scene.data, f, scale)["arm"]
+            want = shape.frame(times[f], qs[f], scale).points
+            rows = slice(arm.first_point, arm.first_point + len(arm.local))
+            assert np.abs(got - want[rows]).max() < 20 * FLOAT32, (f, scale)
+
+
+def _fe_truth(model, cm, t, q, scale, nodes):
+    """The plate's nodes `nodes` in global axes at scale K, computed apart from the
+    viewer: the frame's pose from the kinematics of q with eta magnified K times, and
+    the nodes' translations read off the reduced basis (u v w of node i at rows 3 i..)."""
+    from flexmbs.kinematics.recursive import forward_kinematics
+    body = model.bodies["plate"]
+    eta = q[1:]
+    shown = q.copy()
+    shown[1:] *= scale
+    ws = cm.new_workspace()
+    forward_kinematics(cm.arrays, ws, t, shown, np.zeros(cm.nq))
+    phi = body.basis.vectors
+    local = body.data.nodes[nodes] + scale * np.stack(
+        [phi[3 * nodes + c] @ eta for c in range(3)], axis=1)
+    return ws.r[0] + local @ ws.rot[0].T, ws
+
+
+def test_an_fe_body_is_its_mesh_surface_moved_by_its_frame_and_modes():
+    """The plate's drawing: its outer surface (the box's six faces, outward, their area
+    and enclosed volume the box's), its points the nodes moved by the frame and Phi eta
+    at scales 1 and 30 as rebuilt from the document alone; the markers on its
+    interfaces where they are; the bounds and the deflection scale take it in."""
+    from flexmbs.viewer.fe_surface import fe_surface
+    model, cm, pts, tets, times, qs = _fe_plate()
+    body = model.bodies["plate"]
+    surface = fe_surface(body)
+    on_box = ((np.abs(pts[:, 0]) < 1e-9) | (np.abs(pts[:, 0] - 0.3) < 1e-9)
+              | (np.abs(np.abs(pts[:, 1]) - 0.1) < 1e-9)
+              | (np.abs(np.abs(pts[:, 2]) - 0.002) < 1e-9))
+    assert set(surface.nodes.tolist()) == set(np.flatnonzero(on_box).tolist())
+    x = surface.local[surface.triangles]
+    cross = np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0])
+    area = 0.5 * np.linalg.norm(cross, axis=1).sum()
+    volume = np.einsum("ij,ij->", x.mean(axis=1), cross) / 6.0  # divergence theorem
+    np.testing.assert_allclose(area, 2 * (0.3 * 0.2 + 0.3 * 0.004 + 0.2 * 0.004), rtol=1e-12)
+    np.testing.assert_allclose(volume, 0.3 * 0.2 * 0.004, rtol=1e-12)
+
+    scene = build_scene(cm, model, times, qs, "plate")
+    data = scene.data
+    doc = data["bodies"][0]
+    assert doc["kind"] == "fe" and doc["points"] == len(surface.nodes)
+    assert len(unpacked(doc["triangles"])) == len(surface.triangles) == 4 * 2 * (
+        6 * 4 + 6 * 1 + 4 * 1) * 2
+    eta = unpacked(data["feCoordinates"])
+    rel, el = unpacked(data["relative"]), unpacked(data["markerElastic"])
+    local, modes = unpacked(doc["local"]), unpacked(doc["modes"])
+    for f in range(3):
+        for scale in (1.0, 30.0):
+            def marker(k, f=f, scale=scale):
+                return _document_marker(data, el, k, f, scale)
+            pose = (marker(doc["markerP"]) @ _pose(rel[f, 0, :9], rel[f, 0, 9:])
+                    @ np.linalg.inv(marker(doc["markerO"])))
+            e = eta[f, doc["coordinateFirst"]: doc["coordinateFirst"] + doc["nf"]]
+            drawn = (local + scale * (modes @ e).reshape(-1, 3)) @ pose[:3, :3].T + pose[:3, 3]
+            want, ws = _fe_truth(model, cm, times[f], qs[f], scale, surface.nodes)
+            assert np.abs(drawn - want).max() < 10 * FLOAT32, (f, scale)
+            # the tip interface's marker: its reference point moved with the interface
+            tip = pose @ marker(doc["markerSlots"]["tip"])
+            rows = body.node_rows(model.marker("plate", "tip").node)
+            point = np.array(model.marker("plate", "tip").position)
+            want_tip = ws.r[0] + ws.rot[0] @ (point + scale * rows[:3] @ qs[f, 1:])
+            assert np.abs(tip[:3, 3] - want_tip).max() < 10 * FLOAT32, (f, scale)
+    lo, hi = np.array(data["bounds"])
+    every = np.vstack([_fe_truth(model, cm, times[f], qs[f], 1.0, surface.nodes)[0]
+                       for f in range(3)])
+    assert np.all(every >= lo - 1e-12) and np.all(every <= hi + 1e-12)
+    assert 0.3 < data["size"] < 0.4  # the plate's diagonal, not the default 1 m
+    largest = max(np.linalg.norm((surface.modes @ q[1:]).reshape(-1, 3), axis=1).max()
+                  for q in qs)
+    assert scene.scale.largest == pytest.approx(largest, rel=1e-12)
+    assert scene.scale.scale > 1.0
+    ranges = {f["key"]: f["range"] for f in data["fields"]}
+    assert ranges["displacement"] == pytest.approx(largest, rel=1e-12)  # the colour map's
+
+
+def test_an_fe_body_without_cells_is_its_nodes_as_dots():
+    model, cm, pts, _, times, qs = _fe_plate(cells=False)
+    scene = build_scene(cm, model, times, qs, "plate")
+    doc = scene.data["bodies"][0]
+    assert doc["kind"] == "fe" and doc["points"] == len(pts)
+    assert unpacked(doc["triangles"]).size == 0
+    # nodes 2 mm apart through the thickness, 25 mm in the plane: a 200th of the diagonal
+    diagonal = np.linalg.norm([0.3, 0.2, 0.004])
+    assert doc["pointRadius"] == pytest.approx(0.005 * diagonal, rel=1e-12)
+
+
+@browser
+def test_the_page_draws_an_fe_body_where_it_is(chromium, tmp_path):
+    """The plate in the page: every drawn surface node where the kinematics and the
+    basis put it (x1 and x30), the plate's blue on the pixels where it is; without
+    cells its nodes as dots, where they are."""
+    from flexmbs.viewer.fe_surface import fe_surface
+    from flexmbs.viewer.page import write_html
+    page, errors = chromium
+    for cells in (True, False):
+        model, cm, pts, tets, times, qs = _fe_plate(cells)
+        scene = build_scene(cm, model, times, qs, "plate")
+        nodes = np.arange(len(pts))
+        if cells:
+            nodes = fe_surface(model.bodies["plate"]).nodes
+        out = write_html(scene, tmp_path / f"plate{cells}.html", {"panels": False})
+        _open(page, errors, out.as_uri())
+        assert page.evaluate("flexmbsViewer.count('fe')") == 1
+        for f in (1, 2):
+            page.evaluate(f"flexmbsViewer.seek({float(times[f])!r})")
+            for scale in (1.0, 30.0):
+                page.evaluate(f"flexmbsViewer.setScale({scale})")
+                drawn = np.reshape(page.evaluate("flexmbsViewer.drawnFePoints('plate')"), (-1, 3))
+                want, _ = _fe_truth(model, cm, times[f], qs[f], scale, nodes)
+                assert np.abs(drawn - want).max() < 10 * FLOAT32, (cells, f, scale)
+        # the frame of the largest bend, seen from above
+        f = int(np.argmax([np.abs(fe_surface(model.bodies["plate"]).modes @ q[1:]).max()
+                           for q in qs]))
+        page.evaluate(f"flexmbsViewer.setScale(1); flexmbsViewer.seek({float(times[f])!r})")
+        page.evaluate("flexmbsViewer.setView('xy')")
+        want, _ = _fe_truth(model, cm, times[f], qs[f], 1.0, nodes)
+        bend = np.linalg.norm(want - _fe_truth(model, cm, times[f], qs[f], 0.0, nodes)[0], axis=1)
+        if cells:  # inside the top triangles, off the elements' edges drawn over them
+            surface = fe_surface(model.bodies["plate"])
+            top = surface.triangles[(surface.local[surface.triangles, 2] > 0.0).all(axis=1)]
+            want, bend = want[top].mean(axis=1), bend[top].mean(axis=1)
+        every = max(1, len(want) // 40)
+        want, bend = want[::every], bend[::every] / scene.data["fields"][-1]["range"]
+        pixels = [np.round(page.evaluate(f"flexmbsViewer.project({p.tolist()})")).astype(int)
+                  for p in want]
+        image = _screenshot(page, tmp_path / f"plate{cells}.png")
+        blue = sum(image[y, x, 2] > image[y, x, 0] + 40 and image[y, x, 2] > image[y, x, 1] + 10
+                   for x, y in pixels)  # the flexible bodies' blue
+        assert blue > (0.9 if cells else 0.5) * len(pixels)
+        # coloured by the length of Phi eta: grey to red, no longer the bodies' blue
+        page.evaluate("flexmbsViewer.setField('displacement')")
+        image = _screenshot(page, tmp_path / f"plate{cells}_d.png")
+        still = sum(image[y, x, 2] > image[y, x, 0] + 40 for x, y in pixels)
+        warm = [int(image[y, x, 0]) - int(image[y, x, 2]) for x, y in pixels]
+        assert still <= 0.05 * len(pixels) and max(warm) > 20, (still, warm)
+        assert np.corrcoef(bend, warm)[0, 1] > 0.8, cells  # redder where it bends more
+        assert errors == []
+
+
+def test_the_view_of_an_fe_run_replays_its_elastic_coordinates(tmp_path):
+    """`flexmbs view` of a run of the shipped plate written elsewhere (its mesh found
+    where the run found it): a frame per output time, the plate's eta of each."""
+    pytest.importorskip("skfem")
+    out = tmp_path / "plate.h5"
+    assert main(["run", str(ROOT / "data" / "models" / "fe_plate.toml"), "-o", str(out),
+                 "-q", "--set", "solver.t_end=0.05"]) == 0
+    result = open_result(out)
+    scene = scene_of_result(result)
+    plate = scene.data["bodies"][0]
+    assert plate["kind"] == "fe" and plate["nf"] == 6 and len(plate["markerSlots"]) == 2
+    columns = [result.coordinate_names.index(f"plate.mode{k}") for k in range(1, 7)]
+    eta = unpacked(scene.data["feCoordinates"])
+    assert eta.shape == (len(result.time), 6)
+    np.testing.assert_allclose(eta, result.q[:, columns], rtol=1e-6, atol=1e-12)
+    assert np.abs(eta[-1]).max() > 0  # it bends under gravity
+    assert main(["view", str(out), "--html", str(tmp_path / "plate.html")]) == 0

@@ -168,6 +168,20 @@ class DeformedShape:
             for j in model.joints.values()
             if j.child != GROUND
         ]
+        # each joint's point on its child: (undeformed position, translation rows over
+        # the child's qf or None), read once (an FE body's basis is not at hand free)
+        self._joint_points: list[tuple[NDArray[np.float64], NDArray[np.float64] | None]] = []
+        for _, name, marker_name in self._joints:
+            child = model.bodies[name]
+            marker = child.markers[marker_name]
+            if isinstance(child, FeBody) and marker.node is not None:
+                rows = child.node_rows(marker.node)[:3]
+                self._joint_points.append((np.asarray(marker.position, float), rows))
+            elif isinstance(child, BeamBody) and marker.node is not None:
+                node = marker.node % len(child.nodes)
+                self._joint_points.append((child.nodes[node], child.node_rows(node)[:3]))
+            else:
+                self._joint_points.append((np.asarray(marker.position, float), None))
         self.vertices = list(range(npoints, npoints + len(self._joints)))
         self.vertex_body = [b for b, _, _ in self._joints]
         self.lines = lines
@@ -211,19 +225,10 @@ class DeformedShape:
             data["section_forces"][rows] = part.forces @ qf
         for body, first, local in self._rigid:
             points[first : first + len(local)] = r[body] + local @ rot[body].T
-        model = self._model
-        for k, (body, name, marker_name) in enumerate(self._joints):
-            child = model.bodies[name]
-            marker = child.markers[marker_name]
-            position = np.asarray(marker.position, float)
-            if isinstance(child, FeBody) and marker.node is not None:
+        for k, (body, _, _) in enumerate(self._joints):
+            position, terms = self._joint_points[k]
+            if terms is not None:
                 part = self._part_of[body]
-                qf = q[part.q_first : part.q_first + part.nf]
-                position = position + child.node_rows(marker.node)[:3] @ qf
-            elif isinstance(child, BeamBody) and marker.node is not None:
-                node = marker.node % len(child.nodes)
-                part = self._part_of[body]
-                qf = q[part.q_first : part.q_first + part.nf]
-                position = child.nodes[node] + child.node_rows(node)[:3] @ qf
+                position = position + terms @ q[part.q_first : part.q_first + part.nf]
             points[self.vertices[k]] = r[body] + rot[body] @ position
         return ShapeFrame(points, data)

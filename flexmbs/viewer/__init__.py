@@ -1,8 +1,9 @@
 """The interactive 3-D viewer of results and models, in the browser (`flexmbs view`).
 
 The scene of a run or a model (flexmbs.viewer.scene: beams as tubes of their section
-along their deformed centre lines, rigid bodies as their frames and markers, URDF
-meshes, joints, payloads, sensors) is drawn by the page of flexmbs.viewer.page with
+along their deformed centre lines, finite-element bodies as the deformed outer surface
+of their mesh (flexmbs.viewer.fe_surface), rigid bodies as their frames and markers,
+URDF meshes, joints, payloads, sensors) is drawn by the page of flexmbs.viewer.page with
 three.js, bundled in the package: the same page is served locally (`flexmbs view`),
 written as one self-contained HTML file (`--html`), shown in a notebook
 (`flexmbs.show`) and photographed in a headless Chromium (`--screenshot`).

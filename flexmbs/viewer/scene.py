@@ -13,7 +13,9 @@ axes, elastic translation d and Cardan angles th of their node, linear in qf), a
 J_i = M_P(1)^-1 T_p(1)^-1 T_i(1) M_O(1) the joint's own motion, which the elastic
 coordinates do not change: it is computed here from the poses of the run, so that
 K = 1 is the run's kinematics exactly. A beam's centre line in its body axes is
-P + K d (d = C qf, flexmbs.io.deformed_shape), its point data those of the run.
+P + K d (d = C qf, flexmbs.io.deformed_shape), its point data those of the run; a
+finite-element body's surface X + K Phi_t eta (flexmbs.viewer.fe_surface), the page
+given X and Phi_t once and the body's eta per frame (`feCoordinates`).
 
 Arrays travel as base64 of little-endian float32 (per frame, for drawing) or
 float64 (the times), as {"dtype", "shape", "b64"}.
@@ -26,7 +28,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,7 +39,8 @@ from ..errors import ModelError
 from ..io.deformed_shape import DEFAULT_SUBDIVISIONS, SECTION_FORCE_NAMES, DeformedShape
 from ..io.results import component_labels
 from ..kinematics.recursive import forward_kinematics
-from ..model.description import GROUND, BeamBody, RigidBody
+from ..model.description import GROUND, ORIGIN, BeamBody, FeBody, RigidBody
+from .fe_surface import FeSurface, fe_surface
 
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
@@ -57,10 +60,13 @@ FIELDS = (
     ("T", "torque T", "N m"),
     ("M_y", "bending moment M_y", "N m"),
     ("M_z", "bending moment M_z", "N m"),
+    ("displacement", "elastic displacement |d|", "m"),
 )
-"""(key, label, unit) of the colour maps: the outer-fibre strain, then the section
-forces in the order of flexmbs.io.deformed_shape.SECTION_FORCE_NAMES."""
-assert tuple(k for k, _, _ in FIELDS[1:]) == SECTION_FORCE_NAMES
+"""(key, label, unit) of the colour maps: the outer-fibre strain, the section forces in
+the order of flexmbs.io.deformed_shape.SECTION_FORCE_NAMES, then the length of the
+elastic displacement (a beam's d = C qf, a finite-element body's nodal Phi_t eta: the
+one map FE bodies take; the page computes theirs)."""
+assert tuple(k for k, _, _ in FIELDS[1:7]) == SECTION_FORCE_NAMES
 
 
 def packed(array: NDArray[Any], dtype: str = "<f4") -> dict[str, Any]:
@@ -147,7 +153,7 @@ class _Markers:
         marker = self.model.marker(body, name)
         item = None if body == GROUND else self.model.bodies[body]
         rows = None
-        if isinstance(item, BeamBody) and marker.node is not None:
+        if isinstance(item, (BeamBody, FeBody)) and marker.node is not None:
             r = item.node_rows(marker.node)
             if np.any(r != 0.0):
                 rows = r
@@ -220,6 +226,25 @@ def _beam_document(beam: BeamBody, local: NDArray[np.float64], subdivisions: int
         "axisZ": packed(np.array(axes_z)),
         "section": _section_shape(beam),
         "nodePoints": nodes,
+    }
+
+
+def _fe_document(body: FeBody, surface: FeSurface, first: int, slots: dict) -> dict[str, Any]:
+    """How an FE body is drawn (flexmbs.viewer.fe_surface): its surface's undeformed
+    points (body frame), their translations per unit eta (3 k, nf), the triangles
+    (none: the points as dots of radius `pointRadius`) and the elements' edges, where
+    its elastic coordinates start in `feCoordinates`, and its markers' slots."""
+    return {
+        "kind": "fe",
+        "points": len(surface.local),
+        "local": packed(surface.local),
+        "modes": packed(surface.modes),
+        "nf": int(surface.modes.shape[1]),
+        "coordinateFirst": first,
+        "triangles": packed(surface.triangles, "<u4"),
+        "edges": packed(surface.edges, "<u4"),
+        "pointRadius": surface.point_radius,
+        "markerSlots": slots,
     }
 
 
@@ -336,6 +361,12 @@ def build_scene(
             }
         )
 
+    fe_markers = {  # an FE body's markers are drawn: their slots before the frames
+        name: {m: markers.of(name, m) for m in item.markers if m != ORIGIN}  # (its triad)
+        for name, item in chain_model.bodies.items()
+        if isinstance(item, FeBody) and name in body_index
+    }
+
     disks = []  # rolling disks: drawn as disks of their radius, on their axle
     for c in getattr(model, "contacts", {}).values():
         if c.radius > 0.0:
@@ -348,7 +379,15 @@ def build_scene(
 
     rows = _rows_to_draw(len(times), max_frames)
     nb, nt = len(names), len(rows)
-    npoints = sum(len(p.local) for p in shape.beams)
+    beam_parts = [p for p in shape.beams if isinstance(chain_model.bodies[names[p.body]], BeamBody)]
+    fe_parts = [p for p in shape.beams if isinstance(chain_model.bodies[names[p.body]], FeBody)]
+    surfaces = {
+        p.body: fe_surface(cast(FeBody, chain_model.bodies[names[p.body]])) for p in fe_parts
+    }
+    fe_first = np.cumsum([0] + [p.nf for p in fe_parts])
+    fe_coordinates = np.zeros((nt, int(fe_first[-1])))
+    fe_largest = 0.0
+    npoints = sum(len(p.local) for p in beam_parts)
     relative = np.zeros((nt, nb, 12))
     elastic = np.zeros((nt, len(markers.elastic), 6))
     deflection = np.zeros((nt, npoints, 3))
@@ -359,7 +398,7 @@ def build_scene(
     reach: list[NDArray[np.float64]] = []
     beam_rows = []
     first = 0
-    for part in shape.beams:
+    for part in beam_parts:
         beam_rows.append(
             (
                 slice(part.first_point, part.first_point + len(part.local)),
@@ -371,10 +410,17 @@ def build_scene(
         t, q = float(times[row]), np.ascontiguousarray(qs[row])
         fr = shape.frame(t, q)
         drawn[f] = fr.points
+        for k, part in enumerate(fe_parts):  # (the bounds hold the surface: drawn)
+            eta = q[part.q_first : part.q_first + part.nf]
+            fe_coordinates[f, fe_first[k] : fe_first[k + 1]] = eta
+            moved = (surfaces[part.body].modes @ eta).reshape(-1, 3)
+            if len(moved):
+                fe_largest = max(fe_largest, float(np.linalg.norm(moved, axis=1).max()))
         for src, dst in beam_rows:
             deflection[f, dst] = fr.point_data["elastic_displacement"][src]
             fields[f, 0, dst] = fr.point_data["outer_fibre_strain"][src, 0]
-            fields[f, 1:, dst] = fr.point_data["section_forces"][src].T
+            fields[f, 1:7, dst] = fr.point_data["section_forces"][src].T
+            fields[f, 7, dst] = np.linalg.norm(fr.point_data["elastic_displacement"][src], axis=1)
         forward_kinematics(cm.arrays, ws, t, q, rest)
         poses = [_pose(ws.rot[b], ws.r[b]) for b in range(nb)]
         e = markers.elastic_values(q)
@@ -392,6 +438,7 @@ def build_scene(
             relative[f, b, 9:] = jb[:3, 3]
 
     largest = float(np.linalg.norm(deflection, axis=2).max()) if npoints and nt else 0.0
+    largest = max(largest, fe_largest)
     size = arm_size(drawn) if nt else 0.0
     if reach:
         size = max(size, float(np.linalg.norm(np.ptp(np.array(reach), axis=0))))
@@ -400,7 +447,8 @@ def build_scene(
         chosen = DeflectionScale(float(scale), chosen.largest, chosen.size)
 
     bodies = []
-    beam_of = {p.body: p for p in shape.beams}
+    beam_of = {p.body: p for p in beam_parts}
+    fe_of = {p.body: k for k, p in enumerate(fe_parts)}
     point_first = 0
     for b, name in enumerate(names):
         item = chain_model.bodies[name]
@@ -431,6 +479,9 @@ def build_scene(
                 if mk.node is not None
             }
             point_first += len(part.local)
+        elif b in fe_of and isinstance(item, FeBody):
+            k = fe_of[b]
+            doc.update(_fe_document(item, surfaces[b], int(fe_first[k]), fe_markers[name]))
         elif isinstance(item, RigidBody):
             doc["kind"] = "rigid"
             doc.update(_rigid_document(item))
@@ -466,11 +517,15 @@ def build_scene(
                 "key": key,
                 "label": label,
                 "unit": unit,
-                "range": float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
+                "range": max(
+                    float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
+                    fe_largest if key == "displacement" else 0.0,
+                ),
             }
             for k, (key, label, unit) in enumerate(FIELDS)
         ],
         "fieldValues": packed(fields),
+        "feCoordinates": packed(fe_coordinates),
         "sensorTime": packed(times[sensor_rows], "<f8"),
         "sensors": sensor_docs,
         "meshes": [m.document(body_index) for m in meshes],

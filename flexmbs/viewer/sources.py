@@ -64,14 +64,16 @@ def scene_of_result(
             f"{result.path}: the model was built in Python and its text is not in the "
             "file; show it from Python with flexmbs.show(result, model=MODEL)"
         )
-    shape = shape_of_result(result, model)
     user = model
-    if user is None:
+    if user is None:  # the files it names are where the run found them
+        settings = result.solver.get("settings") or {}
         user = loads_model(
             result.model_text,
             source=f"{result.path} (its model)",
             overrides=result.model_overrides,
+            base=str(settings.get("model_folder") or "") or None,
         )
+    shape = shape_of_result(result, user)
     warnings: list[str] = []
     meshes = _meshes(user, urdf, result.model_text, Path(result.path).parent, warnings)
     scene = build_scene(

@@ -3,7 +3,8 @@
  * Each body's pose at deflection scale K follows the kinematic chain
  *   T_i(K) = T_p(K) M_P(K) J_i M_O(K)^-1,   M(K) = [Rx Ry Rz(K th) C_0 | s_0 + K d],
  * J_i the joint's motion (from the run, independent of K); a beam's centre line in its
- * body axes is P + K d. K = 1 is the run's kinematics exactly.
+ * body axes is P + K d, a finite-element body's surface X + K Phi_t eta (its nodes'
+ * translations, x = Phi eta). K = 1 is the run's kinematics exactly.
  */
 (function () {
   'use strict';
@@ -31,6 +32,8 @@
   const deflection = decode(data.deflection);
   const nPoints = data.deflection.shape[1] || 0;
   const fieldValues = decode(data.fieldValues);
+  const feCoordinates = decode(data.feCoordinates);
+  const nFe = data.feCoordinates.shape[1] || 0;
   const nFields = data.fields.length;
   const size = data.size;
 
@@ -44,6 +47,7 @@
     showJoints: true,
     showMeshes: true,
     showGrid: true,
+    showEdges: true,
     clock: times[0],
   };
 
@@ -92,6 +96,14 @@
   const beamMaterial = new THREE.MeshStandardMaterial({
     color: 0xffffff, vertexColors: true, roughness: 0.5, metalness: 0.05, side: THREE.DoubleSide });
   const BEAM_RGB = [0.16, 0.42, 0.78];
+  const feMaterial = mat(0xffffff, {
+    vertexColors: true, side: THREE.DoubleSide, flatShading: true, roughness: 0.5, metalness: 0.05,
+    polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1 });
+  // the elements' edges: each drawn as the wireframe of the triangle (a, b, a)
+  const edgeMaterial = mat(0x000000, { wireframe: true, emissive: 0x123a6b, roughness: 1, metalness: 0 });
+  // a node drawn as a dot: the octahedron of its radius
+  const DOT = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]];
+  const DOT_FACES = [[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]];
 
   function cylinderBetween(a, b, r, material) {
     const dir = new THREE.Vector3().subVectors(b, a);
@@ -122,6 +134,7 @@
   const stickRadius = 0.006 * size;
   const groups = [];
   const beams = [];
+  const feBodies = [];
   const frameGlyphs = [];
   const ringCache = {};
 
@@ -197,6 +210,61 @@
         body: b, doc: body, local: local, ay: ay, az: az, ring: ring, np: np, nr: nr,
         first: body.firstPoint, geometry: geometry, positions: positions, colors: colors,
         markers: markers, payloads: payloads, centre: new Float32Array(np * 3),
+      });
+    } else if (body.kind === 'fe') {
+      const local = decode(body.local), modes = decode(body.modes), tri = decode(body.triangles);
+      const np = body.points, dots = tri.length === 0;
+      const perNode = dots ? DOT.length : 1;
+      const positions = new Float32Array(np * perNode * 3);
+      const colors = new Float32Array(np * perNode * 3);
+      let index;
+      if (dots) {
+        index = new Uint32Array(np * DOT_FACES.length * 3);
+        for (let i = 0, o = 0; i < np; i++) {
+          for (const face of DOT_FACES) for (const v of face) index[o++] = i * perNode + v;
+        }
+      } else {
+        index = tri;
+      }
+      const geometry = new THREE.BufferGeometry();
+      geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+      geometry.setAttribute('color', new THREE.BufferAttribute(colors, 3));
+      geometry.setIndex(new THREE.BufferAttribute(index, 1));
+      const surface = new THREE.Mesh(geometry, feMaterial);
+      surface.name = body.name + ':surface';
+      surface.userData.kind = 'fe';
+      surface.frustumCulled = false;
+      group.add(surface);
+      const edgeList = decode(body.edges);
+      let edges = null;
+      if (edgeList.length) {
+        const ne = edgeList.length / 2, triples = new Uint32Array(3 * ne);
+        for (let e = 0; e < ne; e++) {
+          triples[3 * e] = edgeList[2 * e]; triples[3 * e + 1] = edgeList[2 * e + 1]; triples[3 * e + 2] = edgeList[2 * e];
+        }
+        const lines = new THREE.BufferGeometry();
+        lines.setAttribute('position', geometry.attributes.position);  // shared: moves with it
+        const up = new Float32Array(3 * np);
+        for (let i = 0; i < np; i++) up[3 * i + 2] = 1;
+        lines.setAttribute('normal', new THREE.BufferAttribute(up, 3));
+        lines.setIndex(new THREE.BufferAttribute(triples, 1));
+        edges = new THREE.Mesh(lines, edgeMaterial);
+        edges.name = body.name + ':edges';
+        edges.userData.kind = 'edges';
+        edges.frustumCulled = false;
+        group.add(edges);
+      }
+      const markers = [];
+      for (const [name, slot] of Object.entries(body.markerSlots || {})) {
+        const dot = new THREE.Mesh(new THREE.SphereGeometry(0.01 * size, 16, 12), markerMaterial);
+        dot.name = body.name + ':' + name;
+        group.add(dot);
+        markers.push({ mesh: dot, slot: slot });
+      }
+      feBodies.push({
+        body: b, doc: body, local: local, modes: modes, np: np, nf: body.nf, dots: dots,
+        geometry: geometry, positions: positions, colors: colors, markers: markers, edges: edges,
+        nodes: new Float32Array(np * 3),
       });
     } else {
       const origin = new THREE.Vector3();
@@ -383,6 +451,52 @@
     for (const m of beam.payloads) m.mesh.position.fromArray(c, 3 * m.point);
   }
 
+  // a finite-element body: X + s Phi_t eta at every drawn node, in its body's axes,
+  // coloured by |Phi_t eta| when the colour map is the elastic displacement
+  const markerTmp = new THREE.Matrix4();
+  const feRgb = [0, 0, 0];
+  function updateFe(fe, f, s) {
+    const L = fe.local, P = fe.modes, nf = fe.nf, x = fe.nodes;
+    const eta = feCoordinates.subarray(f * nFe + fe.doc.coordinateFirst, f * nFe + fe.doc.coordinateFirst + nf);
+    const fi = fieldIndex();
+    const mapped = fi >= 0 && data.fields[fi].key === 'displacement';
+    const range = mapped ? data.fields[fi].range : 0;
+    const perNode = fe.dots ? DOT.length : 1;
+    for (let i = 0; i < fe.np; i++) {
+      let length2 = 0;
+      for (let c = 0; c < 3; c++) {
+        const r = 3 * i + c;
+        let d = 0;
+        for (let j = 0, o = r * nf; j < nf; j++) d += P[o + j] * eta[j];
+        x[r] = L[r] + s * d;
+        length2 += d * d;
+      }
+      if (mapped) coolwarm(range > 0 ? Math.sqrt(length2) / range : 0, feRgb, 0);
+      const colour = mapped ? feRgb : BEAM_RGB;
+      for (let v = 0; v < perNode; v++) fe.colors.set(colour, 3 * (i * perNode + v));
+    }
+    if (fe.dots) {
+      const pos = fe.positions, rad = fe.doc.pointRadius;
+      for (let i = 0; i < fe.np; i++) {
+        for (let v = 0; v < DOT.length; v++) {
+          const o = (i * DOT.length + v) * 3;
+          pos[o] = x[3 * i] + rad * DOT[v][0];
+          pos[o + 1] = x[3 * i + 1] + rad * DOT[v][1];
+          pos[o + 2] = x[3 * i + 2] + rad * DOT[v][2];
+        }
+      }
+    } else {
+      fe.positions.set(x);
+    }
+    fe.geometry.attributes.color.needsUpdate = true;
+    fe.geometry.attributes.position.needsUpdate = true;
+    fe.geometry.computeBoundingSphere();
+    for (const m of fe.markers) {
+      markerFrame(m.slot, f, s, markerTmp);
+      m.mesh.position.set(markerTmp.elements[12], markerTmp.elements[13], markerTmp.elements[14]);
+    }
+  }
+
   let dirty = true;
   function showFrame(f) {
     state.frame = Math.max(0, Math.min(nt - 1, f | 0));
@@ -393,6 +507,7 @@
       groups[b].matrixWorldNeedsUpdate = true;
     }
     for (const beam of beams) updateBeam(beam, state.frame, s);
+    for (const fe of feBodies) updateFe(fe, state.frame, s);
     for (const j of diskObjects) {
       markerFrame(j.marker, state.frame, s, j.holder.matrix);
       j.holder.matrixWorldNeedsUpdate = true;
@@ -482,7 +597,7 @@
   el('option', { value: 'none', text: 'bodies' }, fieldSelect);
   for (const f of data.fields) el('option', { value: f.key, text: f.label + (f.unit ? ' (' + f.unit + ')' : '') }, fieldSelect);
   fieldSelect.value = state.field;
-  if (!beams.length) fieldSelect.disabled = true;
+  if (!beams.length && !feBodies.length) fieldSelect.disabled = true;
 
   el('h2', { text: 'View' }, more);
   const rowView = el('div', { className: 'fx-row' }, more);
@@ -493,6 +608,7 @@
   const rowShow = el('div', { className: 'fx-row' }, more);
   const toggles = [['frames', 'showFrames'], ['joints', 'showJoints'], ['grid', 'showGrid']];
   if (data.meshes.length) toggles.push(['meshes', 'showMeshes']);
+  if (feBodies.some((fe) => fe.edges)) toggles.push(['mesh edges', 'showEdges']);
   for (const [label, key] of toggles) {
     const l = el('label', {}, rowShow);
     const box = el('input', { type: 'checkbox' }, l);
@@ -506,7 +622,7 @@
     const l = el('label', {}, bodyList);
     const box = el('input', { type: 'checkbox' }, l);
     box.checked = true;
-    l.appendChild(document.createTextNode(' ' + body.name + (body.kind === 'beam' ? ' (beam)' : '')));
+    l.appendChild(document.createTextNode(' ' + body.name + (body.kind === 'beam' ? ' (beam)' : body.kind === 'fe' ? ' (FE)' : '')));
     box.addEventListener('change', () => { groups[b].visible = box.checked; dirty = true; });
     return box;
   });
@@ -518,11 +634,11 @@
   const legendBody = el('div', { className: 'fx-legend-body' }, legend);
   const legendBar = el('canvas', { width: 18, height: 160 }, legendBody);
   const legendTicks = el('div', { className: 'fx-legend-ticks' }, legendBody);
-  {
+  function drawLegendBar(signed) {  // signed: -range..range, else 0..range (a length)
     const g = legendBar.getContext('2d');
     const rgb = [0, 0, 0];
     for (let i = 0; i < 160; i++) {
-      coolwarm(1 - (2 * i) / 159, rgb, 0);
+      coolwarm(signed ? 1 - (2 * i) / 159 : 1 - i / 159, rgb, 0);
       g.fillStyle = 'rgb(' + rgb.map((v) => Math.round(255 * v)).join(',') + ')';
       g.fillRect(0, i, 18, 1);
     }
@@ -539,7 +655,10 @@
     const f = data.fields[fi];
     legendTitle.textContent = f.label + (f.unit ? ' (' + f.unit + ')' : '');
     legendTicks.innerHTML = '';
-    for (const v of [f.range, f.range / 2, 0, -f.range / 2, -f.range]) el('span', { text: fmt(v) }, legendTicks);
+    const signed = f.key !== 'displacement';
+    drawLegendBar(signed);
+    const ticks = signed ? [f.range, f.range / 2, 0, -f.range / 2, -f.range] : [f.range, 0.75 * f.range, f.range / 2, f.range / 4, 0];
+    for (const v of ticks) el('span', { text: fmt(v) }, legendTicks);
   }
 
   // sensors against time, with a cursor at the frame shown
@@ -642,6 +761,7 @@
     jointObjects.forEach((j) => { j.holder.visible = state.showJoints; });
     meshObjects.forEach((m) => { m.visible = state.showMeshes; });
     grid.visible = state.showGrid;
+    feBodies.forEach((fe) => { if (fe.edges) fe.edges.visible = state.showEdges; });
     dirty = true;
   }
 
@@ -731,6 +851,20 @@
       const tube = groups[beam.body].children.find((o) => o.name === name + ':tube');
       tube.updateWorldMatrix(true, false);
       return v.applyMatrix4(tube.matrixWorld).toArray();
+    },
+    // the drawn nodes of a finite-element body (its surface's, or its dots' centres),
+    // in global axes (m), as one flat list x0 y0 z0 x1 ...
+    drawnFePoints: (name) => {
+      const fe = feBodies.find((x) => x.doc.name === name);
+      if (!fe) return null;
+      const surface = groups[fe.body].children.find((o) => o.name === name + ':surface');
+      surface.updateWorldMatrix(true, false);
+      const v = new THREE.Vector3(), out = [];
+      for (let i = 0; i < fe.np; i++) {
+        v.fromArray(fe.nodes, 3 * i).applyMatrix4(surface.matrixWorld);
+        out.push(v.x, v.y, v.z);
+      }
+      return out;
     },
     bodyPose: (name) => {
       const b = bodies.findIndex((x) => x.name === name);
