@@ -1,6 +1,6 @@
 """Collocated strain feedback on H2, written as a user force law.
 
-H2 (docs/explanation/benchmark-models.md; flexmbs.library.huang_two_link) with a PD
+H2 (docs/explanation/benchmark-models.md; flexmbs.model.library.huang_two_link) with a PD
 motor on each joint: joint 1 holds 1.5 rad, joint 2 moves from -1.0 to 0.0 rad in
 0.5 s (a quintic trajectory), which sets the flexible link ringing. Strain gauges at the root of the
 link, on the faces y = -c and y = +c of the tube (c = 6.35 mm), half their difference
@@ -28,6 +28,7 @@ import numpy as np
 
 import flexmbs
 from flexmbs.model import Constant, Trajectory
+from flexmbs.model.library import huang_two_link
 
 GAUGE = 6.35e-3  # m, the gauges' distance from the section's neutral axis
 LENGTH = 1.02  # m, the flexible link
@@ -47,7 +48,7 @@ def strain_feedback(t, q, u, params, out):
 def controlled_h2(gain):
     """H2 with PD motors on both joints, joint 2's set-point moving from -1.0 to 0.0
     rad in 0.5 s, and the strain feedback of gain `gain` (N m) on joint 2."""
-    model = flexmbs.library.huang_two_link()
+    model = huang_two_link()
     model.add_actuator("motor1", "joint1", kp=200.0, kd=20.0, setpoint=Constant(1.5))
     model.add_actuator("motor2", "joint2", kp=20.0, kd=2.0,
                        setpoint=Trajectory(times=(0.0, 0.5), values=(-1.0, 0.0)))

@@ -27,7 +27,7 @@ from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_MET
 if TYPE_CHECKING:
     from .analysis.equilibrium import Equilibrium
     from .model.compiled import CompiledModel
-    from .model.description import Model
+    from .model.description import Model, SolverSettings
 
 __all__ = ["main"]
 
@@ -83,10 +83,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     if sim.status == "finished":
         if not args.quiet:
+            print("solver " + _settings_used(model, args).summary())
             print(summary)
         return EXIT_OK
     _err(f"{args.model}: the integration failed: {sim.message} ({summary})")
     return EXIT_FAILED
+
+
+def _settings_used(model: Model, args: argparse.Namespace) -> SolverSettings:
+    """The solver settings a run of `model` with the options `args` uses (as simulate
+    takes them: the options over the model's settings for the method it runs)."""
+    from .errors import ModelError
+
+    try:
+        return model.solver.with_changes(
+            args.solver,
+            args.t_end,
+            args.rtol,
+            args.atol,
+            None,
+            args.formulation,
+            args.constraints,
+            args.rho_inf,
+            args.fixed_step,
+        )
+    except ModelError as exc:
+        raise exc.with_source(args.model) from None
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -355,6 +377,8 @@ def _cmd_modes(args: argparse.Namespace) -> int:
 def _cmd_precompile(args: argparse.Namespace) -> int:
     from . import precompile as pre
 
+    if args.jobs is None:
+        args.jobs = min(2, os.cpu_count() or 1)
     if args.jobs < 1:
         _err(f"--jobs: expected a positive number of processes, got {args.jobs}")
         return EXIT_INPUT
@@ -711,11 +735,11 @@ def _parser() -> argparse.ArgumentParser:
     v.set_defaults(fn=_cmd_verify)
 
     i = sub.add_parser("info", help="what a result file holds")
-    i.add_argument("result")
+    i.add_argument("result", help="result file (HDF5)")
     i.set_defaults(fn=_cmd_info)
 
     e = sub.add_parser("energy", help="energy balance and Huang's criterion")
-    e.add_argument("result")
+    e.add_argument("result", help="result file (HDF5)")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.add_argument(
         "--max-ratio",
@@ -737,13 +761,13 @@ def _parser() -> argparse.ArgumentParser:
     e.set_defaults(fn=_cmd_energy)
 
     pl = sub.add_parser("plot", help="plot coordinates, sensors and energies to a PNG")
-    pl.add_argument("result")
+    pl.add_argument("result", help="result file (HDF5)")
     pl.add_argument(
         "names",
         nargs="*",
-        help="coordinate or sensor names, 'energy', "
-        "'energy.kinetic', ... (default: all "
-        "coordinates and the energies)",
+        help="coordinate or sensor names, one column of a sensor as NAME[k] or "
+        "NAME[label] (tip[1], tip[y]), 'energy', 'energy.kinetic', ... (default: "
+        "panels of every coordinate, sensor and energy)",
     )
     pl.add_argument("-o", "--output", help="PNG file (default: RESULT.png)")
     pl.set_defaults(fn=_cmd_plot)
@@ -751,7 +775,7 @@ def _parser() -> argparse.ArgumentParser:
     ex = sub.add_parser(
         "export", help="the deformed shape over time as one VTKHDF file for ParaView"
     )
-    ex.add_argument("result")
+    ex.add_argument("result", help="result file (HDF5)")
     ex.add_argument("-o", "--output", help="VTKHDF file (default: RESULT.vtkhdf)")
     ex.add_argument(
         "--subdivisions",
@@ -762,7 +786,7 @@ def _parser() -> argparse.ArgumentParser:
     ex.set_defaults(fn=_cmd_export)
 
     an = sub.add_parser("animate", help="the deformed mechanism moving, as a GIF or an MP4")
-    an.add_argument("result")
+    an.add_argument("result", help="result file (HDF5)")
     an.add_argument(
         "-o", "--output", required=True, help="file ending in .gif or .mp4, or .png for a frame"
     )
@@ -796,7 +820,7 @@ def _parser() -> argparse.ArgumentParser:
     vw.set_defaults(fn=_cmd_view)
 
     sw = sub.add_parser("sweep", help="a parameter study: one run and file per case, on dask")
-    sw.add_argument("model")
+    sw.add_argument("model", help="model file (TOML)")
     sw.add_argument(
         "--param",
         action="append",
@@ -826,7 +850,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.set_defaults(fn=_cmd_sweep)
 
     ur = sub.add_parser("import-urdf", help="a robot's URDF as a flexmbs model file")
-    ur.add_argument("urdf")
+    ur.add_argument("urdf", help="the robot's URDF file")
     ur.add_argument("-o", "--output", help="model file (default: ROBOT.toml)")
     ur.add_argument(
         "--flexible",
@@ -920,7 +944,6 @@ def _parser() -> argparse.ArgumentParser:
     pc.add_argument(
         "--jobs",
         type=int,
-        default=min(2, os.cpu_count() or 1),
         help="processes compiling at once (default: 2, or 1 on one core)",
     )
     pc.add_argument(
@@ -1090,8 +1113,10 @@ def _view_arguments(p: argparse.ArgumentParser) -> None:
         help="starting deflection scale (default: from the run's largest deflection)",
     )
     p.add_argument("--at", type=float, help="starting time (s)")
-    p.add_argument("--view", choices=("iso", "xz", "xy", "yz"), default="iso")
-    p.add_argument("--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z")
+    p.add_argument("--view", choices=("iso", "xz", "xy", "yz"), default="iso", help="starting view")
+    p.add_argument(
+        "--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z, displacement"
+    )
     p.add_argument("--max-frames", type=_positive_int, default=600, help="default 600")
     p.add_argument("--size", default="960x600", help="screenshot size WxH (default 960x600)")
     p.add_argument(

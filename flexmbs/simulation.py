@@ -47,7 +47,7 @@ from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, thr
 from .kinematics.timefunctions import evaluate_time_function
 from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
-from .model.description import SOLVER_METHODS, SolverSettings
+from .model.description import SOLVER_METHODS
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
@@ -749,13 +749,8 @@ def _named_failing_elements(cm, integ):
 
 def _galpha_settings_unused(settings):
     """The `galpha` settings given to another solver, as text ("" if none): rho_inf
-    other than its default, and fixed_step."""
-    if settings.method == "galpha":
-        return ""
-    given = [f"rho_inf = {settings.rho_inf:g}"] * (settings.rho_inf != SolverSettings.rho_inf)
-    if settings.fixed_step is not None:
-        given.append(f"fixed_step = {settings.fixed_step:g} s")
-    return " and ".join(given)
+    other than its default, and fixed_step, given in [solver] (not [solver.galpha])."""
+    return settings.galpha_settings_unused()
 
 
 def _simulate(

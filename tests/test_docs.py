@@ -49,6 +49,17 @@ def test_every_type_and_section_is_documented():
     assert all(f"`{m}`" in SOLVERS for m in SOLVER_METHODS)
 
 
+def test_every_field_of_a_channel_map_is_documented():
+    from flexmbs.analysis import channel_map as cmap
+
+    page = (DOCS / "reference" / "experiment-files.md").read_text()
+    fields = set(cmap._EXPERIMENT_FIELDS) | set(cmap._ALIGNMENT_FIELDS) | \
+        set(cmap._CHANNEL_FIELDS) | set(cmap.ALIGNMENT_METHODS)
+    missing = sorted(f for f in fields if f"`{f}`" not in page and f'`"{f}"`' not in page)
+    assert not missing, f"channel-map fields missing from experiment-files.md: {missing}"
+    assert all(f"`{u}`" in page for u in cmap.UNITS)
+
+
 def test_the_readme_example_is_the_shipped_arm():
     """data/models/flexible_arm.toml is the README's model file, comments aside."""
     toml = re.search(r"```toml\n(.*?)```", README, re.S).group(1)
@@ -71,16 +82,88 @@ def _markdown_files():
     return [ROOT / "README.md"] + sorted(DOCS.rglob("*.md"))
 
 
+def _slug(heading):
+    """The anchor MyST gives a heading (myst_heading_anchors), as GitHub does: the
+    text as shown, lower case, without punctuation but - and _, spaces as -."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link: its text
+    text = text.replace("`", "").replace("**", "")
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def _anchors(page):
+    """The anchors of a Markdown page: its headings (levels 1 to 4) and its explicit
+    targets `(name)=`; none for a notebook or another kind of file."""
+    if page.suffix != ".md":
+        return None
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)
+    headings = re.findall(r"^#{1,4} +(.+?) *$", text, re.M)
+    return {_slug(h) for h in headings} | set(re.findall(r"^\((\S+)\)=$", text, re.M))
+
+
+LINK = re.compile(r"\]\(([^)\s]*)\)")
+
+
 @pytest.mark.parametrize("page", _markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves(page):
-    text = page.read_text()
-    missing = []
-    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+    """Each relative link of the README and the docs names a file that exists and,
+    after #, a heading or target of that page; a link whose text is a path names the
+    file it leads to."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)
+    text = re.sub(r"^(    |\t).*$", "", text, flags=re.M)  # indented code
+    broken = []
+    for target in LINK.findall(text):
         if "://" in target or target.startswith("mailto:"):
             continue
-        if not (page.parent / target).exists():
-            missing.append(target)
-    assert not missing, f"{page.name}: links to missing files {missing}"
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and (anchors := _anchors(file)) is not None and anchor not in anchors:
+            broken.append(f"{target}: no heading or target #{anchor} in {file.name}")
+    for shown, target in re.findall(r"\[([\w./-]+\.md)\]\(([^)#]+)", text):
+        if (ROOT / shown).resolve() != (page.parent / target).resolve():
+            broken.append(f"[{shown}]({target}): the text names another file")
+    assert not broken, f"{page.relative_to(ROOT)}: broken links:\n" + "\n".join(broken)
+
+
+def test_a_broken_internal_link_fails_the_build(tmp_path):
+    """The site's build (docs/conf.py, warnings as errors, as `make docs` runs it)
+    stops on a link to a page or a heading that does not exist."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.md").write_text("# Home\n\n```{toctree}\nother\n```\n\n## A part\n")
+    (src / "other.md").write_text("# Other\n\n[fine](index.md#a-part), [gone](bdf.md), "
+                                  "[no heading](index.md#no-such-part)\n")
+    r = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going",
+                        "-q", "-c", str(DOCS), str(src), str(tmp_path / "html")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode != 0
+    warnings = [line for line in r.stderr.splitlines() if "myst.xref_missing" in line]
+    assert len(warnings) == 2, r.stderr
+    assert "'bdf.md'" in warnings[0] and "'no-such-part'" in warnings[1]
+
+
+def test_each_public_object_has_one_name_in_the_docs():
+    """A function or class of the public API by its name at the top (flexmbs.simulate,
+    not flexmbs.simulation.simulate); a module by the path it is imported by
+    (flexmbs.model.library, which `from ... import` takes, not the attribute
+    flexmbs.library). The API page's autodoc directives name the defining modules."""
+    import flexmbs
+
+    wrong = {}
+    for name, (module, attribute) in flexmbs._PUBLIC.items():
+        if attribute is None:
+            if module != f"flexmbs.{name}":
+                wrong[f"flexmbs.{name}"] = module
+        elif module != "flexmbs":
+            wrong[f"{module}.{attribute}"] = f"flexmbs.{name}"
+    pattern = re.compile("|".join(re.escape(w) + r"\b" for w in sorted(wrong, key=len)[::-1]))
+    found = []
+    for page in _markdown_files() + sorted((ROOT / "examples").glob("*.py")):
+        text = re.sub(r"^```\{eval-rst\}.*?^```", "", page.read_text(), flags=re.S | re.M)
+        for m in pattern.finditer(text):
+            found.append(f"{page.relative_to(ROOT)}: {m.group(0)} (write {wrong[m.group(0)]})")
+    assert not found, "\n".join(found)
 
 
 USER_TEXT = [ROOT / "README.md", *DOCS.rglob("*.md"), *(ROOT / "flexmbs").rglob("*.py"),
@@ -107,6 +190,37 @@ def test_the_documentation_builds_without_warnings(tmp_path):
                        cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / "html" / "reference" / "model-file.html").exists()
+
+
+def test_the_command_line_reference_is_the_parsers():
+    """docs/reference/command-line-options.md and the synopsis of command-line.md are
+    what make_command_line.py writes from flexmbs.cli's parser now: every command and
+    option, none that is gone."""
+    r = subprocess.run([sys.executable, str(DOCS / "reference" / "make_command_line.py"),
+                        "--check"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr + \
+        "\nrun .venv/bin/python docs/reference/make_command_line.py"
+
+
+def test_every_command_and_option_is_in_the_reference():
+    """The generated page holds each option string; the hand-written page says what
+    each command does."""
+    from flexmbs.cli import _parser
+
+    sys.path.insert(0, str(DOCS / "reference"))
+    try:
+        from make_command_line import commands
+    finally:
+        sys.path.pop(0)
+    options = (DOCS / "reference" / "command-line-options.md").read_text()
+    prose = (DOCS / "reference" / "command-line.md").read_text()
+    for name, parser in commands(_parser()).items():
+        assert f"## `flexmbs {name}`" in options
+        assert re.search(rf"^\* `{name}`|^\* `\w+` and `{name}`", prose, re.M), name
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option not in ("-h", "--help"):
+                    assert f"`{option}`" in options.split(f"## `flexmbs {name}`")[1], option
 
 
 GENERATED_TABLES = [  # (benchmark script, its results file, the page showing its tables)

@@ -8,6 +8,7 @@ import pytest
 
 from flexmbs import open_result
 from flexmbs.analysis.sweep import (
+    _output,
     parse_sweep_parameter,
     run_case,
     run_sweep,
@@ -63,6 +64,10 @@ def test_a_sweep_on_two_workers_is_the_sweep_run_here(tmp_path, executor):
             assert row[spec] == here[spec], (k, spec)
         assert row["theta1"] == result.sensors["theta1"][-1]
     assert rows[0]["theta1"] != rows[2]["theta1"]  # the tip mass matters
+    # a column by its label, as `flexmbs plot` takes it; a sensor of columns needs one
+    assert _output(result, "tip_deflection[y]:maxabs") == rows[-1]["tip_deflection[1]:maxabs"]
+    with pytest.raises(FlexmbsError, match=r"3 columns \(x, y, z\); name one as"):
+        _output(result, "tip_deflection:max")
 
 
 def test_the_fits_difference_columns_on_workers_are_the_fit_here(executor):

@@ -253,3 +253,67 @@ def test_valid_laws_pass():
     for fn in FUNCTIONS:
         check_time_function(fn, ITEM, "setpoint")
     check_time_function(Steps(np.array([0.0, 1.0]), np.array([1, 2])), ITEM, "setpoint")
+
+
+@pytest.mark.parametrize("given, words", [
+    ({"law": "steps", "times": [0.0, 1.0], "values": [0.0, 0.5]},
+     ["got a table of a model file", "flexmbs.model.Steps(...)"]),
+    ({"times": [0.0, 1.0], "values": [0.0, 0.5]},
+     ["flexmbs.model.Steps(times, values)", "flexmbs.model.Table(time, value)",
+      "flexmbs.model.Trajectory(times, values)"]),
+    ([[0.0, 0.0], [1.0, 0.5]], ["got list", "flexmbs.model.Steps(times, values)"]),
+    (0.5, ["got the number 0.5", "flexmbs.model.Constant(0.5)"]),
+    ("ramp", ["got str 'ramp'", "flexmbs.model's Constant, ConstantRate"]),
+])
+def test_a_set_point_that_is_not_a_time_function_names_the_helper(given, words):
+    """In Python a set-point given as a model file's table, values or a number: the
+    one line names the item, the field and the flexmbs.model class to write."""
+    from flexmbs.model.library import huang_two_link
+
+    model = huang_two_link()
+    with pytest.raises(ModelError) as err:
+        model.add_actuator("motor", "joint1", kp=10.0, kd=1.0, setpoint=given)
+    text = str(err.value)
+    assert text.startswith('actuator "motor": field "setpoint": expected a time function; ')
+    assert "\n" not in text
+    for w in words:
+        assert w in text
+    # each named class takes the data as written
+    from flexmbs.model import Constant, Steps, Table, Trajectory
+
+    for fn in (Steps([0.0, 1.0], [0.0, 0.5]), Table([0.0, 1.0], [0.0, 0.5]),
+               Trajectory([0.0, 1.0], [0.0, 0.5]), Constant(0.5)):
+        huang_two_link().add_actuator("motor", "joint1", kp=10.0, kd=1.0, setpoint=fn)
+
+
+@pytest.mark.parametrize("section, material, field, words", [
+    ({"type": "round_tube", "outer_diameter": 0.02, "wall_thickness": 0.001}, "steel",
+     "section", ["got a table of a model file",
+                 "flexmbs.elements.round_tube_section(outer_diameter, wall_thickness)"]),
+    ((0.02, 0.001), "steel", "section",
+     ["got tuple (0.02, 0.001)", "flexmbs.elements' rectangle_section(width, height)",
+      "general_section(area, i_y, i_z, torsion_constant)"]),
+    ("tube", {"youngs_modulus": 7e10, "density": 2700.0}, "material",
+     ["got a table of a model file", "flexmbs.elements.material(youngs_modulus, density"]),
+])
+def test_a_beams_section_or_material_that_is_not_one_names_the_helper(section, material,
+                                                                     field, words):
+    """A beam given its section or material as a model file's table, in Python: one
+    line naming the body, the field and the flexmbs.elements helper, when the body is
+    added (not an AttributeError when the model is compiled)."""
+    from flexmbs import Model
+    from flexmbs.elements import material as make_material
+    from flexmbs.elements import round_tube_section
+
+    steel = make_material(youngs_modulus=2.1e11, density=7800.0, poisson_ratio=0.3)
+    tube = round_tube_section(0.02, 0.001)
+    section = tube if section == "tube" else section
+    material = steel if material == "steel" else material
+    with pytest.raises(ModelError) as err:
+        Model("m").add_beam_body("arm", [[0, 0, 0], [1, 0, 0]], section=section,
+                                 material=material)
+    text = str(err.value)
+    assert text.startswith(f'body "arm": field "{field}": expected a ') and "\n" not in text
+    for w in words:
+        assert w in text
+    Model("m").add_beam_body("arm", [[0, 0, 0], [1, 0, 0]], section=tube, material=steel)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from flexmbs import load_model, open_result
-from flexmbs.analysis.plot import _default_panels, plot_result
+from flexmbs.analysis.plot import UnknownNameError, _default_panels, _panel, plot_result
 from flexmbs.cli import main
 from flexmbs.model.units import coordinate_units, rate_units, sensor_units
 
@@ -120,3 +120,28 @@ def test_a_file_without_units_still_plots(run, tmp_path):
     panels = _default_panels(r)
     assert panels[0][1] == "m, rad" and np.isfinite(panels[0][2][0][1]).all()
     assert any(label == "value" for _, label, _ in panels)
+
+
+def test_one_column_of_a_sensor_by_index_or_label(run, tmp_path, capsys):
+    """`flexmbs plot RESULT "tip[1]"`: the syntax of `sweep --summary`, 0-based or by
+    the column's label, one curve in the column's own unit."""
+    from cli_in_process import flexmbs_here
+
+    r = open_result(run)
+    for name in ("tip[1]", "tip[y]"):
+        title, label, curves = _panel(r, name)
+        assert (title, label) == (f"sensor {name}", "m") and len(curves) == 1
+        assert np.array_equal(curves[0][1], r.sensors["tip"][:, 1])
+    assert _panel(r, "forces[4]")[1] == "N m"
+    for bad in ("tip[3]", "tip[w]", "tip[-1]"):
+        with pytest.raises(UnknownNameError, match=r"sensor 'tip' has 3 columns \(x, y, z\)"):
+            _panel(r, bad)
+    with pytest.raises(UnknownNameError, match=r"one column of a sensor: NAME\[k\]"):
+        _panel(r, "theta9[0]")
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "tip1.png"
+    p = flexmbs_here(capsys, "plot", run, "tip[1]", "-o", png)
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    p = flexmbs_here(capsys, "plot", run, "tip[5]", "-o", png)
+    assert p.returncode == 2 and "tip[0] to tip[2]" in p.stderr and "Traceback" not in p.stderr

@@ -1,6 +1,6 @@
 """The channel map: which experiment channel is which simulation sensor, and how.
 
-A channel map is a TOML file (data/experiments/README.md has the full format):
+A channel map is a TOML file (docs/reference/experiment-files.md has the full format):
 
     [experiment]            how to read the experiment file
     time = "time"           the time column (CSV) or dataset (HDF5)

@@ -1,7 +1,7 @@
 """Experiment files: measured channels against time, from CSV or HDF5.
 
 Both formats hold one time axis and any number of channels sampled at those times
-(data/experiments/README.md):
+(docs/reference/experiment-files.md):
 
 * CSV: optional comment lines starting with `#` (the file's description), then a header
   row of column names with their units in brackets, `time [s], pot1 [V], ...`, then one

@@ -1,14 +1,15 @@
 """Plots of a result file (`flexmbs plot out.h5 [NAME ...]`), one panel per group.
 
-Names: a coordinate name (its q(t)), a sensor name (all its columns), `energy` (every
-energy curve) or `energy.<component>` (kinetic, gravity, strain, spring, dissipated,
-total); each name is a panel. Without names, panels by kind and unit: the joint
-coordinates, the elastic coordinates (one panel per unit: m, rad, modal amplitudes),
-each sensor (one panel per unit of its columns: a section-force sensor gives N and
-N m), and the energies. The y axes carry the units the result file stores
-(flexmbs.model.units), legends stand to the right of the data, and a panel of more
-than MAX_LEGEND curves says how many it has instead. matplotlib draws with its Agg
-canvas directly (no pyplot), so the caller's backend is left alone.
+Names: a coordinate name (its q(t)), a sensor name (all its columns), one column of a
+sensor as `NAME[k]` (0-based) or `NAME[label]` (`tip[1]`, `tip[y]`: the syntax of
+`sweep --summary`), `energy` (every energy curve) or `energy.<component>` (kinetic,
+gravity, strain, spring, dissipated, total); each name is a panel. Without names,
+panels by kind and unit: the joint coordinates, the elastic coordinates (one panel
+per unit: m, rad, modal amplitudes), each sensor (one panel per unit of its columns: a
+section-force sensor gives N and N m), and the energies. The y axes carry the units
+the result file stores (flexmbs.model.units), legends stand to the right of the data,
+and a panel of more than MAX_LEGEND curves says how many it has instead. matplotlib
+draws with its Agg canvas directly (no pyplot), so the caller's backend is left alone.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FlexmbsError, ResultFileError
-from ..io.results import ENERGY_NAMES, component_labels, open_result
+from ..io.results import (
+    ENERGY_NAMES,
+    column_index,
+    component_labels,
+    open_result,
+    split_component,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,7 +53,8 @@ class UnknownNameError(ResultFileError, ValueError):
 
 
 def available_names(result: Result) -> list[str]:
-    """The names plot_result accepts for this Result, in display order."""
+    """The names plot_result accepts for this Result, in display order (a sensor of
+    several columns also as NAME[k], not listed)."""
     return (
         list(result.coordinate_names)
         + list(result.sensors)
@@ -78,6 +86,19 @@ def _panel(result: Result, name: str) -> tuple[str, str, Curves]:
         if a.ndim == 1:
             return f"sensor {name}", label, [(name, a)]
         return (f"sensor {name}", label, list(zip(component_labels(a.shape[1]), a.T)))
+    base, component = split_component(name)
+    if component is not None and base in result.sensors and result.sensors[base].ndim == 2:
+        a = result.sensors[base]
+        column = column_index(component, a.shape[1])
+        if column is None:
+            labels = component_labels(a.shape[1])
+            raise UnknownNameError(
+                f"{result.path}: sensor {base!r} has {a.shape[1]} columns "
+                f"({', '.join(labels)}): expected {base}[0] to {base}[{a.shape[1] - 1}] "
+                f"or {base}[{labels[0]}], got {name!r}"
+            )
+        unit = _sensor_units(result, base, a.shape[1])[column]
+        return f"sensor {name}", _unit_label([unit]), [(name, a[:, column])]
     if name == "energy":
         return "energy", "J", [(n, result.energy[n]) for n in ENERGY_NAMES]
     if name.startswith("energy.") and name[len("energy.") :] in result.energy:
@@ -86,6 +107,7 @@ def _panel(result: Result, name: str) -> tuple[str, str, Curves]:
     raise UnknownNameError(
         f"{result.path}: nothing called {name!r} to plot; available: "
         + ", ".join(available_names(result))
+        + " (one column of a sensor: NAME[k])"
     )
 
 

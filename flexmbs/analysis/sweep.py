@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import FlexmbsError, ModelError
+from ..io.results import column_index, component_labels, split_component
 
 __all__ = [
     "SweepParameter",
@@ -116,19 +117,22 @@ def _output(result: Any, spec: str) -> float:
     """The value of one summary output `NAME[:STAT]` of a Result."""
     name, _, stat = spec.partition(":")
     stat = stat or "final"
-    column = None
-    if name.endswith("]") and "[" in name:
-        name, _, index = name[:-1].partition("[")
-        column = int(index)
+    if name not in result.sensors:
+        name, component = split_component(name)
+    else:
+        component = None
     if name in result.coordinate_names:
         series = result.q[:, result.coordinate_names.index(name)]
     elif name in result.sensors:
         values = result.sensors[name]
         if values.ndim == 2:
+            size = values.shape[1]
+            column = None if component is None else column_index(component, size)
             if column is None:
                 raise FlexmbsError(
-                    f'--summary "{spec}": sensor "{name}" has {values.shape[1]} columns; '
-                    f"name one as {name}[k]"
+                    f'--summary "{spec}": sensor "{name}" has {size} columns '
+                    f"({', '.join(component_labels(size))}); name one as {name}[k], k from "
+                    f"0 to {size - 1}, or by its label"
                 )
             values = values[:, column]
         series = values

@@ -76,6 +76,8 @@ __all__ = [
     "ENERGY_NAMES",
     "ENERGY_DESCRIPTIONS",
     "component_labels",
+    "split_component",
+    "column_index",
 ]
 
 ENERGY_COMPONENTS = (
@@ -146,6 +148,29 @@ def component_labels(size: int) -> list[str]:
     if size == 9:
         return [a + b for a in "xyz" for b in "xyz"]
     return [str(k) for k in range(size)]
+
+
+def split_component(name: str) -> tuple[str, str | None]:
+    """A name with a component, "tip[1]" or "tip[y]", as ("tip", "1"); a name without
+    one as (name, None). The syntax of `flexmbs plot` and `sweep --summary`."""
+    if name.endswith("]") and "[" in name:
+        base, _, component = name[:-1].rpartition("[")
+        if base:
+            return base, component.strip()
+    return name, None
+
+
+def column_index(component: str, size: int) -> int | None:
+    """The column of a sensor of `size` columns that `component` names: its 0-based
+    index ("1") or its label (component_labels: "y"); None if it names none."""
+    labels = component_labels(size)
+    if component in labels:
+        return labels.index(component)
+    try:
+        k = int(component)
+    except ValueError:
+        return None
+    return k if 0 <= k < size else None
 
 
 def _strings(values: Iterable[object]) -> NDArray[np.object_]:

@@ -372,3 +372,44 @@ def _check_joint_coordinate(
             item,
             "coordinate",
         )
+
+
+SECTION_HELPERS = {  # the section types of a model file: the helper that makes each
+    "rectangle": "rectangle_section(width, height)",
+    "circle": "circle_section(diameter)",
+    "round_tube": "round_tube_section(outer_diameter, wall_thickness)",
+    "rectangular_tube": "rectangular_tube_section(width, height, wall_thickness)",
+    "general": "general_section(area, i_y, i_z, torsion_constant)",
+}
+
+
+def _check_section_and_material(section: object, material: object, item: str) -> None:
+    """Raise ModelError unless `section` is a flexmbs.elements.Section and `material` a
+    flexmbs.elements.Material, naming the helper that makes one from what was given
+    (a model file's table, in Python, is a call of that helper)."""
+    from ..elements import Material, Section
+
+    if not isinstance(section, Section):
+        kind = section.get("type") if isinstance(section, dict) else None
+        if kind in SECTION_HELPERS:
+            hint = (
+                f"got a table of a model file ({section!r}): in Python, write "
+                f"flexmbs.elements.{SECTION_HELPERS[kind]}"
+            )
+        else:
+            hint = f"got {type(section).__name__} {section!r}: write one of flexmbs.elements' " + (
+                ", ".join(SECTION_HELPERS.values())
+            )
+        raise ModelError(f"expected a Section; {hint}", item, "section")
+    if not isinstance(material, Material):
+        got = (
+            f"a table of a model file ({material!r})"
+            if isinstance(material, dict)
+            else f"{type(material).__name__} {material!r}"
+        )
+        raise ModelError(
+            f"expected a Material; got {got}: in Python, write flexmbs.elements.material("
+            "youngs_modulus, density, shear_modulus=None, poisson_ratio=None)",
+            item,
+            "material",
+        )

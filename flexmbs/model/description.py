@@ -27,6 +27,7 @@ from .checks import (
     _check_beam_memory,
     _check_inertia,
     _check_joint_coordinate,
+    _check_section_and_material,
     _inertia_matrix,
     _joint_axes,
     _modal_damping,
@@ -259,6 +260,7 @@ class Model:
                 "elements",
             )
         _check_beam_memory(sum(counts), item)
+        _check_section_and_material(section, material, item)
         nodes: list[NDArray[np.float64]] | NDArray[np.float64] = [pts[0]]
         for sgm, count in enumerate(counts):
             a, b = pts[sgm], pts[sgm + 1]
@@ -1037,10 +1039,23 @@ class Model:
         constraints: str | None = None,
         rho_inf: float | None = None,
         fixed_step: float | None = None,
+        methods: dict[str, dict[str, float]] | None = None,
     ) -> None:
-        """Change the integration settings (see SolverSettings)."""
+        """Change the integration settings (see SolverSettings). `rtol` and `atol` are
+        the settings of `method` (or of the method already set); `methods` holds other
+        methods' own, e.g. methods={"galpha": {"rtol": 1e-5, "atol": 1e-7}}, which a
+        run switched to that method uses (a model file's [solver.galpha])."""
         self.solver = self.solver.with_changes(
-            method, t_end, rtol, atol, max_step, formulation, constraints, rho_inf, fixed_step
+            method,
+            t_end,
+            rtol,
+            atol,
+            max_step,
+            formulation,
+            constraints,
+            rho_inf,
+            fixed_step,
+            methods,
         )
 
     def set_output(self, step: float | None = None, vtk: bool | None = None) -> None:

@@ -378,6 +378,27 @@ class Sensor:
     resolution: float = 0.0
 
 
+# The settings a method keeps for itself: its tolerances (each method's own, since
+# each controls a different error), and the fields only `galpha` reads.
+METHOD_FIELDS = ("rtol", "atol")
+GALPHA_FIELDS = ("rho_inf", "fixed_step")
+
+
+def method_fields(method: str) -> tuple[str, ...]:
+    """The fields of a method's own table, [solver.METHOD]."""
+    return METHOD_FIELDS + GALPHA_FIELDS * (method == "galpha")
+
+
+def default_tolerances(method: str, fixed_step: float | None = None) -> tuple[float, float]:
+    """(rtol, atol) of `method` where the model gives none for it: `galpha` 1e-5 and
+    1e-7 under error control (the positions' local error: the loosest of the range the
+    solvers guide recommends for flexible arms), 1e-8 and 1e-10 with a fixed step
+    (there the Newton iteration's tolerances alone); every other method 1e-6 and 1e-8."""
+    if method == "galpha":
+        return (1e-8, 1e-10) if fixed_step is not None else (1e-5, 1e-7)
+    return 1e-6, 1e-8
+
+
 @dataclass(frozen=True)
 class SolverSettings:
     """Integration settings: `method` (one of SOLVER_METHODS), end time `t_end` (s),
@@ -391,7 +412,12 @@ class SolverSettings:
     and Zhang's projection onto the null space of the constraint matrix, bdf only).
     `rho_inf` in [0, 1] is the spectral radius at infinity of `galpha` (the amplitude
     factor per step of a mode its step does not resolve) and `fixed_step` (s), when
-    set, its constant step without error control."""
+    set, its constant step without error control.
+
+    Each method keeps its own tolerances: `given` holds, per method, the fields given
+    for it (method_fields); `rtol` and `atol` are those of `method`, or its
+    default_tolerances where none were given. Changing the method takes the new
+    method's own, never the old one's."""
 
     method: str = "bdf"
     t_end: float = 1.0
@@ -402,6 +428,12 @@ class SolverSettings:
     constraints: str = "ggl"
     rho_inf: float = 0.9
     fixed_step: float | None = None
+    given: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+
+    @property
+    def per_method(self) -> dict[str, dict[str, float]]:
+        """The fields given for each method, {method: {field: value}}."""
+        return {m: dict(fields) for m, fields in self.given}
 
     def with_changes(
         self,
@@ -414,8 +446,12 @@ class SolverSettings:
         constraints: str | None = None,
         rho_inf: float | None = None,
         fixed_step: float | None = None,
+        methods: dict[str, dict[str, float]] | None = None,
     ) -> SolverSettings:
-        """A validated copy with the given values changed (ModelError if bad)."""
+        """A validated copy with the given values changed (ModelError if bad). `rtol`
+        and `atol` are the settings of the method the copy runs (`method`, or this
+        one's); `methods` gives further methods' own, {method: {field: value}}
+        (method_fields; as [solver.METHOD] in a model file)."""
         item = "solver"
         if method is not None and method not in SOLVER_METHODS:
             raise ModelError(
@@ -433,25 +469,121 @@ class SolverSettings:
                 item,
                 "constraints",
             )
-        if rho_inf is not None:
-            rho_inf = _scalar(rho_inf, item, "rho_inf", nonnegative=True)
-            if rho_inf > 1.0:
-                raise ModelError(f"expected a number in [0, 1], got {rho_inf!r}", item, "rho_inf")
+        run = self.method if method is None else method
+        per = self.per_method
+        for name, fields in _checked_methods(methods or {}).items():
+            per.setdefault(name, {}).update(fields)
+        top = {"rtol": rtol, "atol": atol, "rho_inf": rho_inf, "fixed_step": fixed_step}
+        for key, value in top.items():
+            if value is None:
+                continue
+            if key in (methods or {}).get(run if key in METHOD_FIELDS else "galpha", {}):
+                table = run if key in METHOD_FIELDS else "galpha"
+                raise ModelError(
+                    f'"{key}" is given both in [solver] and in [solver.{table}]; give it once',
+                    item,
+                    key,
+                )
+            if key in METHOD_FIELDS:
+                per.setdefault(run, {})[key] = _method_value(key, value, item, key)
+        galpha = per.get("galpha", {})
+        for key in GALPHA_FIELDS:  # given in [solver]: no longer [solver.galpha]'s
+            if top[key] is not None and "galpha" not in (methods or {}):
+                galpha.pop(key, None)
+        if rho_inf is None:
+            rho_inf = galpha.get("rho_inf", self.rho_inf)
+        rho_inf = _method_value("rho_inf", rho_inf, item, "rho_inf")
+        if fixed_step is None:
+            fixed_step = galpha.get("fixed_step", self.fixed_step)
+        else:
+            fixed_step = _method_value("fixed_step", fixed_step, item, "fixed_step")
+        own = per.get(run, {})
+        default_rtol, default_atol = default_tolerances(run, fixed_step)
         return SolverSettings(
-            rho_inf=self.rho_inf if rho_inf is None else rho_inf,
-            fixed_step=self.fixed_step
-            if fixed_step is None
-            else _scalar(fixed_step, item, "fixed_step", positive=True),
+            rho_inf=rho_inf,
+            fixed_step=fixed_step,
             formulation=self.formulation if formulation is None else formulation,
             constraints=self.constraints if constraints is None else constraints,
-            method=self.method if method is None else method,
+            method=run,
             t_end=self.t_end if t_end is None else _scalar(t_end, item, "t_end", positive=True),
-            rtol=self.rtol if rtol is None else _relative_tolerance(rtol, item),
-            atol=self.atol if atol is None else _scalar(atol, item, "atol", positive=True),
+            rtol=own.get("rtol", default_rtol),
+            atol=own.get("atol", default_atol),
             max_step=self.max_step
             if max_step is None
             else _scalar(max_step, item, "max_step", positive=True),
+            given=tuple((m, tuple(sorted(f.items()))) for m, f in sorted(per.items()) if f),
         )
+
+    def summary(self) -> str:
+        """What a run with these settings uses, in a line: the method, its tolerances
+        and whether they were given for it or are its defaults, galpha's own settings,
+        and the tolerances given for other methods that it leaves aside."""
+        own = self.per_method.get(self.method, {})
+        origin = {
+            2: "given for it",
+            1: f"{'rtol' if 'rtol' in own else 'atol'} given for it, the other its default",
+            0: f"{self.method}'s defaults",
+        }[sum(k in own for k in METHOD_FIELDS)]
+        text = f"{self.method}, rtol {self.rtol:g}, atol {self.atol:g} ({origin})"
+        if self.method == "galpha":
+            text += f", rho_inf {self.rho_inf:g}, " + (
+                f"fixed step {self.fixed_step:g} s"
+                if self.fixed_step is not None
+                else "steps under error control"
+            )
+        others = [
+            f"{m}'s rtol {f['rtol']:g}" if "rtol" in f else f"{m}'s atol {f['atol']:g}"
+            for m, f in self.per_method.items()
+            if m != self.method and ("rtol" in f or "atol" in f)
+        ]
+        if others:
+            text += f"; not used: {', '.join(others)}"
+        return text
+
+    def galpha_settings_unused(self) -> str:
+        """galpha's own settings given to a run of another method as its own (in
+        [solver], not in [solver.galpha]), as text ("" if none)."""
+        if self.method == "galpha":
+            return ""
+        galpha = self.per_method.get("galpha", {})
+        given = [f"rho_inf = {self.rho_inf:g}"] * (
+            self.rho_inf != SolverSettings.rho_inf and "rho_inf" not in galpha
+        )
+        if self.fixed_step is not None and "fixed_step" not in galpha:
+            given.append(f"fixed_step = {self.fixed_step:g} s")
+        return " and ".join(given)
+
+
+def _method_value(key: str, value: object, item: str, field: str) -> float:
+    """A checked value of a method's own field (method_fields)."""
+    if key == "rtol":
+        return _relative_tolerance(value, item)
+    if key == "rho_inf":
+        rho = _scalar(value, item, field, nonnegative=True)
+        if rho > 1.0:
+            raise ModelError(f"expected a number in [0, 1], got {rho!r}", item, field)
+        return rho
+    return _scalar(value, item, field, positive=True)
+
+
+def _checked_methods(methods: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The tables [solver.METHOD], checked: known methods, their own fields, valid
+    values."""
+    checked = {}
+    for name, fields in methods.items():
+        item = f"solver.{name}"
+        if name not in SOLVER_METHODS:
+            raise ModelError(
+                f"expected a method, one of {', '.join(SOLVER_METHODS)}; got {name!r}", "solver"
+            )
+        allowed = method_fields(name)
+        for key in fields:
+            if key not in allowed:
+                raise ModelError(
+                    f'unknown field "{key}"; allowed fields: {", ".join(allowed)}', item, key
+                )
+        checked[name] = {k: _method_value(k, v, item, k) for k, v in fields.items()}
+    return checked
 
 
 @dataclass(frozen=True)

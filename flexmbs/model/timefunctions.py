@@ -162,12 +162,32 @@ LAW_CODES = {
 TRAJECTORY_PROFILES = {"cubic": 3, "quintic": 5}
 
 
+def _time_function_hint(value: object) -> str:
+    """What was given instead of a time function, and the helper of flexmbs.model
+    that makes one from it."""
+    classes = ", ".join(cls.__name__ for cls in TIME_FUNCTION_LAWS.values())
+    if isinstance(value, dict) and value.get("law") in TIME_FUNCTION_LAWS:
+        cls = TIME_FUNCTION_LAWS[value["law"]].__name__
+        return (
+            f"got a table of a model file ({value!r}): in Python, write "
+            f"flexmbs.model.{cls}(...) with the same fields"
+        )
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return f"got the number {value!r}: write flexmbs.model.Constant({value!r})"
+    if isinstance(value, (list, tuple, np.ndarray, dict)):
+        return (
+            f"got {type(value).__name__} {value!r}: values at times are "
+            "flexmbs.model.Steps(times, values) (held), flexmbs.model.Table(time, "
+            "value) (interpolated) or flexmbs.model.Trajectory(times, values) "
+            "(smooth segments)"
+        )
+    return f"got {type(value).__name__} {value!r}: write one of flexmbs.model's {classes}"
+
+
 def check_time_function(fn: TimeFunction, item: str, field: str) -> None:
     """Raise ModelError unless `fn` is a usable time-function law."""
     if not isinstance(fn, tuple(TIME_FUNCTION_LAWS.values())):
-        raise ModelError(
-            "expected a time function (one of " + ", ".join(TIME_FUNCTION_LAWS) + ")", item, field
-        )
+        raise ModelError(f"expected a time function; {_time_function_hint(fn)}", item, field)
     if not isinstance(fn, (Table, Steps, Trajectory)):
         for f in fields(fn):
             values = np.atleast_1d(getattr(fn, f.name))

@@ -33,7 +33,8 @@ from ..elements import (
     round_tube_section,
 )
 from ..errors import ModelError
-from .description import GROUND, SENSOR_TYPES, BeamBody, FeBody, Model
+from .description import GROUND, SENSOR_TYPES, SOLVER_METHODS, BeamBody, FeBody, Model
+from .items import METHOD_FIELDS, method_fields
 from .timefunctions import TIME_FUNCTION_LAWS, TimeFunction
 
 if TYPE_CHECKING:
@@ -159,8 +160,10 @@ _SOLVER = _Schema(
         "constraints": STRING,
         "rho_inf": NUMBER,
         "fixed_step": NUMBER,
+        **{method: TABLE for method in SOLVER_METHODS},  # [solver.galpha]: its own settings
     }
 )
+_SOLVER_METHOD = {m: _Schema({f: NUMBER for f in method_fields(m)}) for m in SOLVER_METHODS}
 _OUTPUT = _Schema({"step": NUMBER, "vtk": BOOLEAN})
 _GROUND = _Schema({"markers": TABLE})
 _MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
@@ -507,6 +510,7 @@ def loads_model(
     overrides = list(overrides)
     try:
         doc = _parse(text)
+        _keep_tolerances_with_their_method(doc, overrides)
         for override in overrides:
             _apply_override(doc, override)
         _check_document(doc)
@@ -548,6 +552,8 @@ def _apply_override(doc: dict[str, Any], override: str) -> None:
     keys = [k.strip() for k in keys]
     if len(keys) > 1 and keys[0] in _SETTINGS_SECTIONS:
         doc.setdefault(keys[0], {})
+    if len(keys) > 2 and keys[0] == "solver" and keys[1] in SOLVER_METHODS:
+        doc["solver"].setdefault(keys[1], {})
     table = doc
     for depth, key in enumerate(keys[:-1]):
         where = ".".join(keys[:depth]) or "the top level of the file"
@@ -558,6 +564,25 @@ def _apply_override(doc: dict[str, Any], override: str) -> None:
             raise ModelError(f'"{key}" in {where} is {_toml_type(table[key])}, not a table', item)
         table = table[key]
     table[keys[-1]] = _override_value(value.strip())
+
+
+def _keep_tolerances_with_their_method(doc: dict[str, Any], overrides: list[str]) -> None:
+    """With an override of solver.method, the tolerances of [solver] stay the settings
+    of the method the file names: moved to its own table [solver.METHOD] (unless it
+    gives them too, which the checks then refuse), so that the method set in their
+    place runs with its own."""
+    if not any(str(o).partition("=")[0].strip() == "solver.method" for o in overrides):
+        return
+    solver = doc.get("solver")
+    if not isinstance(solver, dict):
+        return
+    method = solver.get("method", "bdf")
+    own = solver.get(method, {}) if isinstance(method, str) else None
+    if not isinstance(own, dict):
+        return
+    moved = {k: solver.pop(k) for k in METHOD_FIELDS if k in solver and k not in own}
+    if moved:
+        solver[method] = {**own, **moved}
 
 
 # ----------------------------------------------------------- structural checks
@@ -831,6 +856,9 @@ def _check_document(doc: dict[str, Any]) -> None:
             raise ModelError(f"expected a table [{key}], got {_found(section)}", item)
     for key, schema in _SETTINGS_SECTIONS.items():
         _check_fields(doc.get(key, {}), schema, key)
+    for method, schema in _SOLVER_METHOD.items():
+        if method in doc.get("solver", {}):
+            _check_fields(doc["solver"][method], schema, f"solver.{method}")
     _check_ground(doc.get("ground", {}))
     for key, (what, item_of, check_one) in _NAMED_SECTIONS.items():
         _check_named_tables(doc.get(key, {}), what, item_of, check_one)
@@ -935,7 +963,11 @@ def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
     """The sequence of builder calls that the checked tables describe; `base` is the
     folder of the files they name."""
     model = Model(**doc.get("model", {}))
-    model.set_solver(**doc.get("solver", {}))
+    solver = doc.get("solver", {})
+    model.set_solver(
+        **_without(solver, *SOLVER_METHODS),
+        methods={m: solver[m] for m in SOLVER_METHODS if m in solver},
+    )
     model.set_output(**doc.get("output", {}))
     for name, table in doc.get("ground", {}).get("markers", {}).items():
         model.add_marker(GROUND, name, **table)
