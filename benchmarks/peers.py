@@ -37,7 +37,8 @@ import time
 import numpy as np
 
 __all__ = ["machine", "pinocchio_chain", "chain_initial", "chain_energy", "exudyn",
-           "exudyn_chain", "exudyn_h2", "exudyn_spin", "spin_angle", "CHAIN_OUTPUT_STEP"]
+           "exudyn_chain", "exudyn_h2", "exudyn_tree", "exudyn_spin", "spin_angle",
+           "CHAIN_OUTPUT_STEP"]
 
 CHAIN_OUTPUT_STEP = 0.01  # s: outputs of every chain run (the drift is taken on them)
 # CHAIN-N (docs/explanation/benchmark-models.md)
@@ -274,8 +275,8 @@ def exudyn_h2(elements, h, t_end=5.0, theta=(1.5, -1.0), rho_inf=0.8, newton_tol
     s_rot2, s_root = (_node_sensor(exu, mbs, nodes[0], kind)
                       for kind in ("RotationMatrix", "Position"))
     s_tip = _node_sensor(exu, mbs, nodes[-1], "Position")
-    wall, steps = _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol,
-                               newton_abs)
+    wall, steps, solve = _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf,
+                                      newton_tol, newton_abs)
     r1 = mbs.GetSensorStoredData(s_rot1)
     r2 = mbs.GetSensorStoredData(s_rot2)
     p0 = mbs.GetSensorStoredData(s_root)[:, 1:]
@@ -286,7 +287,7 @@ def exudyn_h2(elements, h, t_end=5.0, theta=(1.5, -1.0), rho_inf=0.8, newton_tol
     deflection = np.einsum("kji,kj->ki", rot2, p1 - p0) - np.array([H2_LENGTH, 0.0, 0.0])
     return {"t": r1[:, 0], "theta1": np.unwrap(_rotation_angle_about(rot1, 1)),
             "theta2": np.unwrap(_rotation_angle_about(rel, 2)), "deflection": deflection,
-            "wall": wall, "steps": steps}
+            "wall": wall, "solve": solve, "steps": steps}
 
 
 def _node_sensor(exu, mbs, node, kind):
@@ -298,14 +299,148 @@ def _node_sensor(exu, mbs, node, kind):
                                                                   kind)))
 
 
-def _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol, newton_abs):
+def _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol, newton_abs,
+                 modified_newton=True):
     """Assemble and integrate a beam model with generalized-alpha (sparse solver):
-    (wall time since `start`, steps)."""
+    (wall time since `start`, steps, the time of the integration alone)."""
     mbs.Assemble()
     ss = _settings(exu, h, t_end, output_step, rho_inf, newton_tol, sparse=True,
-                   newton_abs=newton_abs)
+                   modified_newton=modified_newton, newton_abs=newton_abs)
+    solving = time.perf_counter()
     exu.SolveDynamic(mbs, ss, solverType=exu.DynamicSolverType.GeneralizedAlpha)
-    return time.perf_counter() - start, int(ss.timeIntegration.numberOfSteps)
+    end = time.perf_counter()
+    return end - start, int(ss.timeIntegration.numberOfSteps), end - solving
+
+
+# ------------------------------------------------------ a flexmbs tree in Exudyn
+
+def _axis_frame(axis):
+    """A rotation whose third column is the unit vector `axis`."""
+    z = np.asarray(axis, float) / np.linalg.norm(axis)
+    x = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+def exudyn_tree(model, h, t_end, rho_inf=0.8, newton_tol=1e-8, newton_abs=1e-6,
+                output_step=0.01, modified_newton=False):
+    """A flexmbs tree of rigid bodies and nodal beams on revolute joints (with joint
+    springs and dampers; a URDF import, say) in Exudyn: rigid bodies with their mass,
+    centre of mass and inertia; every beam element an ObjectBeamGeometricallyExact
+    with the beam's section (shear area A/2) and mass, a node per flexmbs node whose
+    frame is the element's (at a kink of the beam's polyline two nodes joined rigidly);
+    each joint an ObjectJointRevoluteZ about its axis with an
+    ObjectConnectorTorsionalSpringDamper of its stiffness, damping and rest beside it
+    (its relative rotation is the joint angle); point masses at nodes; gravity on
+    every body; placed at the model's initial state, at rest. Generalized-alpha with
+    the fixed step h and full Newton iterations (Exudyn's default; its modified Newton
+    iteration diverges in the first step of the flexible UR5).
+
+    Returns dict t, angles ((n, joints), rad), wall (s, building and solving), solve
+    (s), steps."""
+    exu = exudyn()
+    import exudyn.itemInterface as ei
+    from exudyn.rigidBodyUtilities import RigidBodyInertia, RotationMatrix2EulerParameters
+
+    from flexmbs.dynamics import api
+    from flexmbs.elements.beam import element_frame
+    from flexmbs.model.compiled import compile_model
+    from flexmbs.model.description import GROUND
+    from flexmbs.model.items import BeamBody
+
+    start = time.perf_counter()
+    cm = compile_model(model)
+    if cm.has_constraints or any(j.type != "revolute" for j in model.joints.values()):
+        raise ValueError("exudyn_tree: a tree of revolute joints only")
+    r_body, a_body = api.body_poses(cm, cm.q0)
+    names = list(cm.topology.body_names)
+    g = list(model.gravity)
+    sc = exu.SystemContainer()
+    mbs = sc.AddSystem()
+    ground = mbs.AddObject(ei.ObjectGround())
+    rigid, node_frames = {}, {}  # body -> Exudyn body; beam -> [(node, C)] per flexmbs node
+    for name, body in model.bodies.items():
+        i = names.index(name)
+        a, r = a_body[i], r_body[i]
+        if not isinstance(body, BeamBody):
+            rigid[name] = mbs.CreateRigidBody(
+                inertia=RigidBodyInertia(mass=body.mass, inertiaTensor=body.inertia),
+                referencePosition=list(r + a @ body.com), referenceRotationMatrix=a,
+                gravity=g)
+            continue
+        sec = _beam_section(exu, body.material.youngs_modulus, body.material.shear_modulus,
+                            body.material.density, body.section.area, body.section.i_y,
+                            body.section.i_z, body.section.torsion_constant,
+                            shear_area=body.section.area / 2)
+        frames = {}   # flexmbs node -> list of (Exudyn node, C) with its frames
+        for na, nb in body.connectivity:
+            c = element_frame(body.nodes[na], body.nodes[nb], body.reference)
+            ends = []
+            for k in (na, nb):
+                hit = [n for n, ck in frames.get(k, []) if np.allclose(ck, c, atol=1e-12)]
+                if hit:
+                    ends.append(hit[0])
+                    continue
+                ep = list(RotationMatrix2EulerParameters(a @ c))
+                node = mbs.AddNode(ei.NodeRigidBodyEP(
+                    referenceCoordinates=list(r + a @ body.nodes[k]) + ep,
+                    initialCoordinates=[0.0] * 7, initialVelocities=[0.0] * 7))
+                if frames.get(k):  # a kink: join rigidly to the node already there
+                    other, c_other = frames[k][0]
+                    mbs.AddObject(ei.ObjectJointGeneric(
+                        markerNumbers=[mbs.AddMarker(ei.MarkerNodeRigid(nodeNumber=other)),
+                                       mbs.AddMarker(ei.MarkerNodeRigid(nodeNumber=node))],
+                        constrainedAxes=[1] * 6, rotationMarker0=c_other.T @ c,
+                        rotationMarker1=np.eye(3)))
+                frames.setdefault(k, []).append((node, c))
+                ends.append(node)
+            length = float(np.linalg.norm(body.nodes[nb] - body.nodes[na]))
+            beam = mbs.AddObject(ei.ObjectBeamGeometricallyExact(
+                nodeNumbers=ends, length=length, sectionData=sec))
+            mbs.AddLoad(ei.LoadMassProportional(
+                markerNumber=mbs.AddMarker(ei.MarkerBodyMass(bodyNumber=beam)), loadVector=g))
+        for k, mass in body.node_masses.items():
+            point = mbs.AddObject(ei.ObjectMassPoint(nodeNumber=frames[k][0][0], mass=mass))
+            mbs.AddLoad(ei.LoadMassProportional(
+                markerNumber=mbs.AddMarker(ei.MarkerBodyMass(bodyNumber=point)), loadVector=g))
+        node_frames[name] = frames
+
+    def marker(body_name, position, orientation, node=None):
+        """An Exudyn marker whose frame is (position, orientation) of flexmbs' body
+        frame (on a beam: at its node, following it)."""
+        if body_name == GROUND:
+            return mbs.AddMarker(ei.MarkerBodyRigid(bodyNumber=ground, localHT=exu.HT(
+                rotation=orientation, translation=list(position))))
+        body = model.bodies[body_name]
+        if isinstance(body, BeamBody):
+            if node is None:  # the body's own frame: the node there (node 0)
+                node = int(np.argmin(np.linalg.norm(body.nodes - position, axis=1)))
+            n, c = node_frames[body_name][node][0]
+            return mbs.AddMarker(ei.MarkerNodeRigid(nodeNumber=n, localHT=exu.HT(
+                rotation=c.T @ orientation, translation=[0.0, 0.0, 0.0])))
+        return mbs.AddMarker(ei.MarkerBodyRigid(bodyNumber=rigid[body_name], localHT=exu.HT(
+            rotation=orientation, translation=list(np.asarray(position) - body.com))))
+
+    springs = []
+    for joint in model.joints.values():
+        w = _axis_frame(joint.rotation_axes[0])
+        pm = model.marker(joint.parent, joint.parent_marker)
+        cmk = model.marker(joint.child, joint.child_marker)
+        m0 = marker(joint.parent, pm.position, pm.orientation @ w, pm.node)
+        m1 = marker(joint.child, cmk.position, cmk.orientation @ w, cmk.node)
+        mbs.AddObject(ei.ObjectJointRevoluteZ(markerNumbers=[m0, m1]))
+        springs.append(mbs.AddObject(ei.ObjectConnectorTorsionalSpringDamper(
+            markerNumbers=[m0, m1], stiffness=float(joint.stiffness[0]),
+            damping=float(joint.damping[0]), offset=float(joint.rest[0]))))
+    sensors = [mbs.AddSensor(ei.SensorObject(
+        objectNumber=s, storeInternal=True, writeToFile=False,
+        outputVariableType=exu.OutputVariableType.Rotation)) for s in springs]
+    wall, steps, solve = _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf,
+                                      newton_tol, newton_abs, modified_newton)
+    data = [mbs.GetSensorStoredData(s) for s in sensors]
+    angles = np.unwrap(np.column_stack([d[:, 1] for d in data]), axis=0)
+    return {"t": data[0][:, 0], "angles": angles, "wall": wall, "solve": solve,
+            "steps": steps}
 
 
 # SPIN (docs/explanation/benchmark-models.md; flexmbs.model.library.spin_up)
@@ -375,8 +510,8 @@ def exudyn_spin(elements, h, t_end=20.0, rho_inf=0.8, newton_tol=1e-8, newton_ab
                                         constrainedAxes=[1] * 6))
     s_rot = _node_sensor(exu, mbs, nodes[0], "RotationMatrix")
     s_tip = _node_sensor(exu, mbs, nodes[-1], "Position")
-    wall, steps = _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf, newton_tol,
-                               newton_abs)
+    wall, steps, _ = _solve_beams(exu, mbs, start, h, t_end, output_step, rho_inf,
+                                  newton_tol, newton_abs)
     r = mbs.GetSensorStoredData(s_rot)
     rot = r[:, 1:].reshape(-1, 3, 3)
     tip = mbs.GetSensorStoredData(s_tip)[:, 1:]

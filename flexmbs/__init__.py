@@ -7,6 +7,7 @@ the kernels come in with the first name that needs them):
     flexmbs.load_model         read a model file (flexmbs.model.toml_reader)
     flexmbs.compile_model      a Model as the flat arrays the kernels take
     flexmbs.simulate           run a model, write its result file (flexmbs.simulation)
+    flexmbs.Simulator          step a model from Python, inputs set between steps
     flexmbs.SmallDeformationWarning  a beam left the small-deformation range in a run
     flexmbs.convergence        the convergence check of simulate(..., verify=True)
     flexmbs.open_result        read a result file (flexmbs.io.results)
@@ -39,6 +40,7 @@ _PUBLIC = {
     "load_model": ("flexmbs.model.toml_reader", "load_model"),
     "compile_model": ("flexmbs.model.compiled", "compile_model"),
     "simulate": ("flexmbs.simulation", "simulate"),
+    "Simulator": ("flexmbs.simulator", "Simulator"),
     "SmallDeformationWarning": ("flexmbs.simulation", "SmallDeformationWarning"),
     "convergence": ("flexmbs.convergence", None),
     "open_result": ("flexmbs.io.results", "open_result"),

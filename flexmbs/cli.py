@@ -1,5 +1,5 @@
 """The `flexmbs` command line: run | info | energy | plot | export | animate | view |
-sweep | import-urdf | modes | equilibrium | linearize | compare | fit.
+sweep | import-urdf | export-fmu | modes | equilibrium | linearize | compare | fit.
 
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
@@ -16,12 +16,13 @@ import json
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .errors import FlexmbsError, ResultWriteError, RunTerminated
+from .errors import FlexmbsError, FlexmbsWarning, ResultWriteError, RunTerminated, one_line
 from .model.description import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ EQUILIBRIUM_HEADER = "# Static equilibrium of"
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"flexmbs: error: {text}\n")
+    sys.stderr.write(f"flexmbs: error: {one_line(text)}\n")
 
 
 def _log(text: str) -> None:
@@ -45,6 +46,7 @@ def _log(text: str) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .io.output_lock import refuse_if_locked
     from .model.toml_reader import load_model
     from .simulation import simulate
 
@@ -53,6 +55,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if os.path.exists(out) and os.path.samefile(out, args.model):
         _err(f"{out}: the result file would overwrite the model file; choose another -o")
         return EXIT_INPUT
+    refuse_if_locked(out)  # another run writes it: that first
     problem = _result_path_problem(out)
     if problem:
         _err(f"{out}: {problem}")
@@ -173,12 +176,20 @@ def _result_path_problem(path: str) -> str | None:
 
 def _folder_problem(path: str | os.PathLike[str]) -> str | None:
     """Why the folder of `path` cannot hold it (None if it can): made when missing,
-    as the result writer does, unless that fails."""
+    as the result writer does, unless that fails; one that cannot be written on (a
+    read-only file system, no permission)."""
+    import tempfile
+
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
         return f"the folder {folder} cannot be made ({exc.strerror or exc})"
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return f"the folder {folder} cannot be written on ({exc.strerror or exc})"
     return None
 
 
@@ -338,8 +349,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_urdf(args: argparse.Namespace) -> int:
-    from .model.toml_reader import loads_model
-    from .model.urdf import urdf_model_text
+    from .model.urdf import urdf_model
 
     out = args.output or os.path.splitext(os.path.basename(args.urdf))[0] + ".toml"
     if os.path.exists(out) and os.path.exists(args.urdf) and os.path.samefile(out, args.urdf):
@@ -349,12 +359,33 @@ def _cmd_import_urdf(args: argparse.Namespace) -> int:
     if problem:
         _err(f"{out}: {problem}")
         return EXIT_INPUT
-    text = urdf_model_text(args.urdf, args.flexible or (), args.gravity)
-    model = loads_model(text, source=out)  # what is written reads back
+    text, model = urdf_model(args.urdf, args.flexible or (), args.gravity)  # it reads back
     with open(out, "w") as f:
         f.write(text)
     joints = sum(1 for j in model.joints.values() if j.type != "fixed")
     print(f"wrote {out}: {len(model.bodies)} bodies, {joints} moving joints")
+    return EXIT_OK
+
+
+def _cmd_export_fmu(args: argparse.Namespace) -> int:
+    from .fmu import export_fmu
+
+    out = args.output or os.path.splitext(os.path.basename(args.model))[0] + ".fmu"
+    if not out.endswith(".fmu"):
+        _err(f"{out}: expected a file name ending in .fmu")
+        return EXIT_INPUT
+    problem = _folder_problem(out)
+    if problem:
+        _err(f"{out}: {problem}")
+        return EXIT_INPUT
+    settings = {
+        "method": args.solver,
+        "rtol": args.rtol,
+        "atol": args.atol,
+        "fixed_step": args.fixed_step,
+    }
+    path = export_fmu(args.model, out, args.set or (), settings)
+    print(f"wrote {path}: FMI 2.0 co-simulation (flexmbs and pythonfmu on the target)")
     return EXIT_OK
 
 
@@ -611,7 +642,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             atol=args.atol,
             fit_offset=not args.fixed_offset,
             gaps=args.gaps,
-            max_runs=args.max_runs or DEFAULT_MAX_RUNS,
+            max_runs=DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs,
             log=log,
             executor=executor,
             verify_limit=None if args.no_verify else args.verify_limit,
@@ -868,6 +899,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     ur.set_defaults(fn=_cmd_import_urdf)
 
+    fm = sub.add_parser(
+        "export-fmu",
+        help="a model file as an FMI 2.0 co-simulation unit (its input ports in, sensors out)",
+    )
+    fm.add_argument("model", help="model file (TOML)")
+    fm.add_argument("-o", "--output", help="the FMU (default: MODEL.fmu here)")
+    fm.add_argument("--solver", choices=("bdf", "galpha"), help="the unit's integrator")
+    fm.add_argument("--rtol", type=float, help="relative tolerance")
+    fm.add_argument("--atol", type=float, help="absolute tolerance")
+    fm.add_argument("--fixed-step", type=float, metavar="H", help="galpha: a constant step (s)")
+    fm.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override a value of the model file by its dotted path (repeatable)",
+    )
+    fm.set_defaults(fn=_cmd_export_fmu)
+
     eqp = sub.add_parser(
         "equilibrium",
         help="static equilibrium under gravity, springs and constant loads, written as a model",
@@ -1064,7 +1113,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--group", help="HDF5 group of the experiment")
     f.add_argument(
         "--max-runs",
-        type=int,
+        type=_positive_int,
         help="simulations at most (default 200: flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
     )
     f.add_argument(
@@ -1135,8 +1184,39 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     quiet = getattr(args, "quiet", False)
-    with CompileWatch(write=None if quiet else _write_stderr, live=sys.stderr.isatty()):
+    with (
+        warnings.catch_warnings(),
+        CompileWatch(write=None if quiet else _write_stderr, live=sys.stderr.isatty()),
+    ):
+        warnings.showwarning = _warn_on_one_line
+        warnings.simplefilter("default", FlexmbsWarning)  # each once a command
         return _run_command(args)
+
+
+def _os_error_text(exc: OSError) -> str:
+    """An OSError as FILE: reason (the system's words, without its errno)."""
+    if exc.filename is None:
+        return str(exc)
+    text = f"{exc.filename}: {exc.strerror or exc}"
+    return text if exc.filename2 is None else f"{text} ({exc.filename2})"
+
+
+def _warn_on_one_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """warnings.showwarning for the command line: a FlexmbsWarning as one line."""
+    if issubclass(category, FlexmbsWarning):
+        _log(f"warning: {message}")
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
 
 
 def _write_stderr(text: str) -> None:
@@ -1145,6 +1225,10 @@ def _write_stderr(text: str) -> None:
 
 
 def _run_command(args: argparse.Namespace) -> int:
+    output = getattr(args, "output", None)
+    if output is not None and not output.strip():
+        _err(f"-o {output!r}: expected the name of a file or folder (leave -o out for the default)")
+        return EXIT_INPUT
     if os.environ.get("FLEXMBS_DEBUG"):
         return args.fn(args)  # tracebacks for developers
     try:
@@ -1164,7 +1248,7 @@ def _run_command(args: argparse.Namespace) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 128 + signal.SIGPIPE
     except OSError as exc:
-        _err(str(exc))
+        _err(_os_error_text(exc))
         return EXIT_INPUT
     except RunTerminated as exc:
         _err(str(exc))

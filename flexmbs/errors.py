@@ -6,7 +6,29 @@ expected; the command line prints it on one line and exits with status 2.
 line of a CSV file, a channel or a section of a map).
 """
 
-__all__ = ["FlexmbsError", "ModelError", "ResultFileError", "ExperimentError", "RunTerminated"]
+__all__ = [
+    "FlexmbsError",
+    "ModelError",
+    "ResultFileError",
+    "ExperimentError",
+    "RunTerminated",
+    "FlexmbsWarning",
+    "PlausibilityWarning",
+    "ResultFileWarning",
+    "one_line",
+]
+
+
+def one_line(text):
+    """`text` with the characters that would break or hide a line of a message (line
+    breaks, tabs, other control and format characters) written as their escapes
+    (``\\n``, ``\\t``, ``\\x1b``), so that a user's text quoted in a message keeps it
+    on one line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 class FlexmbsError(Exception):
@@ -39,7 +61,7 @@ class ModelError(FlexmbsError, ValueError):
             where.append(self.item)
         if self.field:
             where.append(f'field "{self.field}"')
-        return (": ".join(where) + ": " if where else "") + self.message
+        return one_line((": ".join(where) + ": " if where else "") + self.message)
 
     def with_source(self, source):
         """The same error, attributed to `source` if it has none yet."""
@@ -54,6 +76,20 @@ class ModelError(FlexmbsError, ValueError):
 
 class ResultFileError(FlexmbsError):
     """A result file that is missing, unreadable or not written by flexmbs."""
+
+
+class FlexmbsWarning(UserWarning):
+    """Base class of what flexmbs warns about; the command line prints each on one line
+    ("flexmbs: warning: ...")."""
+
+
+class PlausibilityWarning(FlexmbsWarning):
+    """A value of a model file that is legal but unlikely in SI units: the mark of a
+    common unit mistake (flexmbs.model.plausibility)."""
+
+
+class ResultFileWarning(FlexmbsWarning):
+    """A result file that is read, but not whole (its series differ in length)."""
 
 
 class ResultWriteError(FlexmbsError):

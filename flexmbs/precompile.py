@@ -126,6 +126,7 @@ def workloads():
     """[(name, function)]: the runs and analyses that together call every kernel (the
     module text). Each function raises for a combination the model does not admit."""
     from .model.vocabulary import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
+    from .solvers.linear_choice import LINEAR_SOLVERS
 
     jobs = [("output quantities", compile_output_kernels)]
     models = _library_models() + _checkout_models()
@@ -154,7 +155,26 @@ def workloads():
             )
         )
         jobs.append((f"{name} analyses", lambda b=build: _analyses(b())))
+    for solver in LINEAR_SOLVERS:
+        for method in ("bdf", "galpha"):
+            jobs.append(
+                (
+                    f"long beam {method} {solver}",
+                    lambda m=method, s=solver: _run(_long_beam_model(s), method=m),
+                )
+            )
     return jobs
+
+
+def _long_beam_model(linear_solver):
+    """H2 with its flexible link in enough elements that its iteration matrix has an
+    interior (the bordered band layout of [solver] linear_solver), no shipped model's
+    beam being that long."""
+    from .model.library import huang_two_link
+
+    model = huang_two_link(elements=12)
+    model.set_solver(linear_solver=linear_solver)
+    return model
 
 
 _ONE_BEAM = "a beam body's own term alone, which the tests check; runs assemble it in place"

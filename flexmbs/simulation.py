@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,8 @@ from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, thr
 from .kinematics.timefunctions import evaluate_time_function
 from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
-from .model.description import SOLVER_METHODS
+from .model.description import SOLVER_METHODS, SolverSettings
+from .model.drive_tables import electrical_state_names
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
@@ -57,6 +59,7 @@ from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
 from .solvers.kernel_call import KernelCall
+from .solvers.linear_choice import banded_iteration_matrix
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
 
 __all__ = [
@@ -77,7 +80,7 @@ PROGRESS_INTERVAL = 0.25  # s between progress-line refreshes
 OUTPUT_BATCH = 20_000  # output rows asked of the integrator at once (bounds the memory)
 
 
-def build_system(cm, constraints="ggl", formulation="joint"):
+def build_system(cm, constraints="ggl", formulation="joint", linear_solver="auto"):
     """The System (ODE right-hand side and residual) of a compiled model. A tree: in
     the joint-coordinate or the Order-N `formulation`. With cut joints or rolling
     contacts: the stabilised index-2 residual (docs/explanation/formulation.md section 5), the
@@ -86,43 +89,52 @@ def build_system(cm, constraints="ggl", formulation="joint"):
     flexmbs.dynamics.constrained); or, with `constraints` = "projection", Shui and Zhang's
     projection formulation (flexmbs.dynamics.projection), whose drift correction
     `simulate` sets as the system's refresh."""
+    if cm.nconstraints:
+        return _with_discontinuities(cm, _constrained_system(cm, constraints == "projection"))
+    return _with_discontinuities(cm, _tree_system(cm, formulation, linear_solver))
+
+
+def _constrained_system(cm, projection):
+    """The System of a model with constraints (build_system)."""
+    m = cm.arrays
+    n = cm.nstate
+    algebraic = np.zeros(n, dtype=bool)  # the multipliers, after q, u and the works
+    algebraic[2 * cm.nq + cm.nworks :] = True
+    system = System(
+        n=n,
+        rhs=None,
+        m=m,
+        ws=cm.new_workspace(),
+        algebraic=algebraic,
+        residual_kernel=(
+            _projection.projection_residual if projection else _system.constrained_residual
+        ),
+        dae_residual=(
+            _projection.dae_projection_residual if projection else _system.dae_constrained_residual
+        ),
+        dae_jacobian=_system.dae_work_column,
+        dae_jacobian_columns=_system.dae_analytic_columns(n, cm.nq, cm.nactuators),
+        second_order=0,
+        dae_mass=None if projection else _system.dae_constrained_mass,
+        index2=not projection,
+        npositions=cm.nq,
+    )
+    if projection:
+        system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
+        return system
+    system.rhs = lambda t, y: initial_derivative(cm, system, t, y)[1]
+    if len(m.con_kind) > cm.nconstraints:  # redundant rows: watch the chosen ones
+        system.refresh = lambda t, y: reselect_rows(cm, system, t, y)
+    return system
+
+
+def _tree_system(cm, formulation, linear_solver):
+    """The System of a tree (build_system), in the joint-coordinate or the Order-N
+    formulation, its iteration matrix dense or in the bordered band layout
+    (`linear_solver`)."""
     m = cm.arrays
     ws = cm.new_workspace()
     n = cm.nstate
-    columns = _system.dae_analytic_columns(n, cm.nq, cm.nactuators)
-    if cm.nconstraints:
-        algebraic = np.zeros(n, dtype=bool)  # the multipliers, after q, u and the works
-        algebraic[2 * cm.nq + 1 + cm.nactuators :] = True
-        projection = constraints == "projection"
-        system = System(
-            n=n,
-            rhs=None,
-            m=m,
-            ws=cm.new_workspace(),
-            algebraic=algebraic,
-            residual_kernel=(
-                _projection.projection_residual if projection else _system.constrained_residual
-            ),
-            dae_residual=(
-                _projection.dae_projection_residual
-                if projection
-                else _system.dae_constrained_residual
-            ),
-            dae_jacobian=_system.dae_work_column,
-            dae_jacobian_columns=columns,
-            second_order=0,
-            dae_mass=None if projection else _system.dae_constrained_mass,
-            index2=not projection,
-            npositions=cm.nq,
-        )
-        if projection:
-            system.rhs = lambda t, y: _projection.projection_start(cm, system, t, y)[1]
-            return _with_discontinuities(cm, system)
-        system.rhs = lambda t, y: initial_derivative(cm, system, t, y)[1]
-        if len(m.con_kind) > cm.nconstraints:  # redundant rows: watch the chosen ones
-            system.refresh = lambda t, y: reselect_rows(cm, system, t, y)
-        return _with_discontinuities(cm, system)
-
     derivative, residual, dae_residual, dae_mass = (
         (
             _system.state_derivative_from_ref,
@@ -138,17 +150,26 @@ def build_system(cm, constraints="ggl", formulation="joint"):
             None,
         )
     )
+    if linear_solver == "auto" and np.any(np.asarray(m.fric_law) == 1):
+        linear_solver = "dense"  # a stuck joint holds its row of the dense M*
     if cm.nq == 0:
         dae_mass = None  # every coordinate driven: no rows after eliminated positions
     elastic = _elastic_speed_columns(cm) if dae_mass is not None else None
+    jacobian, layout = _system.dae_work_column, None
     if elastic is not None:
         dae_mass = _system.dae_mass_elastic_block
+        if banded_iteration_matrix(m.lin_dims, linear_solver):
+            # the works' columns are cj A from the mass hook, like the elastic ones
+            layout, jacobian = (m.lin_pos, m.lin_dims), None
+            dae_mass = _system.dae_mass_elastic_banded
+            elastic = elastic.copy()
+            elastic[2 * cm.nq :] = True
     derivative_call = KernelCall(derivative, (m, ws), n, 1)
 
     def rhs(t, y):
         return derivative_call(t, y).copy()
 
-    system = System(
+    return System(
         n=n,
         rhs=rhs,
         residual_kernel=residual,
@@ -156,14 +177,16 @@ def build_system(cm, constraints="ggl", formulation="joint"):
         ws=ws,
         algebraic=np.zeros(n, dtype=bool),
         dae_residual=dae_residual,
-        dae_jacobian=_system.dae_work_column,
-        dae_jacobian_columns=columns,
+        dae_jacobian=jacobian,
+        dae_jacobian_columns=(
+            None if jacobian is None else _system.dae_analytic_columns(n, cm.nq, cm.nactuators)
+        ),
         second_order=cm.nq,
         dae_mass=dae_mass,
         npositions=cm.nq,
         dae_elastic_columns=elastic,
+        dae_layout=layout,
     )
-    return _with_discontinuities(cm, system)
 
 
 def _error_test(cm, n):
@@ -185,7 +208,8 @@ def _error_test(cm, n):
     m = cm.arrays
     test = np.ones(n, dtype=bool)
     for k, (q0, nf) in enumerate(zip(m.flex_q, m.flex_nf)):
-        if np.any(m.flex_d[m.flex_ptr[k, 3] : m.flex_ptr[k + 1, 3]] != 0.0):
+        blocks = m.block_d_ptr[m.flex_block_ptr[k]], m.block_d_ptr[m.flex_block_ptr[k + 1]]
+        if np.any(m.block_d[blocks[0] : blocks[1]] != 0.0):  # its blocks' D
             test[cm.nq + q0 : cm.nq + q0 + nf] = False
     return None if test.all() else test
 
@@ -193,8 +217,10 @@ def _error_test(cm, n):
 def _with_discontinuities(cm, system):
     """The system's breakpoints (the times where a time function of the model jumps
     or kinks), its segment hook (the piece of each time function in force on a
-    segment: ws.segment_time) and the actuators' torque limits as switch functions
-    (flexmbs.dynamics.switches; ws.act_branch), for the integrators' events
+    segment: ws.segment_time) and its switch functions (flexmbs.dynamics.switches:
+    the actuators' torque limits, the DC motors' limits, the joint stops; the branch
+    of each held in ws; then flexmbs.dynamics.stick_slip's, the stick-slip frictions,
+    their modes in ws.fric_mode), for the integrators' events
     (flexmbs.solvers.events)."""
     m, ws = cm.arrays, system.ws
     system.breakpoints = time_function_breakpoints(m.tf_kind, m.tf_ptr, m.tf_data)
@@ -214,8 +240,8 @@ def _with_discontinuities(cm, system):
             fr = _stick_events.stick_slip_frictions(m)
 
         def switched(t, y, g):
-            if "actuators" in blocks:
-                ws.act_branch[:] = _switches.actuator_branches(g[blocks["actuators"]])
+            if "drives" in blocks:
+                _switches.set_branches(m, ws, t, y, g[blocks["drives"]])
             if friction is not None:
                 if np.all(np.isnan(ws.fric_mode[fr])):  # the start of a run
                     _stick_events.initial_friction_modes(m, ws, y, masses, holding, t)
@@ -260,7 +286,7 @@ def _check_discrete_state(model, settings, constrained):
     """ModelError unless the run's settings can hold the model's stick-slip friction
     and sampled controllers: they are discrete state, which the integrators "bdf"
     and "galpha" keep between their segments; a stuck joint's row is the joint
-    formulation's, on a tree."""
+    formulation's, on a tree, in the dense iteration matrix."""
     sticky = [f.name for f in getattr(model, "frictions", {}).values() if f.law == "stick-slip"]
     sampled = [c.name for c in getattr(model, "controllers", {}).values() if c.sampled]
     if not sticky and not sampled:
@@ -273,6 +299,13 @@ def _check_discrete_state(model, settings, constrained):
             f'hold between their segments; got "{settings.method}"',
             "solver",
             "method",
+        )
+    if sticky and settings.linear_solver == "banded":
+        raise ModelError(
+            f'friction "{sticky[0]}": a stuck joint\'s row replaces its row of the dense '
+            'mass matrix; use linear_solver = "dense" or "auto" with stick-slip friction',
+            "solver",
+            "linear_solver",
         )
     if sticky and (settings.formulation != "joint" or constrained):
         raise ModelError(
@@ -527,11 +560,15 @@ class Simulation:
 
 def state_rest_names(cm):
     """Names of the state's columns after q and u: W_nc, each actuator's work
-    W_<actuator>, then lambda_<row> and mu_<row> of each active constraint row."""
+    W_<actuator>, the DC motors' electrical states (W_source_<actuator>,
+    W_resistive_<actuator>, i_<actuator>), then lambda_<row> and mu_<row> of each
+    active constraint row."""
     rows = range(cm.nconstraints)
+    actuators = getattr(cm.model, "actuators", {})
     return (
         ["W_nc"]
-        + [f"W_{a}" for a in getattr(cm.model, "actuators", {})]
+        + [f"W_{a}" for a in actuators]
+        + electrical_state_names(actuators.values())
         + [f"lambda_{k}" for k in rows]
         + [f"mu_{k}" for k in rows]
     )
@@ -646,6 +683,10 @@ def simulate(
     scale (flexmbs.convergence); the Simulation's `convergence` then holds the
     outcome (None without `verify`), `passed` when every group changed by less than
     `verify_limit` of its scale.
+
+    The result file is locked from the start until it is closed: while another run
+    (or ResultWriter) writes to `path`, this one is refused before any work with
+    flexmbs.io.output_lock.OutputLocked, which names it.
     """
     keep = path is None if history is None else bool(history)
     if not keep and path is None:
@@ -653,61 +694,64 @@ def simulate(
     if verify:
         check_verify_settings(verify_factor, verify_limit)
         keep = True
-    settings = (
-        t_end,
-        rtol,
-        atol,
-        method,
-        output_step,
-        max_step,
-        formulation,
-        constraints,
-        rho_inf,
-        fixed_step,
+    settings = dict(
+        zip(
+            RUN_SETTINGS,
+            (t_end, rtol, atol, method, output_step, max_step)
+            + (formulation, constraints, rho_inf, fixed_step),
+        )
     )
+    lock = None
+    if path is not None:  # one writer per file, refused before any work
+        from .io.output_lock import OutputLock
+
+        lock = OutputLock(path).acquire()
+        if lock.stale is not None and log is not None:
+            log(
+                f"{path}: taking over the lock that pid {lock.stale.get('pid')} on "
+                f"{lock.stale.get('host')} left (that run is gone)"
+            )
     start = time.perf_counter()
-    with CompileWatch() as compiling, _signals_end_the_run():
-        sim = _simulate(model, path, *settings, progress, log, compiling, keep, compile_elsewhere)
+    try:
+        with CompileWatch() as compiling, _signals_end_the_run():
+            sim = _simulate(
+                model, path, settings, progress, log, compiling, keep, compile_elsewhere, lock
+            )
+    finally:
+        if lock is not None:
+            lock.release()  # the writer lets go of it first, at its close
     if not verify:
         return sim
     wall = time.perf_counter() - start
-    s = model.solver.with_changes(method, t_end, rtol, atol)
-    tight = dict(
-        zip(
-            (
-                "t_end",
-                "rtol",
-                "atol",
-                "method",
-                "output_step",
-                "max_step",
-                "formulation",
-                "constraints",
-                "rho_inf",
-                "fixed_step",
-            ),
-            settings,
-        )
+    return _verified(model, sim, settings, wall, verify_factor, verify_limit, log)
+
+
+def _verified(model, sim, settings, wall, factor, limit, log):
+    """`sim` (which took `wall` s) with its convergence check: the same run at
+    `settings`' rtol and atol divided by `factor`, compared output group by group
+    (flexmbs.convergence.compare_runs, against `limit`)."""
+    s = model.solver.with_changes(
+        settings["method"], settings["t_end"], settings["rtol"], settings["atol"]
     )
-    tight.update(rtol=s.rtol / verify_factor, atol=s.atol / verify_factor)
+    tight = dict(settings, rtol=s.rtol / factor, atol=s.atol / factor)
     if log is not None:
         log(f"verifying: the same run at rtol {tight['rtol']:g}, atol {tight['atol']:g}")
     start = time.perf_counter()
     with CompileWatch() as compiling, _signals_end_the_run():
-        fine = _simulate(model, None, *tight.values(), False, None, compiling, True, False)
+        fine = _simulate(model, None, tight, False, None, compiling, True, False)
     sim.convergence = Convergence(
         s.method,
         float(s.rtol),
         float(s.atol),
-        float(verify_factor),
-        float(verify_limit),
+        float(factor),
+        float(limit),
         statistics=(sim.statistics, fine.statistics),
         wall_time=(wall, time.perf_counter() - start),
         status=(sim.status, fine.status),
         message=sim.message or fine.message,
     )
     if sim.status == fine.status == "finished":
-        sim.convergence.groups = compare_runs(model, sim, fine, verify_limit)
+        sim.convergence.groups = compare_runs(model, sim, fine, limit)
     return sim
 
 
@@ -738,6 +782,29 @@ def _signals_end_the_run():
             signal.signal(sig, old)
 
 
+def _check_finite_start(cm, y0, source):
+    """ModelError naming the first coordinate (or the multipliers) whose initial value
+    or rate is not finite: a value of the model, or of a driver at t = 0, overflows."""
+    bad = np.flatnonzero(~np.isfinite(y0))
+    if not bad.size:
+        return
+    k, nq = int(bad[0]), cm.nq
+    if k < 2 * nq:
+        item = f'coordinate "{cm.coordinate_names[k % nq]}"'
+        fld = "initial" if k < nq else "initial_rate"
+    else:
+        item, fld = "the initial state", None
+        if k >= 2 * nq + cm.nworks:
+            item = "the constraint forces of the initial state"
+    raise ModelError(
+        f"is {y0[k]} at t = 0: a value of the model, or a driver's value or rate at t = 0, "
+        "overflows the floating-point range (numbers near 1e308?)",
+        item,
+        fld,
+        source,
+    )
+
+
 def _named_failing_elements(cm, integ):
     """flexmbs.failure_diagnosis's text for a failed run; "" if the diagnosis itself
     fails (it must not hide the failure it explains)."""
@@ -753,321 +820,481 @@ def _galpha_settings_unused(settings):
     return settings.galpha_settings_unused()
 
 
-def _simulate(
-    model,
-    path,
-    t_end,
-    rtol,
-    atol,
-    method,
-    output_step,
-    max_step,
-    formulation,
-    constraints,
-    rho_inf,
-    fixed_step,
-    progress,
-    log,
-    compiling,
-    keep,
-    compile_elsewhere,
-):
-    source = model.source_path or "<python>"
+# --------------------------------------------------------------------------------------
+# The run, step by step: prepare_run, start_state, open_result, OutputRecorder,
+# build_integrator, run_batches, finish_run (docs/development.md, "The path of a run").
+
+RUN_SETTINGS = (
+    "t_end",
+    "rtol",
+    "atol",
+    "method",
+    "output_step",
+    "max_step",
+    "formulation",
+    "constraints",
+    "rho_inf",
+    "fixed_step",
+)
+"""The settings a run may take in place of the model file's [solver] and [output]."""
+
+
+@dataclass
+class PreparedRun:
+    """A model made ready to integrate: `cm` the compiled model (consistent with its
+    loops), `settings` the solver's (SolverSettings), `output` the output's
+    (OutputSettings), `report` the consistency report of a model with constraints
+    (None for a tree), `times` its output times (OutputTimes from t = 0), `sampler`
+    its sampled controllers (flexmbs.sampled_control; None without, set by
+    start_state)."""
+
+    model: object
+    cm: object
+    settings: SolverSettings
+    output: object
+    report: object = None
+    times: object = None
+    sampler: object = None
+
+    @property
+    def projection(self):
+        """The constraints in Shui and Zhang's projection formulation."""
+        return self.report is not None and self.settings.constraints == "projection"
+
+
+def prepare_run(model, overrides=None):
+    """The model's settings with `overrides` ({name: value} of RUN_SETTINGS, None for
+    the model file's), its compiled form made consistent, and the check that the
+    solver fits the model: a PreparedRun. A ModelError names the model file."""
+    values = {name: None for name in RUN_SETTINGS}
+    values.update(overrides or {})
+    output_step = values.pop("output_step")
     try:
-        s = model.solver.with_changes(
-            method, t_end, rtol, atol, max_step, formulation, constraints, rho_inf, fixed_step
-        )
+        s = model.solver.with_changes(**values)
         out = model.output.with_changes(output_step)
-        t0 = 0.0
-        t_out = OutputTimes(t0, s.t_end, out.step)
+        times = OutputTimes(0.0, s.t_end, out.step)
         cm = compile_absolute(model) if s.formulation == "absolute" else compile_model(model)
         report = make_consistent(cm) if cm.has_constraints else None
-        quasi = [
-            b.name
-            for _, b in cm.beams
-            if isinstance(b.initial, str) and b.initial == "quasi-static"
-        ]
-        if report is not None and quasi:
-            raise ModelError(
-                "a quasi-static start is for trees: with closed loops or rolling "
-                "contacts the constraints hold part of the elastic accelerations, "
-                "which the elastic coordinates alone cannot zero; use initial = "
-                '"static" or "undeformed"',
-                f'body "{quasi[0]}"',
-                "initial",
-            )
-        if report is not None and s.method in SCIPY_METHODS:
-            what = ", ".join(
-                [f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
-                * bool(cm.topology.cut_joint_names)
-                + [f"rolling contacts {', '.join(model.contacts)}"] * bool(cm.ncontacts)
-            )
-            raise ModelError(
-                f"a model with closed loops or rolling contacts ({what}) is "
-                f'a DAE: expected the solver "bdf" or "ida", got '
-                f'"{s.method}"',
-                "solver",
-                "method",
-            )
-        if report is not None and s.constraints == "projection" and s.method != "bdf":
-            raise ModelError(
-                f'the projection formulation runs with the solver "bdf" '
-                f'(its drift correction restarts it), got "{s.method}"',
-                "solver",
-                "method",
-            )
-        if cm.nq == 0 and s.method == "galpha":
-            raise ModelError(
-                "every joint coordinate of the model is driven: it has no "
-                'position whose error galpha could control; use "bdf"',
-                "solver",
-                "method",
-            )
-        if s.formulation == "absolute" and s.method != "bdf":
-            raise ModelError(
-                f"the absolute-coordinate formulation runs with the solver "
-                f'"bdf" (moving its references restarts it), got '
-                f'"{s.method}"',
-                "solver",
-                "method",
-            )
-        if report is not None and s.formulation == "order-n":
-            raise ModelError(
-                "the Order-N formulation is for trees without constraints; "
-                "this model has closed loops or rolling contacts",
-                "solver",
-                "formulation",
-            )
+        check_solver_fits(model, cm, s, report)
         _check_discrete_state(model, s, report is not None)
     except ModelError as exc:
-        raise exc.with_source(source) from None
-    method, t_end, rtol, atol, max_step = s.method, s.t_end, s.rtol, s.atol, s.max_step
-    output_step = out.step
-    if log is not None:
-        for text in cm.warnings:
-            log("warning: " + text)
-        if out.step >= t_end - t0:
-            log(
-                f"warning: the output step ({out.step:g} s) is not shorter than the run "
-                f"({t_end - t0:g} s): only its start and its end are recorded"
-            )
-        unused = _galpha_settings_unused(s)
-        if unused:
-            log(
-                f'warning: {unused} set, which only the solver "galpha" uses; '
-                f'"{method}" runs without'
-            )
-    projection = report is not None and s.constraints == "projection"
-    system = build_system(cm, s.constraints, s.formulation)
-    sampler = _with_sampled_control(cm, system, t0, t_end)
-    instruments = InstrumentFilter(
-        [model.sensors[n] for n in cm.sensor_names], cm.arrays.sensor_offset
-    )
+        raise exc.with_source(model.source_path or "<python>") from None
+    return PreparedRun(model, cm, s, out, report, times)
+
+
+def check_solver_fits(model, cm, s, report):
+    """ModelError unless the solver settings `s` can run the compiled model: a
+    quasi-static start only for trees, closed loops only with the DAE solvers, the
+    projection and the absolute coordinates only with `bdf`, `galpha` only with some
+    free coordinate, the Order-N formulation only for trees."""
+    quasi = [
+        b.name for _, b in cm.beams if isinstance(b.initial, str) and b.initial == "quasi-static"
+    ]
+    if report is not None and quasi:
+        raise ModelError(
+            "a quasi-static start is for trees: with closed loops or rolling "
+            "contacts the constraints hold part of the elastic accelerations, "
+            "which the elastic coordinates alone cannot zero; use initial = "
+            '"static" or "undeformed"',
+            f'body "{quasi[0]}"',
+            "initial",
+        )
+    if report is not None and s.method in SCIPY_METHODS:
+        what = ", ".join(
+            [f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
+            * bool(cm.topology.cut_joint_names)
+            + [f"rolling contacts {', '.join(model.contacts)}"] * bool(cm.ncontacts)
+        )
+        raise ModelError(
+            f"a model with closed loops or rolling contacts ({what}) is "
+            f'a DAE: expected the solver "bdf" or "ida", got "{s.method}"',
+            "solver",
+            "method",
+        )
+    if report is not None and s.constraints == "projection" and s.method != "bdf":
+        raise ModelError(
+            f'the projection formulation runs with the solver "bdf" '
+            f'(its drift correction restarts it), got "{s.method}"',
+            "solver",
+            "method",
+        )
+    if cm.nq == 0 and s.method == "galpha":
+        raise ModelError(
+            "every joint coordinate of the model is driven: it has no "
+            'position whose error galpha could control; use "bdf"',
+            "solver",
+            "method",
+        )
+    if s.formulation == "absolute" and s.method != "bdf":
+        raise ModelError(
+            f'the absolute-coordinate formulation runs with the solver "bdf" '
+            f'(moving its references restarts it), got "{s.method}"',
+            "solver",
+            "method",
+        )
+    if report is not None and s.formulation == "order-n":
+        raise ModelError(
+            "the Order-N formulation is for trees without constraints; "
+            "this model has closed loops or rolling contacts",
+            "solver",
+            "formulation",
+        )
+
+
+def log_run_warnings(run, t0, log):
+    """What the user should know before the run goes: the model's warnings, an output
+    step as long as the run, galpha's settings given to another solver."""
+    if log is None:
+        return
+    s, out = run.settings, run.output
+    for text in run.cm.warnings:
+        log("warning: " + text)
+    if out.step >= s.t_end - t0:
+        log(
+            f"warning: the output step ({out.step:g} s) is not shorter than the run "
+            f"({s.t_end - t0:g} s): only its start and its end are recorded"
+        )
+    unused = _galpha_settings_unused(s)
+    if unused:
+        log(
+            f'warning: {unused} set, which only the solver "galpha" uses; "{s.method}" runs without'
+        )
+
+
+def start_state(run, t0, log=None):
+    """(system, y0): the System the integrator steps (build_system) and the state it
+    starts from, consistent with the constraints (the projection's start, or the
+    multipliers and y' of the index-2 form), with the projection's drift correction
+    and the absolute coordinates' rebasing as the system's refresh; the sampled
+    controllers' first samples taken at t0 (run.sampler)."""
+    cm, s = run.cm, run.settings
+    system = build_system(cm, s.constraints, s.formulation, s.linear_solver)
+    run.sampler = _with_sampled_control(cm, system, t0, s.t_end)
     y0 = cm.initial_state()
-    if projection:
+    if run.projection:
         y0, _ = _projection.projection_start(cm, system, t0, y0)
-        system.refresh = lambda t, y: _projection.correct_drift(cm, system, t, y, rtol, atol)
-    elif report is not None:
+        system.refresh = lambda t, y: _projection.correct_drift(cm, system, t, y, s.rtol, s.atol)
+    elif run.report is not None:
         y0, _ = initial_derivative(cm, system, t0, y0)
     if s.formulation == "absolute":
         _with_rebasing(cm, system)
-    if sampler is not None:  # the first samples, so that the first output holds them
-        sampler.at_breakpoint(t0, y0)
-    if report is not None and log is not None:
+    _check_finite_start(cm, y0, run.model.source_path or "<python>")
+    if run.sampler is not None:  # the first samples, so that the first output holds them
+        run.sampler.at_breakpoint(t0, y0)
+    if run.report is not None and log is not None:
         log(
-            report.text()
-            + ("\nconstraints: Shui and Zhang's projection formulation" if projection else "")
+            run.report.text()
+            + ("\nconstraints: Shui and Zhang's projection formulation" if run.projection else "")
         )
+    return system, y0
 
-    writer = None
-    if path is not None:
-        from .io.results import ResultWriter
 
-        writer = ResultWriter(
-            path,
-            model_text=model.source_text or "",
-            model_json=model_to_json(model),
-            topology=cm.topology,
-            coordinate_names=cm.coordinate_names,
-            sensor_names=cm.sensor_names,
-            sensor_sizes=cm.sensor_sizes,
-            solver_name=method,
-            overrides=model.overrides,
-            modes={
-                name: b.basis_record() if hasattr(b, "basis_record") else basis_record(b)
-                for name, b in model.bodies.items()
-                if getattr(b, "basis", None) is not None
-            },
-            state_rest_names=state_rest_names(cm),
-            coordinate_units=coordinate_units(model, cm.coordinate_names),
-            sensor_units=[
-                sensor_units(model, n, k) for n, k in zip(cm.sensor_names, cm.sensor_sizes)
-            ],
-            settings={
-                "t_end": t_end,
-                "rtol": rtol,
-                "atol": atol,
-                "formulation": s.formulation,
-                "output_step": output_step,
-                "model_folder": os.path.dirname(os.path.abspath(model.source_path))
-                if model.source_path
-                else "",
-                "max_step": max_step,
-                **(
-                    {"rho_inf": s.rho_inf, "fixed_step": s.fixed_step or 0.0}
-                    if method == "galpha"
-                    else {}
-                ),
-            },
+def result_settings(run, output_step):
+    """The run's settings as the result file records them (/solver)."""
+    s, model = run.settings, run.model
+    folder = os.path.dirname(os.path.abspath(model.source_path)) if model.source_path else ""
+    galpha = {"rho_inf": s.rho_inf, "fixed_step": s.fixed_step or 0.0}
+    return {
+        "t_end": s.t_end,
+        "rtol": s.rtol,
+        "atol": s.atol,
+        "formulation": s.formulation,
+        "output_step": output_step,
+        "model_folder": folder,
+        "max_step": s.max_step,
+        **(galpha if s.method == "galpha" else {}),
+    }
+
+
+def open_result(path, run, settings, lock=None):
+    """The ResultWriter of the result file `path` (None: no file) for the run, with
+    the model, its topology, names, units and modes, and `settings`
+    (result_settings); `lock` the file's OutputLock, held since the run began
+    (flexmbs.io.output_lock), which the writer releases at its close."""
+    if path is None:
+        return None
+    from .io.results import ResultWriter
+
+    model, cm = run.model, run.cm
+    return ResultWriter(
+        path,
+        lock=lock,
+        model_text=model.source_text or "",
+        model_json=model_to_json(model),
+        topology=cm.topology,
+        coordinate_names=cm.coordinate_names,
+        sensor_names=cm.sensor_names,
+        sensor_sizes=cm.sensor_sizes,
+        solver_name=run.settings.method,
+        overrides=model.overrides,
+        modes={
+            name: b.basis_record() if hasattr(b, "basis_record") else basis_record(b)
+            for name, b in model.bodies.items()
+            if getattr(b, "basis", None) is not None
+        },
+        state_rest_names=state_rest_names(cm),
+        coordinate_units=coordinate_units(model, cm.coordinate_names),
+        sensor_units=[sensor_units(model, n, k) for n, k in zip(cm.sensor_names, cm.sensor_sizes)],
+        settings=settings,
+    )
+
+
+class OutputRecorder:
+    """Where the outputs of a run go: the energies and sensors computed for a batch of
+    states (`emit`), the result file's rows, the VTKHDF shapes beside it, the watches
+    of the joints' singular configurations and of the beams' small-deformation range,
+    and the rows kept in memory (all of them with `keep`, else the last).
+
+    The outputs are computed in a workspace of their own, whose discrete state is that
+    of each output's time (the pieces of the time laws in force then, each motor
+    limited by value): the integrator's holds the segment it steps, which a state
+    event may already have changed when outputs before it are filled from the
+    interpolant; the sampled controllers' outputs (`sampler`, flexmbs.sampled_control)
+    are those in force at each output's time. `vtk_path` the VTKHDF file ([output]
+    vtk = true), None for none. The sensors are recorded as their instruments give
+    them (dead time, lag, resolution: flexmbs.instruments)."""
+
+    def __init__(self, cm, writer, keep, log=None, vtk_path=None, sampler=None):
+        self.cm, self.writer, self.keep, self.log = cm, writer, keep, log
+        self.ws = cm.new_workspace()
+        self.sampler = sampler
+        self.instruments = InstrumentFilter(
+            [cm.model.sensors[n] for n in cm.sensor_names], cm.arrays.sensor_offset
         )
-    shapes = None  # the VTKHDF file beside the result file ([output] vtk = true)
-    if path is not None and out.vtk:
-        from .io.deformed_shape import DeformedShape
-        from .io.vtkhdf import VtkHdfWriter
+        self.rows = ([], [], [], [])  # t, y, energy, sensors
+        self.shapes = None
+        if vtk_path is not None:
+            from .io.deformed_shape import DeformedShape
+            from .io.vtkhdf import VtkHdfWriter
 
-        shapes = VtkHdfWriter(Path(path).with_suffix(".vtkhdf"), DeformedShape(cm))
-    ts, ys, es, ss = [], [], [], []
-    # the outputs' own workspace: the system's holds the integrator's discrete state
-    # (the segment's pieces, the motors' branches), which belongs to the segment the
-    # integrator is on, not always to the outputs' times; here each time law takes its
-    # piece at t and each motor is limited by value, which a run between its events
-    # gives as well
-    out_ws = cm.new_workspace()
+            self.shapes = VtkHdfWriter(vtk_path, DeformedShape(cm))
+        self.singularity = _SingularityWatch(cm)
+        self.deformation = DeformationWatch(cm)
+        self.deformation_said = False
 
-    def emit(t, y):
+    def outputs(self, t, y):
+        """(energy (k, 7), sensors (k, nsensor_values)) at the states y (k, n) at the
+        times t (k,)."""
         e = np.zeros((len(t), len(ENERGY_COMPONENTS)))
-        sv = np.zeros((len(t), cm.nsensor_values))
-        _output_quantities(cm, out_ws, sampler, t, y, e, sv)
-        if instruments:
-            sv = instruments.apply(t, sv)
-        nq = cm.nq
-        if keep or not ts:
+        sv = np.zeros((len(t), self.cm.nsensor_values))
+        _output_quantities(self.cm, self.ws, self.sampler, t, y, e, sv)
+        if self.instruments:
+            sv = self.instruments.apply(t, sv)
+        return e, sv
+
+    def emit(self, t, y):
+        """Record the outputs at the states y (k, n) at the times t (k,)."""
+        self.record(t, y, *self.outputs(t, y))
+
+    def record(self, t, y, e, sv):
+        """Record rows whose energies e and sensors sv are known."""
+        ts, ys, es, ss = self.rows
+        if self.keep or not ts:
             ts.append(t)
             ys.append(y)
             es.append(e)
             ss.append(sv)
         else:
             ts[0], ys[0], es[0], ss[0] = t[-1:], y[-1:], e[-1:], sv[-1:]
-        nonlocal shapes
-        if shapes is not None:
-            try:
-                for tk, yk in zip(t, y):
-                    shapes.append(float(tk), yk[: cm.nq])
-                shapes.flush()
-            except OSError as exc:  # the run goes on: the result file is what counts
-                if log is not None:
-                    log(f"warning: {shapes.path} ends at t = {shapes.t_last:g} s: {exc}")
-                shapes.close()
-                shapes = None
-        watch.update(t, y)
-        deformation.update(t, y)
-        if not deformation_said and deformation.report():
-            if log is not None:
-                log("warning: a beam is " + deformation.report())
-            warnings.warn(
-                "a beam is " + deformation.report(), SmallDeformationWarning, stacklevel=3
-            )
-            if writer is not None:  # in the file from the next commit: a killed run
-                writer.set_solver_statistics(  # keeps it for `flexmbs energy`
-                    {"small_deformation": deformation.report()}
-                )
-            deformation_said.append(True)
-        if writer is not None:
-            writer.append(t, y[:, :nq], y[:, nq : 2 * nq], e, sv, y[:, 2 * nq :])
+        self._append_shapes(t, y)
+        self.singularity.update(t, y)
+        self.deformation.update(t, y)
+        if not self.deformation_said and self.deformation.report():
+            self._say_small_deformation()
+        if self.writer is not None:
+            nq = self.cm.nq
+            self.writer.append(t, y[:, :nq], y[:, nq : 2 * nq], e, sv, y[:, 2 * nq :])
 
-    watch = _SingularityWatch(cm)
-    deformation, deformation_said = DeformationWatch(cm), []
-    watch.update(np.array([t0]), y0[None, :])
-    if log is not None and watch.report():
-        log("warning: the initial state is " + watch.report())
-    bar = _Progress(progress, t0, t_end, compiling)
-    integ = None
+    @property
+    def t_last(self):
+        """The time of the last row recorded (s)."""
+        return float(self.rows[0][-1][-1])
+
+    def arrays(self):
+        """(t, y, energy, sensors) of the rows kept (None each without `keep`: the
+        Simulation reads them from the file)."""
+        if not self.keep:
+            return [None] * 4
+        return [np.concatenate(a) for a in self.rows]
+
+    def _append_shapes(self, t, y):
+        if self.shapes is None:
+            return
+        try:
+            for tk, yk in zip(t, y):
+                self.shapes.append(float(tk), yk[: self.cm.nq])
+            self.shapes.flush()
+        except OSError as exc:  # the run goes on: the result file is what counts
+            if self.log is not None:
+                self.log(f"warning: {self.shapes.path} ends at t = {self.shapes.t_last:g} s: {exc}")
+            self.shapes.close()
+            self.shapes = None
+
+    def _say_small_deformation(self):
+        text = "a beam is " + self.deformation.report()
+        if self.log is not None:
+            self.log("warning: " + text)
+        warnings.warn(text, SmallDeformationWarning, stacklevel=4)
+        if self.writer is not None:  # in the file from the next commit: a killed run
+            self.writer.set_solver_statistics(  # keeps it for `flexmbs energy`
+                {"small_deformation": self.deformation.report()}
+            )
+        self.deformation_said = True
+
+    def close(self):
+        """Close the VTKHDF file."""
+        if self.shapes is not None:
+            self.shapes.close()
+
+    def statistics(self):
+        """The watches' findings for the run's statistics."""
+        out = {}
+        if self.deformation.report():
+            out["small_deformation"] = self.deformation.report()
+        if self.singularity.report():
+            out["joint_singularity"] = self.singularity.report()
+        return out
+
+
+def build_integrator(run, system, t0, y0, first_output, compile_elsewhere=False, log=None):
+    """The integrator of the run (make_integrator) from (t0, y0); `first_output()`
+    records the state at t0, before the integrator is built, or after it when the
+    output kernels compile in a second process meanwhile (`compile_elsewhere`,
+    flexmbs.precompile)."""
+    s = run.settings
     helper = OutputKernelsElsewhere.start_if_useful() if compile_elsewhere else None
-    if helper is not None and log is not None:
+    if helper is None:
+        first_output()
+    elif log is not None:
         log("compiling the output quantities in a second process, the rest here")
     try:
-        if helper is None:
-            emit(np.array([t0]), y0[None, :])
-        try:
-            integ = make_integrator(
-                method, system, t0, y0, t_end, rtol, atol, max_step, s.rho_inf, s.fixed_step
-            )
-        except BaseException:
-            if helper is not None:
-                helper.stop()
-            raise
+        integ = make_integrator(
+            s.method, system, t0, y0, s.t_end, s.rtol, s.atol, s.max_step, s.rho_inf, s.fixed_step
+        )
+    except BaseException:
         if helper is not None:
-            helper.wait()  # the output kernels are in the cache now, or compile here
-            emit(np.array([t0]), y0[None, :])
-        done = 0
-        while integ.status == "running" and done < len(t_out):
-            n, y = integ.advance(t_out[done : done + OUTPUT_BATCH], WALL_BUDGET)
-            if n:
-                emit(t_out[done : done + n], y)
-                done += n
-            if writer is not None:
-                writer.commit_if_due(integ.t)
+            helper.stop()
+        raise
+    if helper is not None:
+        helper.wait()  # the output kernels are in the cache now, or compile here
+        first_output()
+    return integ
+
+
+def run_batches(integ, times, recorder, writer=None, bar=None):
+    """Integrate through the output times (OutputTimes) a batch at a time, each batch
+    recorded; the result file committed and the progress shown between batches.
+    Returns (status, message): "finished", or "failed" with why (and the force
+    elements that failed, flexmbs.failure_diagnosis), the state at a failure
+    recorded."""
+    done = 0
+    while integ.status == "running" and done < len(times):
+        n, y = integ.advance(times[done : done + OUTPUT_BATCH], WALL_BUDGET)
+        if n:
+            recorder.emit(times[done : done + n], y)
+            done += n
+        if writer is not None:
+            writer.commit_if_due(integ.t)
+        if bar is not None:
             bar.update(integ.t, integ.statistics()["nsteps"])
+    if bar is not None:
         bar.update(integ.t, integ.statistics()["nsteps"], force=True)
-        if integ.status == "failed" and integ.t > ts[-1][-1]:
-            emit(np.array([integ.t]), integ.y[None, :])  # the state at the failure
-        status = integ.status if integ.status != "running" else "finished"
-        message = integ.message
-        if status == "failed" and not message:
-            message = "the integrator stopped"
-        if status == "failed":
-            message += _named_failing_elements(cm, integ)
-    except KeyboardInterrupt as exc:
-        bar.close()
-        if writer is not None:
-            if integ is not None:
-                try:  # the signal may have come inside the integrator's Python side
-                    stats = integ.statistics()
-                except Exception:  # noqa: BLE001 - the file is closed with the signal all the same
-                    stats = {}
-                if deformation.report():
-                    stats["small_deformation"] = deformation.report()
-                writer.set_solver_statistics(stats)
-            writer.close(
-                f"failed: {exc}"
-                if isinstance(exc, RunTerminated)
-                else "failed: interrupted by the user"
-            )
-        raise
-    except BaseException as exc:
-        bar.close()
-        if writer is not None:
-            writer.close(f"failed: {type(exc).__name__}: {exc}")
-        raise
-    finally:
-        if shapes is not None:
-            shapes.close()
-    bar.close()
+    if integ.status == "failed" and integ.t > recorder.t_last:
+        recorder.emit(np.array([integ.t]), integ.y[None, :])  # the state at the failure
+    status = integ.status if integ.status != "running" else "finished"
+    message = integ.message
+    if status == "failed":
+        message = (message or "the integrator stopped") + _named_failing_elements(
+            recorder.cm, integ
+        )
+    return status, message
+
+
+def close_failed_run(writer, integ, recorder, exc):
+    """Close the result file of a run that an exception ended, the integrator's
+    statistics and the reason kept (an interrupt, a signal, an error)."""
+    if writer is None:
+        return
+    if isinstance(exc, KeyboardInterrupt):
+        if integ is not None:
+            try:  # the signal may have come inside the integrator's Python side
+                stats = integ.statistics()
+            except Exception:  # noqa: BLE001 - the file is closed with the signal all the same
+                stats = {}
+            stats.update(recorder.statistics())
+            stats.pop("joint_singularity", None)
+            writer.set_solver_statistics(stats)
+        writer.close(
+            f"failed: {exc}"
+            if isinstance(exc, RunTerminated)
+            else "failed: interrupted by the user"
+        )
+    else:
+        writer.close(f"failed: {type(exc).__name__}: {exc}")
+
+
+def finish_run(run, integ, recorder, status, message, path=None, compile_time=0.0, log=None):
+    """The Simulation of a run that ended with `status` and `message`: its statistics
+    (the integrator's, the compile time, the watches'), the result file closed with
+    the status."""
     stats = integ.statistics()
-    stats["compile_time"] = compiling.seconds
-    if s.formulation == "absolute":
-        stats["reference_moves"] = system.reference_moves
-    if deformation.report():
-        stats["small_deformation"] = deformation.report()
-    if watch.report():
-        stats["joint_singularity"] = watch.report()
-        if log is not None:
-            log("warning: the motion came " + watch.report())
+    stats["compile_time"] = compile_time
+    if run.settings.formulation == "absolute":
+        stats["reference_moves"] = integ.system.reference_moves
+    stats.update(recorder.statistics())
+    if "joint_singularity" in stats and log is not None:
+        log("warning: the motion came " + stats["joint_singularity"])
+    writer = recorder.writer
     if writer is not None:
         writer.set_solver_statistics(stats)
         writer.close("finished" if status == "finished" else f"failed: {message}")
-    arrays = (
-        [np.concatenate(a) for a in (ts, ys, es, ss)] if keep else [None] * 4
-    )  # read from the file when asked for
     sim = Simulation(
-        *arrays,
-        coordinate_names=cm.coordinate_names,
+        *recorder.arrays(),
+        coordinate_names=run.cm.coordinate_names,
         status=status,
         message=message,
         statistics=stats,
         path=None if path is None else str(path),
     )
-    sim.small_deformation = deformation.report() or None
-    sim.sensor_names = list(cm.sensor_names)
-    sim.sensor_sizes = [int(k) for k in cm.sensor_sizes]
+    sim.small_deformation = recorder.deformation.report() or None
+    sim.sensor_names = list(run.cm.sensor_names)
+    sim.sensor_sizes = [int(k) for k in run.cm.sensor_sizes]
     return sim
+
+
+def _simulate(model, path, overrides, progress, log, compiling, keep, compile_elsewhere, lock=None):
+    """A run of `model` (simulate's arguments; `overrides` {name: value} of
+    RUN_SETTINGS; `lock` the result file's OutputLock), in the steps of the module's
+    run path."""
+    t0 = 0.0
+    run = prepare_run(model, overrides)
+    times = run.times
+    log_run_warnings(run, t0, log)
+    system, y0 = start_state(run, t0, log)
+    writer = open_result(path, run, result_settings(run, run.output.step), lock)
+    vtk = Path(path).with_suffix(".vtkhdf") if path is not None and run.output.vtk else None
+    recorder = OutputRecorder(run.cm, writer, keep, log, vtk, run.sampler)
+    recorder.singularity.update(np.array([t0]), y0[None, :])
+    if log is not None and recorder.singularity.report():
+        log("warning: the initial state is " + recorder.singularity.report())
+    bar = _Progress(progress, t0, run.settings.t_end, compiling)
+    integ = None
+    try:
+        integ = build_integrator(
+            run,
+            system,
+            t0,
+            y0,
+            lambda: recorder.emit(np.array([t0]), y0[None, :]),
+            compile_elsewhere,
+            log,
+        )
+        status, message = run_batches(integ, times, recorder, writer, bar)
+    except BaseException as exc:
+        bar.close()
+        close_failed_run(writer, integ, recorder, exc)
+        raise
+    finally:
+        recorder.close()
+    bar.close()
+    return finish_run(run, integ, recorder, status, message, path, compiling.seconds, log)

@@ -46,6 +46,7 @@ BAD_MODELS = [
     (CH, "solver.rho_inf", 1.5, ["solver", "rho_inf"]),
     (CH, "solver.rho_inf", -0.1, ["solver", "rho_inf"]),
     (CH, "solver.fixed_step", -1e-3, ["solver", "fixed_step"]),
+    (CH, "solver.linear_solver", "sparse", ["solver", "linear_solver"]),
     (CH, "output.step", 0.0, ["output", "step"]),
     (CH, "output.step", -0.01, ["output", "step"]),
     (CH, "output.step", NAN, ["output", "step"]),
@@ -203,6 +204,14 @@ BAD_MODELS = [
     (H8, "actuators.motor1.setpoint.law", "wobble", ['"motor1"', "law"]),
     (H8, "actuators.motor1.setpoint", DELETE, ['"motor1"', "setpoint"]),
     (H8, "actuators.motor4x.coordinate", 3, ['"motor4x"', "coordinate"]),
+    (H8, "actuators.motor1.resistance", 2.6, ['"motor1"', "resistance", "dc_motor"]),
+    (H8, "actuators.motor1.type", "dc_motor", ['"motor1"', "voltage"]),
+    (H8, "actuators.motor1.type", "stepper", ['"motor1"', "type"]),
+    # joint limits
+    (CH, "joints.j1.limits", [1.0, -1.0], ['"j1"', "limits", "lower < upper"]),
+    (CH, "joints.j1.limits", [-1.0, 1.0], ['"j1"', "limit_stiffness"]),
+    (CH, "joints.j1.limits", [-1.0], ['"j1"', "limits"]),
+    (CH, "joints.j1.limit_stiffness", 100.0, ['"j1"', "limit_stiffness", "need limits"]),
     # contacts
     (RD, "contacts.wheel.radius", 0.0, ['"wheel"', "radius"]),
     (RD, "contacts.wheel.radius", -0.1, ['"wheel"', "radius"]),
@@ -231,6 +240,20 @@ BAD_MODELS = [
         ['"a/b"', "name"],
     ),
     (FB, ("bodies", "lonely"), RIGID, ['"lonely"', "not connected to the ground"]),
+    (FB, ("sensors", "."), {"type": "joint_coordinate", "joint": "crank_pivot"},
+     ['"."', "name", "dots alone"]),
+    (FB, ("sensors", ".."), {"type": "joint_coordinate", "joint": "crank_pivot"},
+     ['".."', "name"]),
+    # values past what a run can hold: refused with the limit, before any work
+    (H2, "bodies.link2.elements", 1200, ['"link2"', "elements", "at most 1000"]),
+    (H8, "bodies.link2.elements", 999, ['"link2"', "elements", "its other beams", "in all"]),
+    (H2, ("sensors", "line"), {"type": "beam_centerline", "body": "link2",
+                               "subdivisions": 1000000},
+     ['"line"', "subdivisions", "at most 100"]),
+    (RD, "drivers.slide_motion.coefficients", [0.0, 1e308, 0.25],
+     ['"slide_motion"', "coefficients", "1e+100"]),
+    (RD, "drivers.slide_motion.coefficients", [1e200], ['"slide_motion"', "coefficients"]),
+    (SC, "drivers.motor.rate", 1e300, ['"motor"', "rate", "magnitude"]),
     # finite-element bodies (the plate's mesh is copied beside the edited file)
     (FE, "bodies.plate.mesh", "nowhere.msh", ['body "plate"', "mesh", "nowhere.msh"]),
     (FE, "bodies.plate.mesh", DELETE, ['body "plate"', "mesh", "one of"]),
@@ -310,7 +333,8 @@ BAD_MODELS = [
 ]
 
 # (command line, exit status, words of its last line of stderr); {models} is data/models,
-# {tmp} a fresh folder holding notes.txt (not a result file) and the folder sub/
+# {tmp} a fresh folder holding notes.txt (not a result file), the folder sub/, the files of
+# CLI_FILES and damaged.h5 (a result file whose /q is shorter than its /time)
 CLI_CASES = [
     (["run", "{tmp}/missing.toml"], 2, ["missing.toml", "cannot read the model file"]),
     (["run", "{models}/chain_planar_4.toml", "--rtol", "abc"], 2, ["--rtol", "abc"]),
@@ -356,4 +380,142 @@ CLI_CASES = [
     (["import-urdf", "{tmp}/missing.urdf"], 2, ["missing.urdf", "no such file"]),
     (["import-urdf", "{tmp}/notes.txt"], 2, ["notes.txt", "not a readable URDF"]),
     (["import-urdf", "{tmp}/notes.txt", "--gravity", "0", "0"], 2, ["--gravity"]),
+    # the output: one writer, a name, a folder that takes it
+    (["run", "{models}/chain_planar_4.toml", "-o", ""], 2, ["-o ''", "expected the name"]),
+    (["export", "{tmp}/missing.h5", "-o", " "], 2, ["-o", "expected the name"]),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "solver.t_end=1", "-o", ""], 2,
+     ["-o ''"]),
+    # sweeps: bounded, each path once, the summary checked before any run
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1:2:10000000",
+      "-o", "{tmp}/s"], 2, ["--param", "10000000 values", "at most 10000 cases"]),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1:2:200",
+      "--param", "joints.j2.initial=1:2:200", "-o", "{tmp}/s"], 2,
+     ["--param", "200 x 200 = 40000 cases", "at most 10000"]),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1,2",
+      "--param", "joints.j1.initial=3", "-o", "{tmp}/s"], 2,
+     ['--param "joints.j1.initial"', "swept twice"]),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1,2",
+      "--summary", "tip[7]", "-o", "{tmp}/s", "--serial"], 2,
+     ['--summary "tip[7]"', "3 columns", "0 .. 2"]),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1,2",
+      "--summary", "nothing", "-o", "{tmp}/s", "--serial"], 2,
+     ['--summary "nothing"', 'no series "nothing"']),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1,2",
+      "--workers", "100000", "-o", "{tmp}/s"], 2, ["--workers 100000", "a core"]),
+    (["fit", "{models}/chain_planar_4.toml", "{tmp}/missing.csv", "--map", "m.toml",
+      "--param", "joints.j1.damping", "--max-runs", "0"], 2, ["--max-runs", ">= 1"]),
+    # exports and animations: bounded, and no frame of no time
+    (["export", "{tmp}/missing.h5", "--subdivisions", "1000000000"], 2,
+     ["--subdivisions 1000000000", "1 .. 100"]),
+    (["animate", "{tmp}/missing.h5", "-o", "{tmp}/a.png", "--at", "nan"], 2,
+     ["--at nan", "finite"]),
+    (["animate", "{tmp}/missing.h5", "-o", "{tmp}/a.gif", "--at", "1"], 2,
+     ["a.gif", "--at", ".png"]),
+    (["animate", "{tmp}/missing.h5", "-o", "{tmp}/a.gif", "--max-frames", "100000000"], 2,
+     ["--max-frames 100000000", "1 .. 5000"]),
+    # URDF: read strictly, the URDF named (not the model file that is never written)
+    (["import-urdf", "{tmp}/cut.urdf", "-o", "{tmp}/cut.toml"], 2,
+     ["cut.urdf", "not well-formed XML", "cut short"]),
+    (["import-urdf", "{tmp}/open.urdf", "-o", "{tmp}/open.toml"], 2,
+     ["open.urdf", "not closed with </robot>"]),
+    (["import-urdf", "{tmp}/xacro.urdf"], 2, ["xacro.urdf", "xacro macros", "line 2"]),
+    (["import-urdf", "{tmp}/dollar.urdf"], 2, ["dollar.urdf", "xacro macros", "${length}"]),
+    (["import-urdf", "{tmp}/heavy.urdf"], 2,
+     ["heavy.urdf", 'link "arm" (line 4)', '"mass"', "'heavy'"]),
+    (["import-urdf", "{tmp}/twice.urdf"], 2, ["twice.urdf", 'link "arm"', "defined twice"]),
+    (["import-urdf", "{tmp}/joint_twice.urdf"], 2,
+     ["joint_twice.urdf", 'joint "shoulder"', "defined twice"]),
+    (["import-urdf", "{tmp}/two_parents.urdf"], 2,
+     ["two_parents.urdf", 'joint "elbow2"', '"child"', 'already hangs from joint "elbow"']),
+    (["import-urdf", "{tmp}/loop.urdf"], 2, ["loop.urdf", "already hangs from", "closed loop"]),
+    (["import-urdf", "{tmp}/no_root.urdf"], 2, ["no_root.urdf", "form a loop", "no link"]),
+    (["import-urdf", "{tmp}/nobody.urdf"], 2,
+     ["nobody.urdf", 'joint "elbow"', '"child"', 'no link "hand"']),
+    (["import-urdf", "{tmp}/hinge.urdf"], 2, ["hinge.urdf", 'joint "elbow"', '"type"']),
+    (["import-urdf", "{tmp}/entity.urdf"], 2, ["entity.urdf", "entity"]),
+    (["import-urdf", "{tmp}/robot.urdf", "--flexible", "base:z"], 2,
+     ["robot.urdf", "--flexible base", "root"]),
+    (["import-urdf", "{tmp}/robot.urdf", "--flexible", "arm:z", "--flexible", "arm:x"], 2,
+     ["--flexible", "named twice"]),
+    (["import-urdf", "{tmp}/robot.urdf", "--flexible", "arm:z:100000000"], 2,
+     ["--flexible", "1 .. 1000"]),
+    (["import-urdf", "{tmp}/bad_name.urdf", "-o", "{tmp}/never.toml"], 2,
+     ["bad_name.urdf", 'link "fore arm"', '"name"', "in the model made of it"]),
+    (["import-urdf", "{tmp}/robot.urdf", "-o", "{tmp}/ro/robot.toml"], 2,
+     ["ro", "cannot be written on"]),
+    (["run", "{models}/chain_planar_4.toml", "-o", "{tmp}/ro/out.h5"], 2,
+     ["ro", "cannot be written on"]),
+]
+
+ROBOT = """<?xml version="1.0"?>
+<robot name="arm">
+  <link name="base"/>
+  <link name="arm">
+    <inertial><origin xyz="0 0 0.25"/><mass value="1.0"/>
+      <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <link name="forearm">
+    <inertial><origin xyz="0 0 0.2"/><mass value="0.5"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/></joint>
+  <joint name="elbow" type="revolute"><parent link="arm"/><child link="forearm"/>
+    <origin xyz="0 0 0.5"/><axis xyz="0 1 0"/></joint>
+</robot>
+"""
+EXTRA_JOINT = """  <joint name="elbow2" type="revolute">
+    <parent link="{parent}"/><child link="{child}"/><axis xyz="0 1 0"/></joint>
+</robot>"""
+
+CLI_FILES = {
+    "robot.urdf": ROBOT,
+    "cut.urdf": ROBOT[:400],
+    "open.urdf": ROBOT.replace("</robot>", ""),
+    "xacro.urdf": ROBOT.replace(
+        '<robot name="arm">', '<robot name="arm" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:property name="length" value="0.5"/>'),
+    "dollar.urdf": ROBOT.replace('<origin xyz="0 0 0.5"/>', '<origin xyz="0 0 ${length}"/>'),
+    "heavy.urdf": ROBOT.replace('<mass value="1.0"/>', '<mass value="heavy"/>'),
+    "twice.urdf": ROBOT.replace('  <link name="forearm">', '  <link name="arm"/>\n'
+                                '  <link name="forearm">'),
+    "joint_twice.urdf": ROBOT.replace('joint name="elbow"', 'joint name="shoulder"'),
+    "two_parents.urdf": ROBOT.replace("</robot>", EXTRA_JOINT.format(parent="base",
+                                                                     child="forearm")),
+    "loop.urdf": ROBOT.replace("</robot>", EXTRA_JOINT.format(parent="forearm", child="arm")),
+    "no_root.urdf": ROBOT.replace('<link name="base"/>', "").replace(
+        '<parent link="base"/>', '<parent link="forearm"/>'),
+    "nobody.urdf": ROBOT.replace('<child link="forearm"/>', '<child link="hand"/>'),
+    "hinge.urdf": ROBOT.replace('name="elbow" type="revolute"', 'name="elbow" type="hinge"'),
+    "entity.urdf": '<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">\n'
+                   '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n' + ROBOT.split("\n", 1)[1],
+    "bad_name.urdf": ROBOT.replace('"forearm"', '"fore arm"'),
+}
+
+# (command line, exit status, words of one "warning:" line of stderr): commands that run,
+# but say that a value is unlikely in the units the model file uses, or that a result
+# file is not whole
+CLI_WARNINGS = [
+    (["run", "{models}/chain_planar_4.toml", "--set", "joints.j1.initial=90", "-o",
+      "{tmp}/w.h5", "--t-end", "0.01", "-q"], 0,
+     ['chain_planar_4.toml: joint "j1"', '"initial"', "90 rad", "degrees"]),
+    (["modes", "{models}/chain_planar_4.toml", "--set", "joints.j1.initial=90"], 0,
+     ['joint "j1"', '"initial"', "90 rad", "degrees"]),
+    (["modes", "{models}/chain_planar_4.toml", "--set", "joints.j2.initial_rate=3000"], 0,
+     ['joint "j2"', '"initial_rate"', "rpm"]),
+    (["modes", "{models}/chain_planar_4.toml", "--set", "model.gravity=[0.0, 0.0, -9810.0]"],
+     0, ["model", '"gravity"', "mm/s^2"]),
+    (["modes", "{models}/slider_crank_flexible.toml", "--set", "drivers.motor.rate=3000"], 0,
+     ['driver "motor"', '"rate"', "rpm"]),
+    (["modes", "{models}/slider_crank_flexible.toml", "--set", "drivers.motor.value=90"], 0,
+     ['driver "motor"', '"value"', "degrees"]),
+    (["modes", "{models}/slider_crank_flexible.toml", "--set",
+      "bodies.rod.section.max_y=6.35"],
+     0, ['body "rod"', '"section"', "mm where m"]),
+    (["modes", "{models}/slider_crank_flexible.toml", "--set",
+      "bodies.rod.material.density=2.77"], 0, ['body "rod"', '"density"', "g/cm^3"]),
+    (["modes", "{models}/slider_crank_flexible.toml", "--set",
+      "bodies.rod.material.youngs_modulus=69.0"], 0,
+     ['body "rod"', '"youngs_modulus"', "GPa"]),
+    (["info", "{tmp}/damaged.h5"], 0, ["damaged.h5", "differ in length", "/q 5", "first 5"]),
 ]

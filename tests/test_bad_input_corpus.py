@@ -7,21 +7,28 @@ The commands run in this process (flexmbs.cli.main), so that the corpus costs
 milliseconds a case. FLEXMBS_FUZZ_EXAMPLES sets the fuzz tests' examples (300 each)."""
 
 import copy
+import datetime
 import json
 import math
 import os
 import re
 import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
+import h5py
+import numpy as np
 import pytest
-from bad_inputs import BAD_MODELS, CLI_CASES, DELETE
+from bad_inputs import BAD_MODELS, CLI_CASES, CLI_FILES, CLI_WARNINGS, DELETE, ROBOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flexmbs import ModelError, load_model
+from flexmbs.analysis.sweep import MAX_SWEEP_CASES, parse_sweep_parameter, sweep_cases
 from flexmbs.cli import main
+from flexmbs.model.urdf import urdf_model
+from flexmbs.model.urdf_reader import UrdfError, parse_urdf
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 FUZZ_EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "300"))  # per fuzz test
@@ -138,23 +145,120 @@ def test_each_bad_model_file_gets_one_line_naming_item_and_field(
 
 
 def test_the_corpus_is_large_and_each_entry_is_one_edit_of_a_shipped_model():
-    assert len(BAD_MODELS) + len(CLI_CASES) >= 150
+    assert len(BAD_MODELS) + len(CLI_CASES) + len(CLI_WARNINGS) >= 200
     assert len({(m, str(p), repr(v)) for m, p, v, _ in BAD_MODELS}) == len(BAD_MODELS)
     for model, _, _, words in BAD_MODELS:
         assert (MODELS / f"{model}.toml").exists() and words
 
 
-@pytest.mark.parametrize("argv, expected, words", CLI_CASES,
-                         ids=[" ".join(a)[:80] for a, _, _ in CLI_CASES])
-def test_each_bad_command_line_gets_one_clear_line(tmp_path, capsys, argv, expected, words):
+BUILD_MEMORY = """
+import sys
+from flexmbs.model.compiled import compile_model
+from flexmbs.model.toml_reader import load_model
+
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak resident set starts again from the present one
+before = status("VmRSS")
+model = load_model(sys.argv[1], overrides=["bodies.link2.elements=" + sys.argv[2]])
+compile_model(model)
+print(status("VmHWM") - before)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux only")
+def test_the_memory_a_beam_is_refused_for_bounds_what_building_it_takes():
+    """The memory `_check_beam_memory` weighs against the machine's (BEAM_DENSE_MATRICES
+    nf x nf matrices) is at least what building a beam of 150 elements takes, measured
+    in a fresh process, and not more than twice it (a bound that refuses what fits is
+    as wrong as one that lets through what does not)."""
+    import sys
+
+    from flexmbs.model.vocabulary import BEAM_DENSE_MATRICES
+
+    elements = 150
+    r = subprocess.run([sys.executable, "-c", BUILD_MEMORY, str(MODELS / "huang_two_link.toml"),
+                        str(elements)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    taken = int(r.stdout.split()[-1])
+    nf = 6 * (elements + 1)
+    bound = BEAM_DENSE_MATRICES * 8.0 * nf * nf
+    assert taken <= bound <= 2 * taken, (taken / (8.0 * nf * nf), BEAM_DENSE_MATRICES)
+
+
+def _read_only(folder):
+    """Make `folder` one that cannot be written on (a read-only tmpfs as root, no write
+    permission otherwise); False where that cannot be done."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        return True
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
+                          capture_output=True)
+    return made.returncode == 0
+
+
+def _damaged_result(path):
+    """A result file whose /q (and /u) the writer left shorter than its /time: 10 rows
+    committed, /q cut to 5 afterwards."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_results_io import make_writer, rows
+    w = make_writer(path)
+    t = 0.01 * np.arange(10)
+    w.append(t, *rows(t))
+    w.close("finished")
+    with h5py.File(path, "r+") as f:
+        f["q"].resize(5, axis=0)
+
+
+@pytest.fixture
+def cli_folder(tmp_path):
     (tmp_path / "notes.txt").write_text("notes, not a result file\n")
     (tmp_path / "sub").mkdir()
+    for name, text in CLI_FILES.items():
+        (tmp_path / name).write_text(text)
+    _damaged_result(tmp_path / "damaged.h5")
+    read_only = _read_only(tmp_path / "ro")
+    yield tmp_path, read_only
+    if read_only and os.geteuid() == 0:
+        subprocess.run(["umount", str(tmp_path / "ro")], capture_output=True)
+    elif read_only:
+        (tmp_path / "ro").chmod(0o755)
+
+
+@pytest.mark.parametrize("argv, expected, words", CLI_CASES,
+                         ids=[" ".join(a)[:80] for a, _, _ in CLI_CASES])
+def test_each_bad_command_line_gets_one_clear_line(cli_folder, capsys, argv, expected, words):
+    tmp_path, read_only = cli_folder
+    if "{tmp}/ro/" in " ".join(argv) and not read_only:
+        pytest.skip("no folder that cannot be written on can be made here")
     argv = [a.format(models=MODELS, tmp=tmp_path) for a in argv]
     status, err = flexmbs(capsys, *argv)
     assert_one_clear_line(status, err, None, words, expected)
     assert (tmp_path / "notes.txt").read_text().startswith("notes")
+    assert not list(tmp_path.glob("*.toml")), "a model file was written"
 
 
+@pytest.mark.parametrize("argv, expected, words", CLI_WARNINGS,
+                         ids=[" ".join(a)[:80] for a, _, _ in CLI_WARNINGS])
+def test_each_unlikely_value_or_damaged_file_gets_one_warning_line(
+        cli_folder, capsys, argv, expected, words):
+    """A value legal but unlikely in SI units (degrees for radians, rpm, mm, g/cm^3,
+    mm/s^2, GPa), or a result file that is not whole: the command does its work and one
+    warning line names the item, the field and the likely mistake."""
+    tmp_path, _ = cli_folder
+    argv = [a.format(models=MODELS, tmp=tmp_path) for a in argv]
+    status, err = flexmbs(capsys, *argv)
+    assert status == expected, err
+    assert "Traceback" not in err and "error:" not in err, err
+    said = [line for line in err.splitlines() if line.startswith("flexmbs: warning: ")]
+    assert any(all(w in line for w in words) for line in said), err
 def _generated_cases():
     """(model, path, value, field words) for a wrong type in every field and an unknown
     field in every table of the shipped models."""
@@ -216,3 +320,116 @@ def test_fuzz_the_model_reader_on_any_text(tmp_path, text):
         load_model(bad)
     except ModelError as exc:
         assert str(bad) in str(exc)
+
+
+def test_a_model_file_with_a_byte_order_mark_is_read(tmp_path):
+    """Editors on Windows start UTF-8 files with a byte-order mark: read as without."""
+    plain = (MODELS / "chain_planar_4.toml").read_text()
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.encode())
+    assert load_model(marked).name == "chain_planar_4"
+
+
+# ------------------------------------------------------------ property tests: no hang
+HANG = datetime.timedelta(seconds=5)  # an example taking this long is a failure
+
+
+def _urdf_result(path):
+    """What reading the URDF `path` gives: a model, or one UrdfError naming the file."""
+    try:
+        return urdf_model(path)[1]
+    except UrdfError as exc:
+        assert str(exc).startswith(str(path)) or str(exc).startswith("--flexible"), exc
+        assert "\n" not in str(exc)
+        return exc
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=HANG,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=300))
+def test_the_urdf_reader_on_any_text_ends_with_a_model_or_one_line(tmp_path, text):
+    bad = tmp_path / "fuzz.urdf"
+    bad.write_bytes(text.encode("utf-8", "surrogatepass"))
+    _urdf_result(bad)
+
+
+_URDF_EDITS = st.sampled_from([
+    ("cut", None), ("drop", '<link name="base"/>'), ("drop", "</robot>"),
+    ("swap", ('link="arm"', 'link="forearm"')), ("swap", ('link="forearm"', 'link="arm"')),
+    ("swap", ('link="base"', 'link="forearm"')), ("swap", ('"revolute"', '"fixed"')),
+    ("swap", ('"revolute"', '"floating"')), ("swap", ('"revolute"', '"planar"')),
+    ("swap", ('value="1.0"', 'value="-1"')), ("swap", ('value="0.5"', 'value="nan"')),
+    ("swap", ('xyz="0 1 0"', 'xyz="0 0 0"')), ("swap", ('xyz="0 0 0.5"', 'xyz="0 0"')),
+    ("swap", ('ixx="0.02"', 'ixx="1e308"')), ("swap", ('name="elbow"', 'name="shoulder"')),
+    ("swap", ('name="arm"', 'name="base"')), ("swap", ('"0.01"', '"-5"')),
+    ("copy", '  <joint name="shoulder"'), ("copy", '  <link name="arm">'),
+])
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=HANG,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(_URDF_EDITS, min_size=1, max_size=4), data=st.data())
+def test_the_urdf_reader_on_edited_robots_ends_with_a_model_or_one_line(tmp_path, edits, data):
+    """A robot edited a few times (cut, a line dropped, names and values swapped, a
+    joint or link copied, which can make loops, two parents, names twice): a model or
+    one UrdfError, never another exception, never a hang."""
+    text = ROBOT
+    for kind, what in edits:
+        if kind == "cut":
+            text = text[: data.draw(st.integers(0, len(text)))]
+        elif kind == "drop":
+            text = text.replace(what, "", 1)
+        elif kind == "swap":
+            text = text.replace(what[0], what[1], 1)
+        else:
+            at = text.find(what)
+            if at >= 0:
+                end = text.find("</", at)
+                end = text.find(">", end) + 1
+                text = text[:end] + "\n" + text[at:end] + text[end:]
+    path = tmp_path / "edited.urdf"
+    path.write_text(text)
+    got = _urdf_result(path)
+    if not isinstance(got, UrdfError):  # a model: a tree of the file's links
+        robot = parse_urdf(path)
+        assert len(robot.joints) == len(robot.links) - 1
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=HANG)
+@given(text=st.text(max_size=60) | st.builds(
+    lambda path, lo, hi, n: f"{path}={lo}:{hi}:{n}",
+    st.sampled_from(["a.b", "joints.j1.initial", "", " "]),
+    st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**30, 10**30),
+    st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**30, 10**30),
+    st.integers(-10**30, 10**30) | st.text(max_size=6)))
+def test_param_parsing_never_hangs_nor_makes_more_than_the_limit(text):
+    """`--param` text of any kind: a parameter of at most MAX_SWEEP_CASES values, made
+    on demand (its first and last at once), or one ModelError; never a hang, never
+    memory for all the values of a range."""
+    try:
+        p = parse_sweep_parameter(text)
+    except ModelError as exc:
+        assert "--param" in str(exc) and "\n" not in str(exc)
+        return
+    assert 1 <= len(p.values) <= MAX_SWEEP_CASES
+    assert isinstance(p.values[0], str) and isinstance(p.values[-1], str)
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=HANG)
+@given(counts=st.lists(st.integers(1, 10**6), min_size=1, max_size=6),
+       paths=st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=6, max_size=6))
+def test_sweep_cases_are_counted_before_they_are_made(counts, paths):
+    """Parameters of up to a million values each: their product is counted first, and a
+    sweep of more than MAX_SWEEP_CASES, or with a path twice, is one ModelError; the
+    cases of one within it are made as they are asked for."""
+    params = [parse_sweep_parameter(f"{path}=0:1:{min(n, MAX_SWEEP_CASES)}")
+              for path, n in zip(paths, counts)]
+    try:
+        cases = sweep_cases(params)
+    except ModelError as exc:
+        assert "--param" in str(exc)
+        assert (len({p.path for p in params}) < len(params)
+                or math.prod(len(p.values) for p in params) > MAX_SWEEP_CASES)
+        return
+    assert len(cases) == math.prod(len(p.values) for p in params) <= MAX_SWEEP_CASES
+    assert cases[-1] == [f"{p.path}={p.values[-1]}" for p in params]

@@ -142,6 +142,34 @@ def test_recorded_sensor_as_an_instrument():
     assert np.array_equal(sim.sensor("counts"), res * np.round(sim.sensor("raw") / res))
 
 
+def test_voltage_controller_drives_a_dc_motor():
+    """A continuous speed controller u = g (r - x') on the amplifier input of a DC
+    motor without inductance: J x'' = n eta k_t (K_a u - k_e n x') / R, a first-order
+    lag of the rate towards a r / (a + b), time constant J / (a + b), a = n eta k_t
+    K_a g / R, b = n^2 eta k_t k_e / R; the energy balance holds the electrical side."""
+    n, eta, kt, ke, R, Ka, g, r = 5.0, 0.8, 0.05, 0.06, 2.0, 1.5, 0.4, 10.0
+    m = rotor(0.5)
+    m.actuators.clear()
+    m.sensors.pop("torque")
+    m.add_actuator("motor", joint="axle", type="dc_motor", voltage=Constant(0.0),
+                   gear_ratio=n, efficiency=eta, torque_constant=kt,
+                   back_emf_constant=ke, resistance=R, amplifier_gain=Ka)
+    m.add_sensor("rate", "joint_rate", joint="axle")
+    m.add_controller("speed", actuator="motor", command="voltage", inputs=[
+        {"joint": "axle", "rate": True, "gain": g, "setpoint": Constant(r)}])
+    sim = simulate(m, progress=False)
+    assert sim.success
+    a, b = n * eta * kt * Ka * g / R, n * n * eta * kt * ke / R
+    rate = a * r / (a + b) * (1.0 - np.exp(-sim.t * (a + b) / J))
+    assert np.abs(sim.sensor("rate") - rate).max() < 1e-7 * a * r / (a + b)
+    e = sim.energy
+    total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]  # T + V - W_nc
+    assert np.abs(total - total[0]).max() < 1e-8 * e[-1, 0]
+    with pytest.raises(ModelError, match="voltage"):
+        rotor().add_controller("c", actuator="motor", command="voltage",
+                               inputs=[{"joint": "axle"}])
+
+
 def test_controller_input_errors():
     m = rotor()
     with pytest.raises(ModelError, match="sample_time"):

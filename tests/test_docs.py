@@ -253,11 +253,16 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_formulations.py", "formulations.json", "guides/solvers.md"),
     ("bench_rolling_disk.py", "rolling_disk.json", "guides/rolling-contacts.md"),
     ("bench_bdf_kernel.py", "bdf_kernel.json", "explanation/bdf.md"),
+    ("bench_reading.py", "reading.json", "reference/result-file.md"),
+    ("bench_writing.py", "writing.json", "reference/result-file.md"),
     ("bench_fe_bodies.py", "fe_box.json", "explanation/validation.md"),
+    ("bench_scaling.py", "scaling.json", "explanation/performance.md"),
+    ("bench_scaling.py", "scaling_profile.json", "explanation/performance.md"),
     ("bench_fe_bodies.py", "fe_exudyn.json", "explanation/validation.md"),
     ("bench_fe_bodies.py", "fe_h2.json", "explanation/validation.md"),
     ("bench_error_test.py", "error_test.json", "explanation/bdf.md"),
     ("bench_viewer_fe.py", "viewer_fe.json", "guides/viewer.md"),
+    ("bench_control_loop.py", "control_loop.json", "guides/control.md"),
 ]
 
 

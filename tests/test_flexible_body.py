@@ -18,10 +18,14 @@ import scipy.integrate
 from scipy.spatial.transform import Rotation
 
 from flexmbs.dynamics.flexible_body import (
+    add_block_product,
+    block_quadratic_form,
     damping_force,
     elastic_force,
     flexible_gravity_force,
     flexible_mass_matrix,
+    flexible_mass_times,
+    flexible_moments,
     flexible_point_force,
     flexible_quadratic_velocity,
     flexible_workspace,
@@ -38,6 +42,7 @@ from flexmbs.elements import (
     rectangle_section,
     shape_matrix,
 )
+from flexmbs.model.invariant_tables import body_kernel_blocks
 
 ROUND_OFF = 1e-12
 GAUSS_POINTS_REFERENCE = 5  # along each element axis; the integrands reach degree 6
@@ -140,23 +145,32 @@ def random_state(rng, nf, free):
     return rot, qf, w, dqf
 
 
+def moments(inv, qf):
+    """The kernels' moments of inv at qf (flexible_moments) and its block sets."""
+    blocks = body_kernel_blocks(inv)
+    work = flexible_workspace(inv.nf)
+    flexible_moments(inv.first_moment, inv.sbar, inv.th0, inv.n, blocks["ss"], qf, work)
+    return work, blocks
+
+
 def mass_matrix(inv, rot, qf):
     out = np.empty((6 + inv.nf, 6 + inv.nf))
-    flexible_mass_matrix(inv.mass, inv.first_moment, inv.sbar, inv.th0, inv.n, inv.ss,
-                         rot, qf, flexible_workspace(inv.nf), out)
+    work, blocks = moments(inv, qf)
+    flexible_mass_matrix(inv.mass, inv.sbar, blocks["m"], rot, work, out)
     return out
 
 
 def quadratic_velocity(inv, rot, qf, w, dqf):
     out = np.empty(6 + inv.nf)
-    flexible_quadratic_velocity(inv.first_moment, inv.sbar, inv.th0, inv.n, inv.ss, rot,
-                                qf, w, dqf, flexible_workspace(inv.nf), out)
+    work, blocks = moments(inv, qf)
+    flexible_quadratic_velocity(inv.sbar, blocks["ss"], rot, w, dqf, work, out)
     return out
 
 
 def gravity_force(inv, rot, qf, g):
     out = np.empty(6 + inv.nf)
-    flexible_gravity_force(inv.mass, inv.first_moment, inv.sbar, rot, qf, g, out)
+    work, _ = moments(inv, qf)
+    flexible_gravity_force(inv.mass, inv.sbar, rot, g, work, out)
     return out
 
 
@@ -362,6 +376,7 @@ class FreeBody:
         self.inv = inv
         self.nf = inv.nf
         self.work = flexible_workspace(inv.nf)
+        self.blocks = body_kernel_blocks(inv)
         self.mm = np.empty((6 + inv.nf, 6 + inv.nf))
         self.qv = np.empty(6 + inv.nf)
         self.fe = np.empty(inv.nf)
@@ -369,16 +384,18 @@ class FreeBody:
     def _mass_matrix(self, y):
         inv, nf = self.inv, self.nf
         rot = quaternion_matrix(y[3:7])
-        flexible_mass_matrix(inv.mass, inv.first_moment, inv.sbar, inv.th0, inv.n, inv.ss,
-                             rot, y[7:7 + nf], self.work, self.mm)
+        flexible_moments(inv.first_moment, inv.sbar, inv.th0, inv.n, self.blocks["ss"],
+                         y[7:7 + nf], self.work)
+        flexible_mass_matrix(inv.mass, inv.sbar, self.blocks["m"], rot, self.work,
+                             self.mm)
         return rot, self.mm
 
     def rhs(self, t, y):
         inv, nf = self.inv, self.nf
         rot, mm = self._mass_matrix(y)
         qf, v = y[7:7 + nf], y[7 + nf:]
-        flexible_quadratic_velocity(inv.first_moment, inv.sbar, inv.th0, inv.n, inv.ss,
-                                    rot, qf, v[3:6], v[6:], self.work, self.qv)
+        flexible_quadratic_velocity(inv.sbar, self.blocks["ss"], rot, v[3:6], v[6:],
+                                    self.work, self.qv)
         elastic_force(inv.stiffness, qf, self.fe)
         self.qv[6:] += self.fe
         return np.r_[v[:3], quaternion_rate(y[3:7], v[3:6]), v[6:],
@@ -461,7 +478,47 @@ def test_elastic_force_damping_and_strain_energy(body):
 
 
 def test_workspace_shape_and_bad_size():
-    assert flexible_workspace(5).shape == (3, 3, 7)
-    assert flexible_workspace(0).shape == (3, 3, 2)
+    assert flexible_workspace(5).shape == (8, 3, 3)
+    assert flexible_workspace(0).shape == (3, 3, 3)
     with pytest.raises(ValueError, match="nf"):
         flexible_workspace(-1)
+
+
+# (f) element by element against the dense invariants
+
+
+def test_moments_are_the_dense_contractions(body):
+    """P[c, b] = N[c, b] + qf^T SS[c, b], Th and St from the blocks equal the dense
+    contractions of the body's SS (summed from the blocks, the slow reference)."""
+    rng = np.random.default_rng(11)
+    _, qf, _, _ = random_state(rng, body.nf, FREE)
+    work, _ = moments(body, qf)
+    p = body.n + np.einsum("k,cbkj->cbj", qf, body.ss)
+    th = body.th0 + np.einsum("baj,j->ab", body.n, qf) + np.einsum("abj,j->ab", p, qf)
+    assert relative_error(work[:body.nf].transpose(1, 2, 0), p) < ROUND_OFF
+    assert relative_error(work[body.nf], th) < ROUND_OFF
+    assert relative_error(work[body.nf + 2, 0], body.first_moment + body.sbar @ qf) \
+        < ROUND_OFF
+
+
+@pytest.mark.parametrize("elastic", [True, False])
+def test_mass_times_is_the_dense_product(body, elastic):
+    rng = np.random.default_rng(12)
+    rot, qf, _, _ = random_state(rng, body.nf, FREE)
+    acc = rng.normal(size=6 + body.nf)
+    work, blocks = moments(body, qf)
+    out = np.empty(6 + body.nf)
+    flexible_mass_times(body.mass, body.sbar, blocks["m"], rot, work, acc, elastic, out)
+    taken = acc if elastic else np.r_[acc[:6], np.zeros(body.nf)]
+    assert relative_error(out, mass_matrix(body, rot, qf) @ taken) < ROUND_OFF
+
+
+def test_block_products_are_the_dense_ones(body):
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=body.nf)
+    blocks = body_kernel_blocks(body)
+    out = np.ones(body.nf)
+    add_block_product(blocks["k"], -2.0, x, out)
+    assert relative_error(out, 1.0 - 2.0 * body.stiffness @ x) < ROUND_OFF
+    assert block_quadratic_form(blocks["m"], x) == pytest.approx(
+        x @ body.mass_matrix() @ x, rel=ROUND_OFF)

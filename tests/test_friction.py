@@ -11,7 +11,7 @@ from scipy.optimize import brentq
 
 from flexmbs.errors import ModelError
 from flexmbs.model.description import Model
-from flexmbs.model.timefunctions import ConstantRate
+from flexmbs.model.timefunctions import Constant, ConstantRate
 from flexmbs.simulation import simulate
 
 G = 9.81
@@ -57,6 +57,40 @@ def test_block_slides_to_a_stop_and_sticks():
     assert sim.statistics["switch_events"] == 1
     after = sim.t > t_stop
     assert np.all(sim.y[after, 1] == 0.0)  # stuck: the rate held at zero
+    assert _balance(sim) < 1e-8 * MASS * v0 ** 2
+
+
+def test_stick_slip_after_the_stops_and_motors_switches():
+    """The block of test_block_slides_to_a_stop_and_sticks with a joint stop it never
+    reaches and, on a wheel beside it, a DC motor with an inductance and limits (at
+    rest): their switch functions come first, the friction's after them, and the
+    state holds the motor's electrical states; the block stops and sticks as alone."""
+    theta, mu, v0 = 0.3, 0.5, 1.0
+    m = Model("slope", gravity=(0.0, 0.0, -G))
+    m.add_rigid_body("block", mass=MASS, com=(0, 0, 0), inertia=(1e-3, 1e-3, 1e-3),
+                     inertia_about="com")
+    m.add_joint("slide", "prismatic", parent="ground", child="block",
+                axis=(np.cos(theta), 0.0, -np.sin(theta)), initial_rate=v0,
+                limits=[-1.0, 5.0], limit_stiffness=1e4)
+    m.add_friction("dry", joint="slide", coulomb=mu * MASS * G * np.cos(theta),
+                   law="stick-slip")
+    m.add_sensor("x", "joint_coordinate", joint="slide")
+    m.add_rigid_body("wheel", mass=1.0, com=(0, 0, 0), inertia=(0.01, 0.01, 0.01),
+                     inertia_about="com")
+    m.add_joint("axle", "revolute", parent="ground", child="wheel", axis=(0, 0, 1))
+    m.add_actuator("motor", joint="axle", type="dc_motor", voltage=Constant(0.0),
+                   resistance=2.0, inductance=1e-3, torque_constant=0.05,
+                   max_voltage=10.0, max_current=1.0)
+    m.set_solver(method="bdf", t_end=1.0, rtol=1e-9, atol=1e-11)
+    m.set_output(step=0.005)
+    sim = simulate(m, progress=False)
+    assert sim.success, sim.message
+    a = G * (np.sin(theta) - mu * np.cos(theta))
+    t_stop = -v0 / a
+    x = np.where(sim.t < t_stop, v0 * sim.t + a * sim.t ** 2 / 2,
+                 v0 * t_stop + a * t_stop ** 2 / 2)
+    assert np.abs(sim.sensors[:, 0] - x).max() < 1e-9
+    assert sim.statistics["switch_events"] == 1
     assert _balance(sim) < 1e-8 * MASS * v0 ** 2
 
 

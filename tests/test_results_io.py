@@ -267,12 +267,14 @@ def test_sigkill_leaves_a_consistent_prefix(tmp_path):
 
 
 def test_no_room_for_the_next_rows_stops_with_the_reason(tmp_path, monkeypatch):
-    """A disk without room for the next commit (free space, or a file-size limit):
-    the committed rows stay, the pending ones are dropped, and the status says why,
-    also after the run's own close."""
+    """Where disk room cannot be held (a file system without fallocate), the free space
+    seen decides: without room for the next commit the committed rows stay, the
+    pending ones are dropped, and the status says why, also after the run's own
+    close. (tests/test_disk_faults.py fills a real disk.)"""
     import flexmbs.io.results as results
     room = {"bytes": 10 ** 12}
-    monkeypatch.setattr(results, "_room_for", lambda path: room["bytes"])
+    monkeypatch.setattr(results, "reserve", lambda fd, nbytes: None)
+    monkeypatch.setattr(results, "room_for", lambda path: room["bytes"])
     path = tmp_path / "full.h5"
     w = make_writer(path)
     t = 0.01 * np.arange(5)
@@ -288,6 +290,28 @@ def test_no_room_for_the_next_rows_stops_with_the_reason(tmp_path, monkeypatch):
     assert r.status.startswith("failed: no room for the result file: 0.0 MB left")
     assert "the rows up to t = 0.04 s are written" in r.status
     np.testing.assert_array_equal(r.time, t)
+
+
+def test_less_room_than_the_rows_commits_those_that_fit(tmp_path, monkeypatch):
+    """A commit with room for only some of its rows writes those (whole chunks' worth),
+    then stops the run; the file holds them and says so."""
+    import flexmbs.io.results as results
+    path = tmp_path / "some.h5"
+    w = make_writer(path, flush_interval=3600.0)
+    t = 0.001 * np.arange(50_000)
+    w.append(t, *rows(t))
+    room = results.STATUS_ROOM + w._bytes_for_rows(20_000)
+    fit = w._rows_within(50_000, room - results.STATUS_ROOM)
+    assert 20_000 <= fit < 25_000  # up to the end of the chunks that 20 000 rows open
+    monkeypatch.setattr(results, "reserve", lambda fd, nbytes: None)
+    monkeypatch.setattr(results, "room_for", lambda p: room)
+    with pytest.raises(ResultWriteError, match=f"the rows up to t = {t[fit - 1]:g} s are"):
+        w.flush()
+    w.close("failed: stopped")
+    r = open_result(path)
+    assert r.nsamples == fit and r.status.startswith("failed: no room for the result file")
+    np.testing.assert_array_equal(r.time, t[:fit])
+    np.testing.assert_array_equal(r.q, rows(t[:fit])[0])
 
 
 BUSY_CHILD = textwrap.dedent("""

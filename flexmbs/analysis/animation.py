@@ -31,7 +31,14 @@ from ..model.description import Model
 from .deflection_scale import DeflectionScale, arm_size, readable_scale
 from .vtk_export import shape_of_result
 
-__all__ = ["animate_result", "frame_times", "VIEWS", "ANIMATION_FORMATS", "default_scale"]
+__all__ = [
+    "animate_result",
+    "frame_times",
+    "VIEWS",
+    "ANIMATION_FORMATS",
+    "MAX_FRAMES",
+    "default_scale",
+]
 
 VIEWS = {"iso": (25.0, -60.0), "xy": (90.0, -90.0), "xz": (0.0, -90.0), "yz": (0.0, 0.0)}
 """(elevation, azimuth) in degrees of each view; "xz" looks along -y."""
@@ -42,6 +49,9 @@ MARGIN = 0.06  # of the arm's extent, around it
 ANIMATION_FORMATS = ("gif", "mp4", "png")
 FIGURE_SIZE = (6.4, 4.8)  # inches: 640 x 480 pixels at DPI, even for the video codec
 DPI = 100
+MAX_FRAMES = 5000
+"""The most frames an animation draws (200 s of film at 25 frames a second; each
+frame is drawn by matplotlib, some 0.1 s)."""
 BEAM_COLOR, RIGID_COLOR, JOINT_COLOR = "tab:blue", "0.45", "black"
 
 
@@ -217,10 +227,27 @@ def animate_result(
         )
     if view not in VIEWS:
         raise FlexmbsError(f'unknown view "{view}"; expected one of {", ".join(VIEWS)}')
+    if not 1 <= max_frames <= MAX_FRAMES:
+        raise FlexmbsError(
+            f"--max-frames {max_frames}: expected 1 .. {MAX_FRAMES} frames (each is drawn "
+            "in some 0.1 s; a longer film: a lower --fps or a higher --speed)"
+        )
+    if at is not None and suffix != "png":
+        raise FlexmbsError(
+            f"{out}: --at is the time of one frame, written as a .png; an animation "
+            "shows the whole run"
+        )
+    if at is not None and not np.isfinite(at):
+        raise FlexmbsError(f"--at {at}: expected a finite time (s)")
     if not isinstance(result, Result):
         result = open_result(result)
     if len(result.time) == 0:
         raise FlexmbsError(f"{result.path}: the file holds no output row to animate")
+    if at is not None and not result.time[0] <= at <= result.time[-1]:
+        raise FlexmbsError(
+            f"{result.path}: --at {at:g} s lies outside the outputs of the run, "
+            f"{result.time[0]:g} .. {result.time[-1]:g} s"
+        )
     shape = shape_of_result(result, model)
     if suffix == "png":
         target = result.time[-1] if at is None else at

@@ -27,7 +27,11 @@ from concurrent.futures import Executor
 
 from ..errors import FlexmbsError
 
-__all__ = ["dask_executor"]
+__all__ = ["dask_executor", "MAX_LOCAL_WORKERS_PER_CORE"]
+
+MAX_LOCAL_WORKERS_PER_CORE = 4
+"""A local cluster has at most this many worker processes a core: each runs one case
+at a time, so more only share the cores and the memory."""
 
 
 @contextlib.contextmanager
@@ -48,7 +52,14 @@ def dask_executor(scheduler: str | None = None, workers: int | None = None) -> I
         with client:
             yield client.get_executor()
         return
-    n = workers or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    n = workers or cores
+    if n > MAX_LOCAL_WORKERS_PER_CORE * cores:
+        raise FlexmbsError(
+            f"--workers {n}: a local cluster has at most {MAX_LOCAL_WORKERS_PER_CORE} worker "
+            f"processes a core ({MAX_LOCAL_WORKERS_PER_CORE * cores} on this machine's "
+            f"{cores}): each runs one case at a time, so more only share the cores"
+        )
     with (
         LocalCluster(
             n_workers=n,

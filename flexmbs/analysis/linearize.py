@@ -141,6 +141,10 @@ class Linearization:
     Fz_K: np.ndarray | None = None
     prescribed: list[str] = field(default_factory=list)  # names the user kept independent
     note: str = ""
+    # the currents (A) of the DC motors with an inductance at the operating point, one
+    # per actuator (0 for the others): the steady ones unless given
+    currents: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    compiled: CompiledModel | None = field(default=None, repr=False)  # for to_statespace
 
     @property
     def at_equilibrium(self) -> bool:
@@ -159,6 +163,18 @@ class Linearization:
     @property
     def damped_frequencies(self) -> NDArray[np.float64]:
         return self.poles.imag / (2 * np.pi)
+
+    def to_statespace(
+        self, inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None
+    ) -> Any:
+        """The python-control StateSpace of this linear model, the model's input ports
+        as its inputs and its sensors as its outputs (flexmbs.analysis.statespace;
+        `inputs`, `outputs`: those to keep, by name)."""
+        from .statespace import to_statespace
+
+        if self.compiled is None:
+            raise ValueError("a Linearization made by flexmbs.linearize knows its model")
+        return to_statespace(self, self.compiled, inputs, outputs)
 
     def asymmetry(self, name: str) -> float:
         """|A - A^T| / |A| (max norms) of "M", "D" or "K"."""
@@ -466,12 +482,15 @@ def linearize(
     t: float = 0.0,
     method: str = "qr",
     independent: Sequence[str] = (),
+    currents: ArrayLike | None = None,
 ) -> Linearization:
     """The Linearization of the compiled model about (q, u, t) (default: its initial
     state; make it consistent first for a model with loops, flexmbs.dynamics.
     constrained.make_consistent; the active rows are chosen afresh when they are ill
     conditioned at q, cm.arrays.con_active). `independent`:
-    coordinate names to keep among the independent coordinates (closed loops)."""
+    coordinate names to keep among the independent coordinates (closed loops).
+    `currents`: of the DC motors with an inductance (A, one per actuator), default
+    their steady values at (q, u, t), where di/dt = 0."""
     if getattr(cm, "ncontacts", 0):
         raise ModelError(
             "linearization of a model with rolling contacts (velocity "
@@ -493,6 +512,53 @@ def linearize(
     if len(set(independent)) != len(independent):
         raise ModelError(f"a coordinate is named twice: {', '.join(independent)}", "--independent")
     prescribed = [where[name] for name in independent]
+    held = cm.operating_currents.copy()
+    cm.operating_currents[:] = (
+        steady_currents(cm, q, u, t) if currents is None else np.asarray(currents, dtype=float)
+    )
+    try:
+        lin = _linearize(cm, q, u, t, method, independent, prescribed)
+    finally:
+        lin_currents = cm.operating_currents.copy()
+        cm.operating_currents[:] = held
+    lin.currents = lin_currents
+    lin.compiled = cm
+    return lin
+
+
+def steady_currents(
+    cm: CompiledModel, q: NDArray[np.float64], u: NDArray[np.float64], t: float
+) -> NDArray[np.float64]:
+    """The currents (A, one per actuator, 0 but for the DC motors with an inductance)
+    at which L di/dt = V - R i - k_e n x' vanishes at (q, u, t): the rate at i = 0
+    times L / R (flexmbs.dynamics.motors)."""
+    m = cm.arrays
+    out = np.zeros(cm.nactuators)
+    held = cm.operating_currents.copy()
+    cm.operating_currents[:] = 0.0
+    try:
+        rates = api.state_rates(cm, q, u, t)
+    finally:
+        cm.operating_currents[:] = held
+    first = 2 * cm.nq + 1 + cm.nactuators
+    for a in range(cm.nactuators):
+        if m.act_electric[a] >= 0 and m.act_inductance[a] > 0:
+            rate = rates[first + m.act_electric[a] + 2]
+            out[a] = rate * m.act_inductance[a] / m.act_resistance[a]
+    return out
+
+
+def _linearize(
+    cm: CompiledModel,
+    q: NDArray[np.float64],
+    u: NDArray[np.float64],
+    t: float,
+    method: str,
+    independent: Sequence[str],
+    prescribed: list[int],
+) -> Linearization:
+    """linearize's work, the operating currents set."""
+    names = list(cm.coordinate_names)
     _choose_rows(cm, q, t)
     udot, lam, rows = nominal_state(cm, q, u, t)
     mass, damping, stiffness = full_tangents(cm, q, u, t, udot, lam, rows)

@@ -58,8 +58,8 @@ def available_names(result: Result) -> list[str]:
     return (
         list(result.coordinate_names)
         + list(result.sensors)
-        + ["energy"]
-        + [f"energy.{n}" for n in ENERGY_NAMES]
+        + ["energy"] * bool(result.energy)
+        + [f"energy.{n}" for n in ENERGY_NAMES if n in result.energy]
     )
 
 
@@ -78,7 +78,7 @@ def _panel(result: Result, name: str) -> tuple[str, str, Curves]:
     if name in result.coordinate_names:
         k = result.coordinate_names.index(name)
         unit = result.coordinate_units[k] if result.coordinate_units else ""
-        return name, _unit_label([unit]), [(name, result.q[:, k])]
+        return name, _unit_label([unit]), [(name, result.column(name))]
     if name in result.sensors:
         a = result.sensors[name]
         size = 1 if a.ndim == 1 else a.shape[1]
@@ -99,8 +99,8 @@ def _panel(result: Result, name: str) -> tuple[str, str, Curves]:
             )
         unit = _sensor_units(result, base, a.shape[1])[column]
         return f"sensor {name}", _unit_label([unit]), [(name, a[:, column])]
-    if name == "energy":
-        return "energy", "J", [(n, result.energy[n]) for n in ENERGY_NAMES]
+    if name == "energy" and result.energy:
+        return "energy", "J", _energy_curves(result)
     if name.startswith("energy.") and name[len("energy.") :] in result.energy:
         comp = name[len("energy.") :]
         return name, "J", [(comp, result.energy[comp])]
@@ -144,8 +144,14 @@ def _default_panels(result: Result) -> list[tuple[str, str, Curves]]:
         curves = [(labels[j], columns[:, j], unit_of[j]) for j in range(columns.shape[1])]
         for unit, group in _by_unit(curves).items():
             panels.append((f"sensor {name}", _unit_label([unit]), group))
-    panels.append(("energy", "J", [(n, result.energy[n]) for n in ENERGY_NAMES]))
+    if result.energy:
+        panels.append(("energy", "J", _energy_curves(result)))
     return panels
+
+
+def _energy_curves(result: Result) -> Curves:
+    """The energies the file holds, in ENERGY_NAMES's order."""
+    return [(n, result.energy[n]) for n in ENERGY_NAMES if n in result.energy]
 
 
 def _figure(npanels: int) -> tuple[Figure, np.ndarray]:

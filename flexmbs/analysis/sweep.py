@@ -3,9 +3,10 @@ dask.distributed cluster (flexmbs.analysis.distributed; a local one by default).
 
 Parameters: `PATH=v1,v2,...` (the values, TOML: numbers, strings, true/false) or
 `PATH=lo:hi:n` (n values from lo to hi, evenly spaced), PATH a dotted path of the model
-file as `--set` takes it. The cases are every combination (the first parameter
-varying slowest), case k written to `DIR/case_KKK.h5` with its values as --set
-overrides in the file. `DIR/summary.csv` has a row per case: its values (as written
+file as `--set` takes it, each path once. The cases are every combination (the first
+parameter varying slowest), at most MAX_SWEEP_CASES of them, made one at a time as they
+are needed; case k is written to `DIR/case_KKK.h5` with its values as --set overrides
+in the file. `DIR/summary.csv` has a row per case: its values (as written
 on the command line, or the shortest decimal of a lo:hi:n value), the run's status,
 steps, integration time (s), Huang's energy ratio (flexmbs.analysis.energy: max
 |E - E0| over the largest strain energy, or the relative drift of a rigid model), the
@@ -24,7 +25,7 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +35,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import FlexmbsError, ModelError
-from ..io.results import column_index, component_labels, split_component
 
 __all__ = [
+    "MAX_SWEEP_CASES",
     "SweepParameter",
     "parse_sweep_parameter",
     "sweep_cases",
@@ -56,14 +57,55 @@ STATISTICS = {
 }
 FIXED_COLUMNS = ["case", "status", "steps", "integration_s", "energy_ratio", "energy_check"]
 VERIFY_COLUMNS = ["convergence", "converged"]
+MAX_SWEEP_CASES = 10_000
+"""The most cases a sweep runs: each is a run and a result file (a study beyond it is
+split into sweeps of parts of the values)."""
+
+
+class _Spaced(Sequence[str]):
+    """n values from lo to hi evenly spaced, as TOML text, made when asked for."""
+
+    def __init__(self, lo: float, hi: float, n: int) -> None:
+        self.lo, self.hi, self.n = lo, hi, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def, override]
+        if isinstance(k, slice):
+            return tuple(self[j] for j in range(*k.indices(self.n)))
+        if k < 0:
+            k += self.n
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        if self.n == 1:
+            value = self.lo
+        elif k == self.n - 1:
+            value = self.hi
+        else:  # as numpy.linspace makes it
+            value = k * ((self.hi - self.lo) / (self.n - 1)) + self.lo
+        # the shortest decimal within 1e-12 of the range: 0.3, not 0.30000000000000004
+        return _toml_text(float(f"{value:.12g}"))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(other) == self.n and all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash((self.lo, self.hi, self.n))
+
+    def __repr__(self) -> str:
+        return f"<{self.n} values {self.lo!r} .. {self.hi!r}>"
 
 
 @dataclass(frozen=True)
 class SweepParameter:
-    """A swept value: its dotted path and the values (as TOML text, for --set)."""
+    """A swept value: its dotted path and the values (as TOML text, for --set; those of
+    `lo:hi:n` made when asked for)."""
 
     path: str
-    values: tuple[str, ...]
+    values: Sequence[str]
 
 
 def _toml_text(value: object) -> str:
@@ -75,7 +117,8 @@ def _toml_text(value: object) -> str:
 
 
 def parse_sweep_parameter(text: str) -> SweepParameter:
-    """`PATH=v1,v2,...` or `PATH=lo:hi:n` (ModelError naming the option when bad)."""
+    """`PATH=v1,v2,...` or `PATH=lo:hi:n` (ModelError naming the option when bad, or
+    when n passes MAX_SWEEP_CASES)."""
     import tomllib
 
     item = f'--param "{text}"'
@@ -90,9 +133,14 @@ def parse_sweep_parameter(text: str) -> SweepParameter:
             raise ModelError("expected lo:hi:n with numbers lo, hi and a whole n", item) from None
         if n < 1 or not (math.isfinite(lo) and math.isfinite(hi)):
             raise ModelError("expected finite lo and hi and n >= 1", item)
-        values = [lo] if n == 1 else list(np.linspace(lo, hi, n))
-        # the shortest decimal within 1e-12 of the range: 0.3, not 0.30000000000000004
-        return SweepParameter(path.strip(), tuple(_toml_text(float(f"{v:.12g}")) for v in values))
+        if n > MAX_SWEEP_CASES:
+            raise ModelError(
+                f"{n} values; a sweep runs at most {MAX_SWEEP_CASES} cases, each a run and "
+                "a result file: expected fewer (split the study into sweeps of parts of "
+                "the range)",
+                item,
+            )
+        return SweepParameter(path.strip(), _Spaced(lo, hi, n))
     out = []
     for raw in spec.split(","):
         raw = raw.strip()
@@ -106,50 +154,119 @@ def parse_sweep_parameter(text: str) -> SweepParameter:
     return SweepParameter(path.strip(), tuple(out))
 
 
-def sweep_cases(parameters: Sequence[SweepParameter]) -> list[list[str]]:
+def check_parameters(parameters: Sequence[SweepParameter]) -> int:
+    """The number of cases of `parameters` (ModelError for a path given twice, or more
+    than MAX_SWEEP_CASES cases)."""
+    seen: dict[str, int] = {}
+    for k, p in enumerate(parameters):
+        if p.path in seen:
+            raise ModelError(
+                f"the path is swept twice (--param {seen[p.path] + 1} and {k + 1}); "
+                "expected each path once, with all its values",
+                f'--param "{p.path}"',
+            )
+        seen[p.path] = k
+    count = math.prod(len(p.values) for p in parameters)
+    if count > MAX_SWEEP_CASES:
+        sizes = " x ".join(str(len(p.values)) for p in parameters)
+        raise ModelError(
+            f"{sizes} = {count} cases; a sweep runs at most {MAX_SWEEP_CASES}, each a run "
+            "and a result file: expected fewer values (split the study into sweeps)",
+            "--param",
+        )
+    return count
+
+
+class _Cases(Sequence[list[str]]):
+    """The --set overrides of every case, made when asked for."""
+
+    def __init__(self, parameters: Sequence[SweepParameter]) -> None:
+        self.parameters = list(parameters)
+        self.n = math.prod(len(p.values) for p in self.parameters)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def, override]
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(self.n))]
+        if k < 0:
+            k += self.n
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        picks = []
+        for p in reversed(self.parameters):  # the last parameter varies fastest
+            k, j = divmod(k, len(p.values))
+            picks.append(f"{p.path}={p.values[j]}")
+        return picks[::-1]
+
+    def __iter__(self) -> Iterator[list[str]]:
+        for combo in itertools.product(*[p.values for p in self.parameters]):
+            yield [f"{p.path}={v}" for p, v in zip(self.parameters, combo)]
+
+
+def sweep_cases(parameters: Sequence[SweepParameter]) -> Sequence[list[str]]:
     """The --set overrides of every case: every combination of the values, the first
-    parameter varying slowest."""
-    combos = itertools.product(*[p.values for p in parameters])
-    return [[f"{p.path}={v}" for p, v in zip(parameters, combo)] for combo in combos]
+    parameter varying slowest (a sequence that makes each case when asked for; the
+    parameters checked by check_parameters)."""
+    check_parameters(parameters)
+    return _Cases(parameters)
 
 
 def _output(result: Any, spec: str) -> float:
-    """The value of one summary output `NAME[:STAT]` of a Result."""
+    """The value of one summary output `NAME[:STAT]` of a Result (its column alone is
+    read)."""
     name, _, stat = spec.partition(":")
-    stat = stat or "final"
-    if name not in result.sensors:
-        name, component = split_component(name)
-    else:
-        component = None
-    if name in result.coordinate_names:
-        series = result.q[:, result.coordinate_names.index(name)]
-    elif name in result.sensors:
-        values = result.sensors[name]
-        if values.ndim == 2:
-            size = values.shape[1]
-            column = None if component is None else column_index(component, size)
-            if column is None:
-                raise FlexmbsError(
-                    f'--summary "{spec}": sensor "{name}" has {size} columns '
-                    f"({', '.join(component_labels(size))}); name one as {name}[k], k from "
-                    f"0 to {size - 1}, or by its label"
-                )
-            values = values[:, column]
-        series = values
-    elif name.startswith("energy.") and name[7:] in result.energy:
-        series = result.energy[name[7:]]
-    else:
-        raise FlexmbsError(f'--summary "{spec}": the result has no "{name}"')
-    return STATISTICS[stat](np.asarray(series)) if len(series) else math.nan
+    try:
+        series = result.column(name)
+    except KeyError as exc:
+        raise FlexmbsError(f'--summary "{spec}": {exc.args[0]}') from None
+    return STATISTICS[stat or "final"](np.asarray(series)) if len(series) else math.nan
 
 
-def check_summary(spec: str) -> None:
-    stat = spec.partition(":")[2]
+def check_summary(spec: str, names: Mapping[str, Any] | None = None) -> None:
+    """FlexmbsError naming `spec` (NAME[:STAT]) when its statistic is unknown, or, given
+    the `names` of a case (_case_names), when its series is not one of them."""
+    name, _, stat = spec.partition(":")
     if stat and stat not in STATISTICS:
         raise FlexmbsError(
             f'--summary "{spec}": unknown statistic "{stat}"; expected one of '
             + ", ".join(STATISTICS)
         )
+    if names is None:
+        return
+    from ..io.result_reader import ENERGY_NAMES, Result
+
+    sensors = dict(names["sensors"])
+    empty = np.zeros((0,))
+    shaped = {k: empty if size == 1 else np.zeros((0, size)) for k, size in sensors.items()}
+    probe = Result(
+        "the model",
+        empty,
+        np.zeros((0, len(names["coordinates"]))),
+        None,
+        list(names["coordinates"]),
+        {k: empty for k in ENERGY_NAMES},
+        shaped,
+        "finished",
+        math.nan,
+    )
+    try:
+        probe.column(name)
+    except KeyError as exc:
+        raise FlexmbsError(f'--summary "{spec}": {exc.args[0]}') from None
+
+
+def _case_names(model_path: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """The coordinates and the sensors (name: number of columns) of a case's model."""
+    from ..model.compiled import compile_model
+    from ..model.toml_reader import load_model
+
+    cm = compile_model(load_model(model_path, overrides))
+    return {
+        "coordinates": list(cm.coordinate_names),
+        "sensors": dict(zip(cm.sensor_names, (int(k) for k in cm.sensor_sizes))),
+    }
 
 
 def run_case(
@@ -202,16 +319,19 @@ def run_case(
     return row
 
 
-def _warm(model_path: str, overrides: Sequence[str]) -> float:
+def _warm(model_path: str, overrides: Sequence[str]) -> dict[str, Any]:
     """Compile (or load from the kernel cache) what a run of the model needs, on the
-    worker this runs on: a run of one output step, into no file. Returns its seconds."""
+    worker this runs on: a run of one output step, into no file. Returns the case's
+    names (_case_names) and the seconds it took ("seconds")."""
     from ..model.toml_reader import load_model
     from ..simulation import simulate
 
     start = time.perf_counter()
     model = load_model(model_path, overrides)
     simulate(model, None, t_end=model.output.step)
-    return time.perf_counter() - start
+    names = _case_names(model_path, overrides)
+    names["seconds"] = time.perf_counter() - start
+    return names
 
 
 def run_sweep(
@@ -226,7 +346,11 @@ def run_sweep(
 ) -> list[dict[str, Any]]:
     """Run every case of the sweep (the module docstring) on `executor` (None: here,
     one after another), each with the convergence check if `verify`, and write
-    DIR/summary.csv; the rows, in case order."""
+    DIR/summary.csv, a row as each case ends (in case order); the rows. Before any
+    run: the parameters checked (check_parameters), every case read as a model, and
+    the summary outputs checked against the model's names. One sweep at a time writes
+    to a folder (flexmbs.io.output_lock on its summary)."""
+    from ..io.output_lock import OutputLock
     from ..model.toml_reader import load_model
 
     summary = list(summary)
@@ -237,33 +361,49 @@ def run_sweep(
         load_model(model_path, list(overrides) + case)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [str(out / f"case_{k:03d}.h5") for k in range(len(cases))]
-    case_overrides = [list(overrides) + case for case in cases]
     model_file = os.fspath(model_path)
-    if executor is None:
-        rows = [run_case(model_file, o, p, summary, verify) for o, p in zip(case_overrides, paths)]
-    else:
-        if log:
-            log("warming the kernel cache on one worker")
-        executor.submit(_warm, model_file, case_overrides[0]).result()
-        rows = list(
-            executor.map(
-                run_case,
-                [model_file] * len(cases),
-                case_overrides,
-                paths,
-                [summary] * len(cases),
-                [verify] * len(cases),
+    first = list(overrides) + cases[0]
+    with OutputLock(out / "summary.csv"):
+        if executor is None:
+            names = _case_names(model_file, first) if summary else None
+        else:
+            if log:
+                log("warming the kernel cache on one worker")
+            names = executor.submit(_warm, model_file, first).result()
+        for spec in summary:
+            check_summary(spec, names)
+        n = len(cases)
+        paths = [str(out / f"case_{k:03d}.h5") for k in range(n)]
+        case_overrides = [list(overrides) + case for case in cases]
+        if executor is None:
+            rows: Iterable[dict[str, Any]] = (
+                run_case(model_file, o, p, summary, verify) for o, p in zip(case_overrides, paths)
             )
-        )
-    table = []
-    for k, (case, row) in enumerate(zip(cases, rows)):
-        values = {c.partition("=")[0]: c.partition("=")[2] for c in case}
-        table.append({"case": f"case_{k:03d}", **values, **row})
-    with open(out / "summary.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(table[0]) if table else FIXED_COLUMNS)
-        writer.writeheader()
-        writer.writerows(table)
+        else:
+            rows = executor.map(
+                run_case, [model_file] * n, case_overrides, paths, [summary] * n, [verify] * n
+            )
+        return _write_summary(out / "summary.csv", cases, rows)
+
+
+def _write_summary(
+    path: Path, cases: Sequence[list[str]], rows: Iterable[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """summary.csv, a row written as each case's row comes (so that the cases that
+    ended are in it whatever stops the sweep); the table."""
+    table: list[dict[str, Any]] = []
+    with open(path, "w", newline="") as f:
+        writer: csv.DictWriter[str] | None = None
+        for k, (case, row) in enumerate(zip(cases, rows)):
+            values = {c.partition("=")[0]: c.partition("=")[2] for c in case}
+            table.append({"case": f"case_{k:03d}", **values, **row})
+            if writer is None:
+                writer = csv.DictWriter(f, fieldnames=list(table[0]))
+                writer.writeheader()
+            writer.writerow(table[-1])
+            f.flush()
+        if writer is None:
+            csv.DictWriter(f, fieldnames=FIXED_COLUMNS).writeheader()
     return table
 
 

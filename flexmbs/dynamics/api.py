@@ -16,7 +16,8 @@ from . import system as _system
 __all__ = ["body_poses", "velocity_transformation", "prescribed_velocity",
            "body_velocities", "bias_acceleration", "velocity_transformation_rate_matrix",
            "mass_matrix", "generalized_forces", "accelerations", "energies",
-           "driver_forces", "kinematics", "constraint_values", "marker_frames"]
+           "driver_forces", "kinematics", "constraint_values", "marker_frames",
+           "state_rates", "sensor_values", "operating_works"]
 
 
 def _arr(x, n):
@@ -141,16 +142,42 @@ def generalized_forces(cm, q, u, t=0.0):
     return ws.force.copy()
 
 
+def operating_works(cm):
+    """The works' part of a state (nworks): zero works, the DC motors' currents at
+    cm.operating_currents."""
+    w = np.zeros(cm.nworks)
+    m = cm.arrays
+    first = 1 + cm.nactuators
+    for a in range(cm.nactuators):
+        if m.act_electric[a] >= 0 and m.act_inductance[a] > 0.0:
+            w[first + m.act_electric[a] + 2] = cm.operating_currents[a]
+    return w
+
+
 def accelerations(cm, q, u, t=0.0):
     """du/dt (nq,) = M*^-1 Q* (of a tree: a closed loop's need its multipliers,
     flexmbs.dynamics.constrained.constrained_accelerations)."""
-    y = np.zeros(2 * cm.nq + 1 + cm.nactuators)  # the ODE state: works after q, u
+    y = np.concatenate([np.zeros(2 * cm.nq), operating_works(cm)])  # works after q, u
     y[:cm.nq] = _arr(q, cm.nq)
     y[cm.nq:2 * cm.nq] = _arr(u, cm.nq)
     ws = cm.new_workspace()
     out = np.zeros_like(y)
     _system.state_derivative(cm.arrays, ws, float(t), y, out)
     return out[cm.nq:2 * cm.nq]
+
+
+def state_rates(cm, q, u, t=0.0, works=None):
+    """y' (2 nq + nworks) of the ODE state y = [q, u, works] of a tree
+    (flexmbs.dynamics.system.state_derivative): u, du/dt, the rates of the works and
+    of the DC motors' electrical states; works (W_nc, W_a, the electrical states:
+    flexmbs.model.arrays) None: operating_works."""
+    y = np.zeros(2 * cm.nq + cm.nworks)
+    y[:cm.nq] = _arr(q, cm.nq)
+    y[cm.nq:2 * cm.nq] = _arr(u, cm.nq)
+    y[2 * cm.nq:] = operating_works(cm) if works is None else _arr(works, cm.nworks)
+    out = np.zeros_like(y)
+    _system.state_derivative(cm.arrays, cm.new_workspace(), float(t), y, out)
+    return out
 
 
 def driver_forces(cm, q, u, udot, t=0.0):
@@ -172,12 +199,15 @@ def energies(cm, q, u, t=0.0, w_nc=0.0):
 
 def sensor_values(cm, q, u, t=0.0, extra=None):
     """The sensor values (cm.nsensor_values) at state y = [q, u, extra], extra the rest
-    of the state (the works W_nc and W_a, then the multipliers of the cut joints'
-    active rows; zeros if None), as the result file records them."""
+    of the state (the works W_nc and W_a, the DC motors' electrical states, then the
+    multipliers of the cut joints' active rows; None: operating_works and zero
+    multipliers), as the result file records them."""
     from .outputs import output_quantities
     nrest = cm.nstate - 2 * cm.nq
+    rest = np.zeros(nrest)
+    rest[:cm.nworks] = operating_works(cm)
     y = np.concatenate([_arr(q, cm.nq), _arr(u, cm.nq),
-                        np.zeros(nrest) if extra is None else _arr(extra, nrest)])
+                        rest if extra is None else _arr(extra, nrest)])
     ws = cm.new_workspace()
     out = np.zeros((1, cm.nsensor_values))
     output_quantities(cm.arrays, ws, np.array([float(t)]), y[None, :],

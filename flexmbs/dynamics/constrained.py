@@ -243,7 +243,7 @@ def initial_derivative(cm, system, t, y):
     accelerations and multipliers of step 4 of the module docstring, y' of the works
     from the residual itself."""
     nq = cm.nq
-    base = 2 * nq + 1 + cm.nactuators
+    base = 2 * nq + cm.nworks
     ncon = cm.nconstraints
     q, u = y[:nq], y[nq:2 * nq]
     udot, lam = constrained_accelerations(cm, q, u, t)

@@ -1,9 +1,10 @@
 """Geometric stiffness forces and energies of a flexible body's beam elements (numba),
 docs/explanation/formulation.md section 6; the numpy reference is `flexmbs.elements.geometric`.
 
-Per element: e = R qf (R, 12 x nf: the element's coordinates in its frame as linear
-forms of the body's elastic coordinates, nodal or modal), u' = (e_6 - e_0) / l,
-g = G e, S = e . g, and the force on qf is R^T f with
+Per element: e = R qf (R, 12 x nc: the element's coordinates in its frame as linear
+forms of the nc elastic coordinates of the body they depend on, those of its two nodes
+(nodal) or all (modal)), u' = (e_6 - e_0) / l, g = G e, S = e . g, and the force on
+qf is R^T f with
 
     consistent:            f = -(EA u' g + EA S a / 2 + EA S g / (2 l))
     huang-axial:           f = -EA u' g
@@ -12,29 +13,30 @@ g = G e, S = e . g, and the force on qf is R^T f with
 (a the axial row, s_p = v'_p^2 + w'_p^2 at the Gauss points), energies
 U3 = EA u' S / 2 and U4 = EA S^2 / (8 l) (consistent) or EA/8 sum_p w_p s_p^2.
 Arrays (ModelArrays.geo_*): per flexible body k its option code and its elements
-geo_ptr[k]:geo_ptr[k+1]; per element EA (N), l (m), G (12, 12), the rows R at
-geo_row_ptr[j] (12 nf values, row-major), the slope rows dv, dw (5, 12) and weights
-(5,) at the Gauss points.
+geo_ptr[k]:geo_ptr[k+1]; per element EA (N), l (m), G (12, 12), its coordinates
+col[col_ptr[j]:col_ptr[j+1]] (nc indices into qf), the rows R at row_ptr[j] (12 nc
+values, row-major), the slope rows dv, dw (5, 12) and weights (5,) at the Gauss
+points. Each element touches only its nc coordinates: the cost of the forces and
+the tangent grows with the number of elements.
 """
 
 from ..config import jit
 
-__all__ = ["geometric_elastic_forces", "geometric_tangent_stiffness",
-           "element_mean_slope_square", "CONSISTENT",
-           "HUANG_AXIAL", "HUANG_FORESHORTENING"]
+__all__ = ["geometric_elastic_forces", "geometric_element_tangent", "element_mean_slope_square",
+           "CONSISTENT", "HUANG_AXIAL", "HUANG_FORESHORTENING"]
 
 NONE, CONSISTENT, HUANG_AXIAL, HUANG_FORESHORTENING = 0, 1, 2, 3  # GEOMETRIC_CODES
 
 
 @jit
-def _element_state(j, gmat, r, qf, e, ge):
+def _element_state(j, gmat, r, col, qf, e, ge):
     """e = R qf (12,), g = G e into ge, and returns S = e . g of element j (R: its
-    rows, 12 x nf row-major)."""
-    nf = qf.shape[0]
+    rows, 12 x nc row-major, on the coordinates col)."""
+    nc = col.shape[0]
     for a in range(12):
         x = 0.0
-        for b in range(nf):
-            x += r[a * nf + b] * qf[b]
+        for b in range(nc):
+            x += r[a * nc + b] * qf[col[b]]
         e[a] = x
     s = 0.0
     for a in range(12):
@@ -47,29 +49,32 @@ def _element_state(j, gmat, r, qf, e, ge):
 
 
 @jit
-def element_mean_slope_square(j, length, gmat, row_ptr, row_data, qf, scratch):
+def element_mean_slope_square(j, length, gmat, col_ptr, col, row_ptr, row_data, qf,
+                              scratch):
     """sbar = e^T G e / l (the element mean of v'^2 + w'^2) of element j at the
     elastic coordinates qf. scratch (2, 12) or larger."""
     r = row_data[row_ptr[j]:row_ptr[j + 1]]
-    return _element_state(j, gmat, r, qf, scratch[0], scratch[1]) / length[j]
+    return _element_state(j, gmat, r, col[col_ptr[j]:col_ptr[j + 1]], qf, scratch[0],
+                          scratch[1]) / length[j]
 
 
 @jit
-def geometric_elastic_forces(code, first, last, ea, length, gmat, row_ptr, row_data,
-                             dv, dw, weight, qf, out, scratch):
+def geometric_elastic_forces(code, first, last, ea, length, gmat, col_ptr, col, row_ptr,
+                             row_data, dv, dw, weight, qf, out, scratch):
     """Adds the geometric forces of elements first..last-1 (option `code`) to out (nf,)
     at the elastic coordinates qf (nf,) and returns (U3, U4) in J. scratch (3, 12)."""
     u3 = 0.0
     u4 = 0.0
     if code == NONE:
         return u3, u4
-    nf = qf.shape[0]
     e = scratch[0]
     ge = scratch[1]
     fe = scratch[2]
     for j in range(first, last):
         r = row_data[row_ptr[j]:row_ptr[j + 1]]
-        s = _element_state(j, gmat, r, qf, e, ge)
+        cj = col[col_ptr[j]:col_ptr[j + 1]]
+        nc = cj.shape[0]
+        s = _element_state(j, gmat, r, cj, qf, e, ge)
         up = (e[6] - e[0]) / length[j]
         eaj = ea[j]
         u3 += 0.5 * eaj * up * s
@@ -95,19 +100,20 @@ def geometric_elastic_forces(code, first, last, ea, length, gmat, row_ptr, row_d
                 c = 0.25 * eaj * wp * sp
                 for a in range(12):
                     fe[a] -= c * (sv * dv[j, p, a] + sw * dw[j, p, a])
-        for b in range(nf):
+        for b in range(nc):
             x = 0.0
             for a in range(12):
-                x += r[a * nf + b] * fe[a]
-            out[b] += x
+                x += r[a * nc + b] * fe[a]
+            out[cj[b]] += x
     return u3, u4
 
 
 @jit
-def geometric_tangent_stiffness(code, first, last, ea, length, gmat, row_ptr, row_data,
-                                dv, dw, weight, qf, out, scratch):
-    """Adds the tangent stiffness -dQ/dqf of the geometric forces of elements
-    first..last-1 (option `code`) at qf to out (nf, nf): per element R^T K_e R with
+def geometric_element_tangent(code, j, ea, length, gmat, col_ptr, col, row_ptr, row_data,
+                              dv, dw, weight, qf, scratch, kr):
+    """kr[:, :nc] = K_e R (12 x nc) of element j at qf, so that the element's tangent
+    stiffness -dQ/dqf on its coordinates col[col_ptr[j]:col_ptr[j+1]] is R^T kr
+    (entry (c2, c): sum_a R[a, c2] kr[a, c]) with
 
         K_e = EA (u' G + g a^T)                                   (huang-axial)
             + EA (a g^T + g g^T / l + S G / (2 l))                (consistent)
@@ -116,67 +122,51 @@ def geometric_tangent_stiffness(code, first, last, ea, length, gmat, row_ptr, ro
                                                     v'_p dv_p + w'_p dw_p)
 
     (g = G e, S = e . g, a the axial row; the numpy reference is
-    flexmbs.elements.geometric.geometric_stiffness). Only the columns of qf that an
-    element's rows R touch enter its product (one each for nodal coordinates).
-    scratch (16, 12): rows 0-3 vectors, rows 4-15 K_e."""
-    if code == NONE:
-        return
-    nf = qf.shape[0]
+    flexmbs.elements.geometric.geometric_stiffness). scratch (16, 12): rows 0-3
+    vectors, rows 4-15 K_e. kr (12, >= nc)."""
     e = scratch[0]
     ge = scratch[1]
     nv = scratch[2]
     ke = scratch[4:16]
-    for j in range(first, last):
-        r = row_data[row_ptr[j]:row_ptr[j + 1]]
-        s = _element_state(j, gmat, r, qf, e, ge)
-        lj = length[j]
-        up = (e[6] - e[0]) / lj
-        eaj = ea[j]
+    r = row_data[row_ptr[j]:row_ptr[j + 1]]
+    cj = col[col_ptr[j]:col_ptr[j + 1]]
+    nc = cj.shape[0]
+    s = _element_state(j, gmat, r, cj, qf, e, ge)
+    lj = length[j]
+    up = (e[6] - e[0]) / lj
+    eaj = ea[j]
+    for a in range(12):
+        for b in range(12):
+            ke[a, b] = eaj * up * gmat[j, a, b]
+    for a in range(12):
+        ke[a, 0] -= eaj * ge[a] / lj
+        ke[a, 6] += eaj * ge[a] / lj
+    if code == CONSISTENT:
+        for b in range(12):
+            ke[0, b] -= eaj * ge[b] / lj
+            ke[6, b] += eaj * ge[b] / lj
+        c = eaj * s / (2.0 * lj)
         for a in range(12):
             for b in range(12):
-                ke[a, b] = eaj * up * gmat[j, a, b]
-        for a in range(12):
-            ke[a, 0] -= eaj * ge[a] / lj
-            ke[a, 6] += eaj * ge[a] / lj
-        if code == CONSISTENT:
-            for b in range(12):
-                ke[0, b] -= eaj * ge[b] / lj
-                ke[6, b] += eaj * ge[b] / lj
-            c = eaj * s / (2.0 * lj)
+                ke[a, b] += eaj / lj * ge[a] * ge[b] + c * gmat[j, a, b]
+    elif code == HUANG_FORESHORTENING:
+        for p in range(weight.shape[1]):
+            sv = 0.0
+            sw = 0.0
+            for a in range(12):
+                sv += dv[j, p, a] * e[a]
+                sw += dw[j, p, a] * e[a]
+            sp = sv * sv + sw * sw
+            c = 0.25 * eaj * weight[j, p]
+            for a in range(12):
+                nv[a] = sv * dv[j, p, a] + sw * dw[j, p, a]
             for a in range(12):
                 for b in range(12):
-                    ke[a, b] += eaj / lj * ge[a] * ge[b] + c * gmat[j, a, b]
-        elif code == HUANG_FORESHORTENING:
-            for p in range(weight.shape[1]):
-                sv = 0.0
-                sw = 0.0
-                for a in range(12):
-                    sv += dv[j, p, a] * e[a]
-                    sw += dw[j, p, a] * e[a]
-                sp = sv * sv + sw * sw
-                c = 0.25 * eaj * weight[j, p]
-                for a in range(12):
-                    nv[a] = sv * dv[j, p, a] + sw * dw[j, p, a]
-                for a in range(12):
-                    for b in range(12):
-                        ke[a, b] += c * (2.0 * nv[a] * nv[b] + sp * (
-                            dv[j, p, a] * dv[j, p, b] + dw[j, p, a] * dw[j, p, b]))
-        for b in range(nf):
-            touched = False
-            for a in range(12):
-                if r[a * nf + b] != 0.0:
-                    touched = True
-                    break
-            if not touched:
-                continue
-            # scratch row 3: column b of K_e R
-            for a in range(12):
-                x = 0.0
-                for c2 in range(12):
-                    x += ke[a, c2] * r[c2 * nf + b]
-                scratch[3, a] = x
-            for b2 in range(nf):
-                x = 0.0
-                for a in range(12):
-                    x += r[a * nf + b2] * scratch[3, a]
-                out[b2, b] += x
+                    ke[a, b] += c * (2.0 * nv[a] * nv[b] + sp * (
+                        dv[j, p, a] * dv[j, p, b] + dw[j, p, a] * dw[j, p, b]))
+    for a in range(12):
+        for b in range(nc):
+            x = 0.0
+            for c2 in range(12):
+                x += ke[a, c2] * r[c2 * nc + b]
+            kr[a, b] = x

@@ -1,25 +1,22 @@
 """All switch functions of a model, a block per kind of element (numba): the
-actuators' torque limits (flexmbs.dynamics.switches), then the stick-slip joint
-frictions (flexmbs.dynamics.stick_slip). Each block starts where the one before it
+actuators' torque limits, the DC motors' limits and the joint stops
+(flexmbs.dynamics.switches), then the stick-slip joint frictions
+(flexmbs.dynamics.stick_slip). Each block starts where the one before it
 ends; flexmbs.dynamics.stick_slip_events.switch_blocks says where."""
-
-import numpy as np
 
 from ..config import jit_entry, jit_inline
 from ..tuple_ref import member_ref, tuple_ref
 from .stick_slip import friction_switch_values
-from .switches import switch_values
+from .switches import motor_switch_count, switch_values, torque_switch_count
 
 __all__ = ["dae_model_switch_values"]
 
 
 @jit_inline
-def _actuator_block(m):
-    """The size of the actuators' block: 2 per actuator when one has a limit."""
-    for a in range(m.act_max.shape[0]):
-        if np.isfinite(m.act_max[a]):
-            return 2 * m.act_max.shape[0]
-    return 0
+def _drive_block(m):
+    """The size of flexmbs.dynamics.switches' blocks: the torque limits, the DC
+    motors' limits and the joint stops (2 per stop)."""
+    return torque_switch_count(m) + motor_switch_count(m) + 2 * m.stop_coord.shape[0]
 
 
 @jit_inline
@@ -38,7 +35,7 @@ def dae_model_switch_values(t, y, args, out):
     args = (m, ws) or a reference to it."""
     ref = tuple_ref(args)
     m, ws = member_ref(ref, 0), member_ref(ref, 1)
-    na = _actuator_block(m)
+    na = _drive_block(m)
     if na > 0:
         switch_values(m, ws, t, y, out[:na])
     nf = _friction_block(m)

@@ -39,7 +39,9 @@ import numpy as np
 
 from ..config import jit
 from ..kinematics.recursive import forward_kinematics
+from .motors import load_motor_state
 from .rigid_body import apply_body_mass
+from .stops import add_stop_forces
 from .system import (
     _joint_force,
     _work_rows,
@@ -199,6 +201,8 @@ def order_n_accelerations(m, ws, t, accel):
                                     ws.x, ws.xd, c)
     for a in range(m.act_coord.shape[0]):
         tau[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
+    if m.stop_coord.shape[0] > 0:
+        add_stop_forces(m, ws, tau, 1.0)
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              tau, 1.0)
@@ -281,6 +285,7 @@ def order_n_state_derivative(m, ws, t, y, out):
     flexmbs.dynamics.system with the accelerations of the recursion."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
+    load_motor_state(m, ws, y)
     forward_kinematics(m, ws, t, q, u)
     order_n_accelerations(m, ws, t, ws.accel)
     derivative_from_accelerations(m, ws, t, u, out)
@@ -300,6 +305,7 @@ def order_n_residual(m, ws, t, y, yp, out):
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     qp, up, _ = split_state(yp, nq)
+    load_motor_state(m, ws, y)
     forward_kinematics(m, ws, t, q, u)
     order_n_accelerations(m, ws, t, ws.accel)
     dynamic_rows(m, ws, ws.accel, ws.force)

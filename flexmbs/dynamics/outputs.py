@@ -6,6 +6,7 @@ from ..config import jit_entry
 from ..kinematics.recursive import forward_kinematics
 from .controllers import actuator_commands
 from .energy import energies
+from .motors import load_motor_state
 from .sensors import (
     REACTION_SENSOR_FIRST,
     REACTION_SENSOR_LAST,
@@ -50,6 +51,7 @@ def kinematic_outputs(m, ws, t, y, energy_out, sensor_out):
     nq = ws.mass.shape[0]
     for k in range(t.shape[0]):
         q, u, w = split_state(y[k], nq)
+        load_motor_state(m, ws, y[k])
         forward_kinematics(m, ws, t[k], q, u)
         if m.ctrl_act.shape[0] > 0:
             actuator_commands(m, ws, t[k], q, u)
@@ -67,6 +69,7 @@ def reaction_outputs(m, ws, t, y, sensor_out):
     nq = ws.mass.shape[0]
     for k in range(t.shape[0]):
         q, u, w = split_state(y[k], nq)
+        load_motor_state(m, ws, y[k])
         forward_kinematics(m, ws, t[k], q, u)
         if m.ctrl_act.shape[0] > 0:
             actuator_commands(m, ws, t[k], q, u)

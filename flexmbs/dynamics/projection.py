@@ -54,6 +54,7 @@ from ..config import jit
 from ..kinematics.recursive import forward_kinematics
 from . import api
 from .constraints import constraint_terms
+from .motors import load_motor_state, work_count
 from .system import _work_rows, dynamic_rows, generalized_forces, mass_matrix, split_state
 
 __all__ = ["projected_accelerations", "projection_residual", "dae_projection_residual",
@@ -133,10 +134,11 @@ def projection_residual(m, ws, t, y, yp, out):
     lambda, mu] as in the GGL form. The drivers of prescribed coordinates bear the
     constraint forces too (their columns of the Jacobian), as there."""
     nq = ws.mass.shape[0]
-    base = 2 * nq + 1 + m.act_coord.shape[0]
+    base = 2 * nq + work_count(m)
     ncon = (y.shape[0] - base) // 2
     q, u, _ = split_state(y, nq)
     qp, up, _ = split_state(yp, nq)
+    load_motor_state(m, ws, y)
     projected_accelerations(m, ws, t, q, u, ncon)
     for k in range(nq):
         out[k] = qp[k] - u[k]
@@ -167,7 +169,7 @@ def projection_start(cm, system, t, y):
     out = np.zeros_like(y)
     yp = np.zeros_like(y)
     nq = cm.nq
-    base = 2 * nq + 1 + cm.nactuators
+    base = 2 * nq + cm.nworks
     yp[:nq] = y[nq:2 * nq]
     projection_residual(system.m, system.ws, t, y, yp, out)
     yp[nq:base] = -out[nq:base]

@@ -9,9 +9,11 @@ import math
 from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
+from .flexible_body import block_quadratic_form
 from .geometric import element_mean_slope_square, geometric_elastic_forces
+from .motors import motor_current, terminal_voltage, work_count
 from .reactions import accelerations, tree_joint_reaction
-from .system import flexible_arrays
+from .system import k_blocks
 
 __all__ = ["REACTION_SENSOR_FIRST", "REACTION_SENSOR_LAST", "reaction_sensor_values",
            "sensor_values"]
@@ -123,7 +125,7 @@ def reaction_sensor_values(m, ws, t, works, out):
     res = ws.sensor_value
     constraints_done = False
     accelerations_done = False
-    lam = works[1 + m.act_coord.shape[0]:]
+    lam = works[work_count(m):]
     for k in range(m.sensor_type.shape[0]):
         o = m.sensor_offset[k]
         kind = m.sensor_type[k]
@@ -166,23 +168,20 @@ def reaction_sensor_values(m, ws, t, works, out):
 
 @jit
 def body_strain_energy(m, ws, k):
-    """U = qf^T K qf / 2 of flexible body k at ws.q, plus the geometric stiffness' U3
-    and U4 when it has one (J; docs/explanation/formulation.md section 6)."""
-    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+    """U = qf^T K qf / 2 of flexible body k at ws.q (element by element, over its
+    blocks of K), plus the geometric stiffness' U3 and U4 when it has one (J;
+    docs/explanation/formulation.md section 6)."""
+    nf = m.flex_nf[k]
     q0 = m.flex_q[k]
-    u = 0.0
-    for i in range(nf):
-        x = 0.0
-        for j in range(nf):
-            x += kff[i, j] * ws.q[q0 + j]
-        u += 0.5 * ws.q[q0 + i] * x
+    qf = ws.q[q0:q0 + nf]
+    u = 0.5 * block_quadratic_form(k_blocks(m, k), qf)
     if m.geo_code[k] != 0:
         unused = ws.flex_vec[:nf]
         unused[:] = 0.0
         u3, u4 = geometric_elastic_forces(
             m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea, m.geo_length,
-            m.geo_gmat, m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw, m.geo_weight,
-            ws.q[q0:q0 + nf], unused, ws.geo_scratch)
+            m.geo_gmat, m.geo_col_ptr, m.geo_col, m.geo_row_ptr, m.geo_row_data, m.geo_dv,
+            m.geo_dw, m.geo_weight, qf, unused, ws.geo_scratch)
         u += u3 + u4
     return u
 
@@ -191,7 +190,8 @@ def body_strain_energy(m, ws, k):
 def sensor_values(m, ws, t, works, out):
     """out (size sensor_offset[-1]) for every sensor but the reaction sensors
     (reaction_sensor_values), after forward_kinematics and actuator_torques; works =
-    the state's w: W_nc, then each actuator's work, then the multipliers.
+    the state's w: W_nc, then each actuator's work, the DC motors' electrical
+    states, then the multipliers.
 
     With A_f, r_f the rotation and origin of the sensor's frame body and p, A_m, v,
     w_m those of the marker (global; `flexmbs.kinematics.markers`):
@@ -244,6 +244,12 @@ def sensor_values(m, ws, t, works, out):
         if kind == 7:
             out[o] = works[1 + m.sensor_coord[k]]
             continue
+        if kind == 23 or kind == 24:
+            a = m.sensor_coord[k]
+            xd = ws.xd[m.act_coord[a]]
+            i = motor_current(m, ws, a, t, xd)
+            out[o] = i if kind == 23 else terminal_voltage(m, ws, a, t, xd, i)
+            continue
         if kind == 21:
             out[o] = body_strain_energy(m, ws, m.body_flex[m.sensor_body[k]])
             continue
@@ -254,8 +260,9 @@ def sensor_values(m, ws, t, works, out):
                 fk = m.body_flex[m.sensor_body[k]]
                 q0 = m.flex_q[fk]
                 out[o] += m.sensor_geo_coef[k] * 0.5 * element_mean_slope_square(
-                    m.sensor_geo[k], m.geo_length, m.geo_gmat, m.geo_row_ptr,
-                    m.geo_row_data, ws.q[q0:q0 + m.flex_nf[fk]], ws.geo_scratch)
+                    m.sensor_geo[k], m.geo_length, m.geo_gmat, m.geo_col_ptr, m.geo_col,
+                    m.geo_row_ptr, m.geo_row_data, ws.q[q0:q0 + m.flex_nf[fk]],
+                    ws.geo_scratch)
             continue
         _frame_of(ws, m.sensor_frame[k], af, rf)
         if kind == 12:

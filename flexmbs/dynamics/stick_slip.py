@@ -20,11 +20,10 @@ are flexmbs.dynamics.stick_slip_events'.
 import numpy as np
 
 from ..config import jit_entry
-from ..tuple_ref import member_ref, tuple_ref
+from ..tuple_ref import member_ref
 from .system import mass_block_from_ref, residual_from_ref, state_derivative_from_ref
 
-__all__ = ["friction_switch_values", "dae_friction_switch_values", "holding_forces",
-           "coordinate_masses"]
+__all__ = ["friction_switch_values", "holding_forces", "coordinate_masses"]
 
 
 @jit_entry
@@ -32,8 +31,8 @@ def holding_forces(t, y, ref, out):
     """ws.fric_hold of the stuck joints at (t, y): the state derivative with them held
     (ws.fric_mode 0) into out, then the residual at it, whose stuck rows record the
     force that holds each one (flexmbs.dynamics.friction.hold_stuck_rows). out (n,)
-    the state derivative; ws.stick_scratch[0] holds the residual (n = 2 nq + 1 +
-    na: a tree's state)."""
+    the state derivative; ws.stick_scratch[0] holds the residual (n = 2 nq + nw:
+    a tree's state, nw its works and electrical states)."""
     ws = member_ref(ref, 1)
     state_derivative_from_ref(t, y, ref, out)
     residual_from_ref(t, y, out, ref, ws.stick_scratch[0])
@@ -73,9 +72,3 @@ def friction_switch_values(t, y, ref, out):
         else:
             out[k] = mode * y[nq + m.coord_qindex[m.fric_coord[f]]]
         k += 1
-
-
-@jit_entry
-def dae_friction_switch_values(t, y, args, out):
-    """`friction_switch_values` with args = (m, ws) or a reference to it."""
-    friction_switch_values(t, y, tuple_ref(args), out)

@@ -5,6 +5,8 @@ which joints stick, which slide and which way, and the modes at the start of a r
 
 import numpy as np
 
+from .switches import switch_count
+
 __all__ = ["stick_slip_frictions", "switched_frictions", "initial_friction_modes",
            "switch_blocks", "STUCK", "BREAKAWAY_MARGIN"]
 
@@ -15,12 +17,13 @@ start): positive, so that a rate turning back at once is an event too."""
 
 
 def switch_blocks(m):
-    """{kind: slice of the model's switch functions}: "actuators" (2 per actuator
-    when one has a torque limit), then "frictions" (one per stick-slip friction),
-    the kinds a model has (flexmbs.dynamics.model_switches)."""
-    nact = 2 * len(m.act_max) if np.any(np.isfinite(m.act_max)) else 0
+    """{kind: slice of the model's switch functions}: "drives" (the actuators' torque
+    limits, the DC motors' limits and the joint stops, flexmbs.dynamics.switches'
+    blocks), then "frictions" (one per stick-slip friction), the kinds a model has
+    (flexmbs.dynamics.model_switches)."""
+    ndrive = switch_count(m)
     blocks, start = {}, 0
-    for kind, size in (("actuators", nact), ("frictions", len(stick_slip_frictions(m)))):
+    for kind, size in (("drives", ndrive), ("frictions", len(stick_slip_frictions(m)))):
         if size:
             blocks[kind] = slice(start, start + size)
             start += size

@@ -15,20 +15,37 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 
 import numpy as np
 
+from ..bordered_band import band_index
 from ..config import jit, jit_entry, jit_inline, jit_shared
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms, terms_current
 from ..kinematics.timefunctions import evaluate_time_function
 from ..linalg import add_cross, cholesky_solve_in_place
 from ..tuple_ref import member_ref, tuple_ref
-from .composite import composite_mass_matrix, finish_mass_matrix
+from .composite import composite_mass_matrix
 from .constraints import constraint_terms
 from .controllers import actuator_commands
-from .flexible_body import flexible_gravity_force, flexible_mass_matrix, flexible_quadratic_velocity
+from .flexible_body import (
+    add_block_product,
+    block_quadratic_form,
+    flexible_gravity_force,
+    flexible_mass_matrix,
+    flexible_mass_times,
+    flexible_moments,
+    flexible_quadratic_velocity,
+)
 from .friction import hold_stuck_rows, joint_friction_forces, stuck_mass_rows
-from .geometric import geometric_elastic_forces, geometric_tangent_stiffness
+from .geometric import geometric_elastic_forces, geometric_element_tangent
 from .marker_loads import add_marker_load
+from .motors import (
+    DC_MOTOR,
+    dc_motor_power,
+    electrical_rates,
+    load_motor_state,
+    work_count,
+)
 from .rigid_body import apply_body_mass, body_inertial_and_gravity_force
+from .stops import add_stop_forces, stops_energy_and_power
 from .switches import limited_motor_torque, motor_torque_before_limit
 from .user_laws import (
     add_joint_law_forces,
@@ -57,28 +74,73 @@ def split_state(y, nq):
 
 @jit_inline
 def flexible_arrays(m, k):
-    """nf and the invariants Sbar, N, SS, K_ff, D of flexible body k (views)."""
+    """nf and the invariants Sbar (3, nf), N (3, 3, nf) of flexible body k (views)."""
     nf = m.flex_nf[k]
     p = m.flex_ptr
     sbar = m.flex_sbar[p[k, 0]:p[k + 1, 0]].reshape((3, nf))
     ninv = m.flex_ninv[p[k, 1]:p[k + 1, 1]].reshape((3, 3, nf))
-    ss = m.flex_ss[p[k, 2]:p[k + 1, 2]].reshape((3, 3, nf, nf))
-    kff = m.flex_k[p[k, 3]:p[k + 1, 3]].reshape((nf, nf))
-    dff = m.flex_d[p[k, 3]:p[k + 1, 3]].reshape((nf, nf))
-    return nf, sbar, ninv, ss, kff, dff
+    return nf, sbar, ninv
+
+
+@jit_inline
+def ss_blocks(m, k):
+    """The blocks of SS of flexible body k (flexmbs.dynamics.flexible_body)."""
+    return (m.flex_block_ptr[k], m.flex_block_ptr[k + 1], m.block_dof_ptr, m.block_dof,
+            m.block_ss_ptr, m.block_ss)
+
+
+@jit_inline
+def m_blocks(m, k):
+    """The blocks of M_ff = SS[0, 0] + SS[1, 1] + SS[2, 2] of flexible body k."""
+    return (m.flex_block_ptr[k], m.flex_block_ptr[k + 1], m.block_dof_ptr, m.block_dof,
+            m.block_m_ptr, m.block_m)
+
+
+@jit_inline
+def k_blocks(m, k):
+    """The blocks of K_ff of flexible body k."""
+    return (m.flex_block_ptr[k], m.flex_block_ptr[k + 1], m.block_dof_ptr, m.block_dof,
+            m.block_k_ptr, m.block_k)
+
+
+@jit_inline
+def d_blocks(m, k):
+    """The blocks of the damping D of flexible body k."""
+    return (m.flex_block_ptr[k], m.flex_block_ptr[k + 1], m.block_dof_ptr, m.block_dof,
+            m.block_d_ptr, m.block_d)
+
+
+@jit_inline
+def flexible_work(m, ws, k):
+    """The moments (P, Th, Pd, St) of flexible body k: its rows of ws.flex_moments, the
+    `work` of flexmbs.dynamics.flexible_body."""
+    a = m.flex_q[k] + 3 * k
+    return ws.flex_moments[a:a + m.flex_nf[k] + 3]
+
+
+@jit_inline
+def update_flexible_moments(m, ws, k):
+    """Fills flexible body k's moments at its elastic coordinates in ws.q; returns its
+    `work` (a view)."""
+    nf, sbar, ninv = flexible_arrays(m, k)
+    q0 = m.flex_q[k]
+    work = flexible_work(m, ws, k)
+    flexible_moments(m.flex_first[k], sbar, m.flex_th0[k], ninv, ss_blocks(m, k),
+                     ws.q[q0:q0 + nf], work)
+    return work
 
 
 @jit_inline
 def flexible_body_mass(m, ws, i, k):
     """M_i ((6 + nf) square, a view of ws.flex_mass_flat) of flexible body i (index k
     in the flexible tables) at the current elastic coordinates,
-    docs/explanation/formulation.md section 2."""
-    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
-    q0 = m.flex_q[k]
+    docs/explanation/formulation.md section 2: the dense matrix, for the dense paths
+    (the Order-N formulation)."""
+    nf, sbar, ninv = flexible_arrays(m, k)
     n6 = 6 + nf
     mm = ws.flex_mass_flat[:n6 * n6].reshape((n6, n6))
-    flexible_mass_matrix(m.flex_mass[k], m.flex_first[k], sbar, m.flex_th0[k], ninv, ss,
-                         ws.rot[i], ws.q[q0:q0 + nf], ws.flex_work, mm)
+    work = update_flexible_moments(m, ws, k)
+    flexible_mass_matrix(m.flex_mass[k], sbar, m_blocks(m, k), ws.rot[i], work, mm)
     return mm
 
 
@@ -86,8 +148,10 @@ def flexible_body_mass(m, ws, i, k):
 def _flexible_body_force(m, ws, i, k, w):
     """ws.body_force[i] and ws.flex_force (at body i's elastic coordinates) =
     Qv + Qg - K qf - D dqf + Q_geometric - M_i [ar; A^T aw; 0] (docs/explanation/formulation.md
-    sections 2 and 6; w: the angular velocity in body axes)."""
-    nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+    sections 2 and 6; w: the angular velocity in body axes), element by element; leaves
+    the body's moments at qf in ws.flex_moments (for the dynamic rows)."""
+    nf, sbar, ninv = flexible_arrays(m, k)
+    ssb = ss_blocks(m, k)
     q0 = m.flex_q[k]
     n6 = 6 + nf
     rot = ws.rot[i]
@@ -95,31 +159,27 @@ def _flexible_body_force(m, ws, i, k, w):
     dqf = ws.u[q0:q0 + nf]
     f = ws.flex_vec[:n6]
     tmp = ws.flex_vec2[:n6]
-    flexible_quadratic_velocity(m.flex_first[k], sbar, m.flex_th0[k], ninv, ss, rot, qf,
-                                w, dqf, ws.flex_work, f)
-    flexible_gravity_force(m.flex_mass[k], m.flex_first[k], sbar, rot, qf, m.gravity, tmp)
+    work = update_flexible_moments(m, ws, k)
+    flexible_quadratic_velocity(sbar, ssb, rot, w, dqf, work, f)
+    flexible_gravity_force(m.flex_mass[k], sbar, rot, m.gravity, work, tmp)
     for r in range(n6):
         f[r] += tmp[r]
-    for e in range(nf):
-        s = 0.0
-        for j in range(nf):
-            s += kff[e, j] * qf[j] + dff[e, j] * dqf[j]
-        f[6 + e] -= s
+    fe = f[6:]
+    add_block_product(k_blocks(m, k), -1.0, qf, fe)
+    add_block_product(d_blocks(m, k), -1.0, dqf, fe)
     if m.geo_code[k] != 0:
         geometric_elastic_forces(m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea,
-                                 m.geo_length, m.geo_gmat, m.geo_row_ptr, m.geo_row_data,
-                                 m.geo_dv, m.geo_dw, m.geo_weight, qf, f[6:],
-                                 ws.geo_scratch)
-    mm = flexible_body_mass(m, ws, i, k)
+                                 m.geo_length, m.geo_gmat, m.geo_col_ptr, m.geo_col,
+                                 m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw,
+                                 m.geo_weight, qf, fe, ws.geo_scratch)
+    acc = ws.flex_acc[:6]
     aw = ws.aw[i]
     for r in range(3):
-        tmp[r] = ws.ar[i, r]
-        tmp[3 + r] = rot[0, r] * aw[0] + rot[1, r] * aw[1] + rot[2, r] * aw[2]
+        acc[r] = ws.ar[i, r]
+        acc[3 + r] = rot[0, r] * aw[0] + rot[1, r] * aw[1] + rot[2, r] * aw[2]
+    flexible_mass_times(m.flex_mass[k], sbar, m_blocks(m, k), rot, work, acc, False, tmp)
     for r in range(n6):
-        s = 0.0
-        for j in range(6):
-            s += mm[r, j] * tmp[j]
-        f[r] -= s
+        f[r] -= tmp[r]
     for r in range(6):
         ws.body_force[i, r] = f[r]
     for e in range(nf):
@@ -337,14 +397,34 @@ def _joint_force(stiffness, rest, damping, x, xd, c):
 @jit_shared
 def mass_matrix(m, ws):
     """ws.mass = M* = sum_i B_i^T M_i B_i (nq x nq, H2.144), symmetric positive definite
-    (after forward_kinematics). Only the lower triangle is summed (columns are sorted,
-    and so are their q indices), then mirrored."""
+    (after forward_kinematics); `mass_matrix_into` in the dense layout."""
     ws.mass[:, :] = 0.0
+    nq = ws.mass.shape[0]
+    mass_matrix_into(m, ws, m.lin_pos[:0], (0, nq, 0), ws.mass.reshape(-1))
+
+
+@jit_inline
+def _add_at(pos, dims, out, r, c, value):
+    """out += value at entry (r, c) of the matrix stored in (pos, dims)
+    (flexmbs.bordered_band); nothing for an entry outside the band."""
+    at = band_index(pos, dims, r, c)
+    if at >= 0:
+        out[at] += value
+
+
+@jit_shared
+def mass_matrix_into(m, ws, pos, dims, out):
+    """out += M* = sum_i B_i^T M_i B_i (H2.144, both triangles, the actuators' rotor
+    inertias on the diagonal) in the storage (pos, dims) of flexmbs.bordered_band
+    (pos empty, dims = (0, n, 0): dense row-major n x n with n >= nq); the speeds'
+    unknowns are the q indices. After forward_kinematics. A flexible body adds its
+    part element by element (`_flexible_mass_into`): the cost grows with the number
+    of elements, not with its square."""
     for i in range(m.body_mass.shape[0]):
         body_columns(m, ws, i)
         k = m.body_flex[i]
         if k >= 0:
-            _flexible_mass_block(m, ws, i, k)
+            _flexible_mass_into(m, ws, i, k, pos, dims, out)
             continue
         lo = m.body_col_ptr[i]
         hi = m.body_col_ptr[i + 1]
@@ -361,48 +441,89 @@ def mass_matrix(m, ws):
                 s = 0.0
                 for r in range(6):
                     s += ws.bcol[r, ca] * ws.mbcol[r, cb]
-                ws.mass[qa, qb] += s
-    finish_mass_matrix(m, ws.mass)
+                _add_at(pos, dims, out, qa, qb, s)
+                if qb != qa:
+                    _add_at(pos, dims, out, qb, qa, s)
+    for a in range(m.act_coord.shape[0]):
+        qc = m.coord_qindex[m.act_coord[a]]
+        _add_at(pos, dims, out, qc, qc, m.act_inertia[a])
 
 
 @jit_shared
-def _flexible_mass_block(m, ws, i, k):
-    """Adds B_i^T M_i B_i of flexible body i to ws.mass (lower triangle). Column c of
-    B_i is [bcol[:, c]; the unit vector of c among the body's own elastic
-    coordinates (if it is one)]; ws.flex_mb[:, c] = M_i times it."""
-    mm = flexible_body_mass(m, ws, i, k)
-    nf = m.flex_nf[k]
+def _flexible_mass_into(m, ws, i, k, pos, dims, out):
+    """Adds B_i^T M_i B_i of flexible body i to out (`mass_matrix_into`). Column c of
+    B_i is [bcol[:, c]; the unit vector of c among the body's own elastic coordinates
+    (if it is one)]. For each frame column f, u_f = M_i B_f (flexible_mass_times, into
+    ws.flex_mb[t]); then (frame, frame) = B_a . u_b, (own e, frame f) = u_f[6 + e], and
+    the own coordinates that move no frame couple through M_ff alone, by blocks."""
+    nf, sbar, ninv = flexible_arrays(m, k)
+    mb = m_blocks(m, k)
+    q0 = m.flex_q[k]
     c0 = m.flex_col[k]
     n6 = 6 + nf
-    lo = m.body_col_ptr[i]
-    hi = m.body_col_ptr[i + 1]
-    for kb in range(lo, hi):
-        cb = m.body_col[kb]
-        own = cb - c0 if c0 <= cb < c0 + nf else -1
-        for r in range(n6):
-            s = 0.0
-            for j in range(6):
-                s += mm[r, j] * ws.bcol[j, cb]
-            if own >= 0:
-                s += mm[r, 6 + own]
-            ws.flex_mb[r, cb] = s
-    for ka in range(lo, hi):
-        ca = m.body_col[ka]
+    rot = ws.rot[i]
+    work = update_flexible_moments(m, ws, k)
+    mark = ws.flex_vec2[:nf]  # 1: an own coordinate that is a frame column
+    mark[:] = 0.0
+    flo = m.frame_ptr[i]
+    fhi = m.frame_ptr[i + 1]
+    for kf in range(flo, fhi):
+        c = m.frame_col[kf]
+        if c0 <= c < c0 + nf:
+            mark[c - c0] = 1.0
+    acc = ws.flex_acc[:n6]
+    for kf in range(flo, fhi):
+        c = m.frame_col[kf]
+        if m.col_qindex[c] < 0:
+            continue
+        for r in range(6):
+            acc[r] = ws.bcol[r, c]
+        own = c - c0 if c0 <= c < c0 + nf else -1
+        if own >= 0:
+            for e in range(nf):
+                acc[6 + e] = 0.0
+            acc[6 + own] = 1.0
+        flexible_mass_times(m.flex_mass[k], sbar, mb, rot, work, acc, own >= 0,
+                            ws.flex_mb[kf - flo, :n6])
+    for ka in range(flo, fhi):
+        ca = m.frame_col[ka]
         qa = m.col_qindex[ca]
         if qa < 0:
             continue
-        own = ca - c0 if c0 <= ca < c0 + nf else -1
-        for kb in range(lo, ka + 1):
-            cb = m.body_col[kb]
+        own_a = ca - c0 if c0 <= ca < c0 + nf else -1
+        for kb in range(flo, fhi):
+            cb = m.frame_col[kb]
             qb = m.col_qindex[cb]
             if qb < 0:
                 continue
+            ub = ws.flex_mb[kb - flo]
             s = 0.0
             for r in range(6):
-                s += ws.bcol[r, ca] * ws.flex_mb[r, cb]
-            if own >= 0:
-                s += ws.flex_mb[6 + own, cb]
-            ws.mass[qa, qb] += s
+                s += ws.bcol[r, ca] * ub[r]
+            if own_a >= 0:
+                s += ub[6 + own_a]
+            _add_at(pos, dims, out, qa, qb, s)
+        ua = ws.flex_mb[ka - flo]
+        for e in range(nf):
+            if mark[e] == 0.0:
+                _add_at(pos, dims, out, q0 + e, qa, ua[6 + e])
+                _add_at(pos, dims, out, qa, q0 + e, ua[6 + e])
+    first, last, dof_ptr, dof, ptr, data = mb
+    for blk in range(first, last):
+        p0 = ptr[blk]
+        if ptr[blk + 1] == p0:
+            continue
+        d0 = dof_ptr[blk]
+        nb = dof_ptr[blk + 1] - d0
+        for ii in range(nb):
+            di = dof[d0 + ii]
+            if mark[di] != 0.0:
+                continue
+            for jj in range(nb):
+                dj = dof[d0 + jj]
+                if mark[dj] != 0.0:
+                    continue
+                _add_at(pos, dims, out, q0 + di, q0 + dj, data[p0 + ii * nb + jj])
 
 
 @jit_shared
@@ -432,6 +553,8 @@ def generalized_forces(m, ws, t):
                                          ws.x, ws.xd, c)
     for a in range(m.act_coord.shape[0]):
         ws.force[m.coord_qindex[m.act_coord[a]]] += ws.act_tau[a]
+    if m.stop_coord.shape[0] > 0:
+        add_stop_forces(m, ws, ws.force, 1.0)
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              ws.force, 1.0)
@@ -445,25 +568,24 @@ def generalized_forces(m, ws, t):
 @jit_shared
 def _flexible_dynamic_rows(m, ws, i, k, vr, vw, udot, out):
     """ws.mbcol[:, 0] = the rigid rows of M_i [vr; vw; dqf'] and, at body i's elastic
-    coordinates, out += its elastic rows - the elastic forces (ws.flex_force)."""
-    mm = flexible_body_mass(m, ws, i, k)
-    nf = m.flex_nf[k]
+    coordinates, out += its elastic rows - the elastic forces (ws.flex_force); M_i by
+    its product (flexible_mass_times) at the moments body_forces left."""
+    nf, sbar, ninv = flexible_arrays(m, k)
     q0 = m.flex_q[k]
     n6 = 6 + nf
-    acc = ws.flex_vec2[:n6]
+    acc = ws.flex_acc[:n6]
+    res = ws.flex_vec2[:n6]
     for r in range(3):
         acc[r] = vr[r]
         acc[3 + r] = vw[r]
     for e in range(nf):
         acc[6 + e] = udot[q0 + e]
-    for r in range(n6):
-        s = 0.0
-        for j in range(n6):
-            s += mm[r, j] * acc[j]
-        if r < 6:
-            ws.mbcol[r, 0] = s
-        else:
-            out[q0 + r - 6] += s - ws.flex_force[q0 + r - 6]
+    flexible_mass_times(m.flex_mass[k], sbar, m_blocks(m, k), ws.rot[i],
+                        flexible_work(m, ws, k), acc, True, res)
+    for r in range(6):
+        ws.mbcol[r, 0] = res[r]
+    for e in range(nf):
+        out[q0 + e] += res[6 + e] - ws.flex_force[q0 + e]
 
 
 @jit_shared
@@ -626,7 +748,7 @@ def _offset_from_parent(ws, i, p, out):
 @jit_shared
 def _joint_rows(m, ws, udot, out):
     """The joints' own terms of `dynamic_rows`: out -= Q_joint (springs, dampers, user
-    laws, friction) and += the actuators' rotor inertia and torque rows; ws.tau
+    laws, stops, friction) and += the actuators' rotor inertia and torque rows; ws.tau
     likewise at the prescribed coordinates. A stuck joint's row is then replaced
     (flexmbs.dynamics.friction.hold_stuck_rows)."""
     for c in range(m.coord_qindex.shape[0]):
@@ -640,6 +762,8 @@ def _joint_rows(m, ws, udot, out):
     for a in range(m.act_coord.shape[0]):
         qc = m.coord_qindex[m.act_coord[a]]
         out[qc] += m.act_inertia[a] * udot[qc] - ws.act_tau[a]
+    if m.stop_coord.shape[0] > 0:
+        add_stop_forces(m, ws, out, -1.0)
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              out, -1.0)
@@ -657,18 +781,20 @@ def nonconservative_power(m, ws, t):
     Free coordinates: -c xd^2. Prescribed ones: the driver's force tau (ws.tau) plus
     the damper's, (tau - c xd) xd. Loads: F . (velocity of the marker), T . (angular
     velocity of the marker).
-    Actuators: act_tau xd. Structural damping: -dqf^T D dqf. Joint friction:
-    f xd (zero for a stuck joint).
+    Actuators: act_tau xd; a DC motor: its source's power less its losses
+    (flexmbs.dynamics.motors). Structural damping: -dqf^T D dqf. Joint stops: -c xd^2
+    while touched. Joint friction: f xd (zero for a stuck joint).
     """
     p = 0.0
     for a in range(m.act_coord.shape[0]):
-        p += ws.act_tau[a] * ws.xd[m.act_coord[a]]
+        xd = ws.xd[m.act_coord[a]]
+        if m.act_type[a] == DC_MOTOR:
+            p += dc_motor_power(m, ws, a, t, xd)
+        else:
+            p += ws.act_tau[a] * xd
     for k in range(m.flex_nf.shape[0]):
-        nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
         q0 = m.flex_q[k]
-        for e in range(nf):
-            for j in range(nf):
-                p -= ws.u[q0 + e] * dff[e, j] * ws.u[q0 + j]
+        p -= block_quadratic_form(d_blocks(m, k), ws.u[q0:q0 + m.flex_nf[k]])
     for c in range(m.coord_qindex.shape[0]):
         xd = ws.xd[c]
         if m.coord_qindex[c] >= 0:
@@ -679,6 +805,8 @@ def nonconservative_power(m, ws, t):
         p += _loads_power(m, ws, t)
     if m.spring_k.shape[0] > 0:
         p += springs_energy_and_power(m, ws)[1]
+    if m.stop_coord.shape[0] > 0:
+        p += stops_energy_and_power(m, ws)[1]
     for f in range(m.fric_coord.shape[0]):
         p += ws.fric_force[f] * ws.xd[m.fric_coord[f]]
     if has_user_laws(m.tf_kind):
@@ -692,21 +820,30 @@ def nonconservative_power(m, ws, t):
 @jit_shared
 def _work_rows(m, ws, t, yp, out):
     """The rows of the works in the residual: W_nc' - P and W_a' - tau_a x_a' (after
-    dynamic_rows, which fills ws.act_tau)."""
+    dynamic_rows, which fills ws.act_tau), then the DC motors' electrical states'
+    (flexmbs.dynamics.motors.electrical_rates)."""
     nq = ws.mass.shape[0]
+    na = m.act_coord.shape[0]
     out[2 * nq] = yp[2 * nq] - nonconservative_power(m, ws, t)
-    for a in range(m.act_coord.shape[0]):
+    for a in range(na):
         out[2 * nq + 1 + a] = yp[2 * nq + 1 + a] - ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    first = 2 * nq + 1 + na
+    if m.elec_actuator.shape[0] > 0:
+        electrical_rates(m, ws, t, out, first)
+        for k in range(first, first + m.elec_actuator.shape[0]):
+            out[k] = yp[k] - out[k]
 
 
 @jit_inline
 def residual(m, ws, t, y, yp, out):
-    """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a] (size 2 nq + 1 + na),
+    """F(t, y, y') = [q' - u; M* u' - Q*; w' - P; w_a' - P_a; the DC motors'
+    electrical rows] (size 2 nq + nw, nw = flexmbs.dynamics.motors.work_count),
     docs/explanation/formulation.md section 5; P_a the power of actuator a. O(N) in the bodies
     (forward_kinematics_terms, recursive_dynamic_rows); ws.jr, ws.jw are not filled."""
     nq = ws.mass.shape[0]
     q, u, _ = split_state(y, nq)
     qp, up, _ = split_state(yp, nq)
+    load_motor_state(m, ws, y)
     forward_kinematics_terms(m, ws, t, q, u)
     body_forces(m, ws, t)
     recursive_dynamic_rows(m, ws, up, out[nq:2 * nq])
@@ -750,10 +887,11 @@ def constrained_residual(m, ws, t, y, yp, out):
     coordinates bear the constraint forces too (their columns of the Jacobian), so
     that W_nc holds their full work; the constraint forces themselves do no work."""
     nq = ws.mass.shape[0]
-    base = 2 * nq + 1 + m.act_coord.shape[0]
+    base = 2 * nq + work_count(m)
     ncon = (y.shape[0] - base) // 2
     q, u, _ = split_state(y, nq)
     qp, up, _ = split_state(yp, nq)
+    load_motor_state(m, ws, y)
     forward_kinematics(m, ws, t, q, u)
     body_forces(m, ws, t)
     dynamic_rows(m, ws, up, out[nq:2 * nq])
@@ -820,7 +958,7 @@ def dae_constrained_mass(t, y, yp, args, out):
     differences (as in dae_mass_block). args as in dae_residual."""
     ref = tuple_ref(args)
     nq = member_ref(ref, 1).mass.shape[0]
-    nw = 1 + member_ref(ref, 0).act_coord.shape[0]
+    nw = work_count(member_ref(ref, 0))
     for k in range(nq):
         out[k, k] = 1.0
     mass_block_from_ref(t, y, ref, out[nq:2 * nq + nw, nq:2 * nq + nw])
@@ -842,6 +980,30 @@ def dae_mass_elastic_block(t, y, yp, args, out):
         m, ws = member_ref(ref, 0), member_ref(ref, 1)
         nq = ws.mass.shape[0]
         elastic_tangent(m, ws, y[:nq], out[nr:2 * nr], out[2 * nr:3 * nr])
+
+
+@jit_entry
+def dae_mass_elastic_banded(t, y, yp, args, out):
+    """The mass hook of a model with long beams, in the bordered band layout of its
+    speeds and works (m.lin_pos, m.lin_dims; flexmbs.model.band_layout,
+    flexmbs.bordered_band): out[0] = dae_mass_block's matrix (M* on the speeds, 1 on
+    each work), packed, and when out has 3 rows out[1] = the elastic stiffness dF_r/dq
+    and out[2] = the damping dF_r/du of the flexible bodies (elastic_tangent), packed
+    likewise: dae_mass_elastic_block's blocks, element by element and without a dense
+    n x n array. out is zeroed by the caller. args as in dae_residual."""
+    ref = tuple_ref(args)
+    m, ws = member_ref(ref, 0), member_ref(ref, 1)
+    nq = ws.mass.shape[0]
+    q, u, _ = split_state(y, nq)
+    pos = m.lin_pos
+    dims = (m.lin_dims[0], m.lin_dims[1], m.lin_dims[2])
+    a = out[0]
+    forward_kinematics(m, ws, t, q, u)
+    mass_matrix_into(m, ws, pos, dims, a)
+    for k in range(nq, pos.shape[0]):
+        _add_at(pos, dims, a, k, k, 1.0)
+    if out.shape[0] >= 3:
+        elastic_tangent_into(m, ws, q, pos, dims, out[1], out[2])
 
 
 @jit_entry
@@ -876,20 +1038,58 @@ def elastic_tangent(m, ws, q, kout, dout):
     """The elastic blocks of the iteration matrix: kout (nq..., nq...) += -dQ_e/dqf =
     K_ff + K_geometric(qf) and dout += -dQ_e/dqf' = D (structural and modal damping),
     at the elastic coordinates of every flexible body (rows and columns in q's
-    numbering), Q_e the elastic forces of docs/explanation/formulation.md sections 2 and 6."""
+    numbering), Q_e the elastic forces of docs/explanation/formulation.md sections 2 and 6;
+    `elastic_tangent_into` in the dense layout."""
+    n = kout.shape[1]
+    elastic_tangent_into(m, ws, q, m.lin_pos[:0], (0, n, 0), kout.reshape(-1),
+                         dout.reshape(-1))
+
+
+@jit_shared
+def elastic_tangent_into(m, ws, q, pos, dims, kout, dout):
+    """`elastic_tangent` into the storage (pos, dims) of flexmbs.bordered_band (flat
+    kout, dout): K_ff and D by blocks, the geometric tangent element by element."""
     for k in range(m.flex_nf.shape[0]):
-        nf, sbar, ninv, ss, kff, dff = flexible_arrays(m, k)
+        nf = m.flex_nf[k]
         q0 = m.flex_q[k]
-        for a in range(nf):
-            for b in range(nf):
-                kout[q0 + a, q0 + b] += kff[a, b]
-                dout[q0 + a, q0 + b] += dff[a, b]
-        if m.geo_code[k] != 0:
-            geometric_tangent_stiffness(
-                m.geo_code[k], m.geo_ptr[k], m.geo_ptr[k + 1], m.geo_ea, m.geo_length,
-                m.geo_gmat, m.geo_row_ptr, m.geo_row_data, m.geo_dv, m.geo_dw,
-                m.geo_weight, q[q0:q0 + nf], kout[q0:q0 + nf, q0:q0 + nf],
-                ws.geo_scratch)
+        _add_blocks_at(k_blocks(m, k), q0, pos, dims, kout)
+        _add_blocks_at(d_blocks(m, k), q0, pos, dims, dout)
+        code = m.geo_code[k]
+        if code == 0:
+            continue
+        qf = q[q0:q0 + nf]
+        kr = ws.geo_kr
+        for j in range(m.geo_ptr[k], m.geo_ptr[k + 1]):
+            geometric_element_tangent(code, j, m.geo_ea, m.geo_length, m.geo_gmat,
+                                      m.geo_col_ptr, m.geo_col, m.geo_row_ptr,
+                                      m.geo_row_data, m.geo_dv, m.geo_dw, m.geo_weight,
+                                      qf, ws.geo_scratch, kr)
+            r = m.geo_row_data[m.geo_row_ptr[j]:m.geo_row_ptr[j + 1]]
+            cj = m.geo_col[m.geo_col_ptr[j]:m.geo_col_ptr[j + 1]]
+            nc = cj.shape[0]
+            for b in range(nc):
+                for b2 in range(nc):
+                    x = 0.0
+                    for a in range(12):
+                        x += r[a * nc + b2] * kr[a, b]
+                    _add_at(pos, dims, kout, q0 + cj[b2], q0 + cj[b], x)
+
+
+@jit_inline
+def _add_blocks_at(blocks, q0, pos, dims, out):
+    """out += the blocks ((nb, nb) each, flexmbs.dynamics.flexible_body) of a body whose
+    elastic coordinates start at q index q0, in the storage (pos, dims)."""
+    first, last, dof_ptr, dof, ptr, data = blocks
+    for blk in range(first, last):
+        p0 = ptr[blk]
+        if ptr[blk + 1] == p0:
+            continue
+        d0 = dof_ptr[blk]
+        nb = dof_ptr[blk + 1] - d0
+        for ii in range(nb):
+            for jj in range(nb):
+                _add_at(pos, dims, out, q0 + dof[d0 + ii], q0 + dof[d0 + jj],
+                        data[p0 + ii * nb + jj])
 
 
 @jit_inline
@@ -917,7 +1117,7 @@ def state_derivative(m, ws, t, y, out):
 
 @jit_entry
 def state_derivative_from_ref(t, y, ref, out):
-    """y' = [u; M*^-1 Q*; P; P_a] for the ODE integrators (size 2 nq + 1 + na), (m, ws)
+    """y' = [u; M*^-1 Q*; P; P_a; ...] for the ODE integrators (size 2 nq + nw), (m, ws)
     by reference (flexmbs.tuple_ref; the integrators' calls from Python pass a
     HeldTuple, flexmbs.solvers.kernel_call), from the O(N) residual, which is affine
     in y' (docs/explanation/formulation.md section 5):
@@ -937,7 +1137,7 @@ def state_derivative_from_ref(t, y, ref, out):
     reference, B at every column (O(N^2)), is in tests/reference_kernels.py."""
     m, ws = member_ref(ref, 0), member_ref(ref, 1)
     nq = ws.mass.shape[0]
-    n = 2 * nq + 1 + m.act_coord.shape[0]
+    n = 2 * nq + work_count(m)
     yp = ws.ode[0]
     yp[:] = 0.0
     residual_from_ref(t, y, yp, ref, out)
@@ -979,3 +1179,5 @@ def derivative_from_accelerations(m, ws, t, u, out):
     out[2 * nq] = nonconservative_power(m, ws, t)
     for a in range(m.act_coord.shape[0]):
         out[2 * nq + 1 + a] = ws.act_tau[a] * ws.xd[m.act_coord[a]]
+    if m.elec_actuator.shape[0] > 0:
+        electrical_rates(m, ws, t, out, 2 * nq + 1 + m.act_coord.shape[0])

@@ -14,6 +14,8 @@ from .beam import (
 from .invariants import (
                    GAUSS_POINTS_ALONG_AXIS,
                    NODE_DOFS,
+                   BlockInvariants,
+                   InvariantBlock,
                    Invariants,
                    assemble_body_invariants,
                    beam_body_invariants,
@@ -35,7 +37,8 @@ from .sections import (
 __all__ = [
     "ELEMENT_DOFS", "element_frame", "element_length", "element_stiffness",
     "element_transformation", "shape_matrix", "shape_matrix_parts",
-    "GAUSS_POINTS_ALONG_AXIS", "NODE_DOFS", "Invariants", "assemble_body_invariants",
+    "GAUSS_POINTS_ALONG_AXIS", "NODE_DOFS", "Invariants", "InvariantBlock", "BlockInvariants",
+    "assemble_body_invariants",
     "beam_body_invariants", "element_invariants", "free_coordinates", "node_selections",
     "Material", "material",
     "Section", "circle_section", "general_section", "rectangle_section",

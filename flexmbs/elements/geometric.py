@@ -59,8 +59,11 @@ def slope_rows(xi, length):
     return dv, dw
 
 
+_LEGENDRE = np.polynomial.legendre.leggauss(GAUSS_POINTS_GEOMETRIC)
+
+
 def _gauss(length):
-    x, w = np.polynomial.legendre.leggauss(GAUSS_POINTS_GEOMETRIC)
+    x, w = _LEGENDRE
     return 0.5 * (x + 1.0), 0.5 * length * w
 
 

@@ -19,8 +19,16 @@ Every integrand is f g with f, g linear in (y, z) (S = S0 + y Sy + z Sz, u0 = p 
 highest degree in xi is 6 (S0^T S0, cubic times cubic): 4 Gauss points (exact to
 degree 7) integrate it exactly. The body invariants are the sums over elements,
 selected by connectivity (B1) and the free coordinates (B2), plus point masses.
+
+A beam body keeps SS and K_ff as that sum (`BlockInvariants`): one `InvariantBlock`
+per element and per point mass, each on the few coordinates of its nodes, so that
+what the kernels do with them costs in proportion to the number of elements (the
+dense nf x nf arrays are formed only when asked for). Any body's invariants give
+their blocks (`Invariants.blocks`: a dense body, a reduced beam say, is one block
+on all its coordinates); the compiled model takes them in that form.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,17 +44,25 @@ from .beam import (
 )
 
 __all__ = [
-    "NODE_DOFS", "GAUSS_POINTS_ALONG_AXIS", "Invariants", "element_invariants",
+    "NODE_DOFS", "GAUSS_POINTS_ALONG_AXIS", "Invariants", "InvariantBlock",
+    "BlockInvariants", "element_invariants",
     "free_coordinates", "node_selections", "assemble_body_invariants",
     "beam_body_invariants",
 ]
 
 NODE_DOFS = 6  # u v w tx ty tz of a node, body axes (m, rad)
 GAUSS_POINTS_ALONG_AXIS = 4  # exact to degree 7; the integrands reach degree 6
+_LEGENDRE = np.polynomial.legendre.leggauss(GAUSS_POINTS_ALONG_AXIS)
 
 
 def _frozen_array(a, shape):
     out = np.ascontiguousarray(np.asarray(a, dtype=np.float64).reshape(shape))
+    out.flags.writeable = False
+    return out
+
+
+def _frozen_int_array(a):
+    out = np.ascontiguousarray(np.asarray(a, dtype=np.int64))
     out.flags.writeable = False
     return out
 
@@ -97,6 +113,84 @@ class Invariants:
         (docs/explanation/formulation.md section 2)."""
         return self.ss[0, 0] + self.ss[1, 1] + self.ss[2, 2]
 
+    @property
+    def blocks(self):
+        """SS and K_ff as one InvariantBlock on every coordinate (a dense body)."""
+        return (InvariantBlock(np.arange(self.nf), self.ss, self.stiffness),)
+
+
+@dataclass(frozen=True)
+class InvariantBlock:
+    """The part of SS and K_ff that one element or point mass adds to a body, on the
+    body's elastic coordinates `dofs` ((nb,) indices into qf, distinct): ss (3, 3, nb,
+    nb) and stiffness (nb, nb), symmetric (to round-off), in the units of `Invariants`.
+    The body's SS is the sum over its blocks of ss placed at (dofs, dofs), and so is
+    K_ff."""
+    dofs: np.ndarray
+    ss: np.ndarray
+    stiffness: np.ndarray
+
+    def __post_init__(self):
+        dofs = np.asarray(self.dofs, dtype=np.int64).reshape(-1)
+        nb = len(dofs)
+        object.__setattr__(self, "dofs", _frozen_int_array(dofs))
+        for name, shape in (("ss", (3, 3, nb, nb)), ("stiffness", (nb, nb))):
+            object.__setattr__(self, name, _frozen_array(getattr(self, name), shape))
+
+
+@dataclass(frozen=True)
+class BlockInvariants:
+    """The invariants of a body (`Invariants`' fields and units) with SS and K_ff kept
+    as the sum of `blocks` (InvariantBlock, one per element and point mass): mass,
+    first_moment (3,), sbar (3, nf), th0 (3, 3), n (3, 3, nf) as in Invariants.
+    `ss`, `stiffness` and `mass_matrix()` form the dense arrays on first use (9 nf^2
+    values: for the model's analysis, not for its kernels, which take the blocks)."""
+    mass: float
+    first_moment: np.ndarray
+    sbar: np.ndarray
+    th0: np.ndarray
+    n: np.ndarray
+    blocks: tuple
+
+    def __post_init__(self):
+        nf = np.shape(self.sbar)[-1]
+        object.__setattr__(self, "mass", float(self.mass))
+        for name, shape in (("first_moment", (3,)), ("sbar", (3, nf)), ("th0", (3, 3)),
+                            ("n", (3, 3, nf))):
+            object.__setattr__(self, name, _frozen_array(getattr(self, name), shape))
+        object.__setattr__(self, "blocks", tuple(self.blocks))
+        for b in self.blocks:
+            if len(b.dofs) and (b.dofs.min() < 0 or b.dofs.max() >= nf):
+                raise ValueError(f"a block's coordinates {b.dofs} are not among the "
+                                 f"{nf} elastic coordinates")
+
+    @property
+    def nf(self):
+        """Number of elastic coordinates."""
+        return self.sbar.shape[1]
+
+    @functools.cached_property
+    def ss(self):
+        """SS (3, 3, nf, nf), the sum of the blocks (read-only)."""
+        nf = self.nf
+        ss = np.zeros((3, 3, nf, nf))
+        for b in self.blocks:
+            ss[:, :, b.dofs[:, None], b.dofs[None, :]] += b.ss
+        return _frozen_array(ss, ss.shape)
+
+    @functools.cached_property
+    def stiffness(self):
+        """K_ff (nf, nf), the sum of the blocks, symmetrized (read-only)."""
+        nf = self.nf
+        k = np.zeros((nf, nf))
+        for b in self.blocks:
+            k[np.ix_(b.dofs, b.dofs)] += b.stiffness
+        return _frozen_array(0.5 * (k + k.T), k.shape)
+
+    def mass_matrix(self):
+        """M_ff = SS[0][0] + SS[1][1] + SS[2][2] (nf, nf)."""
+        return self.ss[0, 0] + self.ss[1, 1] + self.ss[2, 2]
+
 
 def element_invariants(node1, node2, reference, section, material, item=None):
     """Invariants (nf = 12) of one beam element in the body frame, for its body-frame
@@ -115,7 +209,7 @@ def element_invariants(node1, node2, reference, section, material, item=None):
     t = element_transformation(c)
     x1 = np.asarray(node1, dtype=float)
     rho, area, i_y, i_z = material.density, section.area, section.i_y, section.i_z
-    xg, wg = np.polynomial.legendre.leggauss(GAUSS_POINTS_ALONG_AXIS)
+    xg, wg = _LEGENDRE
     xis, wxs = 0.5 * (xg + 1.0), 0.5 * wg
 
     # channel k of a field f = f0 + y fy + z fz: (f0, fy, fz); weights rho l w (A, I_z, I_y)
@@ -196,7 +290,8 @@ def assemble_body_invariants(element_invariants, connectivity, node_positions, f
                              node_masses=None, item=None):
     """Body invariants (nf free coordinates): the sum over elements of their invariants
     placed by connectivity and restricted to the free coordinates (S_body = S_e B1 B2,
-    docs/explanation/formulation.md section 3), plus point masses at nodes.
+    docs/explanation/formulation.md section 3), plus point masses at nodes; a
+    BlockInvariants whose SS and K_ff are one block per element and per point mass.
 
     element_invariants : sequence of Invariants (nf = 12), one per element.
     connectivity : (n_elements, 2) node indices, node 1 then node 2 of each element.
@@ -224,8 +319,7 @@ def assemble_body_invariants(element_invariants, connectivity, node_positions, f
     sbar = np.zeros((3, nf))
     th0 = np.zeros((3, 3))
     n = np.zeros((3, 3, nf))
-    ss = np.zeros((3, 3, nf, nf))
-    k = np.zeros((nf, nf))
+    blocks = []
     for e, ((n1, n2), inv) in enumerate(zip(conn, element_invariants)):
         if inv.nf != ELEMENT_DOFS:
             raise ModelError(f"expected element invariants of size {ELEMENT_DOFS}, got "
@@ -239,8 +333,8 @@ def assemble_body_invariants(element_invariants, connectivity, node_positions, f
         th0 += inv.th0
         sbar[:, fr] += inv.sbar[:, keep]
         n[:, :, fr] += inv.n[:, :, keep]
-        ss[:, :, fr[:, None], fr[None, :]] += inv.ss[:, :, keep][:, :, :, keep]
-        k[np.ix_(fr, fr)] += inv.stiffness[np.ix_(keep, keep)]
+        blocks.append(InvariantBlock(fr, inv.ss[:, :, keep][:, :, :, keep],
+                                     inv.stiffness[np.ix_(keep, keep)]))
 
     if node_masses is not None:
         mk = np.asarray(node_masses, dtype=float)
@@ -255,10 +349,13 @@ def assemble_body_invariants(element_invariants, connectivity, node_positions, f
             th0 += m * np.outer(x, x)
             sbar += m * s
             n += m * np.einsum("a,bi->abi", x, s)
-            ss += m * np.einsum("ai,bj->abij", s, s)
+            fr = np.flatnonzero(np.any(s != 0.0, axis=0))
+            sk = s[:, fr]
+            blocks.append(InvariantBlock(fr, m * np.einsum("ai,bj->abij", sk, sk),
+                                         np.zeros((len(fr), len(fr)))))
 
-    return Invariants(mass=mass, first_moment=first, sbar=sbar, th0=th0, n=n, ss=ss,
-                      stiffness=0.5 * (k + k.T))
+    return BlockInvariants(mass=mass, first_moment=first, sbar=sbar, th0=th0, n=n,
+                           blocks=tuple(blocks))
 
 
 def beam_body_invariants(node_positions, connectivity, reference, section, material, free,

@@ -503,11 +503,15 @@ def project_invariants(inv, phi):
     """The Invariants of eta for x = Phi eta (docs/explanation/formulation.md section 8): Sbar Phi,
     N[a][b] Phi, Phi^T SS[a][b] Phi, Phi^T K Phi; m, int rho u0 and Th0 unchanged."""
     phi = np.asarray(phi, dtype=float)
-    k = phi.T @ inv.stiffness @ phi
+    nm = phi.shape[1]
+    ss, k = np.zeros((3, 3, nm, nm)), np.zeros((nm, nm))
+    for block in inv.blocks:  # element by element: Phi_e^T SS_e Phi_e
+        pb = phi[block.dofs]
+        ss += np.einsum("ia,xyij,jb->xyab", pb, block.ss, pb, optimize=True)
+        k += pb.T @ block.stiffness @ pb
     return Invariants(
         mass=inv.mass, first_moment=inv.first_moment, sbar=inv.sbar @ phi, th0=inv.th0,
-        n=inv.n @ phi, ss=np.einsum("ia,xyij,jb->xyab", phi, inv.ss, phi, optimize=True),
-        stiffness=0.5 * (k + k.T))
+        n=inv.n @ phi, ss=ss, stiffness=0.5 * (k + k.T))
 
 
 # ------------------------------------------------------------------ capability

@@ -1,11 +1,13 @@
-"""The HDF5 result file: written while the run goes, read back as numpy arrays.
+"""The HDF5 result file: written while the run goes (ResultWriter); read back by
+flexmbs.io.result_reader (open_result, Result: re-exported here).
 
 Layout (docs/results.md; docs/explanation/method.md "Result file"):
 
     /                   attrs flexmbs_version, created (ISO 8601), status ("running",
                         "finished" or "failed: <reason>"), t_reached (s, nan before the
-                        first commit), writer_host, writer_pid (the writing process),
-                        heartbeat (s since the epoch, at each commit)
+                        first commit), t_integrated (s), rows (the rows committed),
+                        writer_host, writer_pid (the writing process), heartbeat (s
+                        since the epoch, at each commit)
     /time               (n,) s; an HDF5 dimension scale attached to dim 0 of every
                         time series (netCDF-4 compatible: xarray opens the file)
     /coordinate         (nq,) names of the free coordinates; scale of dim 1 of q, u
@@ -27,34 +29,45 @@ Layout (docs/results.md; docs/explanation/method.md "Result file"):
                         basis, frequencies (Hz), descriptions, ... (docs/results.md)
 
 Consistency after a crash: rows are buffered in memory and committed (every dataset
-resized and written, `t_reached` updated, then `flush()`) at most once every
+resized and written, `t_reached` and `rows` updated, then `flush()`) at most once every
 `flush_interval` seconds of wall time, or as soon as they hold PENDING_BYTES (so that
-the memory of a run does not grow with its outputs). Between two commits the file is not
-touched, so a process killed at any moment outside a commit (SIGKILL included) leaves a file
-that
-holds exactly the rows of the last commit and still says status "running". The file
-is laid out under a hidden name and renamed when complete, so a reader never finds it
-half laid out; a reader that falls inside a commit is told to try again (open_result
-does, LIVE_READ_ATTEMPTS times).
+the memory of a run does not grow with its outputs). Between two commits the file is
+not touched, so a process killed at any moment outside a commit (SIGKILL included)
+leaves a file that holds exactly the rows of the last commit and still says status
+"running". The file is laid out under a hidden name and renamed when complete, so a
+reader never finds it half laid out; a reader that falls inside a commit is told to try
+again (open_result does, LIVE_READ_ATTEMPTS times).
+
+A full disk: before a commit writes anything it holds the disk room the commit can
+grow the file by (flexmbs.io.disk_room, an upper bound: the chunks it opens, their
+index, the metadata), and STATUS_ROOM more stays held past the end of the file between
+commits, so that no write of a commit, nor the status written at the end, can fail for
+want of space, whatever another process does to the disk meanwhile. With less room
+the rows that fit are committed and the run stops ("failed: no room for the result
+file: ..."). A write that fails all the same (an I/O error; a file system where room
+cannot be held, and another process took the room seen) is not followed by HDF5's view
+of the file: that view is dropped unwritten and the file, as the last commit left it on
+the disk, is opened again to record why the run stopped.
+
+One writer per file: the writer holds flexmbs.io.output_lock's lock on its path from
+before the layout (or from before the run compiles, in `simulate`) until its close.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import json
 import math
 import os
 import re
-import resource
-import shutil
 import signal
 import socket
 import time as _time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Literal, Self
 
 import h5py
 import numpy as np
@@ -62,8 +75,22 @@ from numpy.typing import ArrayLike, NDArray
 
 import flexmbs
 
-from ..errors import ResultFileError, ResultWriteError
+from ..errors import ResultWriteError
 from ..model.units import rate_units
+from .disk_room import release, reserve, room_for, size_limit_room
+from .output_lock import OutputLock
+from .result_reader import (
+    ENERGY_COMPONENTS,
+    ENERGY_NAMES,
+    FAILED_PREFIX,
+    STATUS_FINISHED,
+    STATUS_RUNNING,
+    Result,
+    column_index,
+    component_labels,
+    open_result,
+    split_component,
+)
 
 if TYPE_CHECKING:
     from ..model.topology import Topology
@@ -80,17 +107,7 @@ __all__ = [
     "column_index",
 ]
 
-ENERGY_COMPONENTS = (
-    "kinetic",
-    "gravity",
-    "strain",
-    "spring",
-    "dissipated",
-    "strain_axial_force",
-    "strain_foreshortening",
-)
 GEOMETRIC_ENERGIES = ("strain_axial_force", "strain_foreshortening")  # may be left out
-ENERGY_NAMES = ENERGY_COMPONENTS + ("total",)
 ENERGY_DESCRIPTIONS = {
     "kinetic": "kinetic energy T = 1/2 sum v_i^T M_i v_i (J)",
     "gravity": "gravitational potential V_g = -sum g^T (m_i r_i + A_i St_i) (J); "
@@ -128,49 +145,24 @@ MODE_DESCRIPTIONS = {
     "strain_energy_fractions": "(nm, 4) strain energy of each column split as attr energy_parts",
     "sources": "(nm, 2) node and dof (0..5 = u v w tx ty tz) of a correction mode; -1 for a mode",
 }
-STATUS_RUNNING = "running"
-STATUS_FINISHED = "finished"
-FAILED_PREFIX = "failed: "
 STATUS_INTERRUPTED = FAILED_PREFIX + "interrupted by the user"
-CHUNK_BYTES = 64 * 1024  # target size of one chunk of a time series
+# target size of one chunk of a time series (HDF5 allocates chunks whole: the first row
+# of a run takes one a series)
+CHUNK_BYTES = 16 * 1024
 PENDING_BYTES = 8 * 1024 * 1024  # buffered rows beyond this are committed at once
 MIN_CHUNK_ROWS = 16
-DISK_RESERVE = 4 * 1024 * 1024  # kept free for the status and statistics at the end
-
-
-def component_labels(size: int) -> list[str]:
-    """Labels of the `size` columns of a sensor: x y z for 3 (vectors), xx xy .. zz for
-    9 (a rotation matrix, row-major), value for 1, 0 1 2 .. otherwise."""
-    if size == 1:
-        return ["value"]
-    if size == 3:
-        return ["x", "y", "z"]
-    if size == 9:
-        return [a + b for a in "xyz" for b in "xyz"]
-    return [str(k) for k in range(size)]
-
-
-def split_component(name: str) -> tuple[str, str | None]:
-    """A name with a component, "tip[1]" or "tip[y]", as ("tip", "1"); a name without
-    one as (name, None). The syntax of `flexmbs plot` and `sweep --summary`."""
-    if name.endswith("]") and "[" in name:
-        base, _, component = name[:-1].rpartition("[")
-        if base:
-            return base, component.strip()
-    return name, None
-
-
-def column_index(component: str, size: int) -> int | None:
-    """The column of a sensor of `size` columns that `component` names: its 0-based
-    index ("1") or its label (component_labels: "y"); None if it names none."""
-    labels = component_labels(size)
-    if component in labels:
-        return labels.index(component)
-    try:
-        k = int(component)
-    except ValueError:
-        return None
-    return k if 0 <= k < size else None
+# The disk room a commit holds before it writes (flexmbs.io.disk_room), an upper bound
+# of what HDF5 allocates: the new chunks, then for their index (an extensible array) an
+# entry a chunk and a block a series, and the metadata a commit rewrites. STATUS_ROOM
+# stays held past the end of the file between commits, for the status and attrs of the
+# end whatever another process does to the disk meanwhile.
+CHUNK_INDEX_ROOM = 64
+SERIES_INDEX_ROOM = 4 * 1024
+COMMIT_METADATA_ROOM = 64 * 1024
+STATISTIC_ROOM = 4 * 1024
+STATUS_ROOM = 64 * 1024
+_UNCLOSED: list[h5py.File] = []  # files whose write failed and that did not close
+ROOM_ATTEMPTS = 8  # times the rows that fit are sought again when the room seen is taken
 
 
 def _strings(values: Iterable[object]) -> NDArray[np.object_]:
@@ -251,6 +243,7 @@ class ResultWriter:
         state_rest_names: Iterable[str] | None = None,
         coordinate_units: Sequence[str] | None = None,
         sensor_units: Sequence[Sequence[str]] | None = None,
+        lock: OutputLock | None = None,
     ) -> None:
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 s, got {flush_interval}")
@@ -278,35 +271,52 @@ class ResultWriter:
         self._t_reached = math.nan
         self._closed = False
         self._write_failure: str | None = None
+        self._room_note = ""
         parent = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(parent, exist_ok=True)
-        # libver v108: attributes over 64 KiB (long name lists) go to dense storage.
-        # No file locking: readers (flexmbs info, h5py, xarray) may open the file while
-        # the run goes; between commits it is consistent.
         self._t_integrated = -math.inf
-        # No chunk cache: a commit writes whole batches of rows, and HDF5's cache of
-        # the chunks written (1 MiB a dataset, by default) kept every dataset's recent
-        # chunks, 150 MB more after 2 M rows of a small model.
+        # one writer per file: the lock is held until close (a lock given is taken over)
+        self._lock = lock if lock is not None else OutputLock(self.path)
+        if not self._lock.held:
+            self._lock.acquire()
         # The layout is written under a hidden name and renamed when complete, so that
         # a reader never finds the file half laid out (and an earlier result at `path`
         # stays whole until then).
         partial = os.path.join(parent, f".{os.path.basename(self.path)}.{os.getpid()}.partial")
-        self._file = h5py.File(
-            partial, "w", libver=("v108", "latest"), locking=False, rdcc_nbytes=0
-        )
+        self._fd = -1
+        self._ballast: str | None = None
         try:
+            os.makedirs(parent, exist_ok=True)
+            # libver v108: attributes over 64 KiB (long name lists) go to dense
+            # storage. No file locking: readers (flexmbs info, h5py, xarray) may open
+            # the file while the run goes; between commits it is consistent. No chunk
+            # cache: a commit writes whole batches of rows, and HDF5's cache of the
+            # chunks written (1 MiB a dataset, by default) kept every dataset's recent
+            # chunks, 150 MB more after 2 M rows of a small model.
+            self._file = h5py.File(
+                partial, "w", libver=("v108", "latest"), locking=False, rdcc_nbytes=0
+            )
             self._create_layout(model_text, model_json, topology, solver_name, settings)
             _set_strings_attr(self._file["model"], "overrides", list(overrides))
             self._write_modes(modes or {})
             self._file.flush()
+            self._fd = os.open(partial, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+            held = reserve(self._fd, STATUS_ROOM)
+            if held is False:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            if held is None:  # no room can be held here: keep it in a side file
+                self._ballast = _write_ballast(self.path, STATUS_ROOM)
             os.replace(partial, self.path)
         except BaseException as exc:
-            with contextlib.suppress(OSError, RuntimeError):
-                self._file.close()
-            with contextlib.suppress(OSError):
-                os.remove(partial)
+            if hasattr(self, "_file"):
+                _discard_view(self._file)
+            if self._fd >= 0:
+                os.close(self._fd)
+            for name in (partial, self._ballast):
+                with contextlib.suppress(OSError, TypeError):
+                    os.remove(name)  # type: ignore[arg-type]
+            self._lock.release()
             if isinstance(exc, (OSError, RuntimeError)):
-                free = _room_for(partial)
+                free = room_for(partial)
                 raise ResultWriteError(
                     f"{self.path}: the result file could not be laid out "
                     f"({_system_reason(exc)}); {free / 1e6:.1f} MB left for it (the "
@@ -330,6 +340,8 @@ class ResultWriter:
         f.attrs["created"] = _now_iso()
         f.attrs["status"] = STATUS_RUNNING
         f.attrs["t_reached"] = math.nan
+        f.attrs["t_integrated"] = math.nan
+        f.attrs["rows"] = np.int64(0)
         f.attrs["writer_host"] = socket.gethostname()
         f.attrs["writer_pid"] = os.getpid()
         f.attrs["heartbeat"] = _time.time()
@@ -551,7 +563,8 @@ class ResultWriter:
             self._commit()
 
     def close(self, status: str) -> None:
-        """Commit what is buffered, set the status and close the file.
+        """Commit what is buffered, set the status and close the file (and give back
+        the disk room held for it, and its lock).
 
         status : "finished" or "failed: <reason>". A second close does nothing.
         """
@@ -562,17 +575,41 @@ class ResultWriter:
             raise ValueError(f'status must be "finished" or "failed: <reason>", got {status!r}')
         if self._write_failure is not None:
             status = FAILED_PREFIX + self._write_failure
+            self._pending, self._pending_bytes = [], 0  # the run stopped at the failure
         try:
             self._commit(status)
         finally:
             self._closed = True
             try:
-                self._file.close()
-            except (OSError, RuntimeError) as exc:
-                if self._write_failure is None:
-                    raise ResultWriteError(
-                        f"{self.path}: closing the result file failed: {exc}"
-                    ) from None
+                self._close_file()
+            finally:
+                release(self._fd)
+                os.close(self._fd)
+                self._free_ballast()
+                self._lock.release()
+
+    def _close_file(self) -> None:
+        """Close the HDF5 file; one whose last write failed is closed without writing
+        (_discard_view)."""
+        try:
+            self._file.flush()
+        except (OSError, RuntimeError):
+            _discard_view(self._file)
+            return
+        try:
+            self._file.close()
+        except (OSError, RuntimeError) as exc:
+            if self._write_failure is None:
+                raise ResultWriteError(
+                    f"{self.path}: closing the result file failed: {exc}"
+                ) from None
+
+    def _free_ballast(self) -> None:
+        """Give back the room kept in a side file for the end (where none is held)."""
+        if self._ballast is not None:
+            with contextlib.suppress(OSError):
+                os.remove(self._ballast)
+            self._ballast = None
 
     def __enter__(self) -> Self:
         return self
@@ -604,43 +641,132 @@ class ResultWriter:
             self._commit_now(status)
 
     def _commit_now(self, status: str | None) -> None:
+        """One commit: hold the disk room it needs first, so that no write of it can
+        fail for want of space (flexmbs.io.disk_room); with less room, commit the rows
+        that fit and stop the run. A write that fails all the same (an I/O error)
+        leaves the file as the last commit left it, the status saying why."""
         if self._write_failure is not None and status is None:
-            raise ResultWriteError(self._write_failure)
-        room = self._room_problem()
-        if room is not None:
-            # what is committed stays; the rows that do not fit are dropped, and the
-            # file says why (the attrs fit in the reserve)
-            self._pending, self._pending_bytes = [], 0
-            self._write_failure = room
-            status = FAILED_PREFIX + room
+            raise ResultWriteError(f"{self.path}: {self._write_failure}")
+        pending = self.rows_pending
+        fit, with_statistics = self._hold_room(pending)
+        short = None
+        if fit < pending:
+            self._keep_pending(fit)
+            short = self._no_room_text()
+            self._write_failure = short
+            status = FAILED_PREFIX + short
+        if not with_statistics:
+            self._pending_statistics = None
         try:
             self._write_pending(status)
         except (OSError, RuntimeError) as exc:
-            self._write_failure = f"writing the result file failed: {exc}"
-            raise ResultWriteError(f"{self.path}: {self._write_failure}") from None
-        if room is not None:
-            raise ResultWriteError(f"{self.path}: {room}")
+            self._write_failure = f"writing the result file failed: {_system_reason(exc)}"
+            self._reopen_as_committed(FAILED_PREFIX + self._write_failure)
+            raise ResultWriteError(
+                f"{self.path}: {self._write_failure}; {self._written_text()}"
+            ) from None
+        reserve(self._fd, STATUS_ROOM)  # what the commit used of the room for the end
+        if short is not None:
+            raise ResultWriteError(f"{self.path}: {short}")
 
-    def _room_problem(self) -> str | None:
-        """Why the pending rows cannot be committed (None if they can): the free space
-        of the file's disk, or what a file-size limit (ulimit -f) leaves, below the
-        rows, a new chunk per series and DISK_RESERVE."""
-        if not self._pending:
-            return None
-        need = self._pending_bytes + 2 * len(self._series) * CHUNK_BYTES + DISK_RESERVE
-        free = _room_for(self.path)
-        if free >= need:
-            return None
-        written = (
-            f"the rows up to t = {self._t_reached:g} s are written"
-            if self._n
-            else "no rows are written"
-        )
+    def _hold_room(self, rows: int) -> tuple[int, bool]:
+        """(number of the pending rows to commit, whether the pending statistics go
+        too): all of them when the disk room they need (and STATUS_ROOM after them)
+        could be held; else the rows that fit in the room there is, without the
+        statistics (a file-size limit, `ulimit -f`, counts as no room)."""
+        statistics = _statistics_bytes(self._pending_statistics)
+        whole = self._bytes_for_rows(rows) + statistics + STATUS_ROOM
+        self._room_seen = (room_for(self.path), whole)
+        if whole <= size_limit_room(self.path):
+            held = reserve(self._fd, whole)
+            if held or (held is None and whole <= self._room_seen[0]):
+                return rows, True
+        for _ in range(ROOM_ATTEMPTS):  # another process may take the room seen first
+            room = room_for(self.path)
+            self._room_seen = (room, whole)
+            fit = self._rows_within(rows, room - STATUS_ROOM)
+            if fit == 0:
+                return 0, False
+            held = reserve(self._fd, self._bytes_for_rows(fit) + STATUS_ROOM)
+            if held is not False:
+                return fit, False
+        return 0, False
+
+    def _rows_within(self, rows: int, room: int) -> int:
+        """The most of the first `rows` pending rows whose commit needs at most `room`
+        bytes (0 if none)."""
+        lo, hi = 0, rows
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._bytes_for_rows(mid) <= room:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def _bytes_for_rows(self, rows: int) -> int:
+        """An upper bound of the bytes the file grows by when the next `rows` rows are
+        committed: the chunks they open in every series (HDF5 allocates a chunk whole),
+        the chunk index's entries and blocks, and the metadata written at a commit."""
+        if rows <= 0:
+            return 0
+        n0, n1 = self._n, self._n + rows
+        total = COMMIT_METADATA_ROOM
+        for _, ds, _ in self._series:
+            per_chunk = ds.chunks[0]
+            new_chunks = -(-n1 // per_chunk) - -(-n0 // per_chunk)
+            if new_chunks:
+                chunk_bytes = 8 * int(np.prod(ds.chunks))
+                total += new_chunks * (chunk_bytes + CHUNK_INDEX_ROOM) + SERIES_INDEX_ROOM
+        return total
+
+    def _keep_pending(self, rows: int) -> None:
+        """Keep the first `rows` pending rows, drop the rest."""
+        kept: list[tuple[NDArray[np.float64], ...]] = []
+        left = rows
+        for batch in self._pending:
+            if left <= 0:
+                break
+            k = min(left, len(batch[0]))
+            kept.append(tuple(a[:k] for a in batch))
+            left -= k
+        self._pending = kept
+        self._pending_bytes = sum(a.nbytes for batch in kept for a in batch)
+
+    def _written_text(self) -> str:
+        """What the file holds, for a message: the rows up to t = ... s, or none."""
+        t = self._t_reached
+        if self._pending:
+            t = float(self._pending[-1][0][-1])
+        if self._n == 0 and not self._pending:
+            return "no rows are written"
+        return f"the rows up to t = {t:g} s are written"
+
+    def _no_room_text(self) -> str:
+        room, need = self._room_seen
         return (
-            f"no room for the result file: {free / 1e6:.1f} MB left (the disk's free "
-            f"space, or the file-size limit of `ulimit -f`), {need / 1e6:.1f} MB "
-            f"needed for the next rows; the run stops, {written}"
+            f"no room for the result file: {max(room, 0) / 1e6:.1f} MB left (the disk's "
+            f"free space, or the file-size limit of `ulimit -f`), {need / 1e6:.1f} MB "
+            f"needed for the next rows; the run stops, {self._written_text()}"
         )
+
+    def _reopen_as_committed(self, status: str) -> None:
+        """After a write that failed inside a commit: drop HDF5's view of the file
+        (ahead of what the disk holds: closing it would write that view), open the file
+        as the last commit left it on the disk, and record `status` there."""
+        self._pending, self._pending_bytes, self._pending_statistics = [], 0, None
+        _discard_view(self._file)
+        self._free_ballast()  # the room kept for this
+        try:
+            self._file = h5py.File(self.path, "r+", locking=False, rdcc_nbytes=0)
+            self._series = [(name, self._file[name], ncols) for name, _, ncols in self._series]
+            self._n = min(ds.shape[0] for _, ds, _ in self._series)
+            self._file.attrs["status"] = status
+            self._file.flush()
+        except (OSError, RuntimeError, KeyError) as exc:
+            self._write_failure = (self._write_failure or "") + (
+                f"; the file could not be opened again to record it ({_system_reason(exc)})"
+            )
 
     def _write_pending(self, status: str | None) -> None:
         f = self._file
@@ -661,9 +787,11 @@ class ResultWriter:
                 ds[n0:n1] = columns[name]
             self._n = n1
             self._t_reached = float(t[-1])
-        f.attrs["t_reached"] = self._t_reached
-        f.attrs["t_integrated"] = max(self._t_integrated, self._t_reached)
-        f.attrs["heartbeat"] = _time.time()
+        # the attrs of numbers are written in place: a commit allocates nothing for them
+        f.attrs.modify("t_reached", self._t_reached)
+        f.attrs.modify("t_integrated", max(self._t_integrated, self._t_reached))
+        f.attrs.modify("rows", np.int64(self._n))
+        f.attrs.modify("heartbeat", _time.time())
         if self._pending_statistics is not None:
             _write_statistics(f["solver"], self._pending_statistics)
             self._pending_statistics = None
@@ -673,26 +801,69 @@ class ResultWriter:
         self._last_commit = _time.monotonic()
 
 
+def _discard_view(file: h5py.File) -> None:
+    """Close an HDF5 file whose view is ahead of the disk (a write of it failed) without
+    writing that view over what the disk holds: its descriptor is pointed at a file in
+    memory first, so that what closing writes goes there. One that does not close is
+    kept unreleased (anything of it released later would write to its descriptor)."""
+    try:
+        handle = int(file.id.get_vfd_handle())
+        sink = (
+            os.memfd_create("flexmbs-discarded")
+            if hasattr(os, "memfd_create")
+            else os.open(os.devnull, os.O_RDWR)
+        )
+        os.dup2(sink, handle)
+        os.close(sink)
+    except (OSError, RuntimeError, ValueError, TypeError):
+        _UNCLOSED.append(file)
+        return
+    try:
+        file.close()
+    except (OSError, RuntimeError, ValueError):
+        _UNCLOSED.append(file)
+
+
+def _write_ballast(path: str, nbytes: int) -> str | None:
+    """A hidden side file of `nbytes` beside `path`, whose removal gives back the room
+    for the end of a run where none can be held (None if it cannot be written)."""
+    name = os.path.join(
+        os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{os.getpid()}.room"
+    )
+    try:
+        with open(name, "wb") as f:
+            f.write(b"\0" * nbytes)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(name)
+        return None
+    return name
+
+
+def _statistics_bytes(statistics: Mapping[str, object] | None) -> int:
+    """An upper bound of the bytes the /solver group grows by with these statistics."""
+    if not statistics:
+        return 0
+    total = 0
+    for value in statistics.values():
+        a = np.asarray(value) if isinstance(value, (list, tuple, np.ndarray)) else None
+        if a is not None and a.dtype.kind in "biuf":
+            total += STATISTIC_ROOM + a.nbytes
+        else:
+            total += STATISTIC_ROOM + 4 * len(json.dumps(value, default=_json_default))
+    return total
+
+
 def _system_reason(exc: BaseException) -> str:
     """The system's reason in an HDF5 write error ("File too large", "No space left on
     device"), else the error's first line."""
     found = re.search(r"error message = '([^']*)'", str(exc))
     if found:
         return found.group(1)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
-
-
-def _room_for(path: str) -> int:
-    """Bytes `path` may still grow by: the free space of its disk (to an unprivileged
-    user), or less under a file-size limit (RLIMIT_FSIZE, `ulimit -f`)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    room = shutil.disk_usage(folder).free
-    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
-    if soft != resource.RLIM_INFINITY:
-        size = os.path.getsize(path) if os.path.exists(path) else 0
-        room = min(room, soft - size)
-    return room
 
 
 DEFERRED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -768,238 +939,3 @@ def _write_statistics(group: h5py.Group, statistics: Mapping[str, object]) -> No
                 group.create_dataset(key, data=a)
                 continue
         group.attrs[key] = json.dumps(value, default=_json_default)
-
-
-# --------------------------------------------------------------------- reader
-@dataclass
-class Result:
-    """A result file read into memory (numpy arrays).
-
-    time (n,) s; q, u (n, nq); coordinate_names (nq,) list of str;
-    energy: dict name -> (n,) J for kinetic, gravity, strain, spring, dissipated, total;
-    sensors: dict name -> (n,) for sensors of size 1, else (n, size);
-    status: "running" (the run was killed or is still going), "finished" or
-    "failed: <reason>"; t_reached (s, nan if no row was committed);
-    model_text, model_json (str); model_overrides: the --set overrides; topology: dict of
-    arrays (body_names, joint_names, parent, marker_names, body_path, joint_path,
-    coordinate_names);
-    solver: attrs and arrays of /solver (method, rtol, atol, settings as a dict, and
-    the statistics of the run); modes: body -> dict of the datasets (arrays; lists of
-    str for names and descriptions) and attrs of /modes/<body> (beam bodies with
-    modal reduction; empty otherwise); coordinate_units (nq,) and sensor_units (name
-    -> the unit of each column), empty for a file written without them.
-    """
-
-    path: str
-    time: np.ndarray
-    q: np.ndarray
-    u: np.ndarray
-    coordinate_names: list
-    energy: dict
-    sensors: dict
-    status: str
-    t_reached: float
-    model_text: str = ""
-    model_json: str = ""
-    model_overrides: list = field(default_factory=list)
-    topology: dict = field(default_factory=dict)
-    solver: dict = field(default_factory=dict)
-    flexmbs_version: str = ""
-    created: str = ""
-    modes: dict = field(default_factory=dict)
-    writer_host: str = ""
-    writer_pid: int = 0
-    heartbeat: float = math.nan
-    coordinate_units: list[str] = field(default_factory=list)
-    sensor_units: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def writer_gone(self) -> bool:
-        """True when the status says "running" but the process that wrote the file has
-        ended (it was killed: SIGKILL, a crash, a machine that went down): the writer
-        ran on this machine and its process id is no longer in use. False when it may
-        still be writing, or when that cannot be known (another machine)."""
-        if self.status != STATUS_RUNNING or not self.writer_pid:
-            return False
-        if self.writer_host != socket.gethostname():
-            return False
-        try:
-            os.kill(self.writer_pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
-
-    @property
-    def status_text(self) -> str:
-        """The status for the user: a run whose writer is gone is "unfinished: the
-        writing process is gone", a live one names its process and last commit."""
-        if self.status != STATUS_RUNNING:
-            return self.status
-        age = _time.time() - self.heartbeat
-        last = f"last commit {age:.0f} s ago" if math.isfinite(age) else "no commit recorded"
-        who = (
-            f"pid {self.writer_pid} on {self.writer_host}"
-            if self.writer_pid
-            else "an unknown process"
-        )
-        if self.writer_gone:
-            return (
-                f"unfinished: the writing process is gone ({who}, {last}); the file "
-                f"holds the rows up to t = {self.t_reached:.6g} s"
-            )
-        return f"running ({who}, {last})"
-
-    @property
-    def nsamples(self) -> int:
-        """Number of output rows n."""
-        return len(self.time)
-
-    @property
-    def finished(self) -> bool:
-        return self.status == STATUS_FINISHED
-
-
-LIVE_READ_ATTEMPTS = 20  # reads of a file caught inside a commit, LIVE_READ_WAIT s apart
-LIVE_READ_WAIT = 0.1
-
-
-def open_result(path: str | os.PathLike[str]) -> Result:
-    """Read a result file (read-only) into a Result.
-
-    Works on the file of a run that is still going (neither side uses HDF5 file
-    locking, and between commits the writer leaves the file consistent) and on the
-    file of a killed run (status stays "running"). A read that catches the writer
-    inside a commit sees a half-written file; it is tried again, up to
-    LIVE_READ_ATTEMPTS times LIVE_READ_WAIT s apart (a commit takes milliseconds).
-    Raises ResultFileError if the file is missing, not HDF5, not a flexmbs result
-    file, or still unreadable after those attempts.
-    """
-    for _ in range(LIVE_READ_ATTEMPTS - 1):
-        try:
-            return _open_result_once(path)
-        except _HalfWritten:
-            _time.sleep(LIVE_READ_WAIT)
-    try:
-        return _open_result_once(path)
-    except _HalfWritten as exc:
-        raise ResultFileError(str(exc)) from None
-
-
-class _HalfWritten(Exception):
-    """A result file that HDF5 could not read: damaged, or caught inside a commit."""
-
-
-def _open_result_once(path: str | os.PathLike[str]) -> Result:
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise ResultFileError(f"{path}: no such result file")
-    if os.path.isdir(path):
-        raise ResultFileError(f"{path}: is a directory, not a result file")
-    try:
-        is_hdf5 = h5py.is_hdf5(path)
-    except OSError as exc:
-        raise ResultFileError(f"{path}: cannot be read ({exc})") from None
-    if not is_hdf5:
-        raise ResultFileError(f"{path}: not an HDF5 file (expected a flexmbs result file)")
-    try:
-        with h5py.File(path, "r", locking=False) as f:
-            if "status" not in f.attrs:
-                raise ResultFileError(
-                    f"{path}: not a flexmbs result file (HDF5, but no "
-                    "'status' attribute at the root)"
-                )
-            return _read(path, f)
-    except ResultFileError:
-        raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise _HalfWritten(
-            f"{path}: damaged or incomplete flexmbs result file "
-            f"({type(exc).__name__}: {exc}); if its run is still "
-            "going, try again"
-        ) from None
-
-
-def _text(x: object) -> str:
-    """An attr or a scalar string dataset value as str."""
-    if isinstance(x, h5py.Dataset):
-        x = x[()]
-    return x.decode() if isinstance(x, bytes) else str(x)
-
-
-def _string_list(ds: h5py.Dataset) -> list[str]:
-    return [s.decode() if isinstance(s, bytes) else str(s) for s in ds[()]]
-
-
-def _read(path: str, f: h5py.File) -> Result:
-    """The Result of an open file; series cut to their common length (a file killed
-    inside a commit may have some datasets longer than others)."""
-    series = {"time": f["time"], "q": f["q"], "u": f["u"]}
-    energy_names = [k for k in ENERGY_NAMES if k in f["energy"]]
-    sensor_names = [str(k) for k in f["sensors"].attrs.get("names", sorted(f["sensors"]))]
-    series.update({f"energy/{k}": f["energy"][k] for k in energy_names})
-    series.update({f"sensors/{k}": f["sensors"][k] for k in sensor_names})
-    n = min(ds.shape[0] for ds in series.values())
-    energy = {k: f["energy"][k][:n] for k in energy_names}
-    sensors = {}
-    for k in sensor_names:
-        a = f["sensors"][k][:n]
-        sensors[k] = a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
-    topology = {}
-    for k, ds in f["topology"].items():
-        topology[k] = (
-            np.array(_string_list(ds), dtype=object)
-            if h5py.check_string_dtype(ds.dtype)
-            else ds[()]
-        )
-    solver = {k: _attr_value(v) for k, v in f["solver"].attrs.items()}
-    solver.update({k: ds[()] for k, ds in f["solver"].items()})
-    if isinstance(solver.get("settings"), str):
-        solver["settings"] = json.loads(solver["settings"])
-    modes = {}
-    for body, g in f["modes"].items() if "modes" in f else ():
-        record = {k: _attr_value(v) for k, v in g.attrs.items()}
-        for k, v in record.items():
-            if isinstance(v, np.ndarray) and v.dtype.kind == "O":
-                record[k] = [_attr_value(x) for x in v]
-        for k, ds in g.items():
-            record[k] = _string_list(ds) if h5py.check_string_dtype(ds.dtype) else ds[()]
-        modes[body] = record
-    return Result(
-        path=path,
-        time=f["time"][:n],
-        q=f["q"][:n],
-        u=f["u"][:n],
-        coordinate_names=[str(s) for s in f["q"].attrs["names"]],
-        coordinate_units=[str(u) for u in f["q"].attrs.get("units", [])],
-        sensor_units={
-            k: [str(u) for u in f["sensors"][k].attrs["units"]]
-            for k in sensor_names
-            if "units" in f["sensors"][k].attrs
-        },
-        energy=energy,
-        sensors=sensors,
-        status=_text(f.attrs["status"]),
-        t_reached=float(f.attrs.get("t_reached", math.nan)),
-        model_text=_text(f["model/text"]),
-        model_json=_text(f["model/json"]),
-        model_overrides=[str(v) for v in f["model"].attrs.get("overrides", [])],
-        writer_host=_text(f.attrs.get("writer_host", "")),
-        writer_pid=int(f.attrs.get("writer_pid", 0)),
-        heartbeat=float(f.attrs.get("heartbeat", math.nan)),
-        topology=topology,
-        solver=solver,
-        flexmbs_version=_text(f.attrs.get("flexmbs_version", "")),
-        created=_text(f.attrs.get("created", "")),
-        modes=modes,
-    )
-
-
-def _attr_value(v: object) -> Any:
-    """numpy scalars as Python scalars, bytes as str."""
-    if isinstance(v, bytes):
-        return v.decode()
-    if isinstance(v, np.generic):
-        return v.item()
-    return v

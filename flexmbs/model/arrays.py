@@ -6,9 +6,11 @@ ones included, joint by joint in body order), ne elastic coordinates (of all fle
 bodies, body by body), ncol = nc + ne columns (the velocity transformation's columns
 before the prescribed ones are dropped), nq = nu free coordinates (q: the free joint
 coordinates, then the elastic ones), nmk markers used by loads and sensors, nf forces,
-na actuators, ns sensors. The state vector is y = [q (nq), u (nq), w (1 + na)]: w[0] is
-the work of all the non-conservative forces (docs/explanation/formulation.md section 7), w[1
-+ a] the work of actuator a alone.
+na actuators, ns sensors. The state vector is y = [q (nq), u (nq), w (1 + na + nel)]:
+w[0] is the work of all the non-conservative forces (docs/explanation/formulation.md
+section 7), w[1 + a] the work of actuator a alone, then the nel electrical states of
+the DC motors (flexmbs.dynamics.motors): per motor the work of its voltage source and
+its resistive loss (J), and its current (A) when it has an inductance.
 """
 
 from typing import NamedTuple
@@ -17,7 +19,7 @@ import numpy as np
 
 __all__ = ["ACTUATOR_CODES", "ModelArrays", "Workspace"]
 
-ACTUATOR_CODES = {"pd": 0, "torque": 1}
+ACTUATOR_CODES = {"pd": 0, "torque": 1, "dc_motor": 2}
 
 
 class ModelArrays(NamedTuple):
@@ -51,18 +53,33 @@ class ModelArrays(NamedTuple):
         act_function (na,) time function of the setpoint or of the motor torque;
         act_gear (na,) n; act_max (na,) motor torque limit (N m, inf: none);
         act_inertia (na,) n^2 J_r; act_damping (na,) n^2 b_m (reflected to the joint)
+    DC motors (act_type 2; flexmbs.dynamics.motors), per actuator (zero for the others):
+        act_resistance R (ohm), act_inductance L (H), act_kt (N m/A), act_ke (V s/rad),
+        act_efficiency (the gear's, 0 < eta <= 1), act_amplifier (V/V), act_max_voltage
+        (V), act_max_current (A) (inf: none); act_electric (na,) the first of the
+        motor's electrical states, counted from w[1 + na] (-1 for other actuators);
+        elec_actuator (nel,) the actuator of each electrical state
+    stop_coord (nst,) the joint coordinate of each joint stop; stop_lower, stop_upper
+        (m or rad, -inf / inf: none), stop_stiffness (N/m or N m/rad), stop_damping
+        (N s/m or N m s/rad) (flexmbs.dynamics.stops)
     body_flex (N,) index of the body in the flexible tables, -1 for a rigid body
     flex_nf, flex_q, flex_col (F,): number of elastic coordinates, index of the first
         in q and its column; flex_mass (F,), flex_first (F, 3), flex_th0 (F, 3, 3):
-        invariants m, int rho u0, Th0; flex_sbar, flex_ninv, flex_ss, flex_k, flex_d:
-        Sbar (3, nf), N (3, 3, nf), SS (3, 3, nf, nf), K_ff and the damping
-        D = alpha K + beta M_ff (nf, nf), each flattened, body k's at
-        flex_ptr[k, j] : flex_ptr[k + 1, j] (j = 0..3 for 3 nf, 9 nf, 9 nf^2, nf^2 values)
+        invariants m, int rho u0, Th0; flex_sbar, flex_ninv: Sbar (3, nf), N (3, 3,
+        nf), flattened, body k's at flex_ptr[k, j] : flex_ptr[k + 1, j] (j = 0, 1 for
+        3 nf, 9 nf values); SS, K_ff and the damping D = alpha K + beta M_ff (+ modal
+        damping) as blocks: flex_block_ptr (F+1,), block_dof_ptr, block_dof,
+        block_ss_ptr, block_ss, block_m_ptr, block_m (M_ff), block_k_ptr, block_k,
+        block_d_ptr, block_d (the layout of flexmbs.model.invariant_tables)
     geo_code (F,) geometric stiffness of each flexible body (GEOMETRIC_CODES), geo_ptr
         (F+1,) its elements; per element geo_ea (N), geo_length (m), geo_gmat
-        (12, 12), the rows e = R qf at geo_row_ptr into geo_row_data, slope rows
+        (12, 12), the elastic coordinates it depends on at geo_col_ptr into geo_col,
+        the rows e = R qf[col] at geo_row_ptr into geo_row_data, slope rows
         geo_dv, geo_dw (5, 12) and weights geo_weight (5,) at the Gauss points
         (flexmbs.model.geometric_tables, flexmbs.dynamics.geometric)
+    lin_pos (nq + 1 + na,), lin_dims (3,): the bordered band layout of the speeds and
+        works (flexmbs.model.band_layout): lin_pos[r] the position of unknown r,
+        interior (banded) ones first; lin_dims = [interior, border, half-bandwidth]
     marker_body (nmk,) (-1 ground), marker_position (nmk, 3), marker_rotation
         (nmk, 3, 3): undeformed marker frames in their bodies; marker_term_ptr
         (6 nmk + 1,), marker_term_col, marker_term_coef: the translation along body
@@ -142,6 +159,21 @@ class ModelArrays(NamedTuple):
     act_max: np.ndarray
     act_inertia: np.ndarray
     act_damping: np.ndarray
+    act_resistance: np.ndarray
+    act_inductance: np.ndarray
+    act_kt: np.ndarray
+    act_ke: np.ndarray
+    act_efficiency: np.ndarray
+    act_amplifier: np.ndarray
+    act_max_voltage: np.ndarray
+    act_max_current: np.ndarray
+    act_electric: np.ndarray
+    elec_actuator: np.ndarray
+    stop_coord: np.ndarray
+    stop_lower: np.ndarray
+    stop_upper: np.ndarray
+    stop_stiffness: np.ndarray
+    stop_damping: np.ndarray
     body_flex: np.ndarray
     flex_nf: np.ndarray
     flex_q: np.ndarray
@@ -152,14 +184,24 @@ class ModelArrays(NamedTuple):
     flex_ptr: np.ndarray
     flex_sbar: np.ndarray
     flex_ninv: np.ndarray
-    flex_ss: np.ndarray
-    flex_k: np.ndarray
-    flex_d: np.ndarray
+    flex_block_ptr: np.ndarray
+    block_dof_ptr: np.ndarray
+    block_dof: np.ndarray
+    block_ss_ptr: np.ndarray
+    block_ss: np.ndarray
+    block_m_ptr: np.ndarray
+    block_m: np.ndarray
+    block_k_ptr: np.ndarray
+    block_k: np.ndarray
+    block_d_ptr: np.ndarray
+    block_d: np.ndarray
     geo_code: np.ndarray
     geo_ptr: np.ndarray
     geo_ea: np.ndarray
     geo_length: np.ndarray
     geo_gmat: np.ndarray
+    geo_col_ptr: np.ndarray
+    geo_col: np.ndarray
     geo_row_ptr: np.ndarray
     geo_row_data: np.ndarray
     geo_dv: np.ndarray
@@ -207,6 +249,8 @@ class ModelArrays(NamedTuple):
     lin_q: np.ndarray
     lin_coef: np.ndarray
     point_position: np.ndarray
+    lin_pos: np.ndarray
+    lin_dims: np.ndarray
     fric_coord: np.ndarray
     fric_law: np.ndarray
     fric_data: np.ndarray
@@ -233,16 +277,22 @@ class Workspace(NamedTuple):
     prescribed coordinate. mass (nq, nq) M*, force (nq,) Q*, accel (nq,) du/dt.
     body_force (N, 6): [Qv + Qe - M a] of each body in [global force; body-axes moment].
     bcol, mbcol (6, ncol): one body's columns of B and of M_i B (assembly scratch).
-    flex_mb ((6 + nfmax), ncol): a flexible body's M_i times its columns of B.
+    flex_mb (fcmax, 6 + nfmax): a flexible body's M_i times each of its frame columns
+    of B (fcmax: the most frame columns of a body).
     djr, djw (N, 3, ncol): time derivatives of jr, jw (only filled on request: dB/dt).
     act_tau (na,): generalized force of each actuator on its coordinate.
     q, u (nq,): copies of the coordinates and speeds of the evaluation.
     flex_force (nq,): at the elastic coordinates of flexible bodies, the elastic part of
     [Qv + Qe - M a_bias] (the rigid part is in body_force); at a joint coordinate
     with a user law, the law's force.
-    flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2 (6 + nfmax,), flex_work
-    (3, 3, nfmax + 2): a flexible body's mass matrix and scratch; geo_scratch (16, 12):
-    the geometric-stiffness kernels' (forces: rows 0-2; the tangent: all).
+    flex_mass_flat ((6 + nfmax)^2,), flex_vec, flex_vec2, flex_acc (6 + nfmax,): a
+    flexible body's dense mass matrix and scratch; flex_moments (nq + 3 F, 3, 3): the
+    moments P, Th, St of each flexible body at its elastic coordinates (flexible body
+    k's at rows flex_q[k] + 3 k ... + nf + 3: the `work` of
+    flexmbs.dynamics.flexible_body), as the last body_forces or mass matrix left them;
+    geo_scratch (16, 12): the geometric-stiffness kernels' (forces: rows 0-2; the
+    tangent: all); geo_kr (12, ncmax): an element's K_e R (the tangent; ncmax the most
+    coordinates of an element).
     Constraints (ncr rows of the cut joints): con_phi, con_phid (ncr,) position and
     velocity residuals, con_jac (ncr, nq) their Jacobian Phi_q, con_jacx (ncr, nc)
     its columns at the prescribed coordinates (whose drivers bear the constraint
@@ -263,7 +313,7 @@ class Workspace(NamedTuple):
     body_wrench (N, 6) [force; moment about the origin], global, of a body and its
     subtree. kin_key (2,): [1, t] while ws holds forward_kinematics_terms at t and
     at ws.q, ws.u (flexmbs.kinematics.recursive.terms_current), [0, t] otherwise.
-    ode (2, 2 nq + 1 + na): the state derivative's y' argument and second residual
+    ode (2, 2 nq + 1 + na + nel): the state derivative's y' argument and second residual
     (flexmbs.dynamics.system.state_derivative).
     tf3 (3,): a time function's value and its first two derivatives
     (flexmbs.kinematics.timefunctions.evaluate_time_function).
@@ -274,14 +324,19 @@ class Workspace(NamedTuple):
     their piece (NaN outside a run: from t itself); act_branch (na,): the branch of
     each actuator's torque limit held over the segment, 0 within the limits, +1 at
     +max_torque, -1 at -max_torque (NaN outside a run: the torque is limited by
-    value); fric_mode (nfr,): each stick-slip friction's +1 or -1 sliding that way,
-    0 stuck (NaN outside a run: regularized), fric_scale (nfr,) the row scale of a
-    stuck coordinate (kg or kg m^2); ctrl_held (nctl,): the output of each sampled
-    controller in force (flexmbs.dynamics.friction, flexmbs.dynamics.controllers).
-    fric_force (nfr,): the friction forces; fric_hold (nfr,): the force holding each
-    stuck joint; stick_scratch (2, 2 nq + 1 + na): the residual and state derivative
-    of flexmbs.dynamics.stick_slip; act_command (na,): the controllers' command of
-    each actuator (N m, N or V).
+    value); motor_branch (na, 2): a DC motor's voltage limit and current limit, in
+    the same code; stop_branch (nst,): each joint stop's contact, 0 free, +1 on the
+    upper stop, -1 on the lower one (NaN: by the coordinate's value).
+    motor_current (na,): the current of each DC motor with an inductance, read from
+    the state (flexmbs.dynamics.motors.load_motor_state). fric_mode (nfr,): each
+    stick-slip friction's +1 or -1 sliding that way, 0 stuck (NaN outside a run:
+    regularized), fric_scale (nfr,) the row scale of a stuck coordinate (kg or kg
+    m^2); ctrl_held (nctl,): the output of each sampled controller in force
+    (flexmbs.dynamics.friction, flexmbs.dynamics.controllers). fric_force (nfr,):
+    the friction forces; fric_hold (nfr,): the force holding each stuck joint;
+    stick_scratch (2, 2 nq + nworks): the residual and state derivative of
+    flexmbs.dynamics.stick_slip; act_command (na,): the controllers' command of each
+    actuator (N m, N or V).
 
     Named work buffers: the kernels' small temporaries, one field per meaning (shape,
     units and axes; the kernels that write and read them).
@@ -345,8 +400,6 @@ class Workspace(NamedTuple):
     udot_aw_body (3,): A_i^T udot_aw (rad/s^2, body axes; _wrench_of_acceleration).
     parent_offset (3,): r_i - r_p, the body's origin from its parent's (m, global;
     recursive_dynamic_rows).
-    flex_first_moment (3,): St + Sbar qf, a flexible body's first moment of mass
-    (kg m, body axes; energy._flexible_energies).
     mass_unit_vr (3,), mass_unit_vw (3,): a unit body velocity [dr/dt (global);
     w (body axes)] whose product with M_i is a column of M_i (order_n._global_mass).
     mass_turn (3,): three entries of a row or column of M_i while they are turned from
@@ -439,8 +492,10 @@ class Workspace(NamedTuple):
     flex_mass_flat: np.ndarray
     flex_vec: np.ndarray
     flex_vec2: np.ndarray
-    flex_work: np.ndarray
+    flex_acc: np.ndarray
+    flex_moments: np.ndarray
     geo_scratch: np.ndarray
+    geo_kr: np.ndarray
     con_phi: np.ndarray
     con_phid: np.ndarray
     con_jac: np.ndarray
@@ -464,6 +519,9 @@ class Workspace(NamedTuple):
     tf3: np.ndarray
     segment_time: np.ndarray
     act_branch: np.ndarray
+    motor_branch: np.ndarray
+    stop_branch: np.ndarray
+    motor_current: np.ndarray
     fric_mode: np.ndarray
     fric_scale: np.ndarray
     fric_force: np.ndarray
@@ -499,7 +557,6 @@ class Workspace(NamedTuple):
     udot_aw: np.ndarray
     udot_aw_body: np.ndarray
     parent_offset: np.ndarray
-    flex_first_moment: np.ndarray
     mass_unit_vr: np.ndarray
     mass_unit_vw: np.ndarray
     mass_turn: np.ndarray

@@ -17,8 +17,11 @@ from .vocabulary import (
     BEAM_DENSE_MATRICES,
     BEAM_INITIAL_STATES,
     INDEPENDENT_AXES_TOL,
+    MAX_BEAM_ELEMENTS,
+    MAX_SUBDIVISIONS,
     ORTHONORMAL_TOL,
     RTOL_RANGE,
+    SHAPE_MEMORY_LIMIT,
 )
 
 if TYPE_CHECKING:
@@ -161,6 +164,44 @@ def _check_beam_memory(elements: int, item: str) -> None:
             f"modal reduction of a coarser mesh)",
             item,
             "elements",
+        )
+
+
+def _check_beam_elements(elements: int, before: int, item: str) -> None:
+    """ModelError (field "elements") when a beam of `elements` elements takes the
+    model's beams (`before` elements in the others) past MAX_BEAM_ELEMENTS."""
+    if elements + before > MAX_BEAM_ELEMENTS:
+        others = f" and its other beams {before}" if before else ""
+        raise ModelError(
+            f"{elements} elements{others}: a model has at most {MAX_BEAM_ELEMENTS} beam "
+            f"elements in all (their dense matrices grow as the square of the nodal "
+            f"coordinates; 400 elements take 16 s to build): expected fewer elements, or "
+            f"a coarser mesh reduced to its modes (modes = N)",
+            item,
+            "elements",
+        )
+
+
+def _check_centerline(subdivisions: int, elements: int, coordinates: int, item: str) -> None:
+    """ModelError (field "subdivisions") above MAX_SUBDIVISIONS points per element, or
+    when the matrix from the beam's `coordinates` nodal coordinates to its centre-line
+    points (3 rows a point) would pass SHAPE_MEMORY_LIMIT."""
+    if subdivisions > MAX_SUBDIVISIONS:
+        raise ModelError(
+            f"expected at most {MAX_SUBDIVISIONS} points per element (the cubic shape "
+            f"functions are drawn smooth by far fewer), got {subdivisions}",
+            item,
+            "subdivisions",
+        )
+    points = elements * subdivisions + 1
+    need = 8.0 * 3 * points * coordinates
+    if need > SHAPE_MEMORY_LIMIT:
+        raise ModelError(
+            f"{points} centre-line points of a beam of {coordinates} nodal coordinates "
+            f"need a {need / 2**30:.3g} GiB matrix (at most {SHAPE_MEMORY_LIMIT / 2**30:g} "
+            "GiB): expected fewer subdivisions",
+            item,
+            "subdivisions",
         )
 
 

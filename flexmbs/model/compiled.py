@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ..elements.damping import modal_damping_matrix
 from ..errors import ModelError
 from ..tuple_ref import HeldTuple, held_ref
 from .arrays import ACTUATOR_CODES, ModelArrays, Workspace
+from .band_layout import bordered_band_layout
 from .constraint_tables import constraint_tables
 from .description import GROUND, BeamBody, FeBody, Joint, Marker, RigidBody
+from .drive_tables import motor_tables, stop_tables
 from .geometric_tables import geometric_tables
 from .initial_state import (
     initial_spring_lengths,
@@ -30,8 +31,10 @@ from .initial_state import (
     starts_static,
     static_elastic_state,
 )
+from .invariant_tables import invariant_tables
 from .mode_start import mode_elastic_state
 from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
+from .ports import Port, input_ports
 from .rig_tables import rig_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
@@ -93,6 +96,10 @@ class CompiledModel:
         self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
         self.warnings = model_warnings(self.beams)
         self.constraint_texts: list[str] = []  # what each constraint row of the cut joints holds
+        self.ports: dict[str, Port] = {}  # the input ports (flexmbs.model.ports)
+        # the currents of the DC motors with an inductance in a new workspace (A): zero,
+        # or the operating point of a linearization (flexmbs.analysis.linearize)
+        self.operating_currents = np.zeros(len(self.arrays.act_coord))
         self._scratch: dict[int, HeldTuple | Workspace] = {}  # by thread
 
     @property
@@ -131,20 +138,24 @@ class CompiledModel:
         return int(np.sum(self.arrays.con_active >= 0))
 
     @property
+    def nworks(self) -> int:
+        """Length of w: W_nc, the work of each actuator, the DC motors' electrical
+        states (flexmbs.model.arrays)."""
+        return 1 + self.nactuators + len(self.arrays.elec_actuator)
+
+    @property
     def nstate(self) -> int:
-        """Length of y = [q, u, w, lambda, mu] (w: W_nc and the work of each actuator;
-        lambda, mu: the multipliers of the active constraints,
-        docs/explanation/formulation.md section 5)."""
-        return 2 * self.nq + 1 + self.nactuators + 2 * self.nconstraints
+        """Length of y = [q, u, w, lambda, mu] (w: nworks; lambda, mu: the
+        multipliers of the active constraints, docs/explanation/formulation.md
+        section 5)."""
+        return 2 * self.nq + self.nworks + 2 * self.nconstraints
 
     @property
     def nsensor_values(self) -> int:
         return int(self.arrays.sensor_offset[-1])
 
     def initial_state(self) -> NDArray[np.float64]:
-        return np.concatenate(
-            [self.q0, self.u0, np.zeros(1 + self.nactuators + 2 * self.nconstraints)]
-        )
+        return np.concatenate([self.q0, self.u0, np.zeros(self.nworks + 2 * self.nconstraints)])
 
     def scratch_workspace(self) -> HeldTuple | Workspace:
         """One workspace per thread kept with the model for the calls from Python that
@@ -169,6 +180,9 @@ class CompiledModel:
         n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
         ncr = len(self.arrays.con_kind)
         nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
+        nflex = len(self.arrays.flex_nf)
+        fcm = int(np.diff(self.arrays.frame_ptr).max()) if n else 0
+        ncm = int(np.diff(self.arrays.geo_col_ptr).max()) if len(self.arrays.geo_ea) else 0
         nt = len(self.arrays.motion_term_col)
         z = np.zeros
         return held_ref(
@@ -191,7 +205,7 @@ class CompiledModel:
                 body_force=z((n, 6)),
                 bcol=z((6, ncol)),
                 mbcol=z((6, ncol)),
-                flex_mb=z((6 + nfm, ncol)),
+                flex_mb=z((fcm, 6 + nfm)),
                 djr=z((n, 3, ncol)),
                 djw=z((n, 3, ncol)),
                 act_tau=z(self.nactuators),
@@ -201,8 +215,10 @@ class CompiledModel:
                 flex_mass_flat=z((6 + nfm) ** 2),
                 flex_vec=z(6 + nfm),
                 flex_vec2=z(6 + nfm),
-                flex_work=z((3, 3, nfm + 2)),
+                flex_acc=z(6 + nfm),
+                flex_moments=z((nq + 3 * nflex, 3, 3)),
                 geo_scratch=z((16, 12)),
+                geo_kr=z((12, ncm)),
                 con_phi=z(ncr),
                 con_phid=z(ncr),
                 con_jac=z((ncr, nq)),
@@ -222,15 +238,18 @@ class CompiledModel:
                 body_acc=z((n, 6)),
                 body_wrench=z((n, 6)),
                 kin_key=z(2),
-                ode=z((2, 2 * nq + 1 + self.nactuators)),
+                ode=z((2, 2 * nq + self.nworks)),
                 tf3=z(3),
                 segment_time=np.full(1, np.nan),
                 act_branch=np.full(self.nactuators, np.nan),
+                motor_branch=np.full((self.nactuators, 2), np.nan),
+                stop_branch=np.full(len(self.arrays.stop_coord), np.nan),
+                motor_current=self.operating_currents.copy(),
                 fric_mode=np.full(len(self.arrays.fric_coord), np.nan),
                 fric_scale=np.ones(len(self.arrays.fric_coord)),
                 fric_force=z(len(self.arrays.fric_coord)),
                 fric_hold=z(len(self.arrays.fric_coord)),
-                stick_scratch=z((2, 2 * nq + 1 + self.nactuators)),
+                stick_scratch=z((2, 2 * nq + self.nworks)),
                 ctrl_held=z(len(self.arrays.ctrl_act)),
                 act_command=z(self.nactuators),
                 marker_pos=z(3),
@@ -261,7 +280,6 @@ class CompiledModel:
                 udot_aw=z(3),
                 udot_aw_body=z(3),
                 parent_offset=z(3),
-                flex_first_moment=z(3),
                 mass_unit_vr=z(3),
                 mass_unit_vw=z(3),
                 mass_turn=z(3),
@@ -345,13 +363,6 @@ def model_warnings(beams: Iterable[tuple[int, BeamBody | FeBody]]) -> list[str]:
             f'{BASIS_TOLERANCE:.0%}); {remedy}, or set geometric = "none"'
         )
     return out
-
-
-def _flat(arrays: Sequence[ArrayLike]) -> NDArray[np.float64]:
-    """The arrays raveled one after the other (float64)."""
-    if not arrays:
-        return np.zeros(0)
-    return np.ascontiguousarray(np.concatenate([np.ravel(a) for a in arrays]), dtype=float)
 
 
 def _check_beam_markers(model: Model) -> None:
@@ -552,12 +563,12 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     act_fidx = []
     for a in actuators:
         act_fidx.append(len(functions))
-        functions.append(cast("TimeFunction", a.setpoint if a.type == "pd" else a.torque))
+        functions.append(a.command)
 
     # flexible bodies: elastic coordinates after the joint ones, in body order
     beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, (BeamBody, FeBody))]
     body_flex = -np.ones(n, dtype=np.int64)
-    flex_q, flex_col, ptr = [], [], [np.zeros(4, dtype=np.int64)]
+    flex_q, flex_col = [], []
     first_col = {}
     for k, (i, b) in enumerate(beams):
         body_flex[i] = k
@@ -567,7 +578,6 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         names += b.coordinate_names()
         q0 += list(_explicit_elastic_state(b))
         u0 += list(_explicit_elastic_rates(b))
-        ptr.append(ptr[-1] + np.array([3 * b.nf, 9 * b.nf, 9 * b.nf**2, b.nf**2]))
     col_qindex = np.array(qindex + list(range(nfree, len(names))), dtype=np.int64)
 
     def terms_of(body_name: str, marker_name: str) -> MarkerTerms:
@@ -601,17 +611,6 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     frame_ptr, frame_col = _ragged(frame)
     _, frame_inh = _ragged(inherited, np.int64)
     body_col_ptr, body_col = _ragged(body_cols)
-
-    def damping(b: BeamBody | FeBody) -> NDArray[np.float64]:
-        inv = b.invariants
-        d = b.alpha * inv.stiffness + b.beta * inv.mass_matrix()
-        if isinstance(b, FeBody) and b.basis.damping is not None:  # a modal file's own
-            d = d + b.basis.damping
-        if b.modal_damping is not None:
-            d = d + modal_damping_matrix(
-                inv.stiffness, inv.mass_matrix(), b.modal_damping, f'body "{b.name}"'
-            )
-        return d
 
     # markers of loads and sensors
     mk_list: list[tuple[int, MarkerTerms]]
@@ -673,6 +672,19 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         a = np.array(x, dtype=dtype)
         return a.reshape(shape) if a.size == 0 else np.ascontiguousarray(a)
 
+    flex_tables = {
+        **invariant_tables([b for _, b in beams]),
+        **geometric_tables([b for _, b in beams]),
+    }
+    lin_pos, lin_dims = bordered_band_layout(
+        len(names),
+        1 + len(actuators),
+        np.array(flex_q, dtype=np.int64),
+        np.array([b.nf for _, b in beams], dtype=np.int64),
+        frame_col,
+        col_qindex,
+        flex_tables,
+    )
     arrays = ModelArrays(
         gravity=np.array(model.gravity, dtype=f64),
         body_parent=np.array(topo.parent, dtype=i64),
@@ -706,20 +718,13 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         act_max=arr([a.max_torque for a in actuators], (0,)),
         act_inertia=arr([a.gear_ratio**2 * a.rotor_inertia for a in actuators], (0,)),
         act_damping=arr([a.gear_ratio**2 * a.motor_damping for a in actuators], (0,)),
+        **motor_tables(actuators),
+        **stop_tables(model.joints.values(), topo.cut_joint_names, coord_of, qindex),
         body_flex=body_flex,
         flex_nf=arr([b.nf for _, b in beams], (0,), i64),
         flex_q=arr(flex_q, (0,), i64),
         flex_col=arr(flex_col, (0,), i64),
-        flex_mass=arr([b.invariants.mass for _, b in beams], (0,)),
-        flex_first=arr([b.invariants.first_moment for _, b in beams], (0, 3)),
-        flex_th0=arr([b.invariants.th0 for _, b in beams], (0, 3, 3)),
-        flex_ptr=np.array(ptr, dtype=i64),
-        flex_sbar=_flat([b.invariants.sbar for _, b in beams]),
-        flex_ninv=_flat([b.invariants.n for _, b in beams]),
-        flex_ss=_flat([b.invariants.ss for _, b in beams]),
-        flex_k=_flat([b.invariants.stiffness for _, b in beams]),
-        flex_d=_flat([damping(b) for _, b in beams]),
-        **geometric_tables([b for _, b in beams]),
+        **flex_tables,
         marker_body=arr([b for b, _ in mk_list], (0,), i64),
         marker_position=arr([mt.position for _, mt in mk_list], (0, 3)),
         marker_rotation=arr([mt.orientation for _, mt in mk_list], (0, 3, 3)),
@@ -737,6 +742,8 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         force_function=arr(force_fidx, (0,), i64),
         **con_arrays,
         **stab.arrays,
+        lin_pos=lin_pos,
+        lin_dims=lin_dims,
         **rig,
     )
     cm = CompiledModel(
@@ -753,6 +760,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         movable,
     )
     cm.constraint_texts = con_texts
+    cm.ports = input_ports(model, act_fidx, force_fidx)
     if len(springs):
         initial_spring_lengths(cm, list(model.springs))
     for name, why in zip(topo.cut_joint_names, topo.cut_reasons):

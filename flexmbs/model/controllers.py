@@ -38,7 +38,6 @@ from .checks import _check_joint_coordinate, _scalar
 from .timefunctions import TIME_FUNCTION_LAWS, check_time_function
 
 if TYPE_CHECKING:
-    from .description import Model
     from .timefunctions import TimeFunction
 
 __all__ = [
@@ -121,7 +120,7 @@ def _index(value: object, item: str, fld: str) -> int:
     return int(value)
 
 
-def _input(model: Model, table: Mapping[str, Any], item: str, k: int) -> ControllerInput:
+def _input(model: Any, table: Mapping[str, Any], item: str, k: int) -> ControllerInput:
     """One checked ControllerInput from its fields (a table of the `inputs` list)."""
     at = f"inputs[{k}]."
     if not isinstance(table, Mapping):
@@ -207,7 +206,7 @@ def _limits(value: object, item: str) -> tuple[float, float]:
 
 
 def controller_item(
-    model: Model,
+    model: Any,
     name: str,
     actuator: str,
     inputs: Sequence[Mapping[str, Any]],
@@ -234,7 +233,10 @@ def controller_item(
     act = model.actuators[actuator]
     joint = model.joints[act.joint]
     prismatic = act.coordinate < len(joint.translation_axes)
-    accepts = getattr(act, "commands", ("force",) if prismatic else ("torque",))
+    if act.type == "dc_motor":
+        accepts: tuple[str, ...] = ("voltage",)
+    else:
+        accepts = ("force",) if prismatic else ("torque",)
     if command not in accepts:
         raise ModelError(
             f'actuator "{actuator}" takes the command {" or ".join(accepts)}, got {command!r}',

@@ -24,7 +24,9 @@ from ..rotations import rotation_from_euler_xyz
 from .checks import (
     _axis,
     _beam_initial_state,
+    _check_beam_elements,
     _check_beam_memory,
+    _check_centerline,
     _check_inertia,
     _check_joint_coordinate,
     _check_section_and_material,
@@ -37,6 +39,7 @@ from .checks import (
     _scalar,
     _vector,
 )
+from .drives import check_command, dc_motor_parameters, joint_limits
 from .fe_body import FeBody
 from .items import (
     Actuator,
@@ -182,6 +185,10 @@ class Model:
         self.bodies[name] = body
         return body
 
+    def _beam_elements(self) -> int:
+        """The elements of the model's beams so far."""
+        return sum(len(b.connectivity) for b in self.bodies.values() if isinstance(b, BeamBody))
+
     def add_beam_body(
         self,
         name: str,
@@ -259,6 +266,7 @@ class Model:
                 item,
                 "elements",
             )
+        _check_beam_elements(sum(counts), self._beam_elements(), item)
         _check_beam_memory(sum(counts), item)
         _check_section_and_material(section, material, item)
         nodes: list[NDArray[np.float64]] | NDArray[np.float64] = [pts[0]]
@@ -508,6 +516,9 @@ class Model:
         damping: ArrayLike = 0.0,
         rest: ArrayLike = 0.0,
         cut: bool = False,
+        limits: ArrayLike | None = None,
+        limit_stiffness: ArrayLike | None = None,
+        limit_damping: ArrayLike | None = None,
     ) -> Joint:
         """Add a joint from `parent_marker` on `parent` to `child_marker` on `child`.
 
@@ -519,6 +530,9 @@ class Model:
         `translation_axes` and `rotation_axes`.
         Per coordinate (scalar or list): `initial`, `initial_rate`, spring `stiffness`
         (N m/rad or N/m) about `rest`, viscous `damping` (N m s/rad or N s/m).
+        `limits`: [lower, upper] (or a pair per coordinate; -inf, inf for no limit on
+        a side), enforced by compliant stops of `limit_stiffness` and `limit_damping`
+        per coordinate (flexmbs.dynamics.stops).
         """
         item = f'joint "{name}"'
         self._new_name(name, self.joints, item, self.bodies, "body")
@@ -566,6 +580,9 @@ class Model:
         for fld in ("stiffness", "damping"):
             if np.any(getattr(joint, fld) < 0):
                 raise ModelError("expected values >= 0", item, fld)
+        joint.limits, joint.limit_stiffness, joint.limit_damping = joint_limits(
+            limits, limit_stiffness, limit_damping, n, joint.initial, cut, item
+        )
         self.joints[name] = joint
         return joint
 
@@ -618,11 +635,24 @@ class Model:
         gear_ratio: float = 1.0,
         rotor_inertia: float = 0.0,
         motor_damping: float = 0.0,
+        voltage: TimeFunction | None = None,
+        amplifier_gain: float | None = None,
+        max_voltage: float | None = None,
+        resistance: float | None = None,
+        inductance: float | None = None,
+        torque_constant: float | None = None,
+        back_emf_constant: float | None = None,
+        max_current: float | None = None,
+        efficiency: float | None = None,
     ) -> Actuator:
         """A motor on coordinate `coordinate` of `joint` (see Actuator): a PD controller
-        towards `setpoint` (a time function, type "pd") or an open-loop motor torque
-        `torque` (a time function, N m, type "torque"; none: 0, the command of a
-        controller, Model.add_controller, is added to either)."""
+        towards `setpoint` (a time function, type "pd"), an open-loop motor torque
+        `torque` (a time function, N m, type "torque"; none: 0), or a DC motor driven by
+        the amplifier input `voltage` (a time function, V, type "dc_motor") with its
+        `resistance`, `inductance`, `torque_constant`, `back_emf_constant`,
+        `efficiency`, `amplifier_gain`, `max_voltage` and `max_current`. The command
+        of a controller (Model.add_controller) is added to the torque of the first
+        two, to the voltage of the third."""
         item = f'actuator "{name}"'
         self._new_name(name, self.actuators, item)
         self._check_coordinate_free(joint, coordinate, item)
@@ -632,30 +662,10 @@ class Model:
             )
         kp = _scalar(kp, item, "kp", nonnegative=True)
         kd = _scalar(kd, item, "kd", nonnegative=True)
-        if type == "pd":
-            if setpoint is None:
-                raise ModelError(
-                    'a "pd" actuator needs a setpoint (a time function)', item, "setpoint"
-                )
-            if torque is not None:
-                raise ModelError(
-                    'a "pd" actuator takes no torque function (that is type "torque")',
-                    item,
-                    "torque",
-                )
-            check_time_function(setpoint, item, "setpoint")
-        else:
-            if torque is None:  # its command comes from a controller (or is zero)
-                from .timefunctions import Constant
-
-                torque = Constant(0.0)
-            if setpoint is not None or kp or kd:
-                raise ModelError(
-                    'a "torque" actuator takes no setpoint, kp or kd (that is type "pd")',
-                    item,
-                    "setpoint",
-                )
-            check_time_function(torque, item, "torque")
+        if type == "torque" and torque is None:  # its command comes from a controller
+            torque = Constant(0.0)
+        functions = {"setpoint": setpoint, "torque": torque, "voltage": voltage}
+        check_command(type, functions, kp, kd, item)
         if (
             isinstance(max_torque, bool)
             or not isinstance(max_torque, (int, float, np.floating, np.integer))
@@ -664,6 +674,27 @@ class Model:
             raise ModelError(
                 f"expected a positive number (or inf), got {max_torque!r}", item, "max_torque"
             )
+        if type == "dc_motor" and np.isfinite(max_torque):
+            raise ModelError(
+                "a DC motor's torque is limited through its current: give max_current "
+                "(A; the torque limit is efficiency * torque_constant * max_current)",
+                item,
+                "max_torque",
+            )
+        motor = dc_motor_parameters(
+            type,
+            {
+                "amplifier_gain": amplifier_gain,
+                "max_voltage": max_voltage,
+                "resistance": resistance,
+                "inductance": inductance,
+                "torque_constant": torque_constant,
+                "back_emf_constant": back_emf_constant,
+                "max_current": max_current,
+                "efficiency": efficiency,
+            },
+            item,
+        )
         self.actuators[name] = Actuator(
             name,
             joint,
@@ -677,6 +708,8 @@ class Model:
             _scalar(gear_ratio, item, "gear_ratio", positive=True),
             _scalar(rotor_inertia, item, "rotor_inertia", nonnegative=True),
             _scalar(motor_damping, item, "motor_damping", nonnegative=True),
+            voltage,
+            **motor,
         )
         return self.actuators[name]
 
@@ -926,6 +959,9 @@ class Model:
                 raise ModelError(
                     f"expected a positive integer, got {subdivisions!r}", item, "subdivisions"
                 )
+            assert body is not None  # a beam body, checked above
+            beam = cast(BeamBody, self.bodies[body])
+            _check_centerline(int(subdivisions), len(beam.connectivity), len(beam.free), item)
             self.sensors[name] = Sensor(
                 name, type, body=body, frame=frame, subdivisions=int(subdivisions)
             )
@@ -975,6 +1011,14 @@ class Model:
         elif type.startswith("actuator"):
             if actuator not in self.actuators:
                 raise ModelError(f'unknown actuator "{actuator}"', item, "actuator")
+            electric = type in ("actuator_current", "actuator_voltage")
+            if electric and self.actuators[actuator].type != "dc_motor":
+                raise ModelError(
+                    f'a {type} sensor reads a "dc_motor" actuator; "{actuator}" is a '
+                    f'"{self.actuators[actuator].type}"',
+                    item,
+                    "actuator",
+                )
             self.sensors[name] = Sensor(name, type, actuator=actuator)
         elif type in ("joint_reaction", "constraint_residual"):
             if joint not in self.joints:
@@ -1040,6 +1084,7 @@ class Model:
         rho_inf: float | None = None,
         fixed_step: float | None = None,
         methods: dict[str, dict[str, float]] | None = None,
+        linear_solver: str | None = None,
     ) -> None:
         """Change the integration settings (see SolverSettings). `rtol` and `atol` are
         the settings of `method` (or of the method already set); `methods` holds other
@@ -1056,6 +1101,7 @@ class Model:
             rho_inf,
             fixed_step,
             methods,
+            linear_solver,
         )
 
     def set_output(self, step: float | None = None, vtk: bool | None = None) -> None:
@@ -1099,8 +1145,8 @@ class Model:
             return
         if sensor and not SENSOR_NAME_PATTERN.fullmatch(name):
             raise ModelError(
-                f"expected a name without spaces or '/' (it names a "
-                f"dataset of the result file), got {name!r}",
+                f"expected a name without spaces or '/', and not of dots alone (it "
+                f"names a dataset of the result file), got {name!r}",
                 item,
                 "name",
             )

@@ -21,15 +21,12 @@ The friction's work is part of W_nc, so the energy balance of a run closes with 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from ..errors import ModelError
 from .checks import _check_joint_coordinate, _scalar
-
-if TYPE_CHECKING:
-    from .description import Model
 
 __all__ = ["Friction", "FRICTION_LAWS", "friction_item", "DEFAULT_REGULARIZATION"]
 
@@ -59,7 +56,7 @@ class Friction:
 
 
 def friction_item(
-    model: Model,
+    model: Any,
     name: str,
     joint: str,
     coordinate: int = 0,

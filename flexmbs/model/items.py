@@ -18,6 +18,7 @@ from .vocabulary import (
     CONSTRAINT_FORMULATIONS,
     FORMULATIONS,
     GROUND,
+    LINEAR_SOLVERS,
     NODE_DOFS,
     SOLVER_METHODS,
 )
@@ -253,6 +254,12 @@ class Joint:
     damping: np.ndarray
     rest: np.ndarray
     cut: bool = False
+    # joint stops (flexmbs.dynamics.stops): (ndof, 2) lower and upper limits (m or rad,
+    # -inf / inf where there is none), their contact stiffness and damping per
+    # coordinate; None: no limits
+    limits: np.ndarray | None = None
+    limit_stiffness: np.ndarray | None = None
+    limit_damping: np.ndarray | None = None
 
     @property
     def ndof(self) -> int:
@@ -282,7 +289,15 @@ class Actuator:
     (kp (x_ref - x) + kd (x_ref' - x')) / n on the joint error (type "pd"; kp in N m/rad
     or N/m, kd in N m s/rad or N s/m, x_ref = setpoint(t)), limited to |tau_m| <=
     max_torque (N m). On the joint: n tau_m - n^2 b_m x', and the reflected inertia
-    n^2 J_r (Huang's motor model, H3.3)."""
+    n^2 J_r (Huang's motor model, H3.3).
+
+    A "dc_motor" is driven by the voltage of an amplifier of gain `amplifier_gain`
+    (V/V) whose input is `voltage(t)` (V), limited to `max_voltage` (V): its armature
+    of resistance `resistance` (ohm) and inductance `inductance` (H, 0: none) carries
+    the current i, limited to `max_current` (A), with
+    L di/dt = V - R i - k_e n x', and its torque is tau_m = eta k_t i (k_t
+    `torque_constant` N m/A, k_e `back_emf_constant` V s/rad, eta the gear's
+    `efficiency`); flexmbs.dynamics.motors."""
 
     name: str
     joint: str
@@ -296,6 +311,22 @@ class Actuator:
     gear_ratio: float
     rotor_inertia: float
     motor_damping: float
+    voltage: TimeFunction | None = None
+    amplifier_gain: float = 1.0
+    max_voltage: float = np.inf
+    resistance: float = 0.0
+    inductance: float = 0.0
+    torque_constant: float = 0.0
+    back_emf_constant: float = 0.0
+    max_current: float = np.inf
+    efficiency: float = 1.0
+
+    @property
+    def command(self) -> TimeFunction:
+        """The time function of its command: the set-point, torque or voltage."""
+        fn = {"pd": self.setpoint, "torque": self.torque, "dc_motor": self.voltage}[self.type]
+        assert fn is not None  # the builder requires it
+        return fn
 
 
 @dataclass
@@ -417,7 +448,11 @@ class SolverSettings:
     Each method keeps its own tolerances: `given` holds, per method, the fields given
     for it (method_fields); `rtol` and `atol` are those of `method`, or its
     default_tolerances where none were given. Changing the method takes the new
-    method's own, never the old one's."""
+    method's own, never the old one's.
+
+    `linear_solver` (one of LINEAR_SOLVERS) says how `bdf` and `galpha` store and factor
+    their iteration matrix: "dense", "banded" (the bordered band layout of a model with
+    long beams, flexmbs.model.band_layout) or "auto" (banded from a measured size on)."""
 
     method: str = "bdf"
     t_end: float = 1.0
@@ -428,6 +463,7 @@ class SolverSettings:
     constraints: str = "ggl"
     rho_inf: float = 0.9
     fixed_step: float | None = None
+    linear_solver: str = "auto"
     given: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
 
     @property
@@ -447,6 +483,7 @@ class SolverSettings:
         rho_inf: float | None = None,
         fixed_step: float | None = None,
         methods: dict[str, dict[str, float]] | None = None,
+        linear_solver: str | None = None,
     ) -> SolverSettings:
         """A validated copy with the given values changed (ModelError if bad). `rtol`
         and `atol` are the settings of the method the copy runs (`method`, or this
@@ -468,6 +505,12 @@ class SolverSettings:
                 f"expected one of {', '.join(CONSTRAINT_FORMULATIONS)}, got {constraints!r}",
                 item,
                 "constraints",
+            )
+        if linear_solver is not None and linear_solver not in LINEAR_SOLVERS:
+            raise ModelError(
+                f"expected one of {', '.join(LINEAR_SOLVERS)}, got {linear_solver!r}",
+                item,
+                "linear_solver",
             )
         run = self.method if method is None else method
         per = self.per_method
@@ -512,6 +555,7 @@ class SolverSettings:
             if max_step is None
             else _scalar(max_step, item, "max_step", positive=True),
             given=tuple((m, tuple(sorted(f.items()))) for m, f in sorted(per.items()) if f),
+            linear_solver=self.linear_solver if linear_solver is None else linear_solver,
         )
 
     def summary(self) -> str:

@@ -20,7 +20,7 @@ foreshortening, far from equilibrium.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,7 +31,6 @@ from .items import BeamBody
 
 if TYPE_CHECKING:
     from .arrays import ModelArrays
-    from .compiled import CompiledModel
 
 __all__ = ["parse_mode_start", "mode_elastic_state", "MODE_START_FIELDS", "MODE_START"]
 
@@ -140,6 +139,8 @@ def _axial_solution(
             a.geo_ea,
             a.geo_length,
             a.geo_gmat,
+            a.geo_col_ptr,
+            a.geo_col,
             a.geo_row_ptr,
             a.geo_row_data,
             a.geo_dv,
@@ -156,7 +157,7 @@ def _axial_solution(
     return q
 
 
-def mode_elastic_state(cm: CompiledModel) -> None:
+def mode_elastic_state(cm: Any) -> None:
     """cm.q0 and cm.u0 at the elastic coordinates of the beams that start in their
     modes (module text)."""
     from ..elements.modal import body_mass_matrix

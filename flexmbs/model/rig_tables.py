@@ -4,7 +4,7 @@ flexmbs.model.controllers) for the kernels: ModelArrays' fric_* and ctrl_* field
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,14 +12,13 @@ from ..errors import ModelError
 from .friction import FRICTION_LAWS
 
 if TYPE_CHECKING:
-    from .description import Model
     from .timefunctions import TimeFunction
 
 __all__ = ["rig_tables"]
 
 
 def rig_tables(
-    model: Model,
+    model: Any,
     coord_of: Mapping[tuple[str, int], int],
     qindex: Sequence[int],
     act_index: Mapping[str, int],

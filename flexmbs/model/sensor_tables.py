@@ -61,6 +61,8 @@ SENSOR_CODES = {
     "contact_reaction": 16,
     "strain_energy": 21,
     "elastic_coordinates": 22,
+    "actuator_current": 23,
+    "actuator_voltage": 24,
 }
 SENSOR_SIZES = {
     0: 1,
@@ -82,6 +84,8 @@ SENSOR_SIZES = {
     19: 1,
     20: 1,
     21: 1,
+    23: 1,
+    24: 1,
 }
 CUT_COORDINATE_CODES = {
     (0, "translation"): 17,
@@ -238,7 +242,7 @@ def sensor_tables(
         elif code in (0, 1):
             assert s.joint is not None and s.coordinate is not None
             coord = coord_of[(s.joint, s.coordinate)]
-        elif code in (6, 7):
+        elif code in (6, 7, 23, 24):
             assert s.actuator is not None
             coord = act_index[s.actuator]
         elif code in (8, 10, 11):

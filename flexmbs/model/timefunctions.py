@@ -139,6 +139,9 @@ class Trajectory:
     law = "trajectory"
 
 
+MAX_MAGNITUDE = 1e100
+"""The largest number a time-function law takes (its value and rates multiply them)."""
+
 TimeFunction: TypeAlias = (
     Constant | ConstantRate | Polynomial | Harmonic | SpinUp | Table | Steps | Trajectory
 )
@@ -194,6 +197,14 @@ def check_time_function(fn: TimeFunction, item: str, field: str) -> None:
             if values.dtype.kind not in "if" or not np.all(np.isfinite(values)):
                 raise ModelError(
                     f"expected finite numbers, got {getattr(fn, f.name)!r}",
+                    item,
+                    f"{field}.{f.name}",
+                )
+            if np.abs(values).max(initial=0.0) > MAX_MAGNITUDE:
+                raise ModelError(
+                    f"expected numbers of magnitude at most {MAX_MAGNITUDE:g} (the law's "
+                    f"values and rates are products of them, which pass the float64 "
+                    f"limit 1.8e308), got {getattr(fn, f.name)!r}",
                     item,
                     f"{field}.{f.name}",
                 )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +33,10 @@ from ..elements import (
     rectangular_tube_section,
     round_tube_section,
 )
-from ..errors import ModelError
+from ..errors import ModelError, PlausibilityWarning
 from .description import GROUND, SENSOR_TYPES, SOLVER_METHODS, BeamBody, FeBody, Model
 from .items import METHOD_FIELDS, method_fields
+from .plausibility import plausibility_notes
 from .timefunctions import TIME_FUNCTION_LAWS, TimeFunction
 
 if TYPE_CHECKING:
@@ -161,6 +163,7 @@ _SOLVER = _Schema(
         "rho_inf": NUMBER,
         "fixed_step": NUMBER,
         **{method: TABLE for method in SOLVER_METHODS},  # [solver.galpha]: its own settings
+        "linear_solver": STRING,
     }
 )
 _SOLVER_METHOD = {m: _Schema({f: NUMBER for f in method_fields(m)}) for m in SOLVER_METHODS}
@@ -300,6 +303,9 @@ _JOINT = _Schema(
         "damping": NUMBER_OR_VECTOR,
         "rest": NUMBER_OR_VECTOR,
         "cut": BOOLEAN,
+        "limits": VECTOR_OR_MATRIX,
+        "limit_stiffness": NUMBER_OR_VECTOR,
+        "limit_damping": NUMBER_OR_VECTOR,
     },
     required=("type", "parent", "child"),
 )
@@ -329,6 +335,15 @@ _ACTUATOR = _Schema(
         "gear_ratio": NUMBER,
         "rotor_inertia": NUMBER,
         "motor_damping": NUMBER,
+        "voltage": TABLE,
+        "amplifier_gain": NUMBER,
+        "max_voltage": NUMBER,
+        "resistance": NUMBER,
+        "inductance": NUMBER,
+        "torque_constant": NUMBER,
+        "back_emf_constant": NUMBER,
+        "max_current": NUMBER,
+        "efficiency": NUMBER,
     },
     required=("joint",),
 )
@@ -345,6 +360,8 @@ _SPRING = _Schema(
     required=("body1", "marker1", "body2", "marker2", "stiffness"),
 )
 _INSTRUMENT = {"dead_time": NUMBER, "lag": NUMBER, "resolution": NUMBER}
+ACTUATOR_COMMANDS = ("setpoint", "torque", "voltage")
+"""The fields of an actuator that hold its command's time function."""
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
 _STRAIN_SENSOR = _Schema(
     {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER, "point": VECTOR},
@@ -486,7 +503,7 @@ def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> M
     """
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is left out
     except OSError as err:
         raise ModelError(
             f"cannot read the model file: {err.strerror or err}", source=source
@@ -506,6 +523,8 @@ def loads_model(
     it is a file, else the working directory).
 
     The model keeps `source_text` (the text as read) and `overrides` (the list given).
+    A value legal but unlikely in SI units (flexmbs.model.plausibility) is a
+    PlausibilityWarning naming the file, the item and the field.
     """
     overrides = list(overrides)
     try:
@@ -519,13 +538,15 @@ def loads_model(
         raise err.with_source(source) from None
     model.source_text = text
     model.overrides = overrides
+    for note in plausibility_notes(model):
+        warnings.warn(PlausibilityWarning(f"{source}: {note}"), stacklevel=2)
     return model
 
 
 # --------------------------------------------------------- parse and overrides
 def _parse(text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as err:
         raise ModelError(f"not valid TOML: {err}") from None
 
@@ -745,7 +766,7 @@ def _check_driver(name: str, table: dict[str, Any], item: str) -> None:
 
 def _check_actuator(name: str, table: dict[str, Any], item: str) -> None:
     _check_fields(table, _ACTUATOR, item)
-    for key in ("setpoint", "torque"):
+    for key in ACTUATOR_COMMANDS:
         if key in table:
             function = table[key]
             law = _check_law(function, item, key + ".")
@@ -927,9 +948,9 @@ def _add_beam(model: Model, name: str, table: dict[str, Any]) -> None:
 
 def _add_actuator(model: Model, name: str, table: dict[str, Any]) -> None:
     functions: dict[str, Any] = {
-        k: _time_function(table[k]) for k in ("setpoint", "torque") if k in table
+        k: _time_function(table[k]) for k in ACTUATOR_COMMANDS if k in table
     }
-    model.add_actuator(name, **_without(table, "setpoint", "torque"), **functions)
+    model.add_actuator(name, **_without(table, *ACTUATOR_COMMANDS), **functions)
 
 
 def _add_force(model: Model, name: str, table: dict[str, Any]) -> None:

@@ -25,6 +25,8 @@ _FIXED = {
     "marker_velocity": ["m/s"] * 3,
     "marker_angular_velocity": ["rad/s"] * 3,
     "actuator_work": ["J"],
+    "actuator_current": ["A"],
+    "actuator_voltage": ["V"],
     "beam_strain": ["1"],
     "marker_deflection": ["m"] * 3,
     "beam_curvature": ["1/m"] * 2,

@@ -1,8 +1,9 @@
 """A robot described in URDF as a flexmbs model file (`flexmbs import-urdf`).
 
-The URDF is read with yourdfpy (the `urdf` extra); the model is written as TOML text,
-which `loads_model` reads like any model file, so the imported robot can be edited,
-run and kept as a file. The mapping:
+The URDF is read, every value checked, by flexmbs.model.urdf_reader; the model is
+written as TOML text, which `loads_model` reads like any model file, so the imported
+robot can be edited, run and kept as a file; what that reading finds wrong is reported
+against the URDF (its link or joint). The mapping:
 
 * every link that a moving joint carries becomes a rigid body whose frame is the link
   frame; links fixed to it (`fixed` joints, any depth) are merged into it: their
@@ -15,8 +16,11 @@ run and kept as a file. The mapping:
   `floating` -> free, `planar` -> planar (`axis`, the plane's normal); the joint's
   origin is a marker on the parent body (position and orientation of the joint frame),
   the axis in that frame, the child's frame at the joint frame when q = 0, as URDF has
-  it. Limits, efforts and mimic relations are noted in comments (flexmbs has no joint
-  limits; a mimic joint moves freely);
+  it. The limits of a revolute or prismatic joint become `limits` with compliant stops
+  (flexmbs.dynamics.stops) that hold the joint's effort at STOP_PENETRATION into
+  them, damped over STOP_DAMPING_TIME, written out for the user to set to the real
+  stops; velocity limits and mimic relations are noted in comments (a mimic joint
+  moves freely);
 * gravity along -z (9.81 m/s^2), which URDF leaves to the simulator.
 
 `flexible`: links replaced by beams, each "LINK:AXIS[:ELEMENTS]" (AXIS x, y or z of the
@@ -39,11 +43,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import FlexmbsError
+from ..errors import ModelError
 from .description import GROUND, Model
 from .toml_reader import loads_model
+from .urdf_reader import UrdfError, UrdfJoint, UrdfRobot, parse_urdf
+from .vocabulary import MAX_BEAM_ELEMENTS
 
-__all__ = ["urdf_model_text", "load_urdf", "read_urdf", "UrdfError", "DEFAULT_GRAVITY"]
+__all__ = [
+    "urdf_model_text",
+    "urdf_model",
+    "load_urdf",
+    "read_urdf",
+    "UrdfError",
+    "DEFAULT_GRAVITY",
+]
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 JOINT_TYPES = {
@@ -56,10 +69,11 @@ JOINT_TYPES = {
 AXES = {"x": 0, "y": 1, "z": 2}
 TUBE = {"youngs_modulus": 7.0e10, "shear_modulus": 2.63e10, "density": 2700.0, "ratio": 10.0}
 DEFAULT_ELEMENTS = 4
-
-
-class UrdfError(FlexmbsError):
-    """A URDF that cannot become a flexmbs model, or a bad --flexible spec."""
+STOP_PENETRATION = {"rad": math.radians(1.0), "m": 1e-3}
+"""How far into its stop a joint goes under its URDF effort: the stop's stiffness is
+effort / STOP_PENETRATION (N m/rad or N/m)."""
+STOP_DAMPING_TIME = 0.01
+"""s: the stop's damping is its stiffness times this (N m s/rad or N s/m)."""
 
 
 @dataclass
@@ -103,21 +117,27 @@ def _flexible_specs(specs: Sequence[str]) -> dict[str, _Flexible]:
             )
         elements = DEFAULT_ELEMENTS
         if len(parts) == 3:
-            if not parts[2].isdigit() or int(parts[2]) < 1:
-                raise UrdfError(f"--flexible {spec!r}: ELEMENTS must be a whole number >= 1")
+            if not parts[2].isdigit() or not 1 <= int(parts[2]) <= MAX_BEAM_ELEMENTS:
+                raise UrdfError(
+                    f"--flexible {spec!r}: ELEMENTS must be a whole number 1 .. {MAX_BEAM_ELEMENTS}"
+                )
             elements = int(parts[2])
+        if parts[0] in out:
+            raise UrdfError(f"--flexible {spec!r}: the link {parts[0]!r} is named twice")
         out[parts[0]] = _Flexible(parts[0], AXES[parts[1]], elements)
     return out
 
 
 def read_urdf(path: str | os.PathLike[str]) -> Any:
-    """The robot of the URDF `path` (yourdfpy's Robot: links, joints, materials)."""
+    """The robot of the URDF `path` as yourdfpy reads it (links with their visuals,
+    joints, materials: what the viewer draws, `pip install 'flexmbs[view]'`), once
+    flexmbs's own strict reading (flexmbs.model.urdf_reader.parse_urdf) has found
+    nothing wrong with it."""
+    parse_urdf(path)
     try:
         import yourdfpy
     except ImportError:
-        raise UrdfError("reading URDF needs yourdfpy: pip install 'flexmbs[urdf]'") from None
-    if not Path(path).is_file():
-        raise UrdfError(f"{path}: no such file")
+        raise UrdfError("URDF meshes need yourdfpy: pip install 'flexmbs[view]'") from None
     try:
         urdf = yourdfpy.URDF.load(
             os.fspath(path),
@@ -127,7 +147,9 @@ def read_urdf(path: str | os.PathLike[str]) -> Any:
             load_collision_meshes=False,
         )
     except Exception as exc:  # noqa: BLE001 - any parse failure is bad input
-        raise UrdfError(f"{path}: not a readable URDF ({type(exc).__name__}: {exc})") from None
+        raise UrdfError(
+            f"not a readable URDF ({type(exc).__name__}: {exc})", source=os.fspath(path)
+        ) from None
     return urdf.robot
 
 
@@ -179,52 +201,81 @@ def urdf_model_text(
     name: str | None = None,
 ) -> str:
     """The flexmbs model file (TOML text) of the URDF `path` (the module docstring)."""
-    robot = read_urdf(path)
+    return urdf_model(path, flexible, gravity, name)[0]
+
+
+def urdf_model(
+    path: str | os.PathLike[str],
+    flexible: Sequence[str] = (),
+    gravity: Sequence[float] = DEFAULT_GRAVITY,
+    name: str | None = None,
+) -> tuple[str, Model]:
+    """(the model file text, the Model read from it) of the URDF `path`; UrdfError,
+    naming the URDF's link or joint, for anything wrong with it."""
     flex = _flexible_specs(flexible)
-    links = {link.name: link for link in robot.links}
-    children = {j.child for j in robot.joints}
-    roots = [n for n in links if n not in children]
-    if len(roots) != 1:
-        raise UrdfError(f"{path}: expected one root link, found {len(roots)}: {roots}")
+    robot = parse_urdf(path)
+    text = _model_text(robot, path, flex, gravity, name)
+    try:
+        model = loads_model(text, source=os.fspath(path))
+    except ModelError as exc:
+        item = exc.item
+        if item and item.startswith("body "):
+            item = "link " + item[len("body ") :]
+        raise UrdfError(
+            exc.message + " (in the model made of it)", item, exc.field, os.fspath(path)
+        ) from None
+    return text, model
+
+
+def _model_text(
+    robot: UrdfRobot,
+    path: str | os.PathLike[str],
+    flex: dict[str, _Flexible],
+    gravity: Sequence[float],
+    name: str | None,
+) -> str:
+    links = robot.links
     unknown = sorted(set(flex) - set(links))
     if unknown:
-        raise UrdfError(f"--flexible: no link {unknown[0]!r} in {path}")
-    by_parent: dict[str, list[Any]] = {}
-    for j in robot.joints:
+        raise UrdfError(f"--flexible: no link {unknown[0]!r} in the URDF", source=os.fspath(path))
+    by_parent: dict[str, list[UrdfJoint]] = {}
+    for j in robot.joints.values():
         by_parent.setdefault(j.parent, []).append(j)
     ground = _Body(GROUND)
     bodies: dict[str, _Body] = {}
-    place = {roots[0]: (GROUND, np.eye(4))}  # link -> (body, link frame in body frame)
-    joints_out = []
-    order = [roots[0]]
+    place = {robot.root: (GROUND, np.eye(4))}  # link -> (body, link frame in body frame)
+    joints_out: list[tuple[UrdfJoint, str]] = []
+    if robot.root in flex:
+        raise UrdfError(
+            f"--flexible {robot.root}: the link is the root of the robot, which becomes "
+            "the ground; only a link that a moving joint carries can be a beam",
+            source=os.fspath(path),
+        )
+    order = [robot.root]
     while order:
         link_name = order.pop(0)
         body_name, pose = place[link_name]
         body = ground if body_name == GROUND else bodies[body_name]
-        inertial = links[link_name].inertial
-        if body_name != GROUND and inertial is not None and inertial.mass:
-            body.add_inertial(
-                pose @ (np.eye(4) if inertial.origin is None else np.asarray(inertial.origin)),
-                float(inertial.mass),
-                np.asarray(inertial.inertia, float),
-            )
+        link = links[link_name]
+        if body_name != GROUND and link.mass:
+            body.add_inertial(pose @ link.inertial_origin, link.mass, link.inertia)
         for j in by_parent.get(link_name, []):
-            joint_pose = pose @ np.asarray(j.origin if j.origin is not None else np.eye(4))
+            joint_pose = pose @ j.origin
             if j.type == "fixed":
                 if j.child in flex:
                     raise UrdfError(
-                        f"--flexible {j.child}: the link is fixed to its parent; only a "
-                        "link that a moving joint carries can be a beam"
+                        f"--flexible {j.child}: the link is fixed to its parent "
+                        f'(joint "{j.name}"); only a link that a moving joint carries can '
+                        "be a beam",
+                        source=os.fspath(path),
                     )
                 place[j.child] = (body_name, joint_pose)
                 body.markers[j.child] = joint_pose
-            elif j.type in JOINT_TYPES:
+            else:
                 body.markers[j.name] = joint_pose
                 bodies[j.child] = _Body(j.child)
                 place[j.child] = (j.child, np.eye(4))
                 joints_out.append((j, body_name))
-            else:
-                raise UrdfError(f'{path}: joint "{j.name}": unknown type "{j.type}"')
             order.append(j.child)
     lines = [
         f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
@@ -252,9 +303,9 @@ def urdf_model_text(
             continue
         if body.mass <= 0.0:
             raise UrdfError(
-                f'{path}: link "{body.name}" moves but carries no mass (no inertial, '
-                "and none on the links fixed to it); flexmbs needs mass on every moving "
-                "body"
+                f'link "{body.name}" moves but carries no mass (no inertial, and none on '
+                "the links fixed to it); flexmbs needs mass on every moving body",
+                source=os.fspath(path),
             )
         com, inertia = body.com_and_inertia()
         lines += [
@@ -268,7 +319,7 @@ def urdf_model_text(
         for marker, pose in body.markers.items():
             lines += _marker_lines(body.name, marker, pose)
     for j, parent in joints_out:
-        lines += _joint_lines(j, parent, links)
+        lines += _joint_lines(j, parent)
     return "\n".join(lines) + "\n"
 
 
@@ -281,7 +332,7 @@ def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str
 
 
 def _beam_lines(
-    body: _Body, flex: _Flexible, joints_out: list[tuple[Any, str]], path: object
+    body: _Body, flex: _Flexible, joints_out: list[tuple[UrdfJoint, str]], path: object
 ) -> list[str]:
     carried = [j for j, parent in joints_out if parent == body.name]
     if len(carried) > 1:
@@ -333,7 +384,7 @@ def _beam_lines(
     return lines
 
 
-def _joint_lines(j: Any, parent: str, links: dict[str, Any]) -> list[str]:
+def _joint_lines(j: UrdfJoint, parent: str) -> list[str]:
     kind = JOINT_TYPES[j.type]
     out = ["", f"[joints.{_key(j.name)}]  # URDF {j.type}"]
     out += [
@@ -343,20 +394,37 @@ def _joint_lines(j: Any, parent: str, links: dict[str, Any]) -> list[str]:
         f"child = {_key(j.child)}",
     ]
     if kind in ("revolute", "prismatic", "planar"):
-        axis = np.asarray(j.axis if j.axis is not None else (1.0, 0.0, 0.0), float)
-        out.append(f"axis = {_vector(axis)}")
-    limit = getattr(j, "limit", None)
-    if limit is not None and (limit.lower is not None or limit.upper is not None):
-        unit = "m" if kind == "prismatic" else "rad"
-        out.append(
-            f"# limits {limit.lower} .. {limit.upper} {unit}, effort {limit.effort}, "
-            f"velocity {limit.velocity} (not enforced)"
-        )
-    if getattr(j, "mimic", None) is not None:
+        out.append(f"axis = {_vector(j.axis)}")
+    out += _limit_lines(kind, j.limit)
+    if j.mimic is not None:
         out.append(
             f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
             f"{j.mimic.offset}): not enforced, the joint moves freely"
         )
+    return out
+
+
+def _limit_lines(kind: str, limit: Any) -> list[str]:
+    """The `limits` of a revolute or prismatic joint and their stops (module text);
+    comments for what is not enforced."""
+    if limit is None or limit.lower is None or limit.upper is None:
+        return []
+    unit = "m" if kind == "prismatic" else "rad"
+    lower, upper = float(limit.lower), float(limit.upper)
+    effort = float(limit.effort or 0.0)
+    if kind not in ("revolute", "prismatic") or not lower < upper or not effort > 0:
+        return [f"# limits {lower} .. {upper} {unit}, effort {limit.effort} (not enforced)"]
+    stiffness = effort / STOP_PENETRATION[unit]
+    out = [
+        f"limits = {_vector([lower, upper])}  # {unit}; stops from the effort, "
+        f"{effort:g}, at {STOP_PENETRATION[unit]:.4g} {unit} into them: set the real ones",
+        f"limit_stiffness = {_num(stiffness)}",
+        f"limit_damping = {_num(stiffness * STOP_DAMPING_TIME)}",
+    ]
+    if not lower <= 0.0 <= upper:
+        out.append(f"initial = {_num(lower if lower > 0.0 else upper)}  # within the limits")
+    if limit.velocity is not None:
+        out.append(f"# velocity limit {limit.velocity} {unit}/s (not enforced)")
     return out
 
 
@@ -367,4 +435,4 @@ def load_urdf(
 ) -> Model:
     """The Model of the URDF `path` (through its model file text, kept as the model's
     source text)."""
-    return loads_model(urdf_model_text(path, flexible, gravity), source=os.fspath(path))
+    return urdf_model(path, flexible, gravity)[1]

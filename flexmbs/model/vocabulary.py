@@ -26,6 +26,8 @@ SENSOR_TYPES = (
     "marker_angular_velocity",
     "actuator_torque",
     "actuator_work",
+    "actuator_current",
+    "actuator_voltage",
     "beam_strain",
     "marker_deflection",
     "beam_curvature",
@@ -40,12 +42,14 @@ SENSOR_TYPES = (
 FLEXIBLE_BODY_SENSORS = ("strain_energy", "elastic_coordinates")
 CONTACT_TYPES = ("rolling_disk", "knife_edge")
 BEAM_SECTION_SENSORS = ("beam_strain", "beam_curvature", "beam_section_forces")
-ACTUATOR_TYPES = ("pd", "torque")
+ACTUATOR_TYPES = ("pd", "torque", "dc_motor")
 FORCE_TYPES = ("force", "torque")
 SOLVER_METHODS = ("bdf", "galpha", "ida", "scipy-radau", "scipy-bdf", "dop853", "rk45")
 # docs/explanation/formulation.md sections 5 and 10; Schwab 2009
 FORMULATIONS = ("joint", "order-n", "absolute")
 CONSTRAINT_FORMULATIONS = ("ggl", "projection")
+# how bdf and galpha store and factor their iteration matrix (flexmbs.solvers.linear_choice)
+LINEAR_SOLVERS = ("auto", "dense", "banded")
 ORIGIN = "origin"  # every body (and the ground) has this marker: its own frame
 
 AXIS_NORM_MIN = 1e-12  # an axis shorter than this is zero
@@ -57,13 +61,28 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 """The names of bodies, joints, markers and the other items: letters, digits, '_' and
 '-' (a dot separates the parts of coordinate names and of --set paths)."""
 GENERATED_PREFIX = "@"  # flexmbs.model.absolute's PREFIX
-SENSOR_NAME_PATTERN = re.compile(r"[^\s/]+")
+SENSOR_NAME_PATTERN = re.compile(r"(?!\.+$)[^\s/]+")
 """Sensor names: anything but spaces and '/' (a sensor may be named after a
-coordinate, "joint.rz")."""
-BEAM_DENSE_MATRICES = 8
+coordinate, "joint.rz"), and not dots alone ("." and ".." name HDF5 groups)."""
+BEAM_DENSE_MATRICES = 32
 """Dense (nf x nf) float64 matrices that building a beam body and integrating it hold
 at once (its invariants, stiffness, mass and the iteration matrix's block), nf its
-nodal coordinates: what `_check_beam_memory` weighs against the machine's memory."""
+nodal coordinates: what `_check_beam_memory` weighs against the machine's memory.
+Building H2 with a link of 100 and of 200 elements peaks at 27 of them (78 and 308 MB
+above the process before); the run's iteration matrices come on top."""
+
+MAX_BEAM_ELEMENTS = 1000
+"""The most beam elements a model has, all its beams together: 6 006 nodal coordinates
+whose dense matrices (invariants, stiffness, the iteration matrix) grow as their square;
+building them takes 16 s for 400 elements and four times that for twice as many. A
+longer beam than this needs is reduced to its modes (`modes`) on a coarser mesh."""
+MAX_SUBDIVISIONS = 100
+"""The most centre-line points per beam element that a `beam_centerline` sensor and
+`flexmbs export --subdivisions` take (the cubic shape functions are drawn smooth by
+far fewer)."""
+SHAPE_MEMORY_LIMIT = 2**30
+"""Bytes at most of the matrices that map a beam's nodal coordinates to its centre-line
+points (a `beam_centerline` sensor, an export's shape): points x coordinates."""
 
 BEAM_INITIAL_STATES = ("undeformed", "static", "quasi-static")
 

@@ -51,6 +51,9 @@ class System:
     with q' = u up to constraint terms (the positions of galpha's error test).
     `dae_elastic_columns` (with `dae_mass`) flags the speeds of elastic coordinates,
     whose iteration-matrix columns the mass hook's elastic blocks supply.
+    `dae_layout` (pos, dims), with them: the bordered band layout in which the
+    driver stores and factors its iteration matrix (flexmbs.bordered_band; the
+    mass hook then writes that layout, and `dae_jacobian` is None).
 
     `error_test` (bool, size n, or None: every differential component) marks the
     components in `bdf`'s local error test (flexmbs.simulation leaves out the elastic
@@ -83,6 +86,7 @@ class System:
     refresh: object = None
     npositions: int = 0
     dae_elastic_columns: np.ndarray | None = None
+    dae_layout: tuple | None = None
     error_test: np.ndarray | None = None
     breakpoints: np.ndarray | None = None
     set_segment: object = None

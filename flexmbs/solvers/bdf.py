@@ -221,6 +221,15 @@ class BDF:
     index2 : the algebraic components are index-2 variables (the multipliers of a
         stabilised index-2 system): their weights in the Newton convergence test are
         scaled by min(h, 1) (DASSL's index-2 scaling; bdf_kernels._wrms_newton).
+    layout : with `second_order` and `elastic_columns`, (pos, dims): a bordered band
+        layout of the n - ns unknowns after the positions (flexmbs.bordered_band;
+        pos (n - ns,) their places, dims = [ni, nb, kd]), in which the reduced
+        iteration matrix is then stored and factored, its cost linear in the
+        interior unknowns. The mass hook then writes A, K and D in that packed
+        storage (a (3, L) or, A alone, (1, L) array; flexmbs.dynamics.system's
+        dae_mass_elastic_banded); every interior unknown must be an elastic
+        column, and the columns a jacobian hook would supply are instead
+        elastic columns too (cj A from the hook) or differences.
     error_test : optional (n,) bool mask of the components in the local error test
         and the order choice (None: every differential component). A mechanical
         system tests its positions and leaves out their speeds (flexmbs.solvers.
@@ -238,8 +247,8 @@ class BDF:
                  algebraic=None, jacobian=None, jacobian_columns=None,
                  second_order=0, mass=None, max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
-                 history=None, index2=False, elastic_columns=None, error_test=None,
-                 switches=None, nswitch=0):
+                 history=None, index2=False, elastic_columns=None, layout=None,
+                 error_test=None, switches=None, nswitch=0):
         if _JIT and not _is_jitted(residual):
             raise ValueError("residual must be a numba-jitted function "
                              "(numba.njit or flexmbs.config.jit)")
@@ -344,6 +353,8 @@ class BDF:
                 raise ValueError(f"history must have shape (k, {n}) with 1 <= k <= "
                                  f"max_order = {max_order}, got {hist.shape}")
 
+        if layout is not None:
+            layout = self._checked_layout(layout, n, ns, elastic_columns, jacobian)
         self.n = n
         self.t0 = t0
         self.t_end = t_end
@@ -355,7 +366,8 @@ class BDF:
         if ns:
             self._check_second_order(residual, args, t0, y0, yp0, ns)
         s = _k.new_state(n, ns, mass=mass is not None,
-                         elastic=elastic_columns is not None, nswitch=int(nswitch))
+                         elastic=elastic_columns is not None, layout=layout,
+                         nswitch=int(nswitch))
         self._s = s
         s.y[:] = y0
         s.yp[:] = yp0
@@ -425,6 +437,30 @@ class BDF:
         if not np.all(np.abs(out[:ns] - want) <= 1e-12 * scale):
             raise ValueError(f"second_order={ns}: the first {ns} residuals must be "
                              f"y'_i - y_{{{ns}+i}}")
+
+    @staticmethod
+    def _checked_layout(layout, n, ns, elastic_columns, jacobian):
+        """(pos, dims) as int64 arrays, or ValueError naming what is wrong."""
+        if not ns or elastic_columns is None:
+            raise ValueError("layout needs second_order and elastic_columns")
+        if jacobian is not None:
+            raise ValueError("layout takes no jacobian hook: its analytic columns come "
+                             "from the mass hook (elastic_columns)")
+        try:
+            pos = np.asarray(layout[0], dtype=np.int64)
+            dims = np.asarray(layout[1], dtype=np.int64)
+        except (TypeError, ValueError, IndexError) as exc:
+            raise ValueError(f"layout must be (pos, dims), got {layout!r}") from exc
+        nr = n - ns
+        if pos.shape != (nr,) or dims.shape != (3,) or np.any(dims < 0) or \
+                dims[0] + dims[1] != nr or \
+                not np.array_equal(np.sort(pos), np.arange(nr)):
+            raise ValueError(f"layout: pos must order the {nr} unknowns after the "
+                             f"positions and dims = [ni, nb, kd] with ni + nb = {nr}")
+        interior = pos < dims[0]
+        if np.any(interior & (np.asarray(elastic_columns)[ns:] == 0)):
+            raise ValueError("layout: every interior unknown must be an elastic column")
+        return pos, dims
 
     @staticmethod
     def _tolerance(v, n, name):
@@ -553,6 +589,12 @@ class BDF:
     def switch_values(self):
         """The switch functions at t (the last accepted step), a copy."""
         return self._s.gnew.copy() if self.status == "switched" else self._s.gsw.copy()
+
+    @property
+    def switch_reference(self):
+        """The switch functions' values at the start of the last step, against which
+        it checked their signs (a copy)."""
+        return self._s.gsw.copy()
 
     def set_switch_reference(self, g):
         """The switch functions' values at the start of the next step, against which

@@ -7,10 +7,12 @@ import time
 
 import numpy as np
 
+from . import bdf_kernels as _k
 from .base import Integrator
 from .bdf import BDF
 from .events import locate_crossing, next_breakpoint
 from .galpha import RHO_INF, GeneralizedAlpha
+from .typed_call import TypedCall
 
 __all__ = ["BdfIntegrator", "GalphaIntegrator", "STEPS_PER_CALL", "BDF_STEP_FLOOR"]
 
@@ -38,6 +40,44 @@ local error is below atol, which at tight tolerances takes steps near 1e-12 of t
 a singular M* stops it through its iteration matrix, not by crawling."""
 
 
+def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=None):
+    """Start a BDF or GeneralizedAlpha driver again from (t0, y0, y0'), consistent,
+    towards t_end, on its compiled functions and state arrays (a new driver would
+    look its compiled functions up again and allocate its state: about 1 ms); its
+    counters go on. The first step is the method's choice (galpha's first step of a
+    start, or its fixed step `fixed_step`, cut to end at t_end; galpha keeping its
+    matrix goes on with the step its error control proposed). keep_matrix: keep
+    the last iteration matrix, re-formed at the new step from the mass hook when the
+    step changed it (else a difference Jacobian as at a start): right when the
+    forces jumped but not their derivatives (an input that changed)."""
+    s = driver._s
+    fs, iv = s.fs, s.iv
+    t0, t_end = float(t0), float(t_end)
+    if not t_end > t0:
+        raise ValueError(f"t_end must be after t0 = {t0}, got {t_end}")
+    had_matrix = iv[_k.I_FORCE_SETUP] == 0 and s.stats[_k.S_NLU] > 0
+    if fixed_step is not None:
+        fs[_k.F_H_FIXED] = min(float(fixed_step), t_end - t0)
+    h_start = fs[_k.F_H_FIXED]
+    if not h_start > 0.0 and keep_matrix and isinstance(driver, GeneralizedAlpha):
+        h_start = fs[_k.F_H]  # one step holds no history: the step the error asked for
+    if not h_start > 0.0 and isinstance(driver, GeneralizedAlpha):
+        npos = driver.positions
+        h_start = driver._first_step(y0, yp0, t_end - t0, s.rtol[:npos], s.atol, npos)
+    s.y[:] = y0
+    s.yp[:] = yp0
+    fs[_k.F_T_END] = t_end
+    driver.t0, driver.t_end = t0, t_end
+    driver._last_out = -np.inf
+    driver._status = _k.ST_RUNNING
+    driver._started = True
+    start = time.perf_counter()
+    driver._begin(s, t0, float(h_start), np.zeros((0, driver.n)))
+    if keep_matrix and had_matrix:
+        iv[_k.I_FORCE_SETUP] = 0
+    driver.wall_time += time.perf_counter() - start
+
+
 class BdfIntegrator(Integrator):
     """BDF orders 1-5 on `system.dae_residual` with the model's state as args.
 
@@ -63,6 +103,9 @@ class BdfIntegrator(Integrator):
         self.restarts = 0
         self.breakpoints_passed = 0
         self.switch_events = []  # (t, indices of the switch functions crossed)
+        self.input_restarts = 0  # restart_at calls: the inputs changed
+        self.horizon_moves = 0  # restart_at calls: the end moved on
+        self._switches = None   # system.switches called without type dispatch
         self._refresh_due = False
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
@@ -73,26 +116,36 @@ class BdfIntegrator(Integrator):
         """The driver of the segment from t (to the next breakpoint or t_end), after
         the system was told the segment; g_side: the switch functions' values on
         their new side after a state event at t (None: their values at t)."""
+        g = self._enter_segment(t, y, g_side)
+        driver = self._start(t, y, self.system.rhs(t, y))
+        if g is not None:
+            driver.set_switch_reference(g)
+        return driver
+
+    def _enter_segment(self, t, y, g_side=None):
+        """The segment from t: its end, the system told it, its discrete updates made
+        (System.sample), and the switch functions' values (g_side, or their values at
+        (t, y)) with the branches they select; returns those values (None without
+        switch functions)."""
         system = self.system
         self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
         if system.set_segment is not None:
             system.set_segment(t, self._segment_end)
         if system.sample is not None:
             system.sample(t, y)
-        g = None
-        if system.nswitch:
-            g = self._switch_values(t, y) if g_side is None else g_side
-            if system.switched is not None:
-                system.switched(t, y, g)
-        driver = self._start(t, y, system.rhs(t, y))
-        if g is not None:
-            driver.set_switch_reference(g)
-        return driver
+        if not system.nswitch:
+            return None
+        g = self._switch_values(t, y) if g_side is None else g_side
+        if system.switched is not None:
+            system.switched(t, y, g)
+        return g
 
     def _switch_values(self, t, y):
         g = np.zeros(self.system.nswitch)
-        self.system.switches(float(t), np.ascontiguousarray(y, dtype=float),
-                             (self.system.m, self.system.ws), g)
+        if self._switches is None:
+            self._switches = TypedCall(self.system.switches)
+        self._switches(float(t), np.ascontiguousarray(y, dtype=float),
+                       (self.system.m, self.system.ws), g)
         return g
 
     def _restart(self, t, y, g_side=None, behind=None):
@@ -124,7 +177,7 @@ class BdfIntegrator(Integrator):
                    second_order=system.second_order, mass=system.dae_mass,
                    elastic_columns=system.dae_elastic_columns, h_max=max_step,
                    h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
-                   calc_ic=False, index2=index2,
+                   calc_ic=False, index2=index2, layout=system.dae_layout,
                    h0=INDEX2_FIRST_STEP * (end - t) if index2 else None,
                    error_test=system.error_test, **self._driver_options())
 
@@ -132,9 +185,11 @@ class BdfIntegrator(Integrator):
         """After a driver stopped on a state event: the crossing t* on its last step,
         the outputs in (step start, t*] from its interpolant (written from y_out[n]),
         and the restart at t* on the new side. Returns the number of outputs
-        written."""
+        written. The functions at the step's start are those the driver checked
+        against (at a restart on a crossing, the new sides, which the state there
+        may give to round-off on the old)."""
         t_lo, t_hi = bdf.step_start, bdf.t
-        g_lo = self._switch_values(t_lo, bdf.interpolate(t_lo)[0])
+        g_lo = bdf.switch_reference
         g_hi = bdf.switch_values
 
         def g_of(t):
@@ -149,6 +204,37 @@ class BdfIntegrator(Integrator):
         y_star = bdf.interpolate(t_star)[0]
         self._restart(t_star, y_star, np.where(crossed, side, g_star), behind=t_star)
         return self._outputs_behind(t_out, y_out, n)
+
+    def set_breakpoints(self, times):
+        """The system's breakpoints from now on (s; the laws of the model changed:
+        an input port set aside its law, flexmbs.model.ports)."""
+        self._breakpoints = np.unique(np.asarray(times, dtype=float))
+
+    def restart_at(self, t, y, t_end=None, inputs=True):
+        """Go on from the state y at time t (s), which the outputs reached, as from a
+        breakpoint: the forces jumped there (`inputs`: an input of the model changed:
+        the forces, not their derivatives, so the driver starts again in place with
+        its iteration matrix) or the run goes on to a later `t_end` (s). The steps
+        the integrator took beyond t are forgotten."""
+        if t_end is not None:
+            if not t_end > t:
+                raise ValueError(f"t_end must be after t = {t}, got {t_end}")
+            self.t_end = float(t_end)
+            self.horizon_moves += 1
+        y = np.asarray(y, dtype=float)
+        self.status, self.message = "running", ""
+        self.t, self.y = float(t), y.copy()
+        self._behind = None
+        self._refresh_due = False
+        self.input_restarts += bool(inputs)
+        g = self._enter_segment(t, y)
+        self._restart_driver(t, y, self.system.rhs(t, y))
+        if g is not None:
+            self._bdf.set_switch_reference(g)
+
+    def _restart_driver(self, t, y, yp):
+        """The driver started again in place from (t, y, y') to the segment's end."""
+        restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True)
 
     def _outputs_behind(self, t_out, y_out, n):
         """Outputs from y_out[n] on that lie within the last step of the driver
@@ -223,6 +309,9 @@ class BdfIntegrator(Integrator):
         if self.restarts:
             stats["restarts"] = self.restarts
         stats["breakpoints"] = self.breakpoints_passed
+        if self.input_restarts or self.horizon_moves:
+            stats["input_restarts"] = self.input_restarts
+            stats["horizon_moves"] = self.horizon_moves
         stats["switch_events"] = len(self.switch_events)
         stats["wall_time"] = self.wall_time
         return stats
@@ -240,6 +329,10 @@ class GalphaIntegrator(BdfIntegrator):
                  rho_inf=RHO_INF, fixed_step=None):
         self._galpha = (rho_inf, fixed_step)
         super().__init__(system, t0, y0, t_end, rtol, atol, max_step)
+
+    def _restart_driver(self, t, y, yp):
+        restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True,
+                       fixed_step=self._galpha[1])
 
     def _start(self, t, y, yp):
         system = self.system
@@ -261,6 +354,6 @@ class GalphaIntegrator(BdfIntegrator):
             second_order=system.second_order, mass=system.dae_mass,
             elastic_columns=system.dae_elastic_columns, h_max=max_step,
             h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
-            index2=index2, h0=h0, positions=system.npositions,
+            index2=index2, h0=h0, positions=system.npositions, layout=system.dae_layout,
             fixed_step=(None if fixed_step is None else min(fixed_step, end - t)),
             **self._driver_options())

@@ -34,7 +34,15 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..bordered_band import (
+    band_index,
+    bordered_band_factor,
+    bordered_band_solve,
+    factor_size,
+    packed_size,
+)
 from ..config import jit, jit_entry
+from ..linalg import lu_factor, lu_solve
 from ..tuple_ref import tuple_ref
 
 __all__ = ["BdfState", "new_state", "bdf_start", "bdf_initial_conditions",
@@ -190,7 +198,8 @@ BdfState = namedtuple("BdfState", [
     "phi", "psi", "alpha", "beta", "sigma", "gamma",
     "y", "yp", "yy", "yyp", "ypred", "yppred", "ee", "delta", "res", "tmp",
     "ewt", "rtol", "atol", "mask", "etest", "jcol", "G", "G2", "piv", "Gr", "pivr", "dz",
-    "Ar", "Rr", "gsw", "gnew", "fs", "iv", "stats"])
+    "Ar", "Rr", "bpos", "bdims", "Gb", "Rb", "Ab", "Fb", "pivb", "wb", "gsw", "gnew",
+    "fs", "iv", "stats"])
 BdfState.__doc__ = """Resumable state of the integrator (all arrays; n unknowns).
 
 phi (NPHI, n) divided differences; psi, alpha, beta, sigma, gamma (NPHI,) method
@@ -208,96 +217,48 @@ hook, else (0, 0): its matrix A and the rest R = Gr - cj A of the last differenc
 Jacobian (_reform_with_mass); with the elastic blocks Ar is (3 m, m): A, then K and
 D, and R = Gr - cj A - K / cj; gsw, gnew (nsw,) the switch functions at t_n and
 after the step being checked (switch_crossed); fs (NF,) float scalars, iv (NI,) int
-scalars, stats (NS,) counters."""
+scalars, stats (NS,) counters.
+
+With a bordered band layout of the reduced unknowns (flexmbs.bordered_band: bpos
+(m,) their places, bdims = [ni, nb, kd]) the reduced iteration matrix is held and
+factored in that storage instead: Gb, Rb (L,) packed (L = packed_size), Ab (3, L)
+the mass hook's A, K, D packed, Fb its factors, pivb (ni + nb,) their pivots, wb (m,)
+scratch; G, G2, Gr, Ar, Rr are then empty. Without one, bpos, Gb ... wb are empty."""
 
 
-def new_state(n, nsecond=0, mass=False, elastic=False, nswitch=0):
+def new_state(n, nsecond=0, mass=False, elastic=False, layout=None, nswitch=0):
     """A zeroed BdfState for n unknowns, the first `nsecond` of them positions whose
     speeds follow them, with room for a mass hook's matrices if `mass` (and its
-    elastic blocks if `elastic`) and for `nswitch` switch functions (numpy
-    allocation, outside numba)."""
+    elastic blocks if `elastic`), in the bordered band layout (pos, dims) of the
+    other n - nsecond unknowns if `layout` is given, and for `nswitch` switch
+    functions (numpy allocation, outside numba)."""
     nr = n - nsecond
     na = nr if mass else 0
     v = lambda: np.zeros(n)  # noqa: E731
     c = lambda: np.zeros(NPHI)  # noqa: E731
+    i64 = np.int64
+    if layout is None:
+        nd, nb = n, nr
+        bpos, bdims = np.zeros(0, dtype=i64), np.zeros(3, dtype=i64)
+        size = fsize = nw = 0
+    else:
+        nd = nb = na = 0
+        bpos = np.ascontiguousarray(layout[0], dtype=i64)
+        bdims = np.ascontiguousarray(layout[1], dtype=i64)
+        size, fsize, nw = packed_size(bdims), factor_size(bdims), nr
     return BdfState(
         phi=np.zeros((NPHI, n)), psi=c(), alpha=c(), beta=c(), sigma=c(), gamma=c(),
         y=v(), yp=v(), yy=v(), yyp=v(), ypred=v(), yppred=v(), ee=v(), delta=v(),
         res=v(), tmp=v(), ewt=v(), rtol=v(), atol=v(), mask=v(), etest=v(), jcol=v(),
-        G=np.zeros((n, n)), G2=np.zeros((n, n)), piv=np.zeros(n, dtype=np.int64),
-        Gr=np.zeros((nr, nr)), pivr=np.zeros(nr, dtype=np.int64), dz=np.zeros(nr),
+        G=np.zeros((nd, nd)), G2=np.zeros((nd, nd)), piv=np.zeros(n, dtype=i64),
+        Gr=np.zeros((nb, nb)), pivr=np.zeros(nb, dtype=i64), dz=np.zeros(nr),
         Ar=np.zeros((3 * na if elastic else na, na)), Rr=np.zeros((na, na)),
-        gsw=np.zeros(nswitch), gnew=np.zeros(nswitch), fs=np.zeros(NF),
-        iv=np.zeros(NI, dtype=np.int64), stats=np.zeros(NS, dtype=np.int64))
-
-
-# ===================================================================================
-# dense linear algebra
-# ===================================================================================
-
-@jit_entry
-def lu_factor(a, piv):
-    """In-place LU factorization with partial pivoting, P A = L U (a: n x n, row-major).
-
-    L (unit lower) and U overwrite `a`; piv[k] is the row swapped with row k at stage
-    k. Returns 0, or k + 1 when column k has no non-zero pivot (singular matrix).
-
-    The row updates run over views that start at column k + 1 (`rk`, `ri`): a loop
-    from a variable start index, a[i, j] for j in range(k + 1, n), is not vectorised
-    by LLVM, a loop from 0 over a view is (the same operations in the same order:
-    33 x 33 in 5.1 us instead of 9.3).
-    """
-    n = a.shape[0]
-    for k in range(n):
-        p = k
-        amax = abs(a[k, k])
-        for i in range(k + 1, n):
-            v = abs(a[i, k])
-            if v > amax:
-                amax = v
-                p = i
-        piv[k] = p
-        if not amax > 0.0:
-            return k + 1
-        if p != k:
-            ak = a[k]
-            ap = a[p]
-            for j in range(n):
-                tmp = ak[j]
-                ak[j] = ap[j]
-                ap[j] = tmp
-        inv = 1.0 / a[k, k]
-        rk = a[k, k + 1:]
-        for i in range(k + 1, n):
-            f = a[i, k] * inv
-            a[i, k] = f
-            if f != 0.0:
-                ri = a[i, k + 1:]
-                for j in range(rk.shape[0]):
-                    ri[j] -= f * rk[j]
-    return 0
-
-
-@jit_entry
-def lu_solve(a, piv, b):
-    """Solve A x = b in place (b becomes x) with the factors of lu_factor."""
-    n = a.shape[0]
-    for k in range(n):
-        p = piv[k]
-        if p != k:
-            tmp = b[k]
-            b[k] = b[p]
-            b[p] = tmp
-    for i in range(n):
-        s = b[i]
-        for j in range(i):
-            s -= a[i, j] * b[j]
-        b[i] = s
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for j in range(i + 1, n):
-            s -= a[i, j] * b[j]
-        b[i] = s / a[i, i]
+        bpos=bpos, bdims=bdims, Gb=np.zeros(size), Rb=np.zeros(size),
+        Ab=np.zeros((3 if layout is not None else 0, size)), Fb=np.zeros(fsize),
+        pivb=np.zeros(nw, dtype=i64), wb=np.zeros(nw),
+        gsw=np.zeros(nswitch), gnew=np.zeros(nswitch),
+        fs=np.zeros(NF), iv=np.zeros(NI, dtype=i64),
+        stats=np.zeros(NS, dtype=i64))
 
 
 # ===================================================================================
@@ -549,6 +510,8 @@ def _setup_second_order(residual, jacobian, mass, args, s, t, y, yp, res):
     out the smaller dependence of the inertial, gyroscopic and gravity forces on the
     elastic coordinates, which the modified Newton iteration absorbs.
     """
+    if s.bpos.shape[0] > 0:
+        return _setup_bordered(residual, mass, args, s, t, y, yp, res)
     fs, iv, st = s.fs, s.iv, s.stats
     cj = fs[F_CJ]
     h = fs[F_H]
@@ -646,6 +609,8 @@ def _reform_with_mass(mass, args, s, t, y, yp):
     cj = fs[F_CJ]
     if iv[I_NSECOND] == 0:
         return _reform_first_order(mass, args, s, t, y, yp)
+    if s.bpos.shape[0] > 0:
+        return _reform_bordered(mass, args, s, t, y, yp)
     Rr, Gr = s.Rr, s.Gr
     nr = Gr.shape[0]
     Ar = s.Ar[:nr]
@@ -705,11 +670,115 @@ def _solve_newton(s, cj, delta):
     dz = s.dz
     for i in range(n - ns):
         dz[i] = delta[ns + i]
-    lu_solve(s.Gr, s.pivr, dz)
+    if s.bpos.shape[0] > 0:
+        bordered_band_solve(s.Fb, s.pivb, s.bdims, s.bpos, dz, s.wb)
+    else:
+        lu_solve(s.Gr, s.pivr, dz)
     for i in range(ns):
         delta[i] = (dz[i] + delta[i]) / cj
     for i in range(n - ns):
         delta[ns + i] = dz[i]
+
+
+# ===================================================================================
+# the iteration matrix in a bordered band layout
+# ===================================================================================
+
+@jit_entry
+def _setup_bordered(residual, mass, args, s, t, y, yp, res):
+    """_setup_second_order with the reduced iteration matrix in the bordered band
+    layout (s.bpos, s.bdims; flexmbs.bordered_band): the columns flagged 2.0 in
+    s.jcol (every interior unknown among them) are cj A + D + K / cj from the mass
+    hook, which writes A, K, D packed into s.Ab; the other columns, all of them
+    border columns, come from differences as there, scattered into the packed
+    storage. R = Gb - cj A - K / cj is kept (s.Rb) for _reform_bordered. The matrix
+    is the one _setup_second_order forms; its factorization (bordered_band_factor)
+    and storage grow linearly with the interior unknowns."""
+    fs, iv, st = s.fs, s.iv, s.stats
+    cj = fs[F_CJ]
+    h = fs[F_H]
+    ns = iv[I_NSECOND]
+    n = y.size
+    nr = n - ns
+    Gb, Ab, tmp, ewt, jcol = s.Gb, s.Ab, s.tmp, s.ewt, s.jcol
+    pos = s.bpos
+    dims = (s.bdims[0], s.bdims[1], s.bdims[2])
+    Ab[:, :] = 0.0
+    mass(t, y, yp, args, Ab)
+    a, k, d = Ab[0], Ab[1], Ab[2]
+    for i in range(Gb.shape[0]):
+        Gb[i] = cj * a[i] + d[i] + k[i] / cj
+    calls = 0
+    for jr in range(nr):
+        j = ns + jr
+        if jcol[j] == 2.0:
+            continue
+        calls += 1
+        ysave = y[j]
+        ypsave = yp[j]
+        dd = _fd_increment_floored(ysave, ypsave, h, ewt[j])
+        y[j] = ysave + dd
+        yp[j] = ypsave + cj * dd
+        if jr < ns:
+            qsave = y[jr]
+            qpsave = yp[jr]
+            y[jr] = qsave + dd / cj
+            yp[jr] = qpsave + dd
+        residual(t, y, yp, args, tmp)
+        inv = 1.0 / dd
+        for i in range(nr):
+            Gb[band_index(pos, dims, i, jr)] = (tmp[ns + i] - res[ns + i]) * inv
+        y[j] = ysave
+        yp[j] = ypsave
+        if jr < ns:
+            y[jr] = qsave
+            yp[jr] = qpsave
+    st[S_NRES] += calls
+    st[S_NJAC] += 1
+    fs[F_CJOLD] = cj
+    fs[F_CJRATIO] = 1.0
+    iv[I_JAC_AGE] = 0
+    iv[I_REST_AGE] = 0
+    iv[I_FORCE_SETUP] = 1
+    if not _all_finite(Gb):
+        return _NLS_NONFINITE
+    Rb = s.Rb
+    for i in range(Gb.shape[0]):
+        Rb[i] = Gb[i] - cj * a[i] - k[i] / cj
+    if not _all_finite(Rb):
+        return _NLS_NONFINITE
+    st[S_NLU] += 1
+    if bordered_band_factor(Gb, s.bdims, s.Fb, s.pivb) != 0:
+        return _NLS_SINGULAR
+    iv[I_FORCE_SETUP] = 0
+    return _OK
+
+
+@jit_entry
+def _reform_bordered(mass, args, s, t, y, yp):
+    """_reform_with_mass in the bordered band layout: Gb = R + cj A(t, y, y') + K / cj
+    (K of the last full setup), packed, and its factors."""
+    fs, iv, st = s.fs, s.iv, s.stats
+    cj = fs[F_CJ]
+    Gb, Rb = s.Gb, s.Rb
+    a_only = s.Ab[:1]
+    a_only[:, :] = 0.0
+    mass(t, y, yp, args, a_only)
+    a, k = s.Ab[0], s.Ab[1]
+    for i in range(Gb.shape[0]):
+        Gb[i] = Rb[i] + cj * a[i] + k[i] / cj
+    st[S_NMASS] += 1
+    fs[F_CJOLD] = cj
+    fs[F_CJRATIO] = 1.0
+    iv[I_JAC_AGE] = 0
+    iv[I_FORCE_SETUP] = 1
+    if not _all_finite(Gb):
+        return _NLS_NONFINITE
+    st[S_NLU] += 1
+    if bordered_band_factor(Gb, s.bdims, s.Fb, s.pivb) != 0:
+        return _NLS_SINGULAR
+    iv[I_FORCE_SETUP] = 0
+    return _OK
 
 
 # ===================================================================================

@@ -1,0 +1,210 @@
+"""A controller in Python in the loop of flexmbs.Simulator: real-time factors, and what
+a call of Simulator.step costs beyond the integration.
+
+1. Control loops at 1 kHz, the controller in Python setting the inputs every step (a
+   changed input: the integrator starts again in place every step):
+   * the rotary flexible link of examples/rotary_flexible_link.py (a hub on a DC
+     servo, a steel ruler in two modes) under its LQR state feedback;
+   * a UR5 (example-robot-data's URDF) whose upper arm, forearm and first wrist link
+     are beams (three modes each, with their modal derivatives), torque motors on its
+     six joints under a PD with gravity held by the initial pose, moving all six
+     joints by 0.3 rad along quintic paths.
+   Real-time factor = simulated time / wall time of the loop (compilation and the
+   model's building left out).
+2. The per-call overhead: the same model and steps with inputs that do not change,
+   (a) the integrator asked for every output at once (the integration alone), (b)
+   `Simulator.step` once per output without a file, (c) the same writing the result
+   file; overhead = ((b or c) - a) / steps: the Python call, the inputs, the sensors
+   and energies of each step and their rows.
+Each figure is the median of --rounds interleaved rounds, with the spread (max - min).
+
+    .venv/bin/python benchmarks/bench_control_loop.py --json results/control_loop.json
+    .venv/bin/python benchmarks/bench_control_loop.py --table results/control_loop.json
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import flexmbs
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+DT = 1e-3
+UR5 = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
+       / "ur_description/urdf/ur5_robot.urdf")
+UR5_FLEXIBLE = ["upper_arm_link:z", "forearm_link:z", "wrist_1_link:y"]
+UR5_GEAR = 100.0
+UR5_KP = np.array([4000.0, 4000.0, 2000.0, 300.0, 300.0, 100.0])   # N m/rad at the joint
+UR5_KD = np.array([200.0, 200.0, 100.0, 10.0, 10.0, 4.0])          # N m s/rad
+
+
+def rotary_link():
+    """(model, controller(sim) -> inputs, simulated time) of the rotary link's LQR."""
+    import rotary_flexible_link as example
+
+    model = flexmbs.load_model(example.MODEL)
+    gains = example.design(model)[0][0]
+
+    def controller(sim, nq=None):
+        x = sim.state
+        n = len(gains) // 2
+        target = np.zeros(2 * n)
+        target[0] = example.reference(sim.time)
+        return {example.VOLTAGE: float(-gains @ (x[: 2 * n] - target))}
+
+    return model, controller, 2.0
+
+
+def ur5():
+    """(model, controller, simulated time) of the UR5 with three beams under PD."""
+    from flexmbs.model import Constant
+    from flexmbs.model.toml_reader import loads_model
+    from flexmbs.model.urdf import urdf_model_text
+
+    sets = [f"bodies.{spec.split(':')[0]}.modes=3" for spec in UR5_FLEXIBLE]
+    sets += ["solver.method=galpha", "solver.rtol=1e-5", "solver.atol=1e-8", "solver.t_end=2.0",
+             f"solver.fixed_step={DT}"]
+    model = loads_model(urdf_model_text(UR5, UR5_FLEXIBLE), str(UR5), sets)
+    joints = [n for n, j in model.joints.items() if j.type == "revolute"]
+    for name in joints:
+        model.add_actuator(f"{name}_motor", name, type="torque", torque=Constant(0.0),
+                           gear_ratio=UR5_GEAR, rotor_inertia=5e-5)
+    ports = [f"{name}_motor.torque" for name in joints]
+    start = np.zeros(len(joints))
+
+    def path(t):
+        s = np.clip(t / 1.5, 0.0, 1.0)
+        return start + 0.3 * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
+
+    def controller(sim):
+        q, u = sim.q[: len(joints)], sim.u[: len(joints)]
+        tau = UR5_KP * (path(sim.time) - q) - UR5_KD * u
+        return dict(zip(ports, (tau / UR5_GEAR).tolist()))
+
+    return model, controller, 2.0
+
+
+def control_loop(make):
+    """(wall s of the loop, steps, integration s, state size) of one run."""
+    model, controller, t_end = make()
+    sim = flexmbs.Simulator(model)
+    steps = int(round(t_end / DT))
+    start = time.perf_counter()
+    for _ in range(steps):
+        sim.step(DT, inputs=controller(sim))
+    wall = time.perf_counter() - start
+    stats = sim.statistics
+    n = len(sim.state)
+    sim.close()
+    return wall, steps, stats["wall_time"], n
+
+
+def overhead(make, steps=2000):
+    """(integration alone, steps without a file, steps with a file) in s for `steps`
+    steps of DT with constant inputs."""
+    from flexmbs.simulation import build_integrator, prepare_run, start_state
+
+    model, _, _ = make()
+    times = DT * np.arange(1, steps + 1)
+    model.set_solver(t_end=times[-1])  # the integrator's horizon: the same steps below
+    run = prepare_run(model)
+    system, y0 = start_state(run, 0.0)
+    integ = build_integrator(run, system, 0.0, y0, lambda: None)
+    start = time.perf_counter()
+    n, _ = integ.advance(times, np.inf)
+    alone = time.perf_counter() - start
+    assert n == steps
+    walls = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in (None, os.path.join(tmp, "run.h5")):
+            sim = flexmbs.Simulator(model, path)
+            start = time.perf_counter()
+            for _ in range(steps):
+                sim.step(DT)
+            walls.append(time.perf_counter() - start)
+            sim.close()
+    return alone, walls[0], walls[1]
+
+
+def median_spread(values):
+    v = np.asarray(values, dtype=float)
+    return float(np.median(v)), float(v.max() - v.min())
+
+
+def measure(rounds):
+    cases = {"rotary flexible link (LQR)": rotary_link, "UR5, three flexible links (PD)": ur5}
+    for make in cases.values():  # compile and warm up
+        control_loop(make)
+        overhead(make, 50)
+    loops = {name: [] for name in cases}
+    calls = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, make in cases.items():
+            loops[name].append(control_loop(make))
+            calls[name].append(overhead(make))
+    out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+           "python": platform.python_version(), "rounds": rounds, "dt": DT,
+           "loops": {}, "overhead": {}}
+    for name, runs in loops.items():
+        walls = [r[0] for r in runs]
+        steps, states = runs[0][1], runs[0][3]
+        wall, spread = median_spread(walls)
+        integ, _ = median_spread([r[2] for r in runs])
+        out["loops"][name] = {
+            "steps": steps, "states": states, "simulated": steps * DT, "wall": wall,
+            "wall_spread": spread, "real_time_factor": steps * DT / wall,
+            "us_per_step": wall / steps * 1e6, "integration_us_per_step": integ / steps * 1e6}
+    for name, runs in calls.items():
+        steps = 2000
+        alone, sa = median_spread([r[0] for r in runs])
+        plain, sp = median_spread([(r[1] - r[0]) / steps * 1e6 for r in runs])
+        filed, sf = median_spread([(r[2] - r[0]) / steps * 1e6 for r in runs])
+        out["overhead"][name] = {
+            "integration_us_per_step": alone / steps * 1e6, "overhead_us": plain,
+            "overhead_spread_us": sp, "overhead_file_us": filed, "overhead_file_spread_us": sf}
+    return out
+
+
+def table(results):
+    lines = ["| control loop at 1 kHz | states | steps | wall (s) | real-time factor | "
+             "per step (us) | integrating (us) |", "|---|---|---|---|---|---|---|"]
+    for name, r in results["loops"].items():
+        lines.append(f"| {name} | {r['states']} | {r['steps']} | {r['wall']:.3f} "
+                     f"(+-{r['wall_spread'] / 2:.3f}) | {r['real_time_factor']:.2f} | "
+                     f"{r['us_per_step']:.0f} | {r['integration_us_per_step']:.0f} |")
+    lines += ["", "| model | integration per step (us) | Simulator.step overhead (us) | "
+              "with the result file (us) |", "|---|---|---|---|"]
+    for name, r in results["overhead"].items():
+        lines.append(f"| {name} | {r['integration_us_per_step']:.1f} | {r['overhead_us']:.1f} "
+                     f"(+-{r['overhead_spread_us'] / 2:.1f}) | {r['overhead_file_us']:.1f} "
+                     f"(+-{r['overhead_file_spread_us'] / 2:.1f}) |")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--table", help="print the tables of a results file")
+    a = p.parse_args()
+    if a.table:
+        print(table(json.loads(Path(a.table).read_text())))
+        return
+    results = measure(a.rounds)
+    print(table(results))
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
