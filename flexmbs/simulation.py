@@ -31,15 +31,19 @@ from .convergence import (
 from .dynamics import absolute as _absolute
 from .dynamics import order_n as _order_n
 from .dynamics import projection as _projection
+from .dynamics import stick_slip as _stick_slip
+from .dynamics import stick_slip_events as _stick_events
 from .dynamics import switches as _switches
 from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
+from .dynamics.model_switches import dae_model_switch_values
 from .dynamics.outputs import output_quantities
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
 from .errors import ModelError, RunTerminated
 from .failure_diagnosis import failing_force_elements, failure_states
+from .instruments import InstrumentFilter
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
 from .kinematics.timefunctions import evaluate_time_function
 from .model.absolute import absolute_model, set_elastic_rates
@@ -50,6 +54,7 @@ from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
 from .output_kernels import OutputKernelsElsewhere
+from .sampled_control import SampledControllers
 from .solvers.base import System
 from .solvers.bdf_integrator import BdfIntegrator, GalphaIntegrator
 from .solvers.ida import IdaIntegrator
@@ -145,6 +150,8 @@ def _tree_system(cm, formulation, linear_solver):
             None,
         )
     )
+    if linear_solver == "auto" and np.any(np.asarray(m.fric_law) == 1):
+        linear_solver = "dense"  # a stuck joint holds its row of the dense M*
     if cm.nq == 0:
         dae_mass = None  # every coordinate driven: no rows after eliminated positions
     elastic = _elastic_speed_columns(cm) if dae_mass is not None else None
@@ -212,7 +219,9 @@ def _with_discontinuities(cm, system):
     or kinks), its segment hook (the piece of each time function in force on a
     segment: ws.segment_time) and its switch functions (flexmbs.dynamics.switches:
     the actuators' torque limits, the DC motors' limits, the joint stops; the branch
-    of each held in ws), for the integrators' events (flexmbs.solvers.events)."""
+    of each held in ws; then flexmbs.dynamics.stick_slip's, the stick-slip frictions,
+    their modes in ws.fric_mode), for the integrators' events
+    (flexmbs.solvers.events)."""
     m, ws = cm.arrays, system.ws
     system.breakpoints = time_function_breakpoints(m.tf_kind, m.tf_ptr, m.tf_data)
     system.error_test = _error_test(cm, system.n)
@@ -222,16 +231,114 @@ def _with_discontinuities(cm, system):
         ws.kin_key[0] = 0.0  # the kinematics of a driven joint may change piece
 
     system.set_segment = set_segment
-    nswitch = _switches.switch_count(m)
-    if nswitch:
+    blocks = _stick_events.switch_blocks(m)
+    if blocks:
+        friction = blocks.get("frictions")
+        if friction is not None:
+            masses = KernelCall(_stick_slip.coordinate_masses, (m, ws), system.n, 1)
+            holding = KernelCall(_stick_slip.holding_forces, (m, ws), system.n, 1)
+            fr = _stick_events.stick_slip_frictions(m)
 
         def switched(t, y, g):
-            _switches.set_branches(m, ws, t, y, g)
+            if "drives" in blocks:
+                _switches.set_branches(m, ws, t, y, g[blocks["drives"]])
+            if friction is not None:
+                if np.all(np.isnan(ws.fric_mode[fr])):  # the start of a run
+                    _stick_events.initial_friction_modes(m, ws, y, masses, holding, t)
+                    g[friction] = 1.0
+                else:
+                    gf = g[friction]
+                    _stick_events.switched_frictions(m, ws, t, y, gf, gf <= 0.0, masses, holding)
+                    g[friction] = gf
 
-        system.switches = _switches.dae_switch_values
-        system.nswitch = nswitch
+        system.switches = dae_model_switch_values
+        system.nswitch = max(b.stop for b in blocks.values())
         system.switched = switched
     return system
+
+
+def _with_sampled_control(cm, system, t0, t_end):
+    """The sampled controllers of the model (flexmbs.sampled_control) on the system:
+    their instants among its breakpoints, their updates at the start of each
+    segment (System.sample). Returns them (None without)."""
+    m, ws = cm.arrays, system.ws
+    if not np.any(np.asarray(m.ctrl_sampled) == 1):
+        return None
+    row = np.zeros((1, len(ENERGY_COMPONENTS)))
+    values = np.zeros((1, cm.nsensor_values))
+
+    def sensors_at(t, y):
+        output_quantities(
+            m, ws, np.array([float(t)]), np.ascontiguousarray(y)[None, :], row, values
+        )
+        return values[0]
+
+    sampler = SampledControllers(cm, ws, t0, t_end, sensors_at)
+    system.breakpoints = np.union1d(
+        np.asarray(system.breakpoints if system.breakpoints is not None else [], dtype=float),
+        sampler.breakpoints,
+    )
+    system.sample = sampler.at_breakpoint
+    return sampler
+
+
+def _check_discrete_state(model, settings, constrained):
+    """ModelError unless the run's settings can hold the model's stick-slip friction
+    and sampled controllers: they are discrete state, which the integrators "bdf"
+    and "galpha" keep between their segments; a stuck joint's row is the joint
+    formulation's, on a tree, in the dense iteration matrix."""
+    sticky = [f.name for f in getattr(model, "frictions", {}).values() if f.law == "stick-slip"]
+    sampled = [c.name for c in getattr(model, "controllers", {}).values() if c.sampled]
+    if not sticky and not sampled:
+        return
+    what = f'friction "{sticky[0]}"' if sticky else f'controller "{sampled[0]}"'
+    kind = "stick-slip friction" if sticky else "a sampled controller"
+    if settings.method not in ("bdf", "galpha"):
+        raise ModelError(
+            f'{what}: {kind} is discrete state that the solvers "bdf" and "galpha" '
+            f'hold between their segments; got "{settings.method}"',
+            "solver",
+            "method",
+        )
+    if sticky and settings.linear_solver == "banded":
+        raise ModelError(
+            f'friction "{sticky[0]}": a stuck joint\'s row replaces its row of the dense '
+            'mass matrix; use linear_solver = "dense" or "auto" with stick-slip friction',
+            "solver",
+            "linear_solver",
+        )
+    if sticky and (settings.formulation != "joint" or constrained):
+        raise ModelError(
+            f'friction "{sticky[0]}": stick-slip friction holds a stuck joint by its row '
+            'of the joint formulation of a tree; use law = "regularized" for this model',
+            f'friction "{sticky[0]}"',
+            "law",
+        )
+
+
+def _output_quantities(cm, ws, sampler, t, y, e, sv):
+    """output_quantities for rows at times t, each with the sampled controllers'
+    outputs in force at its time (sampler.history), the workspace's restored
+    after."""
+    t = np.ascontiguousarray(t)
+    y = np.ascontiguousarray(y)
+    if sampler is None:
+        output_quantities(cm.arrays, ws, t, y, e, sv)
+        return
+    now = ws.ctrl_held.copy()
+    which = sampler.held_at(t)
+    start = 0
+    while start < len(t):
+        stop = start + 1
+        while stop < len(t) and which[stop] == which[start]:
+            stop += 1
+        ws.ctrl_held[:] = sampler.history_v[max(which[start], 0)]
+        output_quantities(
+            cm.arrays, ws, t[start:stop], y[start:stop], e[start:stop], sv[start:stop]
+        )
+        start = stop
+    ws.ctrl_held[:] = now
+    sampler.forget_before(t[-1])
 
 
 def _elastic_speed_columns(cm):
@@ -403,7 +510,9 @@ class Simulation:
     small_deformation: the text saying which beam left the small-deformation range
     and how far (None if none did; a SmallDeformationWarning was issued then);
     convergence: the convergence check of simulate(..., verify=True) (a
-    flexmbs.convergence.Convergence; None without it).
+    flexmbs.convergence.Convergence; None without it). sensor_names, sensor_sizes:
+    the sensors' names and numbers of values, in the columns' order of `sensors`;
+    sensor(name) the columns of one by its name.
     A run that kept no history in memory (simulate's `history`) reads each of t, y,
     energy and sensors from its result file when it is first asked for.
     """
@@ -419,6 +528,20 @@ class Simulation:
         self.path = path
         self.small_deformation: str | None = None
         self.convergence: Convergence | None = None
+        self.sensor_names: list[str] = []
+        self.sensor_sizes: list[int] = []
+
+    def sensor(self, name):
+        """The values of sensor `name` at the outputs: (n,) for a sensor of one value,
+        (n, k) for one of k (a marker's position: x, y, z)."""
+        if name not in self.sensor_names:
+            known = ", ".join(self.sensor_names) or "(none)"
+            raise KeyError(f'no sensor "{name}"; the sensors are {known}')
+        k = self.sensor_names.index(name)
+        start = int(sum(self.sensor_sizes[:k]))
+        size = int(self.sensor_sizes[k])
+        columns = self.sensors[:, start : start + size]
+        return columns[:, 0] if size == 1 else columns
 
     def _get(self, name):
         if self._arrays[name] is None:
@@ -721,7 +844,9 @@ class PreparedRun:
     """A model made ready to integrate: `cm` the compiled model (consistent with its
     loops), `settings` the solver's (SolverSettings), `output` the output's
     (OutputSettings), `report` the consistency report of a model with constraints
-    (None for a tree), `times` its output times (OutputTimes from t = 0)."""
+    (None for a tree), `times` its output times (OutputTimes from t = 0), `sampler`
+    its sampled controllers (flexmbs.sampled_control; None without, set by
+    start_state)."""
 
     model: object
     cm: object
@@ -729,6 +854,7 @@ class PreparedRun:
     output: object
     report: object = None
     times: object = None
+    sampler: object = None
 
     @property
     def projection(self):
@@ -750,6 +876,7 @@ def prepare_run(model, overrides=None):
         cm = compile_absolute(model) if s.formulation == "absolute" else compile_model(model)
         report = make_consistent(cm) if cm.has_constraints else None
         check_solver_fits(model, cm, s, report)
+        _check_discrete_state(model, s, report is not None)
     except ModelError as exc:
         raise exc.with_source(model.source_path or "<python>") from None
     return PreparedRun(model, cm, s, out, report, times)
@@ -838,9 +965,11 @@ def start_state(run, t0, log=None):
     """(system, y0): the System the integrator steps (build_system) and the state it
     starts from, consistent with the constraints (the projection's start, or the
     multipliers and y' of the index-2 form), with the projection's drift correction
-    and the absolute coordinates' rebasing as the system's refresh."""
+    and the absolute coordinates' rebasing as the system's refresh; the sampled
+    controllers' first samples taken at t0 (run.sampler)."""
     cm, s = run.cm, run.settings
     system = build_system(cm, s.constraints, s.formulation, s.linear_solver)
+    run.sampler = _with_sampled_control(cm, system, t0, s.t_end)
     y0 = cm.initial_state()
     if run.projection:
         y0, _ = _projection.projection_start(cm, system, t0, y0)
@@ -850,6 +979,8 @@ def start_state(run, t0, log=None):
     if s.formulation == "absolute":
         _with_rebasing(cm, system)
     _check_finite_start(cm, y0, run.model.source_path or "<python>")
+    if run.sampler is not None:  # the first samples, so that the first output holds them
+        run.sampler.at_breakpoint(t0, y0)
     if run.report is not None and log is not None:
         log(
             run.report.text()
@@ -918,11 +1049,18 @@ class OutputRecorder:
     of each output's time (the pieces of the time laws in force then, each motor
     limited by value): the integrator's holds the segment it steps, which a state
     event may already have changed when outputs before it are filled from the
-    interpolant. `vtk_path` the VTKHDF file ([output] vtk = true), None for none."""
+    interpolant; the sampled controllers' outputs (`sampler`, flexmbs.sampled_control)
+    are those in force at each output's time. `vtk_path` the VTKHDF file ([output]
+    vtk = true), None for none. The sensors are recorded as their instruments give
+    them (dead time, lag, resolution: flexmbs.instruments)."""
 
-    def __init__(self, cm, writer, keep, log=None, vtk_path=None):
+    def __init__(self, cm, writer, keep, log=None, vtk_path=None, sampler=None):
         self.cm, self.writer, self.keep, self.log = cm, writer, keep, log
         self.ws = cm.new_workspace()
+        self.sampler = sampler
+        self.instruments = InstrumentFilter(
+            [cm.model.sensors[n] for n in cm.sensor_names], cm.arrays.sensor_offset
+        )
         self.rows = ([], [], [], [])  # t, y, energy, sensors
         self.shapes = None
         if vtk_path is not None:
@@ -939,9 +1077,9 @@ class OutputRecorder:
         times t (k,)."""
         e = np.zeros((len(t), len(ENERGY_COMPONENTS)))
         sv = np.zeros((len(t), self.cm.nsensor_values))
-        output_quantities(
-            self.cm.arrays, self.ws, np.ascontiguousarray(t), np.ascontiguousarray(y), e, sv
-        )
+        _output_quantities(self.cm, self.ws, self.sampler, t, y, e, sv)
+        if self.instruments:
+            sv = self.instruments.apply(t, sv)
         return e, sv
 
     def emit(self, t, y):
@@ -1119,6 +1257,8 @@ def finish_run(run, integ, recorder, status, message, path=None, compile_time=0.
         path=None if path is None else str(path),
     )
     sim.small_deformation = recorder.deformation.report() or None
+    sim.sensor_names = list(run.cm.sensor_names)
+    sim.sensor_sizes = [int(k) for k in run.cm.sensor_sizes]
     return sim
 
 
@@ -1133,7 +1273,7 @@ def _simulate(model, path, overrides, progress, log, compiling, keep, compile_el
     system, y0 = start_state(run, t0, log)
     writer = open_result(path, run, result_settings(run, run.output.step), lock)
     vtk = Path(path).with_suffix(".vtkhdf") if path is not None and run.output.vtk else None
-    recorder = OutputRecorder(run.cm, writer, keep, log, vtk)
+    recorder = OutputRecorder(run.cm, writer, keep, log, vtk, run.sampler)
     recorder.singularity.update(np.array([t0]), y0[None, :])
     if log is not None and recorder.singularity.report():
         log("warning: the initial state is " + recorder.singularity.report())

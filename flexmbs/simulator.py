@@ -161,6 +161,8 @@ class Simulator:
         self._t1[0] = self.time
         y = np.ascontiguousarray(self._y, dtype=float)[None, :]
         m = self._run.cm.arrays
+        if self._run.sampler is not None:  # the sampled controllers' outputs in force
+            self._ws.ctrl_held[:] = self._run.sampler.ws.ctrl_held
         self._kinematic_outputs(m, self._ws, self._t1, y, self._energy, self._sensor)
         if self._reactions:
             self._reaction_outputs(m, self._ws, self._t1, y, self._sensor)

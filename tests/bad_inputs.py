@@ -23,6 +23,7 @@ H2, FB, H8, RD, SC, SP, RIG, BR, CH = (
     "chain_planar_4",
 )
 FE = "fe_plate"
+RFL = "rotary_flexible_link"
 
 BAD_MODELS = [
     # solver and output
@@ -275,6 +276,60 @@ BAD_MODELS = [
     (FE, "bodies.plate.markers.corner.node", 99999, ["corner", "node", "99999"]),
     (FE, "bodies.plate.markers.hinge.interface", "hub", ["hinge", "interface", '"hub"']),
     (FE, "bodies.plate.stiffness", "k.mtx", ['body "plate"', "mesh"]),
+    # joint friction
+    (RFL, "frictions.bearings.coulomb", -1.0, ['friction "bearings"', "coulomb"]),
+    (RFL, "frictions.bearings.static", 0.001, ['"bearings"', "static", "Coulomb"]),
+    (RFL, "frictions.bearings.law", "sticky", ['"bearings"', "law", "stick-slip"]),
+    (RFL, "frictions.bearings.joint", "nojoint", ['"bearings"', "joint", "nojoint"]),
+    (RFL, "frictions.bearings.coordinate", 1, ['"bearings"', "coordinate"]),
+    (RFL, "frictions.bearings.regularization", 0.0, ['"bearings"', "regularization"]),
+    (RFL, "frictions.bearings.stribeck_velocity", -1.0, ['"bearings"', "stribeck_velocity"]),
+    (RFL, "solver.method", "rk45", ['friction "bearings"', "method", "bdf"]),
+    # controllers
+    (RFL, "controllers.servo.actuator", "nomotor", ['controller "servo"', "actuator", "nomotor"]),
+    (RFL, "controllers.servo.command", "voltage", ['"servo"', "command", "torque"]),
+    (RFL, "controllers.servo.command", "speed", ['"servo"', "command"]),
+    (RFL, "controllers.servo.sample_time", -0.001, ['"servo"', "sample_time"]),
+    (RFL, "controllers.servo.delay", -0.001, ['"servo"', "delay"]),
+    (RFL, "controllers.servo.limits", [1.0, -1.0], ['"servo"', "limits"]),
+    (RFL, "controllers.servo.limits", 0.0, ['"servo"', "limits"]),
+    (RFL, "controllers.servo.inputs", [], ['"servo"', "inputs"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "ghost"}],
+     ['"servo"', "inputs[0].sensor", "ghost"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "hub", "joint": "shaft"}],
+     ['"servo"', "inputs[0].sensor"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "hub", "gain": "x"}],
+     ['"servo"', "inputs[0].gain"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "hub", "speed": 1.0}],
+     ['"servo"', "inputs[0].speed"]),
+    (RFL, "controllers.servo.inputs", [{"joint": "shaft", "coordinate": 3}],
+     ['"servo"', "inputs[0].coordinate"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "hub", "setpoint": {"law": "wobble"}}],
+     ['"servo"', "inputs[0].setpoint.law"]),
+    (RFL, "controllers.servo.sample_time", DELETE, ['"servo"', "inputs[0].sensor", "sample_time"]),
+    # sensors as instruments
+    (RFL, "sensors.tip.dead_time", -0.004, ['sensor "tip"', "dead_time"]),
+    (RFL, "sensors.tip.lag", "slow", ['sensor "tip"', "lag"]),
+    (RFL, "sensors.encoder.resolution", -1.0, ['sensor "encoder"', "resolution"]),
+    # a beam started in its modes
+    (RFL, "bodies.ruler.initial", {"mode": 0, "amplitude": 0.01},
+     ['body "ruler"', "initial.mode"]),
+    (RFL, "bodies.ruler.initial", {"mode": 1, "size": 0.01}, ['body "ruler"', "initial.size"]),
+    (RFL, "bodies.ruler.initial", [{"mode": 1}, {"mode": 2, "rate": "fast"}],
+     ['body "ruler"', "initial[1].rate"]),
+    (RFL, "bodies.ruler.initial", {"mode": 99, "amplitude": 0.01},
+     ['body "ruler"', "initial", "99"]),
+    # user laws named in the model file
+    (RFL, ("user_laws", "cog"), {"function": "no_such_module_xyz:law", "joint": "shaft"},
+     ['user law "cog"', "function", "no_such_module_xyz"]),
+    (RFL, ("user_laws", "cog"), {"function": "laws_not_here.py:law", "joint": "shaft"},
+     ['user law "cog"', "function", "laws_not_here.py"]),
+    (RFL, ("user_laws", "cog"), {"function": "math:sqrt", "joint": "shaft"},
+     ['user law "cog"', "function", "parameters"]),
+    (RFL, ("user_laws", "cog"), {"function": "math:no_such_law", "joint": "shaft"},
+     ['user law "cog"', "function", "no_such_law"]),
+    (RFL, ("user_laws", "cog"), {"function": "math", "joint": "shaft"},
+     ['user law "cog"', "function", "module:function"]),
 ]
 
 # (command line, exit status, words of its last line of stderr); {models} is data/models,

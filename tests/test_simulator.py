@@ -8,6 +8,7 @@ import pytest
 import flexmbs
 from flexmbs import ModelError, Simulator, simulate
 from flexmbs.model import Constant, Steps
+from flexmbs.model.toml_reader import loads_model
 from flexmbs.simulator import IntegrationFailed
 
 DT = 2e-3
@@ -84,7 +85,7 @@ body = "strip"
 marker = "tip"
 frame = "strip"
 """
-    model = flexmbs.model.toml_reader.loads_model(text)
+    model = loads_model(text)
     model.actuators["motor"].torque = Constant(0.05) if torque is None else torque
     return model
 

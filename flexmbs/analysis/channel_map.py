@@ -18,6 +18,8 @@ A channel map is a TOML file (docs/reference/experiment-files.md has the full fo
     sign = -1
     unit = "deg"
     lowpass = 20.0          optional zero-phase low-pass cutoff, Hz
+    noise = 0.5             optional: the measurement noise's standard deviation, in
+                            `unit` (else estimated from the record, `measurement_noise`)
 
 Calibration of a raw experiment value r (in the file's unit, e.g. V) into the
 simulation's SI unit:
@@ -34,7 +36,8 @@ Time alignment: the simulation's time t_sim corresponds to the experiment time
 
 where `offset` is given (method "offset"), found from the instant of release seen in one
 channel ("release"), or is the lag of maximum cross-correlation between one channel of
-the experiment and of the simulation ("xcorr"); see `find_offset`.
+the experiment and of the simulation ("xcorr") over the whole record; see
+`find_offset`.
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ __all__ = [
     "cross_correlation_offset",
     "lowpass_filter",
     "noise_power_gain",
+    "measurement_noise",
+    "record_quantum",
 ]
 
 # unit -> (quantity, factor to the SI unit of that quantity)
@@ -159,6 +164,7 @@ _CHANNEL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "unit": str,
     "lowpass": float,
     "lowpass_order": int,
+    "noise": float,
 }
 _KIND_TEXT = {
     str: "a string",
@@ -183,6 +189,8 @@ class MappedChannel:
     lowpass : zero-phase low-pass cutoff (Hz) or None; lowpass_order : Butterworth
         order of the filter run once forward and once backward (the magnitude response
         is squared: -6 dB at the cutoff, roll-off 2 * order * 20 dB per decade).
+    noise : the standard deviation of the measurement noise in `unit` (None: estimated
+        from the record, `measurement_noise`).
     """
 
     name: str
@@ -197,6 +205,7 @@ class MappedChannel:
     unit: str = ""
     lowpass: float | None = None
     lowpass_order: int = DEFAULT_LOWPASS_ORDER
+    noise: float | None = None
 
     @property
     def unit_factor(self) -> float:
@@ -387,6 +396,13 @@ def _channel(name: str, table: Any, source: str) -> MappedChannel:
             "lowpass_order",
             source,
         )
+    if "noise" in table and not table["noise"] > 0:
+        raise ExperimentError(
+            f"expected a positive standard deviation (in the channel's unit), got {table['noise']}",
+            item,
+            "noise",
+            source,
+        )
     if "lowpass_order" in table and "lowpass" not in table:
         raise ExperimentError(
             "lowpass_order without a lowpass cutoff: expected both or neither",
@@ -407,6 +423,7 @@ def _channel(name: str, table: Any, source: str) -> MappedChannel:
         unit=unit,
         lowpass=float(table["lowpass"]) if "lowpass" in table else None,
         lowpass_order=int(order),
+        noise=float(table["noise"]) if "noise" in table else None,
     )
 
 
@@ -773,6 +790,65 @@ def filtered(
     return lowpass_filter(values, sample_interval, channel.lowpass, channel.lowpass_order)
 
 
+# ------------------------------------------------------------------------ noise
+MAD_TO_SD = 1.4826  # standard deviation / median absolute deviation, normal noise
+D3_VARIANCE = 20.0  # var(D^3 w) / var(w) for white noise w
+QUANTUM_RTOL = 1e-6  # of the step: a record's differences are whole steps within this
+QUANTUM_MIN_LEVELS = 4  # a record on fewer distinct steps than this is not read as quantized
+TRIM_MADS = 5.0  # third differences farther than this many robust deviations: the signal's
+
+
+def third_difference_noise(values: ArrayLike) -> float:
+    """sigma of white measurement noise on a finely sampled smooth signal, from its
+    third differences D^3 x (a smooth signal has negligible ones; white noise of any
+    distribution has var D^3 = 20 sigma^2): the standard deviation of D^3 over the
+    samples within TRIM_MADS robust deviations of its median (1.4826 times the
+    median absolute deviation), so that the few large ones of the signal's own
+    jumps do not count, over sqrt(20). 0 when most third differences are 0."""
+    d3 = np.diff(np.asarray(values, dtype=float), 3)
+    mid = np.median(d3)
+    spread = MAD_TO_SD * float(np.median(np.abs(d3 - mid)))
+    if not spread > 0:
+        return 0.0
+    inliers = d3[np.abs(d3 - mid) <= TRIM_MADS * spread]
+    return float(np.std(inliers) / math.sqrt(D3_VARIANCE))
+
+
+def record_quantum(values: ArrayLike) -> float | None:
+    """The step q of a quantized record (an encoder's count, an ADC's or a printed
+    resolution): every difference of consecutive samples a whole multiple of the
+    smallest non-zero one, within QUANTUM_RTOL; None when the record is not so."""
+    d = np.abs(np.diff(np.asarray(values, dtype=float)))
+    scale = float(np.max(np.abs(values))) if len(d) else 0.0
+    d = d[d > 1e-12 * max(scale, 1e-300)]
+    if len(d) < QUANTUM_MIN_LEVELS:
+        return None
+    q = float(np.min(d))
+    counts = d / q
+    if np.max(np.abs(counts - np.round(counts))) > QUANTUM_RTOL * max(1.0, float(counts.max())):
+        return None
+    return q
+
+
+def measurement_noise(channel: MappedChannel, values: ArrayLike) -> tuple[float, str]:
+    """(sigma, how): the standard deviation (SI) of the channel's measurement noise.
+
+    Stated in the map (`noise`, in `unit`): that. Else from the record: the third
+    differences' robust estimate (`third_difference_noise`) and, on a quantized
+    record (`record_quantum`, step q) at least the rounding's q / sqrt(12): below
+    about q / 2 the noise hardly moves the rounded samples, and on a slow signal the
+    rounding's errors are not white (most third differences are 0)."""
+    if channel.noise is not None:
+        sigma = channel.noise * channel.unit_factor
+        return sigma, f"{sigma:.3g} as stated in the map"
+    d3 = third_difference_noise(values)
+    q = record_quantum(values)
+    if q is not None and d3 < q / math.sqrt(12.0):
+        sigma = q / math.sqrt(12.0)
+        return sigma, f"{sigma:.3g} from the record's quantization (step {q:.3g}, q/sqrt(12))"
+    return d3, f"{d3:.3g} from the record's third differences"
+
+
 # -------------------------------------------------------------------- alignment
 def find_offset(
     channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
@@ -884,17 +960,27 @@ def cross_correlation_offset(
     channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
 ) -> tuple[float, str]:
     """Method "xcorr": the offset maximising the correlation coefficient between the
-    channel's experiment values x(t_k) and simulated values s(t_k - offset), over the
-    samples where t_k - offset lies in the run. Offsets are tried on the experiment's
-    sample grid over `search`, then the best is refined between its neighbours
-    (bounded scalar search on the spline of the simulation, to OFFSET_XTOL of a
-    sample interval)."""
+    channel's experiment values x(t_k) and simulated values s(t_k - offset), each
+    side held at its first value before it starts (the rig at rest before the record
+    and before the run): the record's samples before the run's start are compared
+    with the run's initial value, and the run's, on the record's sample grid, before
+    the record's first sample with that sample; samples after either side's end are
+    left out. A shift that leaves the start of either side unexplained is paid for
+    there, so that a repeated pattern (a square wave's holds) cannot match one part
+    of the record by itself, and a run shorter or longer than the record is
+    aligned on what both cover. The offsets tried are the experiment's sample grid over
+    `search` (default: the run's start anywhere from half the record before the
+    record's start to half of it after), with the run and the record overlapping by
+    at least MIN_OVERLAP_FRACTION of the shorter; the best is refined between its
+    neighbours (bounded scalar search on the spline of the simulation, to
+    OFFSET_XTOL of a sample interval)."""
     a = channel_map.alignment
     name = a.channel
     assert name is not None  # the map's "xcorr" alignment names its channel
     t, x = measured.time, measured.values[name]
     dt = measured.sample_interval
-    lo, hi = a.search if a.search is not None else (t[0], t[0] + 0.5 * (t[-1] - t[0]))
+    half = 0.5 * (t[-1] - t[0])
+    lo, hi = a.search if a.search is not None else (t[0] - half, t[0] + half)
     min_overlap = MIN_OVERLAP_FRACTION * min(t[-1] - t[0], simulated.t_end - simulated.time[0])
     candidates = lo + dt * np.arange(int(np.floor((hi - lo) / dt)) + 1)
     spline = simulated.spline(name)
@@ -903,8 +989,18 @@ def cross_correlation_offset(
         ts = t - offset
         return (ts >= simulated.time[0]) & (ts <= simulated.t_end)
 
+    t0_sim, t1_sim = simulated.time[0], simulated.t_end
+
     def corr(offset: float, mask: NDArray[np.bool_]) -> float:
-        return _correlation(x[mask], spline(t[mask] - offset))
+        ts = t - offset
+        covered = ts <= t1_sim
+        record = x[covered]
+        run = spline(np.maximum(ts[covered], t0_sim))  # the run held before it starts
+        before = int(np.floor((ts[0] - t0_sim) / dt + 1e-9))  # run samples before t[0]
+        if before > 0:
+            record = np.concatenate([np.full(before, x[0]), record])
+            run = np.concatenate([spline(ts[0] - dt * np.arange(before, 0, -1)), run])
+        return _correlation(record, run)
 
     scores = np.full(len(candidates), -np.inf)
     for i, off in enumerate(candidates):

@@ -10,10 +10,12 @@ sample t_k is
 
 with s_c the run's sensor (cubic spline through its outputs; before t = 0 the model is
 held at its initial state), e_c the calibrated measurement, F the channel's low-pass
-filter of the map (identity without one) and sigma_c the standard deviation of the
-channel's measurement noise, estimated from the third differences of the unfiltered
-measurement, sigma = 1.4826 median|D^3 e| / sqrt(20) (a smooth signal sampled finely
-has negligible third differences; white noise has var D^3 = 20 sigma^2). The samples
+filter F of the map (identity without one) and sigma_c the standard deviation of the
+channel's measurement noise: stated in the map (its `noise`), or estimated from the
+third differences of the unfiltered measurement, sigma = 1.4826 median|D^3 e| /
+sqrt(20) (a smooth signal sampled finely has negligible third differences; white
+noise has var D^3 = 20 sigma^2), and on a quantized record at least the rounding's
+q / sqrt(12) (flexmbs.analysis.channel_map.measurement_noise). The samples
 are those from the starting offset (the release) to the end of the record or `t_end`
 later.
 
@@ -31,9 +33,13 @@ with m_c the samples of channel c, n the number of fitted values and g_c the noi
 power gain of the channel's filter (flexmbs.analysis.channel_map.noise_power_gain;
 1 without one): filtered white noise keeps g_c of its variance, while the slowly varying
 columns of J pass the filter unchanged. s^2 near 1 says the residuals are the
-measurement noise; larger, that the model does not explain the record and the
-standard deviations grow with it. Standard deviations sqrt(cov_ii), correlations
-cov_ij / (sd_i sd_j).
+measurement noise, and the standard deviations sqrt(cov_ii) (correlations
+cov_ij / (sd_i sd_j)) are the values' uncertainty. Above S2_CONSISTENT the model
+does not explain the record: the residuals hold something that is not noise, which
+moves the values by more than any standard deviation from (2) says (a model that
+differs in a detail the fit does not see moves them as much), so none is given;
+the fit says instead, per channel, the RMS the model leaves unexplained,
+sigma_c sqrt(s_c^2 - 1) with s_c^2 = sum r_c^2 / (g_c m_c).
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from .channel_map import (
     filtered,
     find_offset,
     measured_signals,
+    measurement_noise,
     noise_power_gain,
     sensor_quantities,
     simulated_signals,
@@ -99,8 +106,7 @@ OUTPUT_SUBSTEPS = 10  # run outputs per experiment sample interval
 FTOL = XTOL = 1e-6  # least_squares: relative change of the cost / of the values
 GTOL = 1e-8
 DEFAULT_MAX_RUNS = 200
-MAD_TO_SD = 1.4826  # standard deviation / median absolute deviation, normal noise
-D3_VARIANCE = 20.0  # var(D^3 w) / var(w) for white noise w
+S2_CONSISTENT = 1.5  # s^2 up to this: the residuals are the noise (RMS within 1.22 of it)
 OFFSET_NAME = "offset"
 # fields whose values cannot be negative (a default lower bound of 0)
 NON_NEGATIVE_FIELDS = (
@@ -117,6 +123,17 @@ NON_NEGATIVE_FIELDS = (
     "kp",
     "kd",
     "max_torque",
+    "gear_ratio",
+    "coulomb",
+    "static",
+    "viscous",
+    "stribeck_velocity",
+    "regularization",
+    "sample_time",
+    "delay",
+    "dead_time",
+    "lag",
+    "resolution",
 )
 NON_NEGATIVE_TABLES = ("node_masses",)
 
@@ -259,7 +276,11 @@ class FitResult:
     window : (first, last) experiment time of the fitted samples (s);
     runs : simulations made; wall_time : s; success, message : least_squares' outcome;
     alignment : how the starting offset was found;
-    overrides : the dotted-path assignments of the fitted model values (for --set).
+    overrides : the dotted-path assignments of the fitted model values (for --set);
+    noise_source : channel -> how its sigma was had (stated, third differences,
+    quantization); channel_variance_ratio : channel -> s_c^2; unexplained : channel
+    -> the RMS (SI) the model leaves unexplained, sigma_c sqrt(max(s_c^2 - 1, 0));
+    consistent : s^2 <= S2_CONSISTENT (the standard deviations are given only then).
     """
 
     values: list[FittedValue]
@@ -281,6 +302,10 @@ class FitResult:
     alignment: str = ""
     output_step: float | None = None
     overrides: list[str] = field(default_factory=list)
+    noise_source: dict[str, str] = field(default_factory=dict)
+    channel_variance_ratio: dict[str, float] = field(default_factory=dict)
+    unexplained: dict[str, float] = field(default_factory=dict)
+    consistent: bool = True
 
     def value(self, path: str) -> FittedValue:
         return next(v for v in self.values if v.path == path)
@@ -324,6 +349,10 @@ class FitResult:
             "output_step": self.output_step,
             "alignment": self.alignment,
             "overrides": list(self.overrides),
+            "noise_source": dict(self.noise_source),
+            "channel_variance_ratio": dict(self.channel_variance_ratio),
+            "unexplained": dict(self.unexplained),
+            "consistent": self.consistent,
         }
 
 
@@ -333,9 +362,11 @@ def _finite_or_none(x: float) -> float | None:
 
 def noise_standard_deviation(values: ArrayLike) -> float:
     """sigma of white measurement noise on a finely sampled smooth signal:
-    1.4826 median|D^3 x| / sqrt(20), D^3 the third difference."""
-    d3 = np.diff(np.asarray(values, dtype=float), 3)
-    return float(MAD_TO_SD * np.median(np.abs(d3 - np.median(d3))) / math.sqrt(D3_VARIANCE))
+    1.4826 median|D^3 x| / sqrt(20), D^3 the third difference
+    (flexmbs.analysis.channel_map.third_difference_noise)."""
+    from .channel_map import third_difference_noise
+
+    return third_difference_noise(values)
 
 
 # ------------------------------------------------------------------------ fit
@@ -625,15 +656,16 @@ def fit_model(
     runs.t_end = (last - offset0) + (OFFSET_RANGE if fit_offset else 0.0)
     runs.cache.clear()
     names = channel_map.names
-    sigma = {
-        c.name: noise_standard_deviation(measured.values[c.name]) for c in channel_map.channels
-    }
+    noise = {c.name: measurement_noise(c, measured.values[c.name]) for c in channel_map.channels}
+    sigma = {name: sd for name, (sd, _) in noise.items()}
     for name, s in sigma.items():
         if not s > 0:
             raise ExperimentError(
-                "the measurement has no noise to weigh it by (its third "
-                "differences vanish): expected a measured record",
+                "the measurement has no noise to weigh it by (its third differences "
+                "vanish and it is not quantized): state it in the map, noise = the "
+                "standard deviation in the channel's unit",
                 f'channel "{name}"',
+                "noise",
                 source=channel_map.path,
             )
     gain = {c.name: noise_power_gain(dt, c.lowpass, c.lowpass_order) for c in channel_map.channels}
@@ -715,7 +747,13 @@ def fit_model(
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
-    if not res.success:  # not a minimum: no uncertainty to state
+    per_channel = {}
+    for k, c in enumerate(names):
+        rc = r[k * len(t) : (k + 1) * len(t)]
+        per_channel[c] = float(rc @ rc) / (gain[c] * len(t))
+    unexplained = {c: sigma[c] * math.sqrt(max(v - 1.0, 0.0)) for c, v in per_channel.items()}
+    consistent = bool(variance_ratio <= S2_CONSISTENT)
+    if not res.success or not consistent:  # no minimum, or no noise: no uncertainty
         std = np.full_like(std, math.nan)
     values, offset = split(res.x)
     fitted = [
@@ -753,6 +791,10 @@ def fit_model(
         alignment=alignment,
         output_step=runs.output_step,
         overrides=runs.assignments(values),
+        noise_source={name: how for name, (_, how) in noise.items()},
+        channel_variance_ratio=per_channel,
+        unexplained=unexplained,
+        consistent=consistent,
     )
 
 
@@ -961,8 +1003,19 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
         f"s^2 = {fit.variance_ratio:.4g} (residual variance / measurement noise; "
         f"1: the residuals are the noise); {sum(fit.samples.values())} residuals "
         f"from t = {fit.window[0]:.6g} to {fit.window[1]:.6g} s; noise sigma: "
-        + ", ".join(f"{k} {v:.3g}" for k, v in fit.noise.items())
+        + ", ".join(f"{k} {fit.noise_source.get(k, f'{v:.3g}')}" for k, v in fit.noise.items())
     )
+    if not fit.consistent and fit.success:
+        out.append(
+            f"THE MODEL MISSES SOMETHING: s^2 = {fit.variance_ratio:.4g} > "
+            f"{S2_CONSISTENT:g}, the residuals are not the measurement noise, so the "
+            "values carry no standard deviation (they would move by more than one "
+            "says with any detail the model leaves out). Unexplained RMS per channel: "
+            + ", ".join(
+                f"{c} {u:.3g} (s^2 {fit.channel_variance_ratio.get(c, math.nan):.3g})"
+                for c, u in fit.unexplained.items()
+            )
+        )
     out.append(f"starting offset: {fit.alignment}")
     out.append(
         f"{fit.runs} runs (rtol {fit.rtol:g}, atol {fit.atol:g}), "

@@ -1,7 +1,8 @@
 """DC motors driven by voltage (numba): the armature's current, the motor torque, the
 electrical states and their energy.
 
-An amplifier of gain K_a turns its input u(t) (the actuator's `voltage` law, V) into
+An amplifier of gain K_a turns its input u(t) (the actuator's `voltage` law, V, plus
+the command of the controllers driving it, flexmbs.dynamics.controllers) into
 the voltage V = K_a u, limited to |V| <= V_max. The armature, of resistance R and
 inductance L, carries the current i,
 
@@ -92,10 +93,11 @@ def limited(value, limit, branch):
 
 @jit_inline
 def command_voltage(m, ws, a, t):
-    """K_a u(t): the voltage the amplifier is asked for (V)."""
+    """K_a (u(t) + u_c): the voltage the amplifier is asked for (V), u_c the
+    controllers' command ws.act_command[a] (flexmbs.dynamics.controllers)."""
     evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.act_function[a], t,
                            ws.segment_time[0], ws.tf3)
-    return m.act_amplifier[a] * ws.tf3[0]
+    return m.act_amplifier[a] * (ws.tf3[0] + ws.act_command[a])
 
 
 @jit_inline

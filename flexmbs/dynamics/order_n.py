@@ -206,6 +206,8 @@ def order_n_accelerations(m, ws, t, accel):
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              tau, 1.0)
+    for f in range(m.fric_coord.shape[0]):
+        tau[m.coord_qindex[m.fric_coord[f]]] += ws.fric_force[f]
     rotor = np.zeros(nq)
     for a in range(m.act_coord.shape[0]):
         rotor[m.coord_qindex[m.act_coord[a]]] += m.act_inertia[a]

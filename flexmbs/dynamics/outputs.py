@@ -4,6 +4,7 @@ import numpy as np
 
 from ..config import jit_entry
 from ..kinematics.recursive import forward_kinematics
+from .controllers import actuator_commands
 from .energy import energies
 from .motors import load_motor_state
 from .sensors import (
@@ -52,6 +53,8 @@ def kinematic_outputs(m, ws, t, y, energy_out, sensor_out):
         q, u, w = split_state(y[k], nq)
         load_motor_state(m, ws, y[k])
         forward_kinematics(m, ws, t[k], q, u)
+        if m.ctrl_act.shape[0] > 0:
+            actuator_commands(m, ws, t[k], q, u)
         actuator_torques(m, ws, t[k])
         energies(m, ws, w[0], energy_out[k])
         sensor_values(m, ws, t[k], w, sensor_out[k])
@@ -68,5 +71,7 @@ def reaction_outputs(m, ws, t, y, sensor_out):
         q, u, w = split_state(y[k], nq)
         load_motor_state(m, ws, y[k])
         forward_kinematics(m, ws, t[k], q, u)
+        if m.ctrl_act.shape[0] > 0:
+            actuator_commands(m, ws, t[k], q, u)
         actuator_torques(m, ws, t[k])
         reaction_sensor_values(m, ws, t[k], w, sensor_out[k])

@@ -33,6 +33,7 @@ import numpy as np
 from ..config import jit_entry, jit_inline
 from ..kinematics.timefunctions import evaluate_time_function
 from ..tuple_ref import member_ref, tuple_ref
+from .controllers import actuator_commands
 from .motors import DC_MOTOR, command_voltage, dc_motor_torque, limited, load_motor_state
 from .stops import stop_switch_values
 
@@ -44,17 +45,18 @@ __all__ = ["motor_torque_before_limit", "limited_motor_torque", "switch_values",
 @jit_inline
 def motor_torque_before_limit(m, ws, a, t, x, xd):
     """tau_m (N m) of actuator a before its limit: (kp (x_ref - x) + kd (x_ref' -
-    x')) / n for type pd (x_ref = setpoint(t)), torque(t) for type torque, eta k_t i
-    for a DC motor (flexmbs.dynamics.motors); x, x' its joint coordinate and rate
-    (rad, rad/s or m, m/s)."""
+    x')) / n for type pd (x_ref = setpoint(t)), torque(t) for type torque, plus the
+    controllers' command ws.act_command[a]; eta k_t i for a DC motor
+    (flexmbs.dynamics.motors); x, x' its joint coordinate and rate (rad, rad/s or
+    m, m/s)."""
     if m.act_type[a] == DC_MOTOR:
         return dc_motor_torque(m, ws, a, t, xd)
     evaluate_time_function(m.tf_kind, m.tf_ptr, m.tf_data, m.act_function[a], t,
                            ws.segment_time[0], ws.tf3)
     if m.act_type[a] == 0:
         return (m.act_kp[a] * (ws.tf3[0] - x) + m.act_kd[a] * (ws.tf3[1] - xd)) / \
-            m.act_gear[a]
-    return ws.tf3[0]
+            m.act_gear[a] + ws.act_command[a]
+    return ws.tf3[0] + ws.act_command[a]
 
 
 @jit_inline
@@ -154,6 +156,9 @@ def switch_values(m, ws, t, y, out):
     """out = the model's switch functions (module text) at (t, y), y = [q, u, ...],
     block after block; reads the state directly (no kinematics)."""
     load_motor_state(m, ws, y)
+    if m.ctrl_act.shape[0] > 0:
+        nq = ws.q.shape[0]
+        actuator_commands(m, ws, t, y[:nq], y[nq:2 * nq])
     first = torque_switch_count(m)
     if first:
         _torque_switch_values(m, ws, t, y, out)

@@ -24,6 +24,7 @@ from ..linalg import add_cross, cholesky_solve_in_place
 from ..tuple_ref import member_ref, tuple_ref
 from .composite import composite_mass_matrix
 from .constraints import constraint_terms
+from .controllers import actuator_commands
 from .flexible_body import (
     add_block_product,
     block_quadratic_form,
@@ -33,6 +34,7 @@ from .flexible_body import (
     flexible_moments,
     flexible_quadratic_velocity,
 )
+from .friction import hold_stuck_rows, joint_friction_forces, stuck_mass_rows
 from .geometric import geometric_elastic_forces, geometric_element_tangent
 from .marker_loads import add_marker_load
 from .motors import (
@@ -349,7 +351,8 @@ def actuator_torques(m, ws, t):
 @jit_shared
 def body_forces(m, ws, t):
     """ws.body_force[i] = Qv_i + Qe_i - M_i a_bias_i and ws.act_tau (after
-    forward_kinematics); the joint user laws' forces in ws.flex_force."""
+    forward_kinematics); the joint user laws' forces in ws.flex_force, the joint
+    friction forces in ws.fric_force, the controllers' commands in ws.act_command."""
     w = ws.omega_body
     vw = ws.aw_body
     nb = m.body_mass.shape[0]
@@ -378,6 +381,10 @@ def body_forces(m, ws, t):
                          ws.law_out, ws.flex_force)
         if has_marker_laws(m.tf_kind):
             marker_law_loads(m, ws, t)
+    if m.fric_coord.shape[0] > 0:
+        joint_friction_forces(m, ws)
+    if m.ctrl_act.shape[0] > 0:
+        actuator_commands(m, ws, t, ws.q, ws.u)
     actuator_torques(m, ws, t)
 
 
@@ -551,6 +558,8 @@ def generalized_forces(m, ws, t):
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              ws.force, 1.0)
+    for f in range(m.fric_coord.shape[0]):
+        ws.force[m.coord_qindex[m.fric_coord[f]]] += ws.fric_force[f]
     for k in range(m.flex_nf.shape[0]):
         for e in range(m.flex_q[k], m.flex_q[k] + m.flex_nf[k]):
             ws.force[e] += ws.flex_force[e]
@@ -739,8 +748,9 @@ def _offset_from_parent(ws, i, p, out):
 @jit_shared
 def _joint_rows(m, ws, udot, out):
     """The joints' own terms of `dynamic_rows`: out -= Q_joint (springs, dampers, user
-    laws, stops) and += the actuators' rotor inertia and torque rows; ws.tau likewise
-    at the prescribed coordinates."""
+    laws, stops, friction) and += the actuators' rotor inertia and torque rows; ws.tau
+    likewise at the prescribed coordinates. A stuck joint's row is then replaced
+    (flexmbs.dynamics.friction.hold_stuck_rows)."""
     for c in range(m.coord_qindex.shape[0]):
         qc = m.coord_qindex[c]
         if qc >= 0:
@@ -757,6 +767,10 @@ def _joint_rows(m, ws, udot, out):
     if has_user_laws(m.tf_kind):
         add_joint_law_forces(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              out, -1.0)
+    if m.fric_coord.shape[0] > 0:
+        for f in range(m.fric_coord.shape[0]):
+            out[m.coord_qindex[m.fric_coord[f]]] -= ws.fric_force[f]
+        hold_stuck_rows(m, ws, udot, out)
 
 
 @jit_shared
@@ -769,7 +783,7 @@ def nonconservative_power(m, ws, t):
     velocity of the marker).
     Actuators: act_tau xd; a DC motor: its source's power less its losses
     (flexmbs.dynamics.motors). Structural damping: -dqf^T D dqf. Joint stops: -c xd^2
-    while touched.
+    while touched. Joint friction: f xd (zero for a stuck joint).
     """
     p = 0.0
     for a in range(m.act_coord.shape[0]):
@@ -793,6 +807,8 @@ def nonconservative_power(m, ws, t):
         p += springs_energy_and_power(m, ws)[1]
     if m.stop_coord.shape[0] > 0:
         p += stops_energy_and_power(m, ws)[1]
+    for f in range(m.fric_coord.shape[0]):
+        p += ws.fric_force[f] * ws.xd[m.fric_coord[f]]
     if has_user_laws(m.tf_kind):
         p += joint_law_power(m.tf_kind, m.tf_ptr, m.tf_data, m.coord_qindex, ws.flex_force,
                              ws.u)
@@ -1011,6 +1027,8 @@ def mass_block_from_ref(t, y, ref, out):
     for a in range(nq):
         for b in range(nq):
             out[a, b] = ws.mass[a, b]
+    if m.fric_coord.shape[0] > 0:
+        stuck_mass_rows(m, ws, out)
     for k in range(nq, out.shape[0]):
         out[k, k] = 1.0
 

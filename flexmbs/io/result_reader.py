@@ -37,6 +37,9 @@ __all__ = [
     "STATUS_FINISHED",
     "FAILED_PREFIX",
     "LIVE_READ_ATTEMPTS",
+    "component_labels",
+    "split_component",
+    "column_index",
 ]
 
 ENERGY_COMPONENTS = (
@@ -124,6 +127,41 @@ class _Series(Mapping[str, np.ndarray]):
 
 def _squeezed(a: np.ndarray) -> np.ndarray:
     return a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
+
+
+def component_labels(size: int) -> list[str]:
+    """Labels of the `size` columns of a sensor: x y z for 3 (vectors), xx xy .. zz for
+    9 (a rotation matrix, row-major), value for 1, 0 1 2 .. otherwise."""
+    if size == 1:
+        return ["value"]
+    if size == 3:
+        return ["x", "y", "z"]
+    if size == 9:
+        return [a + b for a in "xyz" for b in "xyz"]
+    return [str(k) for k in range(size)]
+
+
+def split_component(name: str) -> tuple[str, str | None]:
+    """A name with a component, "tip[1]" or "tip[y]", as ("tip", "1"); a name without
+    one as (name, None). The syntax of `flexmbs plot` and `sweep --summary`."""
+    if name.endswith("]") and "[" in name:
+        base, _, component = name[:-1].rpartition("[")
+        if base:
+            return base, component.strip()
+    return name, None
+
+
+def column_index(component: str, size: int) -> int | None:
+    """The column of a sensor of `size` columns that `component` names: its 0-based
+    index ("1") or its label (component_labels: "y"); None if it names none."""
+    labels = component_labels(size)
+    if component in labels:
+        return labels.index(component)
+    try:
+        k = int(component)
+    except ValueError:
+        return None
+    return k if 0 <= k < size else None
 
 
 class Result:
@@ -225,8 +263,6 @@ class Result:
             return self.energy[name[len("energy.") :]]
         sensor, k = _sensor_column(name, self._sensor_names)
         if sensor is None and name.endswith("]") and name[: name.rfind("[")] in self.sensors:
-            from .results import column_index  # a label, "tip[y]"
-
             sensor = name[: name.rfind("[")]
             size = self.sensors[sensor].shape[1] if self.sensors[sensor].ndim == 2 else 1
             k = column_index(name[name.rfind("[") + 1 : -1].strip(), size)
@@ -343,7 +379,6 @@ class Result:
 
 def _columns(size: int) -> str:
     """ "3 columns (x, y, z)": a sensor's columns and their labels."""
-    from .results import component_labels
 
     if size == 1:
         return "1 column (value)"

@@ -86,7 +86,10 @@ from .result_reader import (
     STATUS_FINISHED,
     STATUS_RUNNING,
     Result,
+    column_index,
+    component_labels,
     open_result,
+    split_component,
 )
 
 if TYPE_CHECKING:
@@ -160,41 +163,6 @@ STATISTIC_ROOM = 4 * 1024
 STATUS_ROOM = 64 * 1024
 _UNCLOSED: list[h5py.File] = []  # files whose write failed and that did not close
 ROOM_ATTEMPTS = 8  # times the rows that fit are sought again when the room seen is taken
-
-
-def component_labels(size: int) -> list[str]:
-    """Labels of the `size` columns of a sensor: x y z for 3 (vectors), xx xy .. zz for
-    9 (a rotation matrix, row-major), value for 1, 0 1 2 .. otherwise."""
-    if size == 1:
-        return ["value"]
-    if size == 3:
-        return ["x", "y", "z"]
-    if size == 9:
-        return [a + b for a in "xyz" for b in "xyz"]
-    return [str(k) for k in range(size)]
-
-
-def split_component(name: str) -> tuple[str, str | None]:
-    """A name with a component, "tip[1]" or "tip[y]", as ("tip", "1"); a name without
-    one as (name, None). The syntax of `flexmbs plot` and `sweep --summary`."""
-    if name.endswith("]") and "[" in name:
-        base, _, component = name[:-1].rpartition("[")
-        if base:
-            return base, component.strip()
-    return name, None
-
-
-def column_index(component: str, size: int) -> int | None:
-    """The column of a sensor of `size` columns that `component` names: its 0-based
-    index ("1") or its label (component_labels: "y"); None if it names none."""
-    labels = component_labels(size)
-    if component in labels:
-        return labels.index(component)
-    try:
-        k = int(component)
-    except ValueError:
-        return None
-    return k if 0 <= k < size else None
 
 
 def _strings(values: Iterable[object]) -> NDArray[np.object_]:

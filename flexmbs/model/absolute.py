@@ -76,13 +76,15 @@ def _refuse(model: Model) -> None:
     for kind, table in (
         ("user law", getattr(model, "user_laws", {})),
         ("contact", getattr(model, "contacts", {})),
+        ("friction", getattr(model, "frictions", {})),
+        ("controller", getattr(model, "controllers", {})),
     ):
         for name in table:
-            what = (
-                "rolling contacts are"
-                if kind == "contact"
-                else "user force laws (functions of the model's q and u) are"
-            )
+            what = {
+                "contact": "rolling contacts are",
+                "friction": "joint friction is",
+                "controller": "controllers are",
+            }.get(kind, "user force laws (functions of the model's q and u) are")
             raise ModelError(
                 f"the absolute-coordinate formulation: {what} not supported "
                 f'there; run the model with formulation = "joint"',

@@ -109,6 +109,16 @@ class ModelArrays(NamedTuple):
     lin_ptr (nrow + 1,), lin_q, lin_coef: linear sensor rows, row r =
         sum coef q[lin_q] over lin_ptr[r]:lin_ptr[r+1]
     point_position (npt, 3): undeformed centre-line points (body axes, m)
+    fric_coord (nfr,) the coordinate of each joint friction; fric_law (nfr,) 0
+        regularized, 1 stick-slip; fric_data (nfr, 5) F_c, F_s (N m or N), v_s,
+        c_v, v_eps (flexmbs.dynamics.friction)
+    ctrl_act (nctl,) the actuator each controller drives; ctrl_sampled (nctl,) 1 for
+        a sampled controller (its output held in ws.ctrl_held), 0 continuous;
+        ctrl_limits (nctl, 2) [min, max]; ctrl_offset (nctl,); ctrl_in_ptr (nctl+1,)
+        its inputs; per input of a continuous controller ctrl_in_q (the q index of
+        the coordinate it reads), ctrl_in_rate (1: its rate), ctrl_in_gain (nin, 2)
+        [gain, rate_gain], ctrl_in_setpoint (time function, -1: none)
+        (flexmbs.dynamics.controllers)
     """
 
     gravity: np.ndarray
@@ -241,6 +251,18 @@ class ModelArrays(NamedTuple):
     point_position: np.ndarray
     lin_pos: np.ndarray
     lin_dims: np.ndarray
+    fric_coord: np.ndarray
+    fric_law: np.ndarray
+    fric_data: np.ndarray
+    ctrl_act: np.ndarray
+    ctrl_sampled: np.ndarray
+    ctrl_limits: np.ndarray
+    ctrl_offset: np.ndarray
+    ctrl_in_ptr: np.ndarray
+    ctrl_in_q: np.ndarray
+    ctrl_in_rate: np.ndarray
+    ctrl_in_gain: np.ndarray
+    ctrl_in_setpoint: np.ndarray
 
 
 class Workspace(NamedTuple):
@@ -306,7 +328,15 @@ class Workspace(NamedTuple):
     the same code; stop_branch (nst,): each joint stop's contact, 0 free, +1 on the
     upper stop, -1 on the lower one (NaN: by the coordinate's value).
     motor_current (na,): the current of each DC motor with an inductance, read from
-    the state (flexmbs.dynamics.motors.load_motor_state).
+    the state (flexmbs.dynamics.motors.load_motor_state). fric_mode (nfr,): each
+    stick-slip friction's +1 or -1 sliding that way, 0 stuck (NaN outside a run:
+    regularized), fric_scale (nfr,) the row scale of a stuck coordinate (kg or kg
+    m^2); ctrl_held (nctl,): the output of each sampled controller in force
+    (flexmbs.dynamics.friction, flexmbs.dynamics.controllers). fric_force (nfr,):
+    the friction forces; fric_hold (nfr,): the force holding each stuck joint;
+    stick_scratch (2, 2 nq + nworks): the residual and state derivative of
+    flexmbs.dynamics.stick_slip; act_command (na,): the controllers' command of each
+    actuator (N m, N or V).
 
     Named work buffers: the kernels' small temporaries, one field per meaning (shape,
     units and axes; the kernels that write and read them).
@@ -492,6 +522,13 @@ class Workspace(NamedTuple):
     motor_branch: np.ndarray
     stop_branch: np.ndarray
     motor_current: np.ndarray
+    fric_mode: np.ndarray
+    fric_scale: np.ndarray
+    fric_force: np.ndarray
+    fric_hold: np.ndarray
+    stick_scratch: np.ndarray
+    ctrl_held: np.ndarray
+    act_command: np.ndarray
     marker_pos: np.ndarray
     marker_axes: np.ndarray
     marker_vel: np.ndarray

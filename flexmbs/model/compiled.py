@@ -32,8 +32,10 @@ from .initial_state import (
     static_elastic_state,
 )
 from .invariant_tables import invariant_tables
+from .mode_start import mode_elastic_state
 from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
 from .ports import Port, input_ports
+from .rig_tables import rig_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
 from .topology import build_topology
@@ -243,6 +245,13 @@ class CompiledModel:
                 motor_branch=np.full((self.nactuators, 2), np.nan),
                 stop_branch=np.full(len(self.arrays.stop_coord), np.nan),
                 motor_current=self.operating_currents.copy(),
+                fric_mode=np.full(len(self.arrays.fric_coord), np.nan),
+                fric_scale=np.ones(len(self.arrays.fric_coord)),
+                fric_force=z(len(self.arrays.fric_coord)),
+                fric_hold=z(len(self.arrays.fric_coord)),
+                stick_scratch=z((2, 2 * nq + self.nworks)),
+                ctrl_held=z(len(self.arrays.ctrl_act)),
+                act_command=z(self.nactuators),
                 marker_pos=z(3),
                 marker_axes=z((3, 3)),
                 marker_vel=z(3),
@@ -626,6 +635,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     for f in forces:
         force_fidx.append(len(functions))
         functions.append(f.function)
+    rig = rig_tables(model, coord_of, qindex, act_index, functions)
     tf_kind, tf_ptr, tf_data = with_user_laws(
         *compile_time_functions(functions),
         user_law_entries(model, coord_of, qindex, names, marker_id),
@@ -734,6 +744,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         **stab.arrays,
         lin_pos=lin_pos,
         lin_dims=lin_dims,
+        **rig,
     )
     cm = CompiledModel(
         described,
@@ -761,6 +772,8 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
                 "closed (mark it cut = true, or another joint of the loop, "
                 "to choose yourself)"
             )
+    if any(getattr(b, "initial_modes", None) for _, b in beams):
+        mode_elastic_state(cm)
     if any(starts_static(b) for _, b in beams):
         static_elastic_state(cm)
     if any(starts_quasi_static(b) for _, b in beams) and not cm.has_constraints:

@@ -78,6 +78,8 @@ from .vocabulary import (
 if TYPE_CHECKING:
     from ..elements.materials import Material
     from ..elements.sections import Section
+    from .controllers import Controller
+    from .friction import Friction
     from .timefunctions import TimeFunction
     from .user_laws import LawFunction, UserLaw, UserLawItem
 
@@ -141,6 +143,8 @@ class Model:
         self.forces: dict[str, Force] = {}
         self.springs: dict[str, Spring] = {}
         self.user_laws: dict[str, UserLawItem] = {}
+        self.frictions: dict[str, Friction] = {}
+        self.controllers: dict[str, Controller] = {}
         self.sensors: dict[str, Sensor] = {}
         self.contacts: dict[str, Contact] = {}
         self.solver = SolverSettings()
@@ -215,7 +219,9 @@ class Model:
         3 x 3 numbers, kg m^2, body axes, about the node); `geometric`: the geometric
         stiffness, one of GEOMETRIC_OPTIONS;
         `reference`: section-y reference vector in body axes (default: the body axis,
-        of x, y, z, most normal to the first segment); `initial`: "undeformed",
+        of x, y, z, most normal to the first segment); `initial`: a start in the
+        beam's modes ({"mode": k, "amplitude": m, "rate": m/s} or a list of them,
+        flexmbs.model.mode_start) or "undeformed",
         "static" or the elastic coordinates qf (their number is checked when the model
         is compiled, after modal reduction); `initial_rates`: None or the elastic
         rates at t = 0, as many as `initial`; `modal_damping`: None, a damping ratio
@@ -329,7 +335,10 @@ class Model:
                 item,
                 "geometric",
             )
-        initial = _beam_initial_state(initial, item)
+        from .mode_start import MODE_START, parse_mode_start
+
+        initial_modes = parse_mode_start(initial, item)
+        initial = MODE_START if initial_modes else _beam_initial_state(initial, item)
         rates = None
         if initial_rates is not None:
             rates = _beam_initial_state(initial_rates, item, "initial_rates")
@@ -401,6 +410,7 @@ class Model:
             modes_below=modes_below,
             modal_derivatives=None if modal_derivatives is None else bool(modal_derivatives),
         )
+        body.initial_modes = initial_modes
         body.markers[ORIGIN] = Marker(ORIGIN, name, np.zeros(3), np.eye(3))
         self.bodies[name] = body
         return body
@@ -637,10 +647,12 @@ class Model:
     ) -> Actuator:
         """A motor on coordinate `coordinate` of `joint` (see Actuator): a PD controller
         towards `setpoint` (a time function, type "pd"), an open-loop motor torque
-        `torque` (a time function, N m, type "torque"), or a DC motor driven by the
-        amplifier input `voltage` (a time function, V, type "dc_motor") with its
+        `torque` (a time function, N m, type "torque"; none: 0), or a DC motor driven by
+        the amplifier input `voltage` (a time function, V, type "dc_motor") with its
         `resistance`, `inductance`, `torque_constant`, `back_emf_constant`,
-        `efficiency`, `amplifier_gain`, `max_voltage` and `max_current`."""
+        `efficiency`, `amplifier_gain`, `max_voltage` and `max_current`. The command
+        of a controller (Model.add_controller) is added to the torque of the first
+        two, to the voltage of the third."""
         item = f'actuator "{name}"'
         self._new_name(name, self.actuators, item)
         self._check_coordinate_free(joint, coordinate, item)
@@ -650,6 +662,8 @@ class Model:
             )
         kp = _scalar(kp, item, "kp", nonnegative=True)
         kd = _scalar(kd, item, "kd", nonnegative=True)
+        if type == "torque" and torque is None:  # its command comes from a controller
+            torque = Constant(0.0)
         functions = {"setpoint": setpoint, "torque": torque, "voltage": voltage}
         check_command(type, functions, kp, kd, item)
         if (
@@ -791,6 +805,33 @@ class Model:
         )
         return self.user_laws[name]
 
+    def add_friction(self, name: str, joint: str, **fields: Any) -> Friction:
+        """Friction on coordinate `coordinate` (default 0) of `joint`
+        (flexmbs.model.friction): `coulomb`, `static` (N m or N),
+        `stribeck_velocity` (rad/s or m/s), `viscous` (N m s/rad or N s/m), `law`
+        ("regularized" or "stick-slip") and `regularization` (rad/s or m/s)."""
+        from .friction import friction_item
+
+        item = f'friction "{name}"'
+        self._new_name(name, self.frictions, item)
+        self.frictions[name] = friction_item(self, name, joint, **fields)
+        return self.frictions[name]
+
+    def add_controller(
+        self, name: str, actuator: str, inputs: Sequence[Mapping[str, Any]], **fields: Any
+    ) -> Controller:
+        """A linear controller driving `actuator`'s command from `inputs`, each a
+        dict with a `sensor` (and `component`) or a `joint` (`coordinate`, `rate`),
+        its `gain`, `rate_gain`, `integral_gain` and `setpoint` (a time function);
+        `command` ("torque", "force" or "voltage"), `sample_time`, `delay` (s),
+        `limits` and `offset` (flexmbs.model.controllers)."""
+        from .controllers import controller_item
+
+        item = f'controller "{name}"'
+        self._new_name(name, self.controllers, item)
+        self.controllers[name] = controller_item(self, name, actuator, inputs, **fields)
+        return self.controllers[name]
+
     def add_contact(
         self,
         name: str,
@@ -871,6 +912,9 @@ class Model:
         point: ArrayLike | None = None,
         subdivisions: int = 1,
         contact: str | None = None,
+        dead_time: float = 0.0,
+        lag: float = 0.0,
+        resolution: float = 0.0,
     ) -> Sensor:
         """Record a joint coordinate or rate; a marker's position, orientation
         (rotation matrix, row-major), velocity, angular velocity or elastic deflection
@@ -880,8 +924,16 @@ class Model:
         axial strain at the section point `point` = [y, z] (m, section axes), the
         curvatures or the section forces; or the beam's deformed centre line
         (`subdivisions` points per element); or the force of a rolling `contact` on
-        its disk and the contact point (type "contact_reaction")."""
+        its disk and the contact point (type "contact_reaction"). As an instrument
+        gives it (flexmbs.instruments): through a first-order `lag` (time constant,
+        s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
+        step; 0: none)."""
         item = f'sensor "{name}"'
+        instrument = {
+            "dead_time": _scalar(dead_time, item, "dead_time", nonnegative=True),
+            "lag": _scalar(lag, item, "lag", nonnegative=True),
+            "resolution": _scalar(resolution, item, "resolution", nonnegative=True),
+        }
         self._new_name(name, self.sensors, item, sensor=True)
         if type not in SENSOR_TYPES:
             raise ModelError(
@@ -1015,6 +1067,8 @@ class Model:
                     "body",
                 )
             self.sensors[name] = Sensor(name, type, body=body, marker=marker, frame=frame)
+        for key, value in instrument.items():
+            setattr(self.sensors[name], key, value)
         return self.sensors[name]
 
     # --------------------------------------------------------------- settings

@@ -134,6 +134,7 @@ class BeamBody:
         None  # None, a ratio, ratios per mode, or "bands"
     )
     modes_below: float | None = None
+    initial_modes: tuple | None = None  # ((mode, amplitude, rate), ...): a start in modes
     modal_derivatives: bool | None = None
 
     @property
@@ -387,7 +388,8 @@ class Contact:
 class Sensor:
     """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
     several); marker sensors name `body` and `marker` and are expressed in the frame of
-    body `frame` (the ground by default)."""
+    body `frame` (the ground by default). As an instrument gives it: a first-order
+    `lag` (s), a `dead_time` (s) and a `resolution` (0: none; flexmbs.instruments)."""
 
     name: str
     type: str
@@ -402,6 +404,9 @@ class Sensor:
     point: np.ndarray | None = None
     subdivisions: int | None = None
     contact: str | None = None
+    dead_time: float = 0.0
+    lag: float = 0.0
+    resolution: float = 0.0
 
 
 # The settings a method keeps for itself: its tolerances (each method's own, since

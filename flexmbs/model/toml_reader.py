@@ -63,6 +63,8 @@ STRING_OR_VECTOR = "a string or a list of numbers"
 STRING_NUMBER_OR_VECTOR = '"bands", a number or a list of numbers'
 INTEGER_OR_STRING = 'an integer or "all"'
 TABLE = "a table"
+TABLES = "a list of tables"
+INITIAL_STATE = "a string, a list of numbers, a table or a list of tables"
 
 FOUND_TEXT_LENGTH = 60  # characters of a bad value quoted in an error message
 
@@ -89,6 +91,12 @@ _KIND_CHECKS = {
     NUMBER_OR_VECTOR: lambda v: _is_number(v) or _is_vector(v),
     VECTOR_OR_MATRIX: lambda v: _is_vector(v) or _is_matrix(v),
     TABLE: lambda v: isinstance(v, dict),
+    TABLES: lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
+    INITIAL_STATE: lambda v: (
+        isinstance(v, (str, dict))
+        or _is_vector(v)
+        or (isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v))
+    ),
     INTEGER_OR_VECTOR: lambda v: (
         (isinstance(v, int) and not isinstance(v, bool))
         or (isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
@@ -186,7 +194,7 @@ _BEAM = _Schema(
         "node_inertias": TABLE,
         "alpha": NUMBER,
         "beta": NUMBER,
-        "initial": STRING_OR_VECTOR,
+        "initial": INITIAL_STATE,
         "initial_rates": VECTOR,
         "modal_damping": STRING_NUMBER_OR_VECTOR,
         "geometric": STRING,
@@ -351,6 +359,7 @@ _SPRING = _Schema(
     },
     required=("body1", "marker1", "body2", "marker2", "stiffness"),
 )
+_INSTRUMENT = {"dead_time": NUMBER, "lag": NUMBER, "resolution": NUMBER}
 ACTUATOR_COMMANDS = ("setpoint", "torque", "voltage")
 """The fields of an actuator that hold its command's time function."""
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
@@ -381,6 +390,57 @@ _CONTACT = _Schema(
         "normal": VECTOR,
     },
     required=("type", "disk", "plane"),
+)
+_FRICTION = _Schema(
+    {
+        "joint": STRING,
+        "coordinate": INTEGER,
+        "coulomb": NUMBER,
+        "static": NUMBER,
+        "stribeck_velocity": NUMBER,
+        "viscous": NUMBER,
+        "law": STRING,
+        "regularization": NUMBER,
+    },
+    required=("joint",),
+)
+_CONTROLLER = _Schema(
+    {
+        "actuator": STRING,
+        "command": STRING,
+        "inputs": TABLES,
+        "sample_time": NUMBER,
+        "delay": NUMBER,
+        "limits": NUMBER_OR_VECTOR,
+        "offset": NUMBER,
+    },
+    required=("actuator", "inputs"),
+)
+_CONTROLLER_INPUT = _Schema(
+    {
+        "sensor": STRING,
+        "component": INTEGER,
+        "joint": STRING,
+        "coordinate": INTEGER,
+        "rate": BOOLEAN,
+        "gain": NUMBER,
+        "rate_gain": NUMBER,
+        "integral_gain": NUMBER,
+        "setpoint": TABLE,
+    }
+)
+_USER_LAW = _Schema(
+    {
+        "function": STRING,
+        "joint": STRING,
+        "coordinate": INTEGER,
+        "body": STRING,
+        "marker": STRING,
+        "frame": STRING,
+        "params": VECTOR,
+        "read_coordinates": STRING_OR_LIST,
+    },
+    required=("function",),
 )
 _JOINT_SENSOR = _Schema(
     {"type": STRING, "joint": STRING, "coordinate": INTEGER}, required=("joint",)
@@ -427,6 +487,9 @@ _SECTIONS = (
     "springs",
     "contacts",
     "sensors",
+    "frictions",
+    "controllers",
+    "user_laws",
 )
 _BODY_TYPES = ("rigid", "beam", "fe")
 
@@ -749,7 +812,19 @@ def _check_sensor(name: str, table: dict[str, Any], item: str) -> None:
         if sensor_type in ("strain_energy", "elastic_coordinates")
         else _MARKER_SENSOR
     )
-    _check_fields(table, schema, item)
+    _check_fields(table, _Schema({**schema.fields, **_INSTRUMENT}, schema.required), item)
+
+
+def _check_controller(name: str, table: dict[str, Any], item: str) -> None:
+    _check_fields(table, _CONTROLLER, item)
+    for k, entry in enumerate(table["inputs"]):
+        _check_fields(entry, _CONTROLLER_INPUT, item, f"inputs[{k}].")
+        if "setpoint" in entry:
+            function = entry["setpoint"]
+            at = f"inputs[{k}].setpoint."
+            law = _check_law(function, item, at)
+            _check_fields(function, _law_schema(law), item, at)
+            _check_finite_law_values(function, law, item, at)
 
 
 def _check_ground(table: dict[str, Any]) -> None:
@@ -776,6 +851,17 @@ _NAMED_SECTIONS = {
         lambda n, t, i: _check_fields(t, _CONTACT, i),
     ),
     "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
+    "frictions": (
+        "friction",
+        lambda n: f'friction "{n}"',
+        lambda n, t, i: _check_fields(t, _FRICTION, i),
+    ),
+    "controllers": ("controller", lambda n: f'controller "{n}"', _check_controller),
+    "user_laws": (
+        "user law",
+        lambda n: f'user law "{n}"',
+        lambda n, t, i: _check_fields(t, _USER_LAW, i),
+    ),
 }
 
 
@@ -872,6 +958,22 @@ def _add_force(model: Model, name: str, table: dict[str, Any]) -> None:
     model.add_force(name, function=function, **_without(table, "function"))
 
 
+def _add_user_law(model: Model, name: str, table: dict[str, Any], base: str | None) -> None:
+    """A user law named by its `function` ("module:function" or "file.py:function",
+    the file relative to the model's folder; flexmbs.model.user_laws.load_law)."""
+    from .user_laws import load_law
+
+    item = f'user law "{name}"'
+    law = load_law(table["function"], base, item)
+    read = table.get("read_coordinates", ())
+    model.add_user_law(
+        name,
+        law,
+        read_coordinates=[read] if isinstance(read, str) else read,
+        **_without(table, "function", "read_coordinates"),
+    )
+
+
 def _folder_of(source: str) -> str | None:
     """The folder of the model file `source`, where the files it names are (None for
     text that is no file: the working directory)."""
@@ -913,6 +1015,16 @@ def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
         model.add_contact(name, **table)
     for name, table in doc.get("sensors", {}).items():
         model.add_sensor(name, **table)
+    for name, table in doc.get("frictions", {}).items():
+        model.add_friction(name, **table)
+    for name, table in doc.get("controllers", {}).items():
+        inputs = [
+            {k: _time_function(v) if k == "setpoint" else v for k, v in entry.items()}
+            for entry in table["inputs"]
+        ]
+        model.add_controller(name, inputs=inputs, **_without(table, "inputs"))
+    for name, table in doc.get("user_laws", {}).items():
+        _add_user_law(model, name, table, base)
     _mode_bases(model)
     return model
 

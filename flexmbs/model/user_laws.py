@@ -102,6 +102,7 @@ class UserLaw:
                 f"({', '.join(LAW_PARAMETERS)}), got {len(params)} "
                 f"parameters ({', '.join(params)})"
             )
+        self.spec: str | None = None  # "module:function" of a law a model file names
         self._compiled = compile_law(py_func, self.name, cache and CACHE)
         self.address = int(self._compiled.address)
         register_law(self.address, py_func)
@@ -235,7 +236,7 @@ def user_law_item(
     return UserLawItem(
         name,
         kind,
-        law.name,
+        law.spec or law.name,
         joint,
         coordinate,
         body,
@@ -309,3 +310,60 @@ def with_user_laws(
     ptr = np.concatenate([ptr, ptr[-1] + sizes]).astype(np.int64)
     data = np.concatenate([data, np.array([v for _, d in entries for v in d])])
     return kind, ptr, data
+
+
+def load_law(spec: str, base: str | None, item: str) -> UserLaw:
+    """The user law a model file names in its `function` field: "module:function"
+    (a module on the Python path) or "path/to/file.py:function" (a file, relative
+    to the model file's folder `base`), compiled (`user_law`). ModelError naming
+    `item` and the field when the module or file cannot be imported, the name is
+    not in it, or the function does not have the signature of a law."""
+    import importlib
+    import importlib.util
+    import os
+    import sys
+
+    where, colon, attr = spec.rpartition(":")
+    if not colon or not where or not attr:
+        raise ModelError(
+            f'expected "module:function" or "file.py:function", got "{spec}"', item, "function"
+        )
+    if where.endswith(".py") or os.sep in where or "/" in where:
+        path = os.path.abspath(os.path.join(base or os.getcwd(), where))
+        if not os.path.isfile(path):
+            raise ModelError(f'no file "{path}" (named by "{spec}")', item, "function")
+        # a module of its own per file, entered in sys.modules so that numba caches it
+        name = "flexmbs_user_law_" + "".join(c if c.isalnum() else "_" for c in path)
+        module = sys.modules.get(name)
+        if module is None or getattr(module, "__file__", None) != path:
+            module_spec = importlib.util.spec_from_file_location(name, path)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            try:
+                module_spec.loader.exec_module(module)
+            except Exception as exc:  # noqa: BLE001 - any error of the user's file
+                del sys.modules[name]
+                raise ModelError(
+                    f'cannot import "{where}": {type(exc).__name__}: {exc}', item, "function"
+                ) from None
+    else:
+        try:
+            module = importlib.import_module(where)
+        except Exception as exc:  # noqa: BLE001 - any error of the user's module
+            raise ModelError(
+                f'cannot import module "{where}": {type(exc).__name__}: {exc}', item, "function"
+            ) from None
+    function = getattr(module, attr, None)
+    if function is None:
+        raise ModelError(f'"{where}" has no function "{attr}"', item, "function")
+    if isinstance(function, UserLaw):
+        return function
+    if not callable(function):
+        raise ModelError(f'"{spec}" is not a function', item, "function")
+    try:
+        law = UserLaw(function)
+    except TypeError as exc:
+        raise ModelError(str(exc), item, "function") from None
+    law.spec = spec
+    return law

@@ -65,8 +65,12 @@ class System:
     (a numba kernel, args as for dae_residual) writes `nswitch` switch functions
     whose sign changes are state events, and `switched(t, y, g)` sets the discrete
     state for the side each function is on (g: their values just after the
-    crossing). `bdf` and `galpha` honour them; the other integrators step over the
-    discontinuities as they come."""
+    crossing; it may set, in place, the speeds of the state that the new discrete
+    state holds still and the values of the functions whose meaning it changed).
+    `sample(t, y)`, if given, makes the discrete updates due at the start of a
+    segment (a sampled controller's reading and held output). `bdf` and `galpha`
+    honour them; the other integrators step over the discontinuities as they
+    come."""
     n: int
     rhs: object
     residual_kernel: object
@@ -89,6 +93,7 @@ class System:
     switches: object = None
     nswitch: int = 0
     switched: object = None
+    sample: object = None
 
 
 class Integrator(ABC):

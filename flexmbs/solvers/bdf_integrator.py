@@ -123,13 +123,16 @@ class BdfIntegrator(Integrator):
         return driver
 
     def _enter_segment(self, t, y, g_side=None):
-        """The segment from t: its end, the system told it, and the switch functions'
-        values (g_side, or their values at (t, y)) with the branches they select;
-        returns those values (None without switch functions)."""
+        """The segment from t: its end, the system told it, its discrete updates made
+        (System.sample), and the switch functions' values (g_side, or their values at
+        (t, y)) with the branches they select; returns those values (None without
+        switch functions)."""
         system = self.system
         self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
         if system.set_segment is not None:
             system.set_segment(t, self._segment_end)
+        if system.sample is not None:
+            system.sample(t, y)
         if not system.nswitch:
             return None
         g = self._switch_values(t, y) if g_side is None else g_side
