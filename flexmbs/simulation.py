@@ -239,9 +239,14 @@ def _with_discontinuities(cm, system):
             holding = KernelCall(_stick_slip.holding_forces, (m, ws), system.n, 1)
             fr = _stick_events.stick_slip_frictions(m)
 
+        def drive_values(t, y):
+            fresh = np.zeros(system.nswitch)
+            dae_model_switch_values(float(t), np.ascontiguousarray(y, dtype=float), (m, ws), fresh)
+            return fresh[blocks["drives"]]
+
         def switched(t, y, g):
             if "drives" in blocks:
-                _switches.set_branches(m, ws, t, y, g[blocks["drives"]])
+                _switches.set_branches(m, ws, t, y, g[blocks["drives"]], drive_values)
             if friction is not None:
                 if np.all(np.isnan(ws.fric_mode[fr])):  # the start of a run
                     _stick_events.initial_friction_modes(m, ws, y, masses, holding, t)

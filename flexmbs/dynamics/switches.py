@@ -32,13 +32,12 @@ import numpy as np
 
 from ..config import jit_entry, jit_inline
 from ..kinematics.timefunctions import evaluate_time_function
-from ..tuple_ref import member_ref, tuple_ref
 from .controllers import actuator_commands
 from .motors import DC_MOTOR, command_voltage, dc_motor_torque, limited, load_motor_state
 from .stops import stop_switch_values
 
 __all__ = ["motor_torque_before_limit", "limited_motor_torque", "switch_values",
-           "dae_switch_values", "switch_count", "switch_blocks", "actuator_branches",
+           "switch_count", "switch_blocks", "actuator_branches",
            "set_branches"]
 
 
@@ -168,14 +167,6 @@ def switch_values(m, ws, t, y, out):
     stop_switch_values(m, y, out, first + nmotor)
 
 
-@jit_entry
-def dae_switch_values(t, y, args, out):
-    """`switch_values` in the argument order of the integrators' switch hook, args =
-    (m, ws) or a reference to it (flexmbs.tuple_ref)."""
-    ref = tuple_ref(args)
-    switch_values(member_ref(ref, 0), member_ref(ref, 1), t, y, out)
-
-
 def switch_blocks(m):
     """{kind: (first, count)} of the blocks of switch functions of a model's arrays:
     "torque" (the actuators' torque limits), "motor" (the DC motors' limits), "stop"
@@ -231,10 +222,11 @@ def motor_branches(m, ws, t, y, g):
     return changed
 
 
-def set_branches(m, ws, t, y, g):
+def set_branches(m, ws, t, y, g, values):
     """The discrete state of a run (ws.act_branch, ws.motor_branch, ws.stop_branch)
     for the switch functions g (switch_blocks' layout) on their side at (t, y); g's
-    entries whose function depends on it are rewritten for it (motor_branches)."""
+    entries whose function depends on it are rewritten for it (motor_branches), from
+    `values`(t, y), the functions' values in that layout under the new branches."""
     blocks = switch_blocks(m)
     first, count = blocks["torque"]
     if count:
@@ -243,8 +235,7 @@ def set_branches(m, ws, t, y, g):
     if count:
         changed = motor_branches(m, ws, t, y, g[first : first + count])
         if changed:
-            fresh = np.zeros(len(g))
-            dae_switch_values(float(t), np.ascontiguousarray(y, dtype=float), (m, ws), fresh)
+            fresh = values(t, y)
             for a in changed:
                 g[first + 4 * a : first + 4 * a + 4] = fresh[first + 4 * a : first + 4 * a + 4]
     first, count = blocks["stop"]
