@@ -171,7 +171,7 @@ def test_model_file_actuators():
 @pytest.mark.parametrize("kwargs, field", [
     (dict(joint="nope", setpoint=Constant(0.0)), "joint"),
     (dict(joint="j1"), "setpoint"),
-    (dict(joint="j1", type="torque"), "torque"),
+    (dict(joint="j1", type="torque", setpoint=Constant(0.0)), "setpoint"),
     (dict(joint="j1", type="torque", torque=Constant(1.0), kp=3.0), "kp"),
     (dict(joint="j1", type="servo", setpoint=Constant(0.0)), "type"),
     (dict(joint="j1", setpoint=Constant(0.0), gear_ratio=0.0), "gear_ratio"),
