@@ -347,9 +347,13 @@ def _urdf_result(path):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=300))
 def test_the_urdf_reader_on_any_text_ends_with_a_model_or_one_line(tmp_path, text):
+    """Any text: a model or one UrdfError naming the file (_urdf_result), never another
+    exception, never a hang; text without a <robot> element is always refused."""
     bad = tmp_path / "fuzz.urdf"
     bad.write_bytes(text.encode("utf-8", "surrogatepass"))
-    _urdf_result(bad)
+    result = _urdf_result(bad)
+    if "<robot" not in text:
+        assert isinstance(result, UrdfError), result
 
 
 _URDF_EDITS = st.sampled_from([
