@@ -128,12 +128,24 @@ class Simulator:
         result file at `path`."""
         run, cm = self._run, self._run.cm
         cm.arrays.tf_kind[:], cm.arrays.tf_data[:] = self._tables
-        self._held = dict.fromkeys(cm.ports.values())
+        # each port's [Port, index of its law's kind, of its value, value held]
+        self._slots = {
+            name: [port, port.function, int(cm.arrays.tf_ptr[port.function]), None]
+            for name, port in cm.ports.items()
+        }
         self.path = path
         system, y0 = start_state(run, 0.0, self.log)
         writer = open_result(path, run, result_settings(run, float("nan")))
         self._recorder = OutputRecorder(cm, writer, self.keep, self.log)
         self._ws = self._recorder.ws
+        self._instruments = self._recorder.instruments
+        self._recorder.instruments = None  # applied here, row by row (_output)
+        self._scalar = [size == 1 for size in cm.sensor_sizes]
+        self._sensor_slices = []
+        k = 0
+        for size in cm.sensor_sizes:
+            self._sensor_slices.append(slice(k, k + size))
+            k += size
         self._reactions = has_reaction_sensors(cm.arrays)
         self._kinematic_outputs = TypedCall(kinematic_outputs)
         self._reaction_outputs = TypedCall(reaction_outputs)
@@ -166,6 +178,8 @@ class Simulator:
         self._kinematic_outputs(m, self._ws, self._t1, y, self._energy, self._sensor)
         if self._reactions:
             self._reaction_outputs(m, self._ws, self._t1, y, self._sensor)
+        if self._instruments:
+            self._sensor[:] = self._instruments.apply(self._t1, self._sensor)
         k = self._nrows
         t, ys, es, ss = self._rows
         t[k] = self.time
@@ -207,39 +221,51 @@ class Simulator:
             self._integ.restart_at(self.time, self._y, self._horizon, restart)
         elif restart:
             self._integ.restart_at(self.time, self._y)
-        self._t1[0] = t_new
         integ = self._integ
-        while True:
+        n, y = integ.advance_to(t_new, WALL_BUDGET)
+        while not n and integ.status == "running":
+            self._t1[0] = t_new
             n, y = integ.advance(self._t1, WALL_BUDGET)
-            if n or integ.status != "running":
-                break
         if not n:
             self._fail(integ.message or "the integrator stopped")
-        self.time, self._y = t_new, y[0]
+        self.time, self._y = t_new, y[0].copy()
         self._output()
         return self.sensors
 
     def _set_inputs(self, inputs):
-        """Hold the inputs' values; True when one changed."""
-        held = self._held
-        changed = False
+        """Hold the inputs' values (written into the compiled tables: hold_value);
+        True when one changed."""
+        slots, changed = self._slots, False
+        arrays = self._run.cm.arrays
+        for name, value in inputs.items():
+            slot = slots.get(name)
+            if slot is None or type(value) is not float or not abs(value) < np.inf:
+                value = self._checked(name, value)
+                slot = slots[name]
+            if slot[3] != value:
+                if slot[3] is None:
+                    hold_value(arrays, slot[0], value)
+                    self._held_first()
+                else:
+                    arrays.tf_data[slot[2]] = value
+                slot[3] = value
+                changed = True
+        return changed
+
+    def _checked(self, name, value):
+        """The value of an input given as other than a finite float, or ModelError
+        naming the port (flexmbs.model.ports.checked_inputs)."""
         try:
-            values = checked_inputs(self._run.cm.ports, inputs)
+            return checked_inputs(self._run.cm.ports, {name: value})[self._slots[name][0]]
         except ModelError as exc:
             raise exc.with_source(self.model.source_path or "<python>") from None
+
+    def _held_first(self):
+        """A port set aside its law: its breakpoints are no longer the model's."""
         arrays = self._run.cm.arrays
-        first = False
-        for port, value in values.items():
-            if held[port] != value:
-                first = first or held[port] is None
-                held[port] = value
-                hold_value(arrays, port, value)
-                changed = True
-        if first:  # a law set aside: its breakpoints are no longer the model's
-            self._integ.set_breakpoints(
-                time_function_breakpoints(arrays.tf_kind, arrays.tf_ptr, arrays.tf_data)
-            )
-        return changed
+        self._integ.set_breakpoints(
+            time_function_breakpoints(arrays.tf_kind, arrays.tf_ptr, arrays.tf_data)
+        )
 
     def _fail(self, message):
         """Close the run as failed and raise IntegrationFailed."""
@@ -275,12 +301,14 @@ class Simulator:
     def sensors(self):
         """{sensor name: value at `time`}: a number, or an array for a sensor of
         several components (their units: docs/reference/model-file.md)."""
-        cm = self._run.cm
-        out, values, k = {}, self._sensor[0], 0
-        for name, size in zip(cm.sensor_names, cm.sensor_sizes):
-            out[name] = float(values[k]) if size == 1 else values[k : k + size].copy()
-            k += size
-        return out
+        values = self._sensor[0]
+        listed = values.tolist()
+        return {
+            name: listed[part.start] if scalar else values[part].copy()
+            for name, scalar, part in zip(
+                self._run.cm.sensor_names, self._scalar, self._sensor_slices
+            )
+        }
 
     @property
     def sensor_values(self):
@@ -299,7 +327,7 @@ class Simulator:
     @property
     def inputs(self):
         """{port name: the value it holds, None while it follows its law}."""
-        return {port.name: value for port, value in self._held.items()}
+        return {name: slot[3] for name, slot in self._slots.items()}
 
     @property
     def statistics(self):

@@ -225,6 +225,11 @@ def _native_words(value, value_type, words):
     if isinstance(value_type, TupleRef):
         words.append(value.address)
         return True
+    if isinstance(value_type, types.FunctionType) and hasattr(value, "__wrapper_address__"):
+        # (c_addr, py_addr, jit_addr) as numba's unboxing of the function writes them
+        # for an object of the wrapper-address protocol (its jit address is 0)
+        words += [value.__wrapper_address__(), id(value), 0]
+        return True
     if isinstance(value_type, types.BaseTuple):
         return all(_native_words(v, t, words) for v, t in zip(value, value_type.types))
     return False
@@ -250,9 +255,10 @@ class HeldTuple:
     pickles the tuple's type: hold only tuples of arrays and of flexmbs' own
     namedtuples, whose classes every process can import."""
 
-    def __init__(self, tup):
+    def __init__(self, tup, numba_type=None):
         self.tuple = tup
-        self.numba_type = _numba_type(tup)
+        self._given_type = numba_type
+        self.numba_type = _numba_type(tup) if numba_type is None else numba_type
         self._buffer = np.zeros(_tuple_size(self.numba_type), dtype=np.uint8)
         self.address = self._buffer.ctypes.data
         _store_native_value(tup, self.numba_type, self._buffer)
@@ -273,7 +279,7 @@ class HeldTuple:
 
     def __reduce__(self):
         """Copies and pickles store the (copied) tuple again, in a buffer of their own."""
-        return (HeldTuple, (self.tuple,))
+        return (HeldTuple, (self.tuple, self._given_type))
 
 
 _TYPES: dict = {}  # numba types of held tuples by _type_key
@@ -322,9 +328,11 @@ def _unbox_held_tuple(typ, obj, c):
                        is_error=c.pyapi.c_api_error())
 
 
-def held_ref(tup):
-    """A HeldTuple of `tup` (in Python, `tup` itself)."""
-    return tup if config.DISABLE_JIT else HeldTuple(tup)
+def held_ref(tup, numba_type=None):
+    """A HeldTuple of `tup` (in Python, `tup` itself); `numba_type`: its numba type,
+    for members numba cannot type from their value (first-class functions of the
+    wrapper-address protocol, flexmbs.solvers.bdf)."""
+    return tup if config.DISABLE_JIT else HeldTuple(tup, numba_type)
 
 
 def entry_point(kernel, *args):

@@ -188,3 +188,76 @@ def test_a_failure_closes_the_file_and_raises(tmp_path):
     r = flexmbs.open_result(path)
     assert r.status.startswith("failed")
     assert sim.close().status == "failed"
+
+
+@pytest.mark.parametrize("method", ["bdf", "galpha"])
+def test_inputs_changed_at_every_step_are_the_step_laws(method):
+    """A controller at the output rate (a new torque at every step) gives the run of
+    a `steps` law with those values at those times."""
+    times = DT * np.arange(25)
+    torque = 0.05 * np.sin(60 * times) + 0.01
+    model = _model(Steps(tuple(times), tuple(torque)), method, t_end=times[-1] + DT)
+    ref = simulate(model)
+    sim = Simulator(_model(method=method, t_end=times[-1] + DT))
+    got = [sim.sensor_values]
+    for k in range(len(ref.t) - 1):
+        sim.step(DT, inputs={"motor.torque": float(torque[k])})
+        got.append(sim.sensor_values)
+    assert sim.statistics["input_restarts"] == len(times)
+    scale = np.abs(ref.sensors).max(axis=0)
+    assert np.all(np.abs(np.array(got) - ref.sensors).max(axis=0) <= 1e-6 * scale)
+    sim.close()
+
+
+def test_an_input_that_passes_a_torque_limit_is_the_step_law():
+    """A changed input puts the motor at its torque limit and takes it off again: the
+    branch each side selects is the one the `steps` law's run selects."""
+    times = (0.0, 0.01, 0.02, 0.03)
+    torque = (0.01, 0.08, -0.09, 0.02)  # N m against a limit of 0.05 at the motor
+    model = _model(Steps(times, torque), "galpha", t_end=0.04)
+    model.actuators["motor"].max_torque = 0.05
+    ref = simulate(model)
+    free = _model(method="galpha", t_end=0.04)
+    free.actuators["motor"].max_torque = 0.05
+    sim = Simulator(free)
+    got = [sim.sensor_values]
+    for _ in range(len(ref.t) - 1):
+        j = int(np.floor(sim.time / 0.01 + 1e-9))
+        sim.step(DT, inputs={"motor.torque": torque[j]})
+        got.append(sim.sensor_values)
+    scale = np.abs(ref.sensors).max(axis=0)
+    assert np.all(np.abs(np.array(got) - ref.sensors).max(axis=0) <= 1e-6 * scale)
+    sim.close()
+
+
+def test_the_sensors_are_what_the_instruments_measure(tmp_path):
+    """A sensor with a lag, a dead time and a resolution reads in `step`, `sensors`
+    and the result file what `simulate` records for the same held inputs; the
+    reading differs from the exact value."""
+    times = (0.0, 0.02, 0.05)
+    torque = (0.05, -0.03, 0.02)
+
+    def instrumented(model):
+        angle = model.sensors["angle"]
+        angle.lag, angle.dead_time, angle.resolution = 4e-3, 3e-3, 1e-4
+        model.sensors["tip"].resolution = 1e-5
+        return model
+
+    ref = simulate(instrumented(_model(Steps(times, torque), t_end=0.08)))
+    exact = simulate(_model(Steps(times, torque), t_end=0.08))
+    sim = Simulator(instrumented(_model(t_end=0.08)), tmp_path / "run.h5")
+    got, returned = [sim.sensor_values], []
+    for _ in range(len(ref.t) - 1):
+        j = max(k for k in range(len(times)) if times[k] <= sim.time + 1e-12)
+        s = sim.step(DT, inputs={"motor.torque": torque[j]})
+        got.append(sim.sensor_values)
+        returned.append(s["angle"])
+    out = sim.close()
+    got = np.array(got)
+    np.testing.assert_allclose(got, ref.sensors, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(returned, got[1:, 0], rtol=0, atol=0)
+    assert np.allclose(np.round(got[:, 0] / 1e-4) * 1e-4, got[:, 0], rtol=0, atol=1e-15)
+    assert np.abs(got[:, 0] - exact.sensors[:, 0]).max() > 1e-4
+    recorded = flexmbs.open_result(tmp_path / "run.h5").sensors["angle"]
+    np.testing.assert_allclose(recorded, got[:, 0], rtol=0, atol=0)
+    assert out.status == "finished"

@@ -36,7 +36,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental.function_type import _get_wrapper_address
 
-from ..tuple_ref import TupleRef
+from ..tuple_ref import TupleRef, entry_point, held_ref
 from . import bdf_kernels as _k
 
 __all__ = ["BDF", "DaeResult", "solve_dae", "STATUS_MESSAGES", "MAX_ORDER",
@@ -422,7 +422,10 @@ class BDF:
 
     def _begin(self, s, t0, h_start, hist):
         """Prepare the first step (bdf_kernels.bdf_start)."""
-        _k.bdf_start(s, t0, h_start, hist)
+        hist = np.ascontiguousarray(hist, dtype=float)
+        if self._start_kernel is None:
+            self._start_kernel = entry_point(_k.bdf_start, self._held_state, t0, h_start, hist)
+        self._start_kernel(self._held_state, t0, h_start, hist)
 
     @staticmethod
     def _check_second_order(residual, args, t0, y0, yp0, ns):
@@ -474,18 +477,34 @@ class BDF:
 
     def _compile_kernels(self):
         """Entry points of the driver and the initial-value kernel for these
-        argument types (compiled once per type of args, then from the disk cache)."""
+        argument types (compiled once per type of args, then from the disk cache).
+        The step loop is entered through its `_held` form, its functions and state
+        held by reference (self._advance_args), so that a call costs a few
+        microseconds whatever the size of the state."""
+        self._start_kernel = None
         if not _JIT:
-            self._advance = _k.bdf_advance
+            self._advance = _k.bdf_advance_held
             self._ic = _k.bdf_initial_conditions
             self._functions = (self._residual, self._jacobian, self._mass,
                                self._switches)
+            self._held_state = self._s
+            self._advance_args = (self._functions, self._args, self._s)
             return
-        targs, tstate, (f_res, f_jac, f_mass, f_sw) = self._function_types()
-        self._advance = _entry(_k.bdf_advance, (f_res, f_jac, f_mass, f_sw, targs,
-                                                tstate, _VEC, _MAT, _MAT, types.int64))
-        self._ic = _entry(_k.bdf_initial_conditions, (f_res, f_jac, targs, tstate,
-                                                      _F8))
+        targs, tstate, ftypes = self._function_types()
+        self._advance = self._held_entry(_k.bdf_advance_held, targs, ftypes)
+        self._ic = _entry(_k.bdf_initial_conditions, (ftypes[0], ftypes[1], targs,
+                                                      tstate, _F8))
+
+    def _held_entry(self, kernel, targs, ftypes):
+        """The entry point of `kernel` (bdf_advance_held or its galpha form) for
+        these types, and the held arguments it takes (self._advance_args: the
+        functions' tuple, args, the state)."""
+        held_functions = held_ref(self._functions, types.Tuple(ftypes))
+        self._held_state = held_ref(self._s)
+        self._advance_args = (held_functions, self._args, self._held_state)
+        return _entry(kernel, (numba.typeof(held_functions), targs,
+                               numba.typeof(self._held_state), _VEC, _MAT, _MAT,
+                               types.int64))
 
     def _function_types(self):
         """(type of args, type of the state, the FunctionTypes of the residual, the
@@ -637,13 +656,29 @@ class BDF:
             return 0, Y[:0], YP[:0]          # initial values failed: nothing to give
         # after the end or a failure, the last step still serves outputs up to t
         start = time.perf_counter()
-        nf = int(self._advance(*self._functions, self._args, self._s,
-                               t_out, Y, YP, int(max_steps)))
+        nf = int(self._advance(*self._advance_args, t_out, Y, YP, int(max_steps)))
         self.wall_time += time.perf_counter() - start
         self._status = int(self._s.iv[_k.I_STATUS])
         if nf:
             self._last_out = t_out[nf - 1]
         return nf, Y[:nf], YP[:nf]
+
+    def advance_into(self, t_out, y_out, yp_out):
+        """advance(t_out) without a step budget, into the caller's arrays y_out,
+        yp_out (len(t_out), n, float64, C order) and without checking its arguments:
+        the caller keeps advance's contract (t_out float64, increasing, after the
+        last output and within the last step's start and t_end). For a caller that
+        asks for one output at a time (flexmbs.Simulator): the call costs what the
+        steps cost. Returns the number of outputs filled."""
+        if not self._started:
+            return 0
+        start = time.perf_counter()
+        nf = int(self._advance(*self._advance_args, t_out, y_out, yp_out, NO_STEP_LIMIT))
+        self.wall_time += time.perf_counter() - start
+        self._status = int(self._s.iv[_k.I_STATUS])
+        if nf:
+            self._last_out = t_out[nf - 1]
+        return nf
 
     def _give_up(self, code, max_steps):
         """Mark the run failed with a status set on the Python side."""

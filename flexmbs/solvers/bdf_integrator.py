@@ -106,6 +106,7 @@ class BdfIntegrator(Integrator):
         self.input_restarts = 0  # restart_at calls: the inputs changed
         self.horizon_moves = 0  # restart_at calls: the end moved on
         self._switches = None   # system.switches called without type dispatch
+        self._one = (np.zeros(1), np.zeros((1, system.n)), np.zeros((1, system.n)))
         self._refresh_due = False
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
@@ -122,11 +123,13 @@ class BdfIntegrator(Integrator):
             driver.set_switch_reference(g)
         return driver
 
-    def _enter_segment(self, t, y, g_side=None):
+    def _enter_segment(self, t, y, g_side=None, keep_sides=False):
         """The segment from t: its end, the system told it, its discrete updates made
         (System.sample), and the switch functions' values (g_side, or their values at
         (t, y)) with the branches they select; returns those values (None without
-        switch functions)."""
+        switch functions). keep_sides: the discrete state holds (an input changed
+        within the segment) unless a function is on another side than at the
+        driver's last step, as within a segment's steps."""
         system = self.system
         self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
         if system.set_segment is not None:
@@ -136,6 +139,8 @@ class BdfIntegrator(Integrator):
         if not system.nswitch:
             return None
         g = self._switch_values(t, y) if g_side is None else g_side
+        if keep_sides and np.array_equal(np.sign(g), np.sign(self._bdf.switch_reference)):
+            return g
         if system.switched is not None:
             system.switched(t, y, g)
         return g
@@ -227,7 +232,7 @@ class BdfIntegrator(Integrator):
         self._behind = None
         self._refresh_due = False
         self.input_restarts += bool(inputs)
-        g = self._enter_segment(t, y)
+        g = self._enter_segment(t, y, keep_sides=t_end is None)
         self._restart_driver(t, y, self.system.rhs(t, y))
         if g is not None:
             self._bdf.set_switch_reference(g)
@@ -271,12 +276,7 @@ class BdfIntegrator(Integrator):
             m = int(np.searchsorted(t_out, self._segment_end, side="right"))
             k, Y, _ = bdf.advance(t_out[n:m], max_steps=steps)
             y_out[n:n + k] = Y
-            n += k
-            if bdf.status == "switched":
-                n += self._locate_switch(bdf, t_out, y_out, n)
-            elif bdf.status == "finished" and self._segment_end < self.t_end:
-                self.breakpoints_passed += 1
-                self._restart(bdf.t, bdf.y, behind=bdf.t)
+            n = self._settle(bdf, t_out, y_out, n + k)
             self._refresh_due = (self._bdf.status == "running" and
                                  self.system.refresh is not None)
             if self._bdf.status != "running" or time.perf_counter() - start > wall_budget:
@@ -289,6 +289,45 @@ class BdfIntegrator(Integrator):
         elif bdf.status == "finished":
             self.status = "finished"
         return n
+
+    def _settle(self, bdf, t_out, y_out, n):
+        """After the driver `bdf` stopped with the outputs before n filled: the state
+        event it stopped on located, or the next segment begun at its end (the
+        outputs the old driver still serves written from y_out[n]). Returns the
+        number of outputs filled."""
+        if bdf.status == "switched":
+            n += self._locate_switch(bdf, t_out, y_out, n)
+        elif bdf.status == "finished" and self._segment_end < self.t_end:
+            self.breakpoints_passed += 1
+            self._restart(bdf.t, bdf.y, behind=bdf.t)
+        return n
+
+    def advance_to(self, t, wall_budget=0.5):
+        """(n, Y) of advance([t]) (t after the last output), for a caller that asks for
+        one output at a time (flexmbs.Simulator): within a segment, one call of the
+        step loop into buffers of its own (Y a view the next call overwrites), with
+        no Python between the steps' ends and the output; else `advance`."""
+        bdf = self._bdf
+        if (self.status != "running" or self._behind is not None or t > self._segment_end
+                or self.system.refresh is not None or bdf.status_code != _k.ST_RUNNING):
+            return self.advance(np.array([t]), wall_budget)
+        start = time.perf_counter()
+        t_out, y_out, yp_out = self._one
+        t_out[0] = t
+        n = bdf.advance_into(t_out, y_out, yp_out)
+        if bdf.status_code != _k.ST_RUNNING:
+            n = self._settle(bdf, t_out, y_out, n)
+            bdf = self._bdf
+            if bdf.status == "failed":
+                self._fail(bdf.message)
+            elif bdf.status == "finished":
+                self.status = "finished"
+        self.t = bdf.t
+        self.y = bdf.y
+        self.wall_time += time.perf_counter() - start
+        if not n and self.status == "running":
+            return self.advance(t_out.copy(), wall_budget)
+        return n, y_out[:n]
 
     @property
     def driver(self):

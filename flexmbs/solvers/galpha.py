@@ -12,12 +12,12 @@ dense output (cubic Hermite on the last step).
     n, Y, YP = ga.advance(t_out)
 """
 
+import numba
 import numpy as np
-from numba.core import types
 
 from . import bdf_kernels as _k
 from . import galpha_kernels as _g
-from .bdf import _F8, _JIT, _MAT, _VEC, BDF, _entry
+from .bdf import _F8, _JIT, BDF, _entry
 
 __all__ = ["GeneralizedAlpha", "RHO_INF", "H0_FRACTION", "H0_MOVE"]
 
@@ -114,20 +114,22 @@ class GeneralizedAlpha(BDF):
             # the motion is a parabola (a motor at its torque limit): 1.8e-6 rad on
             # a rotor 0.1 s into its limit at rtol 1e-8, 7e-16 with the shift.
             s.yp[:npos] += (af - am) * h * s.yp[npos:2 * npos]
-        self._start_kernel(s, t0, h_start, self.rho_inf, float(npos))
+        self._start_kernel(self._held_state, t0, h_start, self.rho_inf, float(npos))
 
     def _compile_kernels(self):
         """Entry points of the step loop and its start for these argument types."""
         if not _JIT:
-            self._advance = _g.galpha_advance
+            self._advance = _g.galpha_advance_held
             self._start_kernel = _g.galpha_start
             self._functions = (self._residual, self._jacobian, self._mass,
                                self._switches)
+            self._held_state = self._s
+            self._advance_args = (self._functions, self._args, self._s)
             return
-        targs, tstate, (f_res, f_jac, f_mass, f_sw) = self._function_types()
-        self._advance = _entry(_g.galpha_advance, (f_res, f_jac, f_mass, f_sw, targs,
-                                                   tstate, _VEC, _MAT, _MAT, types.int64))
-        self._start_kernel = _entry(_g.galpha_start, (tstate, _F8, _F8, _F8, _F8))
+        targs, _, ftypes = self._function_types()
+        self._advance = self._held_entry(_g.galpha_advance_held, targs, ftypes)
+        self._start_kernel = _entry(_g.galpha_start, (numba.typeof(self._held_state), _F8,
+                                                      _F8, _F8, _F8))
 
     def statistics(self):
         """The BDF's counters (order_counts: every step at order 2), and err_last,

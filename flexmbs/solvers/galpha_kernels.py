@@ -120,7 +120,7 @@ from .bdf_kernels import (
     switch_crossed,
 )
 
-__all__ = ["galpha_coefficients", "galpha_start", "galpha_advance",
+__all__ = ["galpha_coefficients", "galpha_start", "galpha_advance", "galpha_advance_held",
            "galpha_interpolate", "C_ALPHA_M", "C_ALPHA_F", "C_GAMMA", "C_ERROR", "C_RHO"]
 
 # ---- where the method's numbers live in BdfState ---------------------------------
@@ -442,3 +442,11 @@ def galpha_advance(residual, jacobian, mass, switches, args, s, t_out, y_out, yp
         if switch_crossed(switches, ref, sref):
             s.iv[I_STATUS] = ST_SWITCHED
             return i_out
+
+
+@jit_entry
+def galpha_advance_held(functions, args, s, t_out, y_out, yp_out, max_steps):
+    """galpha_advance with its four functions in one tuple and the state held by
+    reference (bdf_kernels.bdf_advance_held)."""
+    return galpha_advance(functions[0], functions[1], functions[2], functions[3], args,
+                          s, t_out, y_out, yp_out, max_steps)
