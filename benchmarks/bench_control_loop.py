@@ -12,10 +12,13 @@ a call of Simulator.step costs beyond the integration.
    Real-time factor = simulated time / wall time of the loop (compilation and the
    model's building left out).
 2. The per-call overhead: the same model and steps with inputs that do not change,
-   (a) the integrator asked for every output at once (the integration alone), (b)
-   `Simulator.step` once per output without a file, (c) the same writing the result
-   file; overhead = ((b or c) - a) / steps: the Python call, the inputs, the sensors
-   and energies of each step and their rows.
+   (a) the integrator asked for every output at once (the integration alone), (a')
+   the same and the energies and sensors of every output in one batch (what `simulate`
+   computes for those rows), (b) `Simulator.step` once per output without a file,
+   (c) the same writing the result file; overhead = ((b or c) - a') / steps: the
+   Python call, the inputs, the kernels' entries and the rows, beyond the work a
+   `simulate` run of the same outputs does; and (b - a) / steps, beyond the
+   integration alone (the outputs' kernel work included).
 Each figure is the median of --rounds interleaved rounds, with the spread (max - min).
 
     .venv/bin/python benchmarks/bench_control_loop.py --json results/control_loop.json
@@ -109,8 +112,10 @@ def control_loop(make):
 
 
 def overhead(make, steps=2000):
-    """(integration alone, steps without a file, steps with a file) in s for `steps`
-    steps of DT with constant inputs."""
+    """(integration alone, integration and outputs, steps without a file, steps with a
+    file) in s for `steps` steps of DT with constant inputs."""
+    from flexmbs.dynamics.outputs import has_reaction_sensors, kinematic_outputs, reaction_outputs
+    from flexmbs.solvers.typed_call import TypedCall
     from flexmbs.simulation import build_integrator, prepare_run, start_state
 
     model, _, _ = make()
@@ -120,9 +125,19 @@ def overhead(make, steps=2000):
     system, y0 = start_state(run, 0.0)
     integ = build_integrator(run, system, 0.0, y0, lambda: None)
     start = time.perf_counter()
-    n, _ = integ.advance(times, np.inf)
+    n, ys = integ.advance(times, np.inf)
     alone = time.perf_counter() - start
     assert n == steps
+    cm = run.cm
+    ws = cm.new_workspace()
+    energy, sensors = np.zeros((steps, 7)), np.zeros((steps, cm.nsensor_values))
+    calls = [TypedCall(kinematic_outputs), TypedCall(reaction_outputs)]
+    calls[0](cm.arrays, ws, times[:1], ys[:1], energy, sensors)  # resolved before timing
+    start = time.perf_counter()
+    calls[0](cm.arrays, ws, times, ys, energy, sensors)
+    if has_reaction_sensors(cm.arrays):
+        calls[1](cm.arrays, ws, times, ys, sensors)
+    outputs = time.perf_counter() - start
     walls = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in (None, os.path.join(tmp, "run.h5")):
@@ -132,7 +147,7 @@ def overhead(make, steps=2000):
                 sim.step(DT)
             walls.append(time.perf_counter() - start)
             sim.close()
-    return alone, walls[0], walls[1]
+    return alone, alone + outputs, walls[0], walls[1]
 
 
 def median_spread(values):
@@ -152,6 +167,7 @@ def measure(rounds):
             loops[name].append(control_loop(make))
             calls[name].append(overhead(make))
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+           "load_average": os.getloadavg()[0],
            "python": platform.python_version(), "rounds": rounds, "dt": DT,
            "loops": {}, "overhead": {}}
     for name, runs in loops.items():
@@ -166,11 +182,15 @@ def measure(rounds):
     for name, runs in calls.items():
         steps = 2000
         alone, sa = median_spread([r[0] for r in runs])
-        plain, sp = median_spread([(r[1] - r[0]) / steps * 1e6 for r in runs])
-        filed, sf = median_spread([(r[2] - r[0]) / steps * 1e6 for r in runs])
+        outputs, _ = median_spread([(r[1] - r[0]) / steps * 1e6 for r in runs])
+        plain, sp = median_spread([(r[2] - r[1]) / steps * 1e6 for r in runs])
+        filed, sf = median_spread([(r[3] - r[1]) / steps * 1e6 for r in runs])
+        bare, sb = median_spread([(r[2] - r[0]) / steps * 1e6 for r in runs])
         out["overhead"][name] = {
-            "integration_us_per_step": alone / steps * 1e6, "overhead_us": plain,
-            "overhead_spread_us": sp, "overhead_file_us": filed, "overhead_file_spread_us": sf}
+            "integration_us_per_step": alone / steps * 1e6, "outputs_us_per_step": outputs,
+            "overhead_us": plain, "overhead_spread_us": sp, "overhead_file_us": filed,
+            "overhead_file_spread_us": sf, "beyond_integration_us": bare,
+            "beyond_integration_spread_us": sb}
     return out
 
 
@@ -181,12 +201,16 @@ def table(results):
         lines.append(f"| {name} | {r['states']} | {r['steps']} | {r['wall']:.3f} "
                      f"(+-{r['wall_spread'] / 2:.3f}) | {r['real_time_factor']:.2f} | "
                      f"{r['us_per_step']:.0f} | {r['integration_us_per_step']:.0f} |")
-    lines += ["", "| model | integration per step (us) | Simulator.step overhead (us) | "
-              "with the result file (us) |", "|---|---|---|---|"]
+    lines += ["", "| model | integration per step (us) | its outputs (us) | "
+              "Simulator.step overhead (us) | with the result file (us) | "
+              "beyond the integration alone (us) |", "|---|---|---|---|---|---|"]
     for name, r in results["overhead"].items():
-        lines.append(f"| {name} | {r['integration_us_per_step']:.1f} | {r['overhead_us']:.1f} "
+        lines.append(f"| {name} | {r['integration_us_per_step']:.1f} | "
+                     f"{r['outputs_us_per_step']:.1f} | {r['overhead_us']:.1f} "
                      f"(+-{r['overhead_spread_us'] / 2:.1f}) | {r['overhead_file_us']:.1f} "
-                     f"(+-{r['overhead_file_spread_us'] / 2:.1f}) |")
+                     f"(+-{r['overhead_file_spread_us'] / 2:.1f}) | "
+                     f"{r['beyond_integration_us']:.1f} "
+                     f"(+-{r['beyond_integration_spread_us'] / 2:.1f}) |")
     return "\n".join(lines)
 
 

@@ -15,10 +15,16 @@ next while the inputs keep their values, and a changed input is a breakpoint, wh
 it starts again (in place, with its iteration matrix); the model's own breakpoints
 and state events (a motor at its limit, a joint at its stop) are handled as in a run
 of `simulate`. The result file holds every step's state, energies and sensors, as
-`simulate` writes them, committed as the run goes.
+`simulate` writes them, committed as the run goes. The sensors a step returns are
+what the model's instruments measure (a sensor's `lag`, `dead_time`, `resolution`:
+flexmbs.instruments), as `simulate` records them.
 
-The time a call costs beyond the integration itself (the inputs, the sensors, the
-rows of the result file) is measured by benchmarks/bench_control_loop.py.
+A call enters the compiled step loop once (flexmbs.solvers.bdf_integrator's
+`advance_to`: the loop's functions and state held by reference, so that entering it
+converts no array) and the kernel of the outputs once; an input written into the
+compiled tables where it changed; the rows go to the file ROWS_PER_BATCH at a time.
+What a call costs beyond the integration and the outputs a `simulate` run of the same
+rows computes is measured by benchmarks/bench_control_loop.py.
 """
 
 import os
@@ -73,7 +79,8 @@ class Simulator:
     file). `log(text)`: where the run's warnings go.
 
     Attributes: `time` (s), `state` (the state vector y = [q, u, works, multipliers]),
-    `q`, `u`, `sensors` ({name: value}), `energies` ({component: J}), `inputs` ({port:
+    `q`, `u`, `sensors` ({name: value} as the instruments measure it: lag, dead time,
+    resolution), `energies` ({component: J}), `inputs` ({port:
     the value it holds, or None while it follows its law}), `ports` (the model's input
     ports, flexmbs.model.ports.Port), `statistics` (the integrator's counters).
     """
@@ -171,7 +178,7 @@ class Simulator:
     def _output(self):
         """The energies and sensors at the current state, and its row for the file."""
         self._t1[0] = self.time
-        y = np.ascontiguousarray(self._y, dtype=float)[None, :]
+        y = self._y[None, :]
         m = self._run.cm.arrays
         if self._run.sampler is not None:  # the sampled controllers' outputs in force
             self._ws.ctrl_held[:] = self._run.sampler.ws.ctrl_held
@@ -205,7 +212,7 @@ class Simulator:
     def step(self, dt, inputs=None):
         """Advance by dt (s) with `inputs` ({port name: value}, flexmbs.model.ports;
         ports not named keep what they had) held over the step; the sensors at the
-        new time ({name: value}). A port whose value changes is a jump in the forces
+        new time ({name: value}, as the instruments measure them). A port whose value changes is a jump in the forces
         at the step's start, where the integrator starts again. IntegrationFailed
         when the integrator cannot reach the new time."""
         if self._closed:
@@ -300,7 +307,9 @@ class Simulator:
     @property
     def sensors(self):
         """{sensor name: value at `time`}: a number, or an array for a sensor of
-        several components (their units: docs/reference/model-file.md)."""
+        several components (their units: docs/reference/model-file.md), as its
+        instrument measures it (its lag, dead time and resolution: flexmbs.instruments;
+        the result file records the same)."""
         values = self._sensor[0]
         listed = values.tolist()
         return {

@@ -111,6 +111,7 @@ class BdfIntegrator(Integrator):
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
         self._breakpoints = np.unique(np.asarray(breaks, dtype=float))
+        self._same_breakpoints = False
         self._bdf = self._begin_segment(self.t0, self.y)
 
     def _begin_segment(self, t, y, g_side=None):
@@ -127,19 +128,22 @@ class BdfIntegrator(Integrator):
         """The segment from t: its end, the system told it, its discrete updates made
         (System.sample), and the switch functions' values (g_side, or their values at
         (t, y)) with the branches they select; returns those values (None without
-        switch functions). keep_sides: the discrete state holds (an input changed
-        within the segment) unless a function is on another side than at the
-        driver's last step, as within a segment's steps."""
+        switch functions). keep_sides: an input changed at t, within the segment
+        (unless the breakpoints changed since it began): the segment holds, and so
+        does the discrete state unless a function is on another side than at the
+        driver's last step (as within a segment's steps)."""
         system = self.system
-        self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
-        if system.set_segment is not None:
-            system.set_segment(t, self._segment_end)
+        if not (keep_sides and self._same_breakpoints and t < self._segment_end):
+            self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
+            self._same_breakpoints = True
+            if system.set_segment is not None:
+                system.set_segment(t, self._segment_end)
         if system.sample is not None:
             system.sample(t, y)
         if not system.nswitch:
             return None
         g = self._switch_values(t, y) if g_side is None else g_side
-        if keep_sides and np.array_equal(np.sign(g), np.sign(self._bdf.switch_reference)):
+        if keep_sides and np.array_equal(g > 0.0, self._bdf._s.gsw > 0.0):
             return g
         if system.switched is not None:
             system.switched(t, y, g)
@@ -214,6 +218,7 @@ class BdfIntegrator(Integrator):
         """The system's breakpoints from now on (s; the laws of the model changed:
         an input port set aside its law, flexmbs.model.ports)."""
         self._breakpoints = np.unique(np.asarray(times, dtype=float))
+        self._same_breakpoints = False
 
     def restart_at(self, t, y, t_end=None, inputs=True):
         """Go on from the state y at time t (s), which the outputs reached, as from a
@@ -306,10 +311,11 @@ class BdfIntegrator(Integrator):
         """(n, Y) of advance([t]) (t after the last output), for a caller that asks for
         one output at a time (flexmbs.Simulator): within a segment, one call of the
         step loop into buffers of its own (Y a view the next call overwrites), with
-        no Python between the steps' ends and the output; else `advance`."""
+        no Python between the steps' ends and the output; else `advance`. `y` is
+        then the state at t, not at the driver's last step (which may be beyond t)."""
         bdf = self._bdf
-        if (self.status != "running" or self._behind is not None or t > self._segment_end
-                or self.system.refresh is not None or bdf.status_code != _k.ST_RUNNING):
+        if (self._behind is not None or t > self._segment_end or self.status != "running"
+                or self.system.refresh is not None):
             return self.advance(np.array([t]), wall_budget)
         start = time.perf_counter()
         t_out, y_out, yp_out = self._one
@@ -322,8 +328,9 @@ class BdfIntegrator(Integrator):
                 self._fail(bdf.message)
             elif bdf.status == "finished":
                 self.status = "finished"
-        self.t = bdf.t
-        self.y = bdf.y
+            self.t, self.y = bdf.t, bdf.y
+        else:
+            self.t, self.y = t, y_out[0]
         self.wall_time += time.perf_counter() - start
         if not n and self.status == "running":
             return self.advance(t_out.copy(), wall_budget)
