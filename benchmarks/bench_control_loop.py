@@ -115,8 +115,8 @@ def overhead(make, steps=2000):
     """(integration alone, integration and outputs, steps without a file, steps with a
     file) in s for `steps` steps of DT with constant inputs."""
     from flexmbs.dynamics.outputs import has_reaction_sensors, kinematic_outputs, reaction_outputs
-    from flexmbs.solvers.typed_call import TypedCall
     from flexmbs.simulation import build_integrator, prepare_run, start_state
+    from flexmbs.solvers.typed_call import TypedCall
 
     model, _, _ = make()
     times = DT * np.arange(1, steps + 1)

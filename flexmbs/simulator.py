@@ -212,9 +212,10 @@ class Simulator:
     def step(self, dt, inputs=None):
         """Advance by dt (s) with `inputs` ({port name: value}, flexmbs.model.ports;
         ports not named keep what they had) held over the step; the sensors at the
-        new time ({name: value}, as the instruments measure them). A port whose value changes is a jump in the forces
-        at the step's start, where the integrator starts again. IntegrationFailed
-        when the integrator cannot reach the new time."""
+        new time ({name: value}, as the instruments measure them). A port whose value
+        changes is a jump in the forces at the step's start, where the integrator
+        starts again. IntegrationFailed when the integrator cannot reach the new
+        time."""
         if self._closed:
             raise ValueError("the simulator is closed (reset() starts a new run)")
         if not 0.0 < dt < np.inf:
