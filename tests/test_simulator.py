@@ -261,3 +261,22 @@ def test_the_sensors_are_what_the_instruments_measure(tmp_path):
     recorded = flexmbs.open_result(tmp_path / "run.h5").sensors["angle"]
     np.testing.assert_allclose(recorded, got[:, 0], rtol=0, atol=0)
     assert out.status == "finished"
+
+
+@pytest.mark.parametrize("method", ["bdf", "galpha"])
+def test_a_stop_met_within_a_step_is_located_as_simulate_locates_it(method):
+    """The hub driven into its stop: the state events fall inside steps of the
+    stepping API (one call of the step loop per step, which hands the event to the
+    integrator's location), and the run is simulate's, to round-off."""
+    model = _model(method=method, t_end=0.1)
+    model.joints["shaft"].limits = np.array([[-0.02, 0.004]])
+    model.joints["shaft"].limit_stiffness = np.array([50.0])
+    model.joints["shaft"].limit_damping = np.array([0.05])
+    ref = simulate(model)
+    assert ref.statistics["switch_events"] >= 1
+    sim = Simulator(model)
+    for _ in range(len(ref.t) - 1):
+        sim.step(DT)
+    out = sim.close()
+    assert out.statistics["switch_events"] == ref.statistics["switch_events"]
+    np.testing.assert_allclose(out.y, ref.y, rtol=0, atol=1e-12)
