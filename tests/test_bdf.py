@@ -825,8 +825,8 @@ def test_second_process_loads_the_driver_from_cache(tmp_path):
         r = solve_dae(decay, (np.array([2.0]),), (0.0, 1.0), np.ones(3), None, 1e-8,
                       1e-10)
         assert r.success and abs(r.y[-1, 0] - np.exp(-2.0)) < 1e-6
-        print(len(K.bdf_advance.stats.cache_hits),
-              len(K.bdf_advance.stats.cache_misses))
+        print(len(K.bdf_advance_held.stats.cache_hits),
+              len(K.bdf_advance_held.stats.cache_misses))
     """))
     out = subprocess.run([sys.executable, "fresh_residual.py"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)

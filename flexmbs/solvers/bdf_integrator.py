@@ -4,6 +4,8 @@ inside numba, Python called once per chunk of steps to write outputs and show
 progress."""
 
 import time
+import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -38,6 +40,19 @@ BDF_STEP_FLOOR = 1e-15
 passes a jump in the forces (a `steps` set-point) by shrinking its step until the jump's
 local error is below atol, which at tight tolerances takes steps near 1e-12 of the span;
 a singular M* stops it through its iteration matrix, not by crawling."""
+
+
+@contextmanager
+def _function_tuple_notice_silenced():
+    """numba's notice that first-class function types are experimental, which it
+    gives at each tuple type of the driver's functions (flexmbs.solvers.bdf), kept
+    from the user, whatever the filters in force (an "error" filter would end the
+    run)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="First-class function type feature is experimental"
+        )
+        yield
 
 
 def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=None):
@@ -174,11 +189,16 @@ class BdfIntegrator(Integrator):
     def _start(self, t, y, yp):
         """A BDF driver from (t, y, y') to the end of the segment."""
         system = self.system
-        rtol, atol, max_step = self._settings
         if not np.all(np.isfinite(yp)):
             yp = np.zeros(system.n)  # the iteration matrix then reports the failure
         index2 = bool(np.any(system.algebraic)) and system.index2
         end = self._segment_end
+        with _function_tuple_notice_silenced():
+            return self._new_bdf(t, y, yp, end, index2)
+
+    def _new_bdf(self, t, y, yp, end, index2):
+        system = self.system
+        rtol, atol, max_step = self._settings
         return BDF(system.dae_residual, (system.m, system.ws), t, y, yp, end, rtol,
                    atol, algebraic=system.algebraic, jacobian=system.dae_jacobian,
                    jacobian_columns=(None if system.dae_jacobian is None
@@ -382,8 +402,7 @@ class GalphaIntegrator(BdfIntegrator):
 
     def _start(self, t, y, yp):
         system = self.system
-        rtol, atol, max_step = self._settings
-        rho_inf, fixed_step = self._galpha
+        fixed_step = self._galpha[1]
         if not np.all(np.isfinite(yp)):
             yp = np.zeros(system.n)
         index2 = bool(np.any(system.algebraic)) and system.index2
@@ -391,6 +410,13 @@ class GalphaIntegrator(BdfIntegrator):
         end = self._segment_end
         if fixed_step is None and index2:
             h0 = INDEX2_FIRST_STEP * (end - t)
+        with _function_tuple_notice_silenced():
+            return self._new_galpha(t, y, yp, end, index2, h0, fixed_step)
+
+    def _new_galpha(self, t, y, yp, end, index2, h0, fixed_step):
+        system = self.system
+        rtol, atol, max_step = self._settings
+        rho_inf = self._galpha[0]
         return GeneralizedAlpha(
             system.dae_residual, (system.m, system.ws), t, y, yp, end, rtol,
             atol, rho_inf=rho_inf, algebraic=system.algebraic,
