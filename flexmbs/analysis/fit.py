@@ -34,7 +34,13 @@ counts, forward steps of 1e-4 give columns seven times the trend). The differenc
 columns are then taken on the model with its sensors' quantization removed (each
 `resolution` = 0, Widrow's model of a quantizer as its input plus a uniform error
 of no mean), a smooth function whose derivative is the trend of the quantized run;
-the residual (1), its cost and s^2 are the quantized model's.
+the residual (1), its cost and s^2 are the quantized model's. The quantized run then
+differs from its trend by a pattern of jumps that moves with the values, so the
+fitted values scatter about the truth by more than the noise alone says; the fit
+counts one realisation of it, the shift of the values that the difference between
+the quantized run and its trend at the optimum, r_q - r_s, makes:
+
+    d = (J^T W J)^-1 J^T W (r_q - r_s),     cov = s^2 (J^T W J)^-1 + d d^T     (3)
 
 Uncertainty, from the Jacobian J of (1) at the optimum:
 
@@ -310,7 +316,8 @@ class FitResult:
     -> the RMS (SI) the model leaves unexplained, sigma_c sqrt(max(s_c^2 - 1, 0));
     consistent : s^2 <= S2_CONSISTENT (the standard deviations are given only then);
     smooth_jacobian : the sensors whose quantization the Jacobian's runs leave out;
-    correlation_time : channel -> tau_c of (2), samples.
+    correlation_time : channel -> tau_c of (2), samples; quantization_shift : the
+    values' shift d of (3) (same order as values; empty without quantizing sensors).
     """
 
     values: list[FittedValue]
@@ -338,6 +345,7 @@ class FitResult:
     consistent: bool = True
     smooth_jacobian: list[str] = field(default_factory=list)
     correlation_time: dict[str, float] = field(default_factory=dict)
+    quantization_shift: list[float] = field(default_factory=list)
 
     def value(self, path: str) -> FittedValue:
         return next(v for v in self.values if v.path == path)
@@ -387,6 +395,7 @@ class FitResult:
             "consistent": self.consistent,
             "smooth_jacobian": list(self.smooth_jacobian),
             "correlation_time": dict(self.correlation_time),
+            "quantization_shift": list(self.quantization_shift),
         }
 
 
@@ -825,7 +834,14 @@ def fit_model(
         for k, c in enumerate(names)
     }
     row_weight = np.concatenate([np.full(len(t), 1.0 / max(1.0, gain[c] * tau[c])) for c in names])
-    cov = variance_ratio * np.linalg.pinv(jac.T @ (row_weight[:, None] * jac))
+    weighted_normal = np.linalg.pinv(jac.T @ (row_weight[:, None] * jac))
+    cov = variance_ratio * weighted_normal
+    if quantizing:  # the quantization's share: what it moves the values by, from the trend
+        shift = weighted_normal @ (jac.T @ (row_weight * (r - residual(res.x, smooth_runs))))
+        cov = cov + np.outer(shift, shift)
+        quantization_shift = [float(x) for x in shift]
+    else:
+        quantization_shift = []
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
@@ -879,6 +895,7 @@ def fit_model(
         consistent=consistent,
         smooth_jacobian=quantizing,
         correlation_time=tau,
+        quantization_shift=quantization_shift,
     )
 
 
@@ -1111,7 +1128,10 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
         out.append(
             "Jacobian from runs without the quantization of "
             + ", ".join(f'"{n}"' for n in fit.smooth_jacobian)
-            + " (its trend; the residuals are the quantized model's)"
+            + " (its trend; the residuals are the quantized model's); the quantization "
+            "moves the values by "
+            + ", ".join(f"{v.path} {d:+.3g}" for v, d in zip(fit.values, fit.quantization_shift))
+            + " from the trend's, counted in the standard deviations"
         )
     out.append(f"starting offset: {fit.alignment}")
     out.append(
