@@ -688,24 +688,11 @@ def fit_model(
 
     quantities = sensor_quantities(model_to_json(model))
     t_record = measured.time[-1] - measured.time[0]
-    runs = _Runs(
-        model_path,
-        overrides,
-        parameters,
-        None,
-        rtol,
-        atol,
-        dt / OUTPUT_SUBSTEPS,
-        channel_map,
-        quantities,
-        log,
-    )
 
-    quantizing = quantizing_sensors(doc)
-    smooth_runs = (
-        _Runs(
+    def runs_of(model_overrides: Sequence[str], run_log: Callable[[str], object] | None) -> _Runs:
+        return _Runs(
             model_path,
-            list(overrides) + [f"sensors.{_toml_key(n)}.resolution=0.0" for n in quantizing],
+            model_overrides,
             parameters,
             None,
             rtol,
@@ -713,11 +700,13 @@ def fit_model(
             dt / OUTPUT_SUBSTEPS,
             channel_map,
             quantities,
-            None,
+            run_log,
         )
-        if quantizing
-        else runs
-    )
+
+    runs = runs_of(overrides, log)
+    quantizing = quantizing_sensors(doc)
+    smooth = [f"sensors.{_toml_key(n)}.resolution=0.0" for n in quantizing]
+    smooth_runs = runs_of(list(overrides) + smooth, None) if quantizing else runs
     if verify_limit is not None:
         _check_convergence(runs, x0, t_record, channel_map, verify_limit, model_path, log)
     # the starting offset, from a run of the starting model over the record
