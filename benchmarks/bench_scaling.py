@@ -195,6 +195,8 @@ def bench_family(family, a, log):
         last["exudyn"] = (n, r["wall"])
         log(f"  N = {n}: Exudyn h {H:g}: {r['wall']:.2f} s, accuracy {target:.2e}")
         for method, rtols in (("galpha", GALPHA_RTOLS), ("bdf", BDF_RTOLS)):
+            if method not in a.methods:
+                continue
             predicted = _predicted(last.get(method), n)
             if skip[method] or predicted > a.max_run:
                 skip[method] = True
@@ -385,6 +387,16 @@ def _ms(x):
     return significant(1e3 * x, 3)
 
 
+def _wall(run):
+    """The median wall time, with the lowest and highest of its rounds when more than
+    one."""
+    walls = run.get("walls", [run["wall"]])
+    if len(walls) < 2:
+        return significant(run["wall"], 3)
+    return (f"{significant(run['wall'], 3)} [{significant(min(walls), 2)}-"
+            f"{significant(max(walls), 2)}]")
+
+
 def scaling_table(fam):
     spec = FAMILIES[fam["family"]]
     lines = [f"| {spec['name']}: N | coordinates | Exudyn h {sci(fam['h'], 0)}: "
@@ -395,7 +407,7 @@ def scaling_table(fam):
         runs = row["runs"]
         x = runs.get("exudyn")
         cells = [str(row["n"]), grouped(row.get("coordinates", 0)) or "-"]
-        cells.append(f"{sci(x['accuracy'])}, {significant(x['wall'], 3)} "
+        cells.append(f"{sci(x['accuracy'])}, {_wall(x)} "
                      f"({_ms(x['per_step'])})" if x else "n.r.")
         for method in ("galpha", "bdf"):
             r = runs.get(method)
@@ -404,7 +416,7 @@ def scaling_table(fam):
                 continue
             mark = "" if r["equal"] else f" (closest: {sci(r['accuracy'])})"
             cells.append(f"{r['setting'].replace('rtol ', '')}, {grouped(r['steps'])}, "
-                         f"{significant(r['wall'], 3)} ({_ms(r['per_step'])}){mark}")
+                         f"{_wall(r)} ({_ms(r['per_step'])}){mark}")
         g = runs.get("galpha")
         cells.append(f"{significant(x['wall'] / g['wall'], 2)}" if x and g else "-")
         lines.append("| " + " | ".join(cells) + " |")
@@ -453,6 +465,8 @@ def main():
     p.add_argument("--sizes", nargs="+", type=int, help="only these sizes")
     p.add_argument("--t-end", type=float, help="shorter runs, for a quick look")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--methods", nargs="+", default=["galpha", "bdf"],
+                   choices=("galpha", "bdf"), help="the flexmbs integrators to run")
     p.add_argument("--max-run", type=float, default=900.0,
                    help="leave out runs predicted to take longer (s)")
     p.add_argument("--profile", nargs="+", type=int, metavar="N",

@@ -709,16 +709,7 @@ def simulate(
             + (formulation, constraints, rho_inf, fixed_step),
         )
     )
-    lock = None
-    if path is not None:  # one writer per file, refused before any work
-        from .io.output_lock import OutputLock
-
-        lock = OutputLock(path).acquire()
-        if lock.stale is not None and log is not None:
-            log(
-                f"{path}: taking over the lock that pid {lock.stale.get('pid')} on "
-                f"{lock.stale.get('host')} left (that run is gone)"
-            )
+    lock = None if path is None else _locked_result_file(path, log)
     start = time.perf_counter()
     try:
         with CompileWatch() as compiling, _signals_end_the_run():
@@ -732,6 +723,21 @@ def simulate(
         return sim
     wall = time.perf_counter() - start
     return _verified(model, sim, settings, wall, verify_factor, verify_limit, log)
+
+
+def _locked_result_file(path, log):
+    """The OutputLock of the result file `path`, taken before any work (one writer per
+    file: flexmbs.io.output_lock.OutputLocked, naming the other, when it is held); a
+    lock a finished process left behind is taken over and `log` told."""
+    from .io.output_lock import OutputLock
+
+    lock = OutputLock(path).acquire()
+    if lock.stale is not None and log is not None:
+        log(
+            f"{path}: taking over the lock that pid {lock.stale.get('pid')} on "
+            f"{lock.stale.get('host')} left (that run is gone)"
+        )
+    return lock
 
 
 def _verified(model, sim, settings, wall, factor, limit, log):

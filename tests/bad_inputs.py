@@ -23,7 +23,7 @@ H2, FB, H8, RD, SC, SP, RIG, BR, CH = (
     "chain_planar_4",
 )
 FE = "fe_plate"
-RFL = "rotary_flexible_link"
+RFL = "flexible_link_rig"
 
 BAD_MODELS = [
     # solver and output
@@ -287,7 +287,7 @@ BAD_MODELS = [
     (RFL, "solver.method", "rk45", ['friction "bearings"', "method", "bdf"]),
     # controllers
     (RFL, "controllers.servo.actuator", "nomotor", ['controller "servo"', "actuator", "nomotor"]),
-    (RFL, "controllers.servo.command", "voltage", ['"servo"', "command", "torque"]),
+    (RFL, "controllers.servo.command", "torque", ['"servo"', "command", "voltage"]),
     (RFL, "controllers.servo.command", "speed", ['"servo"', "command"]),
     (RFL, "controllers.servo.sample_time", -0.001, ['"servo"', "sample_time"]),
     (RFL, "controllers.servo.delay", -0.001, ['"servo"', "delay"]),

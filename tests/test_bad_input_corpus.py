@@ -33,7 +33,7 @@ from flexmbs.model.urdf_reader import UrdfError, parse_urdf
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 FUZZ_EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "300"))  # per fuzz test
 SHIPPED = ["huang_two_link", "four_bar", "huang_eight_link", "rolling_disk",
-           "slider_crank_flexible", "huang_rig", "rotary_flexible_link"]
+           "slider_crank_flexible", "huang_rig", "flexible_link_rig"]
 BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 

@@ -4,6 +4,7 @@ computed, and the shipped rotary flexible link read, run and its sensors read by
 name."""
 
 import textwrap
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -167,10 +168,25 @@ def test_beam_started_in_several_modes_with_rates():
     assert simulate(model, t_end=0.05, progress=False).success
 
 
-def test_the_rotary_flexible_link_runs_from_its_file():
+def test_the_flexible_link_rig_is_a_dc_servo_with_hub_and_tip_feedback():
+    """The rig's file holds what its guide walks through: a DC motor driven by voltage,
+    a digital controller on the hub's encoder, its rate and the tip's deflection, the
+    hub's stick-slip friction and the tip gauge's delay."""
+    doc = tomllib.loads((MODELS / "flexible_link_rig.toml").read_text())
+    assert doc["actuators"]["motor"]["type"] == "dc_motor"
+    servo = doc["controllers"]["servo"]
+    assert servo["command"] == "voltage" and servo["sample_time"] > 0
+    read = {(i.get("sensor"), i.get("joint"), i.get("rate", False)) for i in servo["inputs"]}
+    assert read == {("encoder", None, False), (None, "shaft", True), ("tip", None, False)}
+    assert doc["sensors"]["encoder"]["resolution"] > 0
+    assert doc["sensors"]["tip"]["dead_time"] > 0
+    assert doc["frictions"]["bearings"]["law"] == "stick-slip"
+
+
+def test_the_flexible_link_rig_runs_from_its_file():
     """The shipped rig: its servo moves the hub to the set-point, the hub's bearings
     hold it there (stuck between the steps), and the sensors are read by name."""
-    model = load_model(MODELS / "rotary_flexible_link.toml")
+    model = load_model(MODELS / "flexible_link_rig.toml")
     sim = simulate(model, t_end=1.3, progress=False)
     assert sim.success, sim.message
     hub = sim.sensor("hub")
@@ -184,14 +200,14 @@ def test_the_rotary_flexible_link_runs_from_its_file():
     assert np.ptp(held) == 0.0
 
 
-def test_the_rotary_flexible_links_record_compares_at_its_noise(tmp_path, capsys):
+def test_the_flexible_link_rigs_record_compares_at_its_noise(tmp_path, capsys):
     """Its synthetic record (an encoder of 4096 counts a turn, a gauge with 0.02 mm of
     noise, 0.05 s of rest before the run) against a run of the model by the command
     line: the alignment over the whole record finds the 0.05 s to a sample, and the
     errors are the record's: the encoder's quantization error, uniform over a count
     q, is q / sqrt(12) rms; the gauge's, its noise (its 1 um printing adds 0.3 um)."""
     h5 = tmp_path / "servo.h5"
-    run = flexmbs_here(capsys, "run", MODELS / "rotary_flexible_link.toml", "-o", h5)
+    run = flexmbs_here(capsys, "run", MODELS / "flexible_link_rig.toml", "-o", h5)
     assert run.returncode == 0, run.stderr
     c = compare_files(
         h5, EXPERIMENTS / "servo_synthetic.csv", EXPERIMENTS / "servo_synthetic.map.toml"

@@ -156,3 +156,17 @@ def test_close_failed_run_records_why(tmp_path):
         close_failed_run(writer, _Failing(run.cm.nstate), recorder, exc)
         assert words in flexmbs.open_result(path).status
     close_failed_run(None, None, None, ValueError())  # no file: nothing to close
+
+
+def test_the_run_path_reads_in_one_screen():
+    """Every function of the run (flexmbs.simulation) and of the compilation
+    (flexmbs.model.compiled) is under 80 lines: each step of the path is one of its
+    own."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "flexmbs"
+    for path in (root / "simulation.py", root / "model" / "compiled.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                assert node.end_lineno - node.lineno < 80, (path.name, node.name)

@@ -18,8 +18,9 @@ from flexmbs.cli import main
 from flexmbs.io.deformed_shape import DeformedShape
 from flexmbs.model.library import huang_eight_link
 from flexmbs.viewer import scene_of_model, scene_of_result, show
+from flexmbs.viewer.array_text import unpacked
 from flexmbs.viewer.browser import chromium_path
-from flexmbs.viewer.scene import build_scene, unpacked
+from flexmbs.viewer.scene import build_scene
 from flexmbs.viewer.server import ViewerServer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,14 +1,15 @@
 """Write servo_synthetic.csv: a SYNTHETIC record of the rotary flexible link under
-its digital servo (data/models/rotary_flexible_link.toml), for the how-to
-"Modelling a test rig" and the fit of its friction and torque constant.
+its digital servo (data/models/flexible_link_rig.toml), for the how-to
+"Modelling a test rig" and the fit of its friction and its motor.
 
     python data/experiments/make_servo_record.py [-o FILE]
 
 Deterministic (seeded). What it does:
 
 1. runs the model with its own values (the TRUE parameters: bearings' Coulomb
-   friction 0.012 N m, static 0.016 N m, viscous 0.002 N m s/rad, torque constant
-   0.5 N m per unit command) with bdf at rtol RTOL, outputs every 1 ms;
+   friction 0.012 N m, static 0.016 N m, viscous 0.002 N m s/rad; the DC motor's
+   torque constant 0.25 N m/A and armature resistance 5 ohm) with bdf at rtol RTOL,
+   outputs every 1 ms;
 2. records the hub angle as its encoder gives it (4096 counts a turn: the record
    is quantized to 1.53 mrad) and the tip deflection as its gauge gives it (the
    model's 4 ms dead time, Gaussian noise of TIP_NOISE, printed to TIP_DIGITS),
@@ -27,7 +28,7 @@ from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import simulate
 
 HERE = Path(__file__).resolve().parent
-MODEL = HERE.parent / "models" / "rotary_flexible_link.toml"
+MODEL = HERE.parent / "models" / "flexible_link_rig.toml"
 OUT = HERE / "servo_synthetic.csv"
 
 SEED = 20251127
@@ -56,10 +57,11 @@ def synthetic_record():
     header = [
         "SYNTHETIC RECORD - not measured. Written by data/experiments/"
         f"make_servo_record.py (flexmbs {__version__}), seed {SEED}.",
-        f"Model: data/models/rotary_flexible_link.toml with its own values, bdf at rtol "
+        f"Model: data/models/flexible_link_rig.toml with its own values, bdf at rtol "
         f"{RTOL:g}, atol {ATOL:g}, {sim.t[-1]:g} s.",
         "True parameters: frictions.bearings coulomb 0.012 N m, static 0.016 N m, "
-        "viscous 0.002 N m s/rad; actuators.motor gear_ratio 0.5 N m per unit command.",
+        "viscous 0.002 N m s/rad; actuators.motor torque_constant 0.25 N m/A, "
+        "resistance 5 ohm.",
         f"Time: the run's t = 0 is at t = {LEAD} s of this record; before it the rig rests.",
         f"encoder: the hub angle, rad, rounded to the encoder's count 2 pi / 4096 = "
         f"{COUNT:.6g} rad.",

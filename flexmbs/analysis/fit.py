@@ -25,14 +25,37 @@ FD_STEP * max(|p|, |p_0|) (backwards at an upper bound); the offset's column is 
 atol = rtol / 100): the integration error then changes the outputs by about 1e-8
 relative, so a difference step of 1e-4 keeps its share of a derivative near 1e-4.
 
+A model whose sensors quantize (a `resolution`, read by a sampled controller) is a
+piecewise smooth function of its values: a change of a value that moves a sample of
+the encoder across a count changes the controller's output by a gain times the count
+for a sample, and the run by a small jump. Differences across such jumps are
+no derivatives (on a hub held by stick-slip friction under an encoder of 4096
+counts, forward steps of 1e-4 give columns seven times the trend). The difference
+columns are then taken on the model with its sensors' quantization removed (each
+`resolution` = 0, Widrow's model of a quantizer as its input plus a uniform error
+of no mean), a smooth function whose derivative is the trend of the quantized run;
+the residual (1), its cost and s^2 are the quantized model's. The quantized run then
+differs from its trend by a pattern of jumps that moves with the values, so the
+fitted values scatter about the truth by more than the noise alone says; the fit
+counts one realisation of it, the shift of the values that the difference between
+the quantized run and its trend at the optimum, r_q - r_s, makes:
+
+    d = (J^T W J)^-1 J^T W (r_q - r_s),     cov = s^2 (J^T W J)^-1 + d d^T     (3)
+
 Uncertainty, from the Jacobian J of (1) at the optimum:
 
-    cov = s^2 (J^T J)^-1,   s^2 = sum r^2 / (sum_c g_c m_c - n)               (2)
+    cov = s^2 (J^T W J)^-1,   s^2 = sum r^2 / (sum_c g_c m_c - n)             (2)
 
 with m_c the samples of channel c, n the number of fitted values and g_c the noise
 power gain of the channel's filter (flexmbs.analysis.channel_map.noise_power_gain;
 1 without one): filtered white noise keeps g_c of its variance, while the slowly varying
-columns of J pass the filter unchanged. s^2 near 1 says the residuals are the
+columns of J pass the filter unchanged. W weighs the rows of channel c by
+1 / max(1, g_c tau_c), tau_c the integrated autocorrelation time of its residuals
+(samples; 1 + 2 sum_k rho_k over Sokal's window, the sum up to the first lag M >= 5 tau):
+residuals correlated over tau samples carry 1 / tau of the information of white ones
+against the slowly varying columns of J (a quantized record of a slow or stuck joint
+has a rounding error that stays for many samples; filtered white noise has
+tau = 1 / g_c and keeps its weight). s^2 near 1 says the residuals are the
 measurement noise, and the standard deviations sqrt(cov_ii) (correlations
 cov_ij / (sd_i sd_j)) are the values' uncertainty. Above S2_CONSISTENT the model
 does not explain the record: the residuals hold something that is not noise, which
@@ -204,6 +227,17 @@ def _document(text: str, overrides: Iterable[str]) -> dict[str, Any]:
     return doc
 
 
+def quantizing_sensors(doc: Mapping[str, Any]) -> list[str]:
+    """The sensors of the model document `doc` that quantize what they read (a
+    nonzero `resolution`)."""
+    sensors = doc.get("sensors", {})
+    return [
+        name
+        for name, table in sensors.items()
+        if isinstance(table, Mapping) and float(table.get("resolution", 0.0) or 0.0) != 0.0
+    ]
+
+
 def _start_value(
     doc: Mapping[str, Any], parameter: FitParameter, source: str | os.PathLike[str]
 ) -> float:
@@ -280,7 +314,10 @@ class FitResult:
     noise_source : channel -> how its sigma was had (stated, third differences,
     quantization); channel_variance_ratio : channel -> s_c^2; unexplained : channel
     -> the RMS (SI) the model leaves unexplained, sigma_c sqrt(max(s_c^2 - 1, 0));
-    consistent : s^2 <= S2_CONSISTENT (the standard deviations are given only then).
+    consistent : s^2 <= S2_CONSISTENT (the standard deviations are given only then);
+    smooth_jacobian : the sensors whose quantization the Jacobian's runs leave out;
+    correlation_time : channel -> tau_c of (2), samples; quantization_shift : the
+    values' shift d of (3) (same order as values; empty without quantizing sensors).
     """
 
     values: list[FittedValue]
@@ -306,6 +343,9 @@ class FitResult:
     channel_variance_ratio: dict[str, float] = field(default_factory=dict)
     unexplained: dict[str, float] = field(default_factory=dict)
     consistent: bool = True
+    smooth_jacobian: list[str] = field(default_factory=list)
+    correlation_time: dict[str, float] = field(default_factory=dict)
+    quantization_shift: list[float] = field(default_factory=list)
 
     def value(self, path: str) -> FittedValue:
         return next(v for v in self.values if v.path == path)
@@ -353,11 +393,35 @@ class FitResult:
             "channel_variance_ratio": dict(self.channel_variance_ratio),
             "unexplained": dict(self.unexplained),
             "consistent": self.consistent,
+            "smooth_jacobian": list(self.smooth_jacobian),
+            "correlation_time": dict(self.correlation_time),
+            "quantization_shift": list(self.quantization_shift),
         }
 
 
 def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
+
+
+def integrated_autocorrelation_time(values: ArrayLike) -> float:
+    """tau = 1 + 2 sum_{k=1}^{M} rho_k of a series (its autocorrelation rho_k at lag k
+    samples, about its mean), M the first lag with M >= 5 tau (Sokal's window); at
+    least 1. A white series has tau = 1; a series whose values persist over tau samples
+    has tau of them per independent value."""
+    x = np.asarray(values, dtype=float)
+    x = x - x.mean()
+    n = len(x)
+    if n < 2 or not np.any(x):
+        return 1.0
+    spectrum = np.fft.rfft(x, 2 * n)
+    acf = np.fft.irfft(spectrum * np.conj(spectrum))[:n]
+    rho = acf / acf[0]
+    tau = 1.0
+    for m in range(1, n):
+        tau = 1.0 + 2.0 * float(np.sum(rho[1 : m + 1]))
+        if m >= 5.0 * tau:
+            break
+    return max(tau, 1.0)
 
 
 def noise_standard_deviation(values: ArrayLike) -> float:
@@ -637,6 +701,23 @@ def fit_model(
         log,
     )
 
+    quantizing = quantizing_sensors(doc)
+    smooth_runs = (
+        _Runs(
+            model_path,
+            list(overrides) + [f"sensors.{_toml_key(n)}.resolution=0.0" for n in quantizing],
+            parameters,
+            None,
+            rtol,
+            atol,
+            dt / OUTPUT_SUBSTEPS,
+            channel_map,
+            quantities,
+            None,
+        )
+        if quantizing
+        else runs
+    )
     if verify_limit is not None:
         _check_convergence(runs, x0, t_record, channel_map, verify_limit, model_path, log)
     # the starting offset, from a run of the starting model over the record
@@ -655,6 +736,7 @@ def fit_model(
     t = measured.time[window]
     runs.t_end = (last - offset0) + (OFFSET_RANGE if fit_offset else 0.0)
     runs.cache.clear()
+    smooth_runs.t_end = runs.t_end
     names = channel_map.names
     noise = {c.name: measurement_noise(c, measured.values[c.name]) for c in channel_map.channels}
     sigma = {name: sd for name, (sd, _) in noise.items()}
@@ -677,9 +759,9 @@ def fit_model(
     def split(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
         return x[:n_model], (x[n_model] if fit_offset else offset0)
 
-    def residual(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    def residual(x: NDArray[np.float64], of: _Runs = runs) -> NDArray[np.float64]:
         values, offset = split(x)
-        sim = runs.signals(values)
+        sim = of.signals(values)
         parts = []
         for c in channel_map.channels:
             s = filtered(c, sim.at(c.name, t - offset), dt)
@@ -699,8 +781,11 @@ def fit_model(
             steps.append(h)
             shifted.append(xi)
         if executor is not None:
-            runs.prefetch([xi[:n_model] for xi in shifted], executor)
-        columns = [(residual(xi) - r0) / h for xi, h in zip(shifted, steps)]
+            smooth_runs.prefetch(
+                ([values] if quantizing else []) + [xi[:n_model] for xi in shifted], executor
+            )
+        base = residual(x, smooth_runs) if quantizing else r0
+        columns = [(residual(xi, smooth_runs) - base) / h for xi, h in zip(shifted, steps)]
         if fit_offset:
             sim = runs.signals(values)
             columns.append(
@@ -712,8 +797,9 @@ def fit_model(
                 )
             )
         if log:
+            made = runs.count + (smooth_runs.count if quantizing else 0)
             log(
-                f"run {runs.count}: cost {0.5 * float(r0 @ r0):.6g} at "
+                f"run {made}: cost {0.5 * float(r0 @ r0):.6g} at "
                 + ", ".join(f"{p}={v:.6g}" for p, v in zip(paths + [OFFSET_NAME], x))
             )
         return np.column_stack(columns)
@@ -743,7 +829,19 @@ def fit_model(
     m_eff = sum(gain[c] * len(t) for c in names)
     dof = m_eff - len(res.x)
     variance_ratio = float(r @ r) / dof if dof > 0 else math.nan
-    cov = variance_ratio * np.linalg.pinv(jac.T @ jac)
+    tau = {
+        c: integrated_autocorrelation_time(r[k * len(t) : (k + 1) * len(t)])
+        for k, c in enumerate(names)
+    }
+    row_weight = np.concatenate([np.full(len(t), 1.0 / max(1.0, gain[c] * tau[c])) for c in names])
+    weighted_normal = np.linalg.pinv(jac.T @ (row_weight[:, None] * jac))
+    cov = variance_ratio * weighted_normal
+    if quantizing:  # the quantization's share: what it moves the values by, from the trend
+        shift = weighted_normal @ (jac.T @ (row_weight * (r - residual(res.x, smooth_runs))))
+        cov = cov + np.outer(shift, shift)
+        quantization_shift = [float(x) for x in shift]
+    else:
+        quantization_shift = []
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
@@ -782,7 +880,7 @@ def fit_model(
         cost=0.5 * float(r @ r),
         samples={c: int(len(t)) for c in names},
         window=(float(t[0]), float(t[-1])),
-        runs=runs.count,
+        runs=runs.count + (smooth_runs.count if quantizing else 0),
         wall_time=_time.perf_counter() - start_clock,
         success=bool(res.success),
         message=res.message,
@@ -795,6 +893,9 @@ def fit_model(
         channel_variance_ratio=per_channel,
         unexplained=unexplained,
         consistent=consistent,
+        smooth_jacobian=quantizing,
+        correlation_time=tau,
+        quantization_shift=quantization_shift,
     )
 
 
@@ -1015,6 +1116,22 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
                 f"{c} {u:.3g} (s^2 {fit.channel_variance_ratio.get(c, math.nan):.3g})"
                 for c, u in fit.unexplained.items()
             )
+        )
+    if fit.correlation_time:
+        out.append(
+            "residuals correlated over (samples): "
+            + ", ".join(f"{c} {v:.3g}" for c, v in fit.correlation_time.items())
+            + "; the standard deviations count a channel's samples as 1 / max(1, g tau) "
+            "of white ones"
+        )
+    if fit.smooth_jacobian:
+        out.append(
+            "Jacobian from runs without the quantization of "
+            + ", ".join(f'"{n}"' for n in fit.smooth_jacobian)
+            + " (its trend; the residuals are the quantized model's); the quantization "
+            "moves the values by "
+            + ", ".join(f"{v.path} {d:+.3g}" for v, d in zip(fit.values, fit.quantization_shift))
+            + " from the trend's, counted in the standard deviations"
         )
     out.append(f"starting offset: {fit.alignment}")
     out.append(

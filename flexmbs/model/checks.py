@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,8 +24,13 @@ from .vocabulary import (
     SHAPE_MEMORY_LIMIT,
 )
 
-if TYPE_CHECKING:
-    from .items import Joint
+
+class _HasCoordinates(Protocol):
+    """What a coordinate check reads of a joint (flexmbs.model.items.Joint)."""
+
+    @property
+    def ndof(self) -> int: ...
+
 
 _EX, _EY, _EZ = np.eye(3)
 
@@ -392,7 +397,7 @@ def _check_inertia(
 
 
 def _check_joint_coordinate(
-    joints: Mapping[str, Joint], joint: str, coordinate: object, item: str
+    joints: Mapping[str, _HasCoordinates], joint: str, coordinate: object, item: str
 ) -> None:
     """ModelError unless `joint` names one of `joints` and `coordinate` is the index of
     one of its coordinates."""

@@ -1,7 +1,7 @@
-"""compile_model: a Model (the description) into a CompiledModel, the flat arrays the
-kernels read (flexmbs.model.arrays.ModelArrays) with the names, the initial state
-(flexmbs.model.initial_state) and the Workspace factory the Python side needs
-(Pinocchio's Model/Data split).
+"""compile_model: a Model (the description) into a CompiledModel
+(flexmbs.model.compiled_model), the flat arrays the kernels read
+(flexmbs.model.arrays.ModelArrays) with the names and the initial state
+(flexmbs.model.initial_state), as a sequence of small steps, one per table.
 
 Sizes and the state vector's layout: flexmbs.model.arrays.
 """
@@ -9,32 +9,25 @@ Sizes and the state vector's layout: flexmbs.model.arrays.
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ..errors import ModelError
-from ..tuple_ref import HeldTuple, held_ref
 from .arrays import ACTUATOR_CODES, ModelArrays, Workspace
 from .band_layout import bordered_band_layout
+from .compiled_model import CompiledModel
 from .constraint_tables import constraint_tables
 from .description import GROUND, BeamBody, FeBody, Joint, Marker, RigidBody
 from .drive_tables import motor_tables, stop_tables
 from .geometric_tables import geometric_tables
-from .initial_state import (
-    initial_spring_lengths,
-    quasi_static_elastic_state,
-    starts_quasi_static,
-    starts_static,
-    static_elastic_state,
-)
+from .initial_state import complete_initial_state
 from .invariant_tables import invariant_tables
-from .mode_start import mode_elastic_state
 from .motions import ROTATE, TRANSLATE, MarkerTerms, Motion, joint_motions, marker_terms
-from .ports import Port, input_ports
+from .ports import input_ports
 from .rig_tables import rig_tables
 from .sensor_tables import SENSOR_CODES, SENSOR_SIZES, sensor_tables
 from .timefunctions import compile_time_functions
@@ -54,315 +47,6 @@ __all__ = [
     "SENSOR_CODES",
     "SENSOR_SIZES",
 ]
-
-
-class CompiledModel:
-    """A model compiled for the kernels: `arrays` (ModelArrays) plus the names and
-    initial state the Python side needs.
-
-    `arrays` and each `new_workspace()` are HeldTuples (flexmbs.tuple_ref): in Python
-    they read as the namedtuples they hold; a kernel receives each as one pointer,
-    typed TupleRef. Every kernel is thus compiled once, for references, whoever calls
-    it: a kernel whose arguments were the tuples themselves would convert their ~150
-    arrays at each call from Python, and numba would build that conversion into
-    its Python entry when compiling it (about 5 s a kernel)."""
-
-    def __init__(
-        self,
-        model: Model,
-        topology: Topology,
-        arrays: ModelArrays | HeldTuple,
-        coordinate_names: list[str],
-        joint_coordinate_names: list[str],
-        sensor_names: list[str],
-        sensor_sizes: list[int],
-        q0: NDArray[np.float64],
-        u0: NDArray[np.float64],
-        beams: Iterable[tuple[int, BeamBody | FeBody]] = (),
-        absolute_joints: Mapping[str, str] | None = None,
-    ) -> None:
-        self.model = model
-        # {joint name: body name} of the joints that place each body in the absolute
-        # form (flexmbs.model.absolute), {} in joint coordinates
-        self.absolute_joints = dict(absolute_joints or {})
-        self.topology = topology
-        self.arrays = arrays if isinstance(arrays, HeldTuple) else held_ref(arrays)
-        self.coordinate_names = coordinate_names
-        self.joint_coordinate_names = joint_coordinate_names
-        self.sensor_names = sensor_names
-        self.sensor_sizes = sensor_sizes
-        self.q0 = q0
-        self.u0 = u0
-        self.beams = tuple(beams)  # (body index, BeamBody) of each flexible body
-        self.warnings = model_warnings(self.beams)
-        self.constraint_texts: list[str] = []  # what each constraint row of the cut joints holds
-        self.ports: dict[str, Port] = {}  # the input ports (flexmbs.model.ports)
-        # the currents of the DC motors with an inductance in a new workspace (A): zero,
-        # or the operating point of a linearization (flexmbs.analysis.linearize)
-        self.operating_currents = np.zeros(len(self.arrays.act_coord))
-        self._scratch: dict[int, HeldTuple | Workspace] = {}  # by thread
-
-    @property
-    def nbodies(self) -> int:
-        return len(self.arrays.body_mass)
-
-    @property
-    def ncoords(self) -> int:
-        return len(self.arrays.coord_qindex)
-
-    @property
-    def ncolumns(self) -> int:
-        return len(self.arrays.col_qindex)
-
-    @property
-    def nq(self) -> int:
-        return len(self.q0)
-
-    @property
-    def nactuators(self) -> int:
-        return len(self.arrays.act_coord)
-
-    @property
-    def ncontacts(self) -> int:
-        return len(self.arrays.contact_radius)
-
-    @property
-    def has_constraints(self) -> bool:
-        """The model has cut joints or rolling contacts: a DAE (docs/explanation/formulation.md
-        section 5)."""
-        return len(self.arrays.con_kind) > 0
-
-    @property
-    def nconstraints(self) -> int:
-        """Number of active constraint equations (multipliers lambda, and mu)."""
-        return int(np.sum(self.arrays.con_active >= 0))
-
-    @property
-    def nworks(self) -> int:
-        """Length of w: W_nc, the work of each actuator, the DC motors' electrical
-        states (flexmbs.model.arrays)."""
-        return 1 + self.nactuators + len(self.arrays.elec_actuator)
-
-    @property
-    def nstate(self) -> int:
-        """Length of y = [q, u, w, lambda, mu] (w: nworks; lambda, mu: the
-        multipliers of the active constraints, docs/explanation/formulation.md
-        section 5)."""
-        return 2 * self.nq + self.nworks + 2 * self.nconstraints
-
-    @property
-    def nsensor_values(self) -> int:
-        return int(self.arrays.sensor_offset[-1])
-
-    def initial_state(self) -> NDArray[np.float64]:
-        return np.concatenate([self.q0, self.u0, np.zeros(self.nworks + 2 * self.nconstraints)])
-
-    def scratch_workspace(self) -> HeldTuple | Workspace:
-        """One workspace per thread kept with the model for the calls from Python that
-        copy what they return out of it (flexmbs.dynamics.api.constraint_values):
-        making one costs about 2 ms, and a closed loop asks for the constraint values
-        at every check of its active rows. The kernels release the GIL, so each thread
-        has its own."""
-        thread = threading.get_ident()
-        if thread not in self._scratch:
-            self._scratch[thread] = self.new_workspace()
-        return self._scratch[thread]
-
-    def __getstate__(self) -> dict[str, object]:
-        """A copy or a pickle leaves the scratch workspaces behind (made again on use)."""
-        state = dict(self.__dict__)
-        state["_scratch"] = {}
-        return state
-
-    def new_workspace(self) -> HeldTuple | Workspace:
-        """The work arrays of the kernels for this model (Workspace), held by reference
-        (HeldTuple), zeroed."""
-        n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
-        ncr = len(self.arrays.con_kind)
-        nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
-        nflex = len(self.arrays.flex_nf)
-        fcm = int(np.diff(self.arrays.frame_ptr).max()) if n else 0
-        ncm = int(np.diff(self.arrays.geo_col_ptr).max()) if len(self.arrays.geo_ea) else 0
-        nt = len(self.arrays.motion_term_col)
-        z = np.zeros
-        return held_ref(
-            Workspace(
-                r=z((n, 3)),
-                rot=z((n, 3, 3)),
-                rd=z((n, 3)),
-                omega=z((n, 3)),
-                ar=z((n, 3)),
-                aw=z((n, 3)),
-                jr=z((n, 3, ncol)),
-                jw=z((n, 3, ncol)),
-                x=z(ncol),
-                xd=z(ncol),
-                xdd=z(ncol),
-                tau=z(nc),
-                mass=z((nq, nq)),
-                force=z(nq),
-                accel=z(nq),
-                body_force=z((n, 6)),
-                bcol=z((6, ncol)),
-                mbcol=z((6, ncol)),
-                flex_mb=z((fcm, 6 + nfm)),
-                djr=z((n, 3, ncol)),
-                djw=z((n, 3, ncol)),
-                act_tau=z(self.nactuators),
-                q=z(nq),
-                u=z(nq),
-                flex_force=z(nq),
-                flex_mass_flat=z((6 + nfm) ** 2),
-                flex_vec=z(6 + nfm),
-                flex_vec2=z(6 + nfm),
-                flex_acc=z(6 + nfm),
-                flex_moments=z((nq + 3 * nflex, 3, 3)),
-                geo_scratch=z((16, 12)),
-                geo_kr=z((12, ncm)),
-                con_phi=z(ncr),
-                con_phid=z(ncr),
-                con_jac=z((ncr, nq)),
-                con_jacx=z((ncr, nc)),
-                con_jv=z((2, 3, ncol)),
-                con_jw=z((2, 3, ncol)),
-                con_vec=z((2, 4, 3)),
-                con_mat=z((2, 2, 3, 3)),
-                contact_vec=z((8, 3)),
-                proj_q=z(nq),
-                proj_eta=z(ncr),
-                proj_c=z((ncr, nq)),
-                proj_lam=z(ncr),
-                proj_a=z(nq),
-                term_jr=z((nt, 3)),
-                term_jw=z((nt, 3)),
-                body_acc=z((n, 6)),
-                body_wrench=z((n, 6)),
-                kin_key=z(2),
-                ode=z((2, 2 * nq + self.nworks)),
-                tf3=z(3),
-                segment_time=np.full(1, np.nan),
-                act_branch=np.full(self.nactuators, np.nan),
-                motor_branch=np.full((self.nactuators, 2), np.nan),
-                stop_branch=np.full(len(self.arrays.stop_coord), np.nan),
-                motor_current=self.operating_currents.copy(),
-                fric_mode=np.full(len(self.arrays.fric_coord), np.nan),
-                fric_scale=np.ones(len(self.arrays.fric_coord)),
-                fric_force=z(len(self.arrays.fric_coord)),
-                fric_hold=z(len(self.arrays.fric_coord)),
-                stick_scratch=z((2, 2 * nq + self.nworks)),
-                ctrl_held=z(len(self.arrays.ctrl_act)),
-                act_command=z(self.nactuators),
-                marker_pos=z(3),
-                marker_axes=z((3, 3)),
-                marker_vel=z(3),
-                marker_omega=z(3),
-                marker_arm=z(3),
-                marker_tangent=z((3, 3)),
-                marker_deflection=z(3),
-                marker_deflection_rate=z(3),
-                marker_angles=z(3),
-                marker_angle_rates=z(3),
-                marker_relative_omega=z(3),
-                marker_body_axes=z((3, 3)),
-                marker_rx=z((3, 3)),
-                marker_ry=z((3, 3)),
-                marker_rz=z((3, 3)),
-                marker_product=z((3, 3)),
-                load_vector=z(3),
-                spring_first_position=z(3),
-                spring_first_velocity=z(3),
-                spring_direction=z(3),
-                spring_force=z(3),
-                law_out=z(6),
-                omega_body=z(3),
-                aw_body=z(3),
-                udot_ar=z(3),
-                udot_aw=z(3),
-                udot_aw_body=z(3),
-                parent_offset=z(3),
-                mass_unit_vr=z(3),
-                mass_unit_vw=z(3),
-                mass_turn=z(3),
-                composite_io_at=z((3, 3)),
-                kin_frame_axes=z((3, 3)),
-                kin_frame_omega=z(3),
-                kin_rotation=z((3, 3)),
-                kin_product=z((3, 3)),
-                kin_axis=z(3),
-                kin_axis_rate=z(3),
-                kin_step=z(3),
-                kin_step_velocity=z(3),
-                kin_pending=z(3),
-                kin_pending_rate=z(3),
-                con_g=z(3),
-                con_h=z(3),
-                con_d=z(3),
-                con_gx=z(3),
-                contact_rd_e=z(3),
-                contact_rp_e=z(3),
-                reaction_point=z(3),
-                tree_reaction_force=z(3),
-                tree_reaction_torque=z(3),
-                cut_force=z(3),
-                cut_torque=z(3),
-                contact_force=z(3),
-                contact_point=z(3),
-                sensor_frame_axes=z((3, 3)),
-                sensor_frame_origin=z(3),
-                sensor_value=z(3),
-                centerline_point=z(3),
-                cut_axis=z(3),
-                cut_normal=z(3),
-                cut_normal_parent=z(3),
-                cut_normal_child=z(3),
-            )
-        )
-
-
-def model_warnings(beams: Iterable[tuple[int, BeamBody | FeBody]]) -> list[str]:
-    """Texts for the user about choices that compile but may not mean what they say: a
-    reduced beam with the consistent geometric stiffness whose basis answers the loads a beam sees
-    (flexmbs.elements.basis_check: a uniform load, forces at its marker nodes, a spin)
-    with a static deflection further than BASIS_TOLERANCE from the nodal beam's, at a
-    deflection of half the small-deformation range. The usual cause is a basis without
-    axial freedom: the foreshortening of the bent beam then stiffens its bending
-    (docs/explanation/formulation.md sections 6 and 8); modal derivatives restore it."""
-    from ..elements.basis_check import (
-        BASIS_TOLERANCE,
-        RESPONSE_FRACTION,
-        basis_static_differences,
-    )
-
-    out = []
-    for _, body in beams:
-        if not isinstance(body, BeamBody) or not body.reduced or body.geometric != "consistent":
-            continue
-        b = body
-        cases = basis_static_differences(b)
-        if not cases:
-            continue
-        worst = max(cases, key=lambda c: c.difference)
-        if worst.difference <= BASIS_TOLERANCE:
-            continue
-        assert b.basis is not None
-        kinds = b.basis.kinds
-        held = f"{kinds.count('mode')} modes"
-        for kind, word in (("correction", "correction modes"), ("derivative", "derivatives")):
-            if kind in kinds:
-                held += f", {kinds.count(kind)} {word}"
-        remedy = (
-            "add more modes or correction modes (correction_modes = true)"
-            if b.with_modal_derivatives
-            else "add the modal derivatives (modal_derivatives = true)"
-        )
-        out.append(
-            f'body "{b.name}": its reduced basis ({held}) answers a {worst.name} with a '
-            f"static deflection {worst.difference:.1%} away from the nodal beam's, with "
-            f'the geometric stiffness "{b.geometric}" and a deflection of '
-            f"{RESPONSE_FRACTION:.0%} of the beam's length (tolerance "
-            f'{BASIS_TOLERANCE:.0%}); {remedy}, or set geometric = "none"'
-        )
-    return out
 
 
 def _check_beam_markers(model: Model) -> None:
@@ -513,88 +197,160 @@ def with_node_inertias(model: Model) -> Model:
     return out
 
 
-def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None) -> CompiledModel:
-    """Validate the topology and pack the model into a CompiledModel. `absolute_joints`
-    {joint name: body name}: the joints that place each body of an absolute-coordinate
-    model (flexmbs.model.absolute.absolute_model gives them), None otherwise."""
-    described = model
-    model = with_node_inertias(model)
-    topo = build_topology(model)
-    index = {b: k for k, b in enumerate(topo.body_names)}
-    n = len(topo.body_names)
-    joints = [model.joints[j] for j in topo.joint_names]
-    bodies = [model.bodies[b] for b in topo.body_names]
-    _check_beam_markers(model)
+@dataclass
+class _Coordinates:
+    """The joint coordinates (the columns x, in joint order) and the model's
+    generalized coordinates q (the free joint coordinates, then each flexible body's
+    elastic ones), with the time functions that prescribe or command them."""
 
+    start: NDArray[np.int64]  # joint k owns columns [start[k], start[k + 1])
+    axes: list[NDArray[np.float64]] = field(default_factory=list)
+    qindex: list[int] = field(default_factory=list)  # column -> q index, -1 prescribed
+    fidx: list[int] = field(default_factory=list)  # column -> its driver's function, -1 free
+    stiffness: list[float] = field(default_factory=list)
+    damping: list[float] = field(default_factory=list)
+    rest: list[float] = field(default_factory=list)
+    column_names: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # of q
+    q0: list[float] = field(default_factory=list)
+    u0: list[float] = field(default_factory=list)
+    column_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (joint, c) -> column
+    functions: list[TimeFunction] = field(default_factory=list)  # drivers, actuators, loads
+    actuator_functions: list[int] = field(default_factory=list)
+    nfree: int = 0  # free joint coordinates: q[:nfree]
+
+
+def _joint_coordinates(model: Model, joints: Sequence[Joint]) -> _Coordinates:
+    """The columns of `joints` (in order) and the free ones as the first q, each
+    driven coordinate and each actuator command a time function."""
     driven = {(d.joint, d.coordinate): d for d in model.drivers.values()}
-    functions: list[TimeFunction] = []
-    coord_start = np.zeros(n + 1, dtype=np.int64)
-    axes: list[NDArray[np.float64]]
-    names: list[str]
-    axes, qindex, fidx, stiff, damp, rest = [], [], [], [], [], []
-    names, jnames, q0, u0 = [], [], [], []
-    coord_of = {}
+    out = _Coordinates(np.zeros(len(joints) + 1, dtype=np.int64))
     for k, j in enumerate(joints):
-        coord_start[k + 1] = coord_start[k] + j.ndof
-        for c, (axis, cname) in enumerate(
-            zip(list(j.translation_axes) + list(j.rotation_axes), j.coordinate_names())
-        ):
-            coord_of[(j.name, c)] = len(axes)
-            axes.append(axis)
-            jnames.append(cname)
-            stiff.append(j.stiffness[c])
-            damp.append(j.damping[c])
-            rest.append(j.rest[c])
+        out.start[k + 1] = out.start[k] + j.ndof
+        axes = list(j.translation_axes) + list(j.rotation_axes)
+        for c, (axis, cname) in enumerate(zip(axes, j.coordinate_names())):
+            out.column_of[(j.name, c)] = len(out.axes)
+            out.axes.append(axis)
+            out.column_names.append(cname)
+            out.stiffness.append(j.stiffness[c])
+            out.damping.append(j.damping[c])
+            out.rest.append(j.rest[c])
             d = driven.get((j.name, c))
             if d is None:
-                qindex.append(len(names))
-                fidx.append(-1)
-                names.append(cname)
-                q0.append(j.initial[c])
-                u0.append(j.initial_rate[c])
+                out.qindex.append(len(out.names))
+                out.fidx.append(-1)
+                out.names.append(cname)
+                out.q0.append(j.initial[c])
+                out.u0.append(j.initial_rate[c])
             else:
-                qindex.append(-1)
-                fidx.append(len(functions))
-                functions.append(d.function)
-    nc = len(axes)
-    nfree = len(names)
-    actuators = list(model.actuators.values())
-    act_index = {a.name: k for k, a in enumerate(actuators)}
-    act_fidx = []
-    for a in actuators:
-        act_fidx.append(len(functions))
-        functions.append(a.command)
+                out.qindex.append(-1)
+                out.fidx.append(len(out.functions))
+                out.functions.append(d.function)
+    out.nfree = len(out.names)
+    for a in model.actuators.values():
+        out.actuator_functions.append(len(out.functions))
+        out.functions.append(a.command)
+    return out
 
-    # flexible bodies: elastic coordinates after the joint ones, in body order
+
+@dataclass
+class _Elastic:
+    """The flexible bodies in body order and where their elastic coordinates sit."""
+
+    beams: list[tuple[int, BeamBody | FeBody]]  # (body index, body)
+    body_flex: NDArray[np.int64]  # body index -> its index in `beams`, -1 rigid
+    flex_q: list[int]  # index in q of each one's first elastic coordinate
+    flex_col: list[int]  # the same as a column of the B matrix (after the joints')
+    first_col: dict[str, int]  # body name -> flex_col
+    col_qindex: NDArray[np.int64]  # every column -> its q index (-1 prescribed)
+
+
+def _elastic_coordinates(bodies: Sequence[object], coords: _Coordinates) -> _Elastic:
+    """Each flexible body's elastic coordinates after the joint ones (appended to
+    coords' q names and initial state)."""
     beams = [(i, b) for i, b in enumerate(bodies) if isinstance(b, (BeamBody, FeBody))]
-    body_flex = -np.ones(n, dtype=np.int64)
-    flex_q, flex_col = [], []
-    first_col = {}
+    out = _Elastic(beams, -np.ones(len(bodies), dtype=np.int64), [], [], {}, np.zeros(0, np.int64))
+    nc = len(coords.axes)
     for k, (i, b) in enumerate(beams):
-        body_flex[i] = k
-        flex_q.append(len(names))
-        flex_col.append(nc + len(names) - nfree)
-        first_col[b.name] = flex_col[-1]
-        names += b.coordinate_names()
-        q0 += list(_explicit_elastic_state(b))
-        u0 += list(_explicit_elastic_rates(b))
-    col_qindex = np.array(qindex + list(range(nfree, len(names))), dtype=np.int64)
+        out.body_flex[i] = k
+        out.flex_q.append(len(coords.names))
+        out.flex_col.append(nc + len(coords.names) - coords.nfree)
+        out.first_col[b.name] = out.flex_col[-1]
+        coords.names += b.coordinate_names()
+        coords.q0 += list(_explicit_elastic_state(b))
+        coords.u0 += list(_explicit_elastic_rates(b))
+    out.col_qindex = np.array(
+        coords.qindex + list(range(coords.nfree, len(coords.names))), dtype=np.int64
+    )
+    return out
 
-    def terms_of(body_name: str, marker_name: str) -> MarkerTerms:
-        body = None if body_name == GROUND else model.bodies[body_name]
-        return marker_terms(model.marker(body_name, marker_name), body, first_col.get(body_name, 0))
 
-    # the kinematic chains, frame columns and B columns of every body
-    frame: list[list[int]]
-    per_body, frame, inherited, body_cols = [], [], [], []
-    movable = absolute_joints or {}
+class _Markers:
+    """The markers loads, sensors and constraints act at, numbered in the order they
+    are first asked for, with their motion terms (flexmbs.model.motions)."""
+
+    def __init__(self, model: Model, body_index: Mapping[str, int], elastic: _Elastic) -> None:
+        self.model, self.body_index, self.first_col = model, body_index, elastic.first_col
+        self.index: dict[tuple[str, str], int] = {}
+        self.listed: list[tuple[int, MarkerTerms]] = []
+
+    def terms(self, body_name: str, marker_name: str) -> MarkerTerms:
+        body = None if body_name == GROUND else self.model.bodies[body_name]
+        marker = self.model.marker(body_name, marker_name)
+        return marker_terms(marker, body, self.first_col.get(body_name, 0))
+
+    def id(self, body_name: str, marker_name: str) -> int:
+        """The marker's index in the marker tables (given one at its first use)."""
+        key = (body_name, marker_name)
+        if key not in self.index:
+            self.index[key] = len(self.listed)
+            body = -1 if body_name == GROUND else self.body_index[body_name]
+            self.listed.append((body, self.terms(body_name, marker_name)))
+        return self.index[key]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The ModelArrays fields marker_*."""
+        term_lists = [mt.terms[d] for _, mt in self.listed for d in range(6)]
+        ptr = np.zeros(len(term_lists) + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([len(t) for t in term_lists])
+        return dict(
+            marker_body=_packed([b for b, _ in self.listed], (0,), np.int64),
+            marker_position=_packed([mt.position for _, mt in self.listed], (0, 3)),
+            marker_rotation=_packed([mt.orientation for _, mt in self.listed], (0, 3, 3)),
+            marker_term_ptr=ptr,
+            marker_term_col=_packed([c for t in term_lists for c, _ in t], (0,), np.int64),
+            marker_term_coef=_packed([k for t in term_lists for _, k in t], (0,)),
+        )
+
+
+def _packed(x: ArrayLike, shape: tuple[int, ...], dtype: DTypeLike = np.float64) -> np.ndarray:
+    """`x` as a contiguous array; an empty one with `shape` (a list of nothing has none)."""
+    a = np.array(x, dtype=dtype)
+    return a.reshape(shape) if a.size == 0 else np.ascontiguousarray(a)
+
+
+def _chain_arrays(
+    joints: Sequence[Joint],
+    topo: Topology,
+    coords: _Coordinates,
+    elastic: _Elastic,
+    markers: _Markers,
+    movable: Mapping[str, str],
+) -> dict[str, np.ndarray]:
+    """The kinematic chain of every body: its joint's motions (motion_*), the columns
+    its frame moves with (frame_*, those it inherits from its parent marked), and the
+    columns of its B rows (body_col_*: the frame's and its own elastic ones)."""
+    per_body: list[list[Motion]] = []
+    frame: list[list[int]] = []
+    inherited: list[list[bool]] = []
+    body_cols: list[list[int]] = []
     for k, j in enumerate(joints):
         motions = joint_motions(
-            terms_of(j.parent, j.parent_marker),
-            terms_of(j.child, j.child_marker),
+            markers.terms(j.parent, j.parent_marker),
+            markers.terms(j.child, j.child_marker),
             j.translation_axes,
             j.rotation_axes,
-            coord_start[k],
+            coords.start[k],
             reference_slots=j.name in movable,
         )
         per_body.append(motions)
@@ -603,182 +359,222 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         cols = sorted(parent_cols | set(_columns_of(motions)))
         frame.append(cols)
         inherited.append([c in parent_cols for c in cols])
-        own = []
-        if body_flex[k] >= 0:
-            b = beams[body_flex[k]][1]
-            own = list(range(first_col[b.name], first_col[b.name] + b.nf))
+        own: list[int] = []
+        if elastic.body_flex[k] >= 0:
+            b = elastic.beams[elastic.body_flex[k]][1]
+            own = list(range(elastic.first_col[b.name], elastic.first_col[b.name] + b.nf))
         body_cols.append(sorted(set(cols) | set(own)))
     frame_ptr, frame_col = _ragged(frame)
     _, frame_inh = _ragged(inherited, np.int64)
     body_col_ptr, body_col = _ragged(body_cols)
-
-    # markers of loads and sensors
-    mk_list: list[tuple[int, MarkerTerms]]
-    marker_index, mk_list = {}, []
-
-    def marker_id(body_name: str, marker_name: str) -> int:
-        key = (body_name, marker_name)
-        if key not in marker_index:
-            marker_index[key] = len(mk_list)
-            mk_list.append(
-                (-1 if body_name == GROUND else index[body_name], terms_of(body_name, marker_name))
-            )
-        return marker_index[key]
-
-    forces = list(model.forces.values())
-    force_marker = [marker_id(f.body, f.marker) for f in forces]
-    springs = list(model.springs.values())
-    spring_marker = [
-        (marker_id(s.body1, s.marker1), marker_id(s.body2, s.marker2)) for s in springs
-    ]
-    force_fidx = []
-    for f in forces:
-        force_fidx.append(len(functions))
-        functions.append(f.function)
-    rig = rig_tables(model, coord_of, qindex, act_index, functions)
-    tf_kind, tf_ptr, tf_data = with_user_laws(
-        *compile_time_functions(functions),
-        user_law_entries(model, coord_of, qindex, names, marker_id),
-    )
-    cut_joints = [model.joints[name] for name in topo.cut_joint_names]
-    contacts = list(model.contacts.values())
-    con_arrays, con_texts = constraint_tables(model, cut_joints, marker_id, contacts)
-    sensors = list(model.sensors.values())
-    geo_first, count = {}, 0
-    for _, b in beams:
-        if b.geometric != "none":
-            geo_first[b.name] = count
-            count += len(cast(BeamBody, b).connectivity)
-    stab = sensor_tables(
-        model,
-        sensors,
-        index,
-        coord_of,
-        act_index,
-        marker_id,
-        {b.name: flex_q[k] for k, (_, b) in enumerate(beams)},
-        geo_first,
-        topo.cut_joint_names,
-        [c.name for c in contacts],
-    )
-
-    mterm_lists = [mt.terms[d] for _, mt in mk_list for d in range(6)]
-    mterm_ptr = np.zeros(len(mterm_lists) + 1, dtype=np.int64)
-    mterm_ptr[1:] = np.cumsum([len(t) for t in mterm_lists])
-
-    f64, i64 = np.float64, np.int64
-
-    def arr(x: ArrayLike, shape: tuple[int, ...], dtype: DTypeLike = f64) -> np.ndarray:
-        a = np.array(x, dtype=dtype)
-        return a.reshape(shape) if a.size == 0 else np.ascontiguousarray(a)
-
-    flex_tables = {
-        **invariant_tables([b for _, b in beams]),
-        **geometric_tables([b for _, b in beams]),
-    }
-    lin_pos, lin_dims = bordered_band_layout(
-        len(names),
-        1 + len(actuators),
-        np.array(flex_q, dtype=np.int64),
-        np.array([b.nf for _, b in beams], dtype=np.int64),
-        frame_col,
-        col_qindex,
-        flex_tables,
-    )
-    arrays = ModelArrays(
-        gravity=np.array(model.gravity, dtype=f64),
-        body_parent=np.array(topo.parent, dtype=i64),
-        body_mass=arr([b.mass for b in bodies], (0,)),
-        body_first_moment=arr([b.mass * b.com for b in bodies], (0, 3)),
-        body_inertia_origin=arr([b.inertia_about_origin for b in bodies], (0, 3, 3)),
-        joint_coord_start=coord_start,
-        joint_ntrans=arr([len(j.translation_axes) for j in joints], (0,), i64),
-        coord_axis=arr(axes, (0, 3)),
-        coord_qindex=arr(qindex, (0,), i64),
-        coord_function=arr(fidx, (0,), i64),
-        coord_stiffness=arr(stiff, (0,)),
-        coord_damping=arr(damp, (0,)),
-        coord_rest=arr(rest, (0,)),
-        col_qindex=col_qindex,
+    return dict(
         **_motion_arrays(per_body),
         frame_ptr=frame_ptr,
         frame_col=frame_col,
         frame_inherited=frame_inh,
         body_col_ptr=body_col_ptr,
         body_col=body_col,
+    )
+
+
+def _body_and_joint_arrays(
+    model: Model,
+    topo: Topology,
+    bodies: Sequence[RigidBody | BeamBody | FeBody],
+    joints: Sequence[Joint],
+    coords: _Coordinates,
+) -> dict[str, np.ndarray]:
+    """The ModelArrays fields of the bodies' inertia, the joints' coordinates and the
+    actuators."""
+    f64, i64 = np.float64, np.int64
+    actuators = list(model.actuators.values())
+    column = [coords.column_of[(a.joint, a.coordinate)] for a in actuators]
+    return dict(
+        gravity=np.array(model.gravity, dtype=f64),
+        body_parent=np.array(topo.parent, dtype=i64),
+        body_mass=_packed([b.mass for b in bodies], (0,)),
+        body_first_moment=_packed([b.mass * b.com for b in bodies], (0, 3)),
+        body_inertia_origin=_packed([b.inertia_about_origin for b in bodies], (0, 3, 3)),
+        joint_coord_start=coords.start,
+        joint_ntrans=_packed([len(j.translation_axes) for j in joints], (0,), i64),
+        coord_axis=_packed(coords.axes, (0, 3)),
+        coord_qindex=_packed(coords.qindex, (0,), i64),
+        coord_function=_packed(coords.fidx, (0,), i64),
+        coord_stiffness=_packed(coords.stiffness, (0,)),
+        coord_damping=_packed(coords.damping, (0,)),
+        coord_rest=_packed(coords.rest, (0,)),
+        act_coord=_packed(column, (0,), i64),
+        act_type=_packed([ACTUATOR_CODES[a.type] for a in actuators], (0,), i64),
+        act_kp=_packed([a.kp for a in actuators], (0,)),
+        act_kd=_packed([a.kd for a in actuators], (0,)),
+        act_function=_packed(coords.actuator_functions, (0,), i64),
+        act_gear=_packed([a.gear_ratio for a in actuators], (0,)),
+        act_max=_packed([a.max_torque for a in actuators], (0,)),
+        act_inertia=_packed([a.gear_ratio**2 * a.rotor_inertia for a in actuators], (0,)),
+        act_damping=_packed([a.gear_ratio**2 * a.motor_damping for a in actuators], (0,)),
+        **motor_tables(actuators),
+        **stop_tables(model.joints.values(), topo.cut_joint_names, coords.column_of, coords.qindex),
+    )
+
+
+def _load_arrays(
+    model: Model, coords: _Coordinates, markers: _Markers
+) -> tuple[dict[str, np.ndarray], list[int]]:
+    """The ModelArrays fields of the springs and the applied loads (spring_*, force_*),
+    and the index of each load's time function (appended to coords.functions)."""
+    i64 = np.int64
+    forces = list(model.forces.values())
+    force_marker = [markers.id(f.body, f.marker) for f in forces]
+    springs = list(model.springs.values())
+    spring_marker = [
+        (markers.id(s.body1, s.marker1), markers.id(s.body2, s.marker2)) for s in springs
+    ]
+    force_functions = []
+    for f in forces:
+        force_functions.append(len(coords.functions))
+        coords.functions.append(f.function)
+    rest = [np.nan if s.rest_length is None else s.rest_length for s in springs]
+    return dict(
+        spring_marker=_packed(spring_marker, (0, 2), i64),
+        spring_k=_packed([s.stiffness for s in springs], (0,)),
+        spring_c=_packed([s.damping for s in springs], (0,)),
+        spring_l0=_packed(rest, (0,)),
+        force_type=_packed([0 if f.type == "force" else 1 for f in forces], (0,), i64),
+        force_marker=_packed(force_marker, (0,), i64),
+        force_vector=_packed([f.vector for f in forces], (0, 3)),
+        force_frame=_packed([0 if f.frame == "global" else 1 for f in forces], (0,), i64),
+        force_function=_packed(force_functions, (0,), i64),
+    ), force_functions
+
+
+def _flexible_arrays(
+    model: Model, coords: _Coordinates, elastic: _Elastic, frame_col: NDArray[np.int64]
+) -> dict[str, np.ndarray]:
+    """The flexible bodies' tables (flex_*, the invariants, the geometric stiffness)
+    and the bordered band layout of the iteration matrix (lin_*)."""
+    i64 = np.int64
+    bodies = [b for _, b in elastic.beams]
+    tables = {**invariant_tables(bodies), **geometric_tables(bodies)}
+    lin_pos, lin_dims = bordered_band_layout(
+        len(coords.names),
+        1 + len(model.actuators),
+        np.array(elastic.flex_q, dtype=i64),
+        np.array([b.nf for b in bodies], dtype=i64),
+        frame_col,
+        elastic.col_qindex,
+        tables,
+    )
+    return dict(
+        body_flex=elastic.body_flex,
+        flex_nf=_packed([b.nf for b in bodies], (0,), i64),
+        flex_q=_packed(elastic.flex_q, (0,), i64),
+        flex_col=_packed(elastic.flex_col, (0,), i64),
+        **tables,
+        lin_pos=lin_pos,
+        lin_dims=lin_dims,
+    )
+
+
+def _geometric_first_elements(elastic: _Elastic) -> dict[str, int]:
+    """beam name -> index of its first element in the geometric-stiffness tables
+    (beams with geometric stiffness only)."""
+    first, count = {}, 0
+    for _, b in elastic.beams:
+        if b.geometric != "none":
+            first[b.name] = count
+            count += len(cast(BeamBody, b).connectivity)
+    return first
+
+
+def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None) -> CompiledModel:
+    """Validate the topology and pack the model into a CompiledModel, its initial
+    state completed (flexmbs.model.initial_state). `absolute_joints` {joint name: body
+    name}: the joints that place each body of an absolute-coordinate model
+    (flexmbs.model.absolute.absolute_model gives them), None otherwise.
+
+    The order is the data's: joint coordinates, elastic coordinates, the chains, the
+    loads, the time functions with the rig's and the user laws' entries, the
+    constraints, the sensors, the flexible bodies' tables."""
+    described, model = model, with_node_inertias(model)
+    topo = build_topology(model)
+    joints = [model.joints[j] for j in topo.joint_names]
+    bodies = [model.bodies[b] for b in topo.body_names]
+    _check_beam_markers(model)
+    coords = _joint_coordinates(model, joints)
+    elastic = _elastic_coordinates(bodies, coords)
+    markers = _Markers(model, {b: k for k, b in enumerate(topo.body_names)}, elastic)
+    chains = _chain_arrays(joints, topo, coords, elastic, markers, absolute_joints or {})
+    loads, force_functions = _load_arrays(model, coords, markers)
+    act_index = {a: k for k, a in enumerate(model.actuators)}
+    rig = rig_tables(model, coords.column_of, coords.qindex, act_index, coords.functions)
+    tf_kind, tf_ptr, tf_data = with_user_laws(
+        *compile_time_functions(coords.functions),
+        user_law_entries(model, coords.column_of, coords.qindex, coords.names, markers.id),
+    )
+    contacts = list(model.contacts.values())
+    cut_joints = [model.joints[name] for name in topo.cut_joint_names]
+    con_arrays, con_texts = constraint_tables(model, cut_joints, markers.id, contacts)
+    sensors = list(model.sensors.values())
+    stab = sensor_tables(
+        model,
+        sensors,
+        markers.body_index,
+        coords.column_of,
+        act_index,
+        markers.id,
+        {b.name: elastic.flex_q[k] for k, (_, b) in enumerate(elastic.beams)},
+        _geometric_first_elements(elastic),
+        topo.cut_joint_names,
+        [c.name for c in contacts],
+    )
+    arrays = ModelArrays(
+        **_body_and_joint_arrays(model, topo, bodies, joints, coords),
+        col_qindex=elastic.col_qindex,
+        **chains,
         tf_kind=tf_kind,
         tf_ptr=tf_ptr,
         tf_data=tf_data,
-        act_coord=arr([coord_of[(a.joint, a.coordinate)] for a in actuators], (0,), i64),
-        act_type=arr([ACTUATOR_CODES[a.type] for a in actuators], (0,), i64),
-        act_kp=arr([a.kp for a in actuators], (0,)),
-        act_kd=arr([a.kd for a in actuators], (0,)),
-        act_function=arr(act_fidx, (0,), i64),
-        act_gear=arr([a.gear_ratio for a in actuators], (0,)),
-        act_max=arr([a.max_torque for a in actuators], (0,)),
-        act_inertia=arr([a.gear_ratio**2 * a.rotor_inertia for a in actuators], (0,)),
-        act_damping=arr([a.gear_ratio**2 * a.motor_damping for a in actuators], (0,)),
-        **motor_tables(actuators),
-        **stop_tables(model.joints.values(), topo.cut_joint_names, coord_of, qindex),
-        body_flex=body_flex,
-        flex_nf=arr([b.nf for _, b in beams], (0,), i64),
-        flex_q=arr(flex_q, (0,), i64),
-        flex_col=arr(flex_col, (0,), i64),
-        **flex_tables,
-        marker_body=arr([b for b, _ in mk_list], (0,), i64),
-        marker_position=arr([mt.position for _, mt in mk_list], (0, 3)),
-        marker_rotation=arr([mt.orientation for _, mt in mk_list], (0, 3, 3)),
-        marker_term_ptr=mterm_ptr,
-        marker_term_col=arr([c for t in mterm_lists for c, _ in t], (0,), i64),
-        marker_term_coef=arr([k for t in mterm_lists for _, k in t], (0,)),
-        spring_marker=arr(spring_marker, (0, 2), i64),
-        spring_k=arr([s.stiffness for s in springs], (0,)),
-        spring_c=arr([s.damping for s in springs], (0,)),
-        spring_l0=arr([np.nan if s.rest_length is None else s.rest_length for s in springs], (0,)),
-        force_type=arr([0 if f.type == "force" else 1 for f in forces], (0,), i64),
-        force_marker=arr(force_marker, (0,), i64),
-        force_vector=arr([f.vector for f in forces], (0, 3)),
-        force_frame=arr([0 if f.frame == "global" else 1 for f in forces], (0,), i64),
-        force_function=arr(force_fidx, (0,), i64),
+        **_flexible_arrays(model, coords, elastic, chains["frame_col"]),
+        **markers.arrays(),
+        **loads,
         **con_arrays,
         **stab.arrays,
-        lin_pos=lin_pos,
-        lin_dims=lin_dims,
         **rig,
     )
+    q0, u0 = np.array(coords.q0, dtype=np.float64), np.array(coords.u0, dtype=np.float64)
     cm = CompiledModel(
         described,
         topo,
         arrays,
-        names,
-        jnames,
+        coords.names,
+        coords.column_names,
         [s.name for s in sensors],
         stab.sizes,
-        np.array(q0, dtype=f64),
-        np.array(u0, dtype=f64),
-        beams,
-        movable,
+        q0,
+        u0,
+        elastic.beams,
+        absolute_joints or {},
     )
     cm.constraint_texts = con_texts
-    cm.ports = input_ports(model, act_fidx, force_fidx)
-    if len(springs):
-        initial_spring_lengths(cm, list(model.springs))
+    cm.ports = input_ports(model, coords.actuator_functions, force_functions)
+    cm.warnings += _cut_joint_notes(model, topo)
+    complete_initial_state(cm)
+    return cm
+
+
+def _cut_joint_notes(model: Model, topo: Topology) -> list[str]:
+    """What the user is told of each joint cut to open a loop that they did not mark."""
+    out = []
     for name, why in zip(topo.cut_joint_names, topo.cut_reasons):
         if why == "chosen":
             joint = model.joints[name]
-            cm.warnings.append(
+            out.append(
                 f'joint "{name}" closes a loop and is cut: its '
                 f"{6 - joint.ndof} constraint equations hold the loop "
                 "closed (mark it cut = true, or another joint of the loop, "
                 "to choose yourself)"
             )
-    if any(getattr(b, "initial_modes", None) for _, b in beams):
-        mode_elastic_state(cm)
-    if any(starts_static(b) for _, b in beams):
-        static_elastic_state(cm)
-    if any(starts_quasi_static(b) for _, b in beams) and not cm.has_constraints:
-        quasi_static_elastic_state(cm)
-    return cm
+    return out
 
 
 def _explicit_elastic_rates(beam: BeamBody | FeBody) -> NDArray[np.float64] | list[float]:

@@ -1,9 +1,10 @@
 """The initial values that need the compiled model's kinematics and forces: the springs'
 rest lengths not given (their lengths in the initial configuration), and the elastic
-states of beams that start "static" (Q_f = 0, joints held) or "quasi-static" (their
-elastic accelerations zero, flexmbs.model.quasi_static). Called by compile_model once
-the arrays are built; each writes only what it is named for (spring_l0's missing
-entries, q0 and u0 at the elastic rows).
+states of beams that start in their modes (flexmbs.model.mode_start), "static" (Q_f = 0, joints
+held) or "quasi-static" (their elastic accelerations zero, flexmbs.model.quasi_static).
+compile_model calls complete_initial_state once the arrays are built; each step
+writes only what it is named for (spring_l0's missing entries, q0 and u0 at the
+elastic rows).
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ from numpy.typing import NDArray
 
 from ..dynamics import api
 from ..errors import ModelError
+from .mode_start import mode_elastic_state
 from .quasi_static import quasi_static_state
 
 if TYPE_CHECKING:
-    from .compiled import CompiledModel
+    from .compiled_model import CompiledModel
     from .fe_body import FeBody
     from .items import BeamBody
 
 __all__ = [
     "SPRING_LENGTH_MIN",
+    "complete_initial_state",
     "initial_spring_lengths",
     "starts_static",
     "starts_quasi_static",
@@ -35,6 +38,21 @@ __all__ = [
 SPRING_LENGTH_MIN = 1e-9
 """A spring shorter than this (m) has no direction for its force
 (docs/explanation/formulation.md section 4)."""
+
+
+def complete_initial_state(cm: CompiledModel) -> None:
+    """The initial values of a freshly packed model that need its kinematics and
+    forces, in order: the springs' missing rest lengths, then the elastic states of
+    beams started in their modes, "static", and (trees only) "quasi-static"."""
+    if cm.model.springs:
+        initial_spring_lengths(cm, list(cm.model.springs))
+    beams = [b for _, b in cm.beams]
+    if any(getattr(b, "initial_modes", None) for b in beams):
+        mode_elastic_state(cm)
+    if any(starts_static(b) for b in beams):
+        static_elastic_state(cm)
+    if any(starts_quasi_static(b) for b in beams) and not cm.has_constraints:
+        quasi_static_elastic_state(cm)
 
 
 def initial_spring_lengths(cm: CompiledModel, names: Sequence[str]) -> None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, overload
+from typing import Any, Protocol, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -51,9 +51,6 @@ from ..dynamics.user_laws import (
 )
 from ..errors import ModelError
 from .checks import _check_joint_coordinate
-
-if TYPE_CHECKING:
-    from .description import Model
 
 __all__ = [
     "UserLaw",
@@ -74,6 +71,19 @@ LawFunction = Callable[
     None,
 ]
 """law(t, q, u, params, out) -> None (the module's docstring)."""
+
+
+class _LawHost(Protocol):
+    """What the law items read of a model (flexmbs.model.description.Model)."""
+
+    @property
+    def joints(self) -> Mapping[str, Any]: ...
+
+    @property
+    def bodies(self) -> Mapping[str, Any]: ...
+
+    @property
+    def user_laws(self) -> Mapping[str, UserLawItem]: ...
 
 
 class UserLaw:
@@ -168,7 +178,7 @@ class UserLawItem:
 
 
 def user_law_item(
-    model: Model,
+    model: _LawHost,
     name: str,
     law: UserLaw | LawFunction,
     joint: str | None,
@@ -214,6 +224,7 @@ def user_law_item(
                 )
         kind, coordinate, marker, frame = "joint", int(coordinate), None, None
     else:
+        assert body is not None  # one of joint and body is given, checked above
         if body not in model.bodies:
             raise ModelError(f'unknown body "{body}" (laws act on moving bodies)', item, "body")
         if marker not in model.bodies[body].markers:
@@ -249,7 +260,7 @@ def user_law_item(
 
 
 def user_law_entries(
-    model: Model,
+    model: _LawHost,
     coord_of: Mapping[tuple[str, int], int],
     coord_qindex: Sequence[int],
     coordinate_names: Sequence[str],

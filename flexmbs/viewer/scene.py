@@ -23,7 +23,6 @@ float64 (the times), as {"dtype", "shape", "b64"}.
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from ..io.deformed_shape import DEFAULT_SUBDIVISIONS, SECTION_FORCE_NAMES, Defor
 from ..io.results import component_labels
 from ..kinematics.recursive import forward_kinematics
 from ..model.description import GROUND, ORIGIN, BeamBody, FeBody, RigidBody
+from .array_text import packed
 from .fe_surface import FeSurface, fe_surface
 
 if TYPE_CHECKING:
@@ -67,23 +67,6 @@ the order of flexmbs.io.deformed_shape.SECTION_FORCE_NAMES, then the length of t
 elastic displacement (a beam's d = C qf, a finite-element body's nodal Phi_t eta: the
 one map FE bodies take; the page computes theirs)."""
 assert tuple(k for k, _, _ in FIELDS[1:7]) == SECTION_FORCE_NAMES
-
-
-def packed(array: NDArray[Any], dtype: str = "<f4") -> dict[str, Any]:
-    """{"dtype", "shape", "b64"}: the array as base64 of its little-endian values."""
-    a = np.ascontiguousarray(array, dtype=dtype)
-    return {
-        "dtype": {"<f4": "float32", "<f8": "float64", "<u4": "uint32"}[dtype],
-        "shape": list(a.shape),
-        "b64": base64.b64encode(a.tobytes()).decode("ascii"),
-    }
-
-
-def unpacked(item: Mapping[str, Any]) -> NDArray[Any]:
-    """The array of a `packed` item (for tests and tools)."""
-    dtype = {"float32": "<f4", "float64": "<f8", "uint32": "<u4"}[item["dtype"]]
-    raw = base64.b64decode(item["b64"])
-    return np.frombuffer(raw, dtype=dtype).reshape(item["shape"])
 
 
 @dataclass

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from ..errors import FlexmbsError
 from ..model.description import GROUND, Model
 from ..model.urdf import read_urdf
-from .scene import packed
+from .array_text import packed
 
 __all__ = ["VisualMesh", "urdf_visuals", "urdf_of_model_text", "URDF_COMMENT"]
 
