@@ -61,6 +61,7 @@ from .solvers.ida import IdaIntegrator
 from .solvers.kernel_call import KernelCall
 from .solvers.linear_choice import banded_iteration_matrix
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
+from .tuple_ref import held_ref
 
 __all__ = [
     "build_system",
@@ -239,9 +240,11 @@ def _with_discontinuities(cm, system):
             holding = KernelCall(_stick_slip.holding_forces, (m, ws), system.n, 1)
             fr = _stick_events.stick_slip_frictions(m)
 
+        held = held_ref((m, ws))  # the type the step loop passes: one compilation
+
         def drive_values(t, y):
             fresh = np.zeros(system.nswitch)
-            dae_model_switch_values(float(t), np.ascontiguousarray(y, dtype=float), (m, ws), fresh)
+            dae_model_switch_values(float(t), np.ascontiguousarray(y, dtype=float), held, fresh)
             return fresh[blocks["drives"]]
 
         def switched(t, y, g):

@@ -36,7 +36,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental.function_type import _get_wrapper_address
 
-from ..tuple_ref import TupleRef, entry_point, held_ref
+from ..tuple_ref import HeldTuple, TupleRef, entry_point, held_ref
 from . import bdf_kernels as _k
 
 __all__ = ["BDF", "DaeResult", "solve_dae", "STATUS_MESSAGES", "MAX_ORDER",
@@ -127,6 +127,16 @@ def _entry(kernel, argtypes):
     if not _JIT:
         return kernel
     return kernel.compile(tuple(argtypes))
+
+
+def _as_passed(args):
+    """`args` as the step loop hands it to the residual, a reference to the tuple
+    (flexmbs.tuple_ref), when its members are themselves held references (a model's
+    (m, ws)): a call from Python then uses the residual compiled for the step loop
+    instead of compiling it again for the plain tuple. Other tuples as they are."""
+    if _JIT and args and all(isinstance(a, HeldTuple) for a in args):
+        return held_ref(args)
+    return args
 
 
 @dataclass
@@ -434,7 +444,7 @@ class BDF:
         n = y0.size
         yp = yp0 + 1.0 + np.arange(n)
         out = np.zeros(n)
-        residual(t0, y0.copy(), yp, args, out)
+        residual(t0, y0.copy(), yp, _as_passed(args), out)
         want = yp[:ns] - y0[ns:2 * ns]
         scale = np.abs(yp[:ns]) + np.abs(y0[ns:2 * ns])
         if not np.all(np.abs(out[:ns] - want) <= 1e-12 * scale):

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..tuple_ref import held_ref
 from . import bdf_kernels as _k
 from .base import Integrator
 from .bdf import BDF
@@ -166,10 +167,10 @@ class BdfIntegrator(Integrator):
 
     def _switch_values(self, t, y):
         g = np.zeros(self.system.nswitch)
-        if self._switches is None:
+        if self._switches is None:  # (m, ws) held as the step loop passes it
             self._switches = TypedCall(self.system.switches)
-        self._switches(float(t), np.ascontiguousarray(y, dtype=float),
-                       (self.system.m, self.system.ws), g)
+            self._switch_args = held_ref((self.system.m, self.system.ws))
+        self._switches(float(t), np.ascontiguousarray(y, dtype=float), self._switch_args, g)
         return g
 
     def _restart(self, t, y, g_side=None, behind=None):
