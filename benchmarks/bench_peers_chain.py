@@ -410,9 +410,9 @@ def _chain(row):
 
 def table(results):
     """The documentation's tables: the median wall time (s) of every method at its
-    tuned setting, then flexmbs' drift and each peer's ratio flexmbs time / peer time
-    with the drift it reached (J). n.r.: the target not reached within --max-run; -:
-    the method not run."""
+    tuned setting with [lowest-highest] of its runs, then flexmbs' drift and each
+    peer's ratio flexmbs time / peer time with the drift it reached (J). n.r.: the
+    target not reached within --max-run; -: the method not run."""
     times = ["| chain | N | target (J) | " + " | ".join(name for _, name in COLUMNS) + " |",
              "|---|---|---|" + "---|" * len(COLUMNS)]
     ratios = ["| chain | N | flexmbs drift | "
@@ -430,7 +430,10 @@ def table(results):
                 cells.append("n.r.")
                 pairs.append("n.r.")
             else:
-                cells.append(significant(info["wall"], 3))
+                walls = info.get("walls", [])
+                spread = (f" [{significant(min(walls), 2)}-{significant(max(walls), 2)}]"
+                          if len(walls) > 1 else "")
+                cells.append(significant(info["wall"], 3) + spread)
                 ratio = significant(info["ratio"]) if "ratio" in info else "-"
                 pairs.append(f"{ratio} ({sci(info['drift'])})")
         flexmbs = methods.get("flexmbs", {})

@@ -229,7 +229,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_scaling.py", "scaling_profile.json", "explanation/performance.md"),
     ("bench_peers_chain.py", "peers_chain_spatial.json", "explanation/performance.md"),
     ("bench_startup.py", "startup.json", "explanation/performance.md"),
-    ("bench_sweep.py", "sweep.json", "explanation/performance.md"),
+    ("bench_sweep.py", "sweep.json", "guides/sweeps.md"),
     ("bench_h2_criterion.py", "h2_criterion.json", "guides/solvers.md"),
     ("bench_band_damping.py", "band_damping.json", "guides/solvers.md"),
     ("bench_formulations.py", "formulations.json", "guides/solvers.md"),
