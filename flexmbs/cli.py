@@ -684,6 +684,11 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_set_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """The repeatable `--set PATH=VALUE` override of a model file's value."""
+    parser.add_argument("--set", action="append", metavar="PATH=VALUE", help=help_text)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="flexmbs", description="Deformable multibody dynamics in joint coordinates."
@@ -725,11 +730,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="H",
         help="galpha: a constant step (s) without error control",
     )
-    r.add_argument(
-        "--set",
-        action="append",
-        metavar="PATH=VALUE",
-        help="override a value of the model file by its dotted path "
+    _add_set_option(
+        r,
+        "override a value of the model file by its dotted path "
         "(repeatable), e.g. --set joints.j1.initial=0.2",
     )
     r.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
@@ -760,7 +763,7 @@ def _parser() -> argparse.ArgumentParser:
         help="largest change of an output group, relative to its scale, that passes "
         "(default 1e-3); exit 1 when a group exceeds it",
     )
-    v.add_argument("--set", action="append", metavar="PATH=VALUE", help="as for run")
+    _add_set_option(v, "as for run")
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     v.set_defaults(fn=_cmd_verify)
@@ -867,7 +870,7 @@ def _parser() -> argparse.ArgumentParser:
         help="an output per case: a coordinate, sensor (NAME[k] for a column) or "
         "energy.COMPONENT; STAT final (default), max, min, maxabs, mean",
     )
-    sw.add_argument("--set", action="append", metavar="PATH=VALUE", help="for every case")
+    _add_set_option(sw, "for every case")
     sw.add_argument("--scheduler", help="a dask scheduler's address (default: a local cluster)")
     sw.add_argument("--workers", type=_positive_int, help="local workers (default: one a core)")
     sw.add_argument("--serial", action="store_true", help="no dask: the cases one by one here")
@@ -909,12 +912,7 @@ def _parser() -> argparse.ArgumentParser:
     fm.add_argument("--rtol", type=float, help="relative tolerance")
     fm.add_argument("--atol", type=float, help="absolute tolerance")
     fm.add_argument("--fixed-step", type=float, metavar="H", help="galpha: a constant step (s)")
-    fm.add_argument(
-        "--set",
-        action="append",
-        metavar="PATH=VALUE",
-        help="override a value of the model file by its dotted path (repeatable)",
-    )
+    _add_set_option(fm, "override a value of the model file by its dotted path (repeatable)")
     fm.set_defaults(fn=_cmd_export_fmu)
 
     eqp = sub.add_parser(
@@ -928,12 +926,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MODEL_EQ.toml",
         help="the model with the equilibrium as its initial state (default: MODEL_eq.toml here)",
     )
-    eqp.add_argument(
-        "--set",
-        action="append",
-        metavar="PATH=VALUE",
-        help="override a value of the model file (repeatable)",
-    )
+    _add_set_option(eqp, "override a value of the model file (repeatable)")
     eqp.add_argument("--json", action="store_true", help="machine-readable output")
     eqp.add_argument("-q", "--quiet", action="store_true", help="no iteration lines")
     eqp.set_defaults(fn=_cmd_equilibrium)
@@ -970,12 +963,7 @@ def _parser() -> argparse.ArgumentParser:
         "(rigid bodies): rank, degrees of freedom, J_y per body variable",
     )
     li.add_argument("-o", "--output", metavar="FILE.h5", help="write the matrices here")
-    li.add_argument(
-        "--set",
-        action="append",
-        metavar="PATH=VALUE",
-        help="override a value of the model file (repeatable)",
-    )
+    _add_set_option(li, "override a value of the model file (repeatable)")
     li.add_argument("--json", action="store_true", help="machine-readable output")
     li.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     li.set_defaults(fn=_cmd_linearize)
@@ -1022,11 +1010,8 @@ def _parser() -> argparse.ArgumentParser:
         default=10,
         help="modes listed per beam body alone (default 10; all if fewer)",
     )
-    mo.add_argument(
-        "--set",
-        action="append",
-        metavar="PATH=VALUE",
-        help="override a value of the model file (repeatable), e.g. --set bodies.link2.elements=10",
+    _add_set_option(
+        mo, "override a value of the model file (repeatable), e.g. --set bodies.link2.elements=10"
     )
     mo.add_argument("--json", action="store_true", help="machine-readable output")
     mo.set_defaults(fn=_cmd_modes)
@@ -1085,12 +1070,7 @@ def _parser() -> argparse.ArgumentParser:
         "with optional bounds (repeatable), e.g. "
         "--param joints.joint2.damping=0:1",
     )
-    f.add_argument(
-        "--set",
-        action="append",
-        metavar="PATH=VALUE",
-        help="override a value of the model file (repeatable), e.g. a starting value",
-    )
+    _add_set_option(f, "override a value of the model file (repeatable), e.g. a starting value")
     f.add_argument(
         "--t-end",
         type=float,
@@ -1168,12 +1148,7 @@ def _view_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--max-frames", type=_positive_int, default=600, help="default 600")
     p.add_argument("--size", default="960x600", help="screenshot size WxH (default 960x600)")
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="PATH=VALUE",
-        help="with a model file: override a value by its dotted path (repeatable)",
-    )
+    _add_set_option(p, "with a model file: override a value by its dotted path (repeatable)")
     p.add_argument("--port", type=int, default=0, help="local port (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="serve, without opening a browser")
 
