@@ -1094,7 +1094,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--max-runs",
         type=_positive_int,
-        help="simulations at most (default 200: flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
+        help="runs of the model at most, every Jacobian's included (default 200: "
+        "flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
     )
     f.add_argument(
         "--verify-limit",

@@ -126,18 +126,8 @@ def test_the_correlation_time_of_white_and_of_autoregressive_series():
 
 @pytest.mark.slow
 def test_a_servo_on_a_quantized_encoder_is_fitted_to_its_noise(tmp_path, capsys):
-    model_file = tmp_path / "hub.toml"
-    model_file.write_text(HUB)
-    sim = simulate(load_model(model_file), rtol=1e-10, atol=1e-12, progress=False)
-    assert sim.success, sim.message
+    model_file, record, channel_map, sim = _hub_record(tmp_path)
     assert sim.statistics["switch_events"] > 0  # the hub sticks
-    hub = sim.sensor("hub")
-    hub = np.concatenate([np.full(int(round(LEAD * 1e3)), hub[0]), hub])
-    record = tmp_path / "record.csv"
-    rows = [f"{k * 1e-3:.3f},{COUNT * round(h / COUNT):.9f}" for k, h in enumerate(hub)]
-    record.write_text("time [s],encoder [rad]\n" + "\n".join(rows) + "\n")
-    channel_map = tmp_path / "record.map.toml"
-    channel_map.write_text(MAP)
     out = flexmbs_here(
         capsys, "fit", model_file, record, "--map", channel_map,
         "--param", "frictions.bearings.coulomb=0:0.016",
@@ -155,3 +145,43 @@ def test_a_servo_on_a_quantized_encoder_is_fitted_to_its_noise(tmp_path, capsys)
         value, std = fitted[path]["value"], fitted[path]["std"]
         assert abs(value - true) < 0.02 * true, (path, value)
         assert abs(value - true) < 3 * std, (path, value, std)
+
+
+def _hub_record(tmp_path, rtol=1e-10):
+    """The hub model's file and its record as the encoder gives it (counts), and the
+    channel map."""
+    model_file = tmp_path / "hub.toml"
+    model_file.write_text(HUB)
+    sim = simulate(load_model(model_file), rtol=rtol, atol=rtol / 100, progress=False)
+    assert sim.success, sim.message
+    hub = sim.sensor("hub")
+    hub = np.concatenate([np.full(int(round(LEAD * 1e3)), hub[0]), hub])
+    record = tmp_path / "record.csv"
+    rows = [f"{k * 1e-3:.3f},{COUNT * round(h / COUNT):.9f}" for k, h in enumerate(hub)]
+    record.write_text("time [s],encoder [rad]\n" + "\n".join(rows) + "\n")
+    channel_map = tmp_path / "record.map.toml"
+    channel_map.write_text(MAP)
+    return model_file, record, channel_map, sim
+
+
+def test_the_run_cap_counts_every_run_of_the_fit(tmp_path):
+    """--max-runs is the number of runs the fit makes at most: the starting run, one
+    per evaluation, and for each Jacobian one per value and one of the trend at the
+    point itself (the model quantizes). Two values: 1 + 4 per evaluation, so 9 runs
+    allow two evaluations; fewer than 5 cannot make one step and are refused."""
+    from flexmbs.analysis.channel_map import load_channel_map
+    from flexmbs.analysis.experiment import read_experiment
+    from flexmbs.analysis.fit import fit_model, parse_parameter
+    from flexmbs.errors import ModelError
+
+    model_file, record, map_file, _ = _hub_record(tmp_path, rtol=1e-8)
+    channel_map = load_channel_map(map_file)
+    experiment = read_experiment(record, channel_map.time_name, channel_map.group)
+    params = [parse_parameter("frictions.bearings.coulomb=0:0.016"),
+              parse_parameter("actuators.motor.torque_constant")]
+    start = ["frictions.bearings.coulomb=0.0114", "actuators.motor.torque_constant=0.2625"]
+    args = dict(overrides=start, t_end=0.2, verify_limit=None)
+    fit = fit_model(model_file, experiment, channel_map, params, max_runs=9, **args)
+    assert not fit.success and 5 <= fit.runs <= 9, (fit.success, fit.runs)
+    with pytest.raises(ModelError, match="expected --max-runs >= 5"):
+        fit_model(model_file, experiment, channel_map, params, max_runs=4, **args)

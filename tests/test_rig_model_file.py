@@ -184,20 +184,21 @@ def test_the_flexible_link_rig_is_a_dc_servo_with_hub_and_tip_feedback():
 
 
 def test_the_flexible_link_rig_runs_from_its_file():
-    """The shipped rig: its servo moves the hub to the set-point, the hub's bearings
-    hold it there (stuck between the steps), and the sensors are read by name."""
+    """The shipped rig: its set-point ramps at 2 rad/s from 0.1 s; the hub's bearings
+    hold the hub exactly (no creep) until the servo's torque, 1 N m per rad of error,
+    reaches the breakaway 0.016 N m, 8 ms into the ramp (and a sample and its delay
+    later), and the servo then turns it; the sensors are read by name."""
     model = load_model(MODELS / "flexible_link_rig.toml")
-    sim = simulate(model, t_end=1.3, progress=False)
+    sim = simulate(model, t_end=0.3, progress=False)
     assert sim.success, sim.message
     hub = sim.sensor("hub")
-    assert hub[-1] == pytest.approx(0.6, abs=0.02)
+    assert np.all(hub[sim.t <= 0.105] == 0.0)  # stuck in its bearings
+    assert np.all(np.diff(hub[sim.t >= 0.115]) > 0.0)  # broken away, turning
+    assert hub[-1] > 0.1
     encoder = sim.sensor("encoder")
     count = 2 * np.pi / 4096
     assert np.allclose(encoder / count, np.round(encoder / count))
     assert sim.sensor("tip").shape == (len(sim.t), 3)
-    assert sim.statistics["switch_events"] > 0
-    held = hub[sim.t >= 1.1]  # stuck in its bearings: held exactly, no creep
-    assert np.ptp(held) == 0.0
 
 
 def test_the_flexible_link_rigs_record_compares_at_its_noise(tmp_path, capsys):

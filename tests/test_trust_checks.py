@@ -196,7 +196,7 @@ def test_an_unconverged_fit_gives_no_standard_deviation(tmp_path, capsys):
     out = tmp_path / "fit"
     done = flexmbs_here(capsys, "fit", ROTARY, record, "--map", cmap, "--param",
                         "actuators.hub.kd", "--set", "actuators.hub.kd=0.08",
-                        "--fixed-offset", "--max-runs", 2, "-o", out, "-q", "--no-plots",
+                        "--fixed-offset", "--max-runs", 3, "-o", out, "-q", "--no-plots",
                         "--no-verify")
     assert done.returncode == 1
     assert "UNCONVERGED" in done.stdout and "n/a" in done.stdout

@@ -9,7 +9,10 @@ Deterministic (seeded). What it does:
 1. runs the model with its own values (the TRUE parameters: bearings' Coulomb
    friction 0.012 N m, static 0.016 N m, viscous 0.002 N m s/rad; the DC motor's
    torque constant 0.25 N m/A and armature resistance 5 ohm) with bdf at rtol RTOL,
-   outputs every 1 ms;
+   outputs every 1 ms, through the model's own set-point: a speed sweep (ramps at
+   +2, -4 and +1 rad/s, then a hold), so that the hub turns at many speeds both ways
+   and the record tells the viscous friction, which grows with the speed, from the
+   Coulomb friction, which does not;
 2. records the hub angle as its encoder gives it (4096 counts a turn: the record
    is quantized to 1.53 mrad) and the tip deflection as its gauge gives it (the
    model's 4 ms dead time, Gaussian noise of TIP_NOISE, printed to TIP_DIGITS),
@@ -62,6 +65,8 @@ def synthetic_record():
         "True parameters: frictions.bearings coulomb 0.012 N m, static 0.016 N m, "
         "viscous 0.002 N m s/rad; actuators.motor torque_constant 0.25 N m/A, "
         "resistance 5 ohm.",
+        "Set-point of the hub: the model's speed sweep (ramps at +2, -4 and +1 rad/s "
+        "from 0.1 s to 1.6 s, then held at -0.4 rad).",
         f"Time: the run's t = 0 is at t = {LEAD} s of this record; before it the rig rests.",
         f"encoder: the hub angle, rad, rounded to the encoder's count 2 pi / 4096 = "
         f"{COUNT:.6g} rad.",

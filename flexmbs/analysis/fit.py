@@ -616,6 +616,32 @@ def _sensor_dict(cm: CompiledModel, sensors: NDArray[np.float64]) -> dict[str, N
     return out
 
 
+def _evaluations_within(
+    max_runs: int, n_model: int, quantizing: bool, model_path: str | os.PathLike[str]
+) -> int:
+    """The residual evaluations least_squares may make so that the fit runs the model
+    `max_runs` times at most: one starting run (the alignment), then per evaluation one
+    run and, at most once per evaluation (after each accepted step, and at the start),
+    a Jacobian of one run per model value, plus one run of the trend at the point
+    itself when the model quantizes (the Jacobian at the optimum is the last one's, kept):
+
+        runs <= 1 + nfev (1 + n + [quantizing])
+
+    ModelError when not even one evaluation and its Jacobian fit in `max_runs`."""
+    per_evaluation = 1 + n_model + (1 if quantizing else 0)
+    least = 1 + per_evaluation
+    if max_runs < least:
+        raise ModelError(
+            f"{max_runs} runs cannot make one step of the fit: expected --max-runs >= "
+            f"{least} (the starting run, a run at the start and {per_evaluation - 1} for "
+            "its Jacobian)",
+            "fit",
+            "max_runs",
+            source=model_path,
+        )
+    return (max_runs - 1) // per_evaluation
+
+
 def fit_model(
     model_path: str | os.PathLike[str],
     experiment: Experiment,
@@ -645,7 +671,8 @@ def fit_model(
     gaps
         gap policy, None: the map's.
     max_runs
-        simulations at most.
+        runs of the model at most: the starting run, the runs of the search and those
+        of its Jacobians (the convergence check's two runs aside).
     log
         a function of one str for progress lines, or None.
     executor
@@ -707,6 +734,7 @@ def fit_model(
     quantizing = quantizing_sensors(doc)
     smooth = [f"sensors.{_toml_key(n)}.resolution=0.0" for n in quantizing]
     smooth_runs = runs_of(list(overrides) + smooth, None) if quantizing else runs
+    max_nfev = _evaluations_within(max_runs, len(parameters), bool(quantizing), model_path)
     if verify_limit is not None:
         _check_convergence(runs, x0, t_record, channel_map, verify_limit, model_path, log)
     # the starting offset, from a run of the starting model over the record
@@ -800,7 +828,6 @@ def fit_model(
         lower.append(offset0 - OFFSET_RANGE)
         upper.append(offset0 + OFFSET_RANGE)
         start.append(offset0)
-    max_nfev = max(1, max_runs // (n_model + 1))
     res = least_squares(
         residual,
         np.array(start),
