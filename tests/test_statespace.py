@@ -180,12 +180,7 @@ vector = [0.0, 1.0, 0.0]
 [forces.push.function]
 law = "constant"
 value = 0.0
-[sensors.tip]
-type = "marker_deflection"
-body = "ruler"
-marker = "tip"
-frame = "ruler"
-"""
+""" + LINK[LINK.index("[sensors.tip]") :]
 
 
 def _resonance_gain(text, amplitude):
