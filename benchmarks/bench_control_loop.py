@@ -18,7 +18,10 @@ a call of Simulator.step costs beyond the integration.
    (c) the same writing the result file; overhead = ((b or c) - a') / steps: the
    Python call, the inputs, the kernels' entries and the rows, beyond the work a
    `simulate` run of the same outputs does; and (b - a) / steps, beyond the
-   integration alone (the outputs' kernel work included).
+   integration alone (the outputs' kernel work included). Each on two clocks: the
+   wall, and the CPU time of the process (time.process_time; the kernels run on one
+   thread), which on a machine that other jobs share leaves out the time the process
+   waits for a core.
 Each figure is the median of --rounds interleaved rounds, with the spread (max - min).
 
     .venv/bin/python benchmarks/bench_control_loop.py --json results/control_loop.json
@@ -111,9 +114,14 @@ def control_loop(make):
     return wall, steps, stats["wall_time"], n
 
 
+def _clocks():
+    """(wall, CPU time of this process) in s."""
+    return np.array([time.perf_counter(), time.process_time()])
+
+
 def overhead(make, steps=2000):
     """(integration alone, integration and outputs, steps without a file, steps with a
-    file) in s for `steps` steps of DT with constant inputs."""
+    file), each (wall, CPU time) in s, for `steps` steps of DT with constant inputs."""
     from flexmbs.dynamics.outputs import has_reaction_sensors, kinematic_outputs, reaction_outputs
     from flexmbs.simulation import build_integrator, prepare_run, start_state
     from flexmbs.solvers.typed_call import TypedCall
@@ -124,30 +132,30 @@ def overhead(make, steps=2000):
     run = prepare_run(model)
     system, y0 = start_state(run, 0.0)
     integ = build_integrator(run, system, 0.0, y0, lambda: None)
-    start = time.perf_counter()
+    start = _clocks()
     n, ys = integ.advance(times, np.inf)
-    alone = time.perf_counter() - start
+    alone = _clocks() - start
     assert n == steps
     cm = run.cm
     ws = cm.new_workspace()
     energy, sensors = np.zeros((steps, 7)), np.zeros((steps, cm.nsensor_values))
     calls = [TypedCall(kinematic_outputs), TypedCall(reaction_outputs)]
     calls[0](cm.arrays, ws, times[:1], ys[:1], energy, sensors)  # resolved before timing
-    start = time.perf_counter()
+    start = _clocks()
     calls[0](cm.arrays, ws, times, ys, energy, sensors)
     if has_reaction_sensors(cm.arrays):
         calls[1](cm.arrays, ws, times, ys, sensors)
-    outputs = time.perf_counter() - start
+    outputs = _clocks() - start
     walls = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in (None, os.path.join(tmp, "run.h5")):
             sim = flexmbs.Simulator(model, path)
-            start = time.perf_counter()
+            start = _clocks()
             for _ in range(steps):
                 sim.step(DT)
-            walls.append(time.perf_counter() - start)
+            walls.append(_clocks() - start)
             sim.close()
-    return alone, alone + outputs, walls[0], walls[1]
+    return [x.tolist() for x in (alone, alone + outputs, walls[0], walls[1])]
 
 
 def median_spread(values):
@@ -181,16 +189,21 @@ def measure(rounds):
             "us_per_step": wall / steps * 1e6, "integration_us_per_step": integ / steps * 1e6}
     for name, runs in calls.items():
         steps = 2000
-        alone, sa = median_spread([r[0] for r in runs])
-        outputs, _ = median_spread([(r[1] - r[0]) / steps * 1e6 for r in runs])
-        plain, sp = median_spread([(r[2] - r[1]) / steps * 1e6 for r in runs])
-        filed, sf = median_spread([(r[3] - r[1]) / steps * 1e6 for r in runs])
-        bare, sb = median_spread([(r[2] - r[0]) / steps * 1e6 for r in runs])
-        out["overhead"][name] = {
-            "integration_us_per_step": alone / steps * 1e6, "outputs_us_per_step": outputs,
-            "overhead_us": plain, "overhead_spread_us": sp, "overhead_file_us": filed,
-            "overhead_file_spread_us": sf, "beyond_integration_us": bare,
-            "beyond_integration_spread_us": sb}
+        figures = {}
+        for clock, suffix in ((0, ""), (1, "_cpu")):
+            r = [[x[clock] for x in run] for run in runs]
+            alone, _ = median_spread([x[0] for x in r])
+            outputs, _ = median_spread([(x[1] - x[0]) / steps * 1e6 for x in r])
+            plain, sp = median_spread([(x[2] - x[1]) / steps * 1e6 for x in r])
+            filed, sf = median_spread([(x[3] - x[1]) / steps * 1e6 for x in r])
+            bare, sb = median_spread([(x[2] - x[0]) / steps * 1e6 for x in r])
+            figures.update({
+                f"integration_us_per_step{suffix}": alone / steps * 1e6,
+                f"outputs_us_per_step{suffix}": outputs, f"overhead_us{suffix}": plain,
+                f"overhead_spread_us{suffix}": sp, f"overhead_file_us{suffix}": filed,
+                f"overhead_file_spread_us{suffix}": sf, f"beyond_integration_us{suffix}": bare,
+                f"beyond_integration_spread_us{suffix}": sb})
+        out["overhead"][name] = figures
     return out
 
 
@@ -201,23 +214,26 @@ def table(results):
         lines.append(f"| {name} | {r['states']} | {r['steps']} | {r['wall']:.3f} "
                      f"(+-{r['wall_spread'] / 2:.3f}) | {r['real_time_factor']:.2f} | "
                      f"{r['us_per_step']:.0f} | {r['integration_us_per_step']:.0f} |")
-    lines += ["", "| model | integration per step (us) | its outputs (us) | "
+    lines += ["", "| model | clock | integration per step (us) | its outputs (us) | "
               "Simulator.step overhead (us) | with the result file (us) | "
-              "beyond the integration alone (us) |", "|---|---|---|---|---|---|"]
+              "beyond the integration alone (us) |", "|---|---|---|---|---|---|---|"]
     for name, r in results["overhead"].items():
-        lines.append(f"| {name} | {r['integration_us_per_step']:.1f} | "
-                     f"{r['outputs_us_per_step']:.1f} | {r['overhead_us']:.1f} "
-                     f"(+-{r['overhead_spread_us'] / 2:.1f}) | {r['overhead_file_us']:.1f} "
-                     f"(+-{r['overhead_file_spread_us'] / 2:.1f}) | "
-                     f"{r['beyond_integration_us']:.1f} "
-                     f"(+-{r['beyond_integration_spread_us'] / 2:.1f}) |")
+        for suffix, clock in (("", "wall"), ("_cpu", "CPU")):
+            lines.append(
+                f"| {name} | {clock} | {r['integration_us_per_step' + suffix]:.1f} | "
+                f"{r['outputs_us_per_step' + suffix]:.1f} | {r['overhead_us' + suffix]:.1f} "
+                f"(+-{r['overhead_spread_us' + suffix] / 2:.1f}) | "
+                f"{r['overhead_file_us' + suffix]:.1f} "
+                f"(+-{r['overhead_file_spread_us' + suffix] / 2:.1f}) | "
+                f"{r['beyond_integration_us' + suffix]:.1f} "
+                f"(+-{r['beyond_integration_spread_us' + suffix] / 2:.1f}) |")
     return "\n".join(lines)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--json", help="write the results here")
     p.add_argument("--table", help="print the tables of a results file")
     a = p.parse_args()

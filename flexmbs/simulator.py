@@ -21,8 +21,10 @@ flexmbs.instruments), as `simulate` records them.
 
 A call enters the compiled step loop once (flexmbs.solvers.bdf_integrator's
 `advance_to`: the loop's functions and state held by reference, so that entering it
-converts no array) and the kernel of the outputs once; an input written into the
-compiled tables where it changed; the rows go to the file ROWS_PER_BATCH at a time.
+converts no array), which writes the new state into the next row of a batch of
+ROWS_PER_BATCH rows, and the kernel of the outputs once, which writes the row's
+energies and sensors beside it; an input is written into the compiled tables where it
+changed; the batch goes to the file (and its watches) when full.
 What a call costs beyond the integration and the outputs a `simulate` run of the same
 rows computes is measured by benchmarks/bench_control_loop.py.
 """
@@ -59,6 +61,8 @@ STEPPING_METHODS = ("bdf", "galpha")
 
 TIME_SLACK = 64 * np.finfo(float).eps
 """A step's end within this (relative) of the integrator's horizon is the horizon."""
+
+_INF = float("inf")
 
 ROWS_PER_BATCH = 256
 """Steps whose rows are gathered before they go to the result file (and its watches):
@@ -145,19 +149,19 @@ class Simulator:
         writer = open_result(path, run, result_settings(run, float("nan")))
         self._recorder = OutputRecorder(cm, writer, self.keep, self.log)
         self._ws = self._recorder.ws
-        self._instruments = self._recorder.instruments
+        self._instruments = self._recorder.instruments or None
         self._recorder.instruments = None  # applied here, row by row (_output)
-        self._scalar = [size == 1 for size in cm.sensor_sizes]
-        self._sensor_slices = []
+        self._arrays, self._sampler = cm.arrays, run.sampler
+        self._sensor_parts = []  # (name, its column or None, its columns)
         k = 0
-        for size in cm.sensor_sizes:
-            self._sensor_slices.append(slice(k, k + size))
+        for name, size in zip(cm.sensor_names, cm.sensor_sizes):
+            self._sensor_parts.append((name, k if size == 1 else None, slice(k, k + size)))
             k += size
+        self._scalar_sensors = all(size == 1 for size in cm.sensor_sizes)
+        self._sensor_names = list(cm.sensor_names)
         self._reactions = has_reaction_sensors(cm.arrays)
         self._kinematic_outputs = TypedCall(kinematic_outputs)
         self._reaction_outputs = TypedCall(reaction_outputs)
-        self._energy = np.zeros((1, len(ENERGY_COMPONENTS)))
-        self._sensor = np.zeros((1, cm.nsensor_values))
         self._t1 = np.zeros(1)
         nrow, ny = ROWS_PER_BATCH, cm.nstate
         self._rows = (
@@ -166,9 +170,14 @@ class Simulator:
             np.zeros((nrow, len(ENERGY_COMPONENTS))),
             np.zeros((nrow, cm.nsensor_values)),
         )
+        # each row's (t, y, energies, sensors) as (1, ...) views: the step loop writes
+        # the state into its row, the outputs kernel the energies and sensors
+        self._row_views = [tuple(a[k : k + 1] for a in self._rows) for k in range(nrow)]
         self._nrows = 0
         self._flushed = time.perf_counter()
-        self.time, self._y = 0.0, y0.copy()
+        self.time = 0.0
+        _, self._y, self._energy, self._sensor = self._row_views[0]
+        self._y[0] = y0
         self._horizon = run.settings.t_end
         self._integ = build_integrator(run, system, 0.0, y0, lambda: None)
         self._closed = False
@@ -176,24 +185,19 @@ class Simulator:
         self._output()
 
     def _output(self):
-        """The energies and sensors at the current state, and its row for the file."""
-        self._t1[0] = self.time
-        y = self._y[None, :]
-        m = self._run.cm.arrays
-        if self._run.sampler is not None:  # the sampled controllers' outputs in force
-            self._ws.ctrl_held[:] = self._run.sampler.ws.ctrl_held
-        self._kinematic_outputs(m, self._ws, self._t1, y, self._energy, self._sensor)
+        """The energies and sensors at the current state, the batch's next row, into
+        which the step loop wrote the state (self._y (1, n) is that row)."""
+        t, y, energy, sensor = self._row_views[self._nrows]
+        t[0] = self.time
+        if self._sampler is not None:  # the sampled controllers' outputs in force
+            self._ws.ctrl_held[:] = self._sampler.ws.ctrl_held
+        self._kinematic_outputs(self._arrays, self._ws, t, y, energy, sensor)
         if self._reactions:
-            self._reaction_outputs(m, self._ws, self._t1, y, self._sensor)
-        if self._instruments:
-            self._sensor[:] = self._instruments.apply(self._t1, self._sensor)
-        k = self._nrows
-        t, ys, es, ss = self._rows
-        t[k] = self.time
-        ys[k] = self._y
-        es[k] = self._energy[0]
-        ss[k] = self._sensor[0]
-        self._nrows = k + 1
+            self._reaction_outputs(self._arrays, self._ws, t, y, sensor)
+        if self._instruments is not None:
+            sensor[:] = self._instruments.apply(t, sensor)
+        self._y, self._energy, self._sensor = y, energy, sensor
+        self._nrows += 1
         if self._nrows == ROWS_PER_BATCH or time.perf_counter() - self._flushed > WALL_BUDGET:
             self._flush()
 
@@ -218,33 +222,35 @@ class Simulator:
         time."""
         if self._closed:
             raise ValueError("the simulator is closed (reset() starts a new run)")
-        if not 0.0 < dt < np.inf:
+        if not 0.0 < dt < _INF:
             raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
         t_new = self.time + dt
         if abs(t_new - self._horizon) <= TIME_SLACK * max(abs(t_new), dt):
             t_new = self._horizon  # a sum of steps that means the horizon (round-off)
         restart = self._set_inputs(inputs) if inputs else False
+        integ = self._integ
         if t_new > self._horizon:
             self._horizon = max(t_new, self.time + self._run.settings.t_end)
-            self._integ.restart_at(self.time, self._y, self._horizon, restart)
+            integ.restart_at(self.time, self._y[0], self._horizon, restart)
         elif restart:
-            self._integ.restart_at(self.time, self._y)
-        integ = self._integ
-        n, y = integ.advance_to(t_new, WALL_BUDGET)
+            integ.restart_at(self.time, self._y[0])
+        row = self._row_views[self._nrows][1]
+        n, y = integ.advance_to(t_new, WALL_BUDGET, row)
         while not n and integ.status == "running":
             self._t1[0] = t_new
             n, y = integ.advance(self._t1, WALL_BUDGET)
+            if n:
+                row[0] = y[0]
         if not n:
             self._fail(integ.message or "the integrator stopped")
-        self.time, self._y = t_new, y[0].copy()
+        self.time = t_new
         self._output()
         return self.sensors
 
     def _set_inputs(self, inputs):
         """Hold the inputs' values (written into the compiled tables: hold_value);
         True when one changed."""
-        slots, changed = self._slots, False
-        arrays = self._run.cm.arrays
+        slots, changed, arrays = self._slots, False, self._arrays
         for name, value in inputs.items():
             slot = slots.get(name)
             if slot is None or type(value) is not float or not abs(value) < np.inf:
@@ -279,7 +285,8 @@ class Simulator:
         """Close the run as failed and raise IntegrationFailed."""
         integ = self._integ
         if integ.t > self.time:
-            self.time, self._y = integ.t, integ.y.copy()
+            self._row_views[self._nrows][1][0] = integ.y
+            self.time = integ.t
             self._output()
         text = f"at t = {self.time:.6g} s: {message}"
         self._finish("failed", text)
@@ -289,17 +296,17 @@ class Simulator:
     @property
     def state(self):
         """The state y = [q, u, works, multipliers] at `time` (a copy)."""
-        return self._y.copy()
+        return self._y[0].copy()
 
     @property
     def q(self):
         nq = self._run.cm.nq
-        return self._y[:nq].copy()
+        return self._y[0, :nq].copy()
 
     @property
     def u(self):
         nq = self._run.cm.nq
-        return self._y[nq : 2 * nq].copy()
+        return self._y[0, nq : 2 * nq].copy()
 
     @property
     def coordinate_names(self):
@@ -313,11 +320,11 @@ class Simulator:
         the result file records the same)."""
         values = self._sensor[0]
         listed = values.tolist()
+        if self._scalar_sensors:
+            return dict(zip(self._sensor_names, listed))
         return {
-            name: listed[part.start] if scalar else values[part].copy()
-            for name, scalar, part in zip(
-                self._run.cm.sensor_names, self._scalar, self._sensor_slices
-            )
+            name: listed[column] if column is not None else values[part].copy()
+            for name, column, part in self._sensor_parts
         }
 
     @property

@@ -69,15 +69,21 @@ class DeformationWatch:
     def __init__(self, cm):
         self.beams = beam_extents(cm)
         self.worst = {b.name: [0.0, 0.0, 0.0, 0.0] for b in self.beams}  # d/L, t, rot, t
+        # per beam: (to nodal translations, to nodal rotations, their node sums)
+        self._maps = []
+        for b in self.beams:
+            to_nodal = np.eye(len(b.columns)) if b.to_nodal is None else b.to_nodal
+            self._maps.append((to_nodal[b.translation].T, to_nodal[~b.translation].T,
+                               _node_sums(b.node[b.translation]),
+                               _node_sums(b.node[~b.translation])))
 
     def update(self, t, y):
         """Take the rows y (k, n) of the state at the times t (k,)."""
-        for b in self.beams:
+        for b, (to_t, to_r, sum_t, sum_r) in zip(self.beams, self._maps):
             x = y[:, b.columns]
-            nodal = x if b.to_nodal is None else x @ b.to_nodal.T
             w = self.worst[b.name]
-            d = _per_node_norm(nodal[:, b.translation], b.node[b.translation]) / b.length
-            r = _per_node_norm(nodal[:, ~b.translation], b.node[~b.translation])
+            d = np.sqrt((x @ to_t) ** 2 @ sum_t) / b.length
+            r = np.sqrt((x @ to_r) ** 2 @ sum_r)
             if d.size and d.max() > w[0]:
                 k = int(np.argmax(d.max(axis=1)))
                 w[0], w[1] = float(d[k].max()), float(t[k])
@@ -105,12 +111,10 @@ class DeformationWatch:
                 "several bodies, each with its own floating frame): " + "; ".join(out))
 
 
-def _per_node_norm(values, nodes):
-    """(k, nnodes) Euclidean norm over the free rows of each node."""
-    if values.shape[1] == 0:
-        return np.zeros((values.shape[0], 0))
-    unique = np.unique(nodes)
-    out = np.zeros((values.shape[0], len(unique)))
-    for j, n in enumerate(unique):
-        out[:, j] = np.sqrt((values[:, nodes == n] ** 2).sum(axis=1))
-    return out
+def _node_sums(nodes):
+    """(len(nodes), nnodes) ones that sum the rows of each node (nodes: the node of
+    each free nodal coordinate): squares times it are the squared norms per node."""
+    unique, which = np.unique(nodes, return_inverse=True)
+    sums = np.zeros((len(nodes), len(unique)))
+    sums[np.arange(len(nodes)), which] = 1.0
+    return sums

@@ -328,18 +328,25 @@ class BdfIntegrator(Integrator):
             self._restart(bdf.t, bdf.y, behind=bdf.t)
         return n
 
-    def advance_to(self, t, wall_budget=0.5):
+    def advance_to(self, t, wall_budget=0.5, y_row=None):
         """(n, Y) of advance([t]) (t after the last output), for a caller that asks for
         one output at a time (flexmbs.Simulator): within a segment, one call of the
-        step loop into buffers of its own (Y a view the next call overwrites), with
-        no Python between the steps' ends and the output; else `advance`. `y` is
-        then the state at t, not at the driver's last step (which may be beyond t)."""
+        step loop into buffers of its own, or into the caller's row `y_row` ((1, n),
+        float64, C order) when given (Y a view the next call overwrites), with no
+        Python between the steps' ends and the output; else `advance` (its state
+        copied into `y_row`). `y` is then the state at t, not at the driver's last
+        step (which may be beyond t)."""
         bdf = self._bdf
         if (self._behind is not None or t > self._segment_end or self.status != "running"
                 or self.system.refresh is not None):
-            return self.advance(np.array([t]), wall_budget)
+            n, y = self.advance(np.array([t]), wall_budget)
+            if n and y_row is not None:
+                y_row[0] = y[0]
+            return n, y
         start = time.perf_counter()
         t_out, y_out, yp_out = self._one
+        if y_row is not None:
+            y_out = y_row
         t_out[0] = t
         n = bdf.advance_into(t_out, y_out, yp_out)
         if bdf.status_code != _k.ST_RUNNING:
@@ -354,7 +361,10 @@ class BdfIntegrator(Integrator):
             self.t, self.y = t, y_out[0]
         self.wall_time += time.perf_counter() - start
         if not n and self.status == "running":
-            return self.advance(t_out.copy(), wall_budget)
+            n, y = self.advance(t_out.copy(), wall_budget)
+            if n and y_row is not None:
+                y_row[0] = y[0]
+            return n, y
         return n, y_out[:n]
 
     @property
