@@ -95,6 +95,8 @@ REST_MAX_AGE_FIRST_ORDER = JAC_MAX_AGE  # ... without eliminated positions: R = 
                            # at 20, dF/dy is never older than G was before re-forming
 REFORM_MIN_ITER = 3        # with a mass hook: a step that took this many updates to
                            # converge has the next step re-form G at its first iterate
+REFORM_MIN_RATE = 0.2      # ... under REFRESH_GALPHA, only if they contracted slower
+                           # than this (their number says how far the predictor was)
 H_REDUCE_CONV = 0.25       # step factor after a Newton failure (IDA, DASSL)
 H_REDUCE_MIN = 0.25        # first error-test failure: factor in [0.25, 0.9]
 H_REDUCE_MAX = 0.9
@@ -175,7 +177,12 @@ I_USE_MASS = 13    # 1: a mass hook re-forms Gr = R + cj A(y) between difference
                    # 2: it also gives the elastic blocks K, D (Gr = R + cj A + K / cj)
 I_REST_AGE = 14    # steps since the difference Jacobian behind R
 I_REFORM_DUE = 15  # 1: the last step's iteration was slow; re-form G from the mass hook
-NI = 16
+I_REFRESH_RULE = 16  # REFRESH_IDA or REFRESH_GALPHA (_nls)
+NI = 17
+
+# ---- when a kept G is refreshed (iv[I_REFRESH_RULE]) -------------------------------
+REFRESH_IDA = 0     # IDA's: kept while cj / cj_old is in [0.6, 1.667], updates scaled
+REFRESH_GALPHA = 1  # any change of cj refactors the kept matrix at the new cj
 
 # ---- where G comes from (iv[I_USE_JAC]) ------------------------------------------
 JAC_FD = 0            # finite differences, every column
@@ -605,55 +612,65 @@ def _reform_with_mass(mass, args, s, t, y, yp):
     (a first-order residual, _setup's R = dF/dy) G = R + cj A is the full matrix,
     exact in cj, and only its dependence on y is carried from the differences.
     """
-    fs, iv = s.fs, s.iv
-    cj = fs[F_CJ]
-    if iv[I_NSECOND] == 0:
-        return _reform_first_order(mass, args, s, t, y, yp)
-    if s.bpos.shape[0] > 0:
-        return _reform_bordered(mass, args, s, t, y, yp)
-    Rr, Gr = s.Rr, s.Gr
-    nr = Gr.shape[0]
-    Ar = s.Ar[:nr]
-    Ar[:, :] = 0.0
-    mass(t, y, yp, args, Ar)
-    elastic = iv[I_USE_MASS] == 2
-    for i in range(nr):
-        for j in range(nr):
-            Gr[i, j] = Rr[i, j] + cj * Ar[i, j]
-            if elastic:
-                Gr[i, j] += s.Ar[nr + i, j] / cj
-    return _factor_reformed(s, Gr, s.pivr)
+    _evaluate_mass(mass, args, s, t, y, yp)
+    s.stats[S_NMASS] += 1
+    s.iv[I_JAC_AGE] = 0
+    return _refactor_kept(s)
 
 
 @jit_entry
-def _reform_first_order(mass, args, s, t, y, yp):
-    """_reform_with_mass for a residual without eliminated positions: G = R + cj A(t,
-    y, y'), R = dF/dy of _setup's last differences."""
-    cj = s.fs[F_CJ]
-    Rr, G, Ar = s.Rr, s.G, s.Ar
-    n = G.shape[0]
-    Ar[:, :] = 0.0
-    mass(t, y, yp, args, Ar)
-    for i in range(n):
-        for j in range(n):
-            G[i, j] = Rr[i, j] + cj * Ar[i, j]
-    return _factor_reformed(s, G, s.piv)
+def _evaluate_mass(mass, args, s, t, y, yp):
+    """The mass hook's A at (t, y, y') into its place among the kept matrices: s.Ab[0]
+    in the bordered band layout, else the first rows of s.Ar (the K and D below them
+    are those of the last full setup)."""
+    if s.bpos.shape[0] > 0:
+        a_only = s.Ab[:1]
+        a_only[:, :] = 0.0
+        mass(t, y, yp, args, a_only)
+    else:
+        a = s.Ar[:s.Rr.shape[0]]
+        a[:, :] = 0.0
+        mass(t, y, yp, args, a)
 
 
-@jit
-def _factor_reformed(s, G, piv):
-    """LU-factor a re-formed iteration matrix G in place and record it (nmass, the cj
-    it holds, a fresh age). Returns _OK, _NLS_SINGULAR or _NLS_NONFINITE."""
+@jit_entry
+def _refactor_kept(s):
+    """G = R + cj A at the current cj from the kept R and A (+ K / cj with the elastic
+    blocks: Gr = R + cj A + K / cj; without eliminated positions the full G = R + cj
+    A), and its LU, without residuals and without the mass hook. After
+    _evaluate_mass it is the re-formed matrix of _reform_with_mass; alone, it is the
+    kept matrix at a new cj (REFRESH_GALPHA), with the A of the last re-forming.
+    Records the cj the factors hold. Returns _OK, _NLS_SINGULAR or _NLS_NONFINITE."""
     fs, iv, st = s.fs, s.iv, s.stats
-    st[S_NMASS] += 1
-    fs[F_CJOLD] = fs[F_CJ]
+    cj = fs[F_CJ]
+    fs[F_CJOLD] = cj
     fs[F_CJRATIO] = 1.0
-    iv[I_JAC_AGE] = 0
     iv[I_FORCE_SETUP] = 1
+    if s.bpos.shape[0] > 0:
+        Gb, Rb, a, k = s.Gb, s.Rb, s.Ab[0], s.Ab[1]
+        for i in range(Gb.shape[0]):
+            Gb[i] = Rb[i] + cj * a[i] + k[i] / cj
+        if not _all_finite(Gb):
+            return _NLS_NONFINITE
+        st[S_NLU] += 1
+        if bordered_band_factor(Gb, s.bdims, s.Fb, s.pivb) != 0:
+            return _NLS_SINGULAR
+        iv[I_FORCE_SETUP] = 0
+        return _OK
+    Rr = s.Rr
+    nr = Rr.shape[0]
+    first_order = iv[I_NSECOND] == 0
+    G = s.G if first_order else s.Gr
+    elastic = not first_order and iv[I_USE_MASS] == 2
+    for i in range(nr):
+        for j in range(nr):
+            G[i, j] = Rr[i, j] + cj * s.Ar[i, j]
+            if elastic:
+                G[i, j] += s.Ar[nr + i, j] / cj
     if not _matrix_finite(G):
         return _NLS_NONFINITE
     st[S_NLU] += 1
-    if lu_factor(G, piv) != 0:
+    if lu_factor(G, s.piv if first_order else s.pivr) != 0:
         return _NLS_SINGULAR
     iv[I_FORCE_SETUP] = 0
     return _OK
@@ -691,7 +708,7 @@ def _setup_bordered(residual, mass, args, s, t, y, yp, res):
     s.jcol (every interior unknown among them) are cj A + D + K / cj from the mass
     hook, which writes A, K, D packed into s.Ab; the other columns, all of them
     border columns, come from differences as there, scattered into the packed
-    storage. R = Gb - cj A - K / cj is kept (s.Rb) for _reform_bordered. The matrix
+    storage. R = Gb - cj A - K / cj is kept (s.Rb) for _refactor_kept. The matrix
     is the one _setup_second_order forms; its factorization (bordered_band_factor)
     and storage grow linearly with the interior unknowns."""
     fs, iv, st = s.fs, s.iv, s.stats
@@ -746,33 +763,6 @@ def _setup_bordered(residual, mass, args, s, t, y, yp, res):
     for i in range(Gb.shape[0]):
         Rb[i] = Gb[i] - cj * a[i] - k[i] / cj
     if not _all_finite(Rb):
-        return _NLS_NONFINITE
-    st[S_NLU] += 1
-    if bordered_band_factor(Gb, s.bdims, s.Fb, s.pivb) != 0:
-        return _NLS_SINGULAR
-    iv[I_FORCE_SETUP] = 0
-    return _OK
-
-
-@jit_entry
-def _reform_bordered(mass, args, s, t, y, yp):
-    """_reform_with_mass in the bordered band layout: Gb = R + cj A(t, y, y') + K / cj
-    (K of the last full setup), packed, and its factors."""
-    fs, iv, st = s.fs, s.iv, s.stats
-    cj = fs[F_CJ]
-    Gb, Rb = s.Gb, s.Rb
-    a_only = s.Ab[:1]
-    a_only[:, :] = 0.0
-    mass(t, y, yp, args, a_only)
-    a, k = s.Ab[0], s.Ab[1]
-    for i in range(Gb.shape[0]):
-        Gb[i] = Rb[i] + cj * a[i] + k[i] / cj
-    st[S_NMASS] += 1
-    fs[F_CJOLD] = cj
-    fs[F_CJRATIO] = 1.0
-    iv[I_JAC_AGE] = 0
-    iv[I_FORCE_SETUP] = 1
-    if not _all_finite(Gb):
         return _NLS_NONFINITE
     st[S_NLU] += 1
     if bordered_band_factor(Gb, s.bdims, s.Fb, s.pivb) != 0:
@@ -884,6 +874,18 @@ def _nls(residual, jacobian, mass, args, s, tn):
     once more on a difference Jacobian; s restarts at SS_FRESH on any fresh G. A step
     that converged only after REFORM_MIN_ITER updates has the next step re-form G at
     once.
+
+    Under REFRESH_GALPHA (iv[I_REFRESH_RULE], with a mass hook) the kept G is
+    refactored at the new cj whenever cj changed (_refactor_kept: R and A kept, one
+    LU, no residual, no mass hook), and nothing is scaled: the generalized-alpha
+    matrix cj M + D + K / cj of a beam at steps beyond its highest frequencies is
+    dominated by K / cj, which moves against the scaling's cj, and a kept matrix
+    at another cj failed its iteration where the same matrix at its own cj took the
+    updates a fresh one takes (H2, 10 elements). There a step's update count says
+    how far the predictor was, not how stale G is (the first update of the unresolved
+    elastic speeds is thousands of tolerances, three updates on a fresh G), so a step
+    re-forms the next one's G only if its REFORM_MIN_ITER or more updates also
+    contracted slower than REFORM_MIN_RATE.
     Returns _OK, _NLS_CONV, _NLS_NONFINITE or _NLS_SINGULAR; on _OK, s.yy, s.yyp hold
     y_{n+1}, y'_{n+1}.
     """
@@ -895,17 +897,19 @@ def _nls(residual, jacobian, mass, args, s, tn):
     epcon = fs[F_EPCON]
     call_setup = iv[I_FORCE_SETUP] != 0 or iv[I_JAC_AGE] >= JAC_MAX_AGE
     cjratio = cj / fs[F_CJOLD]
-    if cjratio < CJ_RATIO_MIN or cjratio > CJ_RATIO_MAX:
-        call_setup = True
     if cj != fs[F_CJLAST]:
         fs[F_SS] = SS_CJ_CHANGED
     ynorm = _wrms(ypred, ewt)
     ns = iv[I_NSECOND]
     reform = iv[I_USE_MASS] != 0 and iv[I_REST_AGE] < (REST_MAX_AGE if ns > 0 else
                                                        REST_MAX_AGE_FIRST_ORDER)
+    galpha_rule = reform and iv[I_REFRESH_RULE] == REFRESH_GALPHA
+    if not galpha_rule and (cjratio < CJ_RATIO_MIN or cjratio > CJ_RATIO_MAX):
+        call_setup = True
     if reform and iv[I_REFORM_DUE] != 0:
         call_setup = True
     iv[I_REFORM_DUE] = 0
+    refactor = galpha_rule and not call_setup and cjratio != 1.0
     while True:
         for i in range(n):
             ee[i] = 0.0
@@ -933,6 +937,10 @@ def _nls(residual, jacobian, mass, args, s, tn):
             if flag != _OK and not reformed:
                 return flag
             jcur = True
+            cjratio = 1.0
+        elif refactor:
+            flag = _refactor_kept(s)  # failing, a re-formed G next
+            refactor = False
             cjratio = 1.0
         fs[F_CJRATIO] = cjratio
         scale = 2.0 / (1.0 + cjratio)
@@ -968,7 +976,8 @@ def _nls(residual, jacobian, mass, args, s, tn):
                     break
                 fs[F_SS] = rate / (1.0 - rate)
             if max(fs[F_SS], SS_MIN) * delnrm <= epcon:
-                if reform and m + 1 >= REFORM_MIN_ITER:
+                if (reform and m + 1 >= REFORM_MIN_ITER
+                        and (not galpha_rule or rate > REFORM_MIN_RATE)):
                     iv[I_REFORM_DUE] = 1
                 return _OK
             if m == MAX_NEWTON_ITER - 1:
@@ -1281,6 +1290,7 @@ def bdf_start(s, t0, h0, y_hist):
     fs[F_CJRATIO] = 1.0
     iv[I_FORCE_SETUP] = 1
     iv[I_REFORM_DUE] = 0
+    iv[I_REFRESH_RULE] = REFRESH_IDA
     iv[I_JAC_AGE] = 0
     iv[I_NS] = 0
     iv[I_KNEW] = 1

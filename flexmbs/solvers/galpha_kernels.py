@@ -64,9 +64,15 @@ positions alternate, damped by rho_inf) by its amplitude only, where an estimate
 from the accelerations would see (h omega)^2 times it. A step is accepted when
 the weighted RMS norm of est over the positions, weights 1 / (rtol |q_i| + atol_i),
 is at most 1; the next step is h 0.9 err^(-0.7/3) (err_prev / err)^(0.4/3) (the PI
-controller of Gustafsson), within [0.5 h, 2 h] after an accepted step and [0.2 h,
-0.9 h] after a rejected one, kept at h for factors in [1, 1.2) so that the iteration
-matrix stays valid.
+controller of Gustafsson), within [0.2 h, 0.9 h] after a rejected step. After an
+accepted one h grows by a factor in [1.2, 2] or is kept, as CVODE keeps it for
+factors below 1.5 (Hindmarsh et al. 2005): a step too long for its successor fails
+that one's test and is retried shorter. Shrinking after accepted steps as well, the
+noise of the third differences set h anew at most steps, down and up by turns (H2
+with 10 elements at rtol 2e-5: h changed at 80 % of the steps, 24 % of the steps
+rejected; kept: 17 % and 14 %, and 1 474 steps instead of 1 893), and every change
+of h changes cj and needs the iteration matrix factored again (bdf_kernels._nls,
+REFRESH_GALPHA).
 Speeds, works and multipliers are not in the test: they follow the positions to the
 method's order.
 """
@@ -98,10 +104,12 @@ from .bdf_kernels import (
     I_FORCE_SETUP,
     I_JAC_AGE,
     I_KUSED,
+    I_REFRESH_RULE,
     I_REST_AGE,
     I_STATUS,
     MAX_CONV_FAILS,
     MAX_ERR_FAILS,
+    REFRESH_GALPHA,
     S_NCONVFAIL,
     S_NREJECTED,
     S_NSTEPS,
@@ -139,8 +147,7 @@ P_V_STEP = 3       # v_n taken to the step being tried (_galpha_step)
 # ---- step-size control -------------------------------------------------------------
 SAFETY = 0.9
 H_GROW_MAX = 2.0       # largest step ratio after an accepted step
-H_GROW_MIN = 1.2       # smaller proposed increases keep h (and the iteration matrix)
-H_SHRINK_ACCEPTED = 0.5  # smallest ratio after an accepted step
+H_GROW_MIN = 1.2       # smaller proposed ratios after an accepted step keep h
 H_SHRINK_REJECTED = 0.2  # smallest ratio after a failed error test
 H_REDUCE_CONV = 0.25   # after a Newton failure
 ERR_FLOOR = 1e-4       # err below this counts as this (bounds the growth)
@@ -183,6 +190,7 @@ def galpha_start(s, t0, h0, rho, npos):
     fs[F_CJ] = cj
     fs[F_CJLAST] = cj
     iv[I_FORCE_SETUP] = 1
+    iv[I_REFRESH_RULE] = REFRESH_GALPHA
     iv[I_JAC_AGE] = 0
     iv[I_KUSED] = 2
     iv[I_STATUS] = ST_RUNNING
@@ -368,8 +376,6 @@ def _galpha_step(residual, jacobian, mass, args, s):
         fs[F_ERR_KM1] = e
         if rr >= H_GROW_MIN:
             fs[F_H] = hh * min(rr, H_GROW_MAX)
-        elif rr < 1.0:
-            fs[F_H] = hh * max(rr, H_SHRINK_ACCEPTED)
         if fs[F_H] > fs[F_H_MAX]:
             fs[F_H] = fs[F_H_MAX]
     return 0
