@@ -425,6 +425,15 @@ def _cmd_precompile(args: argparse.Namespace) -> int:
         f"{r['kernels']} kernels; {r['compiled']} functions compiled now, in "
         f"{r['seconds']:.0f} s over {r['workloads']} workloads"
     )
+    if len(r["parts"]) > 1:
+        print(
+            "  per process: "
+            + "; ".join(
+                f"{p['compiled']} compiled, {p['loaded']} loaded, {p['waits']} waits "
+                f"({p['wait_seconds']:.0f} s) for another"
+                for p in r["parts"]
+            )
+        )
     if r["uncached"]:
         _err(
             "kernels that no workload reached (they compile on first use): "
