@@ -320,6 +320,23 @@ class KernelCache(caching.FunctionCache):
             data = self._impl.rebuild(target_context, data)
         return data
 
+    def holds(self, sig, target_context):
+        """True when the shipped kernels or the user cache hold the function compiled
+        for `sig` and this process's code generator (a look at the indexes only)."""
+        if not self._enabled:
+            return False
+        key = self._index_key(sig, target_context.codegen())
+        files = [self._cache_file]
+        if self._shipped_file is not None:
+            files.append(self._shipped_file)
+        for f in files:
+            try:
+                if key in f._load_index():
+                    return True
+            except OSError:
+                pass
+        return False
+
     def _save_overload(self, sig, data):
         try:
             super()._save_overload(sig, data)
@@ -366,7 +383,7 @@ _wait_said = [False]
 def _lock_holder(fd):
     """The process id recorded in an open lock file, or None."""
     try:
-        return int(os.pread(fd, 32, 0).decode() or "x")
+        return int(os.pread(fd, 20, 0).decode().strip() or "x")
     except (OSError, ValueError):
         return None
 
@@ -398,9 +415,8 @@ def exclusive_file_lock(path, wait, what="a kernel"):
         held = _take_lock(fd, wait, what)
         if held:
             _held_paths.add(path)
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, str(os.getpid()).encode(), 0)
+            with contextlib.suppress(OSError):  # fixed width: truncating costs a flush
+                os.pwrite(fd, f"{os.getpid():<20}".encode(), 0)
         try:
             yield held
         finally:
@@ -450,8 +466,10 @@ def compile_locked(dispatcher):
     """`dispatcher.compile` (find the compiled code for a signature in memory, on disk,
     else compile it and save it) entered under the signature's lock
     (`exclusive_file_lock`), so that of the processes needing one kernel at once one
-    compiles it and the others load it. numba's compiler lock (one per process) is
-    taken first: threads of a process queue there, never on each other's file locks."""
+    compiles it and the others load it. A signature in memory or in the cache is
+    loaded without the lock (no file is written on the way of a warm run). numba's
+    compiler lock (one per process) is taken first: threads of a process queue there,
+    never on each other's file locks."""
     from numba.core import sigutils
     from numba.core.compiler_lock import global_compiler_lock
 
@@ -462,6 +480,8 @@ def compile_locked(dispatcher):
         if tuple(args) in dispatcher.overloads:
             return unlocked(sig)
         with global_compiler_lock:
+            if dispatcher._cache.holds(tuple(args), dispatcher.targetctx):
+                return unlocked(sig)
             path = compile_lock_path(dispatcher, args)
             with exclusive_file_lock(path, LOCK_WAIT, dispatcher.py_func.__qualname__):
                 return unlocked(sig)

@@ -118,7 +118,7 @@ def test_a_lock_left_by_a_killed_process_blocks_nobody(empty_cache):
     ]
     assert len(locks) == 1  # left behind, naming the dead holder
     with open(locks[0]) as f:
-        assert f.read() == str(holder.pid)
+        assert f.read().strip() == str(holder.pid)
     start = time.perf_counter()
     out, err = _child(dict(empty_cache, FLEXMBS_COMPILE_WAIT="600"), "call").communicate(
         timeout=300
