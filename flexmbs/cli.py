@@ -430,7 +430,7 @@ def _cmd_precompile(args: argparse.Namespace) -> int:
             "  per process: "
             + "; ".join(
                 f"{p['compiled']} compiled, {p['loaded']} loaded, {p['waits']} waits "
-                f"({p['wait_seconds']:.0f} s) for another"
+                f"({p['wait_seconds']:.0f} s) for another, {p['cpu_seconds']:.0f} s of CPU"
                 for p in r["parts"]
             )
         )

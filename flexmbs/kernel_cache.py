@@ -33,7 +33,7 @@ compiles under an exclusive lock (POSIX `flock`) on a file named after the kerne
 argument types and the processor (`compile_lock_path`), and a process that finds the
 lock held waits, then loads what the holder saved (`compile_locked`). The system lets
 go of a `flock` when its process ends, so a lock file left by a killed process blocks
-nobody; a process waits at most `FLEXMBS_COMPILE_WAIT` seconds (default 600) for a
+nobody; a process waits at most `FLEXMBS_COMPILE_WAIT` seconds (default 1800) for a
 holder that is alive but stuck, then compiles the kernel itself.
 """
 
@@ -366,7 +366,7 @@ def attach(dispatcher):
     return dispatcher
 
 
-LOCK_WAIT = float(os.environ.get("FLEXMBS_COMPILE_WAIT") or 600.0)
+LOCK_WAIT = float(os.environ.get("FLEXMBS_COMPILE_WAIT") or 1800.0)
 """Seconds a process waits for another that holds a kernel's compile lock, before it
 compiles the kernel itself (a holder that is alive but stopped)."""
 

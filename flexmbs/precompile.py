@@ -249,7 +249,8 @@ def precompile(jobs=1, kernels=None):
     flexmbs.kernel_cache). Returns {"seconds", "compiled" (functions compiled),
     "parts" [per process: {"compiled", "loaded" (functions loaded from the cache, among
     them those another process compiled meanwhile), "waits", "wait_seconds" (for a
-    kernel another process was compiling), "timeouts", "workloads", "seconds"}],
+    kernel another process was compiling), "timeouts", "workloads", "seconds",
+    "cpu_seconds"}],
     "workloads" (run), "not_applicable" {workload: reason}, "uncached" [kernels still
     not in the cache], "target"}."""
     import json
@@ -300,9 +301,9 @@ def precompile(jobs=1, kernels=None):
 
 
 def _part_main(spec):
-    """One of `precompile`'s processes: workloads k, k + jobs, ... ("k/jobs") until
-    every kernel is cached; prints {"outcome", "compiled", "loaded", "waits",
-    "wait_seconds", "timeouts", "workloads", "seconds"} as JSON."""
+    """One of `precompile`'s processes ("k/jobs"): the workloads `_part_order` gives
+    it, until every kernel is cached; prints {"outcome", "compiled", "loaded", "waits",
+    "wait_seconds", "timeouts", "workloads", "seconds", "cpu_seconds"} as JSON."""
     import json
     import time
 
@@ -327,7 +328,12 @@ def _part_main(spec):
 
     loaded = sum(sum(d._cache_hits.values()) for d in kernel_dispatchers().values())
     record = {"outcome": outcome, "compiled": watch.functions, "loaded": loaded}
-    record.update(compile_counts, workloads=len(outcome), seconds=time.perf_counter() - start)
+    record.update(
+        compile_counts,
+        workloads=len(outcome),
+        seconds=time.perf_counter() - start,
+        cpu_seconds=time.process_time(),
+    )
     print(json.dumps(record))
 
 
