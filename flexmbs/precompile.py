@@ -247,7 +247,9 @@ def precompile(jobs=1, kernels=None):
     """Compile every kernel into the user cache (module text) in `jobs` processes, for
     the processor `kernels` ("native", "generic"; None: the one runs choose, see
     flexmbs.kernel_cache). Returns {"seconds", "compiled" (functions compiled),
-    "parts" [per process: {"compiled", "loaded" (functions loaded from the cache, among
+    "parts" [per process: {"compiled", "kernels_compiled" (the package's kernels among
+    them; the rest are numba's implementations of numpy functions, which every process
+    compiles for itself), "loaded" (kernels loaded from the cache, among
     them those another process compiled meanwhile), "waits", "wait_seconds" (for a
     kernel another process was compiling), "timeouts", "workloads", "seconds",
     "cpu_seconds"}],
@@ -302,8 +304,9 @@ def precompile(jobs=1, kernels=None):
 
 def _part_main(spec):
     """One of `precompile`'s processes ("k/jobs"): the workloads `_part_order` gives
-    it, until every kernel is cached; prints {"outcome", "compiled", "loaded", "waits",
-    "wait_seconds", "timeouts", "workloads", "seconds", "cpu_seconds"} as JSON."""
+    it, until every kernel is cached; prints {"outcome", "compiled", "kernels_compiled",
+    "loaded", "waits", "wait_seconds", "timeouts", "workloads", "seconds",
+    "cpu_seconds"} as JSON (`precompile` says what they are)."""
     import json
     import time
 
@@ -326,8 +329,13 @@ def _part_main(spec):
         outcome = _run_workloads(_part_order(k, jobs), log)
     from .kernel_cache import compile_counts, kernel_dispatchers
 
-    loaded = sum(sum(d._cache_hits.values()) for d in kernel_dispatchers().values())
-    record = {"outcome": outcome, "compiled": watch.functions, "loaded": loaded}
+    kernels = kernel_dispatchers().values()
+    record = {
+        "outcome": outcome,
+        "compiled": watch.functions,
+        "kernels_compiled": sum(sum(d._cache_misses.values()) for d in kernels),
+        "loaded": sum(sum(d._cache_hits.values()) for d in kernels),
+    }
     record.update(
         compile_counts,
         workloads=len(outcome),
