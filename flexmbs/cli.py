@@ -425,6 +425,12 @@ def _cmd_precompile(args: argparse.Namespace) -> int:
         f"{r['kernels']} kernels; {r['compiled']} functions compiled now, in "
         f"{r['seconds']:.0f} s over {r['workloads']} workloads"
     )
+    for k, p in enumerate(r["parts"] if len(r["parts"]) > 1 else []):
+        print(
+            f"  process {k + 1}: {p['compiled']} functions compiled ({p['kernels_compiled']} "
+            f"kernels), {p['loaded']} kernels loaded, {p['waits']} waits for another "
+            f"({p['wait_seconds']:.0f} s), {p['cpu_seconds']:.0f} s of CPU"
+        )
     if r["uncached"]:
         _err(
             "kernels that no workload reached (they compile on first use): "

@@ -27,14 +27,29 @@ numba's and is kept.
 A kernel loaded from either place starts numba's reference-counting runtime only, not
 numba's refresh of its compiler, which compiling does itself (`KernelCache.load_overload`;
 `FLEXMBS_FULL_REFRESH=1` restores numba's way, for comparison).
+
+Processes that share a user cache compile each kernel once between them: a kernel
+compiles under an exclusive lock (POSIX `flock`) on a file named after the kernel, its
+argument types and the processor (`compile_lock_path`), and a process that finds the
+lock held waits, then loads what the holder saved (`compile_locked`). The system lets
+go of a `flock` when its process ends, so a lock file left by a killed process blocks
+nobody; a process waits at most `FLEXMBS_COMPILE_WAIT` seconds (default 1800) for a
+holder that is alive but stuck, then compiles the kernel itself.
 """
 
+import contextlib
 import hashlib
 import json
 import os
 import pathlib
 import sys
+import time
 import warnings
+
+try:
+    import fcntl
+except ImportError:  # no flock (Windows): processes compile without the shared lock
+    fcntl = None  # type: ignore[assignment]
 
 import numba
 from numba.core import caching
@@ -48,6 +63,10 @@ __all__ = [
     "Target",
     "build_record",
     "choose_target",
+    "compile_lock_path",
+    "compile_locked",
+    "compile_counts",
+    "exclusive_file_lock",
     "native_marker_path",
     "shipped_problem",
     "source_hash",
@@ -301,6 +320,23 @@ class KernelCache(caching.FunctionCache):
             data = self._impl.rebuild(target_context, data)
         return data
 
+    def holds(self, sig, target_context):
+        """True when the shipped kernels or the user cache hold the function compiled
+        for `sig` and this process's code generator (a look at the indexes only)."""
+        if not self._enabled:
+            return False
+        key = self._index_key(sig, target_context.codegen())
+        files = [self._cache_file]
+        if self._shipped_file is not None:
+            files.append(self._shipped_file)
+        for f in files:
+            try:
+                if key in f._load_index():
+                    return True
+            except OSError:
+                pass
+        return False
+
     def _save_overload(self, sig, data):
         try:
             super()._save_overload(sig, data)
@@ -326,7 +362,131 @@ def attach(dispatcher):
         dispatcher.enable_caching()
     else:
         dispatcher._cache = KernelCache(dispatcher.py_func)
+        dispatcher.compile = compile_locked(dispatcher)
     return dispatcher
+
+
+LOCK_WAIT = float(os.environ.get("FLEXMBS_COMPILE_WAIT") or 1800.0)
+"""Seconds a process waits for another that holds a kernel's compile lock, before it
+compiles the kernel itself (a holder that is alive but stopped)."""
+
+_POLL = 0.02  # s between two tries of a held lock
+
+compile_counts = {"waits": 0, "wait_seconds": 0.0, "timeouts": 0}
+"""This process's waits for kernels another process was compiling: how many, their
+total seconds, and how many gave up after LOCK_WAIT and compiled."""
+
+_held_paths: set = set()  # lock files this process holds (taken again freely)
+_wait_said = [False]
+
+
+def _lock_holder(fd):
+    """The process id recorded in an open lock file, or None."""
+    try:
+        return int(os.pread(fd, 20, 0).decode().strip() or "x")
+    except (OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def exclusive_file_lock(path, wait, what="a kernel"):
+    """Hold an exclusive `flock` on the file `path` (made if missing) while entered,
+    waiting at most `wait` seconds for another process that holds it. Yields True when
+    held; False when it was not taken (no flock on this system or file system, the
+    folder cannot be written, or the wait ran out): the caller goes on without it. A
+    path this process already holds is entered again at once. The lock file records
+    its holder's process id; the lock itself goes with the holder's process."""
+    if path in _held_paths:
+        yield True
+        return
+    if fcntl is None:
+        yield False
+        return
+    try:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield False
+        return
+    try:
+        held = _take_lock(fd, wait, what)
+        if held:
+            _held_paths.add(path)
+            with contextlib.suppress(OSError):  # fixed width: truncating costs a flush
+                os.pwrite(fd, f"{os.getpid():<20}".encode(), 0)
+        try:
+            yield held
+        finally:
+            _held_paths.discard(path)
+    finally:
+        os.close(fd)  # lets the lock go
+
+
+def _take_lock(fd, wait, what):
+    start = time.perf_counter()
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            waited = time.perf_counter() - start
+            if waited >= wait:
+                compile_counts["timeouts"] += 1
+                return False
+            if waited > 2.0 and not _wait_said[0]:
+                _wait_said[0] = True
+                sys.stderr.write(
+                    f"flexmbs: waiting for process {_lock_holder(fd)}, which compiles "
+                    f"{what} into the same cache (at most {wait:.0f} s)\n"
+                )
+            time.sleep(_POLL)
+        except OSError:  # no flock on this file system
+            return False
+    waited = time.perf_counter() - start
+    if waited > _POLL / 2:
+        compile_counts["waits"] += 1
+        compile_counts["wait_seconds"] += waited
+    return True
+
+
+def compile_lock_path(dispatcher, args):
+    """The lock file of compiling `dispatcher` for the argument types `args` with this
+    process's code generator: in the kernel's cache folder, named after the kernel and
+    a hash of the types and the processor."""
+    cache = dispatcher._cache
+    key = repr((tuple(args), dispatcher.targetctx.codegen().magic_tuple()))
+    digest = hashlib.sha1(key.encode()).hexdigest()[:16]
+    return os.path.join(cache._cache_path, f"{cache._impl.filename_base}.{digest}.lock")
+
+
+def compile_locked(dispatcher):
+    """`dispatcher.compile` (find the compiled code for a signature in memory, on disk,
+    else compile it and save it) entered under the signature's lock
+    (`exclusive_file_lock`), so that of the processes needing one kernel at once one
+    compiles it and the others load it. A signature in memory or in the cache is
+    loaded without the lock (no file is written on the way of a warm run). numba's
+    compiler lock (one per process) is taken first: threads of a process queue there,
+    never on each other's file locks."""
+    from numba.core import sigutils
+    from numba.core.compiler_lock import global_compiler_lock
+
+    unlocked = dispatcher.compile
+
+    def compile(sig):
+        args, _ = sigutils.normalize_signature(sig)
+        if tuple(args) in dispatcher.overloads:
+            return unlocked(sig)
+        with global_compiler_lock:
+            if dispatcher._cache.holds(tuple(args), dispatcher.targetctx):
+                return unlocked(sig)
+            path = compile_lock_path(dispatcher, args)
+            with exclusive_file_lock(path, LOCK_WAIT, dispatcher.py_func.__qualname__):
+                return unlocked(sig)
+
+    return compile
 
 
 def kernel_modules():

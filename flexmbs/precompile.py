@@ -247,6 +247,12 @@ def precompile(jobs=1, kernels=None):
     """Compile every kernel into the user cache (module text) in `jobs` processes, for
     the processor `kernels` ("native", "generic"; None: the one runs choose, see
     flexmbs.kernel_cache). Returns {"seconds", "compiled" (functions compiled),
+    "parts" [per process: {"compiled", "kernels_compiled" (the package's kernels among
+    them; the rest are numba's implementations of numpy functions, which every process
+    compiles for itself), "loaded" (kernels loaded from the cache, among
+    them those another process compiled meanwhile), "waits", "wait_seconds" (for a
+    kernel another process was compiling), "timeouts", "workloads", "seconds",
+    "cpu_seconds"}],
     "workloads" (run), "not_applicable" {workload: reason}, "uncached" [kernels still
     not in the cache], "target"}."""
     import json
@@ -266,7 +272,7 @@ def precompile(jobs=1, kernels=None):
         )
         for k in range(jobs)
     ]
-    outcome, compiled = {}, 0
+    outcome, compiled, parts = {}, 0, []
     for p in processes:
         out, _ = p.communicate()
         if p.returncode != 0:
@@ -274,6 +280,7 @@ def precompile(jobs=1, kernels=None):
         part = json.loads(out.strip().splitlines()[-1])
         outcome.update(part["outcome"])
         compiled += part["compiled"]
+        parts.append({k: v for k, v in part.items() if k != "outcome"})
     check = subprocess.run(
         [sys.executable, "-m", "flexmbs.precompile", "--uncached"],
         stdin=subprocess.DEVNULL,
@@ -286,6 +293,7 @@ def precompile(jobs=1, kernels=None):
     return {
         "seconds": time.perf_counter() - start,
         "compiled": compiled,
+        "parts": parts,
         "workloads": len(outcome),
         "not_applicable": {k: v for k, v in outcome.items() if v is not None},
         "uncached": status["uncached"],
@@ -295,12 +303,16 @@ def precompile(jobs=1, kernels=None):
 
 
 def _part_main(spec):
-    """One of `precompile`'s processes: workloads k, k + jobs, ... ("k/jobs") until
-    every kernel is cached; prints {"outcome", "compiled"} as JSON."""
+    """One of `precompile`'s processes ("k/jobs"): the workloads `_part_order` gives
+    it, until every kernel is cached; prints {"outcome", "compiled", "kernels_compiled",
+    "loaded", "waits", "wait_seconds", "timeouts", "workloads", "seconds",
+    "cpu_seconds"} as JSON (`precompile` says what they are)."""
     import json
+    import time
 
     from .compile_notice import CompileWatch
 
+    start = time.perf_counter()
     k, jobs = (int(x) for x in spec.split("/"))
     with CompileWatch() as watch:
         said = [0, 0.0]
@@ -314,8 +326,32 @@ def _part_main(spec):
                 sys.stderr.flush()
                 said[:] = [watch.functions, watch.seconds]
 
-        outcome = _run_workloads(range(k, len(workloads()), jobs), log)
-    print(json.dumps({"outcome": outcome, "compiled": watch.functions}))
+        outcome = _run_workloads(_part_order(k, jobs), log)
+    from .kernel_cache import compile_counts, kernel_dispatchers
+
+    kernels = kernel_dispatchers().values()
+    record = {
+        "outcome": outcome,
+        "compiled": watch.functions,
+        "kernels_compiled": sum(sum(d._cache_misses.values()) for d in kernels),
+        "loaded": sum(sum(d._cache_hits.values()) for d in kernels),
+    }
+    record.update(
+        compile_counts,
+        workloads=len(outcome),
+        seconds=time.perf_counter() - start,
+        cpu_seconds=time.process_time(),
+    )
+    print(json.dumps(record))
+
+
+def _part_order(k, jobs):
+    """The workloads process k of `jobs` runs, in order: k, k + jobs, ... (Starting the
+    second process on the models' analyses, which need no output kernels, or adding a
+    third process, did not shorten the wall time: every run needs the output
+    quantities' and the residuals' kernels first, and while one process compiles them
+    the others wait for them under the cache's lock.)"""
+    return range(k, len(workloads()), jobs)
 
 
 def _uncached_main():
