@@ -543,17 +543,27 @@ def cached_for_this_target(dispatcher):
     return any(key[1] == magic for f in files for key in f._load_index())
 
 
+def is_package_folder(relative):
+    """True when `relative`, a folder of a kernel cache relative to its root, holds the
+    package's own kernels ("_" for the package's top level, else the path of one of its
+    subpackages); the cache also holds functions of other modules compiled with the
+    package's settings (a user law, a test), in folders named after their files."""
+    return relative == "_" or (PACKAGE_ROOT / relative).is_dir()
+
+
 def copy_entries(source, into, cpu):
-    """Copy the cache entries compiled for processor `cpu` from the cache folder
-    `source` into the cache folder `into` (same layout), adding them to the entries
-    already there for the same source. Returns (functions, bytes of compiled code)
-    copied."""
+    """Copy the package's cache entries compiled for processor `cpu` from the cache
+    folder `source` into the cache folder `into` (same layout), adding them to the
+    entries already there for the same source; entries of other modules stay behind
+    (is_package_folder). Returns (functions, bytes of compiled code) copied."""
     import glob
     import pickle
     import shutil
 
     functions, size = 0, 0
     for index in sorted(glob.glob(os.path.join(source, "**", "*.nbi"), recursive=True)):
+        if not is_package_folder(os.path.relpath(os.path.dirname(index), source)):
+            continue
         with open(index, "rb") as f:
             version = pickle.load(f)
             stamp, overloads = pickle.loads(f.read())

@@ -68,8 +68,12 @@ def test_kernels_compiled_elsewhere_load_from_a_copied_package(copied_package, t
     made = _call(ROOT, build_cache, FLEXMBS_KERNELS="generic")
     assert made["kind"] == "generic" and made["misses"] == 1 and made["out"] == [0, 0, 1]
     shipped = copied_package / "flexmbs" / "_kernels"
+    foreign = Path(made["cache"]) / "tests_0123456789abcdef0123456789abcdef01234567"
+    foreign.mkdir()
+    (foreign / "test_law.law-1.py311.nbi").write_bytes(b"not an index of the package's")
     functions, size = kernel_cache.copy_entries(made["cache"], shipped, "generic")
     assert functions >= 1 and size > 0
+    assert not (shipped / foreign.name).exists(), "a test's or a user's entries stay behind"
     record = kernel_cache.build_record("generic", "")
     (shipped / kernel_cache.MANIFEST).write_text(json.dumps(record))
 
