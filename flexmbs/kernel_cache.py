@@ -551,22 +551,41 @@ def is_package_folder(relative):
     return relative == "_" or (PACKAGE_ROOT / relative).is_dir()
 
 
-def copy_entries(source, into, cpu):
+def read_index(path):
+    """(numba release, source stamp, {key: data file}) of the cache index at `path`, or
+    None when this process cannot read it: a key names a type of a module that is not
+    importable here (a package kernel compiled by a test for the test's own tuple)."""
+    import pickle
+
+    with open(path, "rb") as f:
+        version = pickle.load(f)
+        try:
+            stamp, overloads = pickle.loads(f.read())
+        except (ImportError, AttributeError):
+            return None
+    return version, stamp, overloads
+
+
+def copy_entries(source, into, cpu, skipped=None):
     """Copy the package's cache entries compiled for processor `cpu` from the cache
     folder `source` into the cache folder `into` (same layout), adding them to the
     entries already there for the same source; entries of other modules stay behind
-    (is_package_folder). Returns (functions, bytes of compiled code) copied."""
+    (is_package_folder), and so does an index this process cannot read (read_index),
+    its path appended to the list `skipped` when given. Returns (functions, bytes of
+    compiled code) copied."""
     import glob
-    import pickle
     import shutil
 
     functions, size = 0, 0
     for index in sorted(glob.glob(os.path.join(source, "**", "*.nbi"), recursive=True)):
         if not is_package_folder(os.path.relpath(os.path.dirname(index), source)):
             continue
-        with open(index, "rb") as f:
-            version = pickle.load(f)
-            stamp, overloads = pickle.loads(f.read())
+        read = read_index(index)
+        if read is None:
+            if skipped is not None:
+                skipped.append(index)
+            continue
+        version, stamp, overloads = read
         kept = {k: v for k, v in overloads.items() if k[1][1] == cpu}
         if not kept or version != numba.__version__:
             continue

@@ -477,7 +477,13 @@ def ship(cache_dir, into):
 
     from .kernel_cache import GENERIC_CPU, MANIFEST, build_record, copy_entries
 
-    functions, size = copy_entries(cache_dir, into, GENERIC_CPU)
+    skipped: list[str] = []
+    functions, size = copy_entries(cache_dir, into, GENERIC_CPU, skipped)
+    for index in skipped:
+        print(
+            f"  left out {os.path.relpath(index, cache_dir)}: an entry there is for a "
+            "type of a module not importable here (compiled by a test or a user law)"
+        )
     with open(os.path.join(into, MANIFEST), "w") as f:
         json.dump(build_record(GENERIC_CPU, ""), f, indent=1)
     return functions, size

@@ -6,12 +6,14 @@ user cache, saying why."""
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import numba
 import pytest
 
 from flexmbs import kernel_cache
@@ -71,9 +73,14 @@ def test_kernels_compiled_elsewhere_load_from_a_copied_package(copied_package, t
     foreign = Path(made["cache"]) / "tests_0123456789abcdef0123456789abcdef01234567"
     foreign.mkdir()
     (foreign / "test_law.law-1.py311.nbi").write_bytes(b"not an index of the package's")
-    functions, size = kernel_cache.copy_entries(made["cache"], shipped, "generic")
+    unreadable = Path(made["cache"]) / "_" / "tuple_ref._store_tuple-1.py311.nbi"
+    unreadable.parent.mkdir(exist_ok=True)
+    unreadable.write_bytes(pickle.dumps(numba.__version__) + b"cno_such_module_here\nPair\n.")
+    skipped = []
+    functions, size = kernel_cache.copy_entries(made["cache"], shipped, "generic", skipped)
     assert functions >= 1 and size > 0
     assert not (shipped / foreign.name).exists(), "a test's or a user's entries stay behind"
+    assert skipped == [str(unreadable)] and not (shipped / "_" / unreadable.name).exists()
     record = kernel_cache.build_record("generic", "")
     (shipped / kernel_cache.MANIFEST).write_text(json.dumps(record))
 
