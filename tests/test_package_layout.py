@@ -129,6 +129,19 @@ def test_reading_models_and_results_brings_no_numba_in():
     assert r.returncode == 0, r.stderr[-2000:]
 
 
+def test_a_run_of_beams_brings_no_scipy_in():
+    """The run's path (the command line, the model reader, the compilation, simulate)
+    imports none of scipy's linear algebra or sparse matrices (about 0.2 s of a
+    process's start, for the finite-element bodies and the analyses alone)."""
+    code = ("import sys, flexmbs.cli, flexmbs.model.toml_reader, flexmbs.simulation, "
+            "flexmbs.model.compiled, flexmbs.model.description, flexmbs.io.results; "
+            "heavy = [m for m in sys.modules if m.startswith(('scipy.sparse', "
+            "'scipy.linalg', 'scipy._lib._array_api'))]; assert not heavy, heavy")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
 def test_the_analysis_functions_and_the_kernels_are_public_too():
     """Every name of flexmbs.__all__ is the object of the module it names, documented
     in the Python API reference: a function or class as flexmbs.NAME, a module by the

@@ -54,15 +54,18 @@ is not of that form) enters M_ff = Phi^T M Phi exactly, spread evenly over SS[0]
 SS[1][1], SS[2][2]; `mass_form_error` measures it.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..errors import ModelError
 from .invariants import Invariants
+
+if TYPE_CHECKING:  # scipy is imported where it is used: a run of beams needs none of it
+    import scipy.sparse as sp
 
 __all__ = [
     "FeData", "FeModal", "Interface", "FeBasis", "CONNECTIONS", "REDUCTIONS",
@@ -173,6 +176,7 @@ class FeBasis:
 
 # ------------------------------------------------------------------- checks
 def _symmetry_error(a):
+    import scipy.sparse as sp
     a = sp.csr_matrix(a)
     big = abs(a).max() if a.nnz else 0.0
     if big == 0.0:
@@ -194,6 +198,7 @@ def check_fe_data(data, item=None, fld=None):
     """Raise ModelError unless `data` (FeData) is usable: finite node positions, K
     and M square of size d n and symmetric (to SYMMETRY_TOL), M with a non-negative
     diagonal and a positive mass."""
+    import scipy.sparse as sp
     where = f"{data.source}: "
     x = np.asarray(data.nodes)
     if x.ndim != 2 or x.shape[1] != 3 or len(x) == 0 or not np.all(np.isfinite(x)):
@@ -231,6 +236,7 @@ def check_fe_data(data, item=None, fld=None):
 def node_mass_matrix(data):
     """Ms (n, n) sparse, kg: the mean of the three translational blocks of M,
     Ms[i, j] = sum_a M[d i + a, d j + a] / 3 (module docstring)."""
+    import scipy.sparse as sp
     d = data.node_dofs
     m = sp.csr_matrix(data.mass)
     return sum(m[a::d, a::d] for a in range(3)) / 3.0
@@ -240,6 +246,7 @@ def mass_form_error(data):
     """How far the translational part of M is from Ms x I3: the largest |M[di+a,
     dj+b] - delta_ab Ms[i, j]| relative to the largest |Ms| (0 for consistent solid
     or lumped mass)."""
+    import scipy.sparse as sp
     d = data.node_dofs
     m = sp.csr_matrix(data.mass)
     ms = node_mass_matrix(data)
@@ -346,6 +353,7 @@ def _rigid_elimination(data, interfaces):
     """(T (N, ny) sparse, {name: columns of its six master coordinates in y}, kept
     nodal coordinates (indices in x of the columns 0..nkept-1)): x = T y with the
     coordinates of the rigid interfaces' nodes replaced by their masters."""
+    import scipy.sparse as sp
     d = data.node_dofs
     x = np.asarray(data.nodes, dtype=float)
     tied = np.zeros(data.ndof, dtype=bool)
@@ -386,6 +394,8 @@ def _factor(k, item, what):
     """A sparse LU of the symmetric k with symmetric pivoting (diagonal pivots), and
     the count of its negative pivots (Sylvester's law of inertia: its negative
     eigenvalues). ModelError when singular."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
     k = sp.csc_matrix(k)
     try:
         lu = spla.splu(k, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
@@ -399,6 +409,7 @@ def _factor(k, item, what):
 
 
 def _operator(lu, n):
+    import scipy.sparse.linalg as spla
     return spla.LinearOperator((n, n), matvec=lu.solve, dtype=float)
 
 
@@ -406,6 +417,7 @@ def _lowest_modes(k, m, count, below, lu, item, shift=0.0):
     """(w^2, vectors) of the `count` lowest eigenpairs of K v = w^2 M v (shift-invert
     about -shift with the given factor of K + shift M), or of those below `below`
     Hz (of the lowest `count` when both are given)."""
+    import scipy.sparse.linalg as spla
     n = k.shape[0]
     limit = n - 1
     want = count if count is not None else 8
@@ -433,6 +445,8 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
     modes, or those below `modes_below` Hz, and the floating frame `frame`
     (MEAN_AXES or an interface's name; None: the first interface for Craig-Bampton,
     mean axes for free). Module docstring."""
+    import scipy.linalg
+    import scipy.sparse as sp
     if reduction not in REDUCTIONS:
         raise ModelError(f"expected one of {', '.join(REDUCTIONS)}, got {reduction!r}",
                          item, "reduction")
@@ -575,6 +589,7 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
 
 def _rigid_in(t, data):
     """The rigid motions in y (least squares through T: exact, T reproduces them)."""
+    import scipy.sparse.linalg as spla
     r = rigid_motions(data.nodes, data.node_dofs)
     tt = (t.T @ t).tocsc()
     return spla.splu(tt).solve(np.asfortranarray(t.T @ r))
@@ -587,6 +602,7 @@ def _attachment_modes(ky, my, c, ry, item, what):
     to them). Solved with six coordinates held where the rigid motions are
     independent (a statically determinate support: no reaction under a balanced
     load)."""
+    import scipy.linalg
     nb = c.shape[0]
     if nb == 0:
         return np.zeros((ky.shape[0], 0))
@@ -628,6 +644,7 @@ def _orthonormal(basis, k, m, before):
 def modal_basis_from_file(modal, interfaces, name="body", item=None):
     """The FeBasis of an already reduced body (FeModal): its shapes, diagonalised
     (Phi^T M Phi = I); the frame is the one the file's modes were made in."""
+    import scipy.linalg
     _check_interfaces(modal, interfaces, item)
     mass = 0.5 * (modal.mass + modal.mass.T)
     stiff = 0.5 * (modal.stiffness + modal.stiffness.T)
@@ -658,6 +675,7 @@ def fe_invariants(nodes, node_mass, node_dofs, phi, mass_ff, stiffness):
     node_dofs d; phi (d n, nm); mass_ff Phi^T M Phi and stiffness Phi^T K Phi (nm,
     nm). SS[a][a] carries (mass_ff - sum_a Phi_a^T Ms Phi_a) / 3 each, so that
     SS00 + SS11 + SS22 = mass_ff."""
+    import scipy.sparse as sp
     x = np.asarray(nodes, dtype=float)
     ms = sp.csr_matrix(node_mass)
     d = node_dofs

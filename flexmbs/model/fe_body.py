@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..elements.fe_body import (
@@ -128,6 +127,8 @@ class FeBody:
 
     def _key(self) -> str:
         """A hash of what the basis and the invariants depend on."""
+        import scipy.sparse as sp
+
         h = hashlib.sha256(f"fe {FE_CACHE_VERSION} {_code_hash()}".encode())
         d = self.data
         h.update(np.ascontiguousarray(d.nodes, dtype=float).tobytes())
@@ -159,6 +160,8 @@ class FeBody:
         return held[1]
 
     def _derive(self, key: str) -> tuple[FeBasis, Invariants]:
+        import scipy.sparse as sp
+
         item = f'body "{self.name}"'
         interfaces = list(self.interfaces.values())
         d = self.data
@@ -416,6 +419,8 @@ class FeBody:
         mass (I) and stiffness (diag w^2), the diagonal of the row-sum lumped mass at
         the nodes, the rigid-body inertia, and the damping alpha K + beta M plus the
         modal damping (flexmbs.model.fe_files.write_mbdyn_fem)."""
+        import scipy.sparse as sp
+
         from ..elements.damping import modal_damping_matrix
         from .fe_files import write_mbdyn_fem
 
