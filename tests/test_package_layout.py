@@ -50,6 +50,14 @@ def test_pyproject_pins_the_supported_range():
     assert numba.__version__.startswith(f"{lo_major}.")
 
 
+def _passes_in_a_new_process(code):
+    """Run the Python `code` in a new interpreter from the checkout; fail with its
+    error when it does."""
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
 def test_the_public_api_is_at_the_top_and_import_stays_light():
     """flexmbs.<name> is the documented function or class; `import flexmbs` alone does
     not bring numba in."""
@@ -65,9 +73,7 @@ def test_the_public_api_is_at_the_top_and_import_stays_light():
             "flexmbs.user_law) == (simulate, open_result, load_model, compile_model, "
             "Model, energy_balance, user_law); "
             "assert set(flexmbs.__all__) <= set(dir(flexmbs))")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
+    _passes_in_a_new_process(code)
 
 
 def _imports_between_parts():
@@ -124,9 +130,7 @@ def test_reading_models_and_results_brings_no_numba_in():
     code = ("import sys, flexmbs.cli, flexmbs.model.toml_reader, flexmbs.model.description, "
             "flexmbs.io.results, flexmbs.rotations; assert 'numba' not in sys.modules, "
             "[m for m in sys.modules if m.startswith('flexmbs')]")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
+    _passes_in_a_new_process(code)
 
 
 def test_a_run_of_beams_brings_no_scipy_in():
@@ -137,9 +141,7 @@ def test_a_run_of_beams_brings_no_scipy_in():
             "flexmbs.model.compiled, flexmbs.model.description, flexmbs.io.results; "
             "heavy = [m for m in sys.modules if m.startswith(('scipy.sparse', "
             "'scipy.linalg', 'scipy._lib._array_api'))]; assert not heavy, heavy")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
+    _passes_in_a_new_process(code)
 
 
 def test_the_analysis_functions_and_the_kernels_are_public_too():
