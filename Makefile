@@ -44,7 +44,7 @@ test: $(STAMP) browser
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/flexmbs precompile
-	FLEXMBS_COMPILE_ELSEWHERE=0 $(BIN)/python -m pytest -q -n auto --dist worksteal
+	FLEXMBS_COMPILE_ELSEWHERE=0 $(BIN)/python -m pytest -q -n auto --dist worksteal --durations=15
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m coverage run --source=flexmbs -m pytest -q \
 		-p no:cacheprovider $(COVERAGE_TESTS) -k "not test_reference_power_balance"
 	@printf "coverage of flexmbs without numba (%%): "
