@@ -25,8 +25,10 @@ kernels. `FLEXMBS_KERNELS=native|generic` chooses; NUMBA_CPU_NAME, if set, is
 numba's and is kept.
 
 A kernel loaded from either place starts numba's reference-counting runtime only, not
-numba's refresh of its compiler, which compiling does itself (`KernelCache.load_overload`;
-`FLEXMBS_FULL_REFRESH=1` restores numba's way, for comparison).
+numba's refresh of its compiler, which compiling does itself (`KernelCache.load_overload`),
+with the runtime's own module kept compiled in the user cache; and it leaves the LLVM
+module kept for linking it into later compilations unparsed until one links it
+(flexmbs.cached_library). `FLEXMBS_FULL_REFRESH=1` restores numba's way, for comparison.
 
 Processes that share a user cache compile each kernel once between them: a kernel
 compiles under an exclusive lock (POSIX `flock`) on a file named after the kernel, its
@@ -38,6 +40,7 @@ holder that is alive but stuck, then compiles the kernel itself.
 """
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -53,6 +56,8 @@ except ImportError:  # no flock (Windows): processes compile without the shared 
 
 import numba
 from numba.core import caching
+
+from . import cached_library
 
 __all__ = [
     "KERNEL_MARKERS",
@@ -85,34 +90,73 @@ hash; pure-Python modules (command line, I/O, model reading) do not, so editing 
 keeps the cache."""
 
 
-NOT_CODE = ("kernel_cache.py", "compile_notice.py")
+NOT_CODE = ("kernel_cache.py", "cached_library.py", "compile_notice.py")
 """Modules that use numba but change no compiled code (where kernels are kept, what
-is said while they compile): left out of the hash."""
+is said while they compile, how a cached one is loaded): left out of the hash."""
+
+
+def _package_sources():
+    """(path relative to the package, os.stat_result) of the package's .py files but
+    NOT_CODE, sorted by path (the compiled kernels' folder left out)."""
+    found = []
+    for root, dirs, files in os.walk(PACKAGE_ROOT):
+        dirs[:] = [d for d in dirs if d not in ("_kernels", "__pycache__")]
+        for name in files:
+            if name.endswith(".py") and name not in NOT_CODE:
+                path = os.path.join(root, name)
+                found.append(
+                    (os.path.relpath(path, PACKAGE_ROOT).replace(os.sep, "/"), os.stat(path))
+                )
+    return sorted(found)
 
 
 def source_hash():
     """sha1 (12 hex digits) of every .py file of the flexmbs package that defines or
-    drives numba kernels (KERNEL_MARKERS)."""
+    drives numba kernels (KERNEL_MARKERS): their paths in the package and contents.
+
+    Reading and hashing them costs 8 ms a process, so the last result is kept in the
+    user cache's parent folder (`source-hash-<package folder's hash>.json`, one for
+    each installation) with the files' sizes and modification times, and used while
+    they are unchanged (a folder that cannot be written only costs the hashing).
+    numba checks each kernel's own source file against its cache entry in any case."""
+    sources = _package_sources()
+    stamp = hashlib.sha1(
+        repr([(rel, st.st_size, st.st_mtime_ns) for rel, st in sources]).encode()
+    ).hexdigest()
+    where = hashlib.sha1(str(PACKAGE_ROOT).encode()).hexdigest()[:12]
+    memo = os.path.join(_cache_base(), f"source-hash-{where}.json")
+    try:
+        with open(memo) as f:
+            kept = json.load(f)
+        if kept.get("stamp") == stamp and isinstance(kept.get("hash"), str):
+            return kept["hash"]
+    except (OSError, ValueError, AttributeError):
+        pass
     h = hashlib.sha1()
-    for p in sorted(PACKAGE_ROOT.rglob("*.py")):
-        if p.name in NOT_CODE:
-            continue
-        text = p.read_bytes()
+    for rel, _ in sources:
+        text = (PACKAGE_ROOT / rel).read_bytes()
         if any(k in text for k in KERNEL_MARKERS):
-            h.update(p.relative_to(PACKAGE_ROOT).as_posix().encode())
+            h.update(rel.encode())
             h.update(text)
-    return h.hexdigest()[:12]
+    found = h.hexdigest()[:12]
+    cached_library.save_whole(memo, json.dumps({"stamp": stamp, "hash": found}).encode())
+    return found
+
+
+def _cache_base():
+    """The parent folder of the user cache: $FLEXMBS_CACHE_DIR, else
+    $XDG_CACHE_HOME/flexmbs, else ~/.cache/flexmbs."""
+    return os.environ.get("FLEXMBS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "flexmbs",
+    )
 
 
 def user_cache_dir(hash_=None):
     """The user cache folder of this package's kernel sources (module text)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return os.environ["NUMBA_CACHE_DIR"]
-    base = os.environ.get("FLEXMBS_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "flexmbs",
-    )
-    return os.path.join(base, f"numba-{hash_ or source_hash()}")
+    return os.path.join(_cache_base(), f"numba-{hash_ or source_hash()}")
 
 
 def _host_cpu():
@@ -234,9 +278,10 @@ def choose_target(cache_dir, hash_):
     return Target(GENERIC_CPU, shipped_why is None, shipped_why)
 
 
+@functools.cache
 def _relative_folder(py_file):
     """The folder of `py_file` relative to the package ("_" for the package's own),
-    or None for a file outside it."""
+    or None for a file outside it (asked once a file: every kernel of a module asks)."""
     try:
         rel = pathlib.Path(py_file).resolve().parent.relative_to(PACKAGE_ROOT)
     except ValueError:
@@ -298,12 +343,11 @@ class KernelCache(caching.FunctionCache):
         refresh imports and installs the implementations of everything numba can
         compile (half a second, as long as importing numba), which only compiling
         needs (numba's compiler refreshes the context itself). Loading compiled code
-        needs numba's reference-counting runtime, started here."""
+        needs numba's reference-counting runtime, started here with its own module
+        read from the user cache (flexmbs.cached_library.start_runtime)."""
         if not _LIGHT_LOAD:
             return super().load_overload(sig, target_context)
-        from numba.core.runtime import rtsys
-
-        rtsys.initialize(target_context)
+        cached_library.start_runtime(target_context, _PackageLocator.root)
         return self._load_overload(sig, target_context)
 
     def _load_overload(self, sig, target_context):
@@ -317,6 +361,8 @@ class KernelCache(caching.FunctionCache):
             except OSError:  # no cache folder there (a file in the way): compile
                 data = None
         if data is not None:
+            if _LIGHT_LOAD:
+                cached_library.use_in(target_context.codegen())
             data = self._impl.rebuild(target_context, data)
         return data
 

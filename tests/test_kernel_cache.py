@@ -63,9 +63,10 @@ def copied_package(tmp_path_factory):
 def test_kernels_compiled_elsewhere_load_from_a_copied_package(copied_package, tmp_path):
     """A kernel compiled (generic processor) with the checkout's package, its entries
     copied into the copied package's _kernels with a manifest: the copy loads it from
-    there without compiling, and writes nothing to its user cache. A manifest of
-    another numba release is refused with the reason, and the kernel then compiles into
-    the user cache."""
+    there without compiling, and compiles nothing into its user cache (which keeps
+    only numba's runtime module and the source hash, flexmbs.cached_library and
+    kernel_cache.source_hash). A manifest of another numba release is refused with
+    the reason, and the kernel then compiles into the user cache."""
     build_cache, user_cache = tmp_path / "build", tmp_path / "user"
     made = _call(ROOT, build_cache, FLEXMBS_KERNELS="generic")
     assert made["kind"] == "generic" and made["misses"] == 1 and made["out"] == [0, 0, 1]
@@ -88,7 +89,9 @@ def test_kernels_compiled_elsewhere_load_from_a_copied_package(copied_package, t
     assert used["package"].startswith(str(copied_package))
     assert (used["kind"], used["shipped"], used["why"]) == ("generic", True, None)
     assert (used["hits"], used["misses"]) == (1, 0) and used["out"] == [0, 0, 1]
-    assert not any(p.is_file() for p in user_cache.rglob("*")), "nothing is written"
+    written = [p.name for p in user_cache.rglob("*") if p.is_file()]
+    assert not [n for n in written if n.endswith((".nbi", ".nbc"))], "nothing compiles"
+    assert all(n.startswith(("nrt-", "source-hash-")) for n in written), written
 
     (shipped / kernel_cache.MANIFEST).write_text(json.dumps(dict(record, numba="0.1.0")))
     other = _call(copied_package, tmp_path / "user2")
@@ -112,6 +115,38 @@ def test_a_manifest_names_what_does_not_fit(monkeypatch, tmp_path):
     assert kernel_cache.shipped_problem() is None
     (tmp_path / kernel_cache.MANIFEST).write_text("{")
     assert "cannot be read" in kernel_cache.shipped_problem()
+
+
+def test_the_source_hash_is_kept_while_the_sources_are_unchanged(monkeypatch, tmp_path):
+    """source_hash reads the kept result while the package's files keep their sizes
+    and times, and hashes the contents again when one changes (a kernel's module, or
+    a module that begins to drive kernels); an unreadable record is hashed over."""
+    package, cache = tmp_path / "package", tmp_path / "cache"
+    (package / "sub").mkdir(parents=True)
+    (package / "kernels.py").write_text("import numba\n")
+    (package / "sub" / "plain.py").write_text("x = 1\n")
+    (package / "kernel_cache.py").write_text("import numba  # NOT_CODE\n")
+    monkeypatch.setattr(kernel_cache, "PACKAGE_ROOT", package)
+    monkeypatch.setenv("FLEXMBS_CACHE_DIR", str(cache))
+
+    def fresh():
+        for kept in cache.glob("source-hash-*.json"):
+            kept.unlink()
+        return kernel_cache.source_hash()
+
+    first = fresh()
+    assert len(list(cache.glob("source-hash-*.json"))) == 1
+    assert kernel_cache.source_hash() == first
+    os.utime(package / "kernel_cache.py", ns=(1, 1))  # left out of the hash and record
+    assert kernel_cache.source_hash() == first
+    (package / "kernels.py").write_text("import numba\nY = 2\n")
+    changed = kernel_cache.source_hash()
+    assert changed != first and changed == fresh()
+    (package / "sub" / "plain.py").write_text("from numba import njit\n")
+    drives = kernel_cache.source_hash()
+    assert drives not in (first, changed) and drives == fresh()
+    next(cache.glob("source-hash-*.json")).write_text("[1, 2")
+    assert kernel_cache.source_hash() == drives
 
 
 _TARGET = ("import json; from flexmbs.config import TARGET; import numba; "
