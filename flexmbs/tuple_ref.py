@@ -53,6 +53,7 @@ from numba.core.typing.templates import (
     infer_getattr,
     signature,
 )
+from numba.np import numpy_support
 
 __all__ = ["HeldTuple", "TupleRef", "entry_point", "held_ref", "member_ref",
            "tuple_ref"]
@@ -290,7 +291,7 @@ def _type_key(value):
     and floats: each array's dtype (fields included), dimensions, layout and
     writability, each tuple's
     class; None for anything else (an int's type can depend on its value)."""
-    if isinstance(value, np.ndarray):
+    if type(value) is np.ndarray:
         return (value.dtype, value.ndim, value.flags.c_contiguous,
                 value.flags.f_contiguous, value.flags.writeable, value.flags.aligned)
     if isinstance(value, tuple):
@@ -310,8 +311,28 @@ def _numba_type(tup):
         return numba.typeof(tup)
     found = _TYPES.get(key)
     if found is None:
-        found = _TYPES[key] = numba.typeof(tup)
+        try:
+            found = _type_of_key(key)
+        except Exception:  # a dtype numba cannot type: numba.typeof says so
+            found = numba.typeof(tup)
+        _TYPES[key] = found
     return found
+
+
+def _type_of_key(key):
+    """The numba type numba.typeof gives a value of _type_key `key`, made from the
+    key as numba's typeof makes it (an array: types.Array of its dtype, dimensions,
+    layout C, F or A and writability; a tuple: BaseTuple.from_types of its members'
+    types and its class; a float: float64), without numba's dispatch on each member."""
+    if key is float:
+        return types.float64
+    head, rest = key[0], key[1:]
+    if isinstance(head, np.dtype):
+        ndim, c_contiguous, f_contiguous, writeable, _ = rest
+        layout = "C" if c_contiguous else ("F" if f_contiguous else "A")
+        return types.Array(numpy_support.from_dtype(head), ndim, layout,
+                           readonly=not writeable)
+    return types.BaseTuple.from_types([_type_of_key(k) for k in rest[0]], head)
 
 
 @typeof_impl.register(HeldTuple)

@@ -376,6 +376,8 @@ def test_a_held_tuple_is_typed_as_numba_types_it_whatever_it_was_typed_before():
               Pair(np.zeros(3), np.zeros((2, 2, 1))), (np.zeros(3), square),
               Pair(np.zeros(3), 1.5), Pair(np.zeros(3), 7),
               Pair(np.zeros(2, dtype=[("x", "f8"), ("y", "f8")]), square),
-              Pair(np.zeros(2, dtype=[("i", "i8"), ("j", "f8")]), square))
+              Pair(np.zeros(2, dtype=[("i", "i8"), ("j", "f8")]), square),
+              Pair(np.zeros((3, 2), order="F"), square), Pair(np.zeros((3, 4))[:, ::2], square),
+              Pair((np.zeros(3), (readonly, 2.5)), square), Pair(np.zeros(3, np.float32), square))
     for other in others:
         assert held_ref(other).numba_type == numba.typeof(other)
