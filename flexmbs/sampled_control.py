@@ -28,7 +28,7 @@ import numpy as np
 from .instruments import SampledInstrument
 from .kinematics.timefunctions import evaluate_time_function
 from .model.timefunctions import compile_time_functions
-from .solvers.events import BREAKPOINT_FUZZ
+from .solvers.events import BREAKPOINT_FUZZ, sorted_times
 
 __all__ = ["SampledControllers"]
 
@@ -106,7 +106,7 @@ class SampledControllers:
         self.history_t: list[float] = [t0]
         self.history_v: list[np.ndarray] = [ws.ctrl_held.copy()]
         self.t0, self.t_end = t0, t_end
-        times = np.unique(np.concatenate(marks))
+        times = sorted_times(np.concatenate(marks))
         self.breakpoints = times[(times > t0) & (times < t_end)]
         """The instants inside the run at which a controller reads, computes or
         applies (s)."""

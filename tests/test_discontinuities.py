@@ -22,7 +22,7 @@ from flexmbs.model.timefunctions import (
     time_function_breakpoints,
 )
 from flexmbs.model.toml_reader import loads_model
-from flexmbs.solvers.events import locate_crossing, next_breakpoint
+from flexmbs.solvers.events import locate_crossing, next_breakpoint, sorted_times
 
 USER_MODELS = Path(__file__).parent / "user_models"
 
@@ -210,3 +210,13 @@ def test_a_motor_enters_and_leaves_its_limit_where_the_reference_does(method, rt
     assert sim.statistics["switch_events"] == len(events)
     assert sim.statistics["breakpoints"] == 1
     np.testing.assert_allclose(sim.y[1:, 0], theta, atol=tol, rtol=0)
+
+
+@pytest.mark.parametrize("times", [[], [0.5], [3.0, 1.0, 2.0, 1.0, 3.0], [[2.0, 1.0], [1.0, 5.0]],
+                                   [0.1, 0.1, 0.1], [-0.0, 0.0, 1e-300], [7, 7, 2],
+                                   list(np.random.default_rng(3).integers(0, 20, 200) / 7.0)])
+def test_the_breakpoints_are_the_sorted_distinct_times_as_numpy_makes_them(times):
+    want = np.unique(np.asarray(times, dtype=float))
+    got = sorted_times(times)
+    assert got.dtype == np.float64 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

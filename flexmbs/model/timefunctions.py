@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
+from ..solvers.events import sorted_times
 
 __all__ = [
     "Constant",
@@ -376,4 +377,4 @@ def time_function_breakpoints(
             coef = p[n + 2 :].reshape(n, 4)
             linear = bool(np.all(coef[:, 2:] == 0.0))
             times += list(knots) if linear else [knots[0], knots[-1]]
-    return np.unique(np.asarray(times, dtype=float))
+    return sorted_times(times)

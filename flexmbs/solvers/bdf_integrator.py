@@ -13,7 +13,7 @@ from ..tuple_ref import held_ref
 from . import bdf_kernels as _k
 from .base import Integrator
 from .bdf import BDF
-from .events import locate_crossing, next_breakpoint
+from .events import locate_crossing, next_breakpoint, sorted_times
 from .galpha import RHO_INF, GeneralizedAlpha
 from .typed_call import TypedCall
 
@@ -126,7 +126,7 @@ class BdfIntegrator(Integrator):
         self._refresh_due = False
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
-        self._breakpoints = np.unique(np.asarray(breaks, dtype=float))
+        self._breakpoints = sorted_times(breaks)
         self._same_breakpoints = False
         self._bdf = self._begin_segment(self.t0, self.y)
 
@@ -238,7 +238,7 @@ class BdfIntegrator(Integrator):
     def set_breakpoints(self, times):
         """The system's breakpoints from now on (s; the laws of the model changed:
         an input port set aside its law, flexmbs.model.ports)."""
-        self._breakpoints = np.unique(np.asarray(times, dtype=float))
+        self._breakpoints = sorted_times(times)
         self._same_breakpoints = False
 
     def restart_at(self, t, y, t_end=None, inputs=True):
