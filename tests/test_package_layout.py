@@ -144,6 +144,22 @@ def test_a_run_of_beams_brings_no_scipy_in():
     _passes_in_a_new_process(code)
 
 
+def test_the_command_returns_its_status_with_its_objects_frozen_for_the_exit():
+    """The console script's entry (flexmbs.__main__.command) returns the command's
+    exit status, and leaves the process's objects frozen, out of the exit's garbage
+    collections; `python -m flexmbs` and the installed script are that entry."""
+    code = ("import gc, sys; from flexmbs.__main__ import command; "
+            "sys.argv = ['flexmbs', 'run', 'no-such-model.toml']; status = command(); "
+            "assert status == 2, status; assert gc.get_freeze_count() > 10000, "
+            "gc.get_freeze_count(); assert gc.isenabled()")
+    _passes_in_a_new_process(code)
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"flexmbs": "flexmbs.__main__:command"}
+    r = subprocess.run([sys.executable, "-m", "flexmbs", "run", "no-such-model.toml"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "no-such-model.toml" in r.stderr
+
+
 def test_the_analysis_functions_and_the_kernels_are_public_too():
     """Every name of flexmbs.__all__ is the object of the module it names, documented
     in the Python API reference: a function or class as flexmbs.NAME, a module by the
