@@ -26,7 +26,8 @@ ratio is the figure that carries over to another machine):
    simulated time (the fixed cost of a run) and 10 s, each against a process that
    imports Exudyn, builds the same chain as an ObjectKinematicTree
    (benchmarks/peers.py) and integrates it with generalized-alpha at h = 1e-3 s,
-   interleaved --repeat times (medians); and `python -c "import numpy"` as the
+   interleaved --repeat times (medians), and with the wheel (1.) the same run from
+   the wheel's virtual environment in turn with them; `python -c "import numpy"` as the
    floor of any Python process on the machine at that moment, and NUMBA_FLOOR, a
    process that calls one cached kernel, as the floor of any numba program;
 4. kernel speed: H2 (2 s) and ARM-50 (benchmarks/bench_galpha_mechanisms.py, 0.05 s)
@@ -98,6 +99,17 @@ def load():
     return round(os.getloadavg()[0], 2)
 
 
+def wheel_command(work):
+    """(the `flexmbs` command of the wheel's virtual environment under `work`, the
+    environment its processes run in: their own user kernel cache, as a new user's)."""
+    venv = work / "venv"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "FLEXMBS_KERNELS", "VIRTUAL_ENV",
+                        "PYTHONDONTWRITEBYTECODE")}
+    env.update(FLEXMBS_CACHE_DIR=str(work / "user-cache"), PATH=f"{venv / 'bin'}:{env['PATH']}")
+    return [str(venv / "bin" / "flexmbs")], env
+
+
 def wheel_runs(wheel, work, log):
     """Part 1 of the module text, for the wheel at `wheel`."""
     venv = work / "venv"
@@ -106,11 +118,7 @@ def wheel_runs(wheel, work, log):
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     subprocess.run([*pip, str(wheel)], check=True)
     install = __import__("time").perf_counter() - t
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NUMBA_CACHE_DIR", "FLEXMBS_KERNELS", "VIRTUAL_ENV",
-                        "PYTHONDONTWRITEBYTECODE")}
-    env.update(FLEXMBS_CACHE_DIR=str(work / "user-cache"), PATH=f"{venv / 'bin'}:{env['PATH']}")
-    exe = [str(venv / "bin" / "flexmbs")]
+    exe, env = wheel_command(work)
     out = {"wheel": wheel.name, "wheel_mb": wheel.stat().st_size / 1e6, "install": install,
            "load_before": load()}
 
@@ -133,13 +141,21 @@ def wheel_runs(wheel, work, log):
     return out
 
 
-def chain_runs(env, work, repeat, log):
-    """Part 3 of the module text."""
+def chain_runs(env, work, repeat, log, wheel=None):
+    """Part 3 of the module text; `wheel`: (command, environment) of the wheel's
+    virtual environment (wheel_command), whose runs go in turn with the checkout's."""
     chain = ROOT / "data/models/chain_spatial_4.toml"
     bench_dir = str(ROOT / "benchmarks")
     cases = {"1 ms": ["--t-end", "0.001", "--output-step", "0.001", "-q"],
              "10 s": ["--t-end", "10", "-q"]}
     run_model(chain, env, work / "chain.h5", cases["1 ms"])  # compiles, if it must
+
+    def wheel_run(extra):
+        cmd = [*wheel[0], "run", str(chain), "-o", str(work / "chain-wheel.h5"), *extra]
+        return timed(cmd, wheel[1])[0]
+
+    if wheel:
+        wheel_run(cases["1 ms"])  # the wheel's own user cache gets what it lacks
     try:
         import exudyn  # noqa: F401
         peer = True
@@ -149,9 +165,11 @@ def chain_runs(env, work, repeat, log):
     out = {"load_before": load()}
     for name, extra in cases.items():
         t_end = float(extra[1])
-        ours, theirs, floor, numba_floor = [], [], [], []
+        ours, theirs, floor, numba_floor, from_wheel = [], [], [], [], []
         for _ in range(repeat):
             ours.append(run_model(chain, env, work / "chain.h5", extra))
+            if wheel:
+                from_wheel.append(wheel_run(extra))
             if peer:
                 theirs.append(timed([sys.executable, "-c", EXUDYN_CHAIN.format(
                     bench=bench_dir, t_end=t_end)], env)[0])
@@ -163,6 +181,9 @@ def chain_runs(env, work, repeat, log):
              "numba_floor": statistics.median(numba_floor),
              "flexmbs_all": [x["wall"] for x in ours]}
         c["flexmbs_fixed"] = c["flexmbs_wall"] - c["flexmbs_integration"]
+        if from_wheel:
+            c["wheel_wall"] = statistics.median(from_wheel)
+            c["wheel_all"] = from_wheel
         if peer:
             c["exudyn_wall"] = statistics.median(theirs)
             c["exudyn_all"] = theirs
@@ -170,16 +191,18 @@ def chain_runs(env, work, repeat, log):
         log(f"CHAIN-4 {name}, whole process: flexmbs {c['flexmbs_wall']:.2f} s "
             f"(integrating {c['flexmbs_integration']:.3f} s)" +
             (f", Exudyn {c['exudyn_wall']:.2f} s, ratio {c['ratio']:.2f}" if peer else "") +
-            f"; python -c 'import numpy' {c['python_numpy']:.2f} s")
+            f"; python -c 'import numpy' {c['python_numpy']:.2f} s" +
+            (f"; from the wheel's environment {c['wheel_wall']:.2f} s" if from_wheel else ""))
         out[name] = c
     out["load_after"] = load()
     return out
 
 
-NUMBA_FLOOR = ("import numpy as np; from flexmbs.linalg import cross; "
-               "cross(np.ones(3), np.ones(3), np.zeros(3))")
+NUMBA_FLOOR = ("import gc; import numpy as np; from flexmbs.linalg import cross; "
+               "cross(np.ones(3), np.ones(3), np.zeros(3)); gc.freeze()")
 """The least a process that runs any cached kernel pays: numpy, numba, and numba's
-set-up at the first cached call (flexmbs.linalg.cross, three multiplications)."""
+set-up at the first cached call (flexmbs.linalg.cross, three multiplications); its
+objects frozen before the exit, as the `flexmbs` command does (flexmbs.__main__)."""
 
 ARM50 = ("import sys\nsys.path.insert(0, {bench!r})\n"
          "from bench_galpha_mechanisms import arm50\nmodel = arm50()")
@@ -220,8 +243,9 @@ def bench(a, log):
             log(f"warm {model}: {w['wall_median']:.2f} s (median of {a.repeat}), "
                 f"integrating {w['integration']:.2f} s")
             results["warm"].append(w)
+        wheel = wheel_command(work) if results["wheel"] else None
         results["chain4"] = None if a.skip_chain else chain_runs(warm_env, work, a.repeat,
-                                                                   log)
+                                                                   log, wheel)
         if not a.skip_speed:
             cases = dict(SPEED_CASES)
             cases.pop("H2, 50 elements", None)
@@ -280,10 +304,13 @@ def table(results):
             x = c[name]
             peer = (f"; Exudyn's whole process {x['exudyn_wall']:.2f} s (flexmbs/Exudyn "
                     f"{x['ratio']:.2f})" if "ratio" in x else "")
+            wheel = (f"; {x['wheel_wall']:.2f} s from the wheel's environment "
+                     f"({min(x['wheel_all']):.2f} to {max(x['wheel_all']):.2f} s)"
+                     if "wheel_wall" in x else "")
             rows.append(f"| `flexmbs run data/models/chain_spatial_4.toml --t-end "
-                        f"{'0.001' if name == '1 ms' else '10'}`, warm | "
+                        f"{'0.001' if name == '1 ms' else '10'}`, warm, from the checkout | "
                         f"{x['flexmbs_wall']:.2f} s | | integrating "
-                        f"{x['flexmbs_integration']:.3f} s{peer}; "
+                        f"{x['flexmbs_integration']:.3f} s{wheel}{peer}; "
                         f"`python -c \"import numpy\"` {x['python_numpy']:.2f} s"
                         + (f"; one cached kernel's whole process {x['numba_floor']:.2f} s"
                            if "numba_floor" in x else "") + " |")
