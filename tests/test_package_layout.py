@@ -160,6 +160,21 @@ def test_the_command_returns_its_status_with_its_objects_frozen_for_the_exit():
     assert r.returncode == 2 and "no-such-model.toml" in r.stderr
 
 
+def test_a_command_starts_without_the_collector_and_a_long_one_collects_later():
+    """The cyclic collector is off for a command's first COLLECTOR_OFF_FOR seconds, on
+    after them (the start's objects frozen), and on in a process forked meanwhile."""
+    code = ("import gc, os, sys, time; import flexmbs.__main__ as entry, flexmbs.cli; "
+            "entry.COLLECTOR_OFF_FOR = 0.2; seen = []\n"
+            "def work():\n"
+            "    seen.append(gc.isenabled()); pid = os.fork()\n"
+            "    if pid == 0: os._exit(0 if gc.isenabled() else 3)\n"
+            "    seen.append(os.waitpid(pid, 0)[1]); time.sleep(0.6)\n"
+            "    seen.append((gc.isenabled(), gc.get_freeze_count() > 0)); return 5\n"
+            "flexmbs.cli.main = work; status = entry.command()\n"
+            "assert status == 5 and seen == [False, 0, (True, True)], (status, seen)")
+    _passes_in_a_new_process(code)
+
+
 def test_the_analysis_functions_and_the_kernels_are_public_too():
     """Every name of flexmbs.__all__ is the object of the module it names, documented
     in the Python API reference: a function or class as flexmbs.NAME, a module by the
