@@ -184,6 +184,7 @@ def test_lu_factor_reports_singular_column():
 
 # ---- (a) stiff linear system: accuracy, dense output, orders -------------------------
 
+@pytest.mark.slow
 def test_linear_stiff_accuracy_and_dense_output():
     """(a, f) adaptive run against the exact solution, at output times chosen
     independently of the steps (dense output), for y and y'."""

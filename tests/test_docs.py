@@ -183,6 +183,7 @@ def test_user_text_cites_papers_and_pages_of_the_repository():
     assert not found, "\n".join(found[:20])
 
 
+@pytest.mark.slow
 def test_the_documentation_builds_without_warnings(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going",
                         "-q", "-d", str(tmp_path / "doctrees"), str(DOCS),

@@ -201,6 +201,7 @@ def test_the_flexible_link_rig_runs_from_its_file():
     assert sim.sensor("tip").shape == (len(sim.t), 3)
 
 
+@pytest.mark.slow
 def test_the_flexible_link_rigs_record_compares_at_its_noise(tmp_path, capsys):
     """Its synthetic record (an encoder of 4096 counts a turn, a gauge with 0.02 mm of
     noise, 0.05 s of rest before the run) against a run of the model by the command
