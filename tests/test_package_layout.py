@@ -162,16 +162,20 @@ def test_the_command_returns_its_status_with_its_objects_frozen_for_the_exit():
 
 def test_a_command_starts_without_the_collector_and_a_long_one_collects_later():
     """The cyclic collector is off for a command's first COLLECTOR_OFF_FOR seconds, on
-    after them (the start's objects frozen), and on in a process forked meanwhile."""
-    code = ("import gc, os, sys, time; import flexmbs.__main__ as entry, flexmbs.cli; "
+    after them (the garbage of those seconds collected, what remains frozen), and on in
+    a process forked meanwhile."""
+    code = ("import gc, os, sys, time, weakref; import flexmbs.__main__ as entry, flexmbs.cli; "
             "entry.COLLECTOR_OFF_FOR = 0.2; seen = []\n"
+            "class Cycle: pass\n"
             "def work():\n"
+            "    c = Cycle(); c.me = c; gone = weakref.ref(c); del c\n"
             "    seen.append(gc.isenabled()); pid = os.fork()\n"
             "    if pid == 0: os._exit(0 if gc.isenabled() else 3)\n"
             "    seen.append(os.waitpid(pid, 0)[1]); time.sleep(0.6)\n"
-            "    seen.append((gc.isenabled(), gc.get_freeze_count() > 0)); return 5\n"
+            "    seen.append((gc.isenabled(), gc.get_freeze_count() > 0, gone() is None))\n"
+            "    return 5\n"
             "flexmbs.cli.main = work; status = entry.command()\n"
-            "assert status == 5 and seen == [False, 0, (True, True)], (status, seen)")
+            "assert status == 5 and seen == [False, 0, (True, True, True)], (status, seen)")
     _passes_in_a_new_process(code)
 
 
