@@ -26,7 +26,8 @@ def command() -> int:
     """Run the `flexmbs` command line (flexmbs.cli.main) as this process's work and
     return its exit status."""
     gc.disable()
-    os.register_at_fork(after_in_child=gc.enable)
+    if hasattr(os, "register_at_fork"):  # no fork on Windows
+        os.register_at_fork(after_in_child=gc.enable)
     timer = threading.Timer(COLLECTOR_OFF_FOR, _collect_from_now)
     timer.daemon = True
     timer.start()
