@@ -4,8 +4,8 @@ when a compilation links it.
 numba caches a kernel as its machine code plus the LLVM bitcode of the kernel and every
 function it calls, the second kept so that a later compilation calling the kernel can
 link and inline it. numba's loader parses that bitcode (and lists the symbols it
-defines) as it loads the kernel: for a run's kernels, a third of what loading them
-costs, and a run that compiles nothing never uses it. `LinkOnDemandLibrary` keeps the
+defines) as it loads the kernel: for a run's nine kernels, 0.15 s of the 0.25 s that
+loading them took, and a run that compiles nothing never uses it. `LinkOnDemandLibrary` keeps the
 bitcode as bytes and parses it the first time a compilation asks for the module to
 link; the machine code is loaded as numba loads it (its object cache hands the code to
 LLVM's JIT when the empty module standing for it is finalized).

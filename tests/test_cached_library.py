@@ -1,6 +1,8 @@
 """A kernel loaded from the kernel cache keeps its linking module unparsed
 (flexmbs.cached_library) until a compilation links it: it runs as compiled, and a new
-function that calls it compiles, links it and runs as it should."""
+function that calls it compiles, links it and runs as it should. numba's runtime
+module is saved in the user cache by the first process that looks a kernel up there,
+read from there by the next, and compiled again over a file that cannot be read."""
 
 import json
 import os
@@ -18,6 +20,7 @@ _LOAD_THEN_LINK = textwrap.dedent("""
     import json
     import numba
     import numpy as np
+    from numba.core.runtime import rtsys
     from flexmbs.linalg import cross
     from flexmbs.cached_library import LinkOnDemandLibrary
 
@@ -26,7 +29,8 @@ _LOAD_THEN_LINK = textwrap.dedent("""
     library = cross.overloads[cross.signatures[0]].library
     loaded = {"out": out.tolist(), "hits": sum(cross._cache_hits.values()),
               "class": type(library).__name__,
-              "lazy": isinstance(library, LinkOnDemandLibrary) and library.links_on_demand}
+              "lazy": isinstance(library, LinkOnDemandLibrary) and library.links_on_demand,
+              "runtime_read": getattr(rtsys.library, "links_on_demand", False)}
 
     @numba.njit
     def twice_cross(a, b, out):
@@ -38,6 +42,10 @@ _LOAD_THEN_LINK = textwrap.dedent("""
     print(json.dumps({**loaded, "twice": twice.tolist(),
                       "lazy_after_link": getattr(library, "links_on_demand", False)}))
 """)
+
+
+def _runtime_files(cache):
+    return list(Path(cache).rglob("nrt-*.bin"))
 
 
 def _run(cache, **env):
@@ -55,12 +63,18 @@ def test_a_cached_kernel_links_on_demand_into_a_new_compilation(tmp_path):
     compiled = _run(tmp_path)  # an empty cache: cross compiles and is saved
     assert compiled["hits"] == 0 and not compiled["lazy"]
     assert compiled["out"] == [0, 0, 1] and compiled["twice"] == [2, 0, 0]
+    assert not compiled["runtime_read"] and len(_runtime_files(tmp_path)) == 1
 
     loaded = _run(tmp_path)
     assert loaded["hits"] == 1 and loaded["class"] == "LinkOnDemandLibrary"
     assert loaded["lazy"], "a kernel loaded from the cache parsed its linking module"
     assert loaded["out"] == [0, 0, 1]
     assert loaded["twice"] == [2, 0, 0] and not loaded["lazy_after_link"]
+    assert loaded["runtime_read"], "the runtime's module was compiled again"
+    _runtime_files(tmp_path)[0].write_bytes(b"not a pickle")
+    spoilt = _run(tmp_path)  # an unreadable runtime file: compiled and saved again
+    assert not spoilt["runtime_read"] and spoilt["twice"] == [2, 0, 0]
+    assert _runtime_files(tmp_path)[0].read_bytes() != b"not a pickle"
 
     numbas_way = _run(tmp_path, FLEXMBS_FULL_REFRESH="1")
     assert numbas_way["hits"] == 1 and numbas_way["class"] == "JITCodeLibrary"

@@ -5,6 +5,7 @@ same range as pyproject.toml's pin)."""
 
 import ast
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -164,19 +165,27 @@ def test_a_command_starts_without_the_collector_and_a_long_one_collects_later():
     """The cyclic collector is off for a command's first COLLECTOR_OFF_FOR seconds, on
     after them (the garbage of those seconds collected, what remains frozen), and on in
     a process forked meanwhile."""
-    code = ("import gc, os, sys, time, weakref; import flexmbs.__main__ as entry, flexmbs.cli; "
-            "entry.COLLECTOR_OFF_FOR = 0.2; seen = []\n"
+    code = ("import gc, json, os, sys, time, weakref\n"
+            "import flexmbs.__main__ as entry, flexmbs.cli\n"
+            "entry.COLLECTOR_OFF_FOR = 0.2; seen = {}\n"
             "class Cycle: pass\n"
             "def work():\n"
             "    c = Cycle(); c.me = c; gone = weakref.ref(c); del c\n"
-            "    seen.append(gc.isenabled()); pid = os.fork()\n"
+            "    seen['at_start'] = gc.isenabled(); pid = os.fork()\n"
             "    if pid == 0: os._exit(0 if gc.isenabled() else 3)\n"
-            "    seen.append(os.waitpid(pid, 0)[1]); time.sleep(0.6)\n"
-            "    seen.append((gc.isenabled(), gc.get_freeze_count() > 0, gone() is None))\n"
-            "    return 5\n"
-            "flexmbs.cli.main = work; status = entry.command()\n"
-            "assert status == 5 and seen == [False, 0, (True, True, True)], (status, seen)")
-    _passes_in_a_new_process(code)
+            "    seen['forked_child'] = os.waitpid(pid, 0)[1]; time.sleep(0.6)\n"
+            "    seen['later'] = gc.isenabled(); seen['frozen'] = gc.get_freeze_count()\n"
+            "    seen['cycle_collected'] = gone() is None; return 5\n"
+            "flexmbs.cli.main = work; seen['status'] = entry.command()\n"
+            "print(json.dumps(seen))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    seen = json.loads(r.stdout)
+    assert seen["status"] == 5 and seen["at_start"] is False
+    assert seen["forked_child"] == 0, "a child forked in the first second collects"
+    assert seen["later"] is True and seen["frozen"] > 0
+    assert seen["cycle_collected"], "the first second's garbage was frozen, not collected"
 
 
 def test_the_analysis_functions_and_the_kernels_are_public_too():
