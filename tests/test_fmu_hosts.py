@@ -59,9 +59,9 @@ def test_a_host_runs_the_unit_many_times_side_by_side_and_in_threads(servo_fmu):
     np.testing.assert_array_equal(np.array(report["side_by_side"]), alone)
     np.testing.assert_array_equal(np.array(report["threads"]), alone)
     np.testing.assert_array_equal(alone[0], by_hand[0])
-    # memory: the later cycles add no more than the first ones' working set
+    # memory: about 0.1 MB a cycle from one extracted copy (measured 0.5 MB over five)
     memory = np.array(report["memory_mb"])
-    assert memory[-1] - memory[CYCLES] < 40.0, memory
+    assert memory[-1] - memory[CYCLES] < 1.0 * CYCLES, memory
 
 
 @pytest.mark.slow
