@@ -4,10 +4,8 @@ it under the FMU's model identifier."""
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,45 +41,40 @@ def keep_script_namespace(namespace: dict[str, Any], local: dict[str, Any]) -> N
     sys.path[:] = [p for p in sys.path if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
 
 
-_BINARIES: set[str] = set()
-"""The FMU binaries (shared libraries) whose state `release_binary_at_exit` releases."""
+_BINARIES: dict[str, ctypes.CDLL] = {}
+"""The FMU binaries (shared libraries) whose state `release_binary_at_exit` releases,
+held loaded."""
 
 
 def release_binary_at_exit(binary: Path) -> None:
-    """Has Python's exit release the interpreter state that pythonfmu's Linux binary
-    keeps, while the binary is still whole.
+    """Has the process's exit release the interpreter state that pythonfmu's Linux
+    binary keeps, while the binary is still whole.
 
-    The binary keeps that state in a static shared pointer, which the C++ runtime
-    destroys at the process's exit, and a library destructor that runs after it resets
-    the pointer again: it releases freed memory, which corrupts the heap of an importer
-    that exits with the unit's library loaded (fmpy's simulate_fmu leaves it loaded;
-    the C library aborts later, on "corrupted double-linked list"). Resetting the
-    pointer first, through the binary's own `finalizePythonInterpreter`, leaves
-    nothing for either to release. That is done when the interpreter was started by
-    the importer (a Python process: `sys.orig_argv` is set), so that the binary's own
-    thread holds no interpreter to finalize; an interpreter the binary started itself
-    (an importer that is not Python) is finalized by that thread as before. On Windows
+    The binary keeps that state in a static shared pointer, whose destructor the C++
+    runtime registers with the C library's exit handlers when the binary is loaded; the
+    binary's own library destructor, which runs after every exit handler, resets the
+    pointer again: it releases freed memory, which corrupts the heap of an importer
+    that exits with the unit's library loaded (fmpy's simulate_fmu leaves it loaded,
+    and so do tools written in C; the C library aborts later, on "corrupted
+    double-linked list", or not, as the heap lies). An exit handler registered after
+    the binary was loaded runs before that destructor: it resets the pointer through
+    the binary's own `finalizePythonInterpreter` (which, where the binary started the
+    interpreter itself, finalizes it from the binary's thread, as the destructor would
+    have), leaving nothing for either to release. The binary is held loaded from then
+    on, so that the handler never calls into an unloaded library; its interpreter state
+    then also outlives an importer's unloading and reloading of the unit. On Windows
     the library's detach handler runs before its static destructors: nothing to do."""
-    if sys.platform != "linux" or not sys.orig_argv or not binary.is_file():
+    if sys.platform != "linux" or not binary.is_file():
         return
-    if not _BINARIES:
-        atexit.register(_release_binaries)
-    _BINARIES.add(str(binary.resolve()))
-
-
-def _release_binaries() -> None:
-    """`finalizePythonInterpreter` of each binary still loaded (RTLD_NOLOAD: one the
-    importer has unloaded already released its state on unloading)."""
-    import _ctypes
-
-    for path in sorted(_BINARIES):
-        try:
-            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
-        except OSError:
-            continue
-        library.finalizePythonInterpreter()
-        _ctypes.dlclose(library._handle)
-    _BINARIES.clear()
+    path = str(binary.resolve())
+    if path in _BINARIES:
+        return
+    library = ctypes.CDLL(path)
+    register = ctypes.CDLL(None).__cxa_atexit
+    register.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    register.restype = ctypes.c_int
+    register(ctypes.cast(library.finalizePythonInterpreter, ctypes.c_void_p), None, None)
+    _BINARIES[path] = library
 
 
 class FlexmbsSlave(Fmi2Slave):

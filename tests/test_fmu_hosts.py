@@ -4,16 +4,20 @@ its model description valid for FMPy and carrying units; export-fmu refusing set
 the unit could not run with."""
 
 import json
+import os
 import re
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import flexmbs
 from flexmbs.cli import main
 
 fmpy = pytest.importorskip("fmpy")
@@ -22,6 +26,7 @@ from fmpy.validation import validate_fmu  # noqa: E402
 from test_fmu import SERVO  # noqa: E402
 
 HOST = Path(__file__).with_name("fmu_host.py")
+C_HOST = Path(__file__).with_name("fmu_c_host.c")
 CYCLES = 5
 
 
@@ -64,6 +69,20 @@ def test_a_host_runs_the_unit_many_times_side_by_side_and_in_threads(servo_fmu):
     assert memory[-1] - memory[CYCLES] < 1.0 * CYCLES, memory
 
 
+def errors_in_unit(command, log, env=None):
+    """The errors valgrind reports in `command` that come from the unit's binary."""
+    subprocess.run(
+        ["valgrind", f"--log-file={log}", *command],
+        check=True,
+        capture_output=True,
+        timeout=900,
+        env=env,
+    )
+    blocks = re.split(r"\n==\d+== *\n", log.read_text())  # an error a block
+    errors = [b for b in blocks if re.match(r"==\d+== (Invalid|Mismatched|Conditional)", b)]
+    return [b for b in errors if "binaries/linux64/" in b]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_a_host_exiting_with_the_unit_loaded_touches_no_freed_memory(servo_fmu, tmp_path):
@@ -71,16 +90,58 @@ def test_a_host_exiting_with_the_unit_loaded_touches_no_freed_memory(servo_fmu, 
     C++ runtime frees at the exit before the library's destructor resets it: read and
     written after it was freed, it corrupts the host's heap (a crash or not, as the
     heap lies). valgrind sees every such access; none may be the binary's."""
-    log = tmp_path / "valgrind.log"
-    subprocess.run(
-        ["valgrind", f"--log-file={log}", sys.executable, str(HOST), str(servo_fmu), "once"],
-        check=True,
-        capture_output=True,
-        timeout=900,
+    command = [sys.executable, str(HOST), str(servo_fmu), "once"]
+    in_unit = errors_in_unit(command, tmp_path / "valgrind.log")
+    assert not in_unit, in_unit[0]
+
+
+@pytest.fixture(scope="module")
+def c_host(servo_fmu, tmp_path_factory):
+    """The C importer built, the unit extracted for it, and the environment its
+    embedded interpreter needs: (argv's first three, env)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    library = Path(sysconfig.get_config_var("LIBDIR") or "") / (
+        sysconfig.get_config_var("LDLIBRARY") or ""
     )
-    blocks = re.split(r"\n==\d+== *\n", log.read_text())  # an error a block
-    errors = [b for b in blocks if re.match(r"==\d+== (Invalid|Mismatched|Conditional)", b)]
-    in_unit = [b for b in errors if "binaries/linux64/" in b]
+    if compiler is None or not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        pytest.skip("no C compiler, or a Python without its shared library")
+    folder = tmp_path_factory.mktemp("c_host")
+    program = folder / "fmu_c_host"
+    subprocess.run([compiler, "-O1", "-o", str(program), str(C_HOST), "-ldl"], check=True)
+    unit = Path(fmpy.extract(str(servo_fmu), unzipdir=str(folder / "unit")))
+    description = fmpy.read_model_description(str(servo_fmu))
+    binary = unit / "binaries" / "linux64" / f"{description.coSimulation.modelIdentifier}.so"
+    paths = [*site.getsitepackages(), str(Path(flexmbs.__file__).parents[1])]
+    env = dict(os.environ, LD_PRELOAD=str(library), PYTHONPATH=os.pathsep.join(paths))
+    argv = [str(program), str(binary), description.guid, (unit / "resources").as_uri()]
+    return argv, env
+
+
+def test_a_c_host_runs_the_unit_loaded_and_unloaded(c_host, servo_fmu):
+    argv, env = c_host
+    model = servo_fmu.with_name("servo.toml")
+    with flexmbs.Simulator(str(model)) as sim:
+        for _ in range(20):
+            sim.step(0.002, inputs={"motor.voltage": 4.0})
+        theta = float(sim.sensors["theta"])
+    for unload in ([], ["unload"]):
+        done = subprocess.run(
+            [*argv, "3", "20", *unload], capture_output=True, text=True, env=env, timeout=600
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        values = [float(line.split(":")[1]) for line in done.stdout.splitlines()
+                  if line.startswith("cycle")]
+        assert values == [values[0]] * 3, unload
+        assert values[0] == pytest.approx(theta, rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_a_c_host_exiting_with_the_unit_loaded_touches_no_freed_memory(c_host, tmp_path):
+    """As the Python host's: the binary started the interpreter itself here, and
+    finalizes it from its own thread at the exit."""
+    argv, env = c_host
+    in_unit = errors_in_unit([*argv, "1", "0"], tmp_path / "valgrind.log", env)
     assert not in_unit, in_unit[0]
 
 
