@@ -253,7 +253,9 @@ def _stretch_text(capability: float) -> str:
 
 
 def _hz(f: float) -> str:
-    return "unstable" if not np.isfinite(f) else f"{f:.6g}"
+    """A frequency as the table prints it: "unstable" for w^2 < 0, "rigid" for a rigid
+    mode (undamped_modes sets its w^2 to 0)."""
+    return "unstable" if not np.isfinite(f) else "rigid" if f == 0 else f"{f:.6g}"
 
 
 def _count(n: int, noun: str) -> str:
