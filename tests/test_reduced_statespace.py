@@ -63,7 +63,7 @@ def test_the_hub_and_first_bending_mode_match_the_full_model_below_that_mode(rot
     lin, full = rotary
     assert full.A.shape == (12, 12)
     reduced = reduce_state_space(full, 2)
-    assert reduced.states == ["mode1", "mode2", "mode3.re", "mode3.im"]
+    assert reduced.states == ["rigid1", "mode1", "mode2.re", "mode2.im"]
     poles = np.linalg.eigvals(full.A)
     slow = np.sort_complex(poles[np.argsort(np.abs(poles))[:4]])
     np.testing.assert_allclose(np.sort_complex(np.linalg.eigvals(reduced.A)), slow,
@@ -109,6 +109,27 @@ def test_residualization_keeps_the_static_gain():
     assert abs(static_gain(t.A, t.B, t.C, t.D)[0, 0] / dc[0, 0] - 1) > 1e-3
 
 
+def test_a_free_hub_without_damping_keeps_its_double_pole_at_zero():
+    """The hub of LINK without its spring and damper: a rigid mode without damping, a
+    double pole at 0 (not diagonalizable), kept in its Schur vectors `rigid1`,
+    `rigid2` (a nilpotent block) beside the first bending pair in modal form; the
+    angle and the tip within 1 % of the full model below the first bending mode
+    (measured 0.05 % and 0.017 %)."""
+    text = LINK.replace("stiffness = 8.0\ndamping = 0.15\n", "")
+    cm = compile_model(loads_model(text))
+    lin = linearize(cm)
+    assert lin.rigid.tolist()[:2] == [True, False]
+    full = state_space_matrices(lin, cm, outputs=["angle", "tip[1]"])
+    reduced = reduce_state_space(full, 2)
+    assert reduced.states == ["rigid1", "rigid2", "mode1.re", "mode1.im"]
+    rigid = reduced.A[:2, :2]
+    assert np.abs(rigid @ rigid).max() < 1e-9 * np.abs(rigid).max()
+    bending = np.abs(lin.poles[lin.poles.imag > 0][0]) / (2 * np.pi)
+    f = np.geomspace(0.01, 0.9 * bending, 1000)
+    error = np.abs(np.abs(_response(reduced, f)) / np.abs(_response(full, f)) - 1).max()
+    assert error < 0.01, error
+
+
 def test_balanced_reduction_keeps_the_static_gain_within_its_error_bound(rotary):
     """method="balanced": python-control's balred (matchdc). The hub on its spring
     (stable) reduced to 4 states keeps the full model's static gain (1e-8), and its
@@ -129,6 +150,9 @@ def test_balanced_reduction_keeps_the_static_gain_within_its_error_bound(rotary)
     _, full = rotary
     r = reduce_state_space(full, 2, "balanced")
     assert len(r.A) == 4 and np.min(np.abs(np.linalg.eigvals(r.A))) < 1e-6
+    with pytest.raises(ModelError, match="keeps the 2 rigid or unstable poles"):
+        reduce_model(np.diag([0.0, 0.0, -100.0]), np.ones((3, 1)), np.ones((1, 3)),
+                     np.zeros((1, 1)), (10.0, 20.0), "balanced")
 
 
 def test_rigid_modes_are_named_rigid_by_the_models_scale(rotary):

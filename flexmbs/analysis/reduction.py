@@ -8,8 +8,10 @@ Which poles s of A are kept (`keep`):
                   of the same |s| as the last of them (a complex pair is not split)
     (low, high)   the poles whose natural frequency |s| / 2 pi (Hz) is in the band
 
-Modal separation (the poles kept and the poles dropped need not be distinct from one
-another in A's states): the real Schur form A = U S U^T ordered with the kept poles
+Modal separation (the kept and the dropped modes share A's physical states), after a
+diagonal similarity that makes A's rows and columns of like size (Parlett and
+Reinsch's balancing: the rates of kHz modes and the positions weigh alike): the real
+Schur form A = U S U^T ordered with the kept poles
 first, S = [[S_11, S_12], [0, S_22]], and the Sylvester equation S_11 X - X S_22 =
 -S_12 give the block-diagonal form
 
@@ -29,12 +31,14 @@ Then (method)
 Modes dropped below a band are truncated with either method: their static response is
 no part of the band's (a rigid mode has none that is finite).
 
-The kept block is written in the real modal form: the eigenvectors v of S_11, each
-scaled to a largest entry of 1 in the full model's states, give a state `modeK` per
-real pole and a pair `modeK.re`, `modeK.im` per complex pair sigma +- j omega (the
-block [[sigma, omega], [-omega, sigma]]), K counting the modes in the order of |s|;
-where S_11 is defective (a rigid mode without damping: a double pole at 0), its
-Schur vectors, `x1`, `x2`, ...
+The kept block is written in modal coordinates: its rigid poles (|s| at most
+RIGID_TOL times the model's largest) as `rigidK`, their Schur vectors (a rigid mode
+without damping is a double pole at 0, not diagonalizable); the others in the real
+modal form, the eigenvectors v of the rest of S_11 giving a state `modeK` per real
+pole and a pair `modeK.re`, `modeK.im` per complex pair sigma +- j omega (the block
+[[sigma, omega], [-omega, sigma]]), K counting them in the order of |s|; each vector
+scaled to a largest entry of 1 in the full model's states; the Schur vectors `xK`
+where the rest is defective too.
 
 "balanced" is python-control's `balred` (method "matchdc", the static gain kept; the
 poles at or right of -RIGID_TOL max |s| kept as they are), to as many states as the
@@ -144,22 +148,24 @@ def _separate(a: Array, first: Callable[[complex], bool]) -> tuple[Array, Array,
     return u @ t2, t2inv @ u.T, k
 
 
-def _modal_form(s11: Array, basis: Array) -> tuple[Array, list[str]]:
-    """(V, names): real modal coordinates of the kept block, z_1 = V w (module text),
-    `basis` the kept block's columns of T (for the scaling); the Schur vectors where
-    S_11 is defective."""
+def _scaled(vec: NDArray[Any], basis: Array) -> NDArray[Any]:
+    """vec scaled to a largest entry of 1 in the full model's states, basis @ vec."""
+    full = basis @ vec
+    return vec / full[np.argmax(np.abs(full))]
+
+
+def _modes(s11: Array, basis: Array) -> tuple[Array, list[str]] | None:
+    """(V, names) of the real modal form of s11 (module text); None where s11 is
+    defective."""
     k = len(s11)
     w, v = np.linalg.eig(s11)
-    if k == 0 or np.linalg.cond(v) > DEFECTIVE:
-        return np.eye(k), [f"x{j + 1}" for j in range(k)]
-    order = np.argsort(np.abs(w), kind="stable")
+    if np.linalg.cond(v) > DEFECTIVE:
+        return None
     columns, names, mode = [], [], 0
-    for j in order:
+    for j in np.argsort(np.abs(w), kind="stable"):
         if w[j].imag < 0:
             continue
-        vec = v[:, j]
-        full = basis @ vec
-        vec = vec / full[np.argmax(np.abs(full))]
+        vec = _scaled(v[:, j], basis)
         mode += 1
         if w[j].imag == 0:
             columns.append(vec.real)
@@ -168,8 +174,30 @@ def _modal_form(s11: Array, basis: Array) -> tuple[Array, list[str]]:
             columns += [vec.real, vec.imag]
             names += [f"mode{mode}.re", f"mode{mode}.im"]
     if len(columns) != k:  # a pair whose imaginary parts are not mirrored
-        return np.eye(k), [f"x{j + 1}" for j in range(k)]
+        return None
     return np.column_stack(columns), names
+
+
+def _modal_form(s11: Array, basis: Array, rigid: float) -> tuple[Array, list[str]]:
+    """(V, names): the coordinates of the kept block, z_1 = V w (module text): the
+    poles of |s| up to `rigid` (rad/s) as `rigidK` (their Schur vectors: a rigid mode
+    without damping is a double pole at 0, not diagonalizable), the others in the real
+    modal form; `basis` the kept block's columns of T (for the scaling); the Schur
+    vectors `xK` where the others are defective too."""
+    k = len(s11)
+    r = int(np.sum(np.abs(np.linalg.eigvals(s11)) <= rigid)) if k else 0
+    t, tinv, first = np.eye(k), np.eye(k), r
+    if 0 < r < k:
+        t, tinv, first = _separate(s11, lambda s: abs(s) <= rigid)
+    elastic = (tinv @ s11 @ t)[first:, first:]
+    modal = _modes(elastic, basis @ t[:, first:]) if first < k else (np.eye(0), [])
+    if modal is None:
+        return np.eye(k), [f"x{j + 1}" for j in range(k)]
+    v = np.zeros((k, k))
+    for j in range(first):
+        v[:, j] = _scaled(t[:, j], basis)
+    v[:, first:] = t[:, first:] @ modal[0]
+    return v, [f"rigid{j + 1}" for j in range(first)] + modal[1]
 
 
 def reduce_model(
@@ -204,7 +232,7 @@ def reduce_model(
         t, tinv, k = _separate(a, lambda s: abs(s) >= low)
         a, b, c = (tinv @ a @ t)[:k, :k], (tinv @ b)[:k], (c @ t)[:, :k]
         basis = basis @ t[:, :k]
-    v, names = _modal_form(a, basis)
+    v, names = _modal_form(a, basis, RIGID_TOL * float(size.max(initial=0.0)))
     vinv = np.linalg.inv(v)
     a_r = vinv @ a @ v
     return Reduced(a_r, vinv @ b, c @ v, d_r, names, np.linalg.eigvals(a_r))
@@ -218,6 +246,13 @@ def _balanced(a: Array, b: Array, c: Array, d: Array, order: int, poles: NDArray
             "method 'balanced' needs python-control: pip install 'flexmbs[control]'"
         ) from None
     alpha = -RIGID_TOL * max(float(np.abs(poles).max(initial=0.0)), 1.0)
+    marginal = int(np.sum(poles.real >= alpha))
+    if order < marginal:
+        raise ModelError(
+            f"the balanced reduction keeps the {marginal} rigid or unstable poles as they "
+            f"are, more than the {order} poles asked for",
+            "keep",
+        )
     try:
         r = control.balred(control.ss(a, b, c, d), order, method="matchdc", alpha=alpha)
     except control.ControlSlycot:
