@@ -226,6 +226,7 @@ class Linearization:
             K=self.K.tolist(),
             J_y=self.J_y.tolist(),
             frequencies_hz=self.frequencies.tolist(),
+            rigid=self.rigid.tolist(),
             mode_shapes=self.shapes.tolist(),
             poles=[[float(s.real), float(s.imag)] for s in self.poles],
             natural_frequencies_hz=self.natural_frequencies.tolist(),

@@ -398,6 +398,7 @@ def modes_to_dict(beams: Sequence[BeamModes], system: SystemModes) -> dict[str, 
                     "mode": k + 1,
                     "eigenvalue": float(w2),
                     "frequency_hz": number(f),
+                    "rigid": bool(w2 == 0.0),
                     "dominant": [{"coordinate": n, "share": share} for n, share in dom],
                 }
                 for k, (w2, f, dom) in enumerate(zip(s.eigenvalues, s.frequencies, s.dominant))
