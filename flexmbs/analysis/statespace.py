@@ -176,7 +176,8 @@ def state_space_matrices(
 ) -> StateSpaceMatrices:
     """The state-space form of `lin`, the Linearization of `cm` (module text);
     `inputs` the ports to keep (default all, in the model's order), `outputs` the
-    sensor outputs to keep (default all; "name" or "name[k]")."""
+    sensor outputs to keep (default all; "name" or "name[k]"). Warns once per
+    Linearization (NotEquilibriumWarning) when its state is not an equilibrium."""
     names = list(cm.ports) if inputs is None else list(inputs)
     for name in names:
         if name not in cm.ports:
