@@ -16,6 +16,7 @@ import flexmbs
 from flexmbs import compile_model, linearize
 from flexmbs.analysis.linear_report import format_linearization
 from flexmbs.analysis.linearize import equilibrium_note, rigid_modes
+from flexmbs.analysis.modes import format_modes, system_modes
 from flexmbs.analysis.reduction import reduce_model, static_gain
 from flexmbs.analysis.statespace import reduce_state_space, state_space_matrices
 from flexmbs.errors import ModelError, NotEquilibriumWarning
@@ -157,14 +158,19 @@ def test_balanced_reduction_keeps_the_static_gain_within_its_error_bound(rotary)
 
 def test_rigid_modes_are_named_rigid_by_the_models_scale(rotary):
     """The rotary link's free hub: its undamped frequency (difference noise, -2e-16 Hz
-    before) is 0 and named rigid in the report, as is its pole, and nothing is named
-    unstable; the tolerance is relative: 1e-3 Hz is rigid beside 1e4 Hz, not beside
-    1 Hz. An upright pendulum stays unstable."""
+    before) is 0 and named rigid in the reports of `flexmbs linearize` and `flexmbs
+    modes`, as is its pole, and nothing is named unstable; the tolerance is relative:
+    1e-3 Hz is rigid beside 1e4 Hz, not beside 1 Hz. An upright pendulum stays
+    unstable."""
     lin, _ = rotary
     assert lin.rigid.tolist() == [True] + [False] * 5 and lin.frequencies[0] == 0.0
     text = format_linearization(lin)
     modes = text[text.index(" mode   undamped"):text.index("mode shapes")]
     assert modes.count("rigid") == 2 and "unstable" not in modes
+    system = system_modes(compile_model(flexmbs.load_model(ROTARY)))
+    table = format_modes([], system)
+    assert system.eigenvalues[0] == 0.0 and "rigid  shaft 100 %" in table
+    assert "unstable" not in table
     assert rigid_modes([-2.6e-17, 5.0, 19103.0]).tolist() == [True, False, False]
     assert rigid_modes([1e-3, 1e4]).tolist() == [True, False]
     assert rigid_modes([1e-3, 1.0]).tolist() == [False, False]
