@@ -149,6 +149,7 @@ def test_a_pendulum_released_on_its_limit_rests_on_the_stop(method, tmp_path):
     from the start, and it settles at the static penetration m g l / k."""
     sim = simulate(_pendulum(method, [-1.0, 0.0]), tmp_path / "run.h5")
     assert sim.status == "finished", sim.message
+    assert sim.statistics["switch_events"] == 0   # held from the start, never left
     static = MASS * 9.81 * ARM / K_ARM
     theta = sim.sensors[:, 0]
     assert theta.max() < 2.0 * static
@@ -272,6 +273,7 @@ def test_an_imported_arm_started_on_a_limit_keeps_the_balance(method, tmp_path):
     assert sim.status == "finished", sim.message
     lower = model.joints["slide"].limits[0][0]
     assert model.joints["slide"].initial[0] == lower
+    assert sim.statistics["switch_events"] == 0   # no restarts on the limit
     # held 1 mm into the stop under its effort, not fallen through
     assert lower - 1e-3 < sim.sensor("x").min() < lower
     balance = flexmbs.energy_balance(tmp_path / "run.h5")

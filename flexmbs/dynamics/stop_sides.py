@@ -8,30 +8,25 @@ limit (a robot description's zero pose at the end of a joint's range), or a cros
 located exactly on it, has g = 0 there: by its sign alone the stop is free, and a
 coordinate that then moves into it never crosses, so the stop does not push back
 while its spring's energy k d^2 / 2 is counted in V_s (by value, at the outputs), and
-the balance breaks by that energy. Here the side is that of the motion instead.
+the balance breaks by that energy. Here the side is that of the motion instead, and
+g stays zero: leaving zero is no crossing, so the first steps, which may move the
+coordinate by less than its rounding, do not count as one either way.
 """
 
 import numpy as np
 
-__all__ = ["stops_on_their_limits", "TINY"]
-
-TINY = float(np.finfo(float).tiny)
-"""A switch function's value just off zero, on the side its branch holds."""
+__all__ = ["stops_on_their_limits"]
 
 
 def stops_on_their_limits(m, ws, y, g, accelerations):
-    """Set the side of each stop whose switch function is zero in g.
+    """Set ws.stop_branch of each stop whose switch function is zero in g: touched
+    (+1 at the upper limit, -1 at the lower) where the coordinate heads into the stop,
+    by its rate x' (rad/s or m/s, from the state y = [q, u, ...]) or, at rest, by its
+    acceleration x'' with the stop free (`accelerations`(): the state's derivative y'
+    under the branches as they are, called once at most); free otherwise.
 
-    The coordinate heads into the stop by its rate x' (rad/s or m/s, from the state
-    y = [q, u, ...]) or, at rest, by its acceleration x'' with the stop free
-    (`accelerations`(): the state's derivative y' under the branches as they are,
-    called once at most). Heading in: touched (ws.stop_branch[s] = +1 at the upper
-    limit, -1 at the lower), and g = -TINY, so that leaving again is a crossing;
-    heading away: free, and g = +TINY, so that a return is one. At rest with no
-    acceleration the stop stays free with g = 0.
-
-    g: the stops' block of switch functions (2 per stop, upper - x then x - lower),
-    rewritten in place. Returns the indices into g that were zero."""
+    g: the stops' block of switch functions (2 per stop, upper - x then x - lower).
+    Returns the indices into g that are zero."""
     zero = np.flatnonzero(np.asarray(g) == 0.0)
     nq = ws.mass.shape[0]
     yp = None
@@ -46,7 +41,4 @@ def stops_on_their_limits(m, ws, y, g, accelerations):
             heading = side * yp[col]
         if heading > 0.0:
             ws.stop_branch[s] = side
-            g[i] = -TINY
-        elif heading < 0.0:
-            g[i] = TINY
     return zero
