@@ -517,12 +517,13 @@ def build_scene(
     bounds = np.vstack([drawn.reshape(-1, 3), *[r.reshape(1, 3) for r in reach]])
     if len(bounds) == 0:
         bounds = np.zeros((1, 3))
+    ball = max((b["radius"] for doc in bodies for b in doc.get("payloads", ())), default=0.0)
     data: dict[str, Any] = {
         "format": 1,
         "title": title,
         "source": source,
         "time": packed(times[rows], "<f8"),
-        "bounds": [bounds.min(axis=0).tolist(), bounds.max(axis=0).tolist()],
+        "bounds": [(bounds.min(axis=0) - ball).tolist(), (bounds.max(axis=0) + ball).tolist()],
         "size": size if size > 0.0 else 1.0,
         "scale": {"value": chosen.scale, "largest": chosen.largest, "describe": chosen.describe()},
         "bodies": bodies,
