@@ -107,6 +107,7 @@ def test_the_view_draws_what_it_finds_and_warns_once(tmp_path, monkeypatch, caps
     warning = scene.warnings[0]
     assert "2 visual meshes not drawn" in warning and "nowhere_pkg/meshes/link1.stl" in warning
     assert "collision shapes: link1" in warning and "without a shape: link2" in warning
+    assert warning.endswith("(set ROS_PACKAGE_PATH to the folder holding the package, or --urdf)")
     capsys.readouterr()
     assert main(["view", str(toml), "--html", str(tmp_path / "arm.html")]) == 0
     err = capsys.readouterr().err

@@ -33,6 +33,7 @@ __all__ = ["VisualMesh", "urdf_visuals", "urdf_of_model_text", "URDF_COMMENT"]
 
 URDF_COMMENT = re.compile(r"^# urdf: (.+)$", re.MULTILINE)
 GREY = (0.72, 0.74, 0.78, 1.0)
+NOT_FOUND = "not found"
 
 
 @dataclass
@@ -177,7 +178,7 @@ def _geometry_parts(
     filename = resolve_mesh_path(name, urdf_folder)
     if filename is None:
         missing.append(
-            f"{name}: not found (ROS_PACKAGE_PATH, the URDF's folders, the installed "
+            f"{name}: {NOT_FOUND} (ROS_PACKAGE_PATH, the URDF's folders, the installed "
             "description packages)"
         )
         return None
@@ -270,4 +271,6 @@ def _missing_meshes_text(
         said += f"; drawn by their collision shapes: {', '.join(fallback)}"
     if nothing:
         said += f"; drawn without a shape: {', '.join(nothing)}"
-    return said + " (set ROS_PACKAGE_PATH to the folder holding the package, or --urdf)"
+    if any(NOT_FOUND in m for m in missing):
+        said += " (set ROS_PACKAGE_PATH to the folder holding the package, or --urdf)"
+    return said
