@@ -161,6 +161,32 @@ def test_a_pendulum_released_on_its_limit_rests_on_the_stop(method, tmp_path):
     assert balance["passed"], balance["failed_because"]
 
 
+@pytest.mark.parametrize("upper", [True, False])
+def test_a_stop_on_its_limit_takes_the_side_of_the_motion(upper):
+    """stops_on_their_limits: a switch function at zero gives the stop the side the
+    coordinate heads for, by its rate, or at rest by its acceleration (asked for only
+    then); at rest without acceleration the stop stays free; g stays zero."""
+    from flexmbs import compile_model
+    from flexmbs.dynamics.stop_sides import stops_on_their_limits
+    cm = compile_model(_pendulum("bdf", [-1.0, 0.0]))
+    m, ws = cm.arrays, cm.new_workspace()
+    inward = 1.0 if upper else -1.0
+    y = np.zeros(cm.nstate)
+    for rate, acceleration, touched in ((1.0, 0.0, True), (-1.0, 5.0, False),
+                                        (0.0, 5.0, True), (0.0, -5.0, False),
+                                        (0.0, 0.0, False)):
+        ws.stop_branch[:] = 0.0
+        y[cm.nq] = inward * rate
+        yp = np.zeros(cm.nstate)
+        yp[cm.nq] = inward * acceleration
+        asked = []
+        g = np.array([0.0, 1.0]) if upper else np.array([1.0, 0.0])
+        zero = stops_on_their_limits(m, ws, y, g, lambda yp=yp, asked=asked: asked.append(1) or yp)
+        assert list(zero) == [0 if upper else 1] and g[zero[0]] == 0.0
+        assert ws.stop_branch[0] == (inward if touched else 0.0), (rate, acceleration)
+        assert len(asked) == (rate == 0.0)
+
+
 def test_limits_from_the_model_file_and_their_checks():
     text = """
 [model]
