@@ -54,7 +54,7 @@ derivatives are nested differences there (relative accuracy about 1e-6), rheonom
 terms (a driver in the loop) included.
 
 Modes: the undamped natural frequencies from K v = w^2 M v (a negative w^2, an
-unstable direction, is reported as a negative frequency; one within RIGID_TOL of the
+unstable direction, is reported as a negative frequency; one within RIGID_TOL (flexmbs.analysis.linear_notes) of the
 highest, relative, is a rigid mode and reported as 0) and the poles s of
 det(M s^2 + D s + K) = 0, with natural frequency |s| / 2 pi, damping ratio
 -Re(s) / |s| and damped frequency Im(s) / 2 pi. Mode shapes are given in every
@@ -79,6 +79,7 @@ from ..dynamics.constrained import (
     independent_rows,
 )
 from ..errors import ModelError
+from .linear_notes import equilibrium_note, rigid_modes
 
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
@@ -93,8 +94,6 @@ __all__ = [
     "modal_analysis",
     "nominal_state",
     "undamped_modes",
-    "rigid_modes",
-    "equilibrium_note",
     "METHODS",
     "FD_STEP",
 ]
@@ -109,11 +108,6 @@ NEUTRAL_TOL = 1e-8  # |w^2| below this times its terms' size: 0 (a neutral mode)
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_11| below this: a dependent constraint row
 SYMMETRY_TOLERANCE = 1e-6  # relative asymmetry below which M and K count symmetric
 AT_REST = 1e-6  # m/s^2, rad/s^2: nominal accelerations below this make an equilibrium
-# |frequency| below this times the model's highest: a rigid mode. A rigid mode's w^2
-# is difference noise of K, which is of the order of eps / FD_STEP (4e-11) of the
-# forces a unit of motion makes; a mode 1e6 times slower than the fastest (w^2 1e-12
-# of the largest) cannot be told from one.
-RIGID_TOL = 1e-6
 
 
 @dataclass
@@ -434,28 +428,6 @@ def perturbation_matrices(
     t_map = np.linalg.solve(big, rhs)
     total = np.hstack([f_q, f_u, f_a]) @ t_map
     return total[:, 2 * ni :], total[:, ni : 2 * ni], total[:, :ni]
-
-
-def rigid_modes(frequencies: ArrayLike) -> NDArray[np.bool_]:
-    """Which of the frequencies (Hz, or rad/s, or the magnitudes of poles) are those
-    of rigid modes: abs(f) at most RIGID_TOL times the largest abs(f), the model's
-    scale (a tolerance relative to it, since K's difference noise scales with the
-    forces)."""
-    f = np.abs(np.asarray(frequencies)).astype(float)
-    return np.asarray(f <= RIGID_TOL * f.max(initial=0.0))
-
-
-def equilibrium_note(lin: Linearization) -> str:
-    """ "" at an equilibrium; else what `flexmbs linearize` reports and
-    Linearization.to_statespace warns of: the largest nominal acceleration and speed,
-    and that the matrices hold at this instant only."""
-    if lin.at_equilibrium:
-        return ""
-    return (
-        f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}, speeds "
-        f"up to {np.abs(lin.u).max(initial=0.0):.3g}): the matrices hold at this "
-        "instant only"
-    )
 
 
 def _asymmetry(a: NDArray[np.float64]) -> float:

@@ -56,7 +56,7 @@ import scipy.linalg
 from numpy.typing import NDArray
 
 from ..errors import ModelError
-from .linearize import RIGID_TOL
+from .linear_notes import RIGID_TOL
 
 __all__ = ["REDUCTION_METHODS", "Reduced", "kept_band", "reduce_model", "static_gain"]
 

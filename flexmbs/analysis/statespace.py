@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from ..dynamics import api
 from ..errors import ModelError, NotEquilibriumWarning
 from ..model.ports import hold_value
-from .linearize import equilibrium_note
+from .linear_notes import equilibrium_note
 from .reduction import reduce_model
 
 if TYPE_CHECKING:
