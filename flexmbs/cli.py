@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -128,10 +129,15 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if problem:
             _err(f"{out}: {problem}")
             return EXIT_INPUT
+    window = None
+    if args.window is not None:
+        window = (float(args.window[0]), float(args.window[1]))
+        if not (0.0 <= window[0] < window[1] and math.isfinite(window[1])):
+            raise FlexmbsError(f"--window {window[0]:g} {window[1]:g}: expected 0 <= T0 < T1 (s)")
     sim = simulate(
         model,
         out,
-        t_end=args.t_end,
+        t_end=args.t_end if args.t_end is not None or window is None else window[1],
         rtol=args.rtol,
         atol=args.atol,
         method=args.solver,
@@ -141,6 +147,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         verify=True,
         verify_factor=args.factor,
         verify_limit=args.limit,
+        verify_window=window,
     )
     conv = sim.convergence
     assert conv is not None  # verify=True
@@ -840,6 +847,14 @@ def _parser() -> argparse.ArgumentParser:
         default=1e-3,
         help="largest change of an output group, relative to its scale, that passes "
         "(default 1e-3); exit 1 when a group exceeds it",
+    )
+    v.add_argument(
+        "--window",
+        nargs=2,
+        type=float,
+        metavar=("T0", "T1"),
+        help="compare the two runs from T0 to T1 s only (the runs start at 0; "
+        "--t-end defaults to T1)",
     )
     _add_set_option(v, "as for run")
     v.add_argument("--json", action="store_true", help="machine-readable output")

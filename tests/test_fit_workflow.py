@@ -282,3 +282,40 @@ def test_the_least_budget_and_the_forms_of_the_command(tmp_path, capsys):
     assert both.returncode == 2 and "--window" in both.stderr
     none = flexmbs_here(capsys, "fit", "--serial")
     assert none.returncode == 2 and "--records" in none.stderr
+
+
+def test_the_reference_lists_every_field_of_a_fit_file():
+    from pathlib import Path
+
+    from flexmbs.analysis.fit_file import RECORD_FIELDS, TOP_FIELDS
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reference"
+            / "experiment-files.md").read_text()
+    section = page[page.index("## Fit files"):]
+    missing = [k for k in list(TOP_FIELDS) + list(RECORD_FIELDS) if f"| `{k}` |" not in section]
+    assert not missing, missing
+
+
+def test_the_convergence_check_counts_its_window_alone(tmp_path, capsys):
+    """Two runs that differ only before 1 s: compared over 1 to 2 s they agree (the
+    change there is zero), over the whole run they do not; `flexmbs verify --window`
+    says which window it compared, and its largest changes lie in it."""
+    from types import SimpleNamespace
+
+    from flexmbs.convergence import compare_runs
+    model_file, _, _ = _record(tmp_path)
+    model = load_model(model_file)
+    sim = simulate(model, rtol=1e-8, atol=1e-10)
+    fine = SimpleNamespace(t=sim.t, y=sim.y.copy(), sensors=sim.sensors.copy(),
+                           energy=np.asarray(sim.energy).copy())
+    early = sim.t < 1.0
+    fine.y[early, 0] += 1e-3
+    fine.sensors[early, 0] += 1e-3
+    whole = {g.name: g for g in compare_runs(model, sim, fine, 1e-4)}
+    inside = {g.name: g for g in compare_runs(model, sim, fine, 1e-4, (1.0, 2.0))}
+    assert not whole["sensor angle"].passed and not whole["joint coordinates"].passed
+    assert inside["sensor angle"].change == 0.0 and inside["joint coordinates"].change == 0.0
+    done = flexmbs_here(capsys, "verify", model_file, "--window", 1.0, 2.0, "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    conv = json.loads(done.stdout)
+    assert conv["window"] == [1.0, 2.0]
+    assert all(1.0 <= g["at_time"] <= 2.0 for g in conv["groups"] if g["at_time"] is not None)

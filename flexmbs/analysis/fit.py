@@ -16,8 +16,21 @@ third differences of the unfiltered measurement, sigma = 1.4826 median|D^3 e| /
 sqrt(20) (a smooth signal sampled finely has negligible third differences; white
 noise has var D^3 = 20 sigma^2), and on a quantized record at least the rounding's
 q / sqrt(12) (flexmbs.analysis.channel_map.measurement_noise). The samples
-are those from the starting offset (the release) to the end of the record or `t_end`
-later.
+are those of the window (t0, t1) of model time, t_k - offset_0 in [t0, t1] with
+offset_0 the starting offset (default: from the release to the end of the record);
+the runs start at 0, so the state at t0 is the model's.
+
+Several records (`fit_records`) stack their residuals (1) in one vector: each
+record's runs use its own model file and settings with the shared values and its own
+ones, its own window and offset; the Jacobian of a record's rows has columns for the
+shared values, its own values and its offset, zeros for the other records'.
+
+The search (scipy.optimize.least_squares, trust region reflective) is held to the
+budget of runs `max_runs` alone: every run is counted where it is made, and the
+search stops when its next step (a run per record and the Jacobian that would follow)
+does not fit in what is left. It then keeps the last point at which it took a
+Jacobian (the search's best: it takes one at each point it accepts) and gives the
+standard deviations (2), (3) at that point, marked as such.
 
 Jacobian: forward differences for the model values, one run per value, with the step
 FD_STEP * max(|p|, |p_0|) (backwards at an upper bound); the offset's column is exact,
@@ -108,7 +121,9 @@ __all__ = [
     "FitResult",
     "FitOutputs",
     "parse_parameter",
+    "FitRecord",
     "fit_model",
+    "fit_records",
     "write_fit_outputs",
     "fitted_model_text",
     "toml_value",
@@ -659,8 +674,6 @@ def _convergence_check(
     every sensor of `compared` changes by less than `limit` of its scale there, else
     (kind, text) with kind "failed" (a run failed) or "moves" (the worst sensor).
     Runs where the fit sends it (a dask worker, or here)."""
-    from types import SimpleNamespace
-
     from ..convergence import compare_runs
     from ..model.toml_reader import load_model
     from ..simulation import simulate
@@ -675,20 +688,11 @@ def _convergence_check(
             rtol=rtol / factor,
             atol=atol / factor,
             output_step=output_step,
-            progress=False,
         )
         if not sim.success:
             return "failed", sim.message or "the run failed"
-        inside = (sim.t >= window[0] - 1e-12) & (sim.t <= window[1] + 1e-12)
-        sims.append(
-            SimpleNamespace(
-                t=np.asarray(sim.t)[inside],
-                y=np.asarray(sim.y)[inside],
-                sensors=np.asarray(sim.sensors)[inside],
-                energy=np.asarray(sim.energy)[inside],
-            )
-        )
-    groups = compare_runs(model, sims[0], sims[1], limit)
+        sims.append(sim)
+    groups = compare_runs(model, sims[0], sims[1], limit, window)
     bad = [g for g in groups if g.name[len("sensor ") :] in compared and not g.passed]
     if not bad:
         return None
