@@ -37,6 +37,9 @@ __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_BUDGET = 0, 1, 2, 3
 EQUILIBRIUM_HEADER = "# Static equilibrium of"
+FIT_CLUSTER_AFTER = 1.0
+"""s: by default a fit's runs go to a local dask cluster once they take this long each
+(its start and its workers' loading of the kernels cost seconds)."""
 
 
 def _err(text: str) -> None:
@@ -674,16 +677,16 @@ def _fit_inputs(
 
 def _fit_executor(args: argparse.Namespace, runs_per_step: int) -> Any:
     """Where the fit's runs go: a dask scheduler (--scheduler), a local cluster
-    (--workers, or by default with two cores or more and dask installed), or here
-    (--serial, one core, one run a step, or no dask): a context manager of an
-    Executor or None."""
+    (--workers; by default, with two cores or more and dask installed, once a run
+    takes FIT_CLUSTER_AFTER s), or here (--serial, one core, one run a step, or no
+    dask): a context manager of an Executor or None."""
     import contextlib
 
     if args.serial:
         if args.scheduler is not None or args.workers is not None:
             raise FlexmbsError("fit --serial: expected no --scheduler or --workers with it")
         return contextlib.nullcontext(None)
-    from .analysis.distributed import dask_executor
+    from .analysis.distributed import LocalClusterWhenSlow, dask_executor
 
     if args.scheduler is not None or args.workers is not None:
         return dask_executor(args.scheduler, args.workers)
@@ -694,7 +697,9 @@ def _fit_executor(args: argparse.Namespace, runs_per_step: int) -> Any:
         return contextlib.nullcontext(None)
     if cores < 2 or runs_per_step < 2:
         return contextlib.nullcontext(None)
-    return dask_executor(None, min(cores, runs_per_step))
+    return LocalClusterWhenSlow(
+        min(cores, runs_per_step), FIT_CLUSTER_AFTER, None if args.quiet else _log
+    )
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -718,7 +723,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         len(records), len(records) * len(shared) + sum(len(r.parameters) for r in records)
     )
     with _fit_executor(args, runs_per_step) as executor:
-        if executor is not None and log:
+        if executor is not None and log and not hasattr(executor, "started"):
             log("the runs of each step go side by side on dask workers")
         fit = fit_records(
             records,
@@ -1245,7 +1250,8 @@ def _parser() -> argparse.ArgumentParser:
         "--workers",
         type=_positive_int,
         help="...or on a local dask cluster of this many workers (default: one per core, "
-        "up to the runs of a step, when dask is installed and there are two cores)",
+        "up to the runs of a step, once a run takes over a second, when dask is installed "
+        "and there are two cores)",
     )
     f.add_argument(
         "--serial",

@@ -650,7 +650,7 @@ def _run_all(
     for runs in {id(r): r for r, _ in todo}.values():
         runs.forget_old()
     jobs = [runs.job(values) for runs, values in todo]
-    if executor is not None and len(jobs) > 1:
+    if executor is not None:
         outcomes = list(executor.map(_simulated_signals, *zip(*jobs)))
     else:
         outcomes = [_simulated_signals(*job, log=log) for job in jobs]
