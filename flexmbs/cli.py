@@ -132,11 +132,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if problem:
             _err(f"{out}: {problem}")
             return EXIT_INPUT
-    window = None
-    if args.window is not None:
-        window = (float(args.window[0]), float(args.window[1]))
-        if not (0.0 <= window[0] < window[1] and math.isfinite(window[1])):
-            raise FlexmbsError(f"--window {window[0]:g} {window[1]:g}: expected 0 <= T0 < T1 (s)")
+    window = _window_of(args)
     sim = simulate(
         model,
         out,
@@ -159,6 +155,17 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     else:
         print(format_convergence(conv, args.model))
     return EXIT_OK if conv.passed else EXIT_FAILED
+
+
+def _window_of(args: argparse.Namespace) -> tuple[float, float] | None:
+    """The --window T0 T1 of a command, checked: 0 <= T0 < T1, finite (None without
+    one)."""
+    if args.window is None:
+        return None
+    t0, t1 = float(args.window[0]), float(args.window[1])
+    if not (0.0 <= t0 < t1 and math.isfinite(t1)):
+        raise FlexmbsError(f"--window {t0:g} {t1:g}: expected 0 <= T0 < T1 (s)")
+    return t0, t1
 
 
 def _result_path_problem(path: str) -> str | None:
@@ -613,6 +620,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         group=args.group,
         segment=args.segment,
         offset=args.offset,
+        window=_window_of(args),
     )
     out = args.output or _default_dir(args.result, args.experiment, suffix="_compare")
     files = write_report(comparison, out, plots=not args.no_plots)
@@ -639,7 +647,7 @@ def _fit_inputs(
             "fit: expected MODEL EXPERIMENT --map MAP, or --records FIT_FILE, or --resume "
             "FIT_JSON (one of them)"
         )
-    window = tuple(args.window) if args.window is not None else None
+    window = _window_of(args)
     if args.t_end is not None and window is not None:
         raise FlexmbsError("fit: --t-end T is --window 0 T: expected one of them")
     if args.t_end is not None:
@@ -1148,6 +1156,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--offset", type=float, help="t_exp - t_sim (s), instead of the map's alignment")
     c.add_argument(
         "--segment", type=float, help="Welch segment (s) of the spectra (default: the whole record)"
+    )
+    c.add_argument(
+        "--window",
+        nargs=2,
+        type=float,
+        metavar=("T0", "T1"),
+        help="compare the samples from simulation time T0 to T1 s only (the alignment "
+        "still sees the whole record)",
     )
     c.add_argument("--no-plots", action="store_true", help="no PNG plots")
     c.set_defaults(fn=_cmd_compare)

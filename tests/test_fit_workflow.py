@@ -319,3 +319,23 @@ def test_the_convergence_check_counts_its_window_alone(tmp_path, capsys):
     conv = json.loads(done.stdout)
     assert conv["window"] == [1.0, 2.0]
     assert all(1.0 <= g["at_time"] <= 2.0 for g in conv["groups"] if g["at_time"] is not None)
+
+
+def test_compare_counts_its_window_alone(tmp_path, capsys):
+    """A run compared with a record spoilt before 1 s: over the window 1 to 2 s the
+    errors are the noise's (RMSE near SIGMA), over the whole record the spoilt part's;
+    the report says which window it compared."""
+    model_file, record, channel_map = _record(tmp_path, spoil_before=1.0)
+    result = tmp_path / "disk.h5"
+    simulate(load_model(model_file), result, rtol=1e-10, atol=1e-12, output_step=0.0005)
+    whole = flexmbs_here(capsys, "compare", result, record, "--map", channel_map, "--json",
+                         "--no-plots", "-o", tmp_path / "c1")
+    window = flexmbs_here(capsys, "compare", result, record, "--map", channel_map, "--json",
+                          "--no-plots", "-o", tmp_path / "c2", "--window", 1.0, 2.0)
+    assert whole.returncode == 0 and window.returncode == 0, window.stderr
+    a, b = json.loads(whole.stdout), json.loads(window.stdout)
+    assert a["channels"][0]["rmse"] > 0.1
+    assert b["channels"][0]["rmse"] == pytest.approx(SIGMA, rel=0.2)
+    base = b["common_time_base"]
+    assert 1.0 <= base["t_start"] < 1.01 and 1.99 < base["t_end"] <= 2.0
+    assert any("--window" in note for note in b["notes"])

@@ -1822,8 +1822,15 @@ def _write_record_outputs(
         raise ExperimentError(
             f"the run of the fitted model failed: {sim.message}", source=model_file
         )
+    window = record.get("window")
     comparison = compare_files(
-        result_file, experiment_path, map_path, gaps=gaps, group=group, offset=offset
+        result_file,
+        experiment_path,
+        map_path,
+        gaps=gaps,
+        group=group,
+        offset=offset,
+        window=None if window is None else (float(window[0]), float(window[1])),
     )
     comparison.alignment = (
         "offset fitted, starting from the map's alignment"
