@@ -262,6 +262,21 @@ def test_a_fit_file_names_the_records(tmp_path, capsys):
     assert (out / "a" / "disk_fitted.toml").exists() and (out / "b" / "report.md").exists()
     for v in fit["values"]:
         assert v["value"] == pytest.approx(TRUE[v["path"]], rel=0.05)
+    short = flexmbs_here(capsys, "fit", "--records", fit_file, "--serial", "--no-plots",
+                         "-o", tmp_path / "short", "--max-runs", 12, "-q")
+    assert short.returncode == 3, short.stderr
+    stopped = json.loads((tmp_path / "short" / "fit.json").read_text())["fit"]
+    again = flexmbs_here(capsys, "fit", "--resume", tmp_path / "short" / "fit.json",
+                         "--serial", "--no-plots", "--json", "-q")
+    assert again.returncode == 0, again.stderr
+    resumed = json.loads(again.stdout)["fit"]
+    assert [r["window"] for r in resumed["records"]] == [[0.0, 1.0], [0.5, 1.5]]
+    starts = {(v["record"] or "") + ":" + v["path"]: v["start"] for v in resumed["values"]}
+    for v in stopped["values"]:
+        assert starts[(v["record"] or "") + ":" + v["path"]] == pytest.approx(v["value"], rel=1e-12)
+    for v in resumed["values"]:
+        if v["path"] in TRUE:
+            assert v["value"] == pytest.approx(TRUE[v["path"]], rel=0.05)
     fit_file.write_text('param = ["joints.shaft.stiffness"]\n[records.a]\nmodel = "a/disk.toml"\n'
                         'experiment = "a/a.csv"\nmap = "a/a.map.toml"\nwindow = [1.0, 0.5]\n')
     bad = flexmbs_here(capsys, "fit", "--records", fit_file, "--serial", "-o", out)
