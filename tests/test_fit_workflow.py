@@ -354,3 +354,31 @@ def test_compare_counts_its_window_alone(tmp_path, capsys):
     base = b["common_time_base"]
     assert 1.0 <= base["t_start"] < 1.01 and 1.99 < base["t_end"] <= 2.0
     assert any("--window" in note for note in b["notes"])
+
+
+@pytest.mark.parametrize("max_runs", [16, 200])
+def test_records_with_and_without_a_quantizing_sensor(tmp_path, max_runs):
+    """A record whose model has a quantizing sensor (its Jacobian taken on the trend)
+    beside one whose model has none: stopped on its budget or converged, the fit
+    reports both records; the trend of the second is the first's own runs."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a_model, a_record, a_map = _record(tmp_path / "a", "a")
+    b_model, b_record, b_map = _record(tmp_path / "b", "b", seed=2)
+    b_model.write_text(DISK + '\n[sensors.encoder]\ntype = "joint_coordinate"\n'
+                       'joint = "shaft"\nresolution = 0.0015339807878856412\n')
+    records = []
+    for name, model, rec, cmap_path in [("a", a_model, a_record, a_map),
+                                        ("b", b_model, b_record, b_map)]:
+        experiment, cmap = _read(rec, cmap_path)
+        records.append(FitRecord(model, experiment, cmap, START, name=name))
+    fit = fit_records(records, [parse_parameter(p) for p in PARAMS], fit_offset=False,
+                      verify_limit=None, max_runs=max_runs)
+    assert fit.smooth_jacobian == ["encoder"]
+    assert fit.stop == ("budget" if max_runs == 16 else "converged"), fit.message
+    assert fit.runs <= max_runs and len(fit.quantization_shift) == 2
+    assert [r["name"] for r in fit.records] == ["a", "b"]
+    if fit.stop == "converged":
+        for path, true in TRUE.items():
+            v = fit.value(path)
+            assert abs(v.value - true) < 3 * v.std, (path, v)

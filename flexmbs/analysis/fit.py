@@ -1299,7 +1299,10 @@ class _Search:
         assert self.last is not None
         x, jac, r = self.last
         if not np.array_equal(x, res.x):  # least_squares takes J at each point it accepts
-            jac = self.jacobian(res.x)
+            try:
+                self.jacobian(res.x)
+            except _OutOfRuns:
+                pass  # the last point's Jacobian stands
             x, jac, r = self.last
         return _Outcome(x, jac, r, "converged" if res.success else "failed", str(res.message))
 
@@ -1342,9 +1345,13 @@ def _fit_result(
     quantizing = any(rec.quantizing for rec in recs)
     quantization_shift: list[float] = []
     if quantizing:  # the quantization's share: what it moves the values by, from the trend
-        smooth = np.concatenate(
-            [rec.residual(x, smooth=True) if rec.quantizing else rec.residual(x) for rec in recs]
-        )
+        parts, row = [], 0
+        for rec in recs:  # the trend's residuals; a record that does not quantize is its own
+            parts.append(
+                rec.residual(x, smooth=True) if rec.quantizing else r[row : row + rec.rows]
+            )
+            row += rec.rows
+        smooth = np.concatenate(parts)
         shift = weighted_normal @ (jac.T @ (row_weight * (r - smooth)))
         cov = cov + np.outer(shift, shift)
         quantization_shift = [float(v) for v in shift]
