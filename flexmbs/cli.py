@@ -4,8 +4,10 @@ sweep | import-urdf | export-fmu | modes | equilibrium | linearize | compare | f
 Errors in the input are reported on one line naming the file, the item and the field,
 with exit status 2 and no traceback. `flexmbs run` exits 1 when the integration fails
 (the result file then records why), `flexmbs energy` exits 1 when the energy
-criterion is not met (unless --report-only), `flexmbs fit` exits 1 when the least-squares
-search stops before it converges (its outputs are written all the same). A run ended by
+criterion is not met (unless --report-only), `flexmbs fit` exits 3 when it stops on its
+budget of runs before it converges (its outputs are written all the same, the standard
+deviations those of its last point; `--resume` goes on) and 1 when the search fails
+otherwise. A run ended by
 SIGTERM or SIGHUP records it in its result file and exits with 128 + the signal's number.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -32,8 +35,11 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_BUDGET = 0, 1, 2, 3
 EQUILIBRIUM_HEADER = "# Static equilibrium of"
+FIT_CLUSTER_AFTER = 1.0
+"""s: by default a fit's runs go to a local dask cluster once they take this long each
+(its start and its workers' loading of the kernels cost seconds)."""
 
 
 def _err(text: str) -> None:
@@ -126,10 +132,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if problem:
             _err(f"{out}: {problem}")
             return EXIT_INPUT
+    window = _window_of(args)
     sim = simulate(
         model,
         out,
-        t_end=args.t_end,
+        t_end=args.t_end if args.t_end is not None or window is None else window[1],
         rtol=args.rtol,
         atol=args.atol,
         method=args.solver,
@@ -139,6 +146,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         verify=True,
         verify_factor=args.factor,
         verify_limit=args.limit,
+        verify_window=window,
     )
     conv = sim.convergence
     assert conv is not None  # verify=True
@@ -147,6 +155,17 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     else:
         print(format_convergence(conv, args.model))
     return EXIT_OK if conv.passed else EXIT_FAILED
+
+
+def _window_of(args: argparse.Namespace) -> tuple[float, float] | None:
+    """The --window T0 T1 of a command, checked: 0 <= T0 < T1, finite (None without
+    one)."""
+    if args.window is None:
+        return None
+    t0, t1 = float(args.window[0]), float(args.window[1])
+    if not (0.0 <= t0 < t1 and math.isfinite(t1)):
+        raise FlexmbsError(f"--window {t0:g} {t1:g}: expected 0 <= T0 < T1 (s)")
+    return t0, t1
 
 
 def _result_path_problem(path: str) -> str | None:
@@ -601,6 +620,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         group=args.group,
         segment=args.segment,
         offset=args.offset,
+        window=_window_of(args),
     )
     out = args.output or _default_dir(args.result, args.experiment, suffix="_compare")
     files = write_report(comparison, out, plots=not args.no_plots)
@@ -612,82 +632,154 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fit_inputs(
+    args: argparse.Namespace,
+) -> tuple[list[Any], list[Any], dict[str, Any], str]:
+    """The records, the shared values, the settings and the default output folder of
+    `flexmbs fit`: from the command line (one record), a fit file (--records) or a
+    stopped fit's fit.json (--resume)."""
+    from .analysis.fit import parse_parameter
+    from .analysis.fit_file import read_fit_file, record_of, resume_records
+
+    forms = [args.model is not None, args.records is not None, args.resume is not None]
+    if sum(forms) != 1:
+        raise FlexmbsError(
+            "fit: expected MODEL EXPERIMENT --map MAP, or --records FIT_FILE, or --resume "
+            "FIT_JSON (one of them)"
+        )
+    window = _window_of(args)
+    if args.t_end is not None and window is not None:
+        raise FlexmbsError("fit: --t-end T is --window 0 T: expected one of them")
+    if args.t_end is not None:
+        window = (0.0, float(args.t_end))
+    params = [parse_parameter(p) for p in args.param or []]
+    sets = args.set or []
+    if args.resume is not None:
+        records, shared, options = resume_records(args.resume)
+        if params or sets or window is not None:
+            raise FlexmbsError(
+                "fit --resume: the values, settings and windows are the stopped fit's: "
+                "expected no --param, --set, --window or --t-end"
+            )
+        return records, shared, options, os.path.dirname(os.path.abspath(args.resume))
+    if args.records is not None:
+        if args.map is not None or args.experiment is not None or window is not None:
+            raise FlexmbsError(
+                "fit --records: each record's files and window are in the fit file: "
+                "expected no EXPERIMENT, --map, --window or --t-end"
+            )
+        records, shared = read_fit_file(args.records)
+        for r in records:
+            r.overrides = list(r.overrides) + sets
+        default = os.path.splitext(os.path.basename(args.records))[0] + "_fit"
+        return records, shared + params, {}, default
+    if args.experiment is None or args.map is None or not params:
+        raise FlexmbsError(
+            "fit: expected MODEL EXPERIMENT --map MAP and at least one --param PATH[=lo:hi]"
+        )
+    record = record_of(
+        "", args.model, args.experiment, args.map, sets, (), window, args.group, args.gaps
+    )
+    return [record], params, {}, _default_dir(args.model, args.experiment, suffix="_fit")
+
+
+def _fit_executor(args: argparse.Namespace, runs_per_step: int) -> Any:
+    """Where the fit's runs go: a dask scheduler (--scheduler), a local cluster
+    (--workers; by default, with two cores or more and dask installed, once a run
+    takes FIT_CLUSTER_AFTER s), or here (--serial, one core, one run a step, or no
+    dask): a context manager of an Executor or None."""
+    import contextlib
+
+    if args.serial:
+        if args.scheduler is not None or args.workers is not None:
+            raise FlexmbsError("fit --serial: expected no --scheduler or --workers with it")
+        return contextlib.nullcontext(None)
+    from .analysis.distributed import LocalClusterWhenSlow, dask_executor
+
+    if args.scheduler is not None or args.workers is not None:
+        return dask_executor(args.scheduler, args.workers)
+    cores = os.cpu_count() or 1
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return contextlib.nullcontext(None)
+    if cores < 2 or runs_per_step < 2:
+        return contextlib.nullcontext(None)
+    return LocalClusterWhenSlow(
+        min(cores, runs_per_step), FIT_CLUSTER_AFTER, None if args.quiet else _log
+    )
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
-    from .analysis.channel_map import load_channel_map
-    from .analysis.compare import format_summary
-    from .analysis.experiment import read_experiment
     from .analysis.fit import (
         DEFAULT_MAX_RUNS,
         FIT_RTOL,
-        FitResult,
-        fit_model,
+        fit_records,
         format_fit_report,
-        parse_parameter,
         write_fit_outputs,
     )
 
-    parameters = [parse_parameter(p) for p in args.param]
-    channel_map = load_channel_map(args.map)
-    experiment = read_experiment(
-        args.experiment,
-        channel_map.time_name,
-        args.group if args.group is not None else channel_map.group,
-    )
+    records, shared, options, default_out = _fit_inputs(args)
     log = None if args.quiet else _log
-    overrides = args.set or []
-
-    def fit_on(executor: Executor | None) -> FitResult:
-        return fit_model(
-            args.model,
-            experiment,
-            channel_map,
-            parameters,
-            overrides=overrides,
-            t_end=args.t_end,
-            rtol=args.rtol or FIT_RTOL,
-            atol=args.atol,
-            fit_offset=not args.fixed_offset,
-            gaps=args.gaps,
+    rtol = args.rtol or options.get("rtol") or FIT_RTOL
+    atol = args.atol if args.atol is not None else options.get("atol")
+    fit_offset = not args.fixed_offset and options.get("fit_offset", True)
+    resuming = args.resume is not None
+    if resuming and log:
+        log(f"going on from the point the fit of {args.resume} reached")
+    runs_per_step = max(
+        len(records), len(records) * len(shared) + sum(len(r.parameters) for r in records)
+    )
+    with _fit_executor(args, runs_per_step) as executor:
+        if executor is not None and log and not hasattr(executor, "started"):
+            log("the runs of each step go side by side on dask workers")
+        fit = fit_records(
+            records,
+            shared,
+            rtol=rtol,
+            atol=atol,
+            fit_offset=fit_offset,
             max_runs=DEFAULT_MAX_RUNS if args.max_runs is None else args.max_runs,
             log=log,
             executor=executor,
-            verify_limit=None if args.no_verify else args.verify_limit,
+            verify_limit=None if args.no_verify or resuming else args.verify_limit,
         )
-
-    if args.scheduler is None and args.workers is None:
-        fit = fit_on(None)
-    else:
-        from .analysis.distributed import dask_executor
-
-        with dask_executor(args.scheduler, args.workers) as executor:
-            fit = fit_on(executor)
-    out = args.output or _default_dir(args.model, args.experiment, suffix="_fit")
-    outputs = write_fit_outputs(
-        fit,
-        args.model,
-        args.experiment,
-        args.map,
-        overrides,
-        out,
-        gaps=args.gaps,
-        group=args.group,
-        plots=not args.no_plots,
-    )
+    out = args.output or default_out
+    settings = {"rtol": fit.rtol, "atol": fit.atol, "fit_offset": fit_offset}
+    outputs = write_fit_outputs(fit, out, plots=not args.no_plots, options=settings)
+    fit_json = os.path.join(out, "fit.json")
     if args.json:
-        with open(os.path.join(out, "fit.json"), encoding="utf-8") as f:
+        with open(fit_json, encoding="utf-8") as f:
             print(f.read())
     else:
-        print(format_fit_report(fit))
-        print()
-        print(format_summary(outputs.comparison))
+        print(format_fit_report(fit, resume=fit_json))
+        for name, comparison in outputs.comparisons.items():
+            print()
+            if len(outputs.comparisons) > 1:
+                print(f"record {name}:")
+            print(_summary_of(comparison))
         print(
             f"\nfitted model {outputs.model_file}; outputs in {out}: "
-            + ", ".join(os.path.basename(f) for f in outputs.files)
+            + ", ".join(os.path.relpath(f, out) for f in outputs.files)
         )
+    if fit.stop == "budget":
+        _log(
+            f"{records[0].model_path}: the fit stopped on its budget before it converged: "
+            f"{fit.message}; its last point and the standard deviations there are in "
+            f"{fit_json}; go on with flexmbs fit --resume {fit_json}"
+        )
+        return EXIT_BUDGET
     if not fit.success:
-        _err(f"{args.model}: the fit stopped before it converged: {fit.message}")
+        _err(f"{records[0].model_path}: the fit stopped before it converged: {fit.message}")
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _summary_of(comparison: Any) -> str:
+    """A comparison's summary (flexmbs.analysis.compare.format_summary)."""
+    from .analysis.compare import format_summary
+
+    return str(format_summary(comparison))
 
 
 def _add_set_option(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -768,6 +860,14 @@ def _parser() -> argparse.ArgumentParser:
         default=1e-3,
         help="largest change of an output group, relative to its scale, that passes "
         "(default 1e-3); exit 1 when a group exceeds it",
+    )
+    v.add_argument(
+        "--window",
+        nargs=2,
+        type=float,
+        metavar=("T0", "T1"),
+        help="compare the two runs from T0 to T1 s only (the runs start at 0; "
+        "--t-end defaults to T1)",
     )
     _add_set_option(v, "as for run")
     v.add_argument("--json", action="store_true", help="machine-readable output")
@@ -1057,6 +1157,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--segment", type=float, help="Welch segment (s) of the spectra (default: the whole record)"
     )
+    c.add_argument(
+        "--window",
+        nargs=2,
+        type=float,
+        metavar=("T0", "T1"),
+        help="compare the samples from simulation time T0 to T1 s only (the alignment "
+        "still sees the whole record)",
+    )
     c.add_argument("--no-plots", action="store_true", help="no PNG plots")
     c.set_defaults(fn=_cmd_compare)
 
@@ -1064,23 +1172,46 @@ def _parser() -> argparse.ArgumentParser:
         "fit",
         help="identify model values from an experiment file (least squares over runs of the model)",
     )
-    f.add_argument("model", help="model file (TOML); its values are the starting point")
-    f.add_argument("experiment", help="experiment file (CSV or HDF5)")
-    f.add_argument("--map", required=True, metavar="MAP.toml", help="channel map")
+    f.add_argument("model", nargs="?", help="model file (TOML); its values are the starting point")
+    f.add_argument("experiment", nargs="?", help="experiment file (CSV or HDF5)")
+    f.add_argument("--map", metavar="MAP.toml", help="channel map (with MODEL EXPERIMENT)")
     f.add_argument(
         "--param",
         action="append",
-        required=True,
         metavar="PATH[=lo:hi]",
         help="a model value to identify, by its dotted path as for --set, "
         "with optional bounds (repeatable), e.g. "
-        "--param joints.joint2.damping=0:1",
+        "--param joints.joint2.damping=0:1; with --records, a value every record shares",
     )
-    _add_set_option(f, "override a value of the model file (repeatable), e.g. a starting value")
+    _add_set_option(
+        f,
+        "override a value of the model file (repeatable), e.g. a starting value; with "
+        "--records, of every record's model",
+    )
+    f.add_argument(
+        "--records",
+        metavar="FIT_FILE.toml",
+        help="fit several records at once: a fit file naming each record's model, "
+        "experiment, map, settings, own values and window, and the values they share",
+    )
+    f.add_argument(
+        "--resume",
+        metavar="FIT.json",
+        help="go on from where the fit that wrote this fit.json stopped (its records, "
+        "values and settings; --max-runs is the new budget; outputs beside it unless -o)",
+    )
+    f.add_argument(
+        "--window",
+        nargs=2,
+        type=float,
+        metavar=("T0", "T1"),
+        help="fit the samples from model time T0 to T1 s only (the runs start at 0, so the "
+        "state at T0 is the model's; the convergence check covers the same window)",
+    )
     f.add_argument(
         "--t-end",
         type=float,
-        help="fit the first T s after the release (default: the whole record)",
+        help="fit the first T s after the release, as --window 0 T (default: the whole record)",
     )
     f.add_argument(
         "--rtol",
@@ -1100,7 +1231,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--max-runs",
         type=_positive_int,
-        help="runs of the model at most, every Jacobian's included (default 200: "
+        help="runs of the model at most, every Jacobian's included: the fit stops when its "
+        "next step does not fit in what is left, with exit status 3 (default 200: "
         "flexmbs.analysis.fit.DEFAULT_MAX_RUNS)",
     )
     f.add_argument(
@@ -1127,12 +1259,20 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--no-plots", action="store_true", help="no PNG plots")
     f.add_argument(
         "--scheduler",
-        help="run each Jacobian's difference columns at once on this dask scheduler",
+        help="run each step's runs (a Jacobian's columns, the records) at once on this dask "
+        "scheduler",
     )
     f.add_argument(
         "--workers",
         type=_positive_int,
-        help="...or on a local dask cluster of this many workers",
+        help="...or on a local dask cluster of this many workers (default: one per core, "
+        "up to the runs of a step, once a run takes over a second, when dask is installed "
+        "and there are two cores)",
+    )
+    f.add_argument(
+        "--serial",
+        action="store_true",
+        help="make the runs here, one after another",
     )
     f.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     f.set_defaults(fn=_cmd_fit)

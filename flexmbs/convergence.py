@@ -84,6 +84,7 @@ class Convergence:
     wall_time: tuple[float, float] = (0.0, 0.0)
     status: tuple[str, str] = ("", "")
     message: str = ""
+    window: tuple[float, float] | None = None
 
     @property
     def passed(self) -> bool:
@@ -104,6 +105,7 @@ class Convergence:
             "passed": self.passed,
             "status": list(self.status),
             "message": self.message,
+            "window": list(self.window) if self.window is not None else None,
             "groups": [g.as_dict() for g in self.groups],
             "runs": [{k: s.get(k) for k in keep} for s in self.statistics],
         }
@@ -154,17 +156,29 @@ def _unit_of(units: Sequence[str]) -> str:
     return "/".join(seen) if seen else "-"
 
 
-def compare_runs(model: Model, coarse: Any, fine: Any, limit: float) -> list[GroupChange]:
-    """The groups of module text, from two runs of `model` on the same output times."""
+def compare_runs(
+    model: Model,
+    coarse: Any,
+    fine: Any,
+    limit: float,
+    window: tuple[float, float] | None = None,
+) -> list[GroupChange]:
+    """The groups of module text, from two runs of `model` on the same output times;
+    `window` (t0, t1): only the outputs from t0 to t1 s count (their changes and
+    their scales)."""
     cm = compile_model(model)
     n = min(len(coarse.t), len(fine.t))
-    t = np.asarray(coarse.t[:n])
+    rows = np.arange(n)
+    if window is not None:
+        times = np.asarray(coarse.t[:n])
+        rows = rows[(times >= window[0] - 1e-12) & (times <= window[1] + 1e-12)]
+    t = np.asarray(coarse.t)[rows]
     nq = cm.nq
     nel = int(np.sum(cm.arrays.flex_nf))
     nj = nq - nel
     names = list(cm.coordinate_names)
     units = coordinate_units(model, names)
-    yc, yf = coarse.y[:n], fine.y[:n]
+    yc, yf = np.asarray(coarse.y)[rows], np.asarray(fine.y)[rows]
     groups = []
     if nj:
         x = yf[:, :nj]
@@ -194,7 +208,7 @@ def compare_runs(model: Model, coarse: Any, fine: Any, limit: float) -> list[Gro
                 limit,
             )
         )
-    sc, sf = coarse.sensors[:n], fine.sensors[:n]
+    sc, sf = np.asarray(coarse.sensors)[rows], np.asarray(fine.sensors)[rows]
     k = 0
     for name, size in zip(cm.sensor_names, cm.sensor_sizes):
         x = sf[:, k : k + size]
@@ -212,7 +226,10 @@ def compare_runs(model: Model, coarse: Any, fine: Any, limit: float) -> list[Gro
             )
         )
         k += size
-    ec, ef = np.array(coarse.energy[:n, :5]), np.array(fine.energy[:n, :5])
+    ec, ef = (
+        np.array(np.asarray(coarse.energy)[rows, :5]),
+        np.array(np.asarray(fine.energy)[rows, :5]),
+    )
     ec[:, 1] -= ec[0, 1]  # gravity's variation: its zero is arbitrary
     ef[:, 1] -= ef[0, 1]
     held = np.abs(ef[:, :4]).max()
@@ -249,7 +266,12 @@ def format_convergence(conv: Convergence, source: str = "") -> str:
     lines = [
         f"convergence{' of ' + source if source else ''}: {conv.method} at rtol "
         f"{conv.rtol:g}, atol {conv.atol:g} against rtol {conv.rtol / conv.factor:g}, "
-        f"atol {conv.atol / conv.factor:g}",
+        f"atol {conv.atol / conv.factor:g}"
+        + (
+            f", compared from t = {conv.window[0]:g} to {conv.window[1]:g} s"
+            if conv.window is not None
+            else ""
+        ),
         f"  runs: {s0.get('nsteps', 0)} and {s1.get('nsteps', 0)} steps, "
         f"{s0.get('wall_time', math.nan):.3g} and {s1.get('wall_time', math.nan):.3g} s "
         "integrating",

@@ -672,6 +672,7 @@ def simulate(
     verify=False,
     verify_factor=DEFAULT_FACTOR,
     verify_limit=DEFAULT_LIMIT,
+    verify_window=None,
 ):
     """Integrate `model` (a Model) and write the result file `path` (None: no file).
     `formulation`: "joint", "order-n" (trees) or "absolute" (every joint a
@@ -696,7 +697,8 @@ def simulate(
     and compare the two runs, output group by output group, each against its own
     scale (flexmbs.convergence); the Simulation's `convergence` then holds the
     outcome (None without `verify`), `passed` when every group changed by less than
-    `verify_limit` of its scale.
+    `verify_limit` of its scale; `verify_window` (t0, t1): only the outputs from t0
+    to t1 s are compared.
 
     The result file is locked from the start until it is closed: while another run
     (or ResultWriter) writes to `path`, this one is refused before any work with
@@ -728,7 +730,7 @@ def simulate(
     if not verify:
         return sim
     wall = time.perf_counter() - start
-    return _verified(model, sim, settings, wall, verify_factor, verify_limit, log)
+    return _verified(model, sim, settings, wall, verify_factor, verify_limit, log, verify_window)
 
 
 def _locked_result_file(path, log):
@@ -746,7 +748,7 @@ def _locked_result_file(path, log):
     return lock
 
 
-def _verified(model, sim, settings, wall, factor, limit, log):
+def _verified(model, sim, settings, wall, factor, limit, log, window=None):
     """`sim` (which took `wall` s) with its convergence check: the same run at
     `settings`' rtol and atol divided by `factor`, compared output group by group
     (flexmbs.convergence.compare_runs, against `limit`)."""
@@ -769,9 +771,10 @@ def _verified(model, sim, settings, wall, factor, limit, log):
         wall_time=(wall, time.perf_counter() - start),
         status=(sim.status, fine.status),
         message=sim.message or fine.message,
+        window=None if window is None else (float(window[0]), float(window[1])),
     )
     if sim.status == fine.status == "finished":
-        sim.convergence.groups = compare_runs(model, sim, fine, limit)
+        sim.convergence.groups = compare_runs(model, sim, fine, limit, window)
     return sim
 
 

@@ -404,6 +404,17 @@ CLI_CASES = [
       "--workers", "100000", "-o", "{tmp}/s"], 2, ["--workers 100000", "a core"]),
     (["fit", "{models}/chain_planar_4.toml", "{tmp}/missing.csv", "--map", "m.toml",
       "--param", "joints.j1.damping", "--max-runs", "0"], 2, ["--max-runs", ">= 1"]),
+    # fits: one form of the command, windows in order, files it can read
+    (["fit", "--records", "{tmp}/missing.fit.toml"], 2,
+     ["missing.fit.toml", "cannot read the fit file"]),
+    (["fit", "--records", "{tmp}/notes.txt"], 2, ["notes.txt", "not a TOML file"]),
+    (["fit", "--resume", "{tmp}/notes.txt"], 2, ["notes.txt", "--resume", "fit.json"]),
+    (["fit", "{models}/chain_planar_4.toml", "--records", "{tmp}/notes.txt"], 2,
+     ["expected MODEL EXPERIMENT --map MAP, or --records"]),
+    (["fit", "{models}/chain_planar_4.toml", "{tmp}/missing.csv", "--map", "m.toml",
+      "--param", "joints.j1.damping", "--window", "2", "1"], 2,
+     ["--window 2 1", "0 <= T0 < T1"]),
+    (["verify", "{models}/chain_planar_4.toml", "--window", "1", "nan"], 2, ["--window"]),
     # exports and animations: bounded, and no frame of no time
     (["export", "{tmp}/missing.h5", "--subdivisions", "1000000000"], 2,
      ["--subdivisions 1000000000", "1 .. 100"]),

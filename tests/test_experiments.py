@@ -337,7 +337,7 @@ def test_fit_recovers_stiffness_damping_and_alpha(tmp_path):
     start = {"joints.joint2.stiffness": 0.15, "joints.joint2.damping": 0.049,
              "bodies.link2.alpha": 0.000375}
     args = ["fit", RIG, CSV, "--map", MAP, "--t-end", 3.0, "-o", out, "--json", "-q",
-            "--no-plots"]
+            "--no-plots", "--serial"]
     for path, value in start.items():
         args += ["--param", path, "--set", f"{path}={value}"]
     r = flexmbs(*args)

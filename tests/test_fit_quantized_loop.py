@@ -134,7 +134,7 @@ def test_a_servo_on_a_quantized_encoder_is_fitted_to_its_noise(tmp_path, capsys)
         "--param", "actuators.motor.torque_constant",
         "--set", "frictions.bearings.coulomb=0.0114",
         "--set", "actuators.motor.torque_constant=0.2625",
-        "--no-verify", "--no-plots", "--json", "-q", "-o", tmp_path / "fit",
+        "--no-verify", "--no-plots", "--json", "-q", "--serial", "-o", tmp_path / "fit",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)["fit"]

@@ -4,6 +4,7 @@ LocalCluster give what the same runs give here, and no case is lost."""
 import csv
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from flexmbs import open_result
@@ -87,6 +88,47 @@ def test_the_fits_difference_columns_on_workers_are_the_fit_here(executor):
     there = fit_model(rig, record, channel_map, params, executor=executor, **args)
     assert [v.value for v in there.values] == [v.value for v in here.values]
     assert there.runs == here.runs
+
+
+def test_a_fit_of_two_records_on_workers_is_the_fit_here(tmp_path, executor):
+    """Two records sharing two values, each with its initial angle: the records' runs
+    and every Jacobian column on the workers give the fit made here, bit for bit, in
+    as many runs (three steps of the search, on a budget of 26 runs)."""
+    import test_fit_workflow as disk
+
+    from flexmbs.analysis.fit import FitRecord, fit_records, parse_parameter
+    records = []
+    for name, over in [("a", []), ("b", ["joints.shaft.initial=-0.3"])]:
+        (tmp_path / name).mkdir()
+        model, record, cmap_path = disk._record(tmp_path / name, name, over)
+        experiment, cmap = disk._read(record, cmap_path)
+        records.append(FitRecord(model, experiment, cmap, over + disk.START,
+                                 [parse_parameter("joints.shaft.initial")], name=name))
+    params = [parse_parameter(p) for p in disk.PARAMS]
+    args = dict(fit_offset=False, verify_limit=None, max_runs=26)  # three steps
+    here = fit_records(records, params, **args)
+    there = fit_records(records, params, executor=executor, **args)
+    assert [v.value for v in there.values] == [v.value for v in here.values]
+    np.testing.assert_array_equal([v.std for v in there.values], [v.std for v in here.values])
+    assert there.runs == here.runs == 26 and there.stop == here.stop
+
+
+def test_a_local_cluster_starts_only_for_slow_runs():
+    """By default a fit's runs are made here while they are quick, and go to a local
+    cluster once they take longer than the threshold each on average, the first left
+    out (the cluster's start would cost more than quick runs side by side save)."""
+    import time
+
+    from flexmbs.analysis.distributed import LocalClusterWhenSlow
+    said = []
+    with LocalClusterWhenSlow(1, threshold=0.05, log=said.append) as ex:
+        ex.submit(time.sleep, 0.2).result()  # the first: it loads the kernels
+        assert list(ex.map(abs, [-1, -2])) == [1, 2] and not ex.started
+        ex.submit(time.sleep, 0.5).result()
+        assert not ex.started and not said
+        assert ex.submit(abs, -3).result() == 3 and ex.started
+        assert "local dask cluster of 1 workers" in said[0]
+    assert not ex.started
 
 
 def test_sweep_command_line(tmp_path, capsys):

@@ -174,7 +174,7 @@ def test_a_fit_with_the_models_own_solver_recovers_its_values(tmp_path, capsys):
                         "bodies.ruler.alpha", "--param", "actuators.hub.kd", "--set",
                         "bodies.ruler.alpha=6.4e-4", "--set", "actuators.hub.kd=0.06",
                         "--fixed-offset", "-o", tmp_path / "fit", "--json", "-q",
-                        "--no-plots")
+                        "--no-plots", "--serial")
     assert done.returncode == 0, done.stderr
     values = {v["path"]: v for v in json.loads(done.stdout)["fit"]["values"]}
     assert values["bodies.ruler.alpha"]["value"] == pytest.approx(8e-4, rel=0.01)
@@ -191,17 +191,20 @@ def test_a_fit_refuses_a_model_that_does_not_converge_at_its_tolerance(tmp_path,
     assert "solver.method" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_an_unconverged_fit_gives_no_standard_deviation(tmp_path, capsys):
+def test_a_fit_stopped_on_its_budget_says_so(tmp_path, capsys):
+    """A fit that spends its --max-runs before it converges exits 3, says UNCONVERGED
+    in its report, its fit.json and its fitted file's header; far from the optimum
+    (s^2 far above 1) it gives no standard deviation."""
     record, cmap = _record(tmp_path)
     out = tmp_path / "fit"
     done = flexmbs_here(capsys, "fit", ROTARY, record, "--map", cmap, "--param",
                         "actuators.hub.kd", "--set", "actuators.hub.kd=0.08",
                         "--fixed-offset", "--max-runs", 3, "-o", out, "-q", "--no-plots",
-                        "--no-verify")
-    assert done.returncode == 1
+                        "--no-verify", "--serial")
+    assert done.returncode == 3
     assert "UNCONVERGED" in done.stdout and "n/a" in done.stdout
     fit = json.loads((out / "fit.json").read_text())["fit"]
-    assert fit["success"] is False
+    assert fit["success"] is False and fit["stop"] == "budget"
     assert all(v["std"] is None for v in fit["values"])
     header = (out / "rotary_link_step_fitted.toml").read_text().splitlines()[:6]
     assert any("UNCONVERGED" in line for line in header)

@@ -327,17 +327,22 @@ def compare_signals(
     offset: float | None = None,
     alignment: str | None = None,
     segment: float | None = None,
+    window: tuple[float, float] | None = None,
 ) -> Comparison:
     """Compare MeasuredSignals with SimulatedSignals (channel_map module).
 
     offset : t_exp - t_sim (s); None: found by the map's alignment.
     alignment : the text saying how the offset was found (with `offset`).
     segment : Welch segment (s); None: the whole common record.
+    window : (t0, t1) s of simulation time: only the samples there are compared (the
+    alignment still sees the whole record); None: every common sample.
     Returns a Comparison (paths left empty: compare_files fills them)."""
     if offset is None:
         offset, alignment = find_offset(channel_map, measured, simulated)
     t_sim = measured.time - offset
     common = (t_sim >= simulated.time[0]) & (t_sim <= simulated.t_end)
+    if window is not None:
+        common &= (t_sim >= window[0]) & (t_sim <= window[1])
     n = int(common.sum())
     if n < MIN_COMMON_SAMPLES:
         raise ExperimentError(
@@ -419,12 +424,14 @@ def compare_files(
     group: str | None = None,
     segment: float | None = None,
     offset: float | None = None,
+    window: tuple[float, float] | None = None,
 ) -> Comparison:
     """Compare a result file with an experiment file through a channel map file.
 
     gaps : the gap policy ("error", "interpolate", "cut"), None: the map's.
     group : the HDF5 group of the experiment, None: the map's or the only one.
     segment : Welch segment (s); offset : t_exp - t_sim (s), None: the map's alignment.
+    window : (t0, t1) s of simulation time compared (compare_signals), None: all.
     """
     from ..io.results import open_result
 
@@ -438,7 +445,11 @@ def compare_files(
         result.time, result.sensors, sensor_quantities(result.model_json), channel_map, result.path
     )
     text = None if offset is None else f"offset {offset:.6g} s as given"
-    comparison = compare_signals(channel_map, measured, simulated, offset, text, segment)
+    comparison = compare_signals(channel_map, measured, simulated, offset, text, segment, window)
+    if window is not None:
+        comparison.notes.append(
+            f"compared from t = {window[0]:g} to {window[1]:g} s of simulation time (--window)"
+        )
     comparison.result_path = os.fspath(result_path)
     comparison.experiment_path = os.fspath(experiment_path)
     comparison.result_status = result.status

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
-from concurrent.futures import Executor
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
+from typing import Any
 
 from ..errors import FlexmbsError
 
-__all__ = ["dask_executor", "MAX_LOCAL_WORKERS_PER_CORE"]
+__all__ = ["dask_executor", "LocalClusterWhenSlow", "MAX_LOCAL_WORKERS_PER_CORE"]
 
 MAX_LOCAL_WORKERS_PER_CORE = 4
 """A local cluster has at most this many worker processes a core: each runs one case
@@ -60,14 +63,66 @@ def dask_executor(scheduler: str | None = None, workers: int | None = None) -> I
             f"processes a core ({MAX_LOCAL_WORKERS_PER_CORE * cores} on this machine's "
             f"{cores}): each runs one case at a time, so more only share the cores"
         )
-    with (
-        LocalCluster(
+    with warnings.catch_warnings():  # another cluster's dashboard port: no matter
+        warnings.filterwarnings("ignore", "Port .* is already in use", UserWarning)
+        cluster = LocalCluster(
             n_workers=n,
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
             silence_logs=50,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+        )
+    with cluster, Client(cluster) as client:
         yield client.get_executor()
+
+
+class LocalClusterWhenSlow(Executor):
+    """An Executor that makes its runs here, one after another, until they take more
+    than `threshold` s each on average (the first left out: it loads the kernels);
+    from then on it sends them to a LocalCluster of `workers` processes
+    (dask_executor), started then (`log` is told). A cluster costs seconds to start
+    and its workers to load the kernels, which runs of a fraction of a second would
+    not win back. `shutdown` (or leaving a `with` block) closes the cluster, if it
+    was started."""
+
+    def __init__(
+        self,
+        workers: int,
+        threshold: float = 1.0,
+        log: Callable[[str], object] | None = None,
+    ) -> None:
+        self.workers, self.threshold, self.log = workers, threshold, log
+        self.seconds, self.count, self.calls = 0.0, 0, 0
+        self._stack = contextlib.ExitStack()
+        self._cluster: Executor | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the runs now go to the cluster."""
+        return self._cluster is not None
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if self._cluster is None and self.count and self.seconds / self.count > self.threshold:
+            if self.log:
+                self.log(
+                    f"a run takes {self.seconds / self.count:.2g} s: the runs of each step go "
+                    f"side by side on a local dask cluster of {self.workers} workers from here"
+                )
+            self._cluster = self._stack.enter_context(dask_executor(None, self.workers))
+        if self._cluster is not None:
+            return self._cluster.submit(fn, *args, **kwargs)
+        future: Future[Any] = Future()
+        start = time.perf_counter()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # the caller's result() raises it, as a pool's would
+            future.set_exception(exc)
+        self.calls += 1
+        if self.calls > 1:  # the first loads the kernels
+            self.seconds += time.perf_counter() - start
+            self.count += 1
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._stack.close()
+        self._cluster = None

@@ -16,8 +16,21 @@ third differences of the unfiltered measurement, sigma = 1.4826 median|D^3 e| /
 sqrt(20) (a smooth signal sampled finely has negligible third differences; white
 noise has var D^3 = 20 sigma^2), and on a quantized record at least the rounding's
 q / sqrt(12) (flexmbs.analysis.channel_map.measurement_noise). The samples
-are those from the starting offset (the release) to the end of the record or `t_end`
-later.
+are those of the window (t0, t1) of model time, t_k - offset_0 in [t0, t1] with
+offset_0 the starting offset (default: from the release to the end of the record);
+the runs start at 0, so the state at t0 is the model's.
+
+Several records (`fit_records`) stack their residuals (1) in one vector: each
+record's runs use its own model file and settings with the shared values and its own
+ones, its own window and offset; the Jacobian of a record's rows has columns for the
+shared values, its own values and its offset, zeros for the other records'.
+
+The search (scipy.optimize.least_squares, trust region reflective) is held to the
+budget of runs `max_runs` alone: every run is counted where it is made, and the
+search stops when its next step (a run per record and the Jacobian that would follow)
+does not fit in what is left. It then keeps the last point at which it took a
+Jacobian (the search's best: it takes one at each point it accepts) and gives the
+standard deviations (2), (3) at that point, marked as such.
 
 Jacobian: forward differences for the model values, one run per value, with the step
 FD_STEP * max(|p|, |p_0|) (backwards at an upper bound); the offset's column is exact,
@@ -108,7 +121,9 @@ __all__ = [
     "FitResult",
     "FitOutputs",
     "parse_parameter",
+    "FitRecord",
     "fit_model",
+    "fit_records",
     "write_fit_outputs",
     "fitted_model_text",
     "toml_value",
@@ -284,7 +299,8 @@ def _default_bounds(parameter: FitParameter) -> FitParameter:
 # -------------------------------------------------------------------- results
 @dataclass
 class FittedValue:
-    """One identified value: start, fitted value, standard deviation, bounds."""
+    """One identified value: start, fitted value, standard deviation, bounds; `record`
+    the record it belongs to in a fit of several (None: shared by all, or the one)."""
 
     path: str
     start: float
@@ -292,6 +308,12 @@ class FittedValue:
     std: float
     lower: float
     upper: float
+    record: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The value's name in the report: its path, after its record's name."""
+        return f"{self.record}:{self.path}" if self.record else self.path
 
     @property
     def at_bound(self) -> bool:
@@ -318,6 +340,11 @@ class FitResult:
     smooth_jacobian : the sensors whose quantization the Jacobian's runs leave out;
     correlation_time : channel -> tau_c of (2), samples; quantization_shift : the
     values' shift d of (3) (same order as values; empty without quantizing sensors).
+    stop : "converged", "budget" (max_runs spent) or "failed"; std_at : where the
+    standard deviations were computed, "optimum" or "last point" (a fit stopped on
+    its budget); max_runs : the budget; shared : the --param forms of the values
+    every record shares; records : per record its files, overrides, own
+    parameters, window, samples, offset, cost and s^2 (a dict each).
     """
 
     values: list[FittedValue]
@@ -346,12 +373,17 @@ class FitResult:
     smooth_jacobian: list[str] = field(default_factory=list)
     correlation_time: dict[str, float] = field(default_factory=dict)
     quantization_shift: list[float] = field(default_factory=list)
+    stop: str = "converged"
+    std_at: str = "optimum"
+    max_runs: int = DEFAULT_MAX_RUNS
+    shared: list[str] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
 
     def value(self, path: str) -> FittedValue:
-        return next(v for v in self.values if v.path == path)
+        return next(v for v in self.values if v.name == path or v.path == path)
 
     def to_dict(self) -> dict[str, Any]:
-        names = [v.path for v in self.values]
+        names = [v.name for v in self.values]
         return {
             "values": [
                 {
@@ -362,6 +394,7 @@ class FitResult:
                     "lower": _finite_or_none(v.lower),
                     "upper": _finite_or_none(v.upper),
                     "at_bound": v.at_bound,
+                    "record": v.record,
                 }
                 for v in self.values
             ],
@@ -396,6 +429,14 @@ class FitResult:
             "smooth_jacobian": list(self.smooth_jacobian),
             "correlation_time": dict(self.correlation_time),
             "quantization_shift": list(self.quantization_shift),
+            "stop": self.stop,
+            "std_at": self.std_at,
+            "max_runs": self.max_runs,
+            "shared": list(self.shared),
+            "records": [
+                {k: (_finite_or_none(v) if isinstance(v, float) else v) for k, v in r.items()}
+                for r in self.records
+            ],
         }
 
 
@@ -434,9 +475,73 @@ def noise_standard_deviation(values: ArrayLike) -> float:
 
 
 # ------------------------------------------------------------------------ fit
+# ------------------------------------------------------------------------ fit
+@dataclass
+class FitRecord:
+    """One record of a fit: the model file with its `overrides` (every --set of the
+    record, the fit's own included), the Experiment and its ChannelMap, the record's
+    own `parameters` (values of this record alone, e.g. its initial state), the
+    `window` (t0, t1) of model time whose samples the cost counts (None: from the
+    release to the end of the record), its `name` (unique in a fit of several), the
+    gap policy `gaps` (None: the map's), `offset` the starting time offset (s; None:
+    the map's alignment, from a run of the starting model) and `group` the HDF5
+    group it was read from (for the outputs)."""
+
+    model_path: str | os.PathLike[str]
+    experiment: Experiment
+    channel_map: ChannelMap
+    overrides: Sequence[str] = ()
+    parameters: Sequence[FitParameter] = ()
+    window: tuple[float, float] | None = None
+    name: str = ""
+    gaps: str | None = None
+    offset: float | None = None
+    group: str | None = None
+
+
+class _OutOfRuns(Exception):
+    """The next step of the search needs more runs than the budget has left."""
+
+    def __init__(self, needed: int) -> None:
+        super().__init__(needed)
+        self.needed = needed
+
+
+class _Budget:
+    """The runs the fit may make (`max_runs`) and has made."""
+
+    def __init__(self, max_runs: int) -> None:
+        self.max_runs = max_runs
+        self.made = 0
+        self.clock = _time.perf_counter()
+        self.first_search_run: tuple[int, float] | None = None
+
+    def take(self, k: int, reserve: int = 0) -> None:
+        """Count k runs about to be made; _OutOfRuns when they and `reserve` more (the
+        runs the step they belong to needs after them) exceed the budget."""
+        if self.made + k + reserve > self.max_runs:
+            raise _OutOfRuns(k + reserve)
+        self.made += k
+
+    def left(self) -> int:
+        return self.max_runs - self.made
+
+
+def _duration(seconds: float) -> str:
+    """A duration as '42 s', '3 min 05 s' or '1 h 02 min'."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
+
+
 class _Runs:
-    """Runs of the model at given values, the last few kept (least_squares asks for the
-    residual and the Jacobian at the same point)."""
+    """Runs of one record's model at given values of its fitted values, the last few
+    kept (least_squares asks for the residual and the Jacobian at the same point)."""
+
+    KEEP = 4
 
     def __init__(
         self,
@@ -449,7 +554,6 @@ class _Runs:
         output_step: float,
         channel_map: ChannelMap,
         quantities: Mapping[str, str | None],
-        log: Callable[[str], object] | None = None,
     ) -> None:
         self.model_path = model_path
         self.overrides = list(overrides)
@@ -459,8 +563,6 @@ class _Runs:
         self.channel_map = channel_map
         self.quantities = quantities
         self.cache: dict[tuple[float, ...], SimulatedSignals] = {}
-        self.count = 0
-        self.log = log
 
     def assignments(self, values: NDArray[np.float64]) -> list[str]:
         return [f"{p.path}={float(v)!r}" for p, v in zip(self.parameters, values)]
@@ -480,7 +582,7 @@ class _Runs:
                 err.source,
             ) from None
 
-    def _job(
+    def job(
         self, values: NDArray[np.float64]
     ) -> tuple[
         str, list[str], float | None, float, float, float, Mapping[str, str | None], ChannelMap
@@ -499,8 +601,15 @@ class _Runs:
             self.channel_map,
         )
 
-    def _keep(self, values: NDArray[np.float64], outcome: SimulatedSignals | str) -> None:
-        self.count += 1
+    def has(self, values: NDArray[np.float64]) -> bool:
+        return _key(values) in self.cache
+
+    def forget_old(self) -> None:
+        """Keep only the KEEP newest runs."""
+        while len(self.cache) > self.KEEP:
+            self.cache.pop(next(iter(self.cache)))
+
+    def keep(self, values: NDArray[np.float64], outcome: SimulatedSignals | str) -> None:
         if isinstance(outcome, str):
             raise ExperimentError(
                 f"the run failed at {', '.join(self.assignments(values)) or 'the start'}: "
@@ -508,78 +617,91 @@ class _Runs:
                 "valid",
                 source=self.model_path,
             )
-        self.cache[tuple(float(v) for v in values)] = outcome
-
-    def prefetch(self, points: Sequence[NDArray[np.float64]], executor: Executor) -> None:
-        """Run the models at `points` on `executor` at once (the difference columns of
-        a Jacobian), into the cache; the cache then holds at least these."""
-        todo = [v for v in points if tuple(float(x) for x in v) not in self.cache]
-        jobs = [self._job(v) for v in todo]
-        outcomes = list(executor.map(_simulated_signals, *zip(*jobs))) if jobs else []
-        for values, outcome in zip(todo, outcomes):
-            self._keep(values, outcome)
+        self.cache[_key(values)] = outcome
 
     def signals(self, values: NDArray[np.float64]) -> SimulatedSignals:
-        key = tuple(float(v) for v in values)
-        if key in self.cache:
-            return self.cache[key]
-        outcome = _simulated_signals(*self._job(values), log=self.log if not self.count else None)
-        while len(self.cache) > 4 + len(values):
-            self.cache.pop(next(iter(self.cache)))
-        self._keep(values, outcome)
-        return self.cache[key]
+        return self.cache[_key(values)]
 
 
-def _check_convergence(
-    runs: _Runs,
-    x0: NDArray[np.float64],
-    t_end: float,
-    channel_map: ChannelMap,
-    limit: float,
-    model_path: str | os.PathLike[str],
-    log: Callable[[str], object] | None,
+def _key(values: NDArray[np.float64]) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+def _run_all(
+    wanted: Sequence[tuple[_Runs, NDArray[np.float64]]],
+    budget: _Budget,
+    executor: Executor | None,
+    reserve: int = 0,
+    log: Callable[[str], object] | None = None,
 ) -> None:
-    """The starting model run at the fit's tolerance and ten times tighter: ModelError
-    (with the remedy) when a compared sensor changes by `limit` of its scale or more."""
+    """Make the runs of `wanted` ((runs, values) pairs) that are not kept yet, all at
+    once on `executor` (None: here, one after another), counted in `budget` with
+    `reserve` runs kept for what must follow them (_OutOfRuns when they do not fit)."""
+    todo: list[tuple[_Runs, NDArray[np.float64]]] = []
+    seen: set[tuple[int, tuple[float, ...]]] = set()
+    for runs, values in wanted:
+        key = (id(runs), _key(values))
+        if not runs.has(values) and key not in seen:
+            seen.add(key)
+            todo.append((runs, values))
+    if not todo:
+        return
+    budget.take(len(todo), reserve)
+    for runs in {id(r): r for r, _ in todo}.values():
+        runs.forget_old()
+    jobs = [runs.job(values) for runs, values in todo]
+    if executor is not None:
+        outcomes = list(executor.map(_simulated_signals, *zip(*jobs)))
+    else:
+        outcomes = [_simulated_signals(*job, log=log) for job in jobs]
+    for (runs, values), outcome in zip(todo, outcomes):
+        runs.keep(values, outcome)
+
+
+def _convergence_check(
+    model_path: str,
+    overrides: Sequence[str],
+    t_end: float,
+    window: tuple[float, float],
+    rtol: float,
+    atol: float,
+    output_step: float,
+    limit: float,
+    compared: Sequence[str],
+) -> tuple[str, str] | None:
+    """The model run at the fit's tolerance and ten times tighter, to t_end, compared
+    over the `window` of model time (flexmbs.convergence.compare_runs): None when
+    every sensor of `compared` changes by less than `limit` of its scale there, else
+    (kind, text) with kind "failed" (a run failed) or "moves" (the worst sensor).
+    Runs where the fit sends it (a dask worker, or here)."""
+    from ..convergence import compare_runs
+    from ..model.toml_reader import load_model
     from ..simulation import simulate
 
-    if log:
-        log(
-            f"checking that the model converges at the fit's tolerance (rtol {runs.rtol:g}, "
-            "and ten times tighter)"
+    model = load_model(model_path, overrides)
+    sims = []
+    for factor in (1.0, 10.0):
+        sim = simulate(
+            model,
+            None,
+            t_end=t_end,
+            rtol=rtol / factor,
+            atol=atol / factor,
+            output_step=output_step,
         )
-    model = runs.model(x0)
-    sim = simulate(
-        model,
-        None,
-        t_end=t_end,
-        rtol=runs.rtol,
-        atol=runs.atol,
-        output_step=runs.output_step,
-        verify=True,
-        verify_limit=limit,
+        if not sim.success:
+            return "failed", sim.message or "the run failed"
+        sims.append(sim)
+    groups = compare_runs(model, sims[0], sims[1], limit, window)
+    bad = [g for g in groups if g.name[len("sensor ") :] in compared and not g.passed]
+    if not bad:
+        return None
+    g = max(bad, key=lambda x: x.relative)
+    return (
+        "moves",
+        f"{g.name} changes by {g.relative:.3g} of its scale at ten times tighter (at t = "
+        f"{g.at_time:.6g} s; at most {limit:g})",
     )
-    conv = sim.convergence
-    assert conv is not None  # verify=True
-    if conv.status != ("finished", "finished"):
-        raise ExperimentError(
-            f"the starting run failed: {conv.message}; expected a model that runs",
-            source=model_path,
-        )
-    compared = {c.sensor for c in channel_map.channels}
-    bad = [g for g in conv.groups if g.name[len("sensor ") :] in compared and not g.passed]
-    if bad:
-        g = max(bad, key=lambda x: x.relative)
-        raise ModelError(
-            f"the model does not converge at the fit's tolerance ({conv.method}, rtol "
-            f"{conv.rtol:g}): {g.name} changes by {g.relative:.3g} of its scale at ten times "
-            f"tighter (at t = {g.at_time:.6g} s; at most {limit:g}), so the fit would follow "
-            "the integration error; expected a tolerance that converges: a smaller --rtol, "
-            "or the model with bdf (--set 'solver.method=\"bdf\"')",
-            "fit",
-            "rtol",
-            source=model_path,
-        )
 
 
 def _simulated_signals(
@@ -600,7 +722,15 @@ def _simulated_signals(
     from ..simulation import simulate
 
     model = load_model(model_path, overrides)
-    sim = simulate(model, None, t_end=t_end, rtol=rtol, atol=atol, output_step=output_step, log=log)
+    sim = simulate(
+        model,
+        None,
+        t_end=t_end,
+        rtol=rtol,
+        atol=atol,
+        output_step=output_step,
+        log=log,
+    )
     if not sim.success:
         return sim.message or "the run failed"
     sensors = _sensor_dict(compile_model(model), sim.sensors)
@@ -616,30 +746,155 @@ def _sensor_dict(cm: CompiledModel, sensors: NDArray[np.float64]) -> dict[str, N
     return out
 
 
-def _evaluations_within(
-    max_runs: int, n_model: int, quantizing: bool, model_path: str | os.PathLike[str]
-) -> int:
-    """The residual evaluations least_squares may make so that the fit runs the model
-    `max_runs` times at most: one starting run (the alignment), then per evaluation one
-    run and, at most once per evaluation (after each accepted step, and at the start),
-    a Jacobian of one run per model value, plus one run of the trend at the point
-    itself when the model quantizes (the Jacobian at the optimum is the last one's, kept):
+class _Record:
+    """One record of the fit as the search sees it: its runs, the experiment's
+    samples in its window, their targets and weights, and where its values sit in
+    the vector the search moves (`index`: the shared values, then its own;
+    `offset_index`: its offset's, None when the offset is held)."""
 
-        runs <= 1 + nfev (1 + n + [quantizing])
+    def __init__(
+        self,
+        spec: FitRecord,
+        label: str,
+        parameters: Sequence[FitParameter],
+        index: Sequence[int],
+        rtol: float,
+        atol: float,
+    ) -> None:
+        from ..model.serialize import model_to_json
+        from ..model.toml_reader import load_model
 
-    ModelError when not even one evaluation and its Jacobian fit in `max_runs`."""
-    per_evaluation = 1 + n_model + (1 if quantizing else 0)
-    least = 1 + per_evaluation
-    if max_runs < least:
-        raise ModelError(
-            f"{max_runs} runs cannot make one step of the fit: expected --max-runs >= "
-            f"{least} (the starting run, a run at the start and {per_evaluation - 1} for "
-            "its Jacobian)",
-            "fit",
-            "max_runs",
-            source=model_path,
+        self.spec, self.label = spec, label
+        self.parameters = list(parameters)
+        self.index = list(index)
+        self.offset_index: int | None = None
+        self.channel_map = spec.channel_map
+        model = load_model(spec.model_path, spec.overrides)
+        assert model.source_text is not None  # a model read from a file keeps its text
+        self.doc = _document(model.source_text, spec.overrides)
+        self.measured = measured_signals(spec.channel_map, spec.experiment, spec.gaps)
+        self.dt = self.measured.sample_interval
+        self.quantities = sensor_quantities(model_to_json(model))
+        self.t_record = float(self.measured.time[-1] - self.measured.time[0])
+        step = self.dt / OUTPUT_SUBSTEPS
+        self.runs = _Runs(
+            spec.model_path,
+            spec.overrides,
+            parameters,
+            None,
+            rtol,
+            atol,
+            step,
+            spec.channel_map,
+            self.quantities,
         )
-    return (max_runs - 1) // per_evaluation
+        self.quantizing = quantizing_sensors(self.doc)
+        smooth = [f"sensors.{_toml_key(n)}.resolution=0.0" for n in self.quantizing]
+        self.smooth_runs = (
+            _Runs(
+                spec.model_path,
+                list(spec.overrides) + smooth,
+                parameters,
+                None,
+                rtol,
+                atol,
+                step,
+                spec.channel_map,
+                self.quantities,
+            )
+            if self.quantizing
+            else self.runs
+        )
+        self.offset0 = 0.0
+        self.alignment = ""
+        self.t = np.zeros(0)
+        self.target: dict[str, NDArray[np.float64]] = {}
+        self.sigma: dict[str, float] = {}
+        self.noise_source: dict[str, str] = {}
+        self.gain: dict[str, float] = {}
+
+    @property
+    def jacobian_runs(self) -> int:
+        return len(self.index) + (1 if self.quantizing else 0)
+
+    def values(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(x[self.index], dtype=float)
+
+    def offset(self, x: NDArray[np.float64]) -> float:
+        return float(x[self.offset_index]) if self.offset_index is not None else self.offset0
+
+    def window(self) -> tuple[float, float]:
+        """The window of model time (s)."""
+        if self.spec.window is not None:
+            return self.spec.window
+        return (0.0, self.t_record)
+
+    def set_samples(self, offset0: float, alignment: str, fit_offset: bool) -> None:
+        """The experiment's samples of the window, from the starting offset, with their
+        targets, noise and filter gains; the runs' end."""
+        cm = self.channel_map
+        self.offset0, self.alignment = offset0, alignment
+        t0, t1 = self.window()
+        measured = self.measured
+        last = min(float(measured.time[-1]), offset0 + t1)
+        inside = (measured.time >= offset0 + t0) & (measured.time <= last)
+        self.t = measured.time[inside]
+        self.runs.t_end = (last - offset0) + (OFFSET_RANGE if fit_offset else 0.0)
+        self.smooth_runs.t_end = self.runs.t_end
+        self.runs.cache.clear()
+        noise = {c.name: measurement_noise(c, measured.values[c.name]) for c in cm.channels}
+        self.sigma = {name: sd for name, (sd, _) in noise.items()}
+        self.noise_source = {name: how for name, (_, how) in noise.items()}
+        for name, s in self.sigma.items():
+            if not s > 0:
+                raise ExperimentError(
+                    "the measurement has no noise to weigh it by (its third differences "
+                    "vanish and it is not quantized): state it in the map, noise = the "
+                    "standard deviation in the channel's unit",
+                    f'channel "{name}"',
+                    "noise",
+                    source=cm.path,
+                )
+        self.gain = {
+            c.name: noise_power_gain(self.dt, c.lowpass, c.lowpass_order) for c in cm.channels
+        }
+        self.target = {
+            c.name: filtered(c, measured.values[c.name][inside], self.dt) for c in cm.channels
+        }
+
+    @property
+    def rows(self) -> int:
+        return len(self.t) * len(self.channel_map.channels)
+
+    def residual(self, x: NDArray[np.float64], smooth: bool = False) -> NDArray[np.float64]:
+        """Equation (1) over the record's channels and samples (its runs made)."""
+        runs = self.smooth_runs if smooth else self.runs
+        sim = runs.signals(self.values(x))
+        offset = self.offset(x)
+        parts = []
+        for c in self.channel_map.channels:
+            s = filtered(c, sim.at(c.name, self.t - offset), self.dt)
+            parts.append((s - self.target[c.name]) / self.sigma[c.name])
+        return np.concatenate(parts)
+
+    def offset_column(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """d r / d offset = -F ds/dt / sigma, exact from the spline."""
+        sim = self.runs.signals(self.values(x))
+        offset = self.offset(x)
+        return np.concatenate(
+            [
+                -filtered(c, sim.rate_at(c.name, self.t - offset), self.dt) / self.sigma[c.name]
+                for c in self.channel_map.channels
+            ]
+        )
+
+
+def _runs_needed_for_a_step(records: Sequence[_Record]) -> tuple[int, int]:
+    """(runs of one evaluation of the residuals, runs of one Jacobian):
+
+    per evaluation: one run per record
+    per Jacobian:   sum over records of (its fitted values + 1 if it quantizes)"""
+    return len(records), sum(r.jacobian_runs for r in records)
 
 
 def fit_model(
@@ -657,262 +912,551 @@ def fit_model(
     log: Callable[[str], object] | None = None,
     executor: Executor | None = None,
     verify_limit: float | None = VERIFY_LIMIT,
+    window: tuple[float, float] | None = None,
+    offset: float | None = None,
 ) -> FitResult:
     """Identify `parameters` ([FitParameter]) of the model file `model_path` (with the
     --set `overrides` applied; their values there are the starting point) from the
-    Experiment `experiment` through the ChannelMap `channel_map`.
+    Experiment `experiment` through the ChannelMap `channel_map`: fit_records with
+    one record.
 
     t_end
-        fit the first t_end s after the release (None: the whole record).
+        fit the first t_end s after the release (None: the whole record); the same as
+        window (0, t_end).
+    window
+        (t0, t1): the cost counts the samples from model time t0 to t1 (s); the runs
+        start at 0, so the state at t0 is the model's (None: from the release).
+    offset
+        the starting time offset (s; None: the map's alignment).
+
+    The other arguments as for fit_records.
+    """
+    if window is None and t_end is not None:
+        window = (0.0, float(t_end))
+    record = FitRecord(
+        model_path,
+        experiment,
+        channel_map,
+        overrides=list(overrides),
+        window=window,
+        gaps=gaps,
+        offset=offset,
+    )
+    return fit_records(
+        [record],
+        parameters,
+        rtol=rtol,
+        atol=atol,
+        fit_offset=fit_offset,
+        max_runs=max_runs,
+        log=log,
+        executor=executor,
+        verify_limit=verify_limit,
+    )
+
+
+def _check_window(spec: FitRecord, source: str | os.PathLike[str]) -> None:
+    if spec.window is None:
+        return
+    t0, t1 = spec.window
+    if not (math.isfinite(t0) and math.isfinite(t1) and 0.0 <= t0 < t1):
+        raise ModelError(
+            f"expected 0 <= T0 < T1 (model time, s), got {t0:g} {t1:g}",
+            "--window" if not spec.name else f'record "{spec.name}"',
+            "window" if spec.name else None,
+            source=source,
+        )
+
+
+def _labels(records: Sequence[FitRecord]) -> list[str]:
+    """The records' names for the report: their own, or record1, record2, ..."""
+    labels = [r.name or f"record{k + 1}" for k, r in enumerate(records)]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise ModelError(
+                "given to two records: expected each record's name once", f'record "{label}"'
+            )
+    return labels
+
+
+def fit_records(
+    records: Sequence[FitRecord],
+    parameters: Iterable[FitParameter],
+    rtol: float = FIT_RTOL,
+    atol: float | None = None,
+    fit_offset: bool = True,
+    max_runs: int = DEFAULT_MAX_RUNS,
+    log: Callable[[str], object] | None = None,
+    executor: Executor | None = None,
+    verify_limit: float | None = VERIFY_LIMIT,
+) -> FitResult:
+    """Identify the shared `parameters` ([FitParameter], set in every record's model)
+    and each record's own (FitRecord.parameters) from the FitRecords `records` at
+    once: the residuals (1) of every record, one vector, one least-squares search.
+
     rtol, atol
         of the runs (atol None: rtol / 100).
     fit_offset
-        identify the time offset too (else hold the alignment's).
-    gaps
-        gap policy, None: the map's.
+        identify each record's time offset too (else hold its alignment's).
     max_runs
-        runs of the model at most: the starting run, the runs of the search and those
-        of its Jacobians (the convergence check's two runs aside).
+        runs of the model at most, every record's: the starting ones (the alignment,
+        one per record whose offset is not given), one per record for each
+        evaluation of the residuals, and for each Jacobian one per value of each
+        record and, for a model whose sensors quantize, one of its trend. The search
+        stops when its next step does not fit in what is left (the convergence
+        check's two runs per record aside).
     log
         a function of one str for progress lines, or None.
     executor
-        where the runs of a Jacobian's difference columns go, all at once (a
-        concurrent.futures Executor: flexmbs.analysis.distributed.dask_executor); None:
-        here, one after another.
+        where the runs of a step go, all at once (a concurrent.futures Executor:
+        flexmbs.analysis.distributed.dask_executor): the Jacobian's columns and the
+        records' runs at a point; None: here, one after another. The fit is the same.
     verify_limit
-        before fitting, the starting model is run at the fit's tolerance and ten
-        times tighter (flexmbs.convergence); a compared sensor that changes by more
-        than this of its scale is refused (ModelError with the remedy): the fit
-        would follow the integration error, not the parameters. None: no check.
+        before fitting, each record's starting model is run at the fit's tolerance
+        and ten times tighter (flexmbs.convergence) to the end of its window; a
+        compared sensor that changes by more than this of its scale within the window
+        is refused (ModelError with the remedy): the fit would follow the integration
+        error, not the parameters. None: no check.
 
-    A fit that did not converge (least_squares stopped on max_runs or failed) keeps
-    its best point with `success` False and no standard deviations (NaN): they
-    describe a minimum, which it did not reach.
+    A fit that stops on its budget keeps the last point at which it took a Jacobian
+    (its best), with `stop` "budget", `success` False and the standard deviations of
+    that point (FitResult.std_at "last point"): not those of a minimum, which it did
+    not reach. `flexmbs fit --resume` goes on from there.
 
     Returns a FitResult; raises ModelError / ExperimentError for bad input.
     """
-    from ..model.toml_reader import load_model
-
     start_clock = _time.perf_counter()
     atol = ATOL_PER_RTOL * rtol if atol is None else atol
-    model = load_model(model_path, overrides)  # checks the file and the overrides
-    assert model.source_text is not None  # a model read from a file keeps its text
-    doc = _document(model.source_text, overrides)
-    parameters = [_default_bounds(p) for p in parameters]
-    paths = [p.path for p in parameters]
-    for p in parameters:
-        if paths.count(p.path) > 1:
-            raise ModelError(
-                "given twice: expected each value once", f'--param "{p.path}"', source=model_path
-            )
-    x0 = np.array([_start_value(doc, p, model_path) for p in parameters])
-    load_model(
-        model_path, list(overrides) + [f"{p.path}={float(v)!r}" for p, v in zip(parameters, x0)]
-    )  # known fields
-    measured = measured_signals(channel_map, experiment, gaps)
-    dt = measured.sample_interval
-    from ..model.serialize import model_to_json
-
-    quantities = sensor_quantities(model_to_json(model))
-    t_record = measured.time[-1] - measured.time[0]
-
-    def runs_of(model_overrides: Sequence[str], run_log: Callable[[str], object] | None) -> _Runs:
-        return _Runs(
-            model_path,
-            model_overrides,
-            parameters,
-            None,
-            rtol,
-            atol,
-            dt / OUTPUT_SUBSTEPS,
-            channel_map,
-            quantities,
-            run_log,
-        )
-
-    runs = runs_of(overrides, log)
-    quantizing = quantizing_sensors(doc)
-    smooth = [f"sensors.{_toml_key(n)}.resolution=0.0" for n in quantizing]
-    smooth_runs = runs_of(list(overrides) + smooth, None) if quantizing else runs
-    max_nfev = _evaluations_within(max_runs, len(parameters), bool(quantizing), model_path)
-    if verify_limit is not None:
-        _check_convergence(runs, x0, t_record, channel_map, verify_limit, model_path, log)
-    # the starting offset, from a run of the starting model over the record
-    runs.t_end = t_record
-    if log:
-        log("starting run and alignment")
-    offset0, alignment = find_offset(channel_map, measured, runs.signals(x0))
-    last = measured.time[-1] if t_end is None else min(measured.time[-1], offset0 + t_end)
-    window = (measured.time >= offset0) & (measured.time <= last)
-    if window.sum() < len(parameters) + 2:
-        raise ExperimentError(
-            f"{int(window.sum())} samples after the release at "
-            f"{offset0:.6g} s: expected more than the fitted values",
-            source=experiment.path,
-        )
-    t = measured.time[window]
-    runs.t_end = (last - offset0) + (OFFSET_RANGE if fit_offset else 0.0)
-    runs.cache.clear()
-    smooth_runs.t_end = runs.t_end
-    names = channel_map.names
-    noise = {c.name: measurement_noise(c, measured.values[c.name]) for c in channel_map.channels}
-    sigma = {name: sd for name, (sd, _) in noise.items()}
-    for name, s in sigma.items():
-        if not s > 0:
-            raise ExperimentError(
-                "the measurement has no noise to weigh it by (its third differences "
-                "vanish and it is not quantized): state it in the map, noise = the "
-                "standard deviation in the channel's unit",
-                f'channel "{name}"',
-                "noise",
-                source=channel_map.path,
-            )
-    gain = {c.name: noise_power_gain(dt, c.lowpass, c.lowpass_order) for c in channel_map.channels}
-    target = {
-        c.name: filtered(c, measured.values[c.name][window], dt) for c in channel_map.channels
-    }
-    n_model = len(parameters)
-
-    def split(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
-        return x[:n_model], (x[n_model] if fit_offset else offset0)
-
-    def residual(x: NDArray[np.float64], of: _Runs = runs) -> NDArray[np.float64]:
-        values, offset = split(x)
-        sim = of.signals(values)
-        parts = []
-        for c in channel_map.channels:
-            s = filtered(c, sim.at(c.name, t - offset), dt)
-            parts.append((s - target[c.name]) / sigma[c.name])
-        return np.concatenate(parts)
-
-    def jacobian(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        values, offset = split(x)
-        r0 = residual(x)
-        steps, shifted = [], []
-        for i in range(n_model):
-            h = FD_STEP * max(abs(values[i]), abs(x0[i])) or FD_STEP
-            if values[i] + h > parameters[i].upper:
-                h = -h
-            xi = x.copy()
-            xi[i] = values[i] + h
-            steps.append(h)
-            shifted.append(xi)
-        if executor is not None:
-            smooth_runs.prefetch(
-                ([values] if quantizing else []) + [xi[:n_model] for xi in shifted], executor
-            )
-        base = residual(x, smooth_runs) if quantizing else r0
-        columns = [(residual(xi, smooth_runs) - base) / h for xi, h in zip(shifted, steps)]
-        if fit_offset:
-            sim = runs.signals(values)
-            columns.append(
-                np.concatenate(
-                    [
-                        -filtered(c, sim.rate_at(c.name, t - offset), dt) / sigma[c.name]
-                        for c in channel_map.channels
-                    ]
+    if not records:
+        raise ModelError("expected at least one record to fit", "fit")
+    labels = _labels(records)
+    shared = [_default_bounds(p) for p in parameters]
+    recs: list[_Record] = []
+    n_shared = len(shared)
+    names = [p.path for p in shared]
+    bounds = [(p.lower, p.upper) for p in shared]
+    x0_parts: list[float] = []
+    for spec, label in zip(records, labels):
+        _check_window(spec, spec.model_path)
+        own = [_default_bounds(p) for p in spec.parameters]
+        paths = [p.path for p in shared + own]
+        for p in shared + own:
+            if paths.count(p.path) > 1:
+                raise ModelError(
+                    "given twice: expected each value once",
+                    f'--param "{p.path}"',
+                    source=spec.model_path,
                 )
+        first = len(names)
+        index = list(range(n_shared)) + list(range(first, first + len(own)))
+        rec = _Record(spec, label, shared + own, index, rtol, atol)
+        starts = [_start_value(rec.doc, p, spec.model_path) for p in shared + own]
+        if not recs:
+            x0_parts += starts[:n_shared]
+        prefix = f"{label}:" if len(records) > 1 else ""
+        names += [prefix + p.path for p in own]
+        bounds += [(p.lower, p.upper) for p in own]
+        x0_parts += starts[n_shared:]
+        recs.append(rec)
+    x0 = np.array(x0_parts, dtype=float)
+    for rec in recs:  # every record with the start (and its values known to its model)
+        rec.runs.model(rec.values(x0))
+    evaluation_runs, jacobian_runs = _runs_needed_for_a_step(recs)
+    aligning = [rec for rec in recs if rec.spec.offset is None]
+    least = len(aligning) + evaluation_runs + jacobian_runs
+    if max_runs < least:
+        raise ModelError(
+            f"{max_runs} runs cannot make one step of the fit: expected --max-runs >= "
+            f"{least} ({len(aligning)} starting run(s) for the alignment, "
+            f"{evaluation_runs} at the start and {jacobian_runs} for its Jacobian)",
+            "fit",
+            "max_runs",
+            source=records[0].model_path,
+        )
+    budget = _Budget(max_runs)
+    if verify_limit is not None:
+        _check_records_converge(recs, x0, verify_limit, executor, log)
+    # the starting offsets, from runs of the starting models over the records
+    for rec in aligning:
+        rec.runs.t_end = rec.t_record
+    if aligning and log:
+        log("starting run(s) and alignment")
+    _run_all(
+        [(rec.runs, rec.values(x0)) for rec in aligning],
+        budget,
+        executor,
+        log=log if executor is None else None,
+    )
+    for rec in recs:
+        if rec.spec.offset is None:
+            offset0, alignment = find_offset(
+                rec.channel_map, rec.measured, rec.runs.signals(rec.values(x0))
             )
-        if log:
-            made = runs.count + (smooth_runs.count if quantizing else 0)
-            log(
-                f"run {made}: cost {0.5 * float(r0 @ r0):.6g} at "
-                + ", ".join(f"{p}={v:.6g}" for p, v in zip(paths + [OFFSET_NAME], x))
+        else:
+            offset0, alignment = float(rec.spec.offset), f"offset {rec.spec.offset:.6g} s given"
+        rec.set_samples(offset0, alignment, fit_offset)
+        if len(rec.t) < 2:
+            raise ExperimentError(
+                f"{len(rec.t)} samples in the window from {offset0 + rec.window()[0]:.6g} s "
+                "(experiment time): expected more",
+                source=rec.spec.experiment.path,
             )
-        return np.column_stack(columns)
-
-    lower = [p.lower for p in parameters]
-    upper = [p.upper for p in parameters]
+    if sum(rec.rows for rec in recs) < len(names) + (len(recs) if fit_offset else 0) + 2:
+        raise ExperimentError(
+            f"{sum(len(rec.t) for rec in recs)} samples in the window(s): expected more "
+            "than the fitted values",
+            source=records[0].experiment.path,
+        )
     start = list(x0)
     if fit_offset:
-        lower.append(offset0 - OFFSET_RANGE)
-        upper.append(offset0 + OFFSET_RANGE)
-        start.append(offset0)
-    res = least_squares(
-        residual,
-        np.array(start),
-        jac=jacobian,
-        bounds=(lower, upper),
-        x_scale="jac",
-        method="trf",
-        ftol=FTOL,
-        xtol=XTOL,
-        gtol=GTOL,
-        max_nfev=max_nfev,
-    )
-    jac = jacobian(res.x)  # at the optimum, with this module's steps
-    r = residual(res.x)
-    m_eff = sum(gain[c] * len(t) for c in names)
-    dof = m_eff - len(res.x)
+        for rec in recs:
+            rec.offset_index = len(start)
+            start.append(rec.offset0)
+            names.append("offset" if len(recs) == 1 else f"{rec.label}:offset")
+            bounds.append((rec.offset0 - OFFSET_RANGE, rec.offset0 + OFFSET_RANGE))
+    x_start = np.array(start, dtype=float)
+    search = _Search(recs, names, x_start, bounds, budget, executor, log, jacobian_runs)
+    outcome = search.run()
+    return _fit_result(search, outcome, shared, fit_offset, rtol, atol, start_clock)
+
+
+def _check_records_converge(
+    recs: Sequence[_Record],
+    x0: NDArray[np.float64],
+    limit: float,
+    executor: Executor | None,
+    log: Callable[[str], object] | None,
+) -> None:
+    """Each record's starting model converges within its window at the fit's
+    tolerance (_convergence_check): ModelError with the remedy otherwise."""
+    rec0 = recs[0]
+    if log:
+        log(
+            f"checking that the model converges at the fit's tolerance (rtol "
+            f"{rec0.runs.rtol:g}, and ten times tighter)"
+        )
+    jobs = []
+    for rec in recs:
+        t0, t1 = rec.window()
+        jobs.append(
+            (
+                os.fspath(rec.spec.model_path),
+                rec.runs.overrides + rec.runs.assignments(rec.values(x0)),
+                min(t1, rec.t_record),
+                (t0, t1),
+                rec.runs.rtol,
+                rec.runs.atol,
+                rec.runs.output_step,
+                limit,
+                [c.sensor for c in rec.channel_map.channels],
+            )
+        )
+    if executor is not None and len(jobs) > 1:
+        outcomes = list(executor.map(_convergence_check, *zip(*jobs)))
+    else:
+        outcomes = [_convergence_check(*job) for job in jobs]
+    for rec, outcome in zip(recs, outcomes):
+        if outcome is None:
+            continue
+        kind, text = outcome
+        if kind == "failed":
+            raise ExperimentError(
+                f"the starting run failed: {text}; expected a model that runs",
+                source=rec.spec.model_path,
+            )
+        raise ModelError(
+            f"the model does not converge at the fit's tolerance (rtol {rec.runs.rtol:g}): "
+            f"{text}, so the fit would follow the integration error; expected a "
+            "tolerance that converges: a smaller --rtol, or the model with bdf "
+            "(--set 'solver.method=\"bdf\"')",
+            "fit",
+            "rtol",
+            source=rec.spec.model_path,
+        )
+
+
+@dataclass
+class _Outcome:
+    """Where the search ended: the point `x` of its last Jacobian `jac`, the
+    residuals `r` there, why it stopped."""
+
+    x: NDArray[np.float64]
+    jac: NDArray[np.float64]
+    r: NDArray[np.float64]
+    stop: str  # "converged" | "budget"
+    message: str
+
+
+class _Search:
+    """The least-squares search over the records' residuals, within the run budget."""
+
+    def __init__(
+        self,
+        recs: Sequence[_Record],
+        names: Sequence[str],
+        x_start: NDArray[np.float64],
+        bounds: Sequence[tuple[float, float]],
+        budget: _Budget,
+        executor: Executor | None,
+        log: Callable[[str], object] | None,
+        jacobian_runs: int,
+    ) -> None:
+        self.recs, self.names = list(recs), list(names)
+        self.x_start, self.bounds = x_start, list(bounds)
+        self.budget, self.executor, self.log = budget, executor, log
+        self.jacobian_runs = jacobian_runs
+        self.last: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
+        self.last = None
+        self.search_clock = _time.perf_counter()
+        self.search_runs0 = budget.made
+
+    def residual(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        _run_all(
+            [(rec.runs, rec.values(x)) for rec in self.recs],
+            self.budget,
+            self.executor,
+            reserve=self.jacobian_runs,
+        )
+        return np.concatenate([rec.residual(x) for rec in self.recs])
+
+    def jacobian(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        r0 = self.residual(x)  # made by the evaluation before, kept
+        wanted: list[tuple[_Runs, NDArray[np.float64]]] = []
+        columns: list[list[tuple[int, float, NDArray[np.float64]]]] = []
+        for rec in self.recs:
+            values = rec.values(x)
+            if rec.quantizing:
+                wanted.append((rec.smooth_runs, values))
+            cols = []
+            for j, (i, p) in enumerate(zip(rec.index, rec.parameters)):
+                h = FD_STEP * max(abs(values[j]), abs(self.x_start[i])) or FD_STEP
+                if values[j] + h > p.upper:
+                    h = -h
+                shifted = values.copy()
+                shifted[j] += h
+                wanted.append((rec.smooth_runs, shifted))
+                cols.append((i, h, shifted))
+            columns.append(cols)
+        _run_all(wanted, self.budget, self.executor)
+        jac = np.zeros((len(r0), len(x)))
+        row = 0
+        for rec, cols in zip(self.recs, columns):
+            rows = slice(row, row + rec.rows)
+            base = rec.residual(x, smooth=True)
+            for i, h, shifted in cols:
+                xi = x.copy()
+                xi[rec.index] = shifted
+                jac[rows, i] = (rec.residual(xi, smooth=True) - base) / h
+            if rec.offset_index is not None:
+                jac[rows, rec.offset_index] = rec.offset_column(x)
+            row += rec.rows
+        self.last = (x.copy(), jac, r0)
+        self.progress(x, r0)
+        return jac
+
+    def progress(self, x: NDArray[np.float64], r: NDArray[np.float64]) -> None:
+        """One line per step: runs made of the budget, the cost, the time so far and
+        the most that the rest of the budget would take at this pace."""
+        if not self.log:
+            return
+        b = self.budget
+        wall = _time.perf_counter() - b.clock
+        pace = (_time.perf_counter() - self.search_clock) / max(b.made - self.search_runs0, 1)
+        self.log(
+            f"run {b.made} of {b.max_runs}: cost {0.5 * float(r @ r):.6g}, "
+            f"{_duration(wall)}; at most {b.left()} runs left (about {_duration(b.left() * pace)} "
+            "at this pace); at " + ", ".join(f"{p}={v:.6g}" for p, v in zip(self.names, x))
+        )
+
+    def run(self) -> _Outcome:
+        lower = [lo for lo, _ in self.bounds]
+        upper = [hi for _, hi in self.bounds]
+        try:
+            res = least_squares(
+                self.residual,
+                self.x_start,
+                jac=self.jacobian,
+                bounds=(lower, upper),
+                x_scale="jac",
+                method="trf",
+                ftol=FTOL,
+                xtol=XTOL,
+                gtol=GTOL,
+                max_nfev=10 * self.budget.max_runs + 10,  # never before the budget
+            )
+        except _OutOfRuns as out:
+            assert self.last is not None  # the budget holds the first step
+            x, jac, r = self.last
+            b = self.budget
+            return _Outcome(
+                x,
+                jac,
+                r,
+                "budget",
+                f"the budget of {b.max_runs} runs is spent: {b.made} made, the next step "
+                f"needs {out.needed} (--max-runs, or --resume to go on)",
+            )
+        assert self.last is not None
+        x, jac, r = self.last
+        if not np.array_equal(x, res.x):  # least_squares takes J at each point it accepts
+            try:
+                self.jacobian(res.x)
+            except _OutOfRuns:
+                pass  # the last point's Jacobian stands
+            x, jac, r = self.last
+        return _Outcome(x, jac, r, "converged" if res.success else "failed", str(res.message))
+
+
+def _fit_result(
+    search: _Search,
+    outcome: _Outcome,
+    shared: Sequence[FitParameter],
+    fit_offset: bool,
+    rtol: float,
+    atol: float,
+    start_clock: float,
+) -> FitResult:
+    """The values, standard deviations (2), (3) and the per-record and per-channel
+    statistics at the end of the search."""
+    recs = search.recs
+    x, jac, r = outcome.x, outcome.jac, outcome.r
+    several = len(recs) > 1
+    labels: list[str] = []
+    gains: list[float] = []
+    counts: list[int] = []
+    for rec in recs:
+        for c in rec.channel_map.names:
+            labels.append(f"{rec.label}:{c}" if several else c)
+            gains.append(rec.gain[c])
+            counts.append(len(rec.t))
+    m_eff = sum(g * m for g, m in zip(gains, counts))
+    dof = m_eff - len(x)
     variance_ratio = float(r @ r) / dof if dof > 0 else math.nan
-    tau = {
-        c: integrated_autocorrelation_time(r[k * len(t) : (k + 1) * len(t)])
-        for k, c in enumerate(names)
-    }
-    row_weight = np.concatenate([np.full(len(t), 1.0 / max(1.0, gain[c] * tau[c])) for c in names])
+    blocks, row = [], 0
+    for m in counts:
+        blocks.append(slice(row, row + m))
+        row += m
+    tau = {lab: integrated_autocorrelation_time(r[b]) for lab, b in zip(labels, blocks)}
+    row_weight = np.concatenate(
+        [np.full(m, 1.0 / max(1.0, g * tau[lab])) for lab, g, m in zip(labels, gains, counts)]
+    )
     weighted_normal = np.linalg.pinv(jac.T @ (row_weight[:, None] * jac))
     cov = variance_ratio * weighted_normal
+    quantizing = any(rec.quantizing for rec in recs)
+    quantization_shift: list[float] = []
     if quantizing:  # the quantization's share: what it moves the values by, from the trend
-        shift = weighted_normal @ (jac.T @ (row_weight * (r - residual(res.x, smooth_runs))))
+        parts, row = [], 0
+        for rec in recs:  # the trend's residuals; a record that does not quantize is its own
+            parts.append(
+                rec.residual(x, smooth=True) if rec.quantizing else r[row : row + rec.rows]
+            )
+            row += rec.rows
+        smooth = np.concatenate(parts)
+        shift = weighted_normal @ (jac.T @ (row_weight * (r - smooth)))
         cov = cov + np.outer(shift, shift)
-        quantization_shift = [float(x) for x in shift]
-    else:
-        quantization_shift = []
+        quantization_shift = [float(v) for v in shift]
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
-    per_channel = {}
-    for k, c in enumerate(names):
-        rc = r[k * len(t) : (k + 1) * len(t)]
-        per_channel[c] = float(rc @ rc) / (gain[c] * len(t))
-    unexplained = {c: sigma[c] * math.sqrt(max(v - 1.0, 0.0)) for c, v in per_channel.items()}
+    per_channel = {
+        lab: float(r[b] @ r[b]) / (g * m) for lab, b, g, m in zip(labels, blocks, gains, counts)
+    }
+    sigma: dict[str, float] = {}
+    noise_source: dict[str, str] = {}
+    noise_gain: dict[str, float] = {}
+    for rec in recs:
+        for c in rec.channel_map.names:
+            lab = f"{rec.label}:{c}" if several else c
+            sigma[lab] = rec.sigma[c]
+            noise_source[lab] = rec.noise_source[c]
+            noise_gain[lab] = rec.gain[c]
+    unexplained = {lab: sigma[lab] * math.sqrt(max(v - 1.0, 0.0)) for lab, v in per_channel.items()}
     consistent = bool(variance_ratio <= S2_CONSISTENT)
-    if not res.success or not consistent:  # no minimum, or no noise: no uncertainty
+    stopped_on_budget = outcome.stop == "budget"
+    if not consistent or outcome.stop == "failed":  # no noise, or no point: no uncertainty
         std = np.full_like(std, math.nan)
-    values, offset = split(res.x)
-    fitted = [
-        FittedValue(p.path, float(s0), float(v), float(sd), p.lower, p.upper)
-        for p, s0, v, sd in zip(parameters, x0, values, std)
-    ]
-    if fit_offset:
+    fitted = []
+    x_start = search.x_start
+    for i, name in enumerate(search.names):
+        lo, hi = search.bounds[i]
+        record = None
+        path = name
+        if several and ":" in name:
+            record, _, path = name.partition(":")
         fitted.append(
-            FittedValue(
-                OFFSET_NAME,
-                float(offset0),
-                float(offset),
-                float(std[-1]),
-                offset0 - OFFSET_RANGE,
-                offset0 + OFFSET_RANGE,
-            )
+            FittedValue(path, float(x_start[i]), float(x[i]), float(std[i]), lo, hi, record)
         )
+    record_reports = []
+    row = 0
+    for rec in recs:
+        rr = r[row : row + rec.rows]
+        row += rec.rows
+        m_rec = sum(rec.gain[c] * len(rec.t) for c in rec.channel_map.names)
+        record_reports.append(
+            {
+                "name": rec.label,
+                "model": os.fspath(rec.spec.model_path),
+                "experiment": rec.spec.experiment.path,
+                "map": rec.channel_map.path,
+                "overrides": list(rec.spec.overrides),
+                "parameters": [_parameter_text(p) for p in rec.spec.parameters],
+                "window": list(rec.spec.window) if rec.spec.window is not None else None,
+                "samples_from": float(rec.t[0]),
+                "samples_to": float(rec.t[-1]),
+                "samples": int(rec.rows),
+                "offset": rec.offset(x),
+                "alignment": rec.alignment,
+                "cost": 0.5 * float(rr @ rr),
+                "variance_ratio": float(rr @ rr) / m_rec if m_rec > 0 else math.nan,
+                "gaps": rec.spec.gaps,
+                "group": rec.spec.group,
+                "assignments": rec.runs.assignments(rec.values(x)),
+                "output_step": rec.runs.output_step,
+            }
+        )
+    rec0 = recs[0]
     return FitResult(
         values=fitted,
-        offset=float(offset),
+        offset=rec0.offset(x),
         offset_fitted=fit_offset,
         correlation=corr,
         noise=sigma,
-        noise_gain=gain,
+        noise_gain=noise_gain,
         variance_ratio=variance_ratio,
         cost=0.5 * float(r @ r),
-        samples={c: int(len(t)) for c in names},
-        window=(float(t[0]), float(t[-1])),
-        runs=runs.count + (smooth_runs.count if quantizing else 0),
+        samples={lab: m for lab, m in zip(labels, counts)},
+        window=(float(rec0.t[0]), float(rec0.t[-1])),
+        runs=search.budget.made,
         wall_time=_time.perf_counter() - start_clock,
-        success=bool(res.success),
-        message=res.message,
+        success=outcome.stop == "converged",
+        message=outcome.message,
         rtol=rtol,
         atol=atol,
-        alignment=alignment,
-        output_step=runs.output_step,
-        overrides=runs.assignments(values),
-        noise_source={name: how for name, (_, how) in noise.items()},
+        alignment=rec0.alignment,
+        output_step=rec0.runs.output_step,
+        overrides=rec0.runs.assignments(rec0.values(x)),
+        noise_source=noise_source,
         channel_variance_ratio=per_channel,
         unexplained=unexplained,
         consistent=consistent,
-        smooth_jacobian=quantizing,
+        smooth_jacobian=sorted({n for rec in recs for n in rec.quantizing}),
         correlation_time=tau,
         quantization_shift=quantization_shift,
+        stop=outcome.stop,
+        std_at="last point" if stopped_on_budget else "optimum",
+        max_runs=search.budget.max_runs,
+        shared=[_parameter_text(p) for p in shared],
+        records=record_reports,
     )
+
+
+def _parameter_text(p: FitParameter) -> str:
+    """The --param form of a FitParameter: PATH or PATH=lo:hi."""
+    if p.lower == -math.inf and p.upper == math.inf:
+        return p.path
+    lo = "" if p.lower == -math.inf else repr(p.lower)
+    hi = "" if p.upper == math.inf else repr(p.upper)
+    return f"{p.path}={lo}:{hi}"
 
 
 # --------------------------------------------------------- the fitted model file
@@ -1047,11 +1591,15 @@ def fitted_model_text(
     model_path: str | os.PathLike[str],
     experiment_path: str | os.PathLike[str],
     map_path: str | os.PathLike[str],
+    record: str | None = None,
 ) -> str:
     """The model file text with the --set overrides and the fitted values written in,
-    under a comment header saying where they come from."""
+    under a comment header saying where they come from. `record`: the record whose
+    model it is in a fit of several (its own values and the shared ones)."""
+    own = next((r for r in fit.records if r["name"] == record), None)
+    fitted = own["assignments"] if own is not None else fit.overrides
     assignments = {}
-    for override in list(overrides) + list(fit.overrides):
+    for override in list(overrides) + list(fitted):
         path, _, value = override.partition("=")
         assignments[path.strip()] = _toml_value_of_text(value.strip())
     text = set_toml_values(source_text, assignments)
@@ -1062,12 +1610,20 @@ def fitted_model_text(
     ]
     if overrides:
         head.append("#   --set " + " --set ".join(overrides))
-    if not fit.success:
+    if fit.stop == "budget":
+        head.append(
+            f"#   UNCONVERGED: the fit stopped on its budget ({fit.message}); these are "
+            "its last point's values, their standard deviations computed there"
+        )
+    elif not fit.success:
         head.append(
             "#   UNCONVERGED: the fit stopped before it converged "
             f"({fit.message}); these are its best values, without uncertainty"
         )
+    several = len(fit.records) > 1
     for v in fit.values:
+        if several and v.record not in (None, record):
+            continue
         unit = " s" if v.path == OFFSET_NAME else ""
         spread = f" +- {v.std:.2g}{unit}" if math.isfinite(v.std) else f"{unit}"
         head.append(f"#   {v.path} = {v.value:.6g}{spread} (start {v.start:.6g})")
@@ -1075,12 +1631,26 @@ def fitted_model_text(
 
 
 # ------------------------------------------------------------------- reports
-def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> list[str]:
+    if markdown:
+        return [
+            "| " + " | ".join(head) + " |",
+            "|" + "---|" * len(head),
+            *["| " + " | ".join(r) + " |" for r in rows],
+        ]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    return ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip() for r in [head, *rows]]
+
+
+def format_fit_report(fit: FitResult, markdown: bool = False, resume: str | None = None) -> str:
     """The fitted values with their standard deviations and correlations, as text (or
-    Markdown)."""
+    Markdown); per record when there are several. `resume`: the fit.json a stopped
+    fit is resumed from (named in the report)."""
+    at_last = fit.std_at == "last point"
+    std_head = "std (last point)" if at_last else "std"
     rows = [
         (
-            v.path,
+            v.name,
             f"{v.start:.6g}",
             f"{v.value:.6g}",
             f"{v.std:.3g}" if math.isfinite(v.std) else "n/a",
@@ -1089,20 +1659,16 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
         )
         for v in fit.values
     ]
-    head = ("value", "start", "fitted", "std", "relative std", "bounds")
-    names = [v.path for v in fit.values]
-    out = []
-    if markdown:
-        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(r) + " |" for r in rows]
-    else:
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-        out += [
-            "  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip() for r in [head] + rows
-        ]
+    out = _table(("value", "start", "fitted", std_head, "relative std", "bounds"), rows, markdown)
     out.append("")
     out.append("correlations:")
-    short = [n.split(".")[-2] + "." + n.split(".")[-1] if "." in n else n for n in names]
+    names = [v.name for v in fit.values]
+    short = [".".join(n.split(".")[-2:]) for n in names]
+    if len(fit.records) > 1:
+        short = [
+            (v.record + ":" if v.record else "") + ".".join(v.path.split(".")[-2:])
+            for v in fit.values
+        ]
     width = max(len(s) for s in short)
     if markdown:
         out += ["", "| | " + " | ".join(short) + " |", "|" + "---|" * (len(short) + 1)]
@@ -1116,13 +1682,46 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
             for s, row in zip(short, fit.correlation)
         ]
     out.append("")
+    if len(fit.records) > 1:
+        out.append("records:")
+        rec_rows = [
+            (
+                r["name"],
+                os.path.basename(str(r["experiment"])),
+                str(r["samples"]),
+                f"{r['samples_from']:.6g} to {r['samples_to']:.6g}",
+                f"{r['offset']:.6g}",
+                f"{r['cost']:.6g}",
+                f"{r['variance_ratio']:.4g}",
+            )
+            for r in fit.records
+        ]
+        head = ("record", "experiment", "residuals", "t (s, experiment)", "offset", "cost", "s^2")
+        out += _table(head, rec_rows, markdown)
+        out.append("")
     out.append(
         f"s^2 = {fit.variance_ratio:.4g} (residual variance / measurement noise; "
         f"1: the residuals are the noise); {sum(fit.samples.values())} residuals "
-        f"from t = {fit.window[0]:.6g} to {fit.window[1]:.6g} s; noise sigma: "
+        + (
+            f"from t = {fit.window[0]:.6g} to {fit.window[1]:.6g} s"
+            if len(fit.records) <= 1
+            else f"over {len(fit.records)} records"
+        )
+        + "; noise sigma: "
         + ", ".join(f"{k} {fit.noise_source.get(k, f'{v:.3g}')}" for k, v in fit.noise.items())
     )
-    if not fit.consistent and fit.success:
+    if not fit.consistent and fit.stop == "budget":
+        out.append(
+            f"s^2 = {fit.variance_ratio:.4g} > {S2_CONSISTENT:g} at the last point: the "
+            "search stopped before its residuals came down to the measurement noise (or "
+            "the model misses something), so the values carry no standard deviation. "
+            "RMS not yet explained per channel: "
+            + ", ".join(
+                f"{c} {u:.3g} (s^2 {fit.channel_variance_ratio.get(c, math.nan):.3g})"
+                for c, u in fit.unexplained.items()
+            )
+        )
+    elif not fit.consistent and fit.stop != "failed":
         out.append(
             f"THE MODEL MISSES SOMETHING: s^2 = {fit.variance_ratio:.4g} > "
             f"{S2_CONSISTENT:g}, the residuals are not the measurement noise, so the "
@@ -1146,115 +1745,182 @@ def format_fit_report(fit: FitResult, markdown: bool = False) -> str:
             + ", ".join(f'"{n}"' for n in fit.smooth_jacobian)
             + " (its trend; the residuals are the quantized model's); the quantization "
             "moves the values by "
-            + ", ".join(f"{v.path} {d:+.3g}" for v, d in zip(fit.values, fit.quantization_shift))
+            + ", ".join(f"{v.name} {d:+.3g}" for v, d in zip(fit.values, fit.quantization_shift))
             + " from the trend's, counted in the standard deviations"
         )
-    out.append(f"starting offset: {fit.alignment}")
+    for r in fit.records if len(fit.records) > 1 else []:
+        out.append(f"starting offset of {r['name']}: {r['alignment']}")
+    if len(fit.records) <= 1:
+        out.append(f"starting offset: {fit.alignment}")
     out.append(
-        f"{fit.runs} runs (rtol {fit.rtol:g}, atol {fit.atol:g}), "
+        f"{fit.runs} runs of at most {fit.max_runs} (rtol {fit.rtol:g}, atol {fit.atol:g}), "
         f"{fit.wall_time:.1f} s; {fit.message}"
     )
-    if not fit.success:
+    if fit.stop == "budget":
+        out.append(
+            "UNCONVERGED: the fit stopped on its budget of runs before it converged; the "
+            "values are its last point (its lowest cost), the standard deviations "
+            "computed there: they describe that point, not a minimum"
+            + (f"; go on with flexmbs fit --resume {resume}" if resume else "")
+        )
+    elif not fit.success:
         out.append(
             "UNCONVERGED: the fit stopped before it converged; the values are its best "
-            "point, and no standard deviation is given (raise --max-runs, or start "
-            "nearer)"
+            "point, and no standard deviation is given (start nearer)"
         )
     return "\n".join(out)
 
 
 @dataclass
 class FitOutputs:
-    """The files `write_fit_outputs` wrote and the comparison of the fitted run."""
+    """The files `write_fit_outputs` wrote and the comparisons of the fitted runs
+    (`comparison` the first record's, `comparisons` by record)."""
 
     model_file: str
     result_file: str
     comparison: Comparison
     files: list[str]
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
 
 
-def write_fit_outputs(
-    fit: FitResult,
-    model_path: str,
-    experiment_path: str,
-    map_path: str,
-    overrides: Sequence[str],
-    out_dir: str | os.PathLike[str],
-    gaps: str | None = None,
-    group: str | None = None,
-    plots: bool = True,
-) -> FitOutputs:
-    """Into out_dir (created): MODEL_fitted.toml (the model file with the overrides and
-    the fitted values), MODEL_fitted.h5 (its run over the record, at the fit's
-    tolerances), the compare report of that run (report.md, report.json, plots) at the
-    fitted offset, and fit.md, fit.json."""
+def _write_record_outputs(
+    fit: FitResult, record: Mapping[str, Any], folder: str, plots: bool
+) -> tuple[str, str, Comparison, list[str]]:
+    """Into `folder`: the record's fitted model file, its run over the record and the
+    compare report of that run at the fitted offset."""
     from ..model.toml_reader import load_model
     from ..simulation import simulate
     from .channel_map import load_channel_map
     from .compare import compare_files, write_report
     from .experiment import read_experiment
 
-    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(folder, exist_ok=True)
+    model_path, experiment_path = str(record["model"]), str(record["experiment"])
+    map_path, overrides = str(record["map"]), list(record["overrides"])
+    gaps, group = record.get("gaps"), record.get("group")
     stem = os.path.splitext(os.path.basename(model_path))[0] + "_fitted"
-    model_file = os.path.join(out_dir, stem + ".toml")
+    model_file = os.path.join(folder, stem + ".toml")
     source_text = load_model(model_path).source_text
     assert source_text is not None  # a model read from a file keeps its text
+    name = record["name"] if len(fit.records) > 1 else None
     with open(model_file, "w", encoding="utf-8") as f:
         f.write(
-            fitted_model_text(source_text, fit, overrides, model_path, experiment_path, map_path)
+            fitted_model_text(
+                source_text, fit, overrides, model_path, experiment_path, map_path, name
+            )
         )
     model = load_model(model_file)
     channel_map = load_channel_map(map_path)
     experiment = read_experiment(
         experiment_path, channel_map.time_name, group if group is not None else channel_map.group
     )
-    t_end = float(experiment.time[-1]) - fit.offset
-    result_file = os.path.join(out_dir, stem + ".h5")
+    offset = float(record["offset"])
+    t_end = float(experiment.time[-1]) - offset
+    result_file = os.path.join(folder, stem + ".h5")
     sim = simulate(
-        model, result_file, t_end=t_end, rtol=fit.rtol, atol=fit.atol, output_step=fit.output_step
+        model,
+        result_file,
+        t_end=t_end,
+        rtol=fit.rtol,
+        atol=fit.atol,
+        output_step=record.get("output_step", fit.output_step),
     )
     if not sim.success:
         raise ExperimentError(
             f"the run of the fitted model failed: {sim.message}", source=model_file
         )
+    window = record.get("window")
     comparison = compare_files(
-        result_file, experiment_path, map_path, gaps=gaps, group=group, offset=fit.offset
+        result_file,
+        experiment_path,
+        map_path,
+        gaps=gaps,
+        group=group,
+        offset=offset,
+        window=None if window is None else (float(window[0]), float(window[1])),
     )
     comparison.alignment = (
         "offset fitted, starting from the map's alignment"
         if fit.offset_fitted
         else "the map's alignment"
     )
-    files = [model_file, result_file] + write_report(comparison, out_dir, plots)
-    md = os.path.join(out_dir, "fit.md")
-    with open(md, "w", encoding="utf-8") as f:
-        f.write(
-            f"# Fit of {os.path.basename(model_path)} to "
-            f"{os.path.basename(experiment_path)}\n\n"
-            f"* model `{model_path}`"
-            + ("".join(f" --set {o}" for o in overrides) if overrides else "")
-            + "\n"
-            f"* experiment `{experiment_path}`, map `{map_path}`\n"
-            f"* fitted model `{os.path.basename(model_file)}`, its run "
-            f"`{os.path.basename(result_file)}`, compared in `report.md`\n\n"
-            "## Fitted values\n\n" + format_fit_report(fit, markdown=True) + "\n\n"
-            "Standard deviations from the Jacobian at the optimum, "
-            "cov = s^2 (J^T J)^-1 (flexmbs.analysis.fit).\n"
+    files = [model_file, result_file] + write_report(comparison, folder, plots)
+    return model_file, result_file, comparison, files
+
+
+def write_fit_outputs(
+    fit: FitResult,
+    out_dir: str | os.PathLike[str],
+    plots: bool = True,
+    options: Mapping[str, Any] | None = None,
+) -> FitOutputs:
+    """Into out_dir (created): for each record (in a folder of its name when there
+    are several) MODEL_fitted.toml (the model file with the overrides and the fitted
+    values), MODEL_fitted.h5 (its run over the record, at the fit's tolerances) and
+    the compare report of that run (report.md, report.json, plots) at the fitted
+    offset; and fit.md, fit.json (the fit, with what `flexmbs fit --resume` needs:
+    the records, the parameters and `options`, the fit's settings)."""
+    out = os.fspath(out_dir)
+    os.makedirs(out, exist_ok=True)
+    several = len(fit.records) > 1
+    files: list[str] = []
+    comparisons: dict[str, Comparison] = {}
+    first: tuple[str, str] | None = None
+    for record in fit.records:
+        folder = os.path.join(out, str(record["name"])) if several else out
+        model_file, result_file, comparison, written = _write_record_outputs(
+            fit, record, folder, plots
         )
-    js = os.path.join(out_dir, "fit.json")
+        comparisons[str(record["name"])] = comparison
+        files += written
+        if first is None:
+            first = (model_file, result_file)
+    assert first is not None  # a fit has a record
+    md = os.path.join(out, "fit.md")
+    js = os.path.join(out, "fit.json")
+    lines = []
+    for record in fit.records:
+        lines.append(
+            (f"* record {record['name']}: " if several else "* ")
+            + f"model `{record['model']}`"
+            + "".join(f" --set {o}" for o in record["overrides"])
+            + f", experiment `{record['experiment']}`, map `{record['map']}`"
+        )
+    with open(md, "w", encoding="utf-8") as f:
+        r0 = fit.records[0]
+        f.write(
+            f"# Fit of {os.path.basename(str(r0['model']))} to "
+            + ", ".join(os.path.basename(str(r["experiment"])) for r in fit.records)
+            + "\n\n"
+            + "\n".join(lines)
+            + "\n"
+            + f"* fitted model `{os.path.relpath(first[0], out)}`, its run "
+            f"`{os.path.relpath(first[1], out)}`, compared in `report.md`"
+            + (" (one folder per record)" if several else "")
+            + "\n\n## Fitted values\n\n"
+            + format_fit_report(fit, markdown=True, resume=js)
+            + "\n\nStandard deviations from the Jacobian at "
+            + ("the optimum" if fit.std_at == "optimum" else "the search's last point")
+            + ", cov = s^2 (J^T J)^-1 (flexmbs.analysis.fit).\n"
+        )
     with open(js, "w", encoding="utf-8") as f:
         json.dump(
             {
-                "model": model_path,
-                "experiment": experiment_path,
-                "map": map_path,
-                "overrides": list(overrides),
+                "model": str(r0["model"]),
+                "experiment": str(r0["experiment"]),
+                "map": str(r0["map"]),
+                "overrides": list(r0["overrides"]),
+                "options": dict(options or {}),
                 "fit": fit.to_dict(),
-                "fitted_model": model_file,
-                "fitted_result": result_file,
-                "comparison": comparison.to_dict(),
+                "fitted_model": first[0],
+                "fitted_result": first[1],
+                "comparison": comparisons[str(r0["name"])].to_dict(),
+                "comparisons": {k: c.to_dict() for k, c in comparisons.items()}
+                if several
+                else None,
             },
             f,
             indent=1,
         )
-    return FitOutputs(model_file, result_file, comparison, files + [md, js])
+    c0 = comparisons[str(r0["name"])]
+    return FitOutputs(first[0], first[1], c0, files + [md, js], comparisons)
