@@ -349,7 +349,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_urdf(args: argparse.Namespace) -> int:
-    from .model.urdf import urdf_model
+    from .model.urdf import import_urdf
 
     out = args.output or os.path.splitext(os.path.basename(args.urdf))[0] + ".toml"
     if os.path.exists(out) and os.path.exists(args.urdf) and os.path.samefile(out, args.urdf):
@@ -359,11 +359,19 @@ def _cmd_import_urdf(args: argparse.Namespace) -> int:
     if problem:
         _err(f"{out}: {problem}")
         return EXIT_INPUT
-    text, model = urdf_model(args.urdf, args.flexible or (), args.gravity)  # it reads back
+    done = import_urdf(  # it reads back
+        args.urdf,
+        args.flexible or (),
+        args.gravity,
+        density=args.density,
+        floating_base=args.floating_base,
+    )
     with open(out, "w") as f:
-        f.write(text)
-    joints = sum(1 for j in model.joints.values() if j.type != "fixed")
-    print(f"wrote {out}: {len(model.bodies)} bodies, {joints} moving joints")
+        f.write(done.text)
+    joints = sum(1 for j in done.model.joints.values() if j.type != "fixed")
+    print(f"wrote {out}: {len(done.model.bodies)} bodies, {joints} moving joints")
+    for note in done.notes:
+        print(f"  note: {note}")
     return EXIT_OK
 
 
@@ -905,6 +913,19 @@ def _parser() -> argparse.ArgumentParser:
         default=(0.0, 0.0, -9.81),
         metavar=("GX", "GY", "GZ"),
         help="m/s^2 (default 0 0 -9.81)",
+    )
+    ur.add_argument(
+        "--density",
+        type=float,
+        metavar="KG_M3",
+        help="give links without <inertial> the mass and inertia of their collision "
+        "(else visual) shapes at this density, kg/m^3 (1000: water)",
+    )
+    ur.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="join the root link to the ground by a free joint (default: the root link "
+        "is the ground)",
     )
     ur.set_defaults(fn=_cmd_import_urdf)
 

@@ -46,12 +46,16 @@ from numpy.typing import NDArray
 from ..errors import ModelError
 from .description import GROUND, Model
 from .toml_reader import loads_model
+from .urdf_geometry import shapes_inertial
 from .urdf_reader import UrdfError, UrdfJoint, UrdfRobot, parse_urdf
+from .urdf_repair import legal_names, repaired_inertia, start_within
 from .vocabulary import MAX_BEAM_ELEMENTS
 
 __all__ = [
     "urdf_model_text",
     "urdf_model",
+    "import_urdf",
+    "UrdfImport",
     "load_urdf",
     "read_urdf",
     "UrdfError",
@@ -199,9 +203,11 @@ def urdf_model_text(
     flexible: Sequence[str] = (),
     gravity: Sequence[float] = DEFAULT_GRAVITY,
     name: str | None = None,
+    density: float | None = None,
+    floating_base: bool = False,
 ) -> str:
     """The flexmbs model file (TOML text) of the URDF `path` (the module docstring)."""
-    return urdf_model(path, flexible, gravity, name)[0]
+    return import_urdf(path, flexible, gravity, name, density, floating_base).text
 
 
 def urdf_model(
@@ -209,12 +215,42 @@ def urdf_model(
     flexible: Sequence[str] = (),
     gravity: Sequence[float] = DEFAULT_GRAVITY,
     name: str | None = None,
+    density: float | None = None,
+    floating_base: bool = False,
 ) -> tuple[str, Model]:
     """(the model file text, the Model read from it) of the URDF `path`; UrdfError,
     naming the URDF's link or joint, for anything wrong with it."""
+    done = import_urdf(path, flexible, gravity, name, density, floating_base)
+    return done.text, done.model
+
+
+@dataclass
+class UrdfImport:
+    """An imported URDF: the model file's text, the Model read from it, and the notes
+    on what the import changed to make the URDF a model (also comments of the text)."""
+
+    text: str
+    model: Model
+    notes: list[str]
+
+
+def import_urdf(
+    path: str | os.PathLike[str],
+    flexible: Sequence[str] = (),
+    gravity: Sequence[float] = DEFAULT_GRAVITY,
+    name: str | None = None,
+    density: float | None = None,
+    floating_base: bool = False,
+) -> UrdfImport:
+    """The URDF `path` as a model (the module docstring): `density` (kg/m^3) gives the
+    links without <inertial> the mass of their shapes; `floating_base` joins the root
+    link to the ground by a free joint instead of making it the ground."""
+    if density is not None and not (math.isfinite(density) and density > 0.0):
+        raise UrdfError(f"--density {density!r}: expected a density > 0, kg/m^3")
     flex = _flexible_specs(flexible)
     robot = parse_urdf(path)
-    text = _model_text(robot, path, flex, gravity, name)
+    notes: list[str] = []
+    text = _model_text(robot, path, flex, gravity, name, density, floating_base, notes)
     try:
         model = loads_model(text, source=os.fspath(path))
     except ModelError as exc:
@@ -224,7 +260,79 @@ def urdf_model(
         raise UrdfError(
             exc.message + " (in the model made of it)", item, exc.field, os.fspath(path)
         ) from None
-    return text, model
+    return UrdfImport(text, model, notes)
+
+
+def _inertia_from_shapes(
+    robot: UrdfRobot, path: str | os.PathLike[str], density: float, notes: list[str]
+) -> None:
+    """Links without <inertial> given the mass and inertia of their collision shapes
+    (else their visual ones) at `density` (flexmbs.model.urdf_geometry)."""
+    treated, missing = [], []
+    for link in robot.links.values():
+        if link.has_inertial:
+            continue
+        shapes = link.collisions or link.visuals
+        solid = shapes_inertial(shapes, density, path) if shapes else None
+        if solid is None:
+            continue
+        mass, com, inertia, lost = solid
+        link.mass, link.inertia, link.has_inertial = mass, inertia, True
+        link.inertial_origin = np.eye(4)
+        link.inertial_origin[:3, 3] = com
+        treated.append(link.name)
+        missing += lost
+    if treated:
+        notes.append(
+            f"mass and inertia from the shapes at {density:g} kg/m^3 (no <inertial>): "
+            + ", ".join(treated)
+        )
+    if missing:
+        notes.append(
+            "mesh files not found or not read, left out of the mass: "
+            + ", ".join(missing[:5])
+            + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        )
+
+
+def _subtree_mass(robot: UrdfRobot, by_parent: dict[str, list[UrdfJoint]]) -> dict[str, float]:
+    """The mass each link carries: its own and that of every link below it."""
+    out: dict[str, float] = {}
+
+    def visit(link: str) -> float:
+        total = robot.links[link].mass
+        for j in by_parent.get(link, []):
+            total += visit(j.child)
+        out[link] = total
+        return total
+
+    visit(robot.root)
+    return out
+
+
+def _start(j: UrdfJoint) -> float:
+    """The joint's coordinate at the start: 0, or inside its limits when 0 is not."""
+    if j.type not in ("revolute", "prismatic") or j.limit is None:
+        return 0.0
+    lower, upper = j.limit.lower, j.limit.upper
+    if lower is None or upper is None or not lower < upper:
+        return 0.0
+    inside = start_within(float(lower), float(upper), "m" if j.type == "prismatic" else "rad")
+    return 0.0 if inside is None else inside
+
+
+def _joint_motion(j: UrdfJoint, q: float) -> NDArray[np.float64]:
+    """The child frame in the joint frame at coordinate q of a revolute or prismatic joint."""
+    pose = np.eye(4)
+    if q == 0.0:
+        return pose
+    a = j.axis / np.linalg.norm(j.axis)
+    if j.type == "prismatic":
+        pose[:3, 3] = q * a
+        return pose
+    k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    pose[:3, :3] = np.eye(3) + math.sin(q) * k + (1.0 - math.cos(q)) * (k @ k)
+    return pose
 
 
 def _model_text(
@@ -233,24 +341,71 @@ def _model_text(
     flex: dict[str, _Flexible],
     gravity: Sequence[float],
     name: str | None,
+    density: float | None,
+    floating_base: bool,
+    notes: list[str],
 ) -> str:
     links = robot.links
-    unknown = sorted(set(flex) - set(links))
-    if unknown:
-        raise UrdfError(f"--flexible: no link {unknown[0]!r} in the URDF", source=os.fspath(path))
+    source = os.fspath(path)
     by_parent: dict[str, list[UrdfJoint]] = {}
     for j in robot.joints.values():
         by_parent.setdefault(j.parent, []).append(j)
+    if density is not None:
+        _inertia_from_shapes(robot, path, density, notes)
+    carried = _subtree_mass(robot, by_parent)
+    moving = [j.child for j in robot.joints.values() if j.type != "fixed"]
+    if (moving or floating_base) and sum(carried[c] for c in moving) + (
+        carried[robot.root] if floating_base else 0.0
+    ) <= 0.0:
+        raise UrdfError(
+            "no link that moves carries mass (no <inertial>): there is nothing to "
+            "simulate; give the links an <inertial>, or import with --density (kg/m^3) "
+            "for the mass of their shapes",
+            source=source,
+        )
+    frozen = {
+        j.name
+        for j in robot.joints.values()
+        if j.type != "fixed"
+        and carried[j.child] <= 0.0
+        and j.type in ("revolute", "continuous", "prismatic")
+    }
+    frozen_top = [
+        n for n in frozen if robot.joints[n].parent not in {robot.joints[m].child for m in frozen}
+    ]
+    if frozen_top:
+        notes.append(
+            "held fixed, carrying no mass (give their links an <inertial>, or --density "
+            "for the mass of their shapes): joint " + ", ".join(sorted(frozen_top))
+        )
+    link_names, joint_names, name_notes = legal_names(
+        links, [(j.name, j.type != "fixed" and j.name not in frozen) for j in robot.joints.values()]
+    )
+    notes += name_notes
+    flex = {link_names.get(k, k): v for k, v in flex.items()}
+    unknown = sorted(set(flex) - set(link_names.values()))
+    if unknown:
+        raise UrdfError(f"--flexible: no link {unknown[0]!r} in the URDF", source=source)
+    new_root = link_names[robot.root]
+    if new_root in flex and not floating_base:
+        raise UrdfError(
+            f"--flexible {new_root}: the link is the root of the robot, which becomes "
+            "the ground; only a link that a moving joint carries can be a beam",
+            source=source,
+        )
     ground = _Body(GROUND)
     bodies: dict[str, _Body] = {}
     place = {robot.root: (GROUND, np.eye(4))}  # link -> (body, link frame in body frame)
-    joints_out: list[tuple[UrdfJoint, str]] = []
-    if robot.root in flex:
-        raise UrdfError(
-            f"--flexible {robot.root}: the link is the root of the robot, which becomes "
-            "the ground; only a link that a moving joint carries can be a beam",
-            source=os.fspath(path),
+    joints_out: list[tuple[UrdfJoint, str, str]] = []  # (joint, its name, parent body)
+    if floating_base:
+        base = UrdfJoint("floating_base", 0, "floating", "", robot.root, np.eye(4), np.zeros(3))
+        base_name = _free_name(
+            "floating_base", set(link_names.values()) | set(joint_names.values())
         )
+        bodies[new_root] = _Body(new_root)
+        place[robot.root] = (new_root, np.eye(4))
+        ground.markers[base_name] = np.eye(4)
+        joints_out.append((base, base_name, GROUND))
     order = [robot.root]
     while order:
         link_name = order.pop(0)
@@ -261,26 +416,78 @@ def _model_text(
             body.add_inertial(pose @ link.inertial_origin, link.mass, link.inertia)
         for j in by_parent.get(link_name, []):
             joint_pose = pose @ j.origin
-            if j.type == "fixed":
-                if j.child in flex:
+            child = link_names[j.child]
+            if j.type == "fixed" or j.name in frozen:
+                if child in flex:
                     raise UrdfError(
-                        f"--flexible {j.child}: the link is fixed to its parent "
+                        f"--flexible {child}: the link is fixed to its parent "
                         f'(joint "{j.name}"); only a link that a moving joint carries can '
                         "be a beam",
-                        source=os.fspath(path),
+                        source=source,
                     )
+                if j.name in frozen:
+                    joint_pose = joint_pose @ _joint_motion(j, _start(j))
                 place[j.child] = (body_name, joint_pose)
-                body.markers[j.child] = joint_pose
+                body.markers[child] = joint_pose
             else:
-                body.markers[j.name] = joint_pose
-                bodies[j.child] = _Body(j.child)
-                place[j.child] = (j.child, np.eye(4))
-                joints_out.append((j, body_name))
+                body.markers[joint_names[j.name]] = joint_pose
+                bodies[child] = _Body(child)
+                place[j.child] = (child, np.eye(4))
+                joints_out.append((j, joint_names[j.name], body_name))
             order.append(j.child)
+    if not bodies:
+        raise UrdfError(
+            "no link moves: every link is fixed to the root link, which becomes the "
+            "ground, so there is nothing to simulate (add a moving joint, or import "
+            "with --floating-base to let the robot move free)",
+            source=source,
+        )
+    body_lines: list[str] = []
+    for body in bodies.values():
+        if body.name in flex:
+            body_lines += _beam_lines(body, flex[body.name], joints_out, path)
+            continue
+        if body.mass <= 0.0:
+            raise UrdfError(
+                f'link "{body.name}" moves but carries no mass (no <inertial>, and none on '
+                "the links fixed to it), while links below it do: flexmbs needs mass on "
+                "every moving body; give it an <inertial>, or import with --density "
+                "(kg/m^3) for the mass of its shapes",
+                source=source,
+            )
+        com, inertia = body.com_and_inertia()
+        inertia, note, refusal = repaired_inertia(body.mass, inertia)
+        if refusal:
+            raise UrdfError(
+                f"{refusal}: give the link a consistent <inertial>",
+                f'link "{body.name}"',
+                "inertia",
+                source=source,
+            )
+        if note:
+            notes.append(f'link "{body.name}": {note}')
+        body_lines += [
+            "",
+            f"[bodies.{_key(body.name)}]",
+            f"mass = {_num(body.mass)}  # kg",
+            f"com = {_vector(com)}  # m, link frame",
+            f"inertia = {_matrix(inertia)}  # kg m^2, about the com",
+            'inertia_about = "com"',
+        ]
+        for marker, pose in body.markers.items():
+            body_lines += _marker_lines(body.name, marker, pose)
+    joint_lines: list[str] = []
+    for j, jname, parent in joints_out:
+        joint_lines += _joint_lines(j, jname, parent, link_names[j.child], notes)
+    renamed = [(old, new) for old, new in link_names.items() if old != new]
     lines = [
         f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
         "# joints as the URDF gives them (links fixed to a moving link merged into it).",
         f"# urdf: {Path(path).resolve()}",
+    ]
+    lines += [f"# urdf link: {_key(old)} = {_key(new)}" for old, new in renamed]
+    lines += [f"# note: {n}" for n in notes]
+    lines += [
         "",
         "[model]",
         f"name = {_key(name or Path(path).stem)}",
@@ -297,30 +504,16 @@ def _model_text(
     ]
     for marker, pose in ground.markers.items():
         lines += _marker_lines("ground", marker, pose)
-    for body in bodies.values():
-        if body.name in flex:
-            lines += _beam_lines(body, flex[body.name], joints_out, path)
-            continue
-        if body.mass <= 0.0:
-            raise UrdfError(
-                f'link "{body.name}" moves but carries no mass (no inertial, and none on '
-                "the links fixed to it); flexmbs needs mass on every moving body",
-                source=os.fspath(path),
-            )
-        com, inertia = body.com_and_inertia()
-        lines += [
-            "",
-            f"[bodies.{_key(body.name)}]",
-            f"mass = {_num(body.mass)}  # kg",
-            f"com = {_vector(com)}  # m, link frame",
-            f"inertia = {_matrix(inertia)}  # kg m^2, about the com",
-            'inertia_about = "com"',
-        ]
-        for marker, pose in body.markers.items():
-            lines += _marker_lines(body.name, marker, pose)
-    for j, parent in joints_out:
-        lines += _joint_lines(j, parent)
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + body_lines + joint_lines) + "\n"
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    k = 1
+    out = name
+    while out in taken:
+        k += 1
+        out = f"{name}_{k}"
+    return out
 
 
 def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str]:
@@ -332,16 +525,16 @@ def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str
 
 
 def _beam_lines(
-    body: _Body, flex: _Flexible, joints_out: list[tuple[UrdfJoint, str]], path: object
+    body: _Body, flex: _Flexible, joints_out: list[tuple[UrdfJoint, str, str]], path: object
 ) -> list[str]:
-    carried = [j for j, parent in joints_out if parent == body.name]
+    carried = [name for _, name, parent in joints_out if parent == body.name]
     if len(carried) > 1:
         raise UrdfError(
             f"--flexible {body.name}: the link carries {len(carried)} moving joints; a "
             "beam here carries one, at its last node"
         )
     if carried:
-        end = body.markers[carried[0].name][:3, 3]
+        end = body.markers[carried[0]][:3, 3]
     elif body.markers:
         end = max(body.markers.values(), key=lambda p: float(np.linalg.norm(p[:3, 3])))[:3, 3]
     else:
@@ -375,27 +568,34 @@ def _beam_lines(
     if carried:
         lines += [
             "",
-            f"[bodies.{_key(body.name)}.markers.{_key(carried[0].name)}]",
+            f"[bodies.{_key(body.name)}.markers.{_key(carried[0])}]",
             "node = -1",
         ]
-        pose = body.markers[carried[0].name]
+        pose = body.markers[carried[0]]
         if not np.allclose(pose[:3, :3], np.eye(3), rtol=0.0, atol=0.0):
             lines.append(f"orientation = {_matrix(pose[:3, :3])}")
     return lines
 
 
-def _joint_lines(j: UrdfJoint, parent: str) -> list[str]:
+def _joint_lines(j: UrdfJoint, name: str, parent: str, child: str, notes: list[str]) -> list[str]:
     kind = JOINT_TYPES[j.type]
-    out = ["", f"[joints.{_key(j.name)}]  # URDF {j.type}"]
+    out = [
+        "",
+        f"[joints.{_key(name)}]  # URDF {j.type}" + (f' "{j.name}"' if name != j.name else ""),
+    ]
     out += [
         f'type = "{kind}"',
         f"parent = {_key(parent)}",
-        f"parent_marker = {_key(j.name)}",
-        f"child = {_key(j.child)}",
+        f"parent_marker = {_key(name)}",
+        f"child = {_key(child)}",
     ]
     if kind in ("revolute", "prismatic", "planar"):
         out.append(f"axis = {_vector(j.axis)}")
-    out += _limit_lines(kind, j.limit)
+    if j.type == "continuous":
+        if j.limit is not None and j.limit.velocity is not None:
+            out.append(f"# velocity limit {j.limit.velocity} rad/s (not enforced)")
+    else:
+        out += _limit_lines(kind, j, notes)
     if j.mimic is not None:
         out.append(
             f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
@@ -404,9 +604,10 @@ def _joint_lines(j: UrdfJoint, parent: str) -> list[str]:
     return out
 
 
-def _limit_lines(kind: str, limit: Any) -> list[str]:
-    """The `limits` of a revolute or prismatic joint and their stops (module text);
-    comments for what is not enforced."""
+def _limit_lines(kind: str, j: UrdfJoint, notes: list[str]) -> list[str]:
+    """The `limits` of a revolute or prismatic joint and their stops (module text),
+    its start inside them; comments for what is not enforced."""
+    limit = j.limit
     if limit is None or limit.lower is None or limit.upper is None:
         return []
     unit = "m" if kind == "prismatic" else "rad"
@@ -421,8 +622,13 @@ def _limit_lines(kind: str, limit: Any) -> list[str]:
         f"limit_stiffness = {_num(stiffness)}",
         f"limit_damping = {_num(stiffness * STOP_DAMPING_TIME)}",
     ]
-    if not lower <= 0.0 <= upper:
-        out.append(f"initial = {_num(lower if lower > 0.0 else upper)}  # within the limits")
+    start = _start(j)
+    if start != 0.0:
+        out.append(f"initial = {_num(start)}  # within the limits")
+        notes.append(
+            f'joint "{j.name}": 0 is not inside its limits [{lower:g}, {upper:g}] {unit}; '
+            f"it starts at {start:.6g} {unit}"
+        )
     if limit.velocity is not None:
         out.append(f"# velocity limit {limit.velocity} {unit}/s (not enforced)")
     return out
