@@ -365,6 +365,7 @@ def _cmd_import_urdf(args: argparse.Namespace) -> int:
         args.gravity,
         density=args.density,
         floating_base=args.floating_base,
+        material=args.material,
     )
     with open(out, "w") as f:
         f.write(done.text)
@@ -903,8 +904,10 @@ def _parser() -> argparse.ArgumentParser:
     ur.add_argument(
         "--flexible",
         action="append",
-        metavar="LINK:AXIS[:ELEMENTS]",
-        help="make this link a beam along AXIS (x, y, z) of its frame (repeatable)",
+        metavar="LINK[:AXIS[:ELEMENTS]]",
+        help="make this link a beam along AXIS of its frame (x, y, z, -x, ... or X,Y,Z; "
+        "default: towards the joint it carries), in ELEMENTS elements (default: by its "
+        "length) (repeatable)",
     )
     ur.add_argument(
         "--gravity",
@@ -920,6 +923,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KG_M3",
         help="give links without <inertial> the mass and inertia of their collision "
         "(else visual) shapes at this density, kg/m^3 (1000: water)",
+    )
+    ur.add_argument(
+        "--material",
+        metavar="NAME|E,DENSITY[,POISSON]",
+        help="the --flexible links' material: aluminium (default), steel, titanium, or "
+        "Young's modulus (Pa), density (kg/m^3) and Poisson's ratio (default 0.3)",
     )
     ur.add_argument(
         "--floating-base",

@@ -111,7 +111,7 @@ def test_bad_urdfs_and_specs_are_one_line(tmp_path, capsys):
     cases = [
         ([str(massless)], "no link that moves carries mass"),
         ([str(tmp_path / "none.urdf")], "no such file"),
-        ([str(UR5), "--flexible", "forearm_link"], "LINK:AXIS[:ELEMENTS]"),
+        ([str(UR5), "--flexible", "forearm_link:w"], "AXIS must be x, y, z"),
         ([str(UR5), "--flexible", "nothing:z"], "no link 'nothing'"),
         ([str(UR5), "--flexible", "forearm_link:z:0"], "ELEMENTS"),
         ([str(UR5), "--flexible", "ee_link:x"], "fixed to its parent"),

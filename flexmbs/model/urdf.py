@@ -46,10 +46,10 @@ from numpy.typing import NDArray
 from ..errors import ModelError
 from .description import GROUND, Model
 from .toml_reader import loads_model
+from .urdf_beam import FlexibleSpec, beam_lines, beam_material, flexible_specs
 from .urdf_geometry import shapes_inertial
-from .urdf_reader import UrdfError, UrdfJoint, UrdfRobot, parse_urdf
+from .urdf_reader import UrdfError, UrdfJoint, UrdfLink, UrdfRobot, parse_urdf
 from .urdf_repair import legal_names, repaired_inertia, start_within
-from .vocabulary import MAX_BEAM_ELEMENTS
 
 __all__ = [
     "urdf_model_text",
@@ -70,9 +70,15 @@ JOINT_TYPES = {
     "floating": "free",
     "planar": "planar",
 }
-AXES = {"x": 0, "y": 1, "z": 2}
-TUBE = {"youngs_modulus": 7.0e10, "shear_modulus": 2.63e10, "density": 2700.0, "ratio": 10.0}
-DEFAULT_ELEMENTS = 4
+SOLVER_RIGID = ['method = "bdf"  # validation', "t_end = 1.0", "rtol = 1e-8", "atol = 1e-10"]
+"""The rigid robot's solver: bdf at a tolerance that validates the energy balance."""
+SOLVER_FLEXIBLE = [
+    'method = "galpha"  # at the pace of the motion, not of the beams\' stiffest modes',
+    "t_end = 1.0",
+    "rtol = 1e-5",
+    "atol = 1e-7",
+]
+"""A robot with beams: galpha at the tolerance the solvers guide gives flexible arms."""
 STOP_PENETRATION = {"rad": math.radians(1.0), "m": 1e-3}
 """How far into its stop a joint goes under its URDF effort: the stop's stiffness is
 effort / STOP_PENETRATION (N m/rad or N/m)."""
@@ -102,34 +108,6 @@ class _Body:
         c = self.first_moment / self.mass
         about_com = self.second - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
         return c, 0.5 * (about_com + about_com.T)
-
-
-@dataclass
-class _Flexible:
-    link: str
-    axis: int
-    elements: int
-
-
-def _flexible_specs(specs: Sequence[str]) -> dict[str, _Flexible]:
-    out = {}
-    for spec in specs:
-        parts = spec.split(":")
-        if len(parts) not in (2, 3) or parts[1] not in AXES:
-            raise UrdfError(
-                f"--flexible {spec!r}: expected LINK:AXIS[:ELEMENTS], AXIS one of x, y, z"
-            )
-        elements = DEFAULT_ELEMENTS
-        if len(parts) == 3:
-            if not parts[2].isdigit() or not 1 <= int(parts[2]) <= MAX_BEAM_ELEMENTS:
-                raise UrdfError(
-                    f"--flexible {spec!r}: ELEMENTS must be a whole number 1 .. {MAX_BEAM_ELEMENTS}"
-                )
-            elements = int(parts[2])
-        if parts[0] in out:
-            raise UrdfError(f"--flexible {spec!r}: the link {parts[0]!r} is named twice")
-        out[parts[0]] = _Flexible(parts[0], AXES[parts[1]], elements)
-    return out
 
 
 def read_urdf(path: str | os.PathLike[str]) -> Any:
@@ -173,31 +151,6 @@ def _key(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _tube(mass: float, length: float) -> tuple[float, float]:
-    """(outer diameter, wall) of the aluminium round tube of `mass` over `length`."""
-    area = mass / (TUBE["density"] * length)
-    k = 1.0 / TUBE["ratio"]
-    outer = math.sqrt(area / (math.pi * (1.0 - (1.0 - 2.0 * k) ** 2) / 4.0))
-    return outer, k * outer
-
-
-def _beam_points(flex: _Flexible, end: NDArray[np.float64]) -> list[NDArray[np.float64]]:
-    """The beam's polyline from the link frame along the axis to the point nearest
-    `end`, then to `end` when it lies off the axis."""
-    along = np.zeros(3)
-    along[flex.axis] = end[flex.axis]
-    points = [np.zeros(3), along]
-    if np.linalg.norm(end - along) > 1e-9 * max(1.0, float(np.linalg.norm(end))):
-        points.append(end.copy())
-    if np.linalg.norm(along) == 0.0:
-        points.pop(1)
-    if len(points) < 2:
-        raise UrdfError(
-            f"--flexible {flex.link}: its child joint is at the link frame; a beam needs a length"
-        )
-    return points
-
-
 def urdf_model_text(
     path: str | os.PathLike[str],
     flexible: Sequence[str] = (),
@@ -205,9 +158,10 @@ def urdf_model_text(
     name: str | None = None,
     density: float | None = None,
     floating_base: bool = False,
+    material: str | None = None,
 ) -> str:
     """The flexmbs model file (TOML text) of the URDF `path` (the module docstring)."""
-    return import_urdf(path, flexible, gravity, name, density, floating_base).text
+    return import_urdf(path, flexible, gravity, name, density, floating_base, material).text
 
 
 def urdf_model(
@@ -217,10 +171,11 @@ def urdf_model(
     name: str | None = None,
     density: float | None = None,
     floating_base: bool = False,
+    material: str | None = None,
 ) -> tuple[str, Model]:
     """(the model file text, the Model read from it) of the URDF `path`; UrdfError,
     naming the URDF's link or joint, for anything wrong with it."""
-    done = import_urdf(path, flexible, gravity, name, density, floating_base)
+    done = import_urdf(path, flexible, gravity, name, density, floating_base, material)
     return done.text, done.model
 
 
@@ -241,16 +196,18 @@ def import_urdf(
     name: str | None = None,
     density: float | None = None,
     floating_base: bool = False,
+    material: str | None = None,
 ) -> UrdfImport:
     """The URDF `path` as a model (the module docstring): `density` (kg/m^3) gives the
     links without <inertial> the mass of their shapes; `floating_base` joins the root
     link to the ground by a free joint instead of making it the ground."""
     if density is not None and not (math.isfinite(density) and density > 0.0):
         raise UrdfError(f"--density {density!r}: expected a density > 0, kg/m^3")
-    flex = _flexible_specs(flexible)
+    flex = flexible_specs(flexible)
+    beam_material(material)
     robot = parse_urdf(path)
     notes: list[str] = []
-    text = _model_text(robot, path, flex, gravity, name, density, floating_base, notes)
+    text = _model_text(robot, path, flex, gravity, name, density, floating_base, material, notes)
     try:
         model = loads_model(text, source=os.fspath(path))
     except ModelError as exc:
@@ -338,11 +295,12 @@ def _joint_motion(j: UrdfJoint, q: float) -> NDArray[np.float64]:
 def _model_text(
     robot: UrdfRobot,
     path: str | os.PathLike[str],
-    flex: dict[str, _Flexible],
+    flex: dict[str, FlexibleSpec],
     gravity: Sequence[float],
     name: str | None,
     density: float | None,
     floating_base: bool,
+    material: str | None,
     notes: list[str],
 ) -> str:
     links = robot.links
@@ -378,11 +336,19 @@ def _model_text(
             "held fixed, carrying no mass (give their links an <inertial>, or --density "
             "for the mass of their shapes): joint " + ", ".join(sorted(frozen_top))
         )
+    chains = _massless_chains(robot, by_parent, carried, frozen)
+    if chains:
+        notes.append(
+            "revolute joints through links without mass (at one point) made one joint "
+            "of their rotations: "
+            + "; ".join(" + ".join(j.name for j in chain) for chain in chains.values())
+        )
     link_names, joint_names, name_notes = legal_names(
         links, [(j.name, j.type != "fixed" and j.name not in frozen) for j in robot.joints.values()]
     )
     notes += name_notes
     flex = {link_names.get(k, k): v for k, v in flex.items()}
+    new_to_old = {new: old for old, new in link_names.items()}
     unknown = sorted(set(flex) - set(link_names.values()))
     if unknown:
         raise UrdfError(f"--flexible: no link {unknown[0]!r} in the URDF", source=source)
@@ -406,6 +372,7 @@ def _model_text(
         place[robot.root] = (new_root, np.eye(4))
         ground.markers[base_name] = np.eye(4)
         joints_out.append((base, base_name, GROUND))
+    composite: dict[str, list[UrdfJoint]] = {}
     order = [robot.root]
     while order:
         link_name = order.pop(0)
@@ -429,6 +396,20 @@ def _model_text(
                     joint_pose = joint_pose @ _joint_motion(j, _start(j))
                 place[j.child] = (body_name, joint_pose)
                 body.markers[child] = joint_pose
+            elif j.name in chains:
+                chain = chains[j.name]
+                last = chain[-1].child
+                turn = np.eye(4)
+                for k in chain[1:]:
+                    turn = turn @ k.origin
+                body.markers[joint_names[j.name]] = joint_pose @ turn
+                child = link_names[last]
+                bodies[child] = _Body(child)
+                place[last] = (child, np.eye(4))
+                joints_out.append((j, joint_names[j.name], body_name))
+                composite[j.name] = chain
+                order.append(last)
+                continue
             else:
                 body.markers[joint_names[j.name]] = joint_pose
                 bodies[child] = _Body(child)
@@ -445,7 +426,9 @@ def _model_text(
     body_lines: list[str] = []
     for body in bodies.values():
         if body.name in flex:
-            body_lines += _beam_lines(body, flex[body.name], joints_out, path)
+            body_lines += _beam_body_lines(
+                body, links[new_to_old[body.name]], flex[body.name], joints_out, material, notes
+            )
             continue
         if body.mass <= 0.0:
             raise UrdfError(
@@ -478,7 +461,11 @@ def _model_text(
             body_lines += _marker_lines(body.name, marker, pose)
     joint_lines: list[str] = []
     for j, jname, parent in joints_out:
-        joint_lines += _joint_lines(j, jname, parent, link_names[j.child], notes)
+        if j.name in composite:
+            chain = composite[j.name]
+            joint_lines += _general_lines(chain, jname, parent, link_names[chain[-1].child], notes)
+        else:
+            joint_lines += _joint_lines(j, jname, parent, link_names[j.child], notes)
     renamed = [(old, new) for old, new in link_names.items() if old != new]
     lines = [
         f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
@@ -494,10 +481,7 @@ def _model_text(
         f"gravity = {_vector(gravity)}",
         "",
         "[solver]",
-        'method = "bdf"',
-        "t_end = 1.0",
-        "rtol = 1e-8",
-        "atol = 1e-10",
+        *(SOLVER_FLEXIBLE if flex else SOLVER_RIGID),
         "",
         "[output]",
         "step = 0.01",
@@ -524,9 +508,16 @@ def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str
     return out
 
 
-def _beam_lines(
-    body: _Body, flex: _Flexible, joints_out: list[tuple[UrdfJoint, str, str]], path: object
+def _beam_body_lines(
+    body: _Body,
+    link: UrdfLink,
+    flex: FlexibleSpec,
+    joints_out: list[tuple[UrdfJoint, str, str]],
+    material: str | None,
+    notes: list[str],
 ) -> list[str]:
+    """The beam of a link (flexmbs.model.urdf_beam), the joint it carries at its last
+    node."""
     carried = [name for _, name, parent in joints_out if parent == body.name]
     if len(carried) > 1:
         raise UrdfError(
@@ -539,32 +530,9 @@ def _beam_lines(
         end = max(body.markers.values(), key=lambda p: float(np.linalg.norm(p[:3, 3])))[:3, 3]
     else:
         raise UrdfError(f"--flexible {body.name}: the link carries nothing to end a beam at")
-    points = _beam_points(flex, np.asarray(end, float))
-    length = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
-    mass = body.mass if body.mass > 0.0 else 1.0
-    outer, wall = _tube(mass, length)
-    reference = np.zeros(3)
-    reference[(flex.axis + 1) % 3] = 1.0
-    segments = len(points) - 1
-    elements = [flex.elements] + [1] * (segments - 1)
-    lines = [
-        "",
-        f"[bodies.{_key(body.name)}]  # a beam instead of the rigid link ({_num(body.mass)} kg)",
-        'type = "beam"',
-        f"points = {_matrix(np.array(points))}  # m, link frame",
-        f"elements = {elements if segments > 1 else flex.elements}",
-        f"reference = {_vector(reference)}",
-        "",
-        f"[bodies.{_key(body.name)}.section]  # a round tube of the link's mass: change it",
-        'type = "round_tube"',
-        f"outer_diameter = {_num(outer)}  # m",
-        f"wall_thickness = {_num(wall)}  # m",
-        "",
-        f"[bodies.{_key(body.name)}.material]  # aluminium",
-        f"youngs_modulus = {_num(TUBE['youngs_modulus'])}  # Pa",
-        f"shear_modulus = {_num(TUBE['shear_modulus'])}  # Pa",
-        f"density = {_num(TUBE['density'])}  # kg/m^3",
-    ]
+    lines = beam_lines(
+        _key(body.name), link, body.mass, flex, np.asarray(end, float), material, notes
+    )
     if carried:
         lines += [
             "",
@@ -601,6 +569,102 @@ def _joint_lines(j: UrdfJoint, name: str, parent: str, child: str, notes: list[s
             f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
             f"{j.mimic.offset}): not enforced, the joint moves freely"
         )
+    return out
+
+
+def _massless_chains(
+    robot: UrdfRobot,
+    by_parent: dict[str, list[UrdfJoint]],
+    carried: dict[str, float],
+    frozen: set[str],
+) -> dict[str, list[UrdfJoint]]:
+    """{first joint: its chain} of revolute joints (2 or 3) through links that carry
+    no mass of their own and one joint each, at no distance from the next (a spherical
+    or universal joint written as revolutes, as Pinocchio and MuJoCo take them): such
+    a chain becomes one `general` joint of its rotations."""
+    rotary = ("revolute", "continuous")
+    out: dict[str, list[UrdfJoint]] = {}
+    inner: set[str] = set()
+    for j in robot.joints.values():
+        if j.type not in rotary or j.name in frozen or j.name in inner:
+            continue
+        chain = [j]
+        link = j.child
+        while robot.links[link].mass <= 0.0 and carried[link] > 0.0 and len(chain) < 3:
+            below = by_parent.get(link, [])
+            if len(below) != 1 or below[0].type not in rotary:
+                break
+            nxt = below[0]
+            if np.linalg.norm(nxt.origin[:3, 3]) > 0.0:
+                break
+            chain.append(nxt)
+            link = nxt.child
+        if len(chain) > 1 and robot.links[link].mass > 0.0:
+            out[j.name] = chain
+            inner.update(k.name for k in chain[1:])
+    return out
+
+
+def _general_lines(
+    chain: list[UrdfJoint], name: str, parent: str, child: str, notes: list[str]
+) -> list[str]:
+    """A `general` joint of the rotations of `chain`: with R_k the rotation of joint
+    k's origin (k >= 2) and a_k its axis, O_1 Rot(a_1, q_1) R_2 Rot(a_2, q_2) ... =
+    O_1 R_2 ... R_n Rot(b_1, q_1) Rot(b_2, q_2) ..., b_k = (R_{k+1} ... R_n)^T a_k,
+    each rotation about its axis turned by those before it (the parent marker is
+    O_1 R_2 ... R_n)."""
+    axes = []
+    for k, j in enumerate(chain):
+        after = np.eye(3)
+        for nxt in chain[k + 1 :]:
+            after = after @ nxt.origin[:3, :3]
+        axes.append(after.T @ (j.axis / np.linalg.norm(j.axis)))
+    out = ["", f"[joints.{_key(name)}]  # URDF " + " + ".join(f'"{j.name}"' for j in chain)]
+    out += [
+        'type = "general"',
+        f"parent = {_key(parent)}",
+        f"parent_marker = {_key(name)}",
+        f"child = {_key(child)}",
+        f"rotation_axes = {_matrix(np.array(axes))}",
+    ]
+    limits: list[str] = []
+    stiffness: list[float] = []
+    damping: list[float] = []
+    start: list[float] = []
+    for j in chain:
+        lim = j.limit
+        ok = (
+            j.type == "revolute"
+            and lim is not None
+            and lim.lower is not None
+            and lim.upper is not None
+            and lim.lower < lim.upper
+            and (lim.effort or 0.0) > 0.0
+        )
+        if ok and lim is not None:
+            stop = float(lim.effort or 0.0) / STOP_PENETRATION["rad"]
+            limits.append(f"[{_num(lim.lower or 0.0)}, {_num(lim.upper or 0.0)}]")
+            stiffness.append(stop)
+            damping.append(stop * STOP_DAMPING_TIME)
+            q0 = _start(j)
+            start.append(q0)
+            if q0 != 0.0:
+                notes.append(
+                    f'joint "{j.name}": 0 is not inside its limits; it starts at {q0:.6g} rad'
+                )
+        else:
+            limits.append("[-inf, inf]")
+            stiffness.append(1.0)
+            damping.append(0.0)
+            start.append(0.0)
+    if any(x != "[-inf, inf]" for x in limits):
+        out += [
+            f"limits = [{', '.join(limits)}]  # rad; stops from the efforts: set the real ones",
+            f"limit_stiffness = {_vector(stiffness)}",
+            f"limit_damping = {_vector(damping)}",
+        ]
+    if any(start):
+        out.append(f"initial = {_vector(start)}  # within the limits")
     return out
 
 

@@ -134,7 +134,7 @@ def repaired_inertia(
         )
     new = w.copy()
     changes = []
-    low = new <= max(1e-11 * scale, 0.0)
+    low = new <= max(1e-11 * scale, 1e-6 * floor)
     if np.any(low):
         new[low] = np.maximum(floor, 1e-10 * scale)
         changes.append(
