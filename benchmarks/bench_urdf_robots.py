@@ -35,8 +35,8 @@ ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-ro
 FLEXIBLE = [  # (name, URDF under ROBOTS, the link made a beam)
     ("SO-100", "so_arm_description/urdf/so100.urdf", "upper_arm"),
     ("UR5", "ur_description/urdf/ur5_robot.urdf", "forearm_link"),
-    ("Panda", "panda_description/urdf/panda.urdf", "panda_link3"),
-    ("xArm7", "xarm_description/urdf/xarm7.urdf", "link3"),
+    ("Panda", "panda_description/urdf/panda.urdf", "panda_link2"),
+    ("xArm7", "xarm_description/urdf/xarm7.urdf", "link2"),
     ("Z1", "z1_description/urdf/z1.urdf", "link02"),
     ("Talos arm", "talos_data/robots/talos_left_arm.urdf", "arm_left_4_link"),
 ]

@@ -260,7 +260,17 @@ def test_cli_options_and_notes(tmp_path, capsys):
     assert main(["import-urdf", str(path), "-o", str(out), "--flexible", "upper",
                  "--material", "titanium"]) == 0
     printed = capsys.readouterr().out
-    assert "note: " in printed and 'method = "galpha"' in out.read_text()
+    assert "note: " in printed and 'modes = 4' in out.read_text()
     assert main(["import-urdf", str(path), "-o", str(out), "--density", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--density" in err[0]
+
+
+def test_renamed_links_are_read_back_from_the_model_file(tmp_path):
+    from flexmbs.model.urdf import renamed_links
+
+    body = ('<link name="base"/>' + _link("arm.1/x") + _link("tip")
+            + _revolute("j1", "base", "arm.1/x") + _revolute("j2", "arm.1/x", "tip"))
+    done = import_urdf(_write(tmp_path, body))
+    assert renamed_links(done.text) == {"arm.1/x": "arm_1_x"}
+    assert "arm_1_x" in done.model.bodies
