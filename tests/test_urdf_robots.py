@@ -66,3 +66,25 @@ def test_a_sample_runs_under_gravity_and_keeps_its_energy(tmp_path, name):
     simulate(done.model, out, t_end=0.5)
     balance = energy_balance(out)
     assert balance["passed"], (name, balance["failed_because"])
+
+
+def test_a_kinematic_only_description_imports_with_a_density(tmp_path):
+    """The UR5 with every <inertial> taken out, as kinematic descriptions are
+    published: refused at the defaults, saying what to add; with --density the links
+    weigh what their collision meshes (package:// paths, STL) hold, and it runs."""
+    import re
+
+    pytest.importorskip("trimesh")
+    text = (ROBOTS / "ur_description/urdf/ur5_robot.urdf").read_text()
+    folder = tmp_path / "ur_description" / "urdf"
+    folder.mkdir(parents=True)
+    path = folder / "ur5_kinematic.urdf"
+    path.write_text(re.sub(r"<inertial>.*?</inertial>", "", text, flags=re.S))
+    with pytest.raises(UrdfError, match="--density"):
+        import_urdf(path)
+    done = import_urdf(path, density=2700.0)
+    assert any("ur5_kinematic" not in n and "forearm_link" in n for n in done.notes)
+    forearm = done.model.bodies["forearm_link"]
+    assert 3.0 < forearm.mass < 10.0 and 0.1 < forearm.com[2] < 0.3  # along its 0.39 m
+    simulate(done.model, tmp_path / "run.h5", t_end=0.2)
+    assert energy_balance(tmp_path / "run.h5")["passed"]
