@@ -142,17 +142,24 @@ def beam_material(spec: str | None) -> tuple[str, tuple[float, float, float]]:
 
 
 def _points(
-    axis: NDArray[np.float64], end: NDArray[np.float64], link: str
+    axis: NDArray[np.float64], end: NDArray[np.float64], link: str, notes: list[str]
 ) -> list[NDArray[np.float64]]:
-    along = (end @ axis) * axis
-    points = [np.zeros(3)]
-    if not end @ axis > 1e-9 * max(1.0, float(np.linalg.norm(end))):
+    """The beam's polyline: from the link frame along the line of `axis` (either way)
+    to the point nearest `end`, then to `end` when it lies off the line; straight to
+    `end` when `end` lies across the axis (noted)."""
+    size = float(np.linalg.norm(end))
+    if not size > 0.0:
         raise UrdfError(
-            f"--flexible {link}: its child joint does not lie ahead along the axis; a beam "
-            "needs a length along it (give the axis towards the joint, or none)"
+            f"--flexible {link}: its child joint is at the link frame; a beam needs a length"
         )
-    points.append(along)
-    if np.linalg.norm(end - along) > 1e-9 * max(1.0, float(np.linalg.norm(end))):
+    along = (end @ axis) * axis
+    if not np.linalg.norm(along) > 1e-9 * size:
+        notes.append(
+            f'link "{link}": its joint lies across the axis given; the beam runs straight to it'
+        )
+        return [np.zeros(3), end.copy()]
+    points = [np.zeros(3), along]
+    if np.linalg.norm(end - along) > 1e-9 * size:
         points.append(end.copy())
     return points
 
@@ -275,16 +282,11 @@ def beam_lines(
 ) -> list[str]:
     """The `[bodies.KEY]` table of the beam (the module docstring) of a link of `mass`
     (kg) whose joint (or farthest marker) is at `end` (m, link frame)."""
-    if flex.axis is None:
-        if not np.linalg.norm(end) > 0.0:
-            raise UrdfError(
-                f"--flexible {flex.text}: its child joint is at the link frame; a beam needs "
-                "a length"
-            )
-        axis = end / np.linalg.norm(end)
-    else:
+    norm = float(np.linalg.norm(end))
+    axis: NDArray[np.float64] = np.array([1.0, 0.0, 0.0]) if not norm > 0.0 else end / norm
+    if flex.axis is not None:
         axis = flex.axis
-    points = _points(axis, end, flex.link)
+    points = _points(axis, end, flex.link, notes)
     length = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
     along = float(np.linalg.norm(points[1] - points[0]))
     count = flex.elements or min(MAX_ELEMENTS, max(MIN_ELEMENTS, round(along / ELEMENT_LENGTH)))
