@@ -463,6 +463,12 @@ def _model_text(
         ]
         for marker, pose in body.markers.items():
             body_lines += _marker_lines(body.name, marker, pose)
+    mimics = [j.name for j, _, _ in joints_out if j.mimic is not None]
+    if mimics:
+        notes.append(
+            "mimic joints move freely, their coupling not enforced (as Pinocchio reads "
+            "them by default): " + ", ".join(mimics)
+        )
     joint_lines: list[str] = []
     for j, jname, parent in joints_out:
         if j.name in composite:
