@@ -25,6 +25,7 @@ COVERAGE_TESTS := tests/test_kinematics_dynamics.py tests/test_elements.py \
 	tests/test_topology.py tests/test_timefunctions.py tests/test_model_input.py \
 	tests/test_urdf.py::test_joint_types_limits_and_merged_links \
 	tests/test_urdf.py::test_bad_urdfs_and_specs_are_one_line \
+	tests/test_urdf_repair.py::test_repaired_inertias tests/test_urdf_repair.py::test_inertia_from_shapes_at_a_density \
 	tests/test_sweep.py::test_parameters_and_cases tests/test_output_lock.py \
 	tests/test_bordered_band.py::test_factor_and_solve_equal_numpy tests/test_solver_settings.py
 COVERAGE_FLOOR := 40

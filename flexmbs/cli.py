@@ -368,7 +368,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_urdf(args: argparse.Namespace) -> int:
-    from .model.urdf import urdf_model
+    from .model.urdf import import_urdf
 
     out = args.output or os.path.splitext(os.path.basename(args.urdf))[0] + ".toml"
     if os.path.exists(out) and os.path.exists(args.urdf) and os.path.samefile(out, args.urdf):
@@ -378,11 +378,20 @@ def _cmd_import_urdf(args: argparse.Namespace) -> int:
     if problem:
         _err(f"{out}: {problem}")
         return EXIT_INPUT
-    text, model = urdf_model(args.urdf, args.flexible or (), args.gravity)  # it reads back
+    done = import_urdf(  # it reads back
+        args.urdf,
+        args.flexible or (),
+        args.gravity,
+        density=args.density,
+        floating_base=args.floating_base,
+        material=args.material,
+    )
     with open(out, "w") as f:
-        f.write(text)
-    joints = sum(1 for j in model.joints.values() if j.type != "fixed")
-    print(f"wrote {out}: {len(model.bodies)} bodies, {joints} moving joints")
+        f.write(done.text)
+    joints = sum(1 for j in done.model.joints.values() if j.type != "fixed")
+    print(f"wrote {out}: {len(done.model.bodies)} bodies, {joints} moving joints")
+    for note in done.notes:
+        print(f"  note: {note}")
     return EXIT_OK
 
 
@@ -995,8 +1004,10 @@ def _parser() -> argparse.ArgumentParser:
     ur.add_argument(
         "--flexible",
         action="append",
-        metavar="LINK:AXIS[:ELEMENTS]",
-        help="make this link a beam along AXIS (x, y, z) of its frame (repeatable)",
+        metavar="LINK[:AXIS[:ELEMENTS]]",
+        help="make this link a beam along AXIS of its frame (x, y, z, -x, ... or X,Y,Z; "
+        "default: towards the joint it carries), in ELEMENTS elements (default: by its "
+        "length) (repeatable)",
     )
     ur.add_argument(
         "--gravity",
@@ -1005,6 +1016,25 @@ def _parser() -> argparse.ArgumentParser:
         default=(0.0, 0.0, -9.81),
         metavar=("GX", "GY", "GZ"),
         help="m/s^2 (default 0 0 -9.81)",
+    )
+    ur.add_argument(
+        "--density",
+        type=float,
+        metavar="KG_M3",
+        help="give links without <inertial> the mass and inertia of their collision "
+        "(else visual) shapes at this density, kg/m^3 (1000: water)",
+    )
+    ur.add_argument(
+        "--material",
+        metavar="NAME|E,DENSITY[,POISSON]",
+        help="the --flexible links' material: aluminium (default), steel, titanium, or "
+        "Young's modulus (Pa), density (kg/m^3) and Poisson's ratio (default 0.3)",
+    )
+    ur.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="join the root link to the ground by a free joint (default: the root link "
+        "is the ground)",
     )
     ur.set_defaults(fn=_cmd_import_urdf)
 

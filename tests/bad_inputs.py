@@ -450,8 +450,8 @@ CLI_CASES = [
      ["--flexible", "named twice"]),
     (["import-urdf", "{tmp}/robot.urdf", "--flexible", "arm:z:100000000"], 2,
      ["--flexible", "1 .. 1000"]),
-    (["import-urdf", "{tmp}/bad_name.urdf", "-o", "{tmp}/never.toml"], 2,
-     ["bad_name.urdf", 'link "fore arm"', '"name"', "in the model made of it"]),
+    (["import-urdf", "{tmp}/bad_inertia.urdf", "-o", "{tmp}/never.toml"], 2,
+     ["bad_inertia.urdf", 'link "arm"', '"inertia"', "one negative"]),
     (["import-urdf", "{tmp}/robot.urdf", "-o", "{tmp}/ro/robot.toml"], 2,
      ["ro", "cannot be written on"]),
     (["run", "{models}/chain_planar_4.toml", "-o", "{tmp}/ro/out.h5"], 2,
@@ -500,7 +500,7 @@ CLI_FILES = {
     "hinge.urdf": ROBOT.replace('name="elbow" type="revolute"', 'name="elbow" type="hinge"'),
     "entity.urdf": '<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">\n'
                    '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n' + ROBOT.split("\n", 1)[1],
-    "bad_name.urdf": ROBOT.replace('"forearm"', '"fore arm"'),
+    "bad_inertia.urdf": ROBOT.replace('ixx="0.02"', 'ixx="-0.02"', 1),
 }
 
 # (command line, exit status, words of one "warning:" line of stderr): commands that run,

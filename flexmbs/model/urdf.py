@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,12 +47,17 @@ from numpy.typing import NDArray
 from ..errors import ModelError
 from .description import GROUND, Model
 from .toml_reader import loads_model
-from .urdf_reader import UrdfError, UrdfJoint, UrdfRobot, parse_urdf
-from .vocabulary import MAX_BEAM_ELEMENTS
+from .urdf_beam import FlexibleSpec, beam_lines, beam_material, flexible_specs
+from .urdf_geometry import shapes_inertial
+from .urdf_reader import UrdfError, UrdfJoint, UrdfLink, UrdfRobot, parse_urdf
+from .urdf_repair import legal_names, repaired_inertia, start_within
 
 __all__ = [
     "urdf_model_text",
     "urdf_model",
+    "import_urdf",
+    "UrdfImport",
+    "renamed_links",
     "load_urdf",
     "read_urdf",
     "UrdfError",
@@ -66,9 +72,17 @@ JOINT_TYPES = {
     "floating": "free",
     "planar": "planar",
 }
-AXES = {"x": 0, "y": 1, "z": 2}
-TUBE = {"youngs_modulus": 7.0e10, "shear_modulus": 2.63e10, "density": 2700.0, "ratio": 10.0}
-DEFAULT_ELEMENTS = 4
+SOLVER_RIGID = ['method = "bdf"  # validation', "t_end = 1.0", "rtol = 1e-8", "atol = 1e-10"]
+"""The rigid robot's solver: bdf at a tolerance that validates the energy balance."""
+SOLVER_FLEXIBLE = [
+    'method = "bdf"  # the beams reduced and damped: steps at the pace of the motion',
+    "t_end = 1.0",
+    "rtol = 1e-8",
+    "atol = 1e-10",
+]
+"""A robot with beams (reduced to their lowest modes with modal derivatives, lightly
+damped: flexmbs.model.urdf_beam): bdf at the rigid robot's tolerance, where the energy
+balance and `flexmbs verify` pass and the run costs a few times the rigid one."""
 STOP_PENETRATION = {"rad": math.radians(1.0), "m": 1e-3}
 """How far into its stop a joint goes under its URDF effort: the stop's stiffness is
 effort / STOP_PENETRATION (N m/rad or N/m)."""
@@ -98,34 +112,6 @@ class _Body:
         c = self.first_moment / self.mass
         about_com = self.second - self.mass * (c @ c * np.eye(3) - np.outer(c, c))
         return c, 0.5 * (about_com + about_com.T)
-
-
-@dataclass
-class _Flexible:
-    link: str
-    axis: int
-    elements: int
-
-
-def _flexible_specs(specs: Sequence[str]) -> dict[str, _Flexible]:
-    out = {}
-    for spec in specs:
-        parts = spec.split(":")
-        if len(parts) not in (2, 3) or parts[1] not in AXES:
-            raise UrdfError(
-                f"--flexible {spec!r}: expected LINK:AXIS[:ELEMENTS], AXIS one of x, y, z"
-            )
-        elements = DEFAULT_ELEMENTS
-        if len(parts) == 3:
-            if not parts[2].isdigit() or not 1 <= int(parts[2]) <= MAX_BEAM_ELEMENTS:
-                raise UrdfError(
-                    f"--flexible {spec!r}: ELEMENTS must be a whole number 1 .. {MAX_BEAM_ELEMENTS}"
-                )
-            elements = int(parts[2])
-        if parts[0] in out:
-            raise UrdfError(f"--flexible {spec!r}: the link {parts[0]!r} is named twice")
-        out[parts[0]] = _Flexible(parts[0], AXES[parts[1]], elements)
-    return out
 
 
 def read_urdf(path: str | os.PathLike[str]) -> Any:
@@ -169,39 +155,17 @@ def _key(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _tube(mass: float, length: float) -> tuple[float, float]:
-    """(outer diameter, wall) of the aluminium round tube of `mass` over `length`."""
-    area = mass / (TUBE["density"] * length)
-    k = 1.0 / TUBE["ratio"]
-    outer = math.sqrt(area / (math.pi * (1.0 - (1.0 - 2.0 * k) ** 2) / 4.0))
-    return outer, k * outer
-
-
-def _beam_points(flex: _Flexible, end: NDArray[np.float64]) -> list[NDArray[np.float64]]:
-    """The beam's polyline from the link frame along the axis to the point nearest
-    `end`, then to `end` when it lies off the axis."""
-    along = np.zeros(3)
-    along[flex.axis] = end[flex.axis]
-    points = [np.zeros(3), along]
-    if np.linalg.norm(end - along) > 1e-9 * max(1.0, float(np.linalg.norm(end))):
-        points.append(end.copy())
-    if np.linalg.norm(along) == 0.0:
-        points.pop(1)
-    if len(points) < 2:
-        raise UrdfError(
-            f"--flexible {flex.link}: its child joint is at the link frame; a beam needs a length"
-        )
-    return points
-
-
 def urdf_model_text(
     path: str | os.PathLike[str],
     flexible: Sequence[str] = (),
     gravity: Sequence[float] = DEFAULT_GRAVITY,
     name: str | None = None,
+    density: float | None = None,
+    floating_base: bool = False,
+    material: str | None = None,
 ) -> str:
     """The flexmbs model file (TOML text) of the URDF `path` (the module docstring)."""
-    return urdf_model(path, flexible, gravity, name)[0]
+    return import_urdf(path, flexible, gravity, name, density, floating_base, material).text
 
 
 def urdf_model(
@@ -209,12 +173,45 @@ def urdf_model(
     flexible: Sequence[str] = (),
     gravity: Sequence[float] = DEFAULT_GRAVITY,
     name: str | None = None,
+    density: float | None = None,
+    floating_base: bool = False,
+    material: str | None = None,
 ) -> tuple[str, Model]:
     """(the model file text, the Model read from it) of the URDF `path`; UrdfError,
     naming the URDF's link or joint, for anything wrong with it."""
-    flex = _flexible_specs(flexible)
+    done = import_urdf(path, flexible, gravity, name, density, floating_base, material)
+    return done.text, done.model
+
+
+@dataclass
+class UrdfImport:
+    """An imported URDF: the model file's text, the Model read from it, and the notes
+    on what the import changed to make the URDF a model (also comments of the text)."""
+
+    text: str
+    model: Model
+    notes: list[str]
+
+
+def import_urdf(
+    path: str | os.PathLike[str],
+    flexible: Sequence[str] = (),
+    gravity: Sequence[float] = DEFAULT_GRAVITY,
+    name: str | None = None,
+    density: float | None = None,
+    floating_base: bool = False,
+    material: str | None = None,
+) -> UrdfImport:
+    """The URDF `path` as a model (the module docstring): `density` (kg/m^3) gives the
+    links without <inertial> the mass of their shapes; `floating_base` joins the root
+    link to the ground by a free joint instead of making it the ground."""
+    if density is not None and not (math.isfinite(density) and density > 0.0):
+        raise UrdfError(f"--density {density!r}: expected a density > 0, kg/m^3")
+    flex = flexible_specs(flexible)
+    beam_material(material)
     robot = parse_urdf(path)
-    text = _model_text(robot, path, flex, gravity, name)
+    notes: list[str] = []
+    text = _model_text(robot, path, flex, gravity, name, density, floating_base, material, notes)
     try:
         model = loads_model(text, source=os.fspath(path))
     except ModelError as exc:
@@ -224,33 +221,162 @@ def urdf_model(
         raise UrdfError(
             exc.message + " (in the model made of it)", item, exc.field, os.fspath(path)
         ) from None
-    return text, model
+    return UrdfImport(text, model, notes)
+
+
+def _inertia_from_shapes(
+    robot: UrdfRobot, path: str | os.PathLike[str], density: float, notes: list[str]
+) -> None:
+    """Links without <inertial> given the mass and inertia of their collision shapes
+    (else their visual ones) at `density` (flexmbs.model.urdf_geometry)."""
+    treated, missing = [], []
+    for link in robot.links.values():
+        if link.has_inertial:
+            continue
+        shapes = link.collisions or link.visuals
+        solid = shapes_inertial(shapes, density, path) if shapes else None
+        if solid is None:
+            continue
+        mass, com, inertia, lost = solid
+        link.mass, link.inertia, link.has_inertial = mass, inertia, True
+        link.inertial_origin = np.eye(4)
+        link.inertial_origin[:3, 3] = com
+        treated.append(link.name)
+        missing += lost
+    if treated:
+        notes.append(
+            f"mass and inertia from the shapes at {density:g} kg/m^3 (no <inertial>): "
+            + ", ".join(treated)
+        )
+    if missing:
+        notes.append(
+            "mesh files not found or not read, left out of the mass: "
+            + ", ".join(missing[:5])
+            + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        )
+
+
+def _subtree_mass(robot: UrdfRobot, by_parent: dict[str, list[UrdfJoint]]) -> dict[str, float]:
+    """The mass each link carries: its own and that of every link below it."""
+    out: dict[str, float] = {}
+
+    def visit(link: str) -> float:
+        total = robot.links[link].mass
+        for j in by_parent.get(link, []):
+            total += visit(j.child)
+        out[link] = total
+        return total
+
+    visit(robot.root)
+    return out
+
+
+def _start(j: UrdfJoint) -> float:
+    """The joint's coordinate at the start: 0, or inside its limits when 0 is not."""
+    if j.type not in ("revolute", "prismatic") or j.limit is None:
+        return 0.0
+    lower, upper = j.limit.lower, j.limit.upper
+    if lower is None or upper is None or not lower < upper:
+        return 0.0
+    inside = start_within(float(lower), float(upper), "m" if j.type == "prismatic" else "rad")
+    return 0.0 if inside is None else inside
+
+
+def _joint_motion(j: UrdfJoint, q: float) -> NDArray[np.float64]:
+    """The child frame in the joint frame at coordinate q of a revolute or prismatic joint."""
+    pose = np.eye(4)
+    if q == 0.0:
+        return pose
+    a = j.axis / np.linalg.norm(j.axis)
+    if j.type == "prismatic":
+        pose[:3, 3] = q * a
+        return pose
+    k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    pose[:3, :3] = np.eye(3) + math.sin(q) * k + (1.0 - math.cos(q)) * (k @ k)
+    return pose
 
 
 def _model_text(
     robot: UrdfRobot,
     path: str | os.PathLike[str],
-    flex: dict[str, _Flexible],
+    flex: dict[str, FlexibleSpec],
     gravity: Sequence[float],
     name: str | None,
+    density: float | None,
+    floating_base: bool,
+    material: str | None,
+    notes: list[str],
 ) -> str:
     links = robot.links
-    unknown = sorted(set(flex) - set(links))
-    if unknown:
-        raise UrdfError(f"--flexible: no link {unknown[0]!r} in the URDF", source=os.fspath(path))
+    source = os.fspath(path)
     by_parent: dict[str, list[UrdfJoint]] = {}
     for j in robot.joints.values():
         by_parent.setdefault(j.parent, []).append(j)
+    if density is not None:
+        _inertia_from_shapes(robot, path, density, notes)
+    carried = _subtree_mass(robot, by_parent)
+    moving = [j.child for j in robot.joints.values() if j.type != "fixed"]
+    if (moving or floating_base) and sum(carried[c] for c in moving) + (
+        carried[robot.root] if floating_base else 0.0
+    ) <= 0.0:
+        raise UrdfError(
+            "no link that moves carries mass (no <inertial>): there is nothing to "
+            "simulate; give the links an <inertial>, or import with --density (kg/m^3) "
+            "for the mass of their shapes",
+            source=source,
+        )
+    frozen = {
+        j.name
+        for j in robot.joints.values()
+        if j.type != "fixed"
+        and carried[j.child] <= 0.0
+        and j.type in ("revolute", "continuous", "prismatic")
+    }
+    frozen_top = [
+        n for n in frozen if robot.joints[n].parent not in {robot.joints[m].child for m in frozen}
+    ]
+    if frozen_top:
+        notes.append(
+            "held fixed, carrying no mass (give their links an <inertial>, or --density "
+            "for the mass of their shapes): joint " + ", ".join(sorted(frozen_top))
+        )
+    chains = _massless_chains(robot, by_parent, carried, frozen)
+    if chains:
+        notes.append(
+            "revolute joints through links without mass (at one point) made one joint "
+            "of their rotations: "
+            + "; ".join(" + ".join(j.name for j in chain) for chain in chains.values())
+        )
+    link_names, joint_names, name_notes = legal_names(
+        links, [(j.name, j.type != "fixed" and j.name not in frozen) for j in robot.joints.values()]
+    )
+    notes += name_notes
+    flex = {link_names.get(k, k): v for k, v in flex.items()}
+    new_to_old = {new: old for old, new in link_names.items()}
+    unknown = sorted(set(flex) - set(link_names.values()))
+    if unknown:
+        raise UrdfError(f"--flexible: no link {unknown[0]!r} in the URDF", source=source)
+    new_root = link_names[robot.root]
+    if new_root in flex and not floating_base:
+        raise UrdfError(
+            f"--flexible {new_root}: the link is the root of the robot, which becomes "
+            "the ground; only a link that a moving joint carries can be a beam",
+            source=source,
+        )
     ground = _Body(GROUND)
     bodies: dict[str, _Body] = {}
     place = {robot.root: (GROUND, np.eye(4))}  # link -> (body, link frame in body frame)
-    joints_out: list[tuple[UrdfJoint, str]] = []
-    if robot.root in flex:
-        raise UrdfError(
-            f"--flexible {robot.root}: the link is the root of the robot, which becomes "
-            "the ground; only a link that a moving joint carries can be a beam",
-            source=os.fspath(path),
+    joints_out: list[tuple[UrdfJoint, str, str]] = []  # (joint, its name, parent body)
+    if floating_base:
+        base = UrdfJoint("floating_base", 0, "floating", "", robot.root, np.eye(4), np.zeros(3))
+        base_name = _free_name(
+            "floating_base", set(link_names.values()) | set(joint_names.values())
         )
+        bodies[new_root] = _Body(new_root)
+        place[robot.root] = (new_root, np.eye(4))
+        ground.markers[base_name] = np.eye(4)
+        joints_out.append((base, base_name, GROUND))
+    composite: dict[str, list[UrdfJoint]] = {}
     order = [robot.root]
     while order:
         link_name = order.pop(0)
@@ -261,54 +387,73 @@ def _model_text(
             body.add_inertial(pose @ link.inertial_origin, link.mass, link.inertia)
         for j in by_parent.get(link_name, []):
             joint_pose = pose @ j.origin
-            if j.type == "fixed":
-                if j.child in flex:
+            child = link_names[j.child]
+            if j.type == "fixed" or j.name in frozen:
+                if child in flex:
                     raise UrdfError(
-                        f"--flexible {j.child}: the link is fixed to its parent "
+                        f"--flexible {child}: the link is fixed to its parent "
                         f'(joint "{j.name}"); only a link that a moving joint carries can '
                         "be a beam",
-                        source=os.fspath(path),
+                        source=source,
                     )
+                if j.name in frozen:
+                    joint_pose = joint_pose @ _joint_motion(j, _start(j))
                 place[j.child] = (body_name, joint_pose)
-                body.markers[j.child] = joint_pose
+                body.markers[child] = joint_pose
+            elif j.name in chains:
+                chain = chains[j.name]
+                last = chain[-1].child
+                turn = np.eye(4)
+                for k in chain[1:]:
+                    turn = turn @ k.origin
+                body.markers[joint_names[j.name]] = joint_pose @ turn
+                child = link_names[last]
+                bodies[child] = _Body(child)
+                place[last] = (child, np.eye(4))
+                joints_out.append((j, joint_names[j.name], body_name))
+                composite[j.name] = chain
+                order.append(last)
+                continue
             else:
-                body.markers[j.name] = joint_pose
-                bodies[j.child] = _Body(j.child)
-                place[j.child] = (j.child, np.eye(4))
-                joints_out.append((j, body_name))
+                body.markers[joint_names[j.name]] = joint_pose
+                bodies[child] = _Body(child)
+                place[j.child] = (child, np.eye(4))
+                joints_out.append((j, joint_names[j.name], body_name))
             order.append(j.child)
-    lines = [
-        f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
-        "# joints as the URDF gives them (links fixed to a moving link merged into it).",
-        f"# urdf: {Path(path).resolve()}",
-        "",
-        "[model]",
-        f"name = {_key(name or Path(path).stem)}",
-        f"gravity = {_vector(gravity)}",
-        "",
-        "[solver]",
-        'method = "bdf"',
-        "t_end = 1.0",
-        "rtol = 1e-8",
-        "atol = 1e-10",
-        "",
-        "[output]",
-        "step = 0.01",
-    ]
-    for marker, pose in ground.markers.items():
-        lines += _marker_lines("ground", marker, pose)
+    if not bodies:
+        raise UrdfError(
+            "no link moves: every link is fixed to the root link, which becomes the "
+            "ground, so there is nothing to simulate (add a moving joint, or import "
+            "with --floating-base to let the robot move free)",
+            source=source,
+        )
+    body_lines: list[str] = []
     for body in bodies.values():
         if body.name in flex:
-            lines += _beam_lines(body, flex[body.name], joints_out, path)
+            body_lines += _beam_body_lines(
+                body, links[new_to_old[body.name]], flex[body.name], joints_out, material, notes
+            )
             continue
         if body.mass <= 0.0:
             raise UrdfError(
-                f'link "{body.name}" moves but carries no mass (no inertial, and none on '
-                "the links fixed to it); flexmbs needs mass on every moving body",
-                source=os.fspath(path),
+                f'link "{body.name}" moves but carries no mass (no <inertial>, and none on '
+                "the links fixed to it), while links below it do: flexmbs needs mass on "
+                "every moving body; give it an <inertial>, or import with --density "
+                "(kg/m^3) for the mass of its shapes",
+                source=source,
             )
         com, inertia = body.com_and_inertia()
-        lines += [
+        inertia, note, refusal = repaired_inertia(body.mass, inertia)
+        if refusal:
+            raise UrdfError(
+                f"{refusal}: give the link a consistent <inertial>",
+                f'link "{body.name}"',
+                "inertia",
+                source=source,
+            )
+        if note:
+            notes.append(f'link "{body.name}": {note}')
+        body_lines += [
             "",
             f"[bodies.{_key(body.name)}]",
             f"mass = {_num(body.mass)}  # kg",
@@ -317,10 +462,52 @@ def _model_text(
             'inertia_about = "com"',
         ]
         for marker, pose in body.markers.items():
-            lines += _marker_lines(body.name, marker, pose)
-    for j, parent in joints_out:
-        lines += _joint_lines(j, parent)
-    return "\n".join(lines) + "\n"
+            body_lines += _marker_lines(body.name, marker, pose)
+    mimics = [j.name for j, _, _ in joints_out if j.mimic is not None]
+    if mimics:
+        notes.append(
+            "mimic joints move freely, their coupling not enforced (as Pinocchio reads "
+            "them by default): " + ", ".join(mimics)
+        )
+    joint_lines: list[str] = []
+    for j, jname, parent in joints_out:
+        if j.name in composite:
+            chain = composite[j.name]
+            joint_lines += _general_lines(chain, jname, parent, link_names[chain[-1].child], notes)
+        else:
+            joint_lines += _joint_lines(j, jname, parent, link_names[j.child], notes)
+    renamed = [(old, new) for old, new in link_names.items() if old != new]
+    lines = [
+        f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
+        "# joints as the URDF gives them (links fixed to a moving link merged into it).",
+        f"# urdf: {Path(path).resolve()}",
+    ]
+    lines += [f"# urdf link: {_key(old)} = {_key(new)}" for old, new in renamed]
+    lines += [f"# note: {n}" for n in notes]
+    lines += [
+        "",
+        "[model]",
+        f"name = {_key(name or Path(path).stem)}",
+        f"gravity = {_vector(gravity)}",
+        "",
+        "[solver]",
+        *(SOLVER_FLEXIBLE if flex else SOLVER_RIGID),
+        "",
+        "[output]",
+        "step = 0.01",
+    ]
+    for marker, pose in ground.markers.items():
+        lines += _marker_lines("ground", marker, pose)
+    return "\n".join(lines + body_lines + joint_lines) + "\n"
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    k = 1
+    out = name
+    while out in taken:
+        k += 1
+        out = f"{name}_{k}"
+    return out
 
 
 def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str]:
@@ -331,71 +518,62 @@ def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str
     return out
 
 
-def _beam_lines(
-    body: _Body, flex: _Flexible, joints_out: list[tuple[UrdfJoint, str]], path: object
+def _beam_body_lines(
+    body: _Body,
+    link: UrdfLink,
+    flex: FlexibleSpec,
+    joints_out: list[tuple[UrdfJoint, str, str]],
+    material: str | None,
+    notes: list[str],
 ) -> list[str]:
-    carried = [j for j, parent in joints_out if parent == body.name]
+    """The beam of a link (flexmbs.model.urdf_beam), the joint it carries at its last
+    node."""
+    carried = [name for _, name, parent in joints_out if parent == body.name]
     if len(carried) > 1:
         raise UrdfError(
             f"--flexible {body.name}: the link carries {len(carried)} moving joints; a "
             "beam here carries one, at its last node"
         )
     if carried:
-        end = body.markers[carried[0].name][:3, 3]
+        end = body.markers[carried[0]][:3, 3]
     elif body.markers:
         end = max(body.markers.values(), key=lambda p: float(np.linalg.norm(p[:3, 3])))[:3, 3]
     else:
         raise UrdfError(f"--flexible {body.name}: the link carries nothing to end a beam at")
-    points = _beam_points(flex, np.asarray(end, float))
-    length = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
-    mass = body.mass if body.mass > 0.0 else 1.0
-    outer, wall = _tube(mass, length)
-    reference = np.zeros(3)
-    reference[(flex.axis + 1) % 3] = 1.0
-    segments = len(points) - 1
-    elements = [flex.elements] + [1] * (segments - 1)
-    lines = [
-        "",
-        f"[bodies.{_key(body.name)}]  # a beam instead of the rigid link ({_num(body.mass)} kg)",
-        'type = "beam"',
-        f"points = {_matrix(np.array(points))}  # m, link frame",
-        f"elements = {elements if segments > 1 else flex.elements}",
-        f"reference = {_vector(reference)}",
-        "",
-        f"[bodies.{_key(body.name)}.section]  # a round tube of the link's mass: change it",
-        'type = "round_tube"',
-        f"outer_diameter = {_num(outer)}  # m",
-        f"wall_thickness = {_num(wall)}  # m",
-        "",
-        f"[bodies.{_key(body.name)}.material]  # aluminium",
-        f"youngs_modulus = {_num(TUBE['youngs_modulus'])}  # Pa",
-        f"shear_modulus = {_num(TUBE['shear_modulus'])}  # Pa",
-        f"density = {_num(TUBE['density'])}  # kg/m^3",
-    ]
+    lines = beam_lines(
+        _key(body.name), link, body.mass, flex, np.asarray(end, float), material, notes
+    )
     if carried:
         lines += [
             "",
-            f"[bodies.{_key(body.name)}.markers.{_key(carried[0].name)}]",
+            f"[bodies.{_key(body.name)}.markers.{_key(carried[0])}]",
             "node = -1",
         ]
-        pose = body.markers[carried[0].name]
+        pose = body.markers[carried[0]]
         if not np.allclose(pose[:3, :3], np.eye(3), rtol=0.0, atol=0.0):
             lines.append(f"orientation = {_matrix(pose[:3, :3])}")
     return lines
 
 
-def _joint_lines(j: UrdfJoint, parent: str) -> list[str]:
+def _joint_lines(j: UrdfJoint, name: str, parent: str, child: str, notes: list[str]) -> list[str]:
     kind = JOINT_TYPES[j.type]
-    out = ["", f"[joints.{_key(j.name)}]  # URDF {j.type}"]
+    out = [
+        "",
+        f"[joints.{_key(name)}]  # URDF {j.type}" + (f' "{j.name}"' if name != j.name else ""),
+    ]
     out += [
         f'type = "{kind}"',
         f"parent = {_key(parent)}",
-        f"parent_marker = {_key(j.name)}",
-        f"child = {_key(j.child)}",
+        f"parent_marker = {_key(name)}",
+        f"child = {_key(child)}",
     ]
     if kind in ("revolute", "prismatic", "planar"):
         out.append(f"axis = {_vector(j.axis)}")
-    out += _limit_lines(kind, j.limit)
+    if j.type == "continuous":
+        if j.limit is not None and j.limit.velocity is not None:
+            out.append(f"# velocity limit {j.limit.velocity} rad/s (not enforced)")
+    else:
+        out += _limit_lines(kind, j, notes)
     if j.mimic is not None:
         out.append(
             f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
@@ -404,9 +582,106 @@ def _joint_lines(j: UrdfJoint, parent: str) -> list[str]:
     return out
 
 
-def _limit_lines(kind: str, limit: Any) -> list[str]:
-    """The `limits` of a revolute or prismatic joint and their stops (module text);
-    comments for what is not enforced."""
+def _massless_chains(
+    robot: UrdfRobot,
+    by_parent: dict[str, list[UrdfJoint]],
+    carried: dict[str, float],
+    frozen: set[str],
+) -> dict[str, list[UrdfJoint]]:
+    """{first joint: its chain} of revolute joints (2 or 3) through links that carry
+    no mass of their own and one joint each, at no distance from the next (a spherical
+    or universal joint written as revolutes, as Pinocchio and MuJoCo take them): such
+    a chain becomes one `general` joint of its rotations."""
+    rotary = ("revolute", "continuous")
+    out: dict[str, list[UrdfJoint]] = {}
+    inner: set[str] = set()
+    for j in robot.joints.values():
+        if j.type not in rotary or j.name in frozen or j.name in inner:
+            continue
+        chain = [j]
+        link = j.child
+        while robot.links[link].mass <= 0.0 and carried[link] > 0.0 and len(chain) < 3:
+            below = by_parent.get(link, [])
+            if len(below) != 1 or below[0].type not in rotary:
+                break
+            nxt = below[0]
+            if np.linalg.norm(nxt.origin[:3, 3]) > 0.0:
+                break
+            chain.append(nxt)
+            link = nxt.child
+        if len(chain) > 1 and robot.links[link].mass > 0.0:
+            out[j.name] = chain
+            inner.update(k.name for k in chain[1:])
+    return out
+
+
+def _general_lines(
+    chain: list[UrdfJoint], name: str, parent: str, child: str, notes: list[str]
+) -> list[str]:
+    """A `general` joint of the rotations of `chain`: with R_k the rotation of joint
+    k's origin (k >= 2) and a_k its axis, O_1 Rot(a_1, q_1) R_2 Rot(a_2, q_2) ... =
+    O_1 R_2 ... R_n Rot(b_1, q_1) Rot(b_2, q_2) ..., b_k = (R_{k+1} ... R_n)^T a_k,
+    each rotation about its axis turned by those before it (the parent marker is
+    O_1 R_2 ... R_n)."""
+    axes = []
+    for k, j in enumerate(chain):
+        after = np.eye(3)
+        for nxt in chain[k + 1 :]:
+            after = after @ nxt.origin[:3, :3]
+        axes.append(after.T @ (j.axis / np.linalg.norm(j.axis)))
+    out = ["", f"[joints.{_key(name)}]  # URDF " + " + ".join(f'"{j.name}"' for j in chain)]
+    out += [
+        'type = "general"',
+        f"parent = {_key(parent)}",
+        f"parent_marker = {_key(name)}",
+        f"child = {_key(child)}",
+        f"rotation_axes = {_matrix(np.array(axes))}",
+    ]
+    limits: list[str] = []
+    stiffness: list[float] = []
+    damping: list[float] = []
+    start: list[float] = []
+    for j in chain:
+        lim = j.limit
+        ok = (
+            j.type == "revolute"
+            and lim is not None
+            and lim.lower is not None
+            and lim.upper is not None
+            and lim.lower < lim.upper
+            and (lim.effort or 0.0) > 0.0
+        )
+        if ok and lim is not None:
+            stop = float(lim.effort or 0.0) / STOP_PENETRATION["rad"]
+            limits.append(f"[{_num(lim.lower or 0.0)}, {_num(lim.upper or 0.0)}]")
+            stiffness.append(stop)
+            damping.append(stop * STOP_DAMPING_TIME)
+            q0 = _start(j)
+            start.append(q0)
+            if q0 != 0.0:
+                notes.append(
+                    f'joint "{j.name}": 0 is not inside its limits; it starts at {q0:.6g} rad'
+                )
+        else:
+            limits.append("[-inf, inf]")
+            stiffness.append(1.0)
+            damping.append(0.0)
+            start.append(0.0)
+    if any(x != "[-inf, inf]" for x in limits):
+        out += [
+            f"limits = [{', '.join(limits)}]  # rad; stops from the efforts: set the real ones",
+            f"limit_stiffness = {_vector(stiffness)}",
+            f"limit_damping = {_vector(damping)}",
+        ]
+    if any(start):
+        out.append(f"initial = {_vector(start)}  # within the limits")
+    return out
+
+
+def _limit_lines(kind: str, j: UrdfJoint, notes: list[str]) -> list[str]:
+    """The `limits` of a revolute or prismatic joint and their stops (module text),
+    its start inside them; comments for what is not enforced."""
+    limit = j.limit
     if limit is None or limit.lower is None or limit.upper is None:
         return []
     unit = "m" if kind == "prismatic" else "rad"
@@ -421,11 +696,30 @@ def _limit_lines(kind: str, limit: Any) -> list[str]:
         f"limit_stiffness = {_num(stiffness)}",
         f"limit_damping = {_num(stiffness * STOP_DAMPING_TIME)}",
     ]
-    if not lower <= 0.0 <= upper:
-        out.append(f"initial = {_num(lower if lower > 0.0 else upper)}  # within the limits")
+    start = _start(j)
+    if start != 0.0:
+        out.append(f"initial = {_num(start)}  # within the limits")
+        notes.append(
+            f'joint "{j.name}": 0 is not inside its limits [{lower:g}, {upper:g}] {unit}; '
+            f"it starts at {start:.6g} {unit}"
+        )
     if limit.velocity is not None:
         out.append(f"# velocity limit {limit.velocity} {unit}/s (not enforced)")
     return out
+
+
+RENAMED_LINK = re.compile(r'^# urdf link: "((?:[^"\\]|\\.)*)" = "((?:[^"\\]|\\.)*)"$', re.MULTILINE)
+
+
+def renamed_links(text: str) -> dict[str, str]:
+    """{URDF link name: its name in the model} for the links an imported model file
+    (its `text`) renamed (its `# urdf link: "OLD" = "NEW"` comments); a link not in it
+    kept its name."""
+
+    def unquote(x: str) -> str:
+        return x.replace('\\"', '"').replace("\\\\", "\\")
+
+    return {unquote(a): unquote(b) for a, b in RENAMED_LINK.findall(text)}
 
 
 def load_urdf(

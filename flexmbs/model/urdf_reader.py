@@ -28,7 +28,15 @@ from numpy.typing import NDArray
 
 from ..errors import ModelError
 
-__all__ = ["UrdfError", "UrdfRobot", "UrdfLink", "UrdfJoint", "parse_urdf", "URDF_JOINT_TYPES"]
+__all__ = [
+    "UrdfError",
+    "UrdfRobot",
+    "UrdfLink",
+    "UrdfJoint",
+    "UrdfGeometry",
+    "parse_urdf",
+    "URDF_JOINT_TYPES",
+]
 
 URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 XACRO_NAMESPACES = ("http://www.ros.org/wiki/xacro", "http://wiki.ros.org/xacro")
@@ -41,6 +49,19 @@ class UrdfError(ModelError):
 
 
 @dataclass
+class UrdfGeometry:
+    """A link's collision or visual shape: `kind` box (`size` the three edges, m),
+    cylinder (`size` = [radius, length], along z), sphere (`size` = [radius]) or mesh
+    (`filename` as the URDF writes it, `size` the scale); `origin` its pose in the link
+    frame (4 x 4)."""
+
+    kind: str
+    size: NDArray[np.float64]
+    origin: NDArray[np.float64]
+    filename: str = ""
+
+
+@dataclass
 class UrdfLink:
     name: str
     line: int
@@ -48,6 +69,8 @@ class UrdfLink:
     inertial_origin: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
     inertia: NDArray[np.float64] = field(default_factory=lambda: np.zeros((3, 3)))
     has_inertial: bool = False
+    collisions: list[UrdfGeometry] = field(default_factory=list)
+    visuals: list[UrdfGeometry] = field(default_factory=list)
 
 
 @dataclass
@@ -169,12 +192,49 @@ class _Reader:
         pose[:3, 3] = xyz
         return pose
 
+    def geometry(self, element: ET.Element, item: str, tag: str) -> UrdfGeometry | None:
+        """The shape of a <collision> or <visual> (None without a <geometry>)."""
+        geometry = element.find("geometry")
+        if geometry is None or len(geometry) == 0:
+            return None
+        shape = geometry[0]
+        origin = self.origin(element, item)
+        fld = f"{tag} {shape.tag}"
+        if shape.tag == "box":
+            size = self.numbers(shape, "size", 3, item, fld + " size", None)
+        elif shape.tag == "cylinder":
+            size = np.array(
+                [
+                    self.number(shape, k, item, f"{fld} {k}", 0.0, True) or 0.0
+                    for k in ("radius", "length")
+                ]
+            )
+        elif shape.tag == "sphere":
+            size = np.array([self.number(shape, "radius", item, fld + " radius", 0.0, True) or 0.0])
+        elif shape.tag == "mesh":
+            scale = shape.get("scale")
+            size = np.ones(3)
+            if scale is not None:
+                values = self.numbers(
+                    shape, "scale", len(scale.split()) or 1, item, fld + " scale", None
+                )
+                size = np.broadcast_to(values, 3).astype(float) if len(values) in (1, 3) else size
+            return UrdfGeometry("mesh", size, origin, shape.get("filename", ""))
+        else:
+            return None
+        return UrdfGeometry(shape.tag, np.asarray(size, float), origin)
+
     def link(self, element: ET.Element) -> UrdfLink:
         name = element.get("name", "")
         if not name.strip():
             raise self.error("expected a name", f"link (line {self.line(element)})", "name")
         item = self.item("link", name, element)
         link = UrdfLink(name, self.line(element))
+        for tag, shapes in (("collision", link.collisions), ("visual", link.visuals)):
+            for shape in element.findall(tag):
+                geometry = self.geometry(shape, item, tag)
+                if geometry is not None:
+                    shapes.append(geometry)
         inertial = element.find("inertial")
         if inertial is None:
             return link
