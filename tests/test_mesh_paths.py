@@ -1,4 +1,4 @@
-"""A URDF's mesh names found as ROS would find them (flexmbs.viewer.mesh_paths), and
+"""A URDF's mesh names found as ROS would find them (flexmbs.model.mesh_paths), and
 the viewer drawing what it finds: a mesh it cannot find leaves its link to its
 collision shapes, with one warning, and the view goes on."""
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flexmbs.cli import main
-from flexmbs.viewer.mesh_paths import resolve_mesh_path
+from flexmbs.model.mesh_paths import resolve_mesh_path
 
 trimesh = pytest.importorskip("trimesh")
 pytest.importorskip("yourdfpy")

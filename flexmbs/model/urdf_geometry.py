@@ -1,13 +1,9 @@
 """A URDF link's shapes: where their mesh files are, and the mass and inertia they have
 at a density (MuJoCo's inertia from geometry, for links the URDF gives no <inertial>).
 
-Mesh paths (`resolve_mesh`): `package://PKG/REST` is looked for as PKG/REST in each
-folder of ROS_PACKAGE_PATH (and as REST in a folder of it named PKG), then in the
-URDF's own folder tree (a folder above the URDF named PKG, or holding PKG), then in the
-description packages installed with Python (PREFIX/share/PKG for each prefix of
-AMENT_PREFIX_PATH and the interpreter's, and the `robots` folders of packages that
-keep their descriptions there, as example-robot-data does); `file://PATH` is PATH; a
-relative path is relative to the URDF's folder.
+Mesh paths (`resolve_mesh`): as ROS finds them, through ROS_PACKAGE_PATH, the URDF's
+own folder tree and the description packages installed with Python
+(flexmbs.model.mesh_paths).
 
 Mass and inertia (`shapes_inertial`), each shape a solid of uniform density rho
 (kg/m^3), its inertia about its centre in its own axes:
@@ -26,63 +22,22 @@ I = sum R_k I_k R_k^T + m_k ([c_k - c]^2 1 - (c_k - c)(c_k - c)^T).
 from __future__ import annotations
 
 import os
-import sys
-import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .mesh_paths import resolve_mesh_path
 from .urdf_reader import UrdfGeometry
 
-__all__ = ["resolve_mesh", "shapes_inertial", "package_roots"]
-
-
-def package_roots() -> list[Path]:
-    """Folders where description packages are looked for after ROS_PACKAGE_PATH and the
-    URDF's tree: PREFIX/share for AMENT_PREFIX_PATH's prefixes and the interpreter's,
-    and the `robots` folders under them (example-robot-data's layout)."""
-    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
-    prefixes += [sys.prefix, sysconfig.get_paths()["purelib"] + "/cmeel.prefix"]
-    roots = []
-    for prefix in prefixes:
-        share = Path(prefix) / "share"
-        if share.is_dir():
-            roots.append(share)
-            roots += sorted(p for p in share.glob("*/robots") if p.is_dir())
-    return roots
+__all__ = ["resolve_mesh", "shapes_inertial"]
 
 
 def resolve_mesh(filename: str, urdf: str | os.PathLike[str]) -> Path | None:
-    """The file a URDF's mesh `filename` names (the module docstring); None when it is
-    nowhere to be found."""
-    here = Path(urdf).resolve().parent
-    if filename.startswith("file://"):
-        path = Path(filename[len("file://") :])
-        return path if path.is_file() else None
-    if not filename.startswith("package://"):
-        path = Path(filename) if os.path.isabs(filename) else here / filename
-        return path if path.is_file() else None
-    package, _, rest = filename[len("package://") :].partition("/")
-    candidates: list[Path] = []
-    for folder in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
-        if folder:
-            candidates += (
-                [Path(folder) / package, Path(folder)]
-                if Path(folder).name == package
-                else [Path(folder) / package]
-            )
-    for above in [here, *here.parents]:
-        if above.name == package:
-            candidates.append(above)
-        candidates.append(above / package)
-    candidates += [root / package for root in package_roots()]
-    for base in candidates:
-        path = base / rest
-        if path.is_file():
-            return path
-    return None
+    """The file a URDF's mesh `filename` names (flexmbs.model.mesh_paths), the URDF
+    being the file `urdf`; None when it is nowhere to be found."""
+    return resolve_mesh_path(filename, Path(urdf).resolve().parent)
 
 
 def _solid(

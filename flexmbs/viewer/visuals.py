@@ -7,7 +7,7 @@ itself, on the body that holds marker L, or on the ground (the root link and the
 fixed to it). A visual's geometry is a mesh file (STL, OBJ, DAE; read with trimesh,
 DAE through pycollada) or a box, cylinder or sphere, with the URDF's colour when it
 gives one and the mesh file's own otherwise; a mesh file that cannot be found
-(flexmbs.viewer.mesh_paths) or read leaves its link to its collision geometry, with
+(flexmbs.model.mesh_paths) or read leaves its link to its collision geometry, with
 one warning. A model file written by import-urdf names
 its URDF in a comment line (`# urdf: PATH`), which `urdf_of_model_text` finds.
 """
@@ -25,9 +25,9 @@ from numpy.typing import NDArray
 
 from ..errors import FlexmbsError
 from ..model.description import GROUND, Model
+from ..model.mesh_paths import resolve_mesh_path
 from ..model.urdf import read_urdf
 from .array_text import packed
-from .mesh_paths import resolve_mesh_path
 
 __all__ = ["VisualMesh", "urdf_visuals", "urdf_of_model_text", "URDF_COMMENT"]
 
@@ -199,7 +199,7 @@ def urdf_visuals(
 ) -> list[VisualMesh]:
     """The visual meshes of the URDF `path`, on the bodies of `model` imported from it
     (the module docstring). A link the model does not know is left out. A link with a
-    visual mesh that cannot be found (flexmbs.viewer.mesh_paths) or read is drawn by
+    visual mesh that cannot be found (flexmbs.model.mesh_paths) or read is drawn by
     its collision geometry instead (boxes, cylinders, spheres, meshes found), or not
     at all: one line appended to `warnings` says how many and why."""
     try:

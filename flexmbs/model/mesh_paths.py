@@ -14,7 +14,9 @@ and a description package installed with pip (example-robot-data, under
 2. in the URDF's folder tree: for each folder A that holds the URDF, from its own
    upwards, A/PACKAGE/PATH, or A/PATH where A is named PACKAGE, then A/PATH;
 3. in the `share` folders of AMENT_PREFIX_PATH, CMAKE_PREFIX_PATH, the Python
-   prefix, and `cmeel.prefix/share` of the site-packages: S/PACKAGE/PATH.
+   prefix, and `cmeel.prefix/share` of the site-packages, and the `robots` folders of
+   packages that keep their descriptions there, as example-robot-data does
+   (S/NAME/robots): S/PACKAGE/PATH.
 
 The first file that exists is the mesh; None when there is none.
 """
@@ -43,7 +45,7 @@ def _split_package(name: str) -> tuple[str, str]:
 
 def package_share_folders(environ: Mapping[str, str] | None = None) -> list[Path]:
     """The `share` folders where installed description packages live (module text,
-    3), those that exist, each once, in that order."""
+    3), those that exist, each once, in that order, then their `robots` folders."""
     env = os.environ if environ is None else environ
     found: list[Path] = []
     prefixes = [
@@ -63,7 +65,7 @@ def package_share_folders(environ: Mapping[str, str] | None = None) -> list[Path
     for f in found:
         if f.is_dir() and f not in out:
             out.append(f)
-    return out
+    return out + sorted(r for share in out for r in share.glob("*/robots") if r.is_dir())
 
 
 def _package_folders(root: Path, package: str, depth: int) -> Iterator[Path]:
