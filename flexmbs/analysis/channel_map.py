@@ -57,6 +57,7 @@ from scipy.signal import butter, sosfiltfilt
 
 from ..errors import ExperimentError
 from ..io.results import component_labels
+from ..model.units import SI_QUANTITIES, sensor_type_units
 from .experiment import GAP_POLICIES, Experiment, resolve_gaps
 
 __all__ = [
@@ -72,6 +73,8 @@ __all__ = [
     "measured_signals",
     "simulated_signals",
     "sensor_quantities",
+    "Quantity",
+    "canonical_unit",
     "check_sensors",
     "find_offset",
     "release_offset",
@@ -82,10 +85,13 @@ __all__ = [
     "record_quantum",
 ]
 
-# unit -> (quantity, factor to the SI unit of that quantity)
+STANDARD_GRAVITY = 9.80665  # m/s^2 in one g (an accelerometer's unit)
+# unit -> (quantity, factor to the SI unit of that quantity): the units of a
+# data-acquisition file's channels after their calibration
 UNITS = {
     "rad": ("angle", 1.0),
     "mrad": ("angle", 1e-3),
+    "urad": ("angle", 1e-6),
     "deg": ("angle", math.pi / 180.0),
     "rev": ("angle", 2.0 * math.pi),
     "m": ("length", 1.0),
@@ -100,30 +106,58 @@ UNITS = {
     "microstrain": ("dimensionless", 1e-6),
     "%": ("dimensionless", 1e-2),
     "rad/s": ("angular velocity", 1.0),
+    "mrad/s": ("angular velocity", 1e-3),
     "deg/s": ("angular velocity", math.pi / 180.0),
     "rpm": ("angular velocity", 2.0 * math.pi / 60.0),
+    "rev/s": ("angular velocity", 2.0 * math.pi),
     "m/s": ("velocity", 1.0),
+    "cm/s": ("velocity", 1e-2),
     "mm/s": ("velocity", 1e-3),
+    "m/s^2": ("acceleration", 1.0),
+    "mm/s^2": ("acceleration", 1e-3),
+    "g": ("acceleration", STANDARD_GRAVITY),
     "N": ("force", 1.0),
+    "mN": ("force", 1e-3),
     "kN": ("force", 1e3),
     "N m": ("torque", 1.0),
     "N*m": ("torque", 1.0),
     "Nm": ("torque", 1.0),
+    "mN m": ("torque", 1e-3),
+    "N mm": ("torque", 1e-3),
+    "N*mm": ("torque", 1e-3),
+    "Nmm": ("torque", 1e-3),
+    "kN m": ("torque", 1e3),
     "J": ("energy", 1.0),
+    "mJ": ("energy", 1e-3),
+    "kJ": ("energy", 1e3),
+    "W": ("power", 1.0),
+    "mW": ("power", 1e-3),
+    "kW": ("power", 1e3),
     "1/m": ("curvature", 1.0),
     "1/mm": ("curvature", 1e3),
+    "V": ("voltage", 1.0),
+    "uV": ("voltage", 1e-6),
+    "mV": ("voltage", 1e-3),
+    "kV": ("voltage", 1e3),
+    "A": ("current", 1.0),
+    "uA": ("current", 1e-6),
+    "mA": ("current", 1e-3),
+    "Ohm": ("resistance", 1.0),
+    "mOhm": ("resistance", 1e-3),
+    "kOhm": ("resistance", 1e3),
+    "MOhm": ("resistance", 1e6),
+    "Hz": ("frequency", 1.0),
+    "kHz": ("frequency", 1e3),
+    "Pa": ("pressure", 1.0),
+    "kPa": ("pressure", 1e3),
+    "MPa": ("pressure", 1e6),
+    "bar": ("pressure", 1e5),
+    "mbar": ("pressure", 1e2),
 }
-SI_UNITS = {
-    "angle": "rad",
-    "length": "m",
-    "dimensionless": "1",
-    "angular velocity": "rad/s",
-    "velocity": "m/s",
-    "force": "N",
-    "torque": "N m",
-    "energy": "J",
-    "curvature": "1/m",
-}
+UNIT_ALIASES = {"\u00b5": "u", "\u03bc": "u", "\u03a9": "Ohm", "\u2126": "Ohm", "ohm": "Ohm"}
+"""Spellings a unit may also have: the micro sign and Greek mu for the prefix u, the
+ohm sign and Greek Omega (or "ohm") for Ohm."""
+SI_UNITS = {quantity: unit for unit, quantity in SI_QUANTITIES.items()}
 ALIGNMENT_METHODS = ("offset", "release", "xcorr")
 DEFAULT_LOWPASS_ORDER = 4
 MAX_LOWPASS_ORDER = 10
@@ -376,10 +410,13 @@ def _channel(name: str, table: Any, source: str) -> MappedChannel:
         raise ExperimentError("expected a non-zero gain, got 0", item, "gain", source)
     if table.get("sign", 1) not in (1, -1):
         raise ExperimentError(f"expected 1 or -1, got {table['sign']}", item, "sign", source)
-    unit = table.get("unit", "")
+    unit = canonical_unit(table.get("unit", ""))
     if unit and unit not in UNITS:
         raise ExperimentError(
-            f"unknown unit {_found(unit)}; known units: {', '.join(UNITS)}", item, "unit", source
+            f"unknown unit {_found(table['unit'])}; known units: {', '.join(UNITS)}",
+            item,
+            "unit",
+            source,
         )
     if "lowpass" in table and not table["lowpass"] > 0:
         raise ExperimentError(
@@ -502,9 +539,17 @@ def _coordinate_quantity(
     return translation if coordinate < len(j.get("translation_axes", [])) else rotation
 
 
-def sensor_quantities(model_json: str | None) -> dict[str, str | None]:
-    """Sensor name -> the physical quantity of its values ("angle", "length", ...; None
-    when unknown), from the normalised model of a result file (its /model/json)."""
+Quantity = str | tuple[str | None, ...] | None
+"""The physical quantity of a sensor's values ("angle", "length", ...): one for all its
+columns, a tuple of one per column (a reaction's forces and torques), or None when
+unknown."""
+
+
+def sensor_quantities(model_json: str | None) -> dict[str, Quantity]:
+    """Sensor name -> the physical quantity of its values (`Quantity`), from the
+    normalised model of a result file (its /model/json): the quantities of the SI units
+    flexmbs.model.units gives each sensor type's columns, a joint's translation or
+    rotation for the sensors of a joint or of an actuator on one."""
     import json
 
     try:
@@ -513,9 +558,10 @@ def sensor_quantities(model_json: str | None) -> dict[str, str | None]:
         return {}
     joints = model.get("joints", {})
     actuators = model.get("actuators", {})
-    out = {}
+    out: dict[str, Quantity] = {}
     for name, s in model.get("sensors", {}).items():
         kind = s.get("type")
+        q: Quantity
         if kind == "joint_coordinate":
             q = _coordinate_quantity(joints, s.get("joint"), s.get("coordinate"), "length", "angle")
         elif kind == "joint_rate":
@@ -525,20 +571,28 @@ def sensor_quantities(model_json: str | None) -> dict[str, str | None]:
         elif kind == "actuator_torque":
             a = actuators.get(s.get("actuator"), {})
             q = _coordinate_quantity(joints, a.get("joint"), a.get("coordinate"), "force", "torque")
+        elif kind == "beam_centerline":
+            q = "length"
         else:
-            q = {
-                "marker_position": "length",
-                "marker_velocity": "velocity",
-                "marker_angular_velocity": "angular velocity",
-                "marker_orientation": "dimensionless",
-                "beam_strain": "dimensionless",
-                "marker_deflection": "length",
-                "beam_centerline": "length",
-                "beam_curvature": "curvature",
-                "actuator_work": "energy",
-            }.get(kind)
+            units = sensor_type_units(kind) if isinstance(kind, str) else None
+            columns = tuple(SI_QUANTITIES.get(u) for u in units or [])
+            q = None if not columns else columns[0] if len(set(columns)) == 1 else columns
         out[name] = q
     return out
+
+
+def canonical_unit(unit: str) -> str:
+    """`unit` as UNITS spells it (UNIT_ALIASES replaced: "\u00b5V" -> "uV")."""
+    for alias, spelling in UNIT_ALIASES.items():
+        unit = unit.replace(alias, spelling)
+    return unit
+
+
+def _column_quantity(quantity: Quantity, column: int | None) -> str | None:
+    """The quantity of one column (`column` None: a sensor of one value)."""
+    if not isinstance(quantity, tuple):
+        return quantity
+    return quantity[column] if column is not None and column < len(quantity) else None
 
 
 def _component_index(channel: MappedChannel, size: int, source: str) -> int | None:
@@ -585,7 +639,7 @@ def _a(quantity: str) -> str:
 def check_sensors(
     channel_map: ChannelMap,
     sensors: Mapping[str, ArrayLike],
-    quantities: Mapping[str, str | None],
+    quantities: Mapping[str, Quantity],
     result_path: str | os.PathLike[str],
 ) -> dict[str, NDArray[np.float64]]:
     """Every mapped sensor in `sensors` (name -> array), a valid component, and a unit of
@@ -605,7 +659,7 @@ def check_sensors(
         values = np.asarray(sensors[ch.sensor], dtype=float)
         size = 1 if values.ndim == 1 else values.shape[1]
         k = _component_index(ch, size, channel_map.path)
-        q = quantities.get(ch.sensor)
+        q = _column_quantity(quantities.get(ch.sensor), k)
         if ch.unit and q is not None and ch.quantity != q:
             assert ch.quantity is not None  # a unit has a quantity
             raise ExperimentError(
@@ -658,7 +712,7 @@ class SimulatedSignals:
 def simulated_signals(
     time: ArrayLike,
     sensors: Mapping[str, ArrayLike],
-    quantities: Mapping[str, str | None],
+    quantities: Mapping[str, Quantity],
     channel_map: ChannelMap,
     result_path: str | os.PathLike[str],
 ) -> SimulatedSignals:
@@ -673,7 +727,9 @@ def simulated_signals(
     values = check_sensors(channel_map, sensors, quantities, result_path)
     units = {}
     for ch in channel_map.channels:
-        q = quantities.get(ch.sensor) or ch.quantity
+        sensor = np.asarray(sensors[ch.sensor])
+        k = _component_index(ch, 1 if sensor.ndim == 1 else sensor.shape[1], channel_map.path)
+        q = _column_quantity(quantities.get(ch.sensor), k) or ch.quantity
         units[ch.name] = SI_UNITS[q] if q else ""
     return SimulatedSignals(time=time, values=values, units=units)
 
