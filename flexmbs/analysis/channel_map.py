@@ -180,11 +180,12 @@ _ALIGNMENT_FIELDS: dict[str, type | tuple[type, ...]] = {
     "threshold": float,
     "baseline": float,
     "search": list,
+    "max_lag": float,
 }
 _ALIGNMENT_USES = {
-    "offset": ("method", "offset"),
-    "release": ("method", "channel", "threshold", "baseline"),
-    "xcorr": ("method", "channel", "search"),
+    "offset": ("method", "offset", "max_lag"),
+    "release": ("method", "channel", "threshold", "baseline", "max_lag"),
+    "xcorr": ("method", "channel", "search", "max_lag"),
 }
 _CHANNEL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "sensor": str,
@@ -279,6 +280,10 @@ class Alignment:
     method "xcorr": the offset in `search` = (lo, hi) s (None: from the first time of
         the record to half its length later) that maximises the correlation
         coefficient of `channel` in the experiment and in the simulation.
+    max_lag: the largest delay (s) of a channel's simulation behind its experiment
+        that the comparison's lag is searched within, after the alignment (None: a
+        quarter of the channel's dominant period, at most a quarter of the record;
+        flexmbs.analysis.compare.time_lag).
     """
 
     method: str = "offset"
@@ -287,6 +292,7 @@ class Alignment:
     threshold: float | None = None
     baseline: float = DEFAULT_BASELINE
     search: tuple[float, float] | None = None
+    max_lag: float | None = None
 
 
 @dataclass(frozen=True)
@@ -469,7 +475,7 @@ def _alignment(table: Any, names: Sequence[str], source: str) -> Alignment:
     _check_table(table, _ALIGNMENT_FIELDS, item, source)
     if not table:
         return Alignment()
-    method = table.get("method")
+    method = table.get("method", "offset" if set(table) == {"max_lag"} else None)
     if method not in ALIGNMENT_METHODS:
         raise ExperimentError(
             f"expected one of {', '.join(ALIGNMENT_METHODS)}, got "
@@ -503,7 +509,7 @@ def _alignment(table: Any, names: Sequence[str], source: str) -> Alignment:
                 "channel",
                 source,
             )
-    for key in ("threshold", "baseline"):
+    for key in ("threshold", "baseline", "max_lag"):
         if key in table and not table[key] > 0:
             raise ExperimentError(
                 f"expected a positive number, got {table[key]}", item, key, source
@@ -526,6 +532,7 @@ def _alignment(table: Any, names: Sequence[str], source: str) -> Alignment:
         threshold=table.get("threshold"),
         baseline=float(table.get("baseline", DEFAULT_BASELINE)),
         search=search,
+        max_lag=float(table["max_lag"]) if "max_lag" in table else None,
     )
 
 
