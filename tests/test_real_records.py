@@ -9,11 +9,14 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+from scipy.interpolate import CubicSpline
 
 from flexmbs.analysis.channel_map import (
     MeasuredSignals,
     SimulatedSignals,
+    _grid_overlap,
     cross_correlation_offset,
+    held_correlations,
     loads_channel_map,
     measurement_noise,
     record_quantum,
@@ -266,3 +269,54 @@ def test_max_lag_bounds_the_search():
 def test_lag_of_a_constant_channel_is_zero():
     x = np.zeros(500)
     assert time_lag(x, x + 1.0, 1e-3, 0.05) == 0.0
+
+
+def _held_correlation_by_definition(x, t, offset, run, t0_sim, t1_sim):
+    """The correlation at one offset as cross_correlation_offset defines it: the record
+    against the run at t - offset, the run held at its first value before it starts,
+    the record's samples after the run's end left out, the record's first value held
+    against the run's samples before the record's first."""
+    dt = t[1] - t[0]
+    ts = t - offset
+    covered = ts <= t1_sim + 1e-9 * dt  # a sample on the run's end is inside
+    record, sim = x[covered], run(np.maximum(ts[covered], t0_sim))
+    before = int(np.floor((ts[0] - t0_sim) / dt + 1e-9))
+    if before > 0:
+        record = np.concatenate([np.full(before, x[0]), record])
+        sim = np.concatenate([run(ts[0] - dt * np.arange(before, 0, -1)), sim])
+    if len(record) < 2 or np.ptp(record) == 0 or np.ptp(sim) == 0:
+        return 0.0
+    return float(np.corrcoef(record, sim)[0, 1])
+
+
+@pytest.mark.parametrize("lo, count, t0_sim, t1_sim", [(-1.0, 2001, 0.0, 2.0),
+                                                       (-0.3, 700, 0.0, 0.8),
+                                                       (0.2, 500, 0.0, 3.5)])
+def test_held_correlations_at_every_offset_by_fft(lo, count, t0_sim, t1_sim):
+    """The correlations of every offset at once (cumulative sums and one FFT) against
+    the definition, one offset at a time, where the run and the record overlap."""
+    t = 0.1 + 2e-3 * np.arange(1000)
+    rng = np.random.default_rng(3)
+    ts = np.linspace(t0_sim, t1_sim, 400)
+    run = CubicSpline(ts, np.sin(3 * ts) + 0.3 * ts ** 2)
+    x = np.sin(3 * (t - 0.05)) + 0.3 * (t - 0.05) ** 2 + 0.05 * rng.normal(size=len(t))
+    fast = held_correlations(x, t[0], 2e-3, lo, count, run, t0_sim, t1_sim)
+    covered = _grid_overlap(len(t), t[0], 2e-3, lo, count, t0_sim, t1_sim)
+    for j in range(0, count, 7):
+        if covered[j] < 20:
+            continue
+        want = _held_correlation_by_definition(x, t, lo + j * 2e-3, run, t0_sim, t1_sim)
+        assert fast[j] == pytest.approx(want, abs=1e-9), j
+
+
+def test_alignment_of_a_long_record_at_1_khz_takes_seconds():
+    """12 s at 1 kHz over offsets of +-6 s: 12 001 offsets, each over the whole record."""
+    import time
+
+    measured, sim = _rig_record(12.0, 2.5, 0.0)
+    cmap = loads_channel_map(RIG_MAP.format(extra="").replace(
+        'method = "offset"\noffset = 0.0', 'method = "xcorr"\nchannel = "hub"'))
+    start = time.perf_counter()
+    offset, text = cross_correlation_offset(cmap, measured, sim)
+    assert time.perf_counter() - start < 10.0
+    assert abs(offset) < RECORD_DT, text

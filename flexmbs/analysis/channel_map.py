@@ -53,7 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
-from scipy.signal import butter, sosfiltfilt
+from scipy.signal import butter, correlate, sosfiltfilt
 
 from ..errors import ExperimentError
 from ..io.results import component_labels
@@ -168,6 +168,7 @@ RELEASE_CONFIRM = 3  # samples in a row beyond the threshold make a departure
 MIN_BASELINE_SAMPLES = 5
 MIN_OVERLAP_FRACTION = 0.5  # xcorr: overlap of at least this fraction of the shorter record
 OFFSET_XTOL = 1e-6  # of a sample interval: sub-sample refinement of a correlation peak
+GRID_EPS = 1e-9  # of a sample interval: a time this close to a grid point is on it
 UNIFORM_RTOL = 1e-3  # sample intervals within this of their median: uniform sampling
 IMPULSE_DECAY_PERIODS = 200  # noise_power_gain: impulse-response length in 1/cutoff
 
@@ -1019,6 +1020,77 @@ def _correlation(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
     return float(np.dot(x, y) / den) if den > 0 else 0.0
 
 
+def _grid_overlap(
+    n: int, t_first: float, dt: float, lo: float, count: int, t0_sim: float, t1_sim: float
+) -> NDArray[np.int64]:
+    """For each offset lo + j dt (j < count): the number of the n record samples
+    t_first + i dt that fall inside the run, t0_sim <= t - offset <= t1_sim."""
+    j = np.arange(count)
+    g0 = t_first - lo  # record sample i at offset j lies at run time g0 + (i - j) dt
+    m0 = math.ceil((t0_sim - g0) / dt - GRID_EPS)
+    m1 = math.floor((t1_sim - g0) / dt + GRID_EPS)
+    first = np.maximum(0, m0 + j)
+    last = np.minimum(n - 1, m1 + j)
+    return np.maximum(0, last - first + 1)
+
+
+def held_correlations(
+    x: NDArray[np.float64],
+    t_first: float,
+    dt: float,
+    lo: float,
+    count: int,
+    run: Any,
+    t0_sim: float,
+    t1_sim: float,
+) -> NDArray[np.float64]:
+    """The correlation coefficient of `cross_correlation_offset` at each offset
+    lo + j dt (j < count) at once, for a record x sampled every dt from t_first.
+
+    At offset j the record's sample i lies at the run's time g_(i-j), g_m = t_first -
+    lo + m dt: every offset reads the run on the one grid g, evaluated once (held at
+    its first value before t0_sim, absent after t1_sim). The pairs compared are
+    (x_i, R_(i-j)) for the samples the run covers and (x_0, R_m) for the b_j run
+    samples before the record's first, m = -j - b_j .. -j - 1; their sums come from
+    cumulative sums and the cross term sum_i x_i R_(i-j) from one FFT correlation
+    (scipy.signal.correlate), the series' means taken out first. -inf where fewer
+    than two pairs."""
+    n = len(x)
+    j = np.arange(count)
+    g0 = t_first - lo
+    b = np.maximum(0, np.floor((g0 - j * dt - t0_sim) / dt + 1e-9)).astype(np.int64)
+    m1 = math.floor((t1_sim - g0) / dt + GRID_EPS)  # the run's last grid point
+    m_lo = int(min(-count, int(np.min(-j - b))))
+    m = np.arange(m_lo, n)
+    inside = m <= m1
+    r = np.zeros(len(m))
+    r[inside] = run(np.maximum(g0 + m[inside] * dt, t0_sim))
+    xc = x - np.mean(x)
+    rc = np.where(inside, r - (np.mean(r[inside]) if inside.any() else 0.0), 0.0)
+    px = np.concatenate([[0.0], np.cumsum(xc)])
+    pxx = np.concatenate([[0.0], np.cumsum(xc * xc)])
+    pr = np.concatenate([[0.0], np.cumsum(rc)])
+    prr = np.concatenate([[0.0], np.cumsum(rc * rc)])
+    nx = np.clip(m1 + j + 1, 0, n)  # record samples the run covers: i - j <= m1
+    start = -j - m_lo  # index of R_(-j) in r
+    sx = b * xc[0] + px[nx]
+    sxx = b * xc[0] ** 2 + pxx[nx]
+    pre_r = pr[start] - pr[start - b]
+    pre_rr = prr[start] - prr[start - b]
+    sr = pre_r + pr[start + nx] - pr[start]
+    srr = pre_rr + prr[start + nx] - prr[start]
+    full = correlate(rc, xc, mode="full", method="fft")  # [k]: sum_i rc[i + k - n + 1] xc_i
+    sxr = xc[0] * pre_r + full[n - 1 + start]
+    count_pairs = b + nx
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = sxr - sx * sr / count_pairs
+        den = np.sqrt(np.maximum(sxx - sx * sx / count_pairs, 0.0)) * np.sqrt(
+            np.maximum(srr - sr * sr / count_pairs, 0.0)
+        )
+        out = np.where(den > 0, cov / np.where(den > 0, den, 1.0), 0.0)
+    return np.where(count_pairs >= 2, out, -np.inf)
+
+
 def cross_correlation_offset(
     channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
 ) -> tuple[float, str]:
@@ -1034,8 +1106,8 @@ def cross_correlation_offset(
     aligned on what both cover. The offsets tried are the experiment's sample grid over
     `search` (default: the run's start anywhere from half the record before the
     record's start to half of it after), with the run and the record overlapping by
-    at least MIN_OVERLAP_FRACTION of the shorter; the best is refined between its
-    neighbours (bounded scalar search on the spline of the simulation, to
+    at least MIN_OVERLAP_FRACTION of the shorter, all scored at once
+    (`held_correlations`); the best is refined between its neighbours (bounded scalar search on the spline of the simulation, to
     OFFSET_XTOL of a sample interval)."""
     a = channel_map.alignment
     name = a.channel
@@ -1056,7 +1128,7 @@ def cross_correlation_offset(
 
     def corr(offset: float, mask: NDArray[np.bool_]) -> float:
         ts = t - offset
-        covered = ts <= t1_sim
+        covered = ts <= t1_sim + GRID_EPS * dt
         record = x[covered]
         run = spline(np.maximum(ts[covered], t0_sim))  # the run held before it starts
         before = int(np.floor((ts[0] - t0_sim) / dt + 1e-9))  # run samples before t[0]
@@ -1065,11 +1137,9 @@ def cross_correlation_offset(
             run = np.concatenate([spline(ts[0] - dt * np.arange(before, 0, -1)), run])
         return _correlation(record, run)
 
-    scores = np.full(len(candidates), -np.inf)
-    for i, off in enumerate(candidates):
-        mask = overlap(off)
-        if mask.sum() * dt >= min_overlap:
-            scores[i] = corr(off, mask)
+    scores = held_correlations(x, t[0], dt, lo, len(candidates), spline, t0_sim, t1_sim)
+    covered = _grid_overlap(len(x), t[0], dt, lo, len(candidates), t0_sim, t1_sim)
+    scores[covered * dt < min_overlap] = -np.inf
     if not np.isfinite(scores).any():
         raise ExperimentError(
             f"no offset in [{lo:.6g}, {hi:.6g}] s overlaps the run ({simulated.t_end:.6g} s) "
