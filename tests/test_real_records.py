@@ -320,3 +320,17 @@ def test_alignment_of_a_long_record_at_1_khz_takes_seconds():
     offset, text = cross_correlation_offset(cmap, measured, sim)
     assert time.perf_counter() - start < 10.0
     assert abs(offset) < RECORD_DT, text
+
+
+@pytest.mark.parametrize("every, t_end, delay", [(2.5, 6.9, 0.00325), (5.0, 6.9, -0.0045),
+                                                 (5.0, 12.0, 0.00575)])
+@pytest.mark.parametrize("channel", ["hub", "tip", "ref"])
+def test_alignment_of_step_records_at_1_khz(every, t_end, delay, channel):
+    """The cross-correlation alignment on the servo's quantized records, on the hub,
+    the tip or the recorded reference: the record's steps `delay` s after the run's,
+    found within a sample."""
+    measured, sim = _rig_record(t_end, every, delay)
+    cmap = loads_channel_map(RIG_MAP.format(extra="").replace(
+        'method = "offset"\noffset = 0.0', f'method = "xcorr"\nchannel = "{channel}"'))
+    offset, text = cross_correlation_offset(cmap, measured, sim)
+    assert abs(offset - delay) < RECORD_DT, text

@@ -1107,8 +1107,9 @@ def cross_correlation_offset(
     `search` (default: the run's start anywhere from half the record before the
     record's start to half of it after), with the run and the record overlapping by
     at least MIN_OVERLAP_FRACTION of the shorter, all scored at once
-    (`held_correlations`); the best is refined between its neighbours (bounded scalar search on the spline of the simulation, to
-    OFFSET_XTOL of a sample interval)."""
+    (`held_correlations`); the best is refined between its neighbours (bounded
+    scalar search on the spline of the simulation, to OFFSET_XTOL of a sample
+    interval)."""
     a = channel_map.alignment
     name = a.channel
     assert name is not None  # the map's "xcorr" alignment names its channel
