@@ -79,6 +79,7 @@ __all__ = [
     "find_offset",
     "release_offset",
     "cross_correlation_offset",
+    "held_correlations",
     "lowpass_filter",
     "noise_power_gain",
     "measurement_noise",

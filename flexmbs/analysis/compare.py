@@ -76,6 +76,8 @@ __all__ = [
     "largest_error",
     "correlation_coefficient",
     "time_lag",
+    "edge_correlation",
+    "edge_span",
     "phase_lag",
     "power_spectrum",
     "spectral_peaks",
