@@ -14,8 +14,8 @@ from test_statespace import LINK
 
 import flexmbs
 from flexmbs import compile_model, linearize
-from flexmbs.analysis.linear_report import format_linearization
 from flexmbs.analysis.linear_notes import equilibrium_note, rigid_modes
+from flexmbs.analysis.linear_report import format_linearization
 from flexmbs.analysis.modes import format_modes, system_modes
 from flexmbs.analysis.reduction import reduce_model, static_gain
 from flexmbs.analysis.statespace import reduce_state_space, state_space_matrices

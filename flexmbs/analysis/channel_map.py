@@ -53,10 +53,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
-from scipy.signal import butter, sosfiltfilt
+from scipy.signal import butter, correlate, sosfiltfilt
 
 from ..errors import ExperimentError
 from ..io.results import component_labels
+from ..model.units import SI_QUANTITIES, sensor_type_units
 from .experiment import GAP_POLICIES, Experiment, resolve_gaps
 
 __all__ = [
@@ -72,20 +73,26 @@ __all__ = [
     "measured_signals",
     "simulated_signals",
     "sensor_quantities",
+    "Quantity",
+    "canonical_unit",
     "check_sensors",
     "find_offset",
     "release_offset",
     "cross_correlation_offset",
+    "held_correlations",
     "lowpass_filter",
     "noise_power_gain",
     "measurement_noise",
     "record_quantum",
 ]
 
-# unit -> (quantity, factor to the SI unit of that quantity)
+STANDARD_GRAVITY = 9.80665  # m/s^2 in one g (an accelerometer's unit)
+# unit -> (quantity, factor to the SI unit of that quantity): the units of a
+# data-acquisition file's channels after their calibration
 UNITS = {
     "rad": ("angle", 1.0),
     "mrad": ("angle", 1e-3),
+    "urad": ("angle", 1e-6),
     "deg": ("angle", math.pi / 180.0),
     "rev": ("angle", 2.0 * math.pi),
     "m": ("length", 1.0),
@@ -100,30 +107,58 @@ UNITS = {
     "microstrain": ("dimensionless", 1e-6),
     "%": ("dimensionless", 1e-2),
     "rad/s": ("angular velocity", 1.0),
+    "mrad/s": ("angular velocity", 1e-3),
     "deg/s": ("angular velocity", math.pi / 180.0),
     "rpm": ("angular velocity", 2.0 * math.pi / 60.0),
+    "rev/s": ("angular velocity", 2.0 * math.pi),
     "m/s": ("velocity", 1.0),
+    "cm/s": ("velocity", 1e-2),
     "mm/s": ("velocity", 1e-3),
+    "m/s^2": ("acceleration", 1.0),
+    "mm/s^2": ("acceleration", 1e-3),
+    "g": ("acceleration", STANDARD_GRAVITY),
     "N": ("force", 1.0),
+    "mN": ("force", 1e-3),
     "kN": ("force", 1e3),
     "N m": ("torque", 1.0),
     "N*m": ("torque", 1.0),
     "Nm": ("torque", 1.0),
+    "mN m": ("torque", 1e-3),
+    "N mm": ("torque", 1e-3),
+    "N*mm": ("torque", 1e-3),
+    "Nmm": ("torque", 1e-3),
+    "kN m": ("torque", 1e3),
     "J": ("energy", 1.0),
+    "mJ": ("energy", 1e-3),
+    "kJ": ("energy", 1e3),
+    "W": ("power", 1.0),
+    "mW": ("power", 1e-3),
+    "kW": ("power", 1e3),
     "1/m": ("curvature", 1.0),
     "1/mm": ("curvature", 1e3),
+    "V": ("voltage", 1.0),
+    "uV": ("voltage", 1e-6),
+    "mV": ("voltage", 1e-3),
+    "kV": ("voltage", 1e3),
+    "A": ("current", 1.0),
+    "uA": ("current", 1e-6),
+    "mA": ("current", 1e-3),
+    "Ohm": ("resistance", 1.0),
+    "mOhm": ("resistance", 1e-3),
+    "kOhm": ("resistance", 1e3),
+    "MOhm": ("resistance", 1e6),
+    "Hz": ("frequency", 1.0),
+    "kHz": ("frequency", 1e3),
+    "Pa": ("pressure", 1.0),
+    "kPa": ("pressure", 1e3),
+    "MPa": ("pressure", 1e6),
+    "bar": ("pressure", 1e5),
+    "mbar": ("pressure", 1e2),
 }
-SI_UNITS = {
-    "angle": "rad",
-    "length": "m",
-    "dimensionless": "1",
-    "angular velocity": "rad/s",
-    "velocity": "m/s",
-    "force": "N",
-    "torque": "N m",
-    "energy": "J",
-    "curvature": "1/m",
-}
+UNIT_ALIASES = {"\u00b5": "u", "\u03bc": "u", "\u03a9": "Ohm", "\u2126": "Ohm", "ohm": "Ohm"}
+"""Spellings a unit may also have: the micro sign and Greek mu for the prefix u, the
+ohm sign and Greek Omega (or "ohm") for Ohm."""
+SI_UNITS = {quantity: unit for unit, quantity in SI_QUANTITIES.items()}
 ALIGNMENT_METHODS = ("offset", "release", "xcorr")
 DEFAULT_LOWPASS_ORDER = 4
 MAX_LOWPASS_ORDER = 10
@@ -134,6 +169,7 @@ RELEASE_CONFIRM = 3  # samples in a row beyond the threshold make a departure
 MIN_BASELINE_SAMPLES = 5
 MIN_OVERLAP_FRACTION = 0.5  # xcorr: overlap of at least this fraction of the shorter record
 OFFSET_XTOL = 1e-6  # of a sample interval: sub-sample refinement of a correlation peak
+GRID_EPS = 1e-9  # of a sample interval: a time this close to a grid point is on it
 UNIFORM_RTOL = 1e-3  # sample intervals within this of their median: uniform sampling
 IMPULSE_DECAY_PERIODS = 200  # noise_power_gain: impulse-response length in 1/cutoff
 
@@ -146,11 +182,12 @@ _ALIGNMENT_FIELDS: dict[str, type | tuple[type, ...]] = {
     "threshold": float,
     "baseline": float,
     "search": list,
+    "max_lag": float,
 }
 _ALIGNMENT_USES = {
-    "offset": ("method", "offset"),
-    "release": ("method", "channel", "threshold", "baseline"),
-    "xcorr": ("method", "channel", "search"),
+    "offset": ("method", "offset", "max_lag"),
+    "release": ("method", "channel", "threshold", "baseline", "max_lag"),
+    "xcorr": ("method", "channel", "search", "max_lag"),
 }
 _CHANNEL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "sensor": str,
@@ -245,6 +282,10 @@ class Alignment:
     method "xcorr": the offset in `search` = (lo, hi) s (None: from the first time of
         the record to half its length later) that maximises the correlation
         coefficient of `channel` in the experiment and in the simulation.
+    max_lag: the largest delay (s) of a channel's simulation behind its experiment
+        that the comparison's lag is searched within, after the alignment (None: a
+        quarter of the channel's dominant period, at most a quarter of the record;
+        flexmbs.analysis.compare.time_lag).
     """
 
     method: str = "offset"
@@ -253,6 +294,7 @@ class Alignment:
     threshold: float | None = None
     baseline: float = DEFAULT_BASELINE
     search: tuple[float, float] | None = None
+    max_lag: float | None = None
 
 
 @dataclass(frozen=True)
@@ -376,10 +418,13 @@ def _channel(name: str, table: Any, source: str) -> MappedChannel:
         raise ExperimentError("expected a non-zero gain, got 0", item, "gain", source)
     if table.get("sign", 1) not in (1, -1):
         raise ExperimentError(f"expected 1 or -1, got {table['sign']}", item, "sign", source)
-    unit = table.get("unit", "")
+    unit = canonical_unit(table.get("unit", ""))
     if unit and unit not in UNITS:
         raise ExperimentError(
-            f"unknown unit {_found(unit)}; known units: {', '.join(UNITS)}", item, "unit", source
+            f"unknown unit {_found(table['unit'])}; known units: {', '.join(UNITS)}",
+            item,
+            "unit",
+            source,
         )
     if "lowpass" in table and not table["lowpass"] > 0:
         raise ExperimentError(
@@ -432,7 +477,7 @@ def _alignment(table: Any, names: Sequence[str], source: str) -> Alignment:
     _check_table(table, _ALIGNMENT_FIELDS, item, source)
     if not table:
         return Alignment()
-    method = table.get("method")
+    method = table.get("method", "offset" if set(table) == {"max_lag"} else None)
     if method not in ALIGNMENT_METHODS:
         raise ExperimentError(
             f"expected one of {', '.join(ALIGNMENT_METHODS)}, got "
@@ -466,7 +511,7 @@ def _alignment(table: Any, names: Sequence[str], source: str) -> Alignment:
                 "channel",
                 source,
             )
-    for key in ("threshold", "baseline"):
+    for key in ("threshold", "baseline", "max_lag"):
         if key in table and not table[key] > 0:
             raise ExperimentError(
                 f"expected a positive number, got {table[key]}", item, key, source
@@ -489,6 +534,7 @@ def _alignment(table: Any, names: Sequence[str], source: str) -> Alignment:
         threshold=table.get("threshold"),
         baseline=float(table.get("baseline", DEFAULT_BASELINE)),
         search=search,
+        max_lag=float(table["max_lag"]) if "max_lag" in table else None,
     )
 
 
@@ -502,9 +548,17 @@ def _coordinate_quantity(
     return translation if coordinate < len(j.get("translation_axes", [])) else rotation
 
 
-def sensor_quantities(model_json: str | None) -> dict[str, str | None]:
-    """Sensor name -> the physical quantity of its values ("angle", "length", ...; None
-    when unknown), from the normalised model of a result file (its /model/json)."""
+Quantity = str | tuple[str | None, ...] | None
+"""The physical quantity of a sensor's values ("angle", "length", ...): one for all its
+columns, a tuple of one per column (a reaction's forces and torques), or None when
+unknown."""
+
+
+def sensor_quantities(model_json: str | None) -> dict[str, Quantity]:
+    """Sensor name -> the physical quantity of its values (`Quantity`), from the
+    normalised model of a result file (its /model/json): the quantities of the SI units
+    flexmbs.model.units gives each sensor type's columns, a joint's translation or
+    rotation for the sensors of a joint or of an actuator on one."""
     import json
 
     try:
@@ -513,9 +567,10 @@ def sensor_quantities(model_json: str | None) -> dict[str, str | None]:
         return {}
     joints = model.get("joints", {})
     actuators = model.get("actuators", {})
-    out = {}
+    out: dict[str, Quantity] = {}
     for name, s in model.get("sensors", {}).items():
         kind = s.get("type")
+        q: Quantity
         if kind == "joint_coordinate":
             q = _coordinate_quantity(joints, s.get("joint"), s.get("coordinate"), "length", "angle")
         elif kind == "joint_rate":
@@ -525,20 +580,28 @@ def sensor_quantities(model_json: str | None) -> dict[str, str | None]:
         elif kind == "actuator_torque":
             a = actuators.get(s.get("actuator"), {})
             q = _coordinate_quantity(joints, a.get("joint"), a.get("coordinate"), "force", "torque")
+        elif kind == "beam_centerline":
+            q = "length"
         else:
-            q = {
-                "marker_position": "length",
-                "marker_velocity": "velocity",
-                "marker_angular_velocity": "angular velocity",
-                "marker_orientation": "dimensionless",
-                "beam_strain": "dimensionless",
-                "marker_deflection": "length",
-                "beam_centerline": "length",
-                "beam_curvature": "curvature",
-                "actuator_work": "energy",
-            }.get(kind)
+            units = sensor_type_units(kind) if isinstance(kind, str) else None
+            columns = tuple(SI_QUANTITIES.get(u) for u in units or [])
+            q = None if not columns else columns[0] if len(set(columns)) == 1 else columns
         out[name] = q
     return out
+
+
+def canonical_unit(unit: str) -> str:
+    """`unit` as UNITS spells it (UNIT_ALIASES replaced: "\u00b5V" -> "uV")."""
+    for alias, spelling in UNIT_ALIASES.items():
+        unit = unit.replace(alias, spelling)
+    return unit
+
+
+def _column_quantity(quantity: Quantity, column: int | None) -> str | None:
+    """The quantity of one column (`column` None: a sensor of one value)."""
+    if not isinstance(quantity, tuple):
+        return quantity
+    return quantity[column] if column is not None and column < len(quantity) else None
 
 
 def _component_index(channel: MappedChannel, size: int, source: str) -> int | None:
@@ -585,7 +648,7 @@ def _a(quantity: str) -> str:
 def check_sensors(
     channel_map: ChannelMap,
     sensors: Mapping[str, ArrayLike],
-    quantities: Mapping[str, str | None],
+    quantities: Mapping[str, Quantity],
     result_path: str | os.PathLike[str],
 ) -> dict[str, NDArray[np.float64]]:
     """Every mapped sensor in `sensors` (name -> array), a valid component, and a unit of
@@ -605,7 +668,7 @@ def check_sensors(
         values = np.asarray(sensors[ch.sensor], dtype=float)
         size = 1 if values.ndim == 1 else values.shape[1]
         k = _component_index(ch, size, channel_map.path)
-        q = quantities.get(ch.sensor)
+        q = _column_quantity(quantities.get(ch.sensor), k)
         if ch.unit and q is not None and ch.quantity != q:
             assert ch.quantity is not None  # a unit has a quantity
             raise ExperimentError(
@@ -658,7 +721,7 @@ class SimulatedSignals:
 def simulated_signals(
     time: ArrayLike,
     sensors: Mapping[str, ArrayLike],
-    quantities: Mapping[str, str | None],
+    quantities: Mapping[str, Quantity],
     channel_map: ChannelMap,
     result_path: str | os.PathLike[str],
 ) -> SimulatedSignals:
@@ -673,7 +736,9 @@ def simulated_signals(
     values = check_sensors(channel_map, sensors, quantities, result_path)
     units = {}
     for ch in channel_map.channels:
-        q = quantities.get(ch.sensor) or ch.quantity
+        sensor = np.asarray(sensors[ch.sensor])
+        k = _component_index(ch, 1 if sensor.ndim == 1 else sensor.shape[1], channel_map.path)
+        q = _column_quantity(quantities.get(ch.sensor), k) or ch.quantity
         units[ch.name] = SI_UNITS[q] if q else ""
     return SimulatedSignals(time=time, values=values, units=units)
 
@@ -956,6 +1021,77 @@ def _correlation(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
     return float(np.dot(x, y) / den) if den > 0 else 0.0
 
 
+def _grid_overlap(
+    n: int, t_first: float, dt: float, lo: float, count: int, t0_sim: float, t1_sim: float
+) -> NDArray[np.int64]:
+    """For each offset lo + j dt (j < count): the number of the n record samples
+    t_first + i dt that fall inside the run, t0_sim <= t - offset <= t1_sim."""
+    j = np.arange(count)
+    g0 = t_first - lo  # record sample i at offset j lies at run time g0 + (i - j) dt
+    m0 = math.ceil((t0_sim - g0) / dt - GRID_EPS)
+    m1 = math.floor((t1_sim - g0) / dt + GRID_EPS)
+    first = np.maximum(0, m0 + j)
+    last = np.minimum(n - 1, m1 + j)
+    return np.maximum(0, last - first + 1)
+
+
+def held_correlations(
+    x: NDArray[np.float64],
+    t_first: float,
+    dt: float,
+    lo: float,
+    count: int,
+    run: Any,
+    t0_sim: float,
+    t1_sim: float,
+) -> NDArray[np.float64]:
+    """The correlation coefficient of `cross_correlation_offset` at each offset
+    lo + j dt (j < count) at once, for a record x sampled every dt from t_first.
+
+    At offset j the record's sample i lies at the run's time g_(i-j), g_m = t_first -
+    lo + m dt: every offset reads the run on the one grid g, evaluated once (held at
+    its first value before t0_sim, absent after t1_sim). The pairs compared are
+    (x_i, R_(i-j)) for the samples the run covers and (x_0, R_m) for the b_j run
+    samples before the record's first, m = -j - b_j .. -j - 1; their sums come from
+    cumulative sums and the cross term sum_i x_i R_(i-j) from one FFT correlation
+    (scipy.signal.correlate), the series' means taken out first. -inf where fewer
+    than two pairs."""
+    n = len(x)
+    j = np.arange(count)
+    g0 = t_first - lo
+    b = np.maximum(0, np.floor((g0 - j * dt - t0_sim) / dt + 1e-9)).astype(np.int64)
+    m1 = math.floor((t1_sim - g0) / dt + GRID_EPS)  # the run's last grid point
+    m_lo = int(min(-count, int(np.min(-j - b))))
+    m = np.arange(m_lo, n)
+    inside = m <= m1
+    r = np.zeros(len(m))
+    r[inside] = run(np.maximum(g0 + m[inside] * dt, t0_sim))
+    xc = x - np.mean(x)
+    rc = np.where(inside, r - (np.mean(r[inside]) if inside.any() else 0.0), 0.0)
+    px = np.concatenate([[0.0], np.cumsum(xc)])
+    pxx = np.concatenate([[0.0], np.cumsum(xc * xc)])
+    pr = np.concatenate([[0.0], np.cumsum(rc)])
+    prr = np.concatenate([[0.0], np.cumsum(rc * rc)])
+    nx = np.clip(m1 + j + 1, 0, n)  # record samples the run covers: i - j <= m1
+    start = -j - m_lo  # index of R_(-j) in r
+    sx = b * xc[0] + px[nx]
+    sxx = b * xc[0] ** 2 + pxx[nx]
+    pre_r = pr[start] - pr[start - b]
+    pre_rr = prr[start] - prr[start - b]
+    sr = pre_r + pr[start + nx] - pr[start]
+    srr = pre_rr + prr[start + nx] - prr[start]
+    full = correlate(rc, xc, mode="full", method="fft")  # [k]: sum_i rc[i + k - n + 1] xc_i
+    sxr = xc[0] * pre_r + full[n - 1 + start]
+    count_pairs = b + nx
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = sxr - sx * sr / count_pairs
+        den = np.sqrt(np.maximum(sxx - sx * sx / count_pairs, 0.0)) * np.sqrt(
+            np.maximum(srr - sr * sr / count_pairs, 0.0)
+        )
+        out = np.where(den > 0, cov / np.where(den > 0, den, 1.0), 0.0)
+    return np.where(count_pairs >= 2, out, -np.inf)
+
+
 def cross_correlation_offset(
     channel_map: ChannelMap, measured: MeasuredSignals, simulated: SimulatedSignals
 ) -> tuple[float, str]:
@@ -971,9 +1107,10 @@ def cross_correlation_offset(
     aligned on what both cover. The offsets tried are the experiment's sample grid over
     `search` (default: the run's start anywhere from half the record before the
     record's start to half of it after), with the run and the record overlapping by
-    at least MIN_OVERLAP_FRACTION of the shorter; the best is refined between its
-    neighbours (bounded scalar search on the spline of the simulation, to
-    OFFSET_XTOL of a sample interval)."""
+    at least MIN_OVERLAP_FRACTION of the shorter, all scored at once
+    (`held_correlations`); the best is refined between its neighbours (bounded
+    scalar search on the spline of the simulation, to OFFSET_XTOL of a sample
+    interval)."""
     a = channel_map.alignment
     name = a.channel
     assert name is not None  # the map's "xcorr" alignment names its channel
@@ -993,7 +1130,7 @@ def cross_correlation_offset(
 
     def corr(offset: float, mask: NDArray[np.bool_]) -> float:
         ts = t - offset
-        covered = ts <= t1_sim
+        covered = ts <= t1_sim + GRID_EPS * dt
         record = x[covered]
         run = spline(np.maximum(ts[covered], t0_sim))  # the run held before it starts
         before = int(np.floor((ts[0] - t0_sim) / dt + 1e-9))  # run samples before t[0]
@@ -1002,11 +1139,9 @@ def cross_correlation_offset(
             run = np.concatenate([spline(ts[0] - dt * np.arange(before, 0, -1)), run])
         return _correlation(record, run)
 
-    scores = np.full(len(candidates), -np.inf)
-    for i, off in enumerate(candidates):
-        mask = overlap(off)
-        if mask.sum() * dt >= min_overlap:
-            scores[i] = corr(off, mask)
+    scores = held_correlations(x, t[0], dt, lo, len(candidates), spline, t0_sim, t1_sim)
+    covered = _grid_overlap(len(x), t[0], dt, lo, len(candidates), t0_sim, t1_sim)
+    scores[covered * dt < min_overlap] = -np.inf
     if not np.isfinite(scores).any():
         raise ExperimentError(
             f"no offset in [{lo:.6g}, {hi:.6g}] s overlaps the run ({simulated.t_end:.6g} s) "

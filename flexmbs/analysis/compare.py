@@ -12,10 +12,12 @@ s_k the simulation and n samples:
     NRMSE       = RMSE / (max_k e_k - min_k e_k)                  (the range measured)
     largest     = max_k |s_k - e_k|, and its time
     correlation = Pearson's r of e and s
-    lag         = the tau maximising the correlation of e(t) and s(t + tau)
-                  (s delayed by tau: positive when the simulation lags), searched
-                  within a quarter period of the experiment's dominant frequency and
-                  refined between samples by a parabola through the three best
+    lag         = the tau maximising the correlation of the edges of e(t) and
+                  s(t + tau), their differences over a few samples (s delayed by tau:
+                  positive when the simulation lags; time_lag), searched within the
+                  map's max_lag, else a quarter period of the experiment's dominant
+                  frequency (at most a quarter of the record), the smallest |tau|
+                  among equal maxima, refined between samples by a parabola
     phase       = -arg P_es(f_d) in degrees, P_es the cross spectral density (Welch)
                   at the experiment's dominant frequency f_d (positive: the simulation
                   lags)
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.signal import csd, find_peaks, welch
+from scipy.signal import correlate, csd, find_peaks, welch
 
 from ..errors import ExperimentError
 from .channel_map import (
@@ -51,8 +53,10 @@ from .channel_map import (
     load_channel_map,
     measured_signals,
     noise_power_gain,
+    record_quantum,
     sensor_quantities,
     simulated_signals,
+    third_difference_noise,
 )
 from .experiment import read_experiment
 
@@ -72,6 +76,8 @@ __all__ = [
     "largest_error",
     "correlation_coefficient",
     "time_lag",
+    "edge_correlation",
+    "edge_span",
     "phase_lag",
     "power_spectrum",
     "spectral_peaks",
@@ -89,6 +95,10 @@ PEAK_RANGE_DECADES = 4.0
 MAX_PEAKS = 6
 LAG_PERIOD_FRACTION = 0.25  # lag search: +- this fraction of the dominant period
 MAX_LAG_FRACTION = 0.25  # ... and at most this fraction of the record
+LAG_TIE = 0.02  # lag: maxima of the edge correlation within this fraction of the largest
+LAG_PEAK_PROMINENCE = 0.1  # ... standing this fraction of it above their surroundings
+LAG_ENERGY_FLOOR = 1e-12  # of the whole energies: an overlap with less has no correlation
+LAG_EDGE_SIGNAL = 0.95  # lag: the share of the differences' mean square that is signal
 PLOT_WIDTH, PLOT_PANEL_HEIGHT, PLOT_DPI = 8.0, 2.2, 110
 PLOT_PSD_DECADES = 8  # spectrum plot: decades below the largest density shown
 PLOT_PEAK_SPAN = 2.0  # spectrum plot: up to this times the highest peak frequency ...
@@ -133,25 +143,88 @@ def correlation_coefficient(
 def time_lag(
     experiment: ArrayLike, simulation: ArrayLike, sample_interval: float, max_lag: float
 ) -> float:
-    """The delay tau (s) of the simulation behind the experiment: the shift maximising
-    the correlation of e(t) and s(t + tau), over |tau| <= max_lag (s), on the samples
-    common to every shift; refined between samples by a parabola through the
-    correlations at the best shift and its two neighbours."""
+    """The delay tau (s) of the simulation behind the experiment, located on the edges:
+    the whole-sample shift k maximising the normalised cross-correlation of the
+    differences over m samples D_i = x_(i+m) - x_i of the experiment (De) and of the
+    simulation (Ds),
+
+        rho(k) = sum_i De_i Ds_(i+k) / sqrt(sum_i De_i^2 sum_i Ds_(i+k)^2),
+
+    each sum over every i that both series cover at that shift, for |k dt| <= max_lag
+    (s). A step's difference is a pulse at the step, so the steps of a square wave
+    locate the shift where the correlation of its levels, flat over the holds and
+    periodic, would not; m is the shortest span over which the record's differences
+    stand above its noise (`edge_span`), and De and Ds, both centred on i + m/2, keep
+    the lag. Among maxima within LAG_TIE of the largest (a periodic record's repeats)
+    the one of smallest |k| is taken; it is refined between samples by the parabola
+    through rho at k - 1, k, k + 1. 0 when either series is constant."""
     e = np.asarray(experiment, dtype=float)
     s = np.asarray(simulation, dtype=float)
-    n = len(e)
-    kmax = max(1, min(int(max_lag / sample_interval), n // 4))
-    lags = np.arange(-kmax, kmax + 1)
-    r = np.array(
-        [correlation_coefficient(e[kmax : n - kmax], s[kmax + k : n - kmax + k]) for k in lags]
-    )
-    i = int(np.argmax(r))
+    kmax = max(1, min(int(max_lag / sample_interval), (len(e) - 2) // 2))
+    m = edge_span(e, kmax)
+    rho = edge_correlation(e[m:] - e[:-m], s[m:] - s[:-m], kmax)
+    if not np.any(rho):
+        return 0.0
+    i = _smallest_best_shift(rho)
     delta = 0.0
-    if 0 < i < len(lags) - 1:
-        den = r[i - 1] - 2.0 * r[i] + r[i + 1]
+    if 0 < i < len(rho) - 1:
+        den = rho[i - 1] - 2.0 * rho[i] + rho[i + 1]
         if den < 0:
-            delta = 0.5 * (r[i - 1] - r[i + 1]) / den
-    return float((lags[i] + delta) * sample_interval)
+            delta = min(max(0.5 * (rho[i - 1] - rho[i + 1]) / den, -0.5), 0.5)
+    return float((i - kmax + delta) * sample_interval)
+
+
+def edge_span(values: ArrayLike, kmax: int) -> int:
+    """The span m (samples) of `time_lag`'s differences: the shortest of 1, 2, 4, ...
+    (below kmax / 2) over which the white noise's share of the differences' mean
+    square, 2 sigma^2 / mean((x_(i+m) - x_i)^2), is at most 1 - LAG_EDGE_SIGNAL;
+    sigma the record's noise: the third differences' estimate, at least q / sqrt(12)
+    on a record quantized to a step q (channel_map.measurement_noise). A finely
+    sampled record of coarse counts (an encoder, a print to 1 mrad) needs a span over
+    which the motion covers many counts; a clean one takes single differences."""
+    x = np.asarray(values, dtype=float)
+    q = record_quantum(x)
+    sigma = max(third_difference_noise(x), (q or 0.0) / math.sqrt(12.0))
+    top = max(1, kmax // 2)
+    m = 1
+    while m < top:
+        d = x[m:] - x[:-m]
+        if 2.0 * sigma**2 <= (1.0 - LAG_EDGE_SIGNAL) * float(np.mean(d * d)):
+            break
+        m *= 2
+    return min(m, top)
+
+
+def edge_correlation(
+    de: NDArray[np.float64], ds: NDArray[np.float64], kmax: int
+) -> NDArray[np.float64]:
+    """rho(k) of `time_lag` for k = -kmax .. kmax (2 kmax + 1 values): the products'
+    sums for every shift at once by scipy.signal.correlate (FFT), the energies of the
+    overlaps from cumulative sums of the squares."""
+    n = len(de)
+    full = correlate(ds, de, mode="full", method="fft")  # index n - 1 + k: sum de_i ds_(i+k)
+    lags = np.arange(-kmax, kmax + 1)
+    num = full[n - 1 + lags]
+    ce = np.concatenate([[0.0], np.cumsum(de * de)])
+    cs = np.concatenate([[0.0], np.cumsum(ds * ds)])
+    lo = np.maximum(0, -lags)  # the overlap: i in [lo, hi)
+    hi = np.minimum(n, n - lags)
+    energy = (ce[hi] - ce[lo]) * (cs[hi + lags] - cs[lo + lags])
+    scale = float(max(ce[-1], 1e-300) * max(cs[-1], 1e-300))
+    ok = energy > LAG_ENERGY_FLOOR * scale
+    return np.where(ok, num / np.sqrt(np.where(ok, energy, 1.0)), 0.0)
+
+
+def _smallest_best_shift(rho: NDArray[np.float64]) -> int:
+    """The index of the maximum of `rho` nearest its middle among the distinct maxima
+    (peaks standing LAG_PEAK_PROMINENCE of the largest above their surroundings, and
+    the ends) within LAG_TIE of the largest."""
+    best = float(rho.max())
+    peaks, _ = find_peaks(rho, prominence=LAG_PEAK_PROMINENCE * abs(best))
+    candidates = [int(i) for i in peaks] + [int(np.argmax(rho))]
+    near = [i for i in candidates if rho[i] >= best - LAG_TIE * abs(best)]
+    middle = (len(rho) - 1) // 2
+    return min(near, key=lambda i: (abs(i - middle), -rho[i]))
 
 
 def phase_lag(
@@ -251,6 +324,7 @@ class ChannelComparison:
     experiment_range: float
     lowpass: float | None = None
     noise_power_gain: float = 1.0
+    max_lag: float = math.inf
 
 
 @dataclass
@@ -365,7 +439,9 @@ def compare_signals(
         spectra[ch.name] = Spectrum(f, pe, ps, nperseg * dt, 1.0 / (nperseg * dt))
         peaks_e, peaks_s = spectral_peaks(f, pe), spectral_peaks(f, ps)
         f_dominant = dominant_frequency(f, pe)
-        max_lag = min(LAG_PERIOD_FRACTION / f_dominant, MAX_LAG_FRACTION * n * dt)
+        max_lag = channel_map.alignment.max_lag or min(
+            LAG_PERIOD_FRACTION / f_dominant, MAX_LAG_FRACTION * n * dt
+        )
         big, t_big = largest_error(t, e, s)
         channels.append(
             ChannelComparison(
@@ -379,6 +455,7 @@ def compare_signals(
                 largest_error_time=t_big,
                 correlation=correlation_coefficient(e, s),
                 lag=time_lag(e, s, dt, max_lag),
+                max_lag=max_lag,
                 phase=phase_lag(e, s, dt, f_dominant, nperseg),
                 phase_frequency=f_dominant,
                 peaks_experiment=peaks_e,
@@ -584,7 +661,10 @@ def format_markdown(comparison: Comparison, plots: Mapping[str, str]) -> str:
         "",
         "RMSE = sqrt(mean((s - e)^2)); NRMSE = RMSE / (max e - min e); largest error = "
         "max |s - e|; correlation = Pearson's r; lag = the delay of the simulation "
-        "(s) that maximises the correlation; phase = -arg of the cross spectral "
+        "(s) that maximises the correlation of the two series' differences over a few "
+        "samples (their edges), searched within +-"
+        + ", ".join(f"{ch.max_lag:.3g} s ({ch.name})" for ch in c.channels)
+        + "; phase = -arg of the cross spectral "
         "density at the experiment's dominant frequency (positive: the simulation "
         "lags). e: experiment, s: simulation, both calibrated to SI units and "
         "filtered as the map says.",

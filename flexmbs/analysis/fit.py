@@ -111,7 +111,7 @@ from .channel_map import (
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
     from ..model.description import Model
-    from .channel_map import ChannelMap, SimulatedSignals
+    from .channel_map import ChannelMap, Quantity, SimulatedSignals
     from .compare import Comparison
     from .experiment import Experiment
 
@@ -553,7 +553,7 @@ class _Runs:
         atol: float,
         output_step: float,
         channel_map: ChannelMap,
-        quantities: Mapping[str, str | None],
+        quantities: Mapping[str, Quantity],
     ) -> None:
         self.model_path = model_path
         self.overrides = list(overrides)
@@ -585,7 +585,7 @@ class _Runs:
     def job(
         self, values: NDArray[np.float64]
     ) -> tuple[
-        str, list[str], float | None, float, float, float, Mapping[str, str | None], ChannelMap
+        str, list[str], float | None, float, float, float, Mapping[str, Quantity], ChannelMap
     ]:
         """The arguments of _simulated_signals for a run at `values` (the model is
         read here first, so that a bad value is a ModelError of this process)."""
@@ -711,7 +711,7 @@ def _simulated_signals(
     rtol: float,
     atol: float,
     output_step: float,
-    quantities: Mapping[str, str | None],
+    quantities: Mapping[str, Quantity],
     channel_map: ChannelMap,
     log: Callable[[str], object] | None = None,
 ) -> SimulatedSignals | str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .linearize import equilibrium_note, rigid_modes
+from .linear_notes import equilibrium_note, rigid_modes
 
 if TYPE_CHECKING:
     from .absolute_kinematics import AbsoluteKinematics

@@ -55,7 +55,8 @@ terms (a driver in the loop) included.
 
 Modes: the undamped natural frequencies from K v = w^2 M v (a negative w^2, an
 unstable direction, is reported as a negative frequency; one within RIGID_TOL of the
-highest, relative, is a rigid mode and reported as 0: flexmbs.analysis.linear_notes) and the poles s of
+highest, relative, is a rigid mode, reported as 0: flexmbs.analysis.linear_notes) and
+the poles s of
 det(M s^2 + D s + K) = 0, with natural frequency |s| / 2 pi, damping ratio
 -Re(s) / |s| and damped frequency Im(s) / 2 pi. Mode shapes are given in every
 coordinate q (J_y v), scaled to a largest component of 1.

@@ -15,7 +15,13 @@ from .description import Model
 from .fe_body import FeBody
 from .items import BeamBody, Sensor
 
-__all__ = ["coordinate_units", "rate_units", "sensor_units"]
+__all__ = [
+    "coordinate_units",
+    "rate_units",
+    "sensor_units",
+    "sensor_type_units",
+    "SI_QUANTITIES",
+]
 
 NODE_DOF_UNITS = {"u": "m", "v": "m", "w": "m", "tx": "rad", "ty": "rad", "tz": "rad"}
 MODAL_UNIT = "kg^(1/2) m"
@@ -34,6 +40,41 @@ _FIXED = {
     "joint_reaction": ["N", "N", "N", "N m", "N m", "N m"],
     "contact_reaction": ["N", "N", "N", "m", "m", "m"],
 }
+
+
+SI_QUANTITIES = {
+    "rad": "angle",
+    "m": "length",
+    "1": "dimensionless",
+    "rad/s": "angular velocity",
+    "m/s": "velocity",
+    "m/s^2": "acceleration",
+    "N": "force",
+    "N m": "torque",
+    "J": "energy",
+    "W": "power",
+    "1/m": "curvature",
+    "V": "voltage",
+    "A": "current",
+    "Ohm": "resistance",
+    "Hz": "frequency",
+    "Pa": "pressure",
+}
+"""The physical quantity of each SI unit a value of the model may carry (the units of
+its sensors' columns above, and the quantities an instrument on a rig measures): the
+quantity a channel map's unit must have to be compared with the column
+(flexmbs.analysis.channel_map)."""
+
+
+def sensor_type_units(kind: str) -> list[str] | None:
+    """The unit of each column of a sensor of type `kind` when it does not depend on the
+    model (a marker's position, an actuator's current, ...); None for the types whose
+    units follow the joint, the actuator's joint or the body they read."""
+    if kind in _FIXED:
+        return list(_FIXED[kind])
+    if kind == "strain_energy":
+        return ["J"]
+    return None
 
 
 def _joint_units(model: Model) -> dict[str, str]:
@@ -80,12 +121,11 @@ def sensor_units(model: Model, name: str, size: int) -> list[str]:
         return [""] * size
     sensor: Sensor = model.sensors[name]
     kind = sensor.type
-    if kind in _FIXED:
-        return list(_FIXED[kind])
+    fixed = sensor_type_units(kind)
+    if fixed is not None:
+        return fixed
     if kind == "beam_centerline":
         return ["m"] * size
-    if kind == "strain_energy":
-        return ["J"]
     if kind == "elastic_coordinates":
         assert sensor.body is not None
         body = model.bodies[sensor.body]
