@@ -22,6 +22,11 @@ a call of Simulator.step costs beyond the integration.
    wall, and the CPU time of the process (time.process_time; the kernels run on one
    thread), which on a machine that other jobs share leaves out the time the process
    waits for a core.
+3. What a changed input costs: the inputs the controller gave in a loop, recorded, then
+   given again (a) as they were, a change at every step, and (b) the first of them at
+   every step, never a change (the same Python call, no restart); the ratio (a) / (b)
+   of the wall time per step. And the steps per control period of `bdf` (the rotary
+   link at its rtol) when the inputs change at every step.
 Each figure is the median of --rounds interleaved rounds, with the spread (max - min).
 
     .venv/bin/python benchmarks/bench_control_loop.py --json results/control_loop.json
@@ -158,6 +163,30 @@ def overhead(make, steps=2000):
     return [x.tolist() for x in (alone, alone + outputs, walls[0], walls[1])]
 
 
+def input_cost(make, method=None):
+    """(wall s with an input changed at every step, wall s with it held, steps,
+    integrator steps taken when changed) of the loop's recorded inputs."""
+    model, controller, t_end = make()
+    steps = int(round(t_end / DT))
+    options = {} if method is None else {"method": method}
+    sim = flexmbs.Simulator(model, **options)
+    recorded = []
+    for _ in range(steps):
+        recorded.append(controller(sim))
+        sim.step(DT, inputs=recorded[-1])
+    sim.close()
+    walls, taken = [], 0
+    for given in (recorded, [recorded[0]] * steps):
+        sim = flexmbs.Simulator(model, **options)
+        start = time.perf_counter()
+        for inputs in given:
+            sim.step(DT, inputs=inputs)
+        walls.append(time.perf_counter() - start)
+        taken = taken or sim.statistics["nsteps"]
+        sim.close()
+    return walls[0], walls[1], steps, taken
+
+
 def median_spread(values):
     v = np.asarray(values, dtype=float)
     return float(np.median(v)), float(v.max() - v.min())
@@ -170,14 +199,30 @@ def measure(rounds):
         overhead(make, 50)
     loops = {name: [] for name in cases}
     calls = {name: [] for name in cases}
+    changes = {name: [] for name in cases}
+    bdf = []
     for _ in range(rounds):
         for name, make in cases.items():
             loops[name].append(control_loop(make))
             calls[name].append(overhead(make))
+            changes[name].append(input_cost(make))
+        bdf.append(input_cost(rotary_link, "bdf"))
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
            "load_average": os.getloadavg()[0],
            "python": platform.python_version(), "rounds": rounds, "dt": DT,
-           "loops": {}, "overhead": {}}
+           "loops": {}, "overhead": {}, "input_change": {}}
+    for name, runs in changes.items():
+        steps = runs[0][2]
+        changed, sc = median_spread([r[0] / steps * 1e6 for r in runs])
+        held, sh = median_spread([r[1] / steps * 1e6 for r in runs])
+        ratio, sr = median_spread([r[0] / r[1] for r in runs])
+        out["input_change"][name] = {
+            "steps": steps, "changed_us": changed, "changed_spread_us": sc, "held_us": held,
+            "held_spread_us": sh, "ratio": ratio, "ratio_spread": sr}
+    steps = bdf[0][2]
+    out["bdf_rotary_link"] = {
+        "steps": steps, "changed_us": median_spread([r[0] / steps * 1e6 for r in bdf])[0],
+        "integrator_steps_per_period": bdf[0][3] / steps}
     for name, runs in loops.items():
         walls = [r[0] for r in runs]
         steps, states = runs[0][1], runs[0][3]
@@ -227,6 +272,13 @@ def table(results):
                 f"(+-{r['overhead_file_spread_us' + suffix] / 2:.1f}) | "
                 f"{r['beyond_integration_us' + suffix]:.1f} "
                 f"(+-{r['beyond_integration_spread_us' + suffix] / 2:.1f}) |")
+    if "input_change" in results:
+        lines += ["", "| model | an input changed at every step (us) | held (us) | ratio |",
+                  "|---|---|---|---|"]
+        for name, r in results["input_change"].items():
+            lines.append(f"| {name} | {r['changed_us']:.1f} (+-{r['changed_spread_us'] / 2:.1f}) | "
+                         f"{r['held_us']:.1f} (+-{r['held_spread_us'] / 2:.1f}) | "
+                         f"{r['ratio']:.2f} (+-{r['ratio_spread'] / 2:.2f}) |")
     return "\n".join(lines)
 
 

@@ -56,7 +56,8 @@ def _function_tuple_notice_silenced():
         yield
 
 
-def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=None):
+def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=None,
+                   h_start=None):
     """Start a BDF or GeneralizedAlpha driver again from (t0, y0, y0'), consistent,
     towards t_end, on its compiled functions and state arrays (a new driver would
     look its compiled functions up again and allocate its state: about 1 ms); its
@@ -65,7 +66,8 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     matrix goes on with the step its error control proposed). keep_matrix: keep
     the last iteration matrix, re-formed at the new step from the mass hook when the
     step changed it (else a difference Jacobian as at a start): right when the
-    forces jumped but not their derivatives (an input that changed)."""
+    forces jumped but not their derivatives (an input that changed). h_start (s): the
+    first step of a BDF driver (None: IDA's choice)."""
     s = driver._s
     fs, iv = s.fs, s.iv
     t0, t_end = float(t0), float(t_end)
@@ -74,7 +76,7 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     had_matrix = iv[_k.I_FORCE_SETUP] == 0 and s.stats[_k.S_NLU] > 0
     if fixed_step is not None:
         fs[_k.F_H_FIXED] = min(float(fixed_step), t_end - t0)
-    h_start = fs[_k.F_H_FIXED]
+    h_start = fs[_k.F_H_FIXED] if h_start is None else float(h_start)
     if not h_start > 0.0 and keep_matrix and isinstance(driver, GeneralizedAlpha):
         h_start = fs[_k.F_H]  # one step holds no history: the step the error asked for
     if not h_start > 0.0 and isinstance(driver, GeneralizedAlpha):
@@ -264,8 +266,19 @@ class BdfIntegrator(Integrator):
             self._bdf.set_switch_reference(g)
 
     def _restart_driver(self, t, y, yp):
-        """The driver started again in place from (t, y, y') to the segment's end."""
-        restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True)
+        """The driver started again in place from (t, y, y') to the segment's end,
+        where the state is continuous and the forces (the right-hand side) jumped:
+        the history of y' is no longer the solution's, so the order drops to 1 (the
+        step from y_n and y'_{n+1} alone, y'_n the new right-hand side); the
+        iteration matrix dF/dy + cj dF/dy' is kept, as the forces' derivatives did
+        not jump; and the step is the last one accepted, as the solution's scale
+        in time did not change (IDA's first step instead, chosen for a start from
+        nothing, is a thousandth of the span or less, and takes a dozen steps of
+        doubling to get back). The error test of the first step, at order 1,
+        shortens it where the jump asks for less."""
+        h_used = float(self._bdf._s.fs[_k.F_HUSED])
+        restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True,
+                       h_start=h_used if h_used > 0.0 else None)
 
     def _outputs_behind(self, t_out, y_out, n):
         """Outputs from y_out[n] on that lie within the last step of the driver
@@ -337,7 +350,9 @@ class BdfIntegrator(Integrator):
         copied into `y_row`). `y` is then the state at t, not at the driver's last
         step (which may be beyond t)."""
         bdf = self._bdf
-        if (self._behind is not None or t > self._segment_end or self.status != "running"
+        # a driver that finished at t_end still serves outputs on its last step
+        served = self.status == "running" or (self.status == "finished" and t <= bdf.t)
+        if (self._behind is not None or t > self._segment_end or not served
                 or self.system.refresh is not None):
             n, y = self.advance(np.array([t]), wall_budget)
             if n and y_row is not None:
