@@ -27,6 +27,10 @@ a call of Simulator.step costs beyond the integration.
    every step, never a change (the same Python call, no restart); the ratio (a) / (b)
    of the wall time per step. And the steps per control period of `bdf` (the rotary
    link at its rtol) when the inputs change at every step.
+4. The first Simulator of a process, warm kernels: a new Python process that imports
+   flexmbs and builds Simulator(model) of the rotary link's model file, timed inside
+   it (imports, then the Simulator), against the floor of a process that imports
+   numpy, scipy.linalg and numba (what any such model needs), in turn with it.
 Each figure is the median of --rounds interleaved rounds, with the spread (max - min).
 
     .venv/bin/python benchmarks/bench_control_loop.py --json results/control_loop.json
@@ -187,6 +191,35 @@ def input_cost(make, method=None):
     return walls[0], walls[1], steps, taken
 
 
+FIRST_SIMULATOR = """
+import time
+start = time.perf_counter()
+import flexmbs
+imported = time.perf_counter()
+flexmbs.Simulator({model!r})
+print(imported - start, time.perf_counter() - imported)
+"""
+IMPORT_FLOOR = """
+import time
+start = time.perf_counter()
+import numpy, scipy.linalg, numba
+print(time.perf_counter() - start, 0.0)
+"""
+
+
+def first_simulator():
+    """((imports s, Simulator() s) of a new process, (the floor's imports s, 0))."""
+    import subprocess
+
+    model = str(ROOT / "examples" / "rotary_flexible_link.toml")
+    out = []
+    for code in (FIRST_SIMULATOR.format(model=model), IMPORT_FLOOR):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=ROOT, check=True)
+        out.append([float(x) for x in r.stdout.split()[-2:]])
+    return out
+
+
 def median_spread(values):
     v = np.asarray(values, dtype=float)
     return float(np.median(v)), float(v.max() - v.min())
@@ -200,8 +233,9 @@ def measure(rounds):
     loops = {name: [] for name in cases}
     calls = {name: [] for name in cases}
     changes = {name: [] for name in cases}
-    bdf = []
+    bdf, first = [], []
     for _ in range(rounds):
+        first.append(first_simulator())
         for name, make in cases.items():
             loops[name].append(control_loop(make))
             calls[name].append(overhead(make))
@@ -219,6 +253,11 @@ def measure(rounds):
         out["input_change"][name] = {
             "steps": steps, "changed_us": changed, "changed_spread_us": sc, "held_us": held,
             "held_spread_us": sh, "ratio": ratio, "ratio_spread": sr}
+    imports, _ = median_spread([r[0][0] for r in first])
+    building, spread = median_spread([r[0][1] for r in first])
+    floor, _ = median_spread([r[1][0] for r in first])
+    out["first_simulator"] = {"imports": imports, "simulator": building,
+                              "simulator_spread": spread, "import_floor": floor}
     steps = bdf[0][2]
     out["bdf_rotary_link"] = {
         "steps": steps, "changed_us": median_spread([r[0] / steps * 1e6 for r in bdf])[0],
@@ -272,6 +311,13 @@ def table(results):
                 f"(+-{r['overhead_file_spread_us' + suffix] / 2:.1f}) | "
                 f"{r['beyond_integration_us' + suffix]:.1f} "
                 f"(+-{r['beyond_integration_spread_us' + suffix] / 2:.1f}) |")
+    if "first_simulator" in results:
+        r = results["first_simulator"]
+        lines += ["", "| first Simulator() of a process | import flexmbs (s) | Simulator() (s) | "
+                  "together (s) | import numpy, scipy.linalg, numba (s) |", "|---|---|---|---|---|",
+                  f"| rotary flexible link, warm kernels | {r['imports']:.2f} | "
+                  f"{r['simulator']:.2f} (+-{r['simulator_spread'] / 2:.2f}) | "
+                  f"{r['imports'] + r['simulator']:.2f} | {r['import_floor']:.2f} |"]
     if "input_change" in results:
         lines += ["", "| model | an input changed at every step (us) | held (us) | ratio |",
                   "|---|---|---|---|"]
