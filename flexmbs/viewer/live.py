@@ -71,6 +71,11 @@ def _scene_of_simulator(sim: Any, scale: float | None) -> Scene:
     )
     scene.warnings += warnings
     _room_to_turn(scene, sim.compiled, t, q)
+    k = scene.data["scale"]["value"] if scale is not None else 1.0
+    scene.data["scale"]["value"] = k
+    scene.data["scale"]["describe"] = (
+        f"deflection x{k:g}: the run's largest bend is not known ahead (the slider sets it)"
+    )
     return scene
 
 
