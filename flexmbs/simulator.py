@@ -12,7 +12,9 @@ given (a zero-order hold), and returns its sensors at the new time. The run is t
 run `simulate` makes, from the same steps (flexmbs.simulation's run path): the
 integrator (`bdf` or `galpha`) keeps its steps and its history from one call to the
 next while the inputs keep their values, and a changed input is a breakpoint, where
-it starts again (in place, with its iteration matrix); the model's own breakpoints
+it starts again in place, keeping what the jump of the forces leaves valid: the
+iteration matrix, and bdf's last step (flexmbs.solvers.bdf_integrator,
+BdfIntegrator._restart_driver); the model's own breakpoints
 and state events (a motor at its limit, a joint at its stop) are handled as in a run
 of `simulate`. The result file holds every step's state, energies and sensors, as
 `simulate` writes them, committed as the run goes. The sensors a step returns are
