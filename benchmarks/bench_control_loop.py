@@ -168,8 +168,8 @@ def overhead(make, steps=2000):
 
 
 def input_cost(make, method=None):
-    """(wall s with an input changed at every step, wall s with it held, steps,
-    integrator steps taken when changed) of the loop's recorded inputs."""
+    """((wall, CPU) s with an input changed at every step, (wall, CPU) s with it held,
+    steps, integrator steps taken when changed) of the loop's recorded inputs."""
     model, controller, t_end = make()
     steps = int(round(t_end / DT))
     options = {} if method is None else {"method": method}
@@ -179,16 +179,16 @@ def input_cost(make, method=None):
         recorded.append(controller(sim))
         sim.step(DT, inputs=recorded[-1])
     sim.close()
-    walls, taken = [], 0
+    clocks, taken = [], 0
     for given in (recorded, [recorded[0]] * steps):
         sim = flexmbs.Simulator(model, **options)
-        start = time.perf_counter()
+        start = _clocks()
         for inputs in given:
             sim.step(DT, inputs=inputs)
-        walls.append(time.perf_counter() - start)
+        clocks.append(_clocks() - start)
         taken = taken or sim.statistics["nsteps"]
         sim.close()
-    return walls[0], walls[1], steps, taken
+    return clocks[0], clocks[1], steps, taken
 
 
 FIRST_SIMULATOR = """
@@ -247,12 +247,15 @@ def measure(rounds):
            "loops": {}, "overhead": {}, "input_change": {}}
     for name, runs in changes.items():
         steps = runs[0][2]
-        changed, sc = median_spread([r[0] / steps * 1e6 for r in runs])
-        held, sh = median_spread([r[1] / steps * 1e6 for r in runs])
-        ratio, sr = median_spread([r[0] / r[1] for r in runs])
-        out["input_change"][name] = {
-            "steps": steps, "changed_us": changed, "changed_spread_us": sc, "held_us": held,
-            "held_spread_us": sh, "ratio": ratio, "ratio_spread": sr}
+        figures = {"steps": steps}
+        for clock, suffix in ((0, ""), (1, "_cpu")):
+            changed, sc = median_spread([r[0][clock] / steps * 1e6 for r in runs])
+            held, sh = median_spread([r[1][clock] / steps * 1e6 for r in runs])
+            ratio, sr = median_spread([r[0][clock] / r[1][clock] for r in runs])
+            figures.update({f"changed_us{suffix}": changed, f"changed_spread_us{suffix}": sc,
+                            f"held_us{suffix}": held, f"held_spread_us{suffix}": sh,
+                            f"ratio{suffix}": ratio, f"ratio_spread{suffix}": sr})
+        out["input_change"][name] = figures
     imports, _ = median_spread([r[0][0] for r in first])
     building, spread = median_spread([r[0][1] for r in first])
     floor, _ = median_spread([r[1][0] for r in first])
@@ -260,7 +263,8 @@ def measure(rounds):
                               "simulator_spread": spread, "import_floor": floor}
     steps = bdf[0][2]
     out["bdf_rotary_link"] = {
-        "steps": steps, "changed_us": median_spread([r[0] / steps * 1e6 for r in bdf])[0],
+        "steps": steps, "changed_us": median_spread([r[0][0] / steps * 1e6 for r in bdf])[0],
+        "changed_us_cpu": median_spread([r[0][1] / steps * 1e6 for r in bdf])[0],
         "integrator_steps_per_period": bdf[0][3] / steps}
     for name, runs in loops.items():
         walls = [r[0] for r in runs]
@@ -319,12 +323,15 @@ def table(results):
                   f"{r['simulator']:.2f} (+-{r['simulator_spread'] / 2:.2f}) | "
                   f"{r['imports'] + r['simulator']:.2f} | {r['import_floor']:.2f} |"]
     if "input_change" in results:
-        lines += ["", "| model | an input changed at every step (us) | held (us) | ratio |",
-                  "|---|---|---|---|"]
+        lines += ["", "| model | clock | an input changed at every step (us) | held (us) | "
+                  "ratio |", "|---|---|---|---|---|"]
         for name, r in results["input_change"].items():
-            lines.append(f"| {name} | {r['changed_us']:.1f} (+-{r['changed_spread_us'] / 2:.1f}) | "
-                         f"{r['held_us']:.1f} (+-{r['held_spread_us'] / 2:.1f}) | "
-                         f"{r['ratio']:.2f} (+-{r['ratio_spread'] / 2:.2f}) |")
+            for suffix, clock in (("", "wall"), ("_cpu", "CPU")):
+                lines.append(
+                    f"| {name} | {clock} | {r['changed_us' + suffix]:.1f} "
+                    f"(+-{r['changed_spread_us' + suffix] / 2:.1f}) | "
+                    f"{r['held_us' + suffix]:.1f} (+-{r['held_spread_us' + suffix] / 2:.1f}) | "
+                    f"{r['ratio' + suffix]:.2f} (+-{r['ratio_spread' + suffix] / 2:.2f}) |")
     return "\n".join(lines)
 
 
