@@ -106,7 +106,7 @@ def test_a_frame_is_the_scene_of_the_last_step():
         reference = build_scene(sim.compiled, sim.model, np.array([t]), q[None, :], "ref").data
         for key in MOVING:
             np.testing.assert_array_equal(unpacked(doc[key]), unpacked(reference[key]))
-        assert view.frames == 1 and view.frame_cpu == 0.0  # charged at the next frame
+        assert view.frames == 1 and view.frame_cpu > 0.0
     sim.close()
 
 

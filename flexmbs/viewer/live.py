@@ -126,7 +126,8 @@ class LiveView:
     """The page of `sim` (a flexmbs.Simulator) served at `url`, following its steps
     (module text); `inputs` {port: (low, high)} the sliders; `port` the server's
     (0: a free one); `browser`: open the page in the system's browser. `frames`:
-    the frames answered; `frame_cpu`: their mean CPU time (s) in the server's thread.
+    the frames answered; `frame_cpu`: their mean CPU time (s) in the server's thread
+    (the kinematics and the JSON of a frame).
     `close()` stops the server (the page then waits for another)."""
 
     def __init__(
@@ -166,8 +167,9 @@ class LiveView:
         return self._cpu / self.frames if self.frames else 0.0
 
     def _spent(self) -> float:
-        """CPU time (s) of this thread since its last request began: the last frame's
-        work, its answer and this request's reading."""
+        """CPU time (s) of this thread since its last request began (a connection the
+        page keeps is served by one thread): the last frame's work, its answer and
+        this request's reading; 0 on a thread's first request."""
         now = time.thread_time()
         last = getattr(self._thread_cpu, "last", None)
         self._thread_cpu.last = now
@@ -175,12 +177,10 @@ class LiveView:
 
     def _frame_route(self, body: bytes | None) -> tuple[bytes, str]:
         """The frame of the loop's last step, as JSON: t (s), and the moving arrays
-        of the scene's one frame."""
+        of the scene's one frame. The next is answered no sooner than this one's CPU
+        time (from _spent, or its own work on a new connection) over LOOP_SHARE."""
         spent = self._spent()
         with self._lock:
-            if spent > 0.0:
-                self._cpu += spent
-                self._next = time.perf_counter() + spent / LOOP_SHARE
             wait = self._next - time.perf_counter()
             if wait > 0.0:
                 time.sleep(wait)
@@ -190,10 +190,15 @@ class LiveView:
                 time.sleep(0.02)
                 t, q = self.sim.snapshot()
             self._last_time = t
+            work = time.thread_time()
             self._frames.fill(0, t, q)
             doc = {"t": t, **self._frames.document()}
+            answer = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+            work = time.thread_time() - work
+            self._cpu += work
+            self._next = time.perf_counter() + max(spent, work) / LOOP_SHARE
             self.frames += 1
-        return json.dumps(doc, separators=(",", ":")).encode("utf-8"), "application/json"
+        return answer, "application/json"
 
     def _inputs_route(self, body: bytes | None) -> tuple[bytes, str]:
         """A slider's value: {port: value} held from the next step on."""
