@@ -89,7 +89,10 @@ class Simulator:
     `q`, `u`, `sensors` ({name: value} as the instruments measure it: lag, dead time,
     resolution), `energies` ({component: J}), `inputs` ({port:
     the value it holds, or None while it follows its law}), `ports` (the model's input
-    ports, flexmbs.model.ports.Port), `statistics` (the integrator's counters).
+    ports, flexmbs.model.ports.Port), `statistics` (the integrator's counters),
+    `compiled` (the compiled model). For a thread beside the loop (the live view,
+    flexmbs.show(sim, live=True)): `snapshot()`, the time and coordinates of the last
+    step, and `hold(inputs)`, inputs for the next step.
     """
 
     def __init__(
