@@ -15,6 +15,7 @@ __all__ = [
     "FlexmbsWarning",
     "PlausibilityWarning",
     "ResultFileWarning",
+    "NotEquilibriumWarning",
     "one_line",
 ]
 
@@ -90,6 +91,11 @@ class PlausibilityWarning(FlexmbsWarning):
 
 class ResultFileWarning(FlexmbsWarning):
     """A result file that is read, but not whole (its series differ in length)."""
+
+
+class NotEquilibriumWarning(FlexmbsWarning):
+    """A linear model (a state-space model for control design) taken about a state
+    that is not an equilibrium: its matrices hold at that instant only."""
 
 
 class ResultWriteError(FlexmbsError):

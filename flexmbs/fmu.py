@@ -36,18 +36,28 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["export_fmu", "fmu_interface", "FMU_SETTINGS"]
+from .errors import ModelError
+
+__all__ = ["export_fmu", "check_fmu_settings", "fmu_interface", "FMU_SETTINGS", "FMU_SOLVER_FIELDS"]
 
 FMU_SETTINGS = "flexmbs_fmu.json"
 """The FMU's description of its model, among its resources."""
 
+FMU_SOLVER_FIELDS = ("method", "rtol", "atol", "max_step", "fixed_step")
+"""The solver settings an FMU may carry over its model file's (the Simulator's)."""
+
 SCRIPT = '''"""The FMU's slave: {name}, the flexmbs model {model}."""
-from flexmbs.fmu_slave import FlexmbsSlave
+from flexmbs.fmu_slave import FlexmbsSlave, keep_script_namespace
+
+keep_script_namespace(globals(), locals())
 
 
 class {identifier}(FlexmbsSlave):
     """{name} (flexmbs)."""
 '''
+"""The FMU's script. pythonfmu's binary runs it again at every instantiation, with the
+module's namespace as globals, and then releases a reference to that namespace it
+never owned: `keep_script_namespace` gives it one to release."""
 
 
 def _identifier(output: Path) -> str:
@@ -92,6 +102,32 @@ def fmu_interface(
     return {"inputs": inputs, "outputs": outputs, "name": model.name}
 
 
+def check_fmu_settings(
+    model_path: Path, overrides: Sequence[str], settings: dict[str, Any]
+) -> dict[str, float]:
+    """Refuses solver settings the unit could not run with, as `flexmbs run` refuses
+    them (ModelError naming the model file and the field): the model's [solver]
+    section with `settings` over it. Returns the unit's default experiment (FMI 2.0
+    DefaultExperiment: start and stop time and output step in s, relative
+    tolerance)."""
+    from .model.toml_reader import load_model
+
+    unknown = sorted(set(settings) - set(FMU_SOLVER_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown FMU solver settings {unknown}: expected {FMU_SOLVER_FIELDS}")
+    model = load_model(model_path, overrides)
+    try:
+        solver = model.solver.with_changes(**settings)
+    except ModelError as exc:
+        raise exc.with_source(str(model_path)) from None
+    return {
+        "startTime": 0.0,
+        "stopTime": solver.t_end,
+        "tolerance": solver.rtol,
+        "stepSize": model.output.step,
+    }
+
+
 def export_fmu(
     model_path: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -110,6 +146,8 @@ def export_fmu(
     model_path = Path(model_path)
     output = Path(output)
     overrides = list(overrides)
+    settings = {k: v for k, v in (settings or {}).items() if v is not None}
+    experiment = check_fmu_settings(model_path, overrides, settings)
     interface = fmu_interface(model_path, overrides)
     folder = model_path.resolve().parent
     doc = tomllib.loads(model_path.read_text())
@@ -130,11 +168,11 @@ def export_fmu(
             interface,
             model=f"model/{model_path.name}",
             overrides=overrides,
-            settings={k: v for k, v in (settings or {}).items() if v is not None},
+            settings=settings,
         )
         (work / FMU_SETTINGS).write_text(json.dumps(description, indent=1))
         output.parent.mkdir(parents=True, exist_ok=True)
-        return Path(
+        built = Path(
             FmuBuilder.build_FMU(
                 script,
                 dest=output,
@@ -145,3 +183,90 @@ def export_fmu(
                 canSerializeFMUstate="false",
             )
         )
+    units = {name: unit for name, unit, *_ in interface["inputs"] + interface["outputs"]}
+    _describe_units(built, units, experiment)
+    return built
+
+
+def _describe_units(fmu: Path, units: dict[str, str], experiment: dict[str, float]) -> None:
+    """Completes the FMU's modelDescription.xml: the variables' units (FMI 2.0
+    UnitDefinitions, each unit with its SI base-unit exponents where `base_units`
+    knows them), the unit's DefaultExperiment, and its outputs among the
+    InitialUnknowns (computed when the importer leaves initialization mode)."""
+    import xml.etree.ElementTree as ET
+    import zipfile
+
+    with zipfile.ZipFile(fmu) as archive:
+        entries = [(info, archive.read(info)) for info in archive.infolist()]
+    for k, (info, data) in enumerate(entries):
+        if info.filename != "modelDescription.xml":
+            continue
+        root = ET.fromstring(data)
+        used = []
+        for variable in root.iter("ScalarVariable"):
+            real = variable.find("Real")
+            unit = units.get(variable.get("name", ""))
+            if real is not None and unit and unit != "1":
+                real.set("unit", unit)
+                used.append(unit)
+        definitions = ET.Element("UnitDefinitions")
+        for unit in sorted(set(used)):
+            element = ET.SubElement(definitions, "Unit", name=unit)
+            exponents = base_units(unit)
+            if exponents:
+                ET.SubElement(element, "BaseUnit", {b: str(e) for b, e in exponents.items()})
+        after = [e.tag for e in root].index("CoSimulation") + 1
+        if used:
+            root.insert(after, definitions)
+        default = ET.Element("DefaultExperiment", {k: repr(v) for k, v in experiment.items()})
+        tags = [e.tag for e in root]
+        root.insert(tags.index("ModelVariables"), default)
+        structure = root.find("ModelStructure")
+        outputs = root.find("ModelStructure/Outputs")
+        if structure is not None and outputs is not None:
+            if structure.find("InitialUnknowns") is None:
+                initial = ET.Element("InitialUnknowns")
+                for unknown in outputs:
+                    ET.SubElement(initial, "Unknown", index=unknown.get("index", ""))
+                structure.insert([e.tag for e in structure].index("Outputs") + 1, initial)
+        ET.indent(root, "\t")
+        text = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
+        entries[k] = (info, text)
+    with zipfile.ZipFile(fmu, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info, data in entries:
+            archive.writestr(info, data)
+
+
+_BASE = {
+    "m": {"m": 1},
+    "s": {"s": 1},
+    "kg": {"kg": 1},
+    "A": {"A": 1},
+    "K": {"K": 1},
+    "rad": {"rad": 1},
+    "N": {"kg": 1, "m": 1, "s": -2},
+    "J": {"kg": 1, "m": 2, "s": -2},
+    "W": {"kg": 1, "m": 2, "s": -3},
+    "V": {"kg": 1, "m": 2, "s": -3, "A": -1},
+    "Ohm": {"kg": 1, "m": 2, "s": -3, "A": -2},
+    "Pa": {"kg": 1, "m": -1, "s": -2},
+    "Hz": {"s": -1},
+}
+
+
+def base_units(unit: str) -> dict[str, int]:
+    """The SI base-unit exponents of a flexmbs unit ("N m" -> kg m^2 s^-2, "rad/s",
+    "1/m", "kg^(1/2) m" -> {} as FMI takes whole exponents only): {} where a factor is
+    not a whole power of a unit of `_BASE`."""
+    total: dict[str, int] = {}
+    numerator, _, denominator = unit.partition("/")
+    for sign, part in ((1, numerator), (-1, denominator)):
+        for factor in part.split():
+            name, _, power = factor.partition("^")
+            if name == "1" and not power:
+                continue
+            if name not in _BASE or not (power or "1").lstrip("-").isdigit():
+                return {}
+            for base, exponent in _BASE[name].items():
+                total[base] = total.get(base, 0) + sign * int(power or 1) * exponent
+    return {base: e for base, e in total.items() if e}

@@ -39,6 +39,7 @@ from .dynamics.constrained import initial_derivative, make_consistent, reselect_
 from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.model_switches import dae_model_switch_values
 from .dynamics.outputs import output_quantities
+from .dynamics.stop_sides import stops_on_their_limits
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
 from .errors import ModelError, RunTerminated
@@ -241,6 +242,8 @@ def _with_discontinuities(cm, system):
             fr = _stick_events.stick_slip_frictions(m)
 
         held = held_ref((m, ws))  # the type the step loop passes: one compilation
+        first, count = _switches.switch_blocks(m)["stop"]
+        stops = slice(first, first + count)
 
         def drive_values(t, y):
             fresh = np.zeros(system.nswitch)
@@ -249,7 +252,10 @@ def _with_discontinuities(cm, system):
 
         def switched(t, y, g):
             if "drives" in blocks:
-                _switches.set_branches(m, ws, t, y, g[blocks["drives"]], drive_values)
+                drives = g[blocks["drives"]]
+                _switches.set_branches(m, ws, t, y, drives, drive_values)
+                if stops.stop > stops.start:
+                    stops_on_their_limits(m, ws, y, drives[stops], lambda: system.rhs(t, y))
             if friction is not None:
                 if np.all(np.isnan(ws.fric_mode[fr])):  # the start of a run
                     _stick_events.initial_friction_modes(m, ws, y, masses, holding, t)

@@ -590,3 +590,95 @@ def test_the_view_of_an_fe_run_replays_its_elastic_coordinates(tmp_path):
     np.testing.assert_allclose(eta, result.q[:, columns], rtol=1e-6, atol=1e-12)
     assert np.abs(eta[-1]).max() > 0  # it bends under gravity
     assert main(["view", str(out), "--html", str(tmp_path / "plate.html")]) == 0
+
+
+ARM_URDF = """<?xml version="1.0"?>
+<robot name="arm">
+  <link name="base"/>
+  <link name="link1">
+    <inertial><origin xyz="0.2 0 0"/><mass value="2.0"/>
+      <inertia ixx="0.01" iyy="0.05" izz="0.05" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <link name="link2">
+    <inertial><origin xyz="0 0 0.1"/><mass value="1.0"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="link1"/><axis xyz="0 0 1"/>
+    <limit lower="-1.5" upper="2.0" effort="30.0" velocity="3.0"/>
+  </joint>
+  <joint name="elbow" type="revolute">
+    <parent link="link1"/><child link="link2"/><origin xyz="0.4 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-2" upper="2" effort="10.0" velocity="3.0"/>
+  </joint>
+</robot>
+"""
+
+
+def _two_masses_beam(tip_mass, mid_mass, outer_diameter):
+    """A cantilevered round-tube beam (1 m, 4 elements) with node masses at its middle
+    and its tip, and markers at both ends."""
+    from flexmbs.elements.materials import material
+    from flexmbs.elements.sections import round_tube_section
+    from flexmbs.model import Model
+    m = Model("masses", gravity=(0.0, 0.0, -9.81))
+    m.add_beam_body("beam", points=[(0, 0, 0), (1, 0, 0)], elements=4,
+                    section=round_tube_section(outer_diameter, 0.1 * outer_diameter),
+                    material=material(7e10, 2700.0, shear_modulus=2.6e10),
+                    node_masses={-1: tip_mass, 2: mid_mass})
+    m.add_marker("beam", "tip", node=-1)
+    m.add_joint("hinge", "revolute", parent="ground", child="beam", axis=(0, 0, 1))
+    return m
+
+
+@pytest.mark.parametrize("diameter, steel", [(0.02, True), (0.2, False)])
+def test_node_masses_are_balls_of_one_density(diameter, steel):
+    """Every ball's volume is its mass over the scene's one density: steel's where a
+    ball stands out of its tube at steel's, else the density at which the heavier
+    ball is 1.5 times the tube's radius."""
+    from flexmbs.viewer.scene import PAYLOAD_DENSITY, PAYLOAD_SHOWN
+    data = scene_of_model(_two_masses_beam(0.4, 0.1, diameter)).data
+    density = data["payloadDensity"]
+    balls = {b["mass"]: b["radius"] for b in data["bodies"][0]["payloads"]}
+    assert sorted(balls) == [0.1, 0.4]
+    for mass, radius in balls.items():
+        assert 4.0 * np.pi * radius ** 3 / 3.0 == pytest.approx(mass / density, rel=1e-12)
+    half = max(data["bodies"][0]["section"]["half"])
+    if steel:
+        assert density == PAYLOAD_DENSITY and balls[0.4] > half
+    else:
+        assert density < PAYLOAD_DENSITY
+        assert balls[0.4] == pytest.approx(PAYLOAD_SHOWN * half, rel=1e-12)
+
+
+@browser
+def test_a_beam_draws_balls_only_where_mass_is_and_hides_its_markers(chromium, tmp_path):
+    """An imported link made a beam (no node mass) draws no ball, its markers are
+    bands around the tube that the "markers" toggle hides; a beam with node masses
+    draws one ball per mass, of the radius its mass gives at the scene's density."""
+    from flexmbs.model.urdf import load_urdf
+    from flexmbs.viewer.page import write_html
+    page, errors = chromium
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(ARM_URDF)
+    model = load_urdf(urdf, flexible=["link1:x:4"])
+    out = write_html(scene_of_model(model), tmp_path / "arm.html")
+    _open(page, errors, Path(out).as_uri())
+    assert page.evaluate("flexmbsViewer.beamSpheres('link1')") == []
+    markers = page.evaluate("flexmbsViewer.shown('marker')")
+    assert markers == page.evaluate("flexmbsViewer.count('marker')") >= 1
+    page.evaluate("flexmbsViewer.setShow('showMarkers', false)")
+    assert page.evaluate("flexmbsViewer.shown('marker')") == 0
+    page.evaluate("flexmbsViewer.setShow('showMarkers', true)")
+    assert page.evaluate("flexmbsViewer.shown('marker')") == markers
+    scene = scene_of_model(_two_masses_beam(0.4, 0.1, 0.2))
+    out = write_html(scene, tmp_path / "masses.html")
+    _open(page, errors, Path(out).as_uri())
+    spheres = page.evaluate("flexmbsViewer.beamSpheres('beam')")
+    assert sorted(s["mass"] for s in spheres) == [0.1, 0.4]
+    density = scene.data["payloadDensity"]
+    for s in spheres:
+        assert s["kind"] == "payload"
+        assert 4.0 * np.pi * s["radius"] ** 3 / 3.0 == pytest.approx(s["mass"] / density,
+                                                                     rel=1e-6)
+    assert errors == []

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .linearize import equilibrium_note, rigid_modes
+
 if TYPE_CHECKING:
     from .absolute_kinematics import AbsoluteKinematics
     from .equilibrium import Equilibrium
@@ -14,7 +16,6 @@ if TYPE_CHECKING:
 __all__ = ["format_linearization", "format_equilibrium"]
 
 SHAPE_COLUMNS = 6  # mode shapes printed at most
-NEUTRAL_HZ = 1e-6  # |frequency| below this: a neutral direction
 
 
 def _shape_table(lin: Linearization) -> list[str]:
@@ -35,13 +36,7 @@ def format_linearization(
     """The independent coordinates, frequencies, poles, shapes and (closed loops)
     J_y and the constraint forces; Führer and Wallrapp's absolute view when given."""
     lines = [title] if title else []
-    state = (
-        "an equilibrium"
-        if lin.at_equilibrium
-        else f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}, speeds "
-        f"up to {np.abs(lin.u).max(initial=0.0):.3g}): the matrices hold at this "
-        "instant only"
-    )
+    state = equilibrium_note(lin) or "an equilibrium"
     lines.append(f"linearized about t = {lin.t:g} s, {state}; method {lin.method}")
     if lin.note:
         lines.append(lin.note)
@@ -58,15 +53,17 @@ def format_linearization(
     )
     lines.append("")
     lines.append(" mode   undamped (Hz)")
-    for k, f in enumerate(lin.frequencies):
-        note = "  unstable" if f < 0 else ""
-        lines.append(f"{k + 1:5d}   {f:13.6g}{note}")
+    for k, (f, rigid) in enumerate(zip(lin.frequencies, lin.rigid)):
+        note = "  rigid" if rigid else "  unstable" if f < 0 else ""
+        lines.append(f"{k + 1:5d}   {f + 0.0:13.6g}{note}")
     lines.append("")
     lines.append(" pole   natural (Hz)   damping ratio   damped (Hz)")
-    for k, (fn, z, fd) in enumerate(
-        zip(lin.natural_frequencies, lin.damping_ratios, lin.damped_frequencies)
+    rigid_poles = rigid_modes(lin.poles)
+    for k, (s, fn, z, fd) in enumerate(
+        zip(lin.poles, lin.natural_frequencies, lin.damping_ratios, lin.damped_frequencies)
     ):
-        lines.append(f"{k + 1:5d}   {fn:12.6g}   {z + 0.0:13.4g}   {fd:11.6g}")
+        note = "  rigid" if rigid_poles[k] else "  unstable" if s.real > 0 else ""
+        lines.append(f"{k + 1:5d}   {fn:12.6g}   {z + 0.0:13.4g}   {fd:11.6g}{note}")
     lines.append("")
     lines += _shape_table(lin)
     if lin.J_z is not None:
@@ -108,15 +105,15 @@ def format_equilibrium(eq: Equilibrium, lin: Linearization | None, title: str = 
         lines.append(f"  {name:<{width}s}  {a:12.6g}  {b:12.6g}")
     lines.append(f"coordinates moved by at most {moved.max(initial=0.0):.3g}")
     if lin is not None:
-        f = lin.frequencies
+        f, rigid = lin.frequencies, lin.rigid
         low = f[0] if len(f) else float("nan")
-        if np.any(f < -NEUTRAL_HZ):
+        if np.any((f < 0) & ~rigid):
             verdict = "NOT stable (a negative frequency is an unstable direction)"
-        elif np.any(np.abs(f) <= NEUTRAL_HZ):
+        elif np.any(rigid):
             names = sorted(
                 {
                     lin.coordinate_names[int(np.argmax(np.abs(lin.shapes[:, k])))]
-                    for k in np.flatnonzero(np.abs(f) <= NEUTRAL_HZ)
+                    for k in np.flatnonzero(rigid)
                 }
             )
             verdict = "neutral: no stiffness holds the direction(s) led by " + ", ".join(names)

@@ -54,7 +54,8 @@ derivatives are nested differences there (relative accuracy about 1e-6), rheonom
 terms (a driver in the loop) included.
 
 Modes: the undamped natural frequencies from K v = w^2 M v (a negative w^2, an
-unstable direction, is reported as a negative frequency) and the poles s of
+unstable direction, is reported as a negative frequency; one within RIGID_TOL of the
+highest, relative, is a rigid mode and reported as 0) and the poles s of
 det(M s^2 + D s + K) = 0, with natural frequency |s| / 2 pi, damping ratio
 -Re(s) / |s| and damped frequency Im(s) / 2 pi. Mode shapes are given in every
 coordinate q (J_y v), scaled to a largest component of 1.
@@ -92,6 +93,8 @@ __all__ = [
     "modal_analysis",
     "nominal_state",
     "undamped_modes",
+    "rigid_modes",
+    "equilibrium_note",
     "METHODS",
     "FD_STEP",
 ]
@@ -106,6 +109,11 @@ NEUTRAL_TOL = 1e-8  # |w^2| below this times its terms' size: 0 (a neutral mode)
 RANK_TOLERANCE = 1e-9  # |R_kk| / |R_11| below this: a dependent constraint row
 SYMMETRY_TOLERANCE = 1e-6  # relative asymmetry below which M and K count symmetric
 AT_REST = 1e-6  # m/s^2, rad/s^2: nominal accelerations below this make an equilibrium
+# |frequency| below this times the model's highest: a rigid mode. A rigid mode's w^2
+# is difference noise of K, which is of the order of eps / FD_STEP (4e-11) of the
+# forces a unit of motion makes; a mode 1e6 times slower than the fastest (w^2 1e-12
+# of the largest) cannot be told from one.
+RIGID_TOL = 1e-6
 
 
 @dataclass
@@ -146,10 +154,17 @@ class Linearization:
     # per actuator (0 for the others): the steady ones unless given
     currents: np.ndarray = field(default_factory=lambda: np.zeros(0))
     compiled: CompiledModel | None = field(default=None, repr=False)  # for to_statespace
+    # whether to_statespace warned that the state is not an equilibrium (it does once)
+    equilibrium_warned: bool = field(default=False, repr=False, compare=False)
 
     @property
     def at_equilibrium(self) -> bool:
         return bool(self.max_acceleration <= AT_REST and np.abs(self.u).max(initial=0.0) <= AT_REST)
+
+    @property
+    def rigid(self) -> NDArray[np.bool_]:
+        """Which undamped modes are rigid (rigid_modes of the frequencies)."""
+        return rigid_modes(self.frequencies)
 
     @property
     def natural_frequencies(self) -> NDArray[np.float64]:
@@ -166,16 +181,28 @@ class Linearization:
         return self.poles.imag / (2 * np.pi)
 
     def to_statespace(
-        self, inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None
+        self,
+        inputs: Sequence[str] | None = None,
+        outputs: Sequence[str] | None = None,
+        keep: int | tuple[float, float] | None = None,
+        method: str = "residualize",
     ) -> Any:
         """The python-control StateSpace of this linear model, the model's input ports
         as its inputs and its sensors as its outputs (flexmbs.analysis.statespace;
-        `inputs`, `outputs`: those to keep, by name)."""
+        `inputs`, `outputs`: those to keep, by name). Warns (NotEquilibriumWarning,
+        once) when the state is not an equilibrium.
+
+        `keep` reduces it (flexmbs.analysis.reduction): an int n keeps the n slowest
+        modes (the 2n poles of least magnitude), a pair (low, high) the poles whose
+        natural frequency abs(s) / 2 pi is in the band (Hz); `method` "residualize" (default)
+        adds the dropped modes' static response to D, so that the static gain is the
+        full model's; "truncate" leaves them out; "balanced" is python-control's
+        balanced reduction (balred, which needs slycot) to as many states."""
         from .statespace import to_statespace
 
         if self.compiled is None:
             raise ValueError("a Linearization made by flexmbs.linearize knows its model")
-        return to_statespace(self, self.compiled, inputs, outputs)
+        return to_statespace(self, self.compiled, inputs, outputs, keep, method)
 
     def asymmetry(self, name: str) -> float:
         """|A - A^T| / |A| (max norms) of "M", "D" or "K"."""
@@ -199,6 +226,7 @@ class Linearization:
             K=self.K.tolist(),
             J_y=self.J_y.tolist(),
             frequencies_hz=self.frequencies.tolist(),
+            rigid=self.rigid.tolist(),
             mode_shapes=self.shapes.tolist(),
             poles=[[float(s.real), float(s.imag)] for s in self.poles],
             natural_frequencies_hz=self.natural_frequencies.tolist(),
@@ -408,6 +436,28 @@ def perturbation_matrices(
     return total[:, 2 * ni :], total[:, ni : 2 * ni], total[:, :ni]
 
 
+def rigid_modes(frequencies: ArrayLike) -> NDArray[np.bool_]:
+    """Which of the frequencies (Hz, or rad/s, or the magnitudes of poles) are those
+    of rigid modes: abs(f) at most RIGID_TOL times the largest abs(f), the model's
+    scale (a tolerance relative to it, since K's difference noise scales with the
+    forces)."""
+    f = np.abs(np.asarray(frequencies)).astype(float)
+    return np.asarray(f <= RIGID_TOL * f.max(initial=0.0))
+
+
+def equilibrium_note(lin: Linearization) -> str:
+    """ "" at an equilibrium; else what `flexmbs linearize` reports and
+    Linearization.to_statespace warns of: the largest nominal acceleration and speed,
+    and that the matrices hold at this instant only."""
+    if lin.at_equilibrium:
+        return ""
+    return (
+        f"NOT an equilibrium (accelerations up to {lin.max_acceleration:.3g}, speeds "
+        f"up to {np.abs(lin.u).max(initial=0.0):.3g}): the matrices hold at this "
+        "instant only"
+    )
+
+
 def _asymmetry(a: NDArray[np.float64]) -> float:
     s = np.abs(a).max(initial=0.0)
     return np.abs(a - a.T).max(initial=0.0) / s if s > 0 else 0.0
@@ -419,7 +469,8 @@ def undamped_modes(
     """(w^2 ascending (1/s^2), shapes (n, n), symmetric) of K v = w^2 M v. M and K are
     symmetrised when their asymmetry is below SYMMETRY_TOLERANCE (difference noise);
     a w^2 within NEUTRAL_TOL of the size of the terms that make it up,
-    |v|^T |K| |v| / v^T M v, is a neutral mode's difference noise and set to 0."""
+    |v|^T |K| |v| / v^T M v, or whose frequency is rigid by the model's scale
+    (rigid_modes), is a neutral mode's difference noise and set to 0."""
     symmetric = bool(_asymmetry(m) <= SYMMETRY_TOLERANCE and _asymmetry(k) <= SYMMETRY_TOLERANCE)
     if len(m) == 0:
         return np.zeros(0), np.zeros((0, 0)), symmetric
@@ -434,6 +485,7 @@ def undamped_modes(
         scale = (y @ np.abs(k) @ y) / max(abs(v[:, j] @ m @ v[:, j]), 1e-300)
         if abs(w2[j]) <= NEUTRAL_TOL * scale:
             w2[j] = 0.0
+    w2[rigid_modes(np.sqrt(np.abs(w2)))] = 0.0
     return w2, v, symmetric
 
 
@@ -453,6 +505,7 @@ def modal_analysis(
     scale = max(np.abs(s).max(initial=0.0), 1.0)
     s = s[s.imag >= -1e-12 * scale]
     s = np.where(np.abs(s.imag) <= 1e-12 * scale, s.real + 0j, s)
+    s[rigid_modes(s)] = 0.0
     return freq, v, s[np.argsort(np.abs(s))]
 
 

@@ -253,7 +253,9 @@ def _stretch_text(capability: float) -> str:
 
 
 def _hz(f: float) -> str:
-    return "unstable" if not np.isfinite(f) else f"{f:.6g}"
+    """A frequency as the table prints it: "unstable" for w^2 < 0, "rigid" for a rigid
+    mode (undamped_modes sets its w^2 to 0)."""
+    return "unstable" if not np.isfinite(f) else "rigid" if f == 0 else f"{f:.6g}"
 
 
 def _count(n: int, noun: str) -> str:
@@ -396,6 +398,7 @@ def modes_to_dict(beams: Sequence[BeamModes], system: SystemModes) -> dict[str, 
                     "mode": k + 1,
                     "eigenvalue": float(w2),
                     "frequency_hz": number(f),
+                    "rigid": bool(w2 == 0.0),
                     "dominant": [{"coordinate": n, "share": share} for n, share in dom],
                 }
                 for k, (w2, f, dom) in enumerate(zip(s.eigenvalues, s.frequencies, s.dominant))

@@ -20,22 +20,30 @@ it). A sensor of several components gives an output per component, "name[k]".
 Sensors that read the constraint forces (the reactions of cut joints and rolling
 contacts) are taken with the multipliers at their nominal values.
 
-`state_space_matrices` gives the arrays and names; `to_statespace` the python-control
-StateSpace (the `control` extra).
+`state_space_matrices` gives the arrays and names; `reduce_state_space` them reduced to
+the slowest modes or a band of frequencies (flexmbs.analysis.reduction); `to_statespace`
+the python-control StateSpace of either (the `control` extra). About a state that is
+not an equilibrium they warn once (NotEquilibriumWarning, the text `flexmbs linearize`
+prints).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..dynamics import api
-from ..errors import ModelError
+from ..errors import ModelError, NotEquilibriumWarning
 from ..model.ports import hold_value
+from .linearize import equilibrium_note
+from .reduction import reduce_model
 
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
@@ -47,12 +55,14 @@ one for its to_statespace)."""
 __all__ = [
     "StateSpaceMatrices",
     "state_space_matrices",
+    "reduce_state_space",
     "to_statespace",
     "signal_name",
     "port_values",
 ]
 
 FD_STEP = np.finfo(float).eps ** (1.0 / 3.0)
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 @dataclass
@@ -166,7 +176,8 @@ def state_space_matrices(
 ) -> StateSpaceMatrices:
     """The state-space form of `lin`, the Linearization of `cm` (module text);
     `inputs` the ports to keep (default all, in the model's order), `outputs` the
-    sensor outputs to keep (default all; "name" or "name[k]")."""
+    sensor outputs to keep (default all; "name" or "name[k]"). Warns once per
+    Linearization (NotEquilibriumWarning) when its state is not an equilibrium."""
     names = list(cm.ports) if inputs is None else list(inputs)
     for name in names:
         if name not in cm.ports:
@@ -180,11 +191,39 @@ def state_space_matrices(
                 f"no sensor output {name!r}; the outputs are {', '.join(every) or 'none'}",
                 "outputs",
             )
+    warn_if_not_equilibrium(lin)
     point = _OperatingPoint(lin, cm, names)
     try:
         return _assemble(lin, point, names, every, wanted)
     finally:
         point.close()
+
+
+def warn_if_not_equilibrium(lin: Linearization) -> None:
+    """A NotEquilibriumWarning, the first time for `lin`, when its state is not an
+    equilibrium (flexmbs.analysis.linearize.equilibrium_note), shown at the caller's
+    line outside flexmbs."""
+    note = equilibrium_note(lin)
+    if not note or getattr(lin, "equilibrium_warned", False):
+        return
+    lin.equilibrium_warned = True
+    level, frame = 1, sys._getframe(0)
+    while os.path.abspath(frame.f_code.co_filename).startswith(PACKAGE) and frame.f_back:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(
+        NotEquilibriumWarning(f"linearized about t = {lin.t:g} s, {note}"), stacklevel=level
+    )
+
+
+def reduce_state_space(
+    s: StateSpaceMatrices, keep: Any, method: str = "residualize"
+) -> StateSpaceMatrices:
+    """`s` reduced to the modes `keep` keeps (an int n: the n slowest modes; (low, high):
+    the poles of natural frequency in the band, Hz) by `method` ("residualize", the
+    static gain of the dropped modes kept in D; "truncate"; "balanced", python-control's
+    balred): flexmbs.analysis.reduction. Its states are modal coordinates."""
+    r = reduce_model(s.A, s.B, s.C, s.D, keep, method)
+    return replace(s, A=r.A, B=r.B, C=r.C, D=r.D, states=r.states)
 
 
 def _assemble(
@@ -245,11 +284,14 @@ def to_statespace(
     cm: CompiledModel,
     inputs: Sequence[str] | None = None,
     outputs: Sequence[str] | None = None,
+    keep: Any = None,
+    method: str = "residualize",
 ) -> Any:
-    """The python-control StateSpace of state_space_matrices: its outputs and states
-    named as there, its inputs by their ports with "_" for "." (python-control keeps
-    the dot for "system.signal": the port "servo.voltage" is the input
-    "servo_voltage"); the model's name as the system's."""
+    """The python-control StateSpace of state_space_matrices (reduced by
+    reduce_state_space when `keep` is given): its outputs and states named as there,
+    its inputs by their ports with "_" for "." (python-control keeps the dot for
+    "system.signal": the port "servo.voltage" is the input "servo_voltage"); the
+    model's name as the system's."""
     try:
         import control
     except ImportError:
@@ -257,6 +299,8 @@ def to_statespace(
             "to_statespace needs python-control: pip install 'flexmbs[control]'"
         ) from None
     s = state_space_matrices(lin, cm, inputs, outputs)
+    if keep is not None:
+        s = reduce_state_space(s, keep, method)
     return control.ss(
         s.A,
         s.B,

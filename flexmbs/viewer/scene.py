@@ -54,11 +54,14 @@ __all__ = [
     "FIELDS",
     "DEFAULT_MAX_FRAMES",
     "MAX_SENSOR_SAMPLES",
+    "payload_density",
+    "ball_radius",
 ]
 
 DEFAULT_MAX_FRAMES = 600
 MAX_SENSOR_SAMPLES = 4000
-PAYLOAD_DENSITY = 7850.0  # kg/m^3: a payload is drawn as a steel sphere of its mass
+PAYLOAD_DENSITY = 7850.0  # kg/m^3: a node mass is drawn as a steel ball of its mass,
+PAYLOAD_SHOWN = 1.5  # or at least this many times its tube's radius (payload_density)
 FIELDS = (
     ("outer_fibre_strain", "outer-fibre strain", ""),
     ("N", "normal force N", "N"),
@@ -200,6 +203,34 @@ def _section_shape(beam: BeamBody) -> dict[str, Any]:
         return {"outline": outline, "half": [s.max_y, s.max_z], "kind": s.kind}
     radius = math.sqrt(s.area / math.pi)  # a solid circle of the section's area
     return {"outline": "round", "half": [radius, radius], "kind": s.kind}
+
+
+def ball_radius(mass: float, density: float) -> float:
+    """The radius (m) of a ball of `mass` (kg) at `density` (kg/m^3): its volume
+    4 pi r^3 / 3 = mass / density."""
+    return float((3.0 * mass / (4.0 * math.pi * density)) ** (1.0 / 3.0))
+
+
+def payload_density(bodies: Sequence[Mapping[str, Any]]) -> float:
+    """The one density (kg/m^3) at which the scene draws its node masses as balls,
+    each ball's volume its mass over it: steel's (PAYLOAD_DENSITY), or lower where at
+    steel's no ball would stand out of its tube: then the density at which the ball
+    that stands out most is PAYLOAD_SHOWN times its tube's radius (the others in
+    proportion, lighter ones smaller).
+
+    bodies: the scene's body documents, a beam's with its `payloads` (mass, kg) and
+    its `section` (`half`: the half-widths of the drawn section, m)."""
+    stands_out = False
+    wanted = 0.0  # the density at which the best-standing ball is PAYLOAD_SHOWN tubes
+    for doc in bodies:
+        half = max(doc.get("section", {}).get("half", [0.0]))
+        for ball in doc.get("payloads", ()):
+            if half <= 0.0 or ball_radius(ball["mass"], PAYLOAD_DENSITY) > half:
+                stands_out = True
+            else:
+                volume = 4.0 * math.pi * (PAYLOAD_SHOWN * half) ** 3 / 3.0
+                wanted = max(wanted, ball["mass"] / volume)
+    return PAYLOAD_DENSITY if stands_out or wanted == 0.0 else float(wanted)
 
 
 def _beam_document(beam: BeamBody, local: NDArray[np.float64], subdivisions: int) -> dict:
@@ -502,11 +533,7 @@ def build_scene(
             doc["points"] = len(part.local)
             doc.update(_beam_document(item, part.local, subdivisions))
             doc["payloads"] = [
-                {
-                    "point": doc["nodePoints"][node % len(item.nodes)],
-                    "mass": float(m),
-                    "radius": float((3.0 * m / (4.0 * math.pi * PAYLOAD_DENSITY)) ** (1.0 / 3.0)),
-                }
+                {"point": doc["nodePoints"][node % len(item.nodes)], "mass": float(m)}
                 for node, m in item.node_masses.items()
                 if m > 0.0
             ]
@@ -526,6 +553,10 @@ def build_scene(
             doc["kind"] = "rigid"
             doc.update({"markers": {}, "com": [0.0, 0.0, 0.0]})
         bodies.append(doc)
+    density = payload_density(bodies)
+    for doc in bodies:
+        for ball in doc.get("payloads", ()):
+            ball["radius"] = ball_radius(ball["mass"], density)
 
     sensor_docs: list[dict[str, Any]] = []
     sensor_rows = np.arange(0)
@@ -534,12 +565,13 @@ def build_scene(
     bounds = np.vstack([drawn.reshape(-1, 3), *[r.reshape(1, 3) for r in reach]])
     if len(bounds) == 0:
         bounds = np.zeros((1, 3))
+    ball = max((b["radius"] for doc in bodies for b in doc.get("payloads", ())), default=0.0)
     data: dict[str, Any] = {
         "format": 1,
         "title": title,
         "source": source,
         "time": packed(times[rows], "<f8"),
-        "bounds": [bounds.min(axis=0).tolist(), bounds.max(axis=0).tolist()],
+        "bounds": [(bounds.min(axis=0) - ball).tolist(), (bounds.max(axis=0) + ball).tolist()],
         "size": size if size > 0.0 else 1.0,
         "scale": {"value": chosen.scale, "largest": chosen.largest, "describe": chosen.describe()},
         "bodies": bodies,
@@ -567,5 +599,6 @@ def build_scene(
         "sensors": sensor_docs,
         "meshes": [m.document(body_index) for m in meshes],
         "gravity": np.asarray(chain_model.gravity, float).tolist(),
+        "payloadDensity": density,
     }
     return Scene(data, chosen, nt, moving=frames)

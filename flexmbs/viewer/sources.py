@@ -31,7 +31,7 @@ def _meshes(
     warnings: list[str],
 ) -> list[VisualMesh]:
     if urdf is not None:
-        return urdf_visuals(urdf, model)
+        return urdf_visuals(urdf, model, warnings)
     named = urdf_of_model_text(text, near)
     if named is None:
         return []
@@ -41,7 +41,7 @@ def _meshes(
             "(--urdf PATH gives it)"
         )
         return []
-    return urdf_visuals(named, model)
+    return urdf_visuals(named, model, warnings)
 
 
 def scene_of_result(

@@ -6,7 +6,9 @@ is the link frame, and a link fixed to it a marker of that body named after the 
 itself, on the body that holds marker L, or on the ground (the root link and the links
 fixed to it). A visual's geometry is a mesh file (STL, OBJ, DAE; read with trimesh,
 DAE through pycollada) or a box, cylinder or sphere, with the URDF's colour when it
-gives one and the mesh file's own otherwise. A model file written by import-urdf names
+gives one and the mesh file's own otherwise; a mesh file that cannot be found
+(flexmbs.viewer.mesh_paths) or read leaves its link to its collision geometry, with
+one warning. A model file written by import-urdf names
 its URDF in a comment line (`# urdf: PATH`), which `urdf_of_model_text` finds.
 """
 
@@ -25,11 +27,13 @@ from ..errors import FlexmbsError
 from ..model.description import GROUND, Model
 from ..model.urdf import read_urdf
 from .array_text import packed
+from .mesh_paths import resolve_mesh_path
 
 __all__ = ["VisualMesh", "urdf_visuals", "urdf_of_model_text", "URDF_COMMENT"]
 
 URDF_COMMENT = re.compile(r"^# urdf: (.+)$", re.MULTILINE)
 GREY = (0.72, 0.74, 0.78, 1.0)
+NOT_FOUND = "not found"
 
 
 @dataclass
@@ -129,9 +133,11 @@ def _mesh_parts(filename: Path, scale: NDArray[np.float64]) -> list[tuple[Any, N
     try:
         loaded = trimesh.load(os.fspath(filename), process=False)
     except Exception as exc:  # noqa: BLE001 - any reader failure names the file
+        hint = ""
+        if filename.suffix.lower() == ".dae":
+            hint = "; DAE files need pycollada (pip install 'flexmbs[view]')"
         raise FlexmbsError(
-            f"{filename}: the URDF's mesh cannot be read ({type(exc).__name__}: {exc}); "
-            "DAE files need pycollada (pip install 'flexmbs[view]')"
+            f"{filename}: the URDF's mesh cannot be read ({type(exc).__name__}: {exc}){hint}"
         ) from None
     parts = []
     if isinstance(loaded, trimesh.Scene):
@@ -159,11 +165,45 @@ def _material_colors(robot: Any) -> dict[str, tuple[float, float, float, float]]
     return colors
 
 
-def urdf_visuals(path: str | os.PathLike[str], model: Model) -> list[VisualMesh]:
-    """The visual meshes of the URDF `path`, on the bodies of `model` imported from it
-    (the module docstring). A link the model does not know is left out."""
+def _geometry_parts(
+    geometry: Any, urdf_folder: Path, missing: list[str]
+) -> list[tuple[Any, NDArray]] | None:
+    """[(trimesh.Trimesh, 4 x 4 in the geometry's frame)] of a URDF geometry; None
+    when it is a mesh that cannot be found or read (its reason appended to
+    `missing`)."""
+    if geometry.mesh is None:
+        primitive = _primitive(geometry)
+        return [] if primitive is None else [(primitive, np.eye(4))]
+    name = str(geometry.mesh.filename)
+    filename = resolve_mesh_path(name, urdf_folder)
+    if filename is None:
+        missing.append(
+            f"{name}: {NOT_FOUND} (ROS_PACKAGE_PATH, the URDF's folders, the installed "
+            "description packages)"
+        )
+        return None
+    scale = np.ones(3) if geometry.mesh.scale is None else geometry.mesh.scale
     try:
-        import yourdfpy
+        parts = _mesh_parts(filename, np.broadcast_to(np.asarray(scale, float), 3))
+    except FlexmbsError as exc:
+        missing.append(str(exc))
+        return None
+    if not parts:
+        missing.append(f"{filename}: the URDF's mesh cannot be read (it holds no triangles)")
+        return None
+    return parts
+
+
+def urdf_visuals(
+    path: str | os.PathLike[str], model: Model, warnings: list[str] | None = None
+) -> list[VisualMesh]:
+    """The visual meshes of the URDF `path`, on the bodies of `model` imported from it
+    (the module docstring). A link the model does not know is left out. A link with a
+    visual mesh that cannot be found (flexmbs.viewer.mesh_paths) or read is drawn by
+    its collision geometry instead (boxes, cylinders, spheres, meshes found), or not
+    at all: one line appended to `warnings` says how many and why."""
+    try:
+        import yourdfpy  # noqa: F401 - read_urdf reads through it
     except ImportError:
         raise FlexmbsError("URDF meshes need yourdfpy: pip install 'flexmbs[view]'") from None
     urdf_path = Path(path)
@@ -171,30 +211,39 @@ def urdf_visuals(path: str | os.PathLike[str], model: Model) -> list[VisualMesh]
     places = _link_places(model)
     named_colors = _material_colors(robot)
     out = []
+    missing: list[str] = []
+    fallback: list[str] = []
+    drawn_nothing: list[str] = []
     for link in robot.links:
         if link.name not in places:
             continue
         body, link_pose = places[link.name]
+        shapes = []
+        lost = False
         for k, visual in enumerate(link.visuals):
-            origin = np.eye(4) if visual.origin is None else np.asarray(visual.origin, float)
+            parts = _geometry_parts(visual.geometry, urdf_path.parent, missing)
+            if parts is None:
+                lost = True
+                continue
+            shapes.append((visual, f"{link.name}/{visual.name or k}", parts))
+        if lost:
+            shapes = []
+            for k, collision in enumerate(link.collisions):
+                parts = _geometry_parts(collision.geometry, urdf_path.parent, [])
+                if parts:
+                    shapes.append(
+                        (collision, f"{link.name}/collision {collision.name or k}", parts)
+                    )
+            (fallback if shapes else drawn_nothing).append(link.name)
+        for shape, name, parts in shapes:
+            origin = np.eye(4) if shape.origin is None else np.asarray(shape.origin, float)
             color = None
-            if visual.material is not None:
-                if visual.material.color is not None:
-                    color = tuple(float(x) for x in visual.material.color.rgba)
-                elif visual.material.name in named_colors:
-                    color = named_colors[visual.material.name]
-            geometry = visual.geometry
-            parts: list[tuple[Any, NDArray]] = []
-            if geometry.mesh is not None:
-                filename = Path(
-                    yourdfpy.filename_handler_magic(geometry.mesh.filename, urdf_path.parent)
-                )
-                scale = np.ones(3) if geometry.mesh.scale is None else geometry.mesh.scale
-                parts = _mesh_parts(filename, np.broadcast_to(np.asarray(scale, float), 3))
-            else:
-                primitive = _primitive(geometry)
-                if primitive is not None:
-                    parts = [(primitive, np.eye(4))]
+            material = getattr(shape, "material", None)
+            if material is not None:
+                if material.color is not None:
+                    color = tuple(float(x) for x in material.color.rgba)
+                elif material.name in named_colors:
+                    color = named_colors[material.name]
             for mesh, transform in parts:
                 rgba = color or _mesh_color(mesh) or GREY
                 out.append(
@@ -204,7 +253,24 @@ def urdf_visuals(path: str | os.PathLike[str], model: Model) -> list[VisualMesh]
                         np.asarray(mesh.vertices, float),
                         np.asarray(mesh.faces, np.int64),
                         (float(rgba[0]), float(rgba[1]), float(rgba[2]), float(rgba[3])),
-                        f"{link.name}/{visual.name or k}",
+                        name,
                     )
                 )
+    if missing and warnings is not None:
+        warnings.append(_missing_meshes_text(urdf_path, missing, fallback, drawn_nothing))
     return out
+
+
+def _missing_meshes_text(
+    urdf: Path, missing: list[str], fallback: list[str], nothing: list[str]
+) -> str:
+    """The one warning about a URDF's visual meshes that could not be drawn."""
+    said = f"{urdf}: {len(missing)} visual mesh{'es' * (len(missing) > 1)} not drawn "
+    said += f"(the first: {missing[0]})"
+    if fallback:
+        said += f"; drawn by their collision shapes: {', '.join(fallback)}"
+    if nothing:
+        said += f"; drawn without a shape: {', '.join(nothing)}"
+    if any(NOT_FOUND in m for m in missing):
+        said += " (set ROS_PACKAGE_PATH to the folder holding the package, or --urdf)"
+    return said

@@ -48,6 +48,7 @@
     showMeshes: true,
     showGrid: true,
     showEdges: true,
+    showMarkers: true,
     clock: times[0],
   };
 
@@ -89,6 +90,7 @@
     Object.assign({ color: color, roughness: 0.55, metalness: 0.1 }, extra || {}));
   const rigidMaterial = mat(0x8d96a6);
   const markerMaterial = mat(0x2b3240);
+  const collarMaterial = mat(0x2b3240, { side: THREE.DoubleSide });
   const jointMaterial = mat(0xe08a1e);
   const cutJointMaterial = mat(0xc2410c);
   const payloadMaterial = mat(0x6b21a8);
@@ -102,6 +104,7 @@
   // the elements' edges: each drawn as the wireframe of the triangle (a, b, a)
   const edgeMaterial = mat(0x000000, { wireframe: true, emissive: 0x123a6b, roughness: 1, metalness: 0 });
   // a node drawn as a dot: the octahedron of its radius
+  const COLLAR_AXIS = new THREE.Vector3(0, 1, 0);  // the axis of three.js's cylinder
   const DOT = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]];
   const DOT_FACES = [[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]];
 
@@ -192,17 +195,24 @@
       tube.name = body.name + ':tube';
       tube.frustumCulled = false;
       group.add(tube);
+      // a marker: a narrow band around the tube where it sits (no mass there: no ball)
       const markers = {};
-      const dotRadius = Math.max(1.4 * Math.max(body.section.half[0], body.section.half[1]), 0.008 * size);
+      const tubeRadius = Math.max(body.section.half[0], body.section.half[1], 0.002 * size);
       for (const [name, point] of Object.entries(body.markers || {})) {
-        const dot = new THREE.Mesh(new THREE.SphereGeometry(dotRadius, 16, 12), markerMaterial);
-        dot.name = body.name + ':' + name;
-        group.add(dot);
-        markers[name] = { mesh: dot, point: point };
+        const collar = new THREE.Mesh(
+          new THREE.CylinderGeometry(1.06 * tubeRadius, 1.06 * tubeRadius, 0.12 * tubeRadius, 32, 1, true),
+          collarMaterial);
+        collar.name = body.name + ':' + name;
+        collar.userData.kind = 'marker';
+        group.add(collar);
+        markers[name] = { mesh: collar, point: point };
       }
+      // a node mass: a ball of its mass at the scene's one density (payloadDensity)
       const payloads = (body.payloads || []).map((p) => {
         const ball = new THREE.Mesh(new THREE.SphereGeometry(p.radius, 24, 16), payloadMaterial);
         ball.name = body.name + ':payload';
+        ball.userData.kind = 'payload';
+        ball.userData.mass = p.mass;
         group.add(ball);
         return { mesh: ball, point: p.point };
       });
@@ -258,6 +268,7 @@
       for (const [name, slot] of Object.entries(body.markerSlots || {})) {
         const dot = new THREE.Mesh(new THREE.SphereGeometry(0.01 * size, 16, 12), markerMaterial);
         dot.name = body.name + ':' + name;
+        dot.userData.kind = 'marker';
         group.add(dot);
         markers.push({ mesh: dot, slot: slot });
       }
@@ -447,7 +458,12 @@
     beam.geometry.attributes.color.needsUpdate = true;
     beam.geometry.computeVertexNormals();
     beam.geometry.computeBoundingSphere();
-    for (const m of Object.values(beam.markers)) m.mesh.position.fromArray(c, 3 * m.point);
+    for (const m of Object.values(beam.markers)) {  // the collar across the centre line
+      const a = Math.max(m.point - 1, 0), b = Math.min(m.point + 1, beam.np - 1);
+      t.set(c[3 * b] - c[3 * a], c[3 * b + 1] - c[3 * a + 1], c[3 * b + 2] - c[3 * a + 2]).normalize();
+      m.mesh.position.fromArray(c, 3 * m.point);
+      m.mesh.quaternion.setFromUnitVectors(COLLAR_AXIS, t);
+    }
     for (const m of beam.payloads) m.mesh.position.fromArray(c, 3 * m.point);
   }
 
@@ -609,10 +625,15 @@
   const toggles = [['frames', 'showFrames'], ['joints', 'showJoints'], ['grid', 'showGrid']];
   if (data.meshes.length) toggles.push(['meshes', 'showMeshes']);
   if (feBodies.some((fe) => fe.edges)) toggles.push(['mesh edges', 'showEdges']);
+  if (beams.some((b) => Object.keys(b.markers).length) || feBodies.some((fe) => fe.markers.length)) {
+    toggles.push(['markers', 'showMarkers']);
+  }
+  const toggleBoxes = {};
   for (const [label, key] of toggles) {
     const l = el('label', {}, rowShow);
     const box = el('input', { type: 'checkbox' }, l);
     box.checked = state[key];
+    toggleBoxes[key] = box;
     l.appendChild(document.createTextNode(' ' + label));
     box.addEventListener('change', () => { state[key] = box.checked; applyVisibility(); });
   }
@@ -626,6 +647,10 @@
     box.addEventListener('change', () => { groups[b].visible = box.checked; dirty = true; });
     return box;
   });
+  if (beams.some((b) => b.payloads.length)) {
+    el('div', { className: 'fx-note', text: 'node masses: balls of ' + (+data.payloadDensity.toPrecision(3)) +
+      ' kg/m\u00b3 (volume = mass / density)' }, more);
+  }
   for (const w of data.warnings || []) el('div', { className: 'fx-warn', text: w }, more);
 
   // legend of the colour map
@@ -762,6 +787,7 @@
     meshObjects.forEach((m) => { m.visible = state.showMeshes; });
     grid.visible = state.showGrid;
     feBodies.forEach((fe) => { if (fe.edges) fe.edges.visible = state.showEdges; });
+    world.traverse((o) => { if (o.userData.kind === 'marker') o.visible = state.showMarkers; });
     dirty = true;
   }
 
@@ -834,6 +860,32 @@
       let n = 0;
       world.traverse((o) => { if (o.userData.kind === kind) n++; });
       return n;
+    },
+    // the objects of a kind that are drawn (visible, and their parents too)
+    shown: (kind) => {
+      let n = 0;
+      world.traverseVisible((o) => { if (o.userData.kind === kind) n++; });
+      return n;
+    },
+    // a toggle of the View panel ('showMarkers', 'showFrames', ...) set as its box would
+    setShow: (key, value) => {
+      state[key] = !!value;
+      if (toggleBoxes[key]) toggleBoxes[key].checked = !!value;
+      applyVisibility();
+    },
+    // the balls and spheres a beam draws: [{name, kind, radius (m), mass (kg) or null}]
+    beamSpheres: (name) => {
+      const beam = beams.find((x) => x.doc.name === name);
+      if (!beam) return null;
+      const out = [];
+      groups[beam.body].traverse((o) => {
+        const g = o.geometry;
+        if (g && g.type === 'SphereGeometry') {
+          out.push({ name: o.name, kind: o.userData.kind || null, radius: g.parameters.radius,
+                     mass: o.userData.mass === undefined ? null : o.userData.mass });
+        }
+      });
+      return out;
     },
     bodyObjects: () => world.children.filter((o) => o.userData.kind === 'body').map((o) => o.name),
     // a beam's centre-line point k as drawn: the mean of its ring of tube vertices, in
