@@ -242,9 +242,9 @@ class Simulator:
         integ = self._integ
         if t_new > self._horizon:
             self._horizon = max(t_new, self.time + self._run.settings.t_end)
-            integ.restart_at(self.time, self._y[0], self._horizon, restart)
+            integ.restart_at(self.time, self._y[0], self._horizon, restart, t_new)
         elif restart:
-            integ.restart_at(self.time, self._y[0])
+            integ.restart_at(self.time, self._y[0], until=t_new)
         row = self._row_views[self._nrows][1]
         n, y = integ.advance_to(t_new, WALL_BUDGET, row)
         while not n and integ.status == "running":

@@ -137,6 +137,7 @@ class BdfIntegrator(Integrator):
         self._switches = None   # system.switches called without type dispatch
         self._one = (np.zeros(1), np.zeros((1, system.n)), np.zeros((1, system.n)))
         self._refresh_due = False
+        self._until = None       # restart_at's next output: bdf's first step ends there
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
         self._breakpoints = sorted_times(breaks)
@@ -254,12 +255,14 @@ class BdfIntegrator(Integrator):
         self._breakpoints = sorted_times(times)
         self._same_breakpoints = False
 
-    def restart_at(self, t, y, t_end=None, inputs=True):
+    def restart_at(self, t, y, t_end=None, inputs=True, until=None):
         """Go on from the state y at time t (s), which the outputs reached, as from a
         breakpoint: the forces jumped there (`inputs`: an input of the model changed:
         the forces, not their derivatives, so the driver starts again in place with
         its iteration matrix) or the run goes on to a later `t_end` (s). The steps
-        the integrator took beyond t are forgotten."""
+        the integrator took beyond t are forgotten. `until` (s): the next output
+        asked for, which bdf's first step does not pass (_restart_driver)."""
+        self._until = until
         if t_end is not None:
             if not t_end > t:
                 raise ValueError(f"t_end must be after t = {t}, got {t_end}")
@@ -287,10 +290,16 @@ class BdfIntegrator(Integrator):
         in time did not change (IDA's first step instead, chosen for a start from
         nothing, is a thousandth of the span or less, and takes a dozen steps of
         doubling to get back). The error test of the first step, at order 1,
-        shortens it where the jump asks for less."""
-        h_used = float(self._bdf._s.fs[_k.F_HUSED])
+        shortens it where the jump asks for less; and it ends no later than the next
+        output asked for (`until` of restart_at): a controller that changes its
+        inputs every period restarts there, and a step beyond would be thrown away,
+        as would be the rejections that bring a step grown long at rest down to the
+        jump's."""
+        h = float(self._bdf._s.fs[_k.F_HUSED])
+        if self._until is not None and self._until > t:
+            h = min(h, self._until - t)
         restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True,
-                       h_start=h_used if h_used > 0.0 else None)
+                       h_start=h if h > 0.0 else None)
 
     def _outputs_behind(self, t_out, y_out, n):
         """Outputs from y_out[n] on that lie within the last step of the driver
