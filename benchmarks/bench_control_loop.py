@@ -22,6 +22,15 @@ a call of Simulator.step costs beyond the integration.
    wall, and the CPU time of the process (time.process_time; the kernels run on one
    thread), which on a machine that other jobs share leaves out the time the process
    waits for a core.
+3. What a changed input costs: the inputs the controller gave in a loop, recorded, then
+   given again (a) as they were, a change at every step, and (b) the first of them at
+   every step, never a change (the same Python call, no restart); the ratio (a) / (b)
+   of the wall time per step. And the steps per control period of `bdf` (the rotary
+   link at its rtol) when the inputs change at every step.
+4. The first Simulator of a process, warm kernels: a new Python process that imports
+   flexmbs and builds Simulator(model) of the rotary link's model file, timed inside
+   it (imports, then the Simulator), against the floor of a process that imports
+   numpy, scipy.linalg and numba (what any such model needs), in turn with it.
 Each figure is the median of --rounds interleaved rounds, with the spread (max - min).
 
     .venv/bin/python benchmarks/bench_control_loop.py --json results/control_loop.json
@@ -158,6 +167,59 @@ def overhead(make, steps=2000):
     return [x.tolist() for x in (alone, alone + outputs, walls[0], walls[1])]
 
 
+def input_cost(make, method=None):
+    """((wall, CPU) s with an input changed at every step, (wall, CPU) s with it held,
+    steps, integrator steps taken when changed) of the loop's recorded inputs."""
+    model, controller, t_end = make()
+    steps = int(round(t_end / DT))
+    options = {} if method is None else {"method": method}
+    sim = flexmbs.Simulator(model, **options)
+    recorded = []
+    for _ in range(steps):
+        recorded.append(controller(sim))
+        sim.step(DT, inputs=recorded[-1])
+    sim.close()
+    clocks, taken = [], 0
+    for given in (recorded, [recorded[0]] * steps):
+        sim = flexmbs.Simulator(model, **options)
+        start = _clocks()
+        for inputs in given:
+            sim.step(DT, inputs=inputs)
+        clocks.append(_clocks() - start)
+        taken = taken or sim.statistics["nsteps"]
+        sim.close()
+    return clocks[0], clocks[1], steps, taken
+
+
+FIRST_SIMULATOR = """
+import time
+start = time.perf_counter()
+import flexmbs
+imported = time.perf_counter()
+flexmbs.Simulator({model!r})
+print(imported - start, time.perf_counter() - imported)
+"""
+IMPORT_FLOOR = """
+import time
+start = time.perf_counter()
+import numpy, scipy.linalg, numba
+print(time.perf_counter() - start, 0.0)
+"""
+
+
+def first_simulator():
+    """((imports s, Simulator() s) of a new process, (the floor's imports s, 0))."""
+    import subprocess
+
+    model = str(ROOT / "examples" / "rotary_flexible_link.toml")
+    out = []
+    for code in (FIRST_SIMULATOR.format(model=model), IMPORT_FLOOR):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=ROOT, check=True)
+        out.append([float(x) for x in r.stdout.split()[-2:]])
+    return out
+
+
 def median_spread(values):
     v = np.asarray(values, dtype=float)
     return float(np.median(v)), float(v.max() - v.min())
@@ -170,14 +232,40 @@ def measure(rounds):
         overhead(make, 50)
     loops = {name: [] for name in cases}
     calls = {name: [] for name in cases}
+    changes = {name: [] for name in cases}
+    bdf, first = [], []
     for _ in range(rounds):
+        first.append(first_simulator())
         for name, make in cases.items():
             loops[name].append(control_loop(make))
             calls[name].append(overhead(make))
+            changes[name].append(input_cost(make))
+        bdf.append(input_cost(rotary_link, "bdf"))
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
            "load_average": os.getloadavg()[0],
            "python": platform.python_version(), "rounds": rounds, "dt": DT,
-           "loops": {}, "overhead": {}}
+           "loops": {}, "overhead": {}, "input_change": {}}
+    for name, runs in changes.items():
+        steps = runs[0][2]
+        figures = {"steps": steps}
+        for clock, suffix in ((0, ""), (1, "_cpu")):
+            changed, sc = median_spread([r[0][clock] / steps * 1e6 for r in runs])
+            held, sh = median_spread([r[1][clock] / steps * 1e6 for r in runs])
+            ratio, sr = median_spread([r[0][clock] / r[1][clock] for r in runs])
+            figures.update({f"changed_us{suffix}": changed, f"changed_spread_us{suffix}": sc,
+                            f"held_us{suffix}": held, f"held_spread_us{suffix}": sh,
+                            f"ratio{suffix}": ratio, f"ratio_spread{suffix}": sr})
+        out["input_change"][name] = figures
+    imports, _ = median_spread([r[0][0] for r in first])
+    building, spread = median_spread([r[0][1] for r in first])
+    floor, _ = median_spread([r[1][0] for r in first])
+    out["first_simulator"] = {"imports": imports, "simulator": building,
+                              "simulator_spread": spread, "import_floor": floor}
+    steps = bdf[0][2]
+    out["bdf_rotary_link"] = {
+        "steps": steps, "changed_us": median_spread([r[0][0] / steps * 1e6 for r in bdf])[0],
+        "changed_us_cpu": median_spread([r[0][1] / steps * 1e6 for r in bdf])[0],
+        "integrator_steps_per_period": bdf[0][3] / steps}
     for name, runs in loops.items():
         walls = [r[0] for r in runs]
         steps, states = runs[0][1], runs[0][3]
@@ -227,6 +315,23 @@ def table(results):
                 f"(+-{r['overhead_file_spread_us' + suffix] / 2:.1f}) | "
                 f"{r['beyond_integration_us' + suffix]:.1f} "
                 f"(+-{r['beyond_integration_spread_us' + suffix] / 2:.1f}) |")
+    if "first_simulator" in results:
+        r = results["first_simulator"]
+        lines += ["", "| first Simulator() of a process | import flexmbs (s) | Simulator() (s) | "
+                  "together (s) | import numpy, scipy.linalg, numba (s) |", "|---|---|---|---|---|",
+                  f"| rotary flexible link, warm kernels | {r['imports']:.2f} | "
+                  f"{r['simulator']:.2f} (+-{r['simulator_spread'] / 2:.2f}) | "
+                  f"{r['imports'] + r['simulator']:.2f} | {r['import_floor']:.2f} |"]
+    if "input_change" in results:
+        lines += ["", "| model | clock | an input changed at every step (us) | held (us) | "
+                  "ratio |", "|---|---|---|---|---|"]
+        for name, r in results["input_change"].items():
+            for suffix, clock in (("", "wall"), ("_cpu", "CPU")):
+                lines.append(
+                    f"| {name} | {clock} | {r['changed_us' + suffix]:.1f} "
+                    f"(+-{r['changed_spread_us' + suffix] / 2:.1f}) | "
+                    f"{r['held_us' + suffix]:.1f} (+-{r['held_spread_us' + suffix] / 2:.1f}) | "
+                    f"{r['ratio' + suffix]:.2f} (+-{r['ratio_spread' + suffix] / 2:.2f}) |")
     return "\n".join(lines)
 
 

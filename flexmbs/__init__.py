@@ -24,7 +24,8 @@ the kernels come in with the first name that needs them):
     flexmbs.run_sweep          a parameter study, on workers if asked (analysis.sweep)
     flexmbs.export_vtk         a result's shape for ParaView (analysis.vtk_export)
     flexmbs.animate_result     a result as a GIF, MP4 or PNG (analysis.animation)
-    flexmbs.show               a result or a model in the 3-D viewer, in a notebook (viewer)
+    flexmbs.show               a result or a model in the 3-D viewer, in a notebook; a
+                               Simulator live while it steps (viewer)
     flexmbs.spectrum_peaks     the spectral peaks of a signal (analysis.spectrum)
     flexmbs.kernels            the kernels one by one, of (cm, q, u, t) (dynamics.api)
     flexmbs.library            the benchmark models (flexmbs.model.library)

@@ -12,7 +12,9 @@ given (a zero-order hold), and returns its sensors at the new time. The run is t
 run `simulate` makes, from the same steps (flexmbs.simulation's run path): the
 integrator (`bdf` or `galpha`) keeps its steps and its history from one call to the
 next while the inputs keep their values, and a changed input is a breakpoint, where
-it starts again (in place, with its iteration matrix); the model's own breakpoints
+it starts again in place, keeping what the jump of the forces leaves valid: the
+iteration matrix, and bdf's last step (flexmbs.solvers.bdf_integrator,
+BdfIntegrator._restart_driver); the model's own breakpoints
 and state events (a motor at its limit, a joint at its stop) are handled as in a run
 of `simulate`. The result file holds every step's state, energies and sensors, as
 `simulate` writes them, committed as the run goes. The sensors a step returns are
@@ -30,6 +32,7 @@ rows computes is measured by benchmarks/bench_control_loop.py.
 """
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -86,7 +89,10 @@ class Simulator:
     `q`, `u`, `sensors` ({name: value} as the instruments measure it: lag, dead time,
     resolution), `energies` ({component: J}), `inputs` ({port:
     the value it holds, or None while it follows its law}), `ports` (the model's input
-    ports, flexmbs.model.ports.Port), `statistics` (the integrator's counters).
+    ports, flexmbs.model.ports.Port), `statistics` (the integrator's counters),
+    `compiled` (the compiled model). For a thread beside the loop (the live view,
+    flexmbs.show(sim, live=True)): `snapshot()`, the time and coordinates of the last
+    step, and `hold(inputs)`, inputs for the next step.
     """
 
     def __init__(
@@ -115,6 +121,8 @@ class Simulator:
         self._overrides = dict(zip(RUN_SETTINGS, values + (rho_inf, fixed_step)))
         self._closed = True
         self._simulation = None
+        self._pending = None  # inputs held from another thread (hold), for the next step
+        self._pending_lock = threading.Lock()
         with CompileWatch() as compiling:
             self._run = prepare_run(model, self._overrides)
             self._check_method()
@@ -197,6 +205,7 @@ class Simulator:
         if self._instruments is not None:
             sensor[:] = self._instruments.apply(t, sensor)
         self._y, self._energy, self._sensor = y, energy, sensor
+        self._latest = (self.time, y)
         self._nrows += 1
         if self._nrows == ROWS_PER_BATCH or time.perf_counter() - self._flushed > WALL_BUDGET:
             self._flush()
@@ -227,13 +236,15 @@ class Simulator:
         t_new = self.time + dt
         if abs(t_new - self._horizon) <= TIME_SLACK * max(abs(t_new), dt):
             t_new = self._horizon  # a sum of steps that means the horizon (round-off)
+        if self._pending is not None:
+            inputs = self._with_held(inputs)
         restart = self._set_inputs(inputs) if inputs else False
         integ = self._integ
         if t_new > self._horizon:
             self._horizon = max(t_new, self.time + self._run.settings.t_end)
-            integ.restart_at(self.time, self._y[0], self._horizon, restart)
+            integ.restart_at(self.time, self._y[0], self._horizon, restart, t_new)
         elif restart:
-            integ.restart_at(self.time, self._y[0])
+            integ.restart_at(self.time, self._y[0], until=t_new)
         row = self._row_views[self._nrows][1]
         n, y = integ.advance_to(t_new, WALL_BUDGET, row)
         while not n and integ.status == "running":
@@ -246,6 +257,22 @@ class Simulator:
         self.time = t_new
         self._output()
         return self.sensors
+
+    def hold(self, inputs):
+        """Hold `inputs` ({port name: value}) from the next step on, as if that step
+        had been given them, for a thread beside the loop (the live view's sliders,
+        flexmbs.viewer.live): the ports a step names itself take the step's values.
+        ModelError naming the port for an unknown port or a value that is not a
+        finite number."""
+        values = {name: self._checked(name, value) for name, value in inputs.items()}
+        with self._pending_lock:
+            self._pending = {**(self._pending or {}), **values}
+
+    def _with_held(self, inputs):
+        """The step's inputs over those held since the last step (hold)."""
+        with self._pending_lock:
+            held, self._pending = self._pending, None
+        return {**held, **inputs} if inputs else held
 
     def _set_inputs(self, inputs):
         """Hold the inputs' values (written into the compiled tables: hold_value);
@@ -293,6 +320,12 @@ class Simulator:
         raise IntegrationFailed(text)
 
     # ------------------------------------------------------------------ reading
+    def snapshot(self):
+        """(time, q) at the last step, the coordinates copied: what another thread
+        (the live view) reads while the loop steps, the two of one step."""
+        t, y = self._latest
+        return t, y[0, : self._run.cm.nq].copy()
+
     @property
     def state(self):
         """The state y = [q, u, works, multipliers] at `time` (a copy)."""
@@ -307,6 +340,11 @@ class Simulator:
     def u(self):
         nq = self._run.cm.nq
         return self._y[0, nq : 2 * nq].copy()
+
+    @property
+    def compiled(self):
+        """The compiled model the run steps (flexmbs.model.compiled.CompiledModel)."""
+        return self._run.cm
 
     @property
     def coordinate_names(self):

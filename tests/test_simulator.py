@@ -206,7 +206,19 @@ def test_inputs_changed_at_every_step_are_the_step_laws(method):
     assert sim.statistics["input_restarts"] == len(times)
     scale = np.abs(ref.sensors).max(axis=0)
     assert np.all(np.abs(np.array(got) - ref.sensors).max(axis=0) <= 1e-6 * scale)
+    if method == "bdf":  # a restart keeps the step: fewer steps than from IDA's first
+        assert sim.statistics["nsteps"] < ref.statistics["nsteps"]
     sim.close()
+
+
+def test_bdf_serves_the_steps_after_its_driver_reached_the_horizon():
+    """At rest, bdf's steps grow to the model's t_end; the steps asked for after that
+    are on its last step (interpolated), not a failure."""
+    sim = Simulator(_model(torque=Constant(0.0), method="bdf", t_end=0.05))
+    for _ in range(40):
+        sim.step(DT)
+    assert sim.time == pytest.approx(0.08)
+    np.testing.assert_allclose(sim.state, sim.close().y[0], rtol=0, atol=1e-12)
 
 
 def test_an_input_that_passes_a_torque_limit_is_the_step_law():

@@ -5,18 +5,21 @@ viewer's guide (docs/guides/viewer.md) with the viewer itself, in a headless Chr
     .venv/bin/python docs/gallery/make_gallery.py spin_up  # the pictures named
 
 Each shipped model is drawn at its initial state (`flexmbs view MODEL.toml`); the
-guide's pictures are H8's run at 1.5 s and the UR5 of example-robot-data imported with
-its meshes, posed by its joints' initial values (the test extra installs it).
+guide's pictures are H8's run at 1.5 s, the UR5 of example-robot-data imported with
+its meshes, posed by its joints' initial values (the test extra installs it), and the
+live view of the rotary flexible link 0.8 s into a run stepped from Python, its slider
+at the voltage the loop held.
 """
 
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 from flexmbs.viewer import scene_of_model, scene_of_result
-from flexmbs.viewer.browser import screenshot
+from flexmbs.viewer.browser import browser_page, screenshot, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "data" / "models"
@@ -59,6 +62,35 @@ def guide(names):
             flexmbs("view", str(tmp / "ur5.toml"), "--screenshot",
                     str(ROOT / "docs" / "ur5_viewer.png"), "--size", "1000x620",
                     *[f"--set=joints.{k}.initial={v}" for k, v in pose.items()])
+
+        if not names or "live_view" in names:
+            live_view(ROOT / "docs" / "live_view.png")
+
+
+def live_view(out):
+    """The live view of examples/rotary_flexible_link.toml under a voltage held from
+    its slider (2 V), 0.8 s into the run, the panel open."""
+    import os
+
+    import flexmbs as package
+
+    os.chdir(ROOT)  # the page names the model file as given
+    sim = package.Simulator("examples/rotary_flexible_link.toml")
+    with package.show(sim, live=True, browser=False, inputs={"servo.voltage": (-6.0, 6.0)},
+                      scale=10.0) as view, browser_page((1000, 620)) as (page, errors):
+        page.goto(view.url)
+        wait_ready(page)
+        page.evaluate("flexmbsViewer.setInput('servo.voltage', 2)")
+        time.sleep(0.5)
+        while sim.time < 0.8 - 1e-9:
+            sim.step(1e-3)
+        page.wait_for_function(f"flexmbsViewer.time() === {sim.time!r}")
+        page.evaluate("flexmbsViewer.render()")
+        page.screenshot(path=str(out))
+        if errors:
+            raise RuntimeError(errors[0])
+    sim.close()
+    print(f"{out.relative_to(ROOT)}: t = {sim.time:.3f} s")
 
 
 if __name__ == "__main__":

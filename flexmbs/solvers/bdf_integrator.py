@@ -56,7 +56,19 @@ def _function_tuple_notice_silenced():
         yield
 
 
-def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=None):
+class _EmptyHistories(dict):
+    """{n: an empty (0, n) history}: a start without one, made once per size."""
+
+    def __missing__(self, n):
+        self[n] = np.zeros((0, n))
+        return self[n]
+
+
+_NO_HISTORY = _EmptyHistories()
+
+
+def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=None,
+                   h_start=None):
     """Start a BDF or GeneralizedAlpha driver again from (t0, y0, y0'), consistent,
     towards t_end, on its compiled functions and state arrays (a new driver would
     look its compiled functions up again and allocate its state: about 1 ms); its
@@ -65,7 +77,8 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     matrix goes on with the step its error control proposed). keep_matrix: keep
     the last iteration matrix, re-formed at the new step from the mass hook when the
     step changed it (else a difference Jacobian as at a start): right when the
-    forces jumped but not their derivatives (an input that changed)."""
+    forces jumped but not their derivatives (an input that changed). h_start (s): the
+    first step of a BDF driver (None: IDA's choice)."""
     s = driver._s
     fs, iv = s.fs, s.iv
     t0, t_end = float(t0), float(t_end)
@@ -74,7 +87,7 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     had_matrix = iv[_k.I_FORCE_SETUP] == 0 and s.stats[_k.S_NLU] > 0
     if fixed_step is not None:
         fs[_k.F_H_FIXED] = min(float(fixed_step), t_end - t0)
-    h_start = fs[_k.F_H_FIXED]
+    h_start = fs[_k.F_H_FIXED] if h_start is None else float(h_start)
     if not h_start > 0.0 and keep_matrix and isinstance(driver, GeneralizedAlpha):
         h_start = fs[_k.F_H]  # one step holds no history: the step the error asked for
     if not h_start > 0.0 and isinstance(driver, GeneralizedAlpha):
@@ -88,7 +101,7 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     driver._status = _k.ST_RUNNING
     driver._started = True
     start = time.perf_counter()
-    driver._begin(s, t0, float(h_start), np.zeros((0, driver.n)))
+    driver._begin(s, t0, float(h_start), _NO_HISTORY[driver.n])
     if keep_matrix and had_matrix:
         iv[_k.I_FORCE_SETUP] = 0
     driver.wall_time += time.perf_counter() - start
@@ -124,6 +137,7 @@ class BdfIntegrator(Integrator):
         self._switches = None   # system.switches called without type dispatch
         self._one = (np.zeros(1), np.zeros((1, system.n)), np.zeros((1, system.n)))
         self._refresh_due = False
+        self._until = None       # restart_at's next output: bdf's first step ends there
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
         self._breakpoints = sorted_times(breaks)
@@ -159,8 +173,8 @@ class BdfIntegrator(Integrator):
         if not system.nswitch:
             return None
         g = self._switch_values(t, y) if g_side is None else g_side
-        if keep_sides and np.array_equal(g > 0.0, self._bdf._s.gsw > 0.0):
-            return g
+        if keep_sides and (g > 0.0).tobytes() == (self._bdf._s.gsw > 0.0).tobytes():
+            return g  # (bytes: a tenth of np.array_equal's cost on a few functions)
         if system.switched is not None:
             system.switched(t, y, g)
         return g
@@ -241,18 +255,21 @@ class BdfIntegrator(Integrator):
         self._breakpoints = sorted_times(times)
         self._same_breakpoints = False
 
-    def restart_at(self, t, y, t_end=None, inputs=True):
+    def restart_at(self, t, y, t_end=None, inputs=True, until=None):
         """Go on from the state y at time t (s), which the outputs reached, as from a
         breakpoint: the forces jumped there (`inputs`: an input of the model changed:
         the forces, not their derivatives, so the driver starts again in place with
         its iteration matrix) or the run goes on to a later `t_end` (s). The steps
-        the integrator took beyond t are forgotten."""
+        the integrator took beyond t are forgotten. `until` (s): the next output
+        asked for, which bdf's first step does not pass (_restart_driver)."""
+        self._until = until
         if t_end is not None:
             if not t_end > t:
                 raise ValueError(f"t_end must be after t = {t}, got {t_end}")
             self.t_end = float(t_end)
             self.horizon_moves += 1
-        y = np.asarray(y, dtype=float)
+        if type(y) is not np.ndarray or y.dtype != np.float64:
+            y = np.asarray(y, dtype=float)
         self.status, self.message = "running", ""
         self.t, self.y = float(t), y.copy()
         self._behind = None
@@ -264,8 +281,25 @@ class BdfIntegrator(Integrator):
             self._bdf.set_switch_reference(g)
 
     def _restart_driver(self, t, y, yp):
-        """The driver started again in place from (t, y, y') to the segment's end."""
-        restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True)
+        """The driver started again in place from (t, y, y') to the segment's end,
+        where the state is continuous and the forces (the right-hand side) jumped:
+        the history of y' is no longer the solution's, so the order drops to 1 (the
+        step from y_n and y'_{n+1} alone, y'_n the new right-hand side); the
+        iteration matrix dF/dy + cj dF/dy' is kept, as the forces' derivatives did
+        not jump; and the step is the last one accepted, as the solution's scale
+        in time did not change (IDA's first step instead, chosen for a start from
+        nothing, is a thousandth of the span or less, and takes a dozen steps of
+        doubling to get back). The error test of the first step, at order 1,
+        shortens it where the jump asks for less; and it ends no later than the next
+        output asked for (`until` of restart_at): a controller that changes its
+        inputs every period restarts there, and a step beyond would be thrown away,
+        as would be the rejections that bring a step grown long at rest down to the
+        jump's."""
+        h = float(self._bdf._s.fs[_k.F_HUSED])
+        if self._until is not None and self._until > t:
+            h = min(h, self._until - t)
+        restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True,
+                       h_start=h if h > 0.0 else None)
 
     def _outputs_behind(self, t_out, y_out, n):
         """Outputs from y_out[n] on that lie within the last step of the driver
@@ -337,7 +371,9 @@ class BdfIntegrator(Integrator):
         copied into `y_row`). `y` is then the state at t, not at the driver's last
         step (which may be beyond t)."""
         bdf = self._bdf
-        if (self._behind is not None or t > self._segment_end or self.status != "running"
+        # a driver that finished at t_end still serves outputs on its last step
+        served = self.status == "running" or (self.status == "finished" and t <= bdf.t)
+        if (self._behind is not None or t > self._segment_end or not served
                 or self.system.refresh is not None):
             n, y = self.advance(np.array([t]), wall_budget)
             if n and y_row is not None:

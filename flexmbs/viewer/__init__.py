@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..errors import FlexmbsError
 from .page import notebook_html, page_html, write_html
 from .scene import Scene
 from .sources import scene_of, scene_of_model, scene_of_result
@@ -63,16 +64,35 @@ def show(
     scale: float | None = None,
     max_frames: int | None = None,
     model: Any = None,
+    live: bool = False,
+    inputs: dict[str, tuple[float, float]] | None = None,
+    browser: bool = True,
+    port: int = 0,
     **options: Any,
-) -> SceneView:
+) -> Any:
     """The viewer of `what` for a notebook: a Result or a result file (the run), a
     Model or a model file (its initial state). `urdf`: the robot's URDF for its meshes
     (default: the one an imported model names); `scale`: the starting deflection
     scale (default: chosen from the run's largest deflection); `model`: the Model of a
     result written from Python; `options`: the viewer's starting view ("iso", "xz",
     "xy", "yz"), time (s), field (a colour map: "outer_fibre_strain", "N", "M_y", ...)
-    and sensor (a name to plot)."""
+    and sensor (a name to plot).
+
+    live=True, `what` a flexmbs.Simulator: the live view (flexmbs.viewer.live.LiveView)
+    served on this machine and opened in the browser (`browser`), following the loop
+    as it steps; `inputs` {port: (low, high)}: a slider for each; `port` the server's
+    (0: a free one)."""
     from .scene import DEFAULT_MAX_FRAMES
+
+    if live:
+        from ..simulator import Simulator
+        from .live import LiveView
+
+        if not isinstance(what, Simulator):
+            raise FlexmbsError(
+                f"live=True shows a flexmbs.Simulator while it steps, got {type(what).__name__}"
+            )
+        return LiveView(what, inputs, port=port, browser=browser, scale=scale, options=options)
 
     scene = scene_of(
         what,

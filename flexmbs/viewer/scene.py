@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Scene",
+    "SceneFrames",
     "build_scene",
     "FIELDS",
     "DEFAULT_MAX_FRAMES",
@@ -87,6 +88,7 @@ class Scene:
     scale: DeflectionScale
     frames: int
     warnings: list[str] = field(default_factory=list)
+    moving: SceneFrames | None = None  # what moves: a frame of any state (live view)
 
     def to_json(self) -> str:
         """The document as JSON text."""
@@ -322,6 +324,101 @@ def _sensor_documents(
     return out, rows
 
 
+class SceneFrames:
+    """What moves in a scene, frame by frame (the document's `relative`,
+    `markerElastic`, `deflection`, `fieldValues`, `feCoordinates`): `fill(f, t, q)`
+    writes frame f of the state q at time t (s) into arrays of `frames` frames; the
+    live view (flexmbs.viewer.live) fills one frame at a time, `build_scene` all."""
+
+    def __init__(
+        self,
+        cm: CompiledModel,
+        shape: DeformedShape,
+        markers: _Markers,
+        chain: list[tuple[int, int, int]],
+        disks: list[dict[str, Any]],
+        frames: int,
+    ) -> None:
+        self.cm, self.shape, self.markers, self.chain, self.disks = cm, shape, markers, chain, disks
+        names = list(cm.topology.body_names)
+        bodies = cm.model.bodies
+        self.nb = len(names)
+        self.beam_parts = [p for p in shape.beams if isinstance(bodies[names[p.body]], BeamBody)]
+        self.fe_parts = [p for p in shape.beams if isinstance(bodies[names[p.body]], FeBody)]
+        self.surfaces = {
+            p.body: fe_surface(cast(FeBody, bodies[names[p.body]])) for p in self.fe_parts
+        }
+        self.fe_first = np.cumsum([0] + [p.nf for p in self.fe_parts])
+        self.npoints = sum(len(p.local) for p in self.beam_parts)
+        nt = frames
+        self.fe_coordinates = np.zeros((nt, int(self.fe_first[-1])))
+        self.fe_largest = 0.0
+        self.relative = np.zeros((nt, self.nb, 12))
+        self.elastic = np.zeros((nt, len(markers.elastic), 6))
+        self.deflection = np.zeros((nt, self.npoints, 3))
+        self.fields = np.zeros((nt, len(FIELDS), self.npoints))
+        self.drawn = np.zeros((nt, shape.npoints, 3))
+        self.ws = cm.new_workspace()
+        self.rest = np.zeros(cm.nq)
+        self.reach: list[NDArray[np.float64]] = []
+        self.beam_rows = []
+        first = 0
+        for part in self.beam_parts:
+            self.beam_rows.append(
+                (
+                    slice(part.first_point, part.first_point + len(part.local)),
+                    slice(first, first + len(part.local)),
+                )
+            )
+            first += len(part.local)
+
+    def fill(self, f: int, t: float, q: NDArray[np.float64]) -> None:
+        """Frame f of the state with coordinates q (nq) at time t (s)."""
+        cm, markers = self.cm, self.markers
+        fr = self.shape.frame(t, q)
+        self.drawn[f] = fr.points
+        for k, part in enumerate(self.fe_parts):  # (the bounds hold the surface: drawn)
+            eta = q[part.q_first : part.q_first + part.nf]
+            self.fe_coordinates[f, self.fe_first[k] : self.fe_first[k + 1]] = eta
+            moved = (self.surfaces[part.body].modes @ eta).reshape(-1, 3)
+            if len(moved):
+                largest = float(np.linalg.norm(moved, axis=1).max())
+                self.fe_largest = max(self.fe_largest, largest)
+        for src, dst in self.beam_rows:
+            d = fr.point_data["elastic_displacement"][src]
+            self.deflection[f, dst] = d
+            self.fields[f, 0, dst] = fr.point_data["outer_fibre_strain"][src, 0]
+            self.fields[f, 1:7, dst] = fr.point_data["section_forces"][src].T
+            self.fields[f, 7, dst] = np.linalg.norm(d, axis=1)
+        ws = self.ws
+        forward_kinematics(cm.arrays, ws, t, q, self.rest)
+        poses = [_pose(ws.rot[b], ws.r[b]) for b in range(self.nb)]
+        e = markers.elastic_values(q)
+        self.elastic[f] = e
+        for disk in self.disks:  # the disk's rim in the bounds: a ball of its radius
+            slot = markers.slots[disk["marker"]]
+            holder = poses[slot.body] if slot.body >= 0 else np.eye(4)
+            centre = (holder @ markers.frame(disk["marker"], e))[:3, 3]
+            self.reach.append(centre - disk["radius"])
+            self.reach.append(centre + disk["radius"])
+        for b, (p, mp, mc) in enumerate(self.chain):
+            parent = poses[p] if p >= 0 else np.eye(4)
+            jb = _inverse(markers.frame(mp, e)) @ _inverse(parent) @ poses[b] @ markers.frame(mc, e)
+            self.relative[f, b, :9] = jb[:3, :3].reshape(-1)
+            self.relative[f, b, 9:] = jb[:3, 3]
+
+    def document(self) -> dict[str, Any]:
+        """The moving part of the document, of every frame (packed as build_scene
+        packs it)."""
+        return {
+            "relative": packed(self.relative),
+            "markerElastic": packed(self.elastic),
+            "deflection": packed(self.deflection),
+            "fieldValues": packed(self.fields),
+            "feCoordinates": packed(self.fe_coordinates),
+        }
+
+
 def build_scene(
     cm: CompiledModel,
     model: Model,
@@ -398,64 +495,15 @@ def build_scene(
             disks.append({"name": c.name, "marker": slot, "axis": axle, "radius": float(c.radius)})
 
     rows = _rows_to_draw(len(times), max_frames)
-    nb, nt = len(names), len(rows)
-    beam_parts = [p for p in shape.beams if isinstance(chain_model.bodies[names[p.body]], BeamBody)]
-    fe_parts = [p for p in shape.beams if isinstance(chain_model.bodies[names[p.body]], FeBody)]
-    surfaces = {
-        p.body: fe_surface(cast(FeBody, chain_model.bodies[names[p.body]])) for p in fe_parts
-    }
-    fe_first = np.cumsum([0] + [p.nf for p in fe_parts])
-    fe_coordinates = np.zeros((nt, int(fe_first[-1])))
-    fe_largest = 0.0
-    npoints = sum(len(p.local) for p in beam_parts)
-    relative = np.zeros((nt, nb, 12))
-    elastic = np.zeros((nt, len(markers.elastic), 6))
-    deflection = np.zeros((nt, npoints, 3))
-    fields = np.zeros((nt, len(FIELDS), npoints))
-    drawn = np.zeros((nt, shape.npoints, 3))
-    ws = cm.new_workspace()
-    rest = np.zeros(cm.nq)
-    reach: list[NDArray[np.float64]] = []
-    beam_rows = []
-    first = 0
-    for part in beam_parts:
-        beam_rows.append(
-            (
-                slice(part.first_point, part.first_point + len(part.local)),
-                slice(first, first + len(part.local)),
-            )
-        )
-        first += len(part.local)
+    nt = len(rows)
+    frames = SceneFrames(cm, shape, markers, chain, disks, nt)
+    beam_parts, fe_parts, surfaces = frames.beam_parts, frames.fe_parts, frames.surfaces
+    fe_first, npoints = frames.fe_first, frames.npoints
     for f, row in enumerate(rows):
-        t, q = float(times[row]), np.ascontiguousarray(qs[row])
-        fr = shape.frame(t, q)
-        drawn[f] = fr.points
-        for k, part in enumerate(fe_parts):  # (the bounds hold the surface: drawn)
-            eta = q[part.q_first : part.q_first + part.nf]
-            fe_coordinates[f, fe_first[k] : fe_first[k + 1]] = eta
-            moved = (surfaces[part.body].modes @ eta).reshape(-1, 3)
-            if len(moved):
-                fe_largest = max(fe_largest, float(np.linalg.norm(moved, axis=1).max()))
-        for src, dst in beam_rows:
-            deflection[f, dst] = fr.point_data["elastic_displacement"][src]
-            fields[f, 0, dst] = fr.point_data["outer_fibre_strain"][src, 0]
-            fields[f, 1:7, dst] = fr.point_data["section_forces"][src].T
-            fields[f, 7, dst] = np.linalg.norm(fr.point_data["elastic_displacement"][src], axis=1)
-        forward_kinematics(cm.arrays, ws, t, q, rest)
-        poses = [_pose(ws.rot[b], ws.r[b]) for b in range(nb)]
-        e = markers.elastic_values(q)
-        elastic[f] = e
-        for disk in disks:  # the disk's rim in the bounds: a ball of its radius
-            slot = markers.slots[disk["marker"]]
-            holder = poses[slot.body] if slot.body >= 0 else np.eye(4)
-            centre = (holder @ markers.frame(disk["marker"], e))[:3, 3]
-            reach.append(centre - disk["radius"])
-            reach.append(centre + disk["radius"])
-        for b, (p, mp, mc) in enumerate(chain):
-            parent = poses[p] if p >= 0 else np.eye(4)
-            jb = _inverse(markers.frame(mp, e)) @ _inverse(parent) @ poses[b] @ markers.frame(mc, e)
-            relative[f, b, :9] = jb[:3, :3].reshape(-1)
-            relative[f, b, 9:] = jb[:3, 3]
+        frames.fill(f, float(times[row]), np.ascontiguousarray(qs[row]))
+    relative, elastic, deflection = frames.relative, frames.elastic, frames.deflection
+    fields, fe_coordinates, drawn = frames.fields, frames.fe_coordinates, frames.drawn
+    fe_largest, reach = frames.fe_largest, frames.reach
 
     largest = float(np.linalg.norm(deflection, axis=2).max()) if npoints and nt else 0.0
     largest = max(largest, fe_largest)
@@ -553,4 +601,4 @@ def build_scene(
         "gravity": np.asarray(chain_model.gravity, float).tolist(),
         "payloadDensity": density,
     }
-    return Scene(data, chosen, nt)
+    return Scene(data, chosen, nt, moving=frames)

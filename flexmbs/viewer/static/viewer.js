@@ -936,6 +936,49 @@
   function render() { renderer.render(world, camera); dirty = false; }
   window.flexmbsViewer = api;
 
+  // ---- a live view (flexmbs/viewer/live.py): the newest frame asked for each time
+  // the last one is drawn (so at the display's rate), written over frame 0 ----
+  api.liveFrames = 0;
+  function startLive(live) {
+    for (const e of [playButton, speedSelect, rowTime]) e.style.display = 'none';
+    el('h2', { text: 'Live' }, panel);
+    const status = el('div', { className: 'fx-note', text: 'waiting for the loop' }, panel);
+    const sliders = live.sliders || [];
+    if (sliders.length) el('h2', { text: 'Inputs' }, panel);
+    for (const s of sliders) {
+      const row = el('div', { className: 'fx-row fx-input' }, panel);
+      el('span', { className: 'fx-input-name', text: s.name }, row);
+      const box = el('input', { type: 'range', min: s.low, max: s.high, step: (s.high - s.low) / 1000, value: s.value }, row);
+      box.dataset.port = s.name;
+      const shown = el('span', { className: 'fx-time', text: fmt(s.value) + (s.unit ? ' ' + s.unit : '') }, row);
+      box.addEventListener('input', () => {
+        const v = parseFloat(box.value);
+        shown.textContent = fmt(v) + (s.unit ? ' ' + s.unit : '');
+        fetch(live.inputs, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ [s.name]: v }) });
+      });
+    }
+    const moving = [[relative, 'relative'], [markerElastic, 'markerElastic'], [deflection, 'deflection'],
+      [fieldValues, 'fieldValues'], [feCoordinates, 'feCoordinates']];
+    function ask() {
+      fetch(live.frame, { cache: 'no-store' }).then((r) => r.json()).then((doc) => {
+        for (const [array, key] of moving) array.set(decode(doc[key]));
+        times[0] = doc.t;
+        api.liveFrames += 1;
+        status.textContent = 'following the loop';
+        showFrame(0);
+        requestAnimationFrame(ask);
+      }).catch(() => { status.textContent = 'the loop\'s server is gone: trying again'; setTimeout(ask, 1000); });
+    }
+    requestAnimationFrame(ask);
+  }
+  api.setInput = (name, value) => {
+    const box = root.querySelector('input[data-port="' + name + '"]');
+    if (!box) return false;
+    box.value = String(value);
+    box.dispatchEvent(new Event('input'));
+    return true;
+  };
+
   if (options.panels === false) { panel.classList.add('fx-hidden'); sensorPanel.classList.add('fx-hidden'); }
   if (options.sensor) api.showSensor(options.sensor);
   else if (data.sensors.length) api.showSensor(data.sensors[0].name);
@@ -945,6 +988,7 @@
   applyVisibility();
   if (options.time !== undefined) seek(options.time); else showFrame(0);
   render();
+  if (options.live) startLive(options.live);
   api.ready = true;
   requestAnimationFrame(loop);
 })();
