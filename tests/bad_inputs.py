@@ -330,6 +330,13 @@ BAD_MODELS = [
      ['user law "cog"', "function", "no_such_law"]),
     (RFL, ("user_laws", "cog"), {"function": "math", "joint": "shaft"},
      ['user law "cog"', "function", "module:function"]),
+    # tracebacks once: a component the sensor does not have, an incompressible solid
+    (RFL, "controllers.servo.inputs", [{"sensor": "tip", "component": 5, "gain": 1.0}],
+     ['controller "servo"', "inputs[0].component", "0 .. 2", "got 5"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "encoder", "component": 1, "gain": 1.0}],
+     ['controller "servo"', "inputs[0].component", "0 .. 0"]),
+    (FE, "bodies.plate.material.poisson_ratio", 0.5,
+     ['body "plate"', "material.poisson_ratio", "nu < 0.5", "incompressible"]),
 ]
 
 # (command line, exit status, words of its last line of stderr); {models} is data/models,
