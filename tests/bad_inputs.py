@@ -7,6 +7,8 @@ dotted path (or a tuple of keys) of the field to set, DELETE to remove it, and t
 
 CLI_CASES are command lines that must end with the given status and last line."""
 
+from pathlib import Path
+
 DELETE = "<delete>"
 NAN = float("nan")
 INF = float("inf")
@@ -337,6 +339,22 @@ BAD_MODELS = [
      ['controller "servo"', "inputs[0].component", "0 .. 0"]),
     (FE, "bodies.plate.material.poisson_ratio", 0.5,
      ['body "plate"', "material.poisson_ratio", "nu < 0.5", "incompressible"]),
+    (FE, "bodies.plate.mesh", "nan.msh", ['body "plate"', "mesh", "nan.msh", "line 10",
+                                          "finite"]),
+    # the finite-element files: each fault with its line and what was expected
+    (FE, "bodies.plate.mesh", "binary.msh", ["binary.msh", "binary", "$MeshFormat"]),
+    (FE, "bodies.plate.mesh", "empty.msh", ["empty.msh", "empty"]),
+    (FE, "bodies.plate.mesh", "hello.msh", ["hello.msh", "$MeshFormat"]),
+    (FE, "bodies.plate.mesh", "cut.msh", ["cut.msh", "line 277", "cut short"]),
+    (FE, "bodies.plate.mesh", "count.msh", ["count.msh", "line 357", "$EndNodes"]),
+    (FE, "bodies.plate.mesh", "word.msh", ["word.msh", "line 10", "x y z"]),
+    (FE, "bodies.plate.mesh", "outside.msh", ["outside.msh", "line 360", "node 9999"]),
+    (FE, "bodies.plate.mesh", "short.msh", ["short.msh", "line 360", "6 nodes, expected 10"]),
+    (FE, "bodies.plate.mesh", "plate.vtk", ["plate.vtk", "expected a tetrahedral mesh",
+                                            "meshio"]),
+    (FE, "bodies.plate.mesh", "twice.msh", ["twice.msh", "line 7", "node 1", "defined twice"]),
+    (FE, "bodies.plate.mesh", "flat.msh", ["flat.msh", "flat", "z = 0"]),
+    (FE, "bodies.plate.mesh", "pinched.msh", ["pinched.msh", "tetrahedron 1", "no volume"]),
 ]
 
 # (command line, exit status, words of its last line of stderr); {models} is data/models,
@@ -525,4 +543,106 @@ CLI_WARNINGS = [
       "bodies.rod.material.youngs_modulus=69.0"], 0,
      ['body "rod"', '"youngs_modulus"', "GPa"]),
     (["info", "{tmp}/damaged.h5"], 0, ["damaged.h5", "differ in length", "/q 5", "first 5"]),
+]
+
+PLATE_MESH = (Path(__file__).resolve().parents[1] / "data" / "models" / "fe_plate.msh").read_text()
+
+
+def _node_line(k, text):
+    """The plate's mesh with its node line k (from 1, line 5 + k of the file) replaced."""
+    lines = PLATE_MESH.splitlines()
+    lines[lines.index("$Nodes") + 1 + k] = text
+    return "\n".join(lines) + "\n"
+
+
+def _flat(text):
+    lines = text.splitlines()
+    first, last = lines.index("$Nodes") + 2, lines.index("$EndNodes")
+    for k in range(first, last):
+        tag, x, y, _ = lines[k].split()
+        lines[k] = f"{tag} {x} {y} 0.0"
+    return "\n".join(lines) + "\n"
+
+
+# damaged copies of data/models/fe_plate.msh, written beside each edited model file
+FE_FILES = {
+    "nan.msh": _node_line(5, "5 nan 0.0 -2.0"),
+    "binary.msh": bytes(range(256)) * 8,
+    "empty.msh": "",
+    "hello.msh": "hello\n",
+    "cut.msh": PLATE_MESH[:20000],
+    "count.msh": PLATE_MESH.replace("$Nodes\n351\n", "$Nodes\n352\n"),
+    "word.msh": _node_line(5, "5 0.0 abc -2.0"),
+    "outside.msh": PLATE_MESH.replace("\n1 11 2 0 0 1 2 4 14 71", "\n1 11 2 0 0 1 2 4 9999 71"),
+    "short.msh": PLATE_MESH.replace("\n1 11 2 0 0 1 2 4 14 71 78 73 77 89 80",
+                                    "\n1 11 2 0 0 1 2 4 14 71 78"),
+    "plate.vtk": PLATE_MESH,
+    "twice.msh": _node_line(2, "1 0.0 -100.0 2.0"),
+    "flat.msh": _flat(PLATE_MESH),
+    # node 14, a corner of the first tetrahedron, moved into the plane of its other three
+    "pinched.msh": _node_line(14, "14 0.0 -75.0 2.0"),
+}
+
+
+def _matrix_files():
+    """A free box of 4-node tetrahedra (0.3 x 0.2 x 0.02 m, aluminium) as Matrix Market
+    K and M and a node table, with a zero K, a diagonal K (stiff against rigid motion)
+    and a K without its Matrix Market header; an MBDyn modal file with a NaN."""
+    import io
+    import tempfile
+
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+
+    from flexmbs.elements.solid import box_mesh, solid_matrices
+    from flexmbs.model.fe_files import write_mbdyn_fem
+
+    points, tets = box_mesh(0.3, 0.2, 0.02, (2, 1, 1), quadratic=False)
+    k, ms = solid_matrices(points, tets, 7e10, 0.33, 2700.0)
+    m = sp.kron(ms, sp.identity(3), format="csr")
+
+    def market(a, header=True):
+        out = io.BytesIO()
+        scipy.io.mmwrite(out, sp.coo_matrix(a))
+        text = out.getvalue().decode()
+        return text if header else "\n".join(x for x in text.splitlines()
+                                             if not x.startswith("%")) + "\n"
+
+    n = len(points)
+    files = {
+        "k.mtx": market(k), "m.mtx": market(m),
+        "nodes.csv": "".join(f"{i + 1}, {x}, {y}, {z}\n" for i, (x, y, z) in enumerate(points)),
+        "zero_k.mtx": market(sp.csr_matrix(k.shape)),
+        "diagonal_k.mtx": market(sp.diags(k.diagonal())),
+        "headless_k.mtx": market(k, header=False),
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        fem = Path(folder) / "box.fem"
+        shapes = np.zeros((6 * n, 1))
+        shapes[2::6, 0] = points[:, 0]
+        lumped = np.zeros((n, 6))
+        lumped[:, :3] = 0.65 / n
+        write_mbdyn_fem(fem, points, np.arange(1, n + 1), shapes, np.eye(1), np.eye(1) * 1e4,
+                        lumped)
+        files["nan.fem"] = fem.read_text().replace(f"{points[3, 1]:.16e}", "nan", 1)
+    return files
+
+
+FE_FILES.update(_matrix_files())
+FE_BOX = {"type": "fe", "stiffness": "k.mtx", "mass": "m.mtx", "nodes": "nodes.csv",
+          "modes": 2, "interfaces": {"hinge": {"box": [[-0.001, -0.2, -0.02],
+                                                       [0.001, 0.2, 0.02]]}},
+          "markers": {"hinge": {"interface": "hinge"}, "corner": {"node": 2}}}
+FE_MODAL = {"type": "fe", "modal": "nan.fem",
+            "interfaces": {"hinge": {"box": [[-0.001, -0.2, -0.02], [0.001, 0.2, 0.02]]}},
+            "markers": {"hinge": {"interface": "hinge"}, "corner": {"node": 2}}}
+BAD_MODELS += [
+    (FE, "bodies.plate", {**FE_BOX, "stiffness": "zero_k.mtx"},
+     ['body "plate"', "stiffness", "zero_k.mtx", "the stiffness matrix is zero"]),
+    (FE, "bodies.plate", {**FE_BOX, "stiffness": "diagonal_k.mtx"},
+     ['body "plate"', "stiffness", "resists a translation", "free body"]),
+    (FE, "bodies.plate", {**FE_BOX, "stiffness": "headless_k.mtx"},
+     ['body "plate"', "stiffness", "headless_k.mtx", "line 1", "%%MatrixMarket header"]),
+    (FE, "bodies.plate", FE_MODAL, ['body "plate"', "modal", "nan.fem", "line", "finite"]),
 ]

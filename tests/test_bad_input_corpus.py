@@ -20,7 +20,15 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from bad_inputs import BAD_MODELS, CLI_CASES, CLI_FILES, CLI_WARNINGS, DELETE, ROBOT
+from bad_inputs import (
+    BAD_MODELS,
+    CLI_CASES,
+    CLI_FILES,
+    CLI_WARNINGS,
+    DELETE,
+    FE_FILES,
+    ROBOT,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -139,6 +147,11 @@ def test_each_bad_model_file_gets_one_line_naming_item_and_field(
     for data in MODELS.glob(f"{model}.*"):  # a model's data files (a mesh) beside it
         if data.suffix != ".toml":
             shutil.copy(data, tmp_path / data.name)
+    for name, content in FE_FILES.items():  # and the damaged ones the entries name
+        if name in repr(value):
+            write = (tmp_path / name).write_bytes if isinstance(content, bytes) else \
+                (tmp_path / name).write_text
+            write(content)
     status, err = flexmbs(capsys, "run", bad, "-o", tmp_path / "out.h5", "-q")
     assert_one_clear_line(status, err, bad, words)
     assert not (tmp_path / "out.h5").exists()
@@ -436,3 +449,20 @@ def test_sweep_cases_are_counted_before_they_are_made(counts, paths):
         return
     assert len(cases) == math.prod(len(p.values) for p in params) <= MAX_SWEEP_CASES
     assert cases[-1] == [f"{p.path}={p.values[-1]}" for p in params]
+
+
+def test_the_mesh_checks_pass_the_formats_meshio_writes(tmp_path):
+    """The checks before meshio (flexmbs.model.gmsh_text) and after it pass the plate
+    written as gmsh 2.2 and 4.1, as text and binary, and as VTU: the same nodes and
+    tetrahedra."""
+    meshio = pytest.importorskip("meshio")
+    from flexmbs.model.fe_files import read_mesh
+
+    plate = meshio.read(MODELS / "fe_plate.msh")
+    points, tets, _, _ = read_mesh(MODELS / "fe_plate.msh")
+    for name, fmt, binary in (("a.msh", "gmsh22", False), ("b.msh", "gmsh", False),
+                              ("c.msh", "gmsh", True), ("d.vtu", None, None)):
+        kw = {} if fmt is None else {"file_format": fmt, "binary": binary}
+        meshio.write(tmp_path / name, plate, **kw)
+        p, t, _, _ = read_mesh(tmp_path / name)
+        assert np.array_equal(p, points) and np.array_equal(t, tets), name
