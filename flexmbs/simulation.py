@@ -50,6 +50,7 @@ from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings
 from .model.drive_tables import electrical_state_names
+from .model.run_work import check_run_work
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
@@ -887,6 +888,7 @@ def prepare_run(model, overrides=None):
         s = model.solver.with_changes(**values)
         out = model.output.with_changes(output_step)
         times = OutputTimes(0.0, s.t_end, out.step)
+        check_run_work(model, s, s.t_end)
         cm = compile_absolute(model) if s.formulation == "absolute" else compile_model(model)
         report = make_consistent(cm) if cm.has_constraints else None
         check_solver_fits(model, cm, s, report)

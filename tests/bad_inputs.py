@@ -339,6 +339,12 @@ BAD_MODELS = [
      ['controller "servo"', "inputs[0].component", "0 .. 0"]),
     (FE, "bodies.plate.material.poisson_ratio", 0.5,
      ['body "plate"', "material.poisson_ratio", "nu < 0.5", "incompressible"]),
+    # values that set the work of a run, bounded against it
+    (RFL, "controllers.servo.sample_time", 1e-9,
+     ['controller "servo"', "sample_time", "samples", "at most 1e+06"]),
+    (CH, "solver", {"method": "galpha", "t_end": 10.0, "fixed_step": 1e-12},
+     ["solver", "fixed_step", "1e+13 steps", "at most 1e+07"]),
+    (CH, "solver.max_step", 1e-12, ["solver", "max_step", "steps", "at most 1e+07"]),
     (FE, "bodies.plate.mesh", "nan.msh", ['body "plate"', "mesh", "nan.msh", "line 10",
                                           "finite"]),
     # the finite-element files: each fault with its line and what was expected
@@ -645,4 +651,14 @@ BAD_MODELS += [
     (FE, "bodies.plate", {**FE_BOX, "stiffness": "headless_k.mtx"},
      ['body "plate"', "stiffness", "headless_k.mtx", "line 1", "%%MatrixMarket header"]),
     (FE, "bodies.plate", FE_MODAL, ['body "plate"', "modal", "nan.fem", "line", "finite"]),
+]
+
+# (Simulator.step's arguments and keywords, words of the ModelError's one line): the
+# Python API of flexible_link_rig refuses what the model file would
+SIMULATOR_STEPS = [
+    ((1e300,), {}, ['step: field "dt"', "1e+300", "at most 1000 times", "t_end"]),
+    (("0.001",), {}, ['field "dt"', "expected a number", "str"]),
+    ((0.001,), {"inputs": [5.0]}, ['field "inputs"', "expected a mapping", "list"]),
+    ((0.001,), {"inputs": {"motor.voltage": "5"}}, ["motor.voltage", "expected a finite "
+                                                    "number (V)", "str '5'"]),
 ]

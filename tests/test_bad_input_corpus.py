@@ -28,6 +28,7 @@ from bad_inputs import (
     DELETE,
     FE_FILES,
     ROBOT,
+    SIMULATOR_STEPS,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -466,3 +467,27 @@ def test_the_mesh_checks_pass_the_formats_meshio_writes(tmp_path):
         meshio.write(tmp_path / name, plate, **kw)
         p, t, _, _ = read_mesh(tmp_path / name)
         assert np.array_equal(p, points) and np.array_equal(t, tets), name
+
+
+@pytest.fixture(scope="module")
+def rig_simulator():
+    import flexmbs
+
+    sim = flexmbs.Simulator(MODELS / "flexible_link_rig.toml")
+    yield sim
+    sim.close()
+
+
+@pytest.mark.parametrize("args, kwargs, words", SIMULATOR_STEPS,
+                         ids=[repr(a)[:40] + repr(k)[:40] for a, k, _ in SIMULATOR_STEPS])
+def test_each_bad_step_of_the_python_api_gets_one_line(rig_simulator, args, kwargs, words):
+    """A bad step is refused before any work, on one line naming the model file, and
+    leaves the run where it was."""
+    before = rig_simulator.time
+    with pytest.raises(ModelError) as err:
+        rig_simulator.step(*args, **kwargs)
+    line = str(err.value)
+    assert "\n" not in line and line.startswith(str(MODELS / "flexible_link_rig.toml"))
+    missing = [w for w in words if w not in line]
+    assert not missing, f"{line!r} lacks {missing}"
+    assert rig_simulator.time == before
