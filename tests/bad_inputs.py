@@ -444,6 +444,13 @@ CLI_CASES = [
      ["a.gif", "--at", ".png"]),
     (["animate", "{tmp}/missing.h5", "-o", "{tmp}/a.gif", "--max-frames", "100000000"], 2,
      ["--max-frames 100000000", "1 .. 5000"]),
+    # times and offsets: finite, within the run
+    (["compare", "{tmp}/missing.h5", "{tmp}/missing.csv", "--offset", "nan"], 2,
+     ["--offset", "finite", "'nan'"]),
+    (["view", "{models}/chain_planar_4.toml", "--html", "{tmp}/v.html", "--at", "nan"], 2,
+     ["--at", "finite"]),
+    (["view", "{models}/chain_planar_4.toml", "--html", "{tmp}/v.html", "--at", "1e9"], 2,
+     ["chain_planar_4.toml", "--at 1e+09 s", "outside the outputs", "0 .. 0 s"]),
     # URDF: read strictly, the URDF named (not the model file that is never written)
     (["import-urdf", "{tmp}/cut.urdf", "-o", "{tmp}/cut.toml"], 2,
      ["cut.urdf", "not well-formed XML", "cut short"]),
