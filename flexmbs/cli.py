@@ -786,16 +786,18 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("result", help="result file (HDF5)")
     i.set_defaults(fn=_cmd_info)
 
-    e = sub.add_parser("energy", help="energy balance and Huang's criterion")
+    e = sub.add_parser(
+        "energy",
+        help="energy balance: its drift against the energy held, the work done and the tolerance",
+    )
     e.add_argument("result", help="result file (HDF5)")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.add_argument(
         "--max-ratio",
         type=_positive_float,
         metavar="X",
-        help="the criterion: max|E-E0| / max strain energy (or, for rigid "
-        "models, / the largest energy component) at most this "
-        "(default 1e-2); exit 1 when it is not met",
+        help="the criterion: max|E-E0| / (largest energy held + work done) at most "
+        "this (default 1e-2); exit 1 when it is not met",
     )
     e.add_argument(
         "--report-only", action="store_true", help="exit 0 whether or not the criterion is met"
