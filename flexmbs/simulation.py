@@ -41,7 +41,7 @@ from .dynamics.model_switches import dae_model_switch_values
 from .dynamics.outputs import output_quantities
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
-from .errors import ModelError, RunTerminated
+from .errors import FlexmbsWarning, ModelError, RunTerminated
 from .failure_diagnosis import failing_force_elements, failure_states
 from .instruments import InstrumentFilter
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
@@ -505,9 +505,10 @@ class _SingularityWatch:
         )
 
 
-class SmallDeformationWarning(UserWarning):
+class SmallDeformationWarning(FlexmbsWarning):
     """A beam of the run left the small-deformation range of the floating-frame beam
-    (flexmbs.elements.deformation_range): its results no longer describe the beam."""
+    (flexmbs.elements.deformation_range): its results no longer describe the beam.
+    Issued by a run without a log; a run with one (the command line's) says it there."""
 
 
 class Simulation:
@@ -1148,9 +1149,10 @@ class OutputRecorder:
 
     def _say_small_deformation(self):
         text = "a beam is " + self.deformation.report()
-        if self.log is not None:
+        if self.log is not None:  # the run's warnings go to its log, once
             self.log("warning: " + text)
-        warnings.warn(text, SmallDeformationWarning, stacklevel=4)
+        else:
+            warnings.warn(text, SmallDeformationWarning, stacklevel=4)
         if self.writer is not None:  # in the file from the next commit: a killed run
             self.writer.set_solver_statistics(  # keeps it for `flexmbs energy`
                 {"small_deformation": self.deformation.report()}

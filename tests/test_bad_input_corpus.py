@@ -491,3 +491,17 @@ def test_each_bad_step_of_the_python_api_gets_one_line(rig_simulator, args, kwar
     missing = [w for w in words if w not in line]
     assert not missing, f"{line!r} lacks {missing}"
     assert rig_simulator.time == before
+
+
+SHIPPED_FILES = sorted(MODELS.glob("*.toml")) + sorted(
+    (MODELS.parents[1] / "examples").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_FILES, ids=[p.name for p in SHIPPED_FILES])
+def test_each_shipped_model_runs_without_a_warning(tmp_path, capsys, path):
+    """A shipped model or example says nothing it would have to explain: no warning
+    from its file, its compilation, its basis checks or a short run of it."""
+    status, err = flexmbs(capsys, "run", path, "-o", tmp_path / "out.h5", "--t-end", 0.05,
+                          "--output-step", 0.01, "-q")
+    assert status == 0, err
+    assert "warning" not in err.lower(), err
