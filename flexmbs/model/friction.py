@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .checks import _check_joint_coordinate, _scalar
+from .timefunctions import MAX_MAGNITUDE
 
 __all__ = ["Friction", "FRICTION_LAWS", "friction_item", "DEFAULT_REGULARIZATION"]
 
@@ -111,5 +112,13 @@ def friction_item(
             "stribeck_velocity",
         )
     cv = _scalar(viscous, item, "viscous", nonnegative=True)
+    for fld, value in (("coulomb", fc), ("static", fs), ("viscous", cv)):
+        if value > MAX_MAGNITUDE:
+            raise ModelError(
+                f"expected a number of magnitude at most {MAX_MAGNITUDE:g} (N m or N: the "
+                f"friction is summed with the other forces, which it would drown), got {value:g}",
+                item,
+                fld,
+            )
     eps = _scalar(regularization, item, "regularization", positive=True)
     return Friction(name, joint, int(coordinate), fc, fs, float(stribeck_velocity), cv, law, eps)

@@ -1025,8 +1025,23 @@ def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
         model.add_controller(name, inputs=inputs, **_without(table, "inputs"))
     for name, table in doc.get("user_laws", {}).items():
         _add_user_law(model, name, table, base)
+    _check_torque_laws(doc, model)
     _mode_bases(model)
     return model
+
+
+def _check_torque_laws(doc: dict[str, Any], model: Model) -> None:
+    """A torque actuator of a model file has its torque law, or a controller that
+    drives it (the reference's "required for torque")."""
+    driven = {c.actuator for c in model.controllers.values()}
+    for name, table in doc.get("actuators", {}).items():
+        if table.get("type") == "torque" and "torque" not in table and name not in driven:
+            raise ModelError(
+                'required for type "torque": the motor torque, a time function (N m), '
+                "unless a controller drives the actuator",
+                f'actuator "{name}"',
+                "torque",
+            )
 
 
 def _mode_bases(model: Model) -> list[object]:
