@@ -441,6 +441,9 @@ CLI_CASES = [
       "--workers", "100000", "-o", "{tmp}/s"], 2, ["--workers 100000", "a core"]),
     (["fit", "{models}/chain_planar_4.toml", "{tmp}/missing.csv", "--map", "m.toml",
       "--param", "joints.j1.damping", "--max-runs", "0"], 2, ["--max-runs", ">= 1"]),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1,2",
+      "-o", "{tmp}/swept", "--serial"], 2,
+     ["-o", "swept", "case_002.h5", "earlier sweep", "of 2 cases"]),
     # exports and animations: bounded, and no frame of no time
     (["export", "{tmp}/missing.h5", "--subdivisions", "1000000000"], 2,
      ["--subdivisions 1000000000", "1 .. 100"]),
@@ -534,6 +537,8 @@ CLI_FILES = {
     "entity.urdf": '<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">\n'
                    '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n' + ROBOT.split("\n", 1)[1],
     "bad_name.urdf": ROBOT.replace('"forearm"', '"fore arm"'),
+    "swept/summary.csv": "case,joints.j1.initial\ncase_000,1\ncase_001,2\ncase_002,3\n",
+    "swept/case_000.h5": "", "swept/case_001.h5": "", "swept/case_002.h5": "",
 }
 
 # (command line, exit status, words of one "warning:" line of stderr): commands that run,

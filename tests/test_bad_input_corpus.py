@@ -235,6 +235,7 @@ def cli_folder(tmp_path):
     (tmp_path / "notes.txt").write_text("notes, not a result file\n")
     (tmp_path / "sub").mkdir()
     for name, text in CLI_FILES.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text)
     _damaged_result(tmp_path / "damaged.h5")
     read_only = _read_only(tmp_path / "ro")
