@@ -339,6 +339,11 @@ BAD_MODELS = [
      ['controller "servo"', "inputs[0].component", "0 .. 0"]),
     (FE, "bodies.plate.material.poisson_ratio", 0.5,
      ['body "plate"', "material.poisson_ratio", "nu < 0.5", "incompressible"]),
+    # a finite-element body started in its modes, as a beam is
+    (FE, "bodies.plate.initial", {"mode": 0, "amplitude": 0.001},
+     ['body "plate"', "initial.mode"]),
+    (FE, "bodies.plate.initial", {"mode": 99, "amplitude": 0.001},
+     ['body "plate"', "initial", "elastic modes, not 99"]),
     # values a careful engineer calls a mistake: refused
     (RFL, "frictions.bearings.static", 1e300, ['friction "bearings"', "static", "magnitude"]),
     (CH, ("actuators", "push"), {"joint": "j1", "type": "torque"},

@@ -31,6 +31,7 @@ from .fe_files import (
     fe_data_from_mesh,
     read_mbdyn_fem,
 )
+from .mode_start import MODE_START, parse_mode_start
 
 __all__ = ["fe_body", "INTERFACE_FIELDS", "SOURCES"]
 
@@ -293,12 +294,13 @@ def fe_body(
                 item,
                 "interfaces",
             )
-    init = _beam_initial_state(initial, item)
+    initial_modes = parse_mode_start(initial, item)
+    init = MODE_START if initial_modes else _beam_initial_state(initial, item)
     rates = (
         None if initial_rates is None else _beam_initial_state(initial_rates, item, "initial_rates")
     )
     assert not isinstance(rates, str)
-    return FeBody(
+    body = FeBody(
         name,
         fe,
         faces,
@@ -312,6 +314,8 @@ def fe_body(
         init,
         rates,
     )
+    body.initial_modes = initial_modes
+    return body
 
 
 def fe_fields() -> tuple[str, ...]:

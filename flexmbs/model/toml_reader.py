@@ -227,7 +227,7 @@ _FE = _Schema(
         "alpha": NUMBER,
         "beta": NUMBER,
         "modal_damping": STRING_NUMBER_OR_VECTOR,
-        "initial": STRING_OR_VECTOR,
+        "initial": INITIAL_STATE,
         "initial_rates": VECTOR,
         "markers": TABLE,
     },
