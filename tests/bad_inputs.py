@@ -446,6 +446,10 @@ CLI_CASES = [
       "--workers", "100000", "-o", "{tmp}/s"], 2, ["--workers 100000", "a core"]),
     (["fit", "{models}/chain_planar_4.toml", "{tmp}/missing.csv", "--map", "m.toml",
       "--param", "joints.j1.damping", "--max-runs", "0"], 2, ["--max-runs", ">= 1"]),
+    (["fit", "{models}/huang_rig.toml", "{tmp}/flat.csv", "--map",
+      "{models}/../experiments/rig_30deg_synthetic.map.toml", "--param",
+      "joints.joint2.damping", "-o", "{tmp}/fitted"], 2,
+     ["flat.csv", "every channel is flat", "400 samples", "a record that moves"]),
     (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1,2",
       "-o", "{tmp}/swept", "--serial"], 2,
      ["-o", "swept", "case_002.h5", "earlier sweep", "of 2 cases"]),
@@ -542,6 +546,11 @@ CLI_FILES = {
     "entity.urdf": '<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">\n'
                    '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n' + ROBOT.split("\n", 1)[1],
     "bad_name.urdf": ROBOT.replace('"forearm"', '"fore arm"'),
+    "flat.csv": "".join(
+        line for line in (Path(__file__).resolve().parents[1] / "data" / "experiments"
+                          / "rig_30deg_synthetic.csv").read_text().splitlines(keepends=True)
+        if line.startswith(("#", "time"))) + "".join(
+        f"{0.005 * k:.3f},1.27,1.26,0.0000026\n" for k in range(400)),
     "swept/summary.csv": "case,joints.j1.initial\ncase_000,1\ncase_001,2\ncase_002,3\n",
     "swept/case_000.h5": "", "swept/case_001.h5": "", "swept/case_002.h5": "",
 }

@@ -642,6 +642,19 @@ def _evaluations_within(
     return (max_runs - 1) // per_evaluation
 
 
+def _check_record_moves(measured: Any, channel_map: ChannelMap, path: object) -> None:
+    """ExperimentError when every channel the map compares holds one value over the
+    record: a flat record has no motion for the fit to follow."""
+    values = {c.name: np.asarray(measured.values[c.name]) for c in channel_map.channels}
+    if values and all(len(v) and np.ptp(v) == 0.0 for v in values.values()):
+        held = ", ".join(f'"{n}" = {v[0]:.6g}' for n, v in values.items())
+        raise ExperimentError(
+            f"every channel is flat over the record's {len(measured.time)} samples ({held}): "
+            "expected a record that moves (the fit follows its motion)",
+            source=path,
+        )
+
+
 def fit_model(
     model_path: str | os.PathLike[str],
     experiment: Experiment,
@@ -710,6 +723,7 @@ def fit_model(
         model_path, list(overrides) + [f"{p.path}={float(v)!r}" for p, v in zip(parameters, x0)]
     )  # known fields
     measured = measured_signals(channel_map, experiment, gaps)
+    _check_record_moves(measured, channel_map, experiment.path)
     dt = measured.sample_interval
     from ..model.serialize import model_to_json
 
