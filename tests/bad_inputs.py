@@ -721,3 +721,17 @@ SIMULATOR_STEPS = [
     ((0.001,), {"inputs": {"motor.voltage": "5"}}, ["motor.voltage", "expected a finite "
                                                     "number (V)", "str '5'"]),
 ]
+
+# (model, call, arguments, keywords, words of the ModelError's one line): the Python API
+# checks the types the model file would; call "load_model" reads the model with the
+# keywords, another call is the method of the model read
+PYTHON_CALLS = [
+    (CH, "load_model", (), {"overrides": "solver.rtol=1e-6"},
+     ["overrides", 'a list of "dotted.path=value" texts']),
+    (CH, "add_sensor", ("angle", "joint_coordinate"), {"joint": ["j1"]},
+     ['sensor "angle"', 'field "joint"', "expected a name", "list"]),
+    (CH, "set_solver", (), {"rtol": "1e-6"}, ["solver", '"rtol"', "expected a number"]),
+    (RFL, "add_controller", ("c", "motor", {"sensor": "hub"}),
+     {"command": "voltage", "sample_time": 0.001},
+     ['controller "c"', '"inputs"', "list of inputs"]),
+]

@@ -27,6 +27,7 @@ from bad_inputs import (
     CLI_WARNINGS,
     DELETE,
     FE_FILES,
+    PYTHON_CALLS,
     ROBOT,
     SIMULATOR_STEPS,
 )
@@ -506,3 +507,18 @@ def test_each_shipped_model_runs_without_a_warning(tmp_path, capsys, path):
                           "--output-step", 0.01, "-q")
     assert status == 0, err
     assert "warning" not in err.lower(), err
+
+
+@pytest.mark.parametrize("model, call, args, kwargs, words", PYTHON_CALLS,
+                         ids=[f"{m}.{c}{kw!r}"[:80] for m, c, _, kw, _ in PYTHON_CALLS])
+def test_each_bad_call_of_the_python_api_gets_one_line(model, call, args, kwargs, words):
+    path = MODELS / f"{model}.toml"
+    with pytest.raises(ModelError) as err:
+        if call == "load_model":
+            load_model(path, *args, **kwargs)
+        else:
+            getattr(load_model(path), call)(*args, **kwargs)
+    line = str(err.value)
+    assert "\n" not in line
+    missing = [w for w in words if w not in line]
+    assert not missing, f"{line!r} lacks {missing}"

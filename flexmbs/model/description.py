@@ -938,6 +938,18 @@ class Model:
         s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
         step; 0: none)."""
         item = f'sensor "{name}"'
+        for fld, given in (
+            ("joint", joint),
+            ("body", body),
+            ("marker", marker),
+            ("frame", frame),
+            ("actuator", actuator),
+            ("contact", contact),
+        ):
+            if given is not None and not isinstance(given, str):
+                raise ModelError(
+                    f"expected a name, got {given.__class__.__name__} {given!r}", item, fld
+                )
         instrument = {
             "dead_time": _scalar(dead_time, item, "dead_time", nonnegative=True),
             "lag": _scalar(lag, item, "lag", nonnegative=True),

@@ -502,6 +502,14 @@ def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> M
     Raises ModelError naming the file, the item and the field of the first problem.
     """
     source = str(path)
+    given = overrides
+    overrides = [] if isinstance(given, (str, bytes)) else list(given)
+    if isinstance(given, (str, bytes)) or not all(isinstance(o, str) for o in overrides):
+        raise ModelError(
+            f'expected a list of "dotted.path=value" texts, got {given!r}',
+            "overrides",
+            source=source,
+        )
     try:
         text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is left out
     except OSError as err:
