@@ -346,6 +346,7 @@ BAD_MODELS = [
      ['body "plate"', "initial", "elastic modes, not 99"]),
     # values a careful engineer calls a mistake: refused
     (RFL, "frictions.bearings.static", 1e300, ['friction "bearings"', "static", "magnitude"]),
+    (RFL, "frictions.bearings.coulomb", 1e300, ['friction "bearings"', "coulomb", "magnitude"]),
     (CH, ("actuators", "push"), {"joint": "j1", "type": "torque"},
      ['actuator "push"', "torque", "required", "controller"]),
     (RIG, "sensors.strain.point", [1.0, 0.0],
