@@ -212,6 +212,14 @@ def _folder_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def _finite_float(text: str) -> float:
+    """argparse type: a finite number."""
+    value = _parsed(float, text, "a finite number")
+    if not abs(value) < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
     value = _parsed(float, text, "a positive number")
@@ -887,16 +895,18 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("result", help="result file (HDF5)")
     i.set_defaults(fn=_cmd_info)
 
-    e = sub.add_parser("energy", help="energy balance and Huang's criterion")
+    e = sub.add_parser(
+        "energy",
+        help="energy balance: its drift against the energy held, the work done and the tolerance",
+    )
     e.add_argument("result", help="result file (HDF5)")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.add_argument(
         "--max-ratio",
         type=_positive_float,
         metavar="X",
-        help="the criterion: max|E-E0| / max strain energy (or, for rigid "
-        "models, / the largest energy component) at most this "
-        "(default 1e-2); exit 1 when it is not met",
+        help="the criterion: max|E-E0| / (largest energy held + work done) at most "
+        "this (default 1e-2); exit 1 when it is not met",
     )
     e.add_argument(
         "--report-only", action="store_true", help="exit 0 whether or not the criterion is met"
@@ -1183,7 +1193,9 @@ def _parser() -> argparse.ArgumentParser:
         help="HDF5 group of the experiment (default: the map's, or "
         "the one group with a time dataset)",
     )
-    c.add_argument("--offset", type=float, help="t_exp - t_sim (s), instead of the map's alignment")
+    c.add_argument(
+        "--offset", type=_finite_float, help="t_exp - t_sim (s), instead of the map's alignment"
+    )
     c.add_argument(
         "--segment", type=float, help="Welch segment (s) of the spectra (default: the whole record)"
     )
@@ -1318,7 +1330,7 @@ def _view_arguments(p: argparse.ArgumentParser) -> None:
         type=_positive_float,
         help="starting deflection scale (default: from the run's largest deflection)",
     )
-    p.add_argument("--at", type=float, help="starting time (s)")
+    p.add_argument("--at", type=_finite_float, help="starting time (s)")
     p.add_argument("--view", choices=("iso", "xz", "xy", "yz"), default="iso", help="starting view")
     p.add_argument(
         "--field", help="colour map: outer_fibre_strain, N, V_y, V_z, T, M_y, M_z, displacement"

@@ -42,7 +42,7 @@ from .dynamics.outputs import output_quantities
 from .dynamics.stop_sides import stops_on_their_limits
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
-from .errors import ModelError, RunTerminated
+from .errors import FlexmbsWarning, ModelError, RunTerminated
 from .failure_diagnosis import failing_force_elements, failure_states
 from .instruments import InstrumentFilter
 from .kinematics.singularity import SINGULAR_THRESHOLD, singularity_measure, three_rotation_joints
@@ -51,6 +51,7 @@ from .model.absolute import absolute_model, set_elastic_rates
 from .model.compiled import compile_model
 from .model.description import SOLVER_METHODS, SolverSettings
 from .model.drive_tables import electrical_state_names
+from .model.run_work import check_run_work
 from .model.serialize import model_to_json
 from .model.timefunctions import time_function_breakpoints
 from .model.units import coordinate_units, sensor_units
@@ -510,9 +511,10 @@ class _SingularityWatch:
         )
 
 
-class SmallDeformationWarning(UserWarning):
+class SmallDeformationWarning(FlexmbsWarning):
     """A beam of the run left the small-deformation range of the floating-frame beam
-    (flexmbs.elements.deformation_range): its results no longer describe the beam."""
+    (flexmbs.elements.deformation_range): its results no longer describe the beam.
+    Issued by a run without a log; a run with one (the command line's) says it there."""
 
 
 class Simulation:
@@ -896,6 +898,7 @@ def prepare_run(model, overrides=None):
         s = model.solver.with_changes(**values)
         out = model.output.with_changes(output_step)
         times = OutputTimes(0.0, s.t_end, out.step)
+        check_run_work(model, s, s.t_end)
         cm = compile_absolute(model) if s.formulation == "absolute" else compile_model(model)
         report = make_consistent(cm) if cm.has_constraints else None
         check_solver_fits(model, cm, s, report)
@@ -1155,9 +1158,10 @@ class OutputRecorder:
 
     def _say_small_deformation(self):
         text = "a beam is " + self.deformation.report()
-        if self.log is not None:
+        if self.log is not None:  # the run's warnings go to its log, once
             self.log("warning: " + text)
-        warnings.warn(text, SmallDeformationWarning, stacklevel=4)
+        else:
+            warnings.warn(text, SmallDeformationWarning, stacklevel=4)
         if self.writer is not None:  # in the file from the next commit: a killed run
             self.writer.set_solver_statistics(  # keeps it for `flexmbs energy`
                 {"small_deformation": self.deformation.report()}

@@ -42,6 +42,7 @@ from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.outputs import has_reaction_sensors, kinematic_outputs, reaction_outputs
 from .errors import FlexmbsError, ModelError
 from .model.ports import checked_inputs, hold_value
+from .model.run_work import check_step
 from .model.timefunctions import time_function_breakpoints
 from .simulation import (
     RUN_SETTINGS,
@@ -231,6 +232,7 @@ class Simulator:
         time."""
         if self._closed:
             raise ValueError("the simulator is closed (reset() starts a new run)")
+        check_step(self.model, self._run.settings, dt, inputs)
         if not 0.0 < dt < _INF:
             raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
         t_new = self.time + dt

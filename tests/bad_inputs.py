@@ -7,6 +7,8 @@ dotted path (or a tuple of keys) of the field to set, DELETE to remove it, and t
 
 CLI_CASES are command lines that must end with the given status and last line."""
 
+from pathlib import Path
+
 DELETE = "<delete>"
 NAN = float("nan")
 INF = float("inf")
@@ -330,6 +332,47 @@ BAD_MODELS = [
      ['user law "cog"', "function", "no_such_law"]),
     (RFL, ("user_laws", "cog"), {"function": "math", "joint": "shaft"},
      ['user law "cog"', "function", "module:function"]),
+    # tracebacks once: a component the sensor does not have, an incompressible solid
+    (RFL, "controllers.servo.inputs", [{"sensor": "tip", "component": 5, "gain": 1.0}],
+     ['controller "servo"', "inputs[0].component", "0 .. 2", "got 5"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "encoder", "component": 1, "gain": 1.0}],
+     ['controller "servo"', "inputs[0].component", "0 .. 0"]),
+    (FE, "bodies.plate.material.poisson_ratio", 0.5,
+     ['body "plate"', "material.poisson_ratio", "nu < 0.5", "incompressible"]),
+    # a finite-element body started in its modes, as a beam is
+    (FE, "bodies.plate.initial", {"mode": 0, "amplitude": 0.001},
+     ['body "plate"', "initial.mode"]),
+    (FE, "bodies.plate.initial", {"mode": 99, "amplitude": 0.001},
+     ['body "plate"', "initial", "elastic modes, not 99"]),
+    # values a careful engineer calls a mistake: refused
+    (RFL, "frictions.bearings.static", 1e300, ['friction "bearings"', "static", "magnitude"]),
+    (RFL, "frictions.bearings.coulomb", 1e300, ['friction "bearings"', "coulomb", "magnitude"]),
+    (CH, ("actuators", "push"), {"joint": "j1", "type": "torque"},
+     ['actuator "push"', "torque", "required", "controller"]),
+    (RIG, "sensors.strain.point", [1.0, 0.0],
+     ['sensor "strain"', "point", "off the section", "0.00635 m"]),
+    # values that set the work of a run, bounded against it
+    (RFL, "controllers.servo.sample_time", 1e-9,
+     ['controller "servo"', "sample_time", "samples", "at most 1e+06"]),
+    (CH, "solver", {"method": "galpha", "t_end": 10.0, "fixed_step": 1e-12},
+     ["solver", "fixed_step", "1e+13 steps", "at most 1e+07"]),
+    (CH, "solver.max_step", 1e-12, ["solver", "max_step", "steps", "at most 1e+07"]),
+    (FE, "bodies.plate.mesh", "nan.msh", ['body "plate"', "mesh", "nan.msh", "line 10",
+                                          "finite"]),
+    # the finite-element files: each fault with its line and what was expected
+    (FE, "bodies.plate.mesh", "binary.msh", ["binary.msh", "binary", "$MeshFormat"]),
+    (FE, "bodies.plate.mesh", "empty.msh", ["empty.msh", "empty"]),
+    (FE, "bodies.plate.mesh", "hello.msh", ["hello.msh", "$MeshFormat"]),
+    (FE, "bodies.plate.mesh", "cut.msh", ["cut.msh", "line 277", "cut short"]),
+    (FE, "bodies.plate.mesh", "count.msh", ["count.msh", "line 357", "$EndNodes"]),
+    (FE, "bodies.plate.mesh", "word.msh", ["word.msh", "line 10", "x y z"]),
+    (FE, "bodies.plate.mesh", "outside.msh", ["outside.msh", "line 360", "node 9999"]),
+    (FE, "bodies.plate.mesh", "short.msh", ["short.msh", "line 360", "6 nodes, expected 10"]),
+    (FE, "bodies.plate.mesh", "plate.vtk", ["plate.vtk", "expected a tetrahedral mesh",
+                                            "meshio"]),
+    (FE, "bodies.plate.mesh", "twice.msh", ["twice.msh", "line 7", "node 1", "defined twice"]),
+    (FE, "bodies.plate.mesh", "flat.msh", ["flat.msh", "flat", "z = 0"]),
+    (FE, "bodies.plate.mesh", "pinched.msh", ["pinched.msh", "tetrahedron 1", "no volume"]),
 ]
 
 # (command line, exit status, words of its last line of stderr); {models} is data/models,
@@ -415,6 +458,13 @@ CLI_CASES = [
       "--param", "joints.j1.damping", "--window", "2", "1"], 2,
      ["--window 2 1", "0 <= T0 < T1"]),
     (["verify", "{models}/chain_planar_4.toml", "--window", "1", "nan"], 2, ["--window"]),
+    (["fit", "{models}/huang_rig.toml", "{tmp}/flat.csv", "--map",
+      "{models}/../experiments/rig_30deg_synthetic.map.toml", "--param",
+      "joints.joint2.damping", "-o", "{tmp}/fitted"], 2,
+     ["flat.csv", "every channel is flat", "400 samples", "a record that moves"]),
+    (["sweep", "{models}/chain_planar_4.toml", "--param", "joints.j1.initial=1,2",
+      "-o", "{tmp}/swept", "--serial"], 2,
+     ["-o", "swept", "case_002.h5", "earlier sweep", "of 2 cases"]),
     # exports and animations: bounded, and no frame of no time
     (["export", "{tmp}/missing.h5", "--subdivisions", "1000000000"], 2,
      ["--subdivisions 1000000000", "1 .. 100"]),
@@ -424,6 +474,13 @@ CLI_CASES = [
      ["a.gif", "--at", ".png"]),
     (["animate", "{tmp}/missing.h5", "-o", "{tmp}/a.gif", "--max-frames", "100000000"], 2,
      ["--max-frames 100000000", "1 .. 5000"]),
+    # times and offsets: finite, within the run
+    (["compare", "{tmp}/missing.h5", "{tmp}/missing.csv", "--offset", "nan"], 2,
+     ["--offset", "finite", "'nan'"]),
+    (["view", "{models}/chain_planar_4.toml", "--html", "{tmp}/v.html", "--at", "nan"], 2,
+     ["--at", "finite"]),
+    (["view", "{models}/chain_planar_4.toml", "--html", "{tmp}/v.html", "--at", "1e9"], 2,
+     ["chain_planar_4.toml", "--at 1e+09 s", "outside the outputs", "0 .. 0 s"]),
     # URDF: read strictly, the URDF named (not the model file that is never written)
     (["import-urdf", "{tmp}/cut.urdf", "-o", "{tmp}/cut.toml"], 2,
      ["cut.urdf", "not well-formed XML", "cut short"]),
@@ -501,6 +558,13 @@ CLI_FILES = {
     "entity.urdf": '<?xml version="1.0"?>\n<!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">\n'
                    '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n' + ROBOT.split("\n", 1)[1],
     "bad_inertia.urdf": ROBOT.replace('ixx="0.02"', 'ixx="-0.02"', 1),
+    "flat.csv": "".join(
+        line for line in (Path(__file__).resolve().parents[1] / "data" / "experiments"
+                          / "rig_30deg_synthetic.csv").read_text().splitlines(keepends=True)
+        if line.startswith(("#", "time"))) + "".join(
+        f"{0.005 * k:.3f},1.27,1.26,0.0000026\n" for k in range(400)),
+    "swept/summary.csv": "case,joints.j1.initial\ncase_000,1\ncase_001,2\ncase_002,3\n",
+    "swept/case_000.h5": "", "swept/case_001.h5": "", "swept/case_002.h5": "",
 }
 
 # (command line, exit status, words of one "warning:" line of stderr): commands that run,
@@ -529,4 +593,161 @@ CLI_WARNINGS = [
       "bodies.rod.material.youngs_modulus=69.0"], 0,
      ['body "rod"', '"youngs_modulus"', "GPa"]),
     (["info", "{tmp}/damaged.h5"], 0, ["damaged.h5", "differ in length", "/q 5", "first 5"]),
+    # judged against the model's own scale and its run
+    (["modes", "{models}/chain_planar_4.toml", "--set", "joints.j1.limits=[-90.0, 90.0]",
+      "--set", "joints.j1.limit_stiffness=100.0"], 0,
+     ['joint "j1"', '"limits"', "-90 rad", "degrees"]),
+    (["modes", "{models}/four_bar.toml", "--set",
+      "bodies.crank.markers.tip.euler_xyz=[0.0, 0.0, 90.0]"], 0,
+     ['marker "tip" on body "crank"', '"euler_xyz"', "90 rad", "degrees"]),
+    (["modes", "{models}/chain_planar_4.toml", "--set", "joints.j2.initial_rate=60"], 0,
+     ['joint "j2"', '"initial_rate"', "60 rad/s", "rpm", "turns in the run",
+      "the model's own rate"]),
+    (["modes", "{models}/huang_two_link.toml", "--set",
+      "bodies.link2.points=[[0.0, 0.0, 0.0], [1020.0, 0.0, 0.0]]"], 0,
+     ['body "link2"', '"points"', "1020 m long", "the model's other bodies", "mm where m"]),
+    (["modes", "{models}/four_bar.toml", "--set", "bodies.crank.mass=1e-300"], 0,
+     ['body "crank"', '"mass"', "1e-300 kg", "heaviest"]),
+    (["modes", "{models}/flexible_link_rig.toml", "--set", "controllers.servo.delay=10.0"],
+     0, ['controller "servo"', '"delay"', "10 s", "longer than the run (2.4 s)"]),
+    (["modes", "{models}/flexible_link_rig.toml", "--set", "sensors.tip.dead_time=10.0"],
+     0, ['sensor "tip"', '"dead_time"', "longer than the run"]),
+    (["modes", "{models}/flexible_link_rig.toml", "--set", "sensors.encoder.resolution=4096"],
+     0, ['sensor "encoder"', '"resolution"', "4096 rad", "every reading is 0",
+         "0.001534 rad"]),
+    (["modes", "{models}/flexible_link_rig.toml", "--set",
+      "sensors.encoder.resolution=1e300"], 0,
+     ['sensor "encoder"', '"resolution"', "every reading is 0"]),
+    (["modes", "{models}/flexible_link_rig.toml", "--set", "sensors.tip.resolution=2.0"], 0,
+     ['sensor "tip"', '"resolution"', "2 m", "every reading is 0"]),
+]
+
+PLATE_MESH = (Path(__file__).resolve().parents[1] / "data" / "models" / "fe_plate.msh").read_text()
+
+
+def _node_line(k, text):
+    """The plate's mesh with its node line k (from 1, line 5 + k of the file) replaced."""
+    lines = PLATE_MESH.splitlines()
+    lines[lines.index("$Nodes") + 1 + k] = text
+    return "\n".join(lines) + "\n"
+
+
+def _flat(text):
+    lines = text.splitlines()
+    first, last = lines.index("$Nodes") + 2, lines.index("$EndNodes")
+    for k in range(first, last):
+        tag, x, y, _ = lines[k].split()
+        lines[k] = f"{tag} {x} {y} 0.0"
+    return "\n".join(lines) + "\n"
+
+
+# damaged copies of data/models/fe_plate.msh, written beside each edited model file
+FE_FILES = {
+    "nan.msh": _node_line(5, "5 nan 0.0 -2.0"),
+    "binary.msh": bytes(range(256)) * 8,
+    "empty.msh": "",
+    "hello.msh": "hello\n",
+    "cut.msh": PLATE_MESH[:20000],
+    "count.msh": PLATE_MESH.replace("$Nodes\n351\n", "$Nodes\n352\n"),
+    "word.msh": _node_line(5, "5 0.0 abc -2.0"),
+    "outside.msh": PLATE_MESH.replace("\n1 11 2 0 0 1 2 4 14 71", "\n1 11 2 0 0 1 2 4 9999 71"),
+    "short.msh": PLATE_MESH.replace("\n1 11 2 0 0 1 2 4 14 71 78 73 77 89 80",
+                                    "\n1 11 2 0 0 1 2 4 14 71 78"),
+    "plate.vtk": PLATE_MESH,
+    "twice.msh": _node_line(2, "1 0.0 -100.0 2.0"),
+    "flat.msh": _flat(PLATE_MESH),
+    # node 14, a corner of the first tetrahedron, moved into the plane of its other three
+    "pinched.msh": _node_line(14, "14 0.0 -75.0 2.0"),
+}
+
+
+def _matrix_files():
+    """A free box of 4-node tetrahedra (0.3 x 0.2 x 0.02 m, aluminium) as Matrix Market
+    K and M and a node table, with a zero K, a diagonal K (stiff against rigid motion)
+    and a K without its Matrix Market header; an MBDyn modal file with a NaN."""
+    import io
+    import tempfile
+
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+
+    from flexmbs.elements.solid import box_mesh, solid_matrices
+    from flexmbs.model.fe_files import write_mbdyn_fem
+
+    points, tets = box_mesh(0.3, 0.2, 0.02, (2, 1, 1), quadratic=False)
+    k, ms = solid_matrices(points, tets, 7e10, 0.33, 2700.0)
+    m = sp.kron(ms, sp.identity(3), format="csr")
+
+    def market(a, header=True):
+        out = io.BytesIO()
+        scipy.io.mmwrite(out, sp.coo_matrix(a))
+        text = out.getvalue().decode()
+        return text if header else "\n".join(x for x in text.splitlines()
+                                             if not x.startswith("%")) + "\n"
+
+    n = len(points)
+    files = {
+        "k.mtx": market(k), "m.mtx": market(m),
+        "nodes.csv": "".join(f"{i + 1}, {x}, {y}, {z}\n" for i, (x, y, z) in enumerate(points)),
+        "zero_k.mtx": market(sp.csr_matrix(k.shape)),
+        "diagonal_k.mtx": market(sp.diags(k.diagonal())),
+        "headless_k.mtx": market(k, header=False),
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        fem = Path(folder) / "box.fem"
+        shapes = np.zeros((6 * n, 1))
+        shapes[2::6, 0] = points[:, 0]
+        lumped = np.zeros((n, 6))
+        lumped[:, :3] = 0.65 / n
+        write_mbdyn_fem(fem, points, np.arange(1, n + 1), shapes, np.eye(1), np.eye(1) * 1e4,
+                        lumped)
+        files["nan.fem"] = fem.read_text().replace(f"{points[3, 1]:.16e}", "nan", 1)
+    return files
+
+
+try:  # the fe extra assembles the box; without it its entries are left out
+    FE_FILES.update(_matrix_files())
+    FE_MATRICES = True
+except Exception:  # noqa: BLE001 - scikit-fem or meshio missing
+    FE_MATRICES = False
+FE_BOX = {"type": "fe", "stiffness": "k.mtx", "mass": "m.mtx", "nodes": "nodes.csv",
+          "modes": 2, "interfaces": {"hinge": {"box": [[-0.001, -0.2, -0.02],
+                                                       [0.001, 0.2, 0.02]]}},
+          "markers": {"hinge": {"interface": "hinge"}, "corner": {"node": 2}}}
+FE_MODAL = {"type": "fe", "modal": "nan.fem",
+            "interfaces": {"hinge": {"box": [[-0.001, -0.2, -0.02], [0.001, 0.2, 0.02]]}},
+            "markers": {"hinge": {"interface": "hinge"}, "corner": {"node": 2}}}
+BAD_MODELS += [] if not FE_MATRICES else [
+    (FE, "bodies.plate", {**FE_BOX, "stiffness": "zero_k.mtx"},
+     ['body "plate"', "stiffness", "zero_k.mtx", "the stiffness matrix is zero"]),
+    (FE, "bodies.plate", {**FE_BOX, "stiffness": "diagonal_k.mtx"},
+     ['body "plate"', "stiffness", "resists a translation", "free body"]),
+    (FE, "bodies.plate", {**FE_BOX, "stiffness": "headless_k.mtx"},
+     ['body "plate"', "stiffness", "headless_k.mtx", "line 1", "%%MatrixMarket header"]),
+    (FE, "bodies.plate", FE_MODAL, ['body "plate"', "modal", "nan.fem", "line", "finite"]),
+]
+
+# (Simulator.step's arguments and keywords, words of the ModelError's one line): the
+# Python API of flexible_link_rig refuses what the model file would
+SIMULATOR_STEPS = [
+    ((1e300,), {}, ['step: field "dt"', "1e+300", "at most 1000 times", "t_end"]),
+    (("0.001",), {}, ['field "dt"', "expected a number", "str"]),
+    ((0.001,), {"inputs": [5.0]}, ['field "inputs"', "expected a mapping", "list"]),
+    ((0.001,), {"inputs": {"motor.voltage": "5"}}, ["motor.voltage", "expected a finite "
+                                                    "number (V)", "str '5'"]),
+]
+
+# (model, call, arguments, keywords, words of the ModelError's one line): the Python API
+# checks the types the model file would; call "load_model" reads the model with the
+# keywords, another call is the method of the model read
+PYTHON_CALLS = [
+    (CH, "load_model", (), {"overrides": "solver.rtol=1e-6"},
+     ["overrides", 'a list of "dotted.path=value" texts']),
+    (CH, "add_sensor", ("angle", "joint_coordinate"), {"joint": ["j1"]},
+     ['sensor "angle"', 'field "joint"', "expected a name", "list"]),
+    (CH, "set_solver", (), {"rtol": "1e-6"}, ["solver", '"rtol"', "expected a number"]),
+    (RFL, "add_controller", ("c", "motor", {"sensor": "hub"}),
+     {"command": "voltage", "sample_time": 0.001},
+     ['controller "c"', '"inputs"', "list of inputs"]),
 ]

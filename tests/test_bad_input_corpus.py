@@ -20,7 +20,17 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from bad_inputs import BAD_MODELS, CLI_CASES, CLI_FILES, CLI_WARNINGS, DELETE, ROBOT
+from bad_inputs import (
+    BAD_MODELS,
+    CLI_CASES,
+    CLI_FILES,
+    CLI_WARNINGS,
+    DELETE,
+    FE_FILES,
+    PYTHON_CALLS,
+    ROBOT,
+    SIMULATOR_STEPS,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -139,6 +149,11 @@ def test_each_bad_model_file_gets_one_line_naming_item_and_field(
     for data in MODELS.glob(f"{model}.*"):  # a model's data files (a mesh) beside it
         if data.suffix != ".toml":
             shutil.copy(data, tmp_path / data.name)
+    for name, content in FE_FILES.items():  # and the damaged ones the entries name
+        if name in repr(value):
+            write = (tmp_path / name).write_bytes if isinstance(content, bytes) else \
+                (tmp_path / name).write_text
+            write(content)
     status, err = flexmbs(capsys, "run", bad, "-o", tmp_path / "out.h5", "-q")
     assert_one_clear_line(status, err, bad, words)
     assert not (tmp_path / "out.h5").exists()
@@ -221,6 +236,7 @@ def cli_folder(tmp_path):
     (tmp_path / "notes.txt").write_text("notes, not a result file\n")
     (tmp_path / "sub").mkdir()
     for name, text in CLI_FILES.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text)
     _damaged_result(tmp_path / "damaged.h5")
     read_only = _read_only(tmp_path / "ro")
@@ -436,3 +452,73 @@ def test_sweep_cases_are_counted_before_they_are_made(counts, paths):
         return
     assert len(cases) == math.prod(len(p.values) for p in params) <= MAX_SWEEP_CASES
     assert cases[-1] == [f"{p.path}={p.values[-1]}" for p in params]
+
+
+def test_the_mesh_checks_pass_the_formats_meshio_writes(tmp_path):
+    """The checks before meshio (flexmbs.model.gmsh_text) and after it pass the plate
+    written as gmsh 2.2 and 4.1, as text and binary, and as VTU: the same nodes and
+    tetrahedra."""
+    meshio = pytest.importorskip("meshio")
+    from flexmbs.model.fe_files import read_mesh
+
+    plate = meshio.read(MODELS / "fe_plate.msh")
+    points, tets, _, _ = read_mesh(MODELS / "fe_plate.msh")
+    for name, fmt, binary in (("a.msh", "gmsh22", False), ("b.msh", "gmsh", False),
+                              ("c.msh", "gmsh", True), ("d.vtu", None, None)):
+        kw = {} if fmt is None else {"file_format": fmt, "binary": binary}
+        meshio.write(tmp_path / name, plate, **kw)
+        p, t, _, _ = read_mesh(tmp_path / name)
+        assert np.array_equal(p, points) and np.array_equal(t, tets), name
+
+
+@pytest.fixture(scope="module")
+def rig_simulator():
+    import flexmbs
+
+    sim = flexmbs.Simulator(MODELS / "flexible_link_rig.toml")
+    yield sim
+    sim.close()
+
+
+@pytest.mark.parametrize("args, kwargs, words", SIMULATOR_STEPS,
+                         ids=[repr(a)[:40] + repr(k)[:40] for a, k, _ in SIMULATOR_STEPS])
+def test_each_bad_step_of_the_python_api_gets_one_line(rig_simulator, args, kwargs, words):
+    """A bad step is refused before any work, on one line naming the model file, and
+    leaves the run where it was."""
+    before = rig_simulator.time
+    with pytest.raises(ModelError) as err:
+        rig_simulator.step(*args, **kwargs)
+    line = str(err.value)
+    assert "\n" not in line and line.startswith(str(MODELS / "flexible_link_rig.toml"))
+    missing = [w for w in words if w not in line]
+    assert not missing, f"{line!r} lacks {missing}"
+    assert rig_simulator.time == before
+
+
+SHIPPED_FILES = sorted(MODELS.glob("*.toml")) + sorted(
+    (MODELS.parents[1] / "examples").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_FILES, ids=[p.name for p in SHIPPED_FILES])
+def test_each_shipped_model_runs_without_a_warning(tmp_path, capsys, path):
+    """A shipped model or example says nothing it would have to explain: no warning
+    from its file, its compilation, its basis checks or a short run of it."""
+    status, err = flexmbs(capsys, "run", path, "-o", tmp_path / "out.h5", "--t-end", 0.05,
+                          "--output-step", 0.01, "-q")
+    assert status == 0, err
+    assert "warning" not in err.lower(), err
+
+
+@pytest.mark.parametrize("model, call, args, kwargs, words", PYTHON_CALLS,
+                         ids=[f"{m}.{c}{kw!r}"[:80] for m, c, _, kw, _ in PYTHON_CALLS])
+def test_each_bad_call_of_the_python_api_gets_one_line(model, call, args, kwargs, words):
+    path = MODELS / f"{model}.toml"
+    with pytest.raises(ModelError) as err:
+        if call == "load_model":
+            load_model(path, *args, **kwargs)
+        else:
+            getattr(load_model(path), call)(*args, **kwargs)
+    line = str(err.value)
+    assert "\n" not in line
+    missing = [w for w in words if w not in line]
+    assert not missing, f"{line!r} lacks {missing}"

@@ -601,3 +601,20 @@ def test_fit_help_states_the_defaults(capsys):
     rtol = re.search(r"default (\S+): flexmbs.analysis.fit.FIT_RTOL", text).group(1)
     runs = re.search(r"default (\S+): flexmbs.analysis.fit.DEFAULT_MAX_RUNS", text).group(1)
     assert float(rtol) == FIT_RTOL and int(runs) == DEFAULT_MAX_RUNS
+
+
+def test_a_fit_on_a_flat_record_is_refused_as_such(tmp_path, channel_map):
+    """A record whose channels never move has no motion to fit: refused naming the
+    file and the values held, before any run."""
+    from flexmbs.analysis.fit import fit_model
+
+    head = "".join(line for line in CSV.read_text().splitlines(keepends=True)
+                   if line.startswith(("#", "time")))
+    rows = "".join(f"{0.005 * k:.3f},1.27,1.26,0.0000026\n" for k in range(400))
+    flat = tmp_path / "flat.csv"
+    flat.write_text(head + rows)
+    with pytest.raises(ExperimentError) as err:
+        fit_model(RIG, read_experiment(flat), channel_map,
+                  [parse_parameter("joints.joint2.damping")])
+    text = str(err.value)
+    assert text.startswith(str(flat)) and "flat" in text and '"theta2" = 0' in text, text

@@ -468,3 +468,34 @@ def test_a_closed_loop_through_a_plate_and_its_linearization(tmp_path, plate):
     clamped = model.bodies["plate"].basis.component_frequencies[0]
     cantilever = fe_basis(data, [Interface("hinge", _face(pts, 0.0))], modes=1)
     assert cantilever.frequencies[0] < held < clamped
+
+
+def test_a_plate_started_in_its_first_mode_as_a_beam_is():
+    """`initial = {mode = 1, amplitude = A, rate = R}` on a finite-element body: its
+    reduced body's lowest elastic mode alone, its largest node translation A and its
+    rate R, so that the strain energy at t = 0 is (2 pi f_1)^2 eta^2 / 2 (Phi^T K Phi
+    = diag(w^2), to the eigensolver's round-off), its rate in the same shape."""
+    models = Path(__file__).resolve().parents[1] / "data" / "models"
+    amplitude, rate = 1e-3, 0.02
+    model = flexmbs.load_model(models / "fe_plate.toml", overrides=[
+        f"bodies.plate.initial={{mode = 1, amplitude = {amplitude}, rate = {rate}}}"])
+    cm = flexmbs.compile_model(model)
+    plate = model.bodies["plate"]
+    basis = plate.basis
+    first = int(np.argsort(basis.frequencies)[0])
+    start = cm.coordinate_names.index(basis.names[0])
+    eta, rates = cm.q0[start : start + basis.nm], cm.u0[start : start + basis.nm]
+    assert np.count_nonzero(eta) == 1 and eta[first] != 0.0
+    per = basis.vectors.shape[0] // len(plate.data.nodes)
+    moved = basis.vectors[:, first] * eta[first]
+    translations = np.concatenate([moved[a::per] for a in range(3)])
+    assert np.abs(translations).max() == pytest.approx(amplitude, rel=1e-12)
+    assert translations[np.argmax(np.abs(translations))] > 0
+    assert rates[first] * eta[first] > 0 and rates[first] / eta[first] == pytest.approx(
+        rate / amplitude, rel=1e-12)
+    omega = 2 * np.pi * basis.frequencies[first]
+    strain = 0.5 * eta @ plate.invariants.stiffness @ eta
+    assert strain == pytest.approx(0.5 * omega**2 * eta[first] ** 2, rel=1e-6)
+    with pytest.raises(ModelError, match="elastic modes, not 99"):
+        flexmbs.compile_model(flexmbs.load_model(models / "fe_plate.toml", overrides=[
+            "bodies.plate.initial={mode = 99, amplitude = 0.001}"]))

@@ -91,9 +91,13 @@ def test_a_balance_that_does_not_close_to_its_tolerance_fails():
     b = energy_balance(_result(1e-5, rtol=1e-9))
     assert b["work_done"] == pytest.approx(0.5) and b["largest_component_name"] == "kinetic"
     text = format_energy_report(b)
-    for words in ("Huang's criterion", "the largest energy held", "the work done",
-                  "tolerances", "fails:"):
+    for words in ("Huang's ratio", "the largest energy held", "the work done",
+                  "tolerances", "fails:", "next:", "flexmbs verify"):
         assert words in text
+    # past the criterion, the drift scales with rtol: the rtol named meets it twice over
+    past = energy_balance(_result(0.05, rtol=1e-6))
+    assert past["criterion_value"] == pytest.approx(0.02, rel=1e-3)
+    assert past["next_step"] == "tighten rtol to 2e-7"  # 1e-6 / (2 x 2.0)
 
 
 def test_a_beam_outside_the_small_deformation_range_fails_unless_accepted(tmp_path,

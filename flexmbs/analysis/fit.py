@@ -746,6 +746,19 @@ def _sensor_dict(cm: CompiledModel, sensors: NDArray[np.float64]) -> dict[str, N
     return out
 
 
+def _check_record_moves(measured: Any, channel_map: ChannelMap, path: object) -> None:
+    """ExperimentError when every channel the map compares holds one value over the
+    record: a flat record has no motion for the fit to follow."""
+    values = {c.name: np.asarray(measured.values[c.name]) for c in channel_map.channels}
+    if values and all(len(v) and np.ptp(v) == 0.0 for v in values.values()):
+        held = ", ".join(f'"{n}" = {v[0]:.6g}' for n, v in values.items())
+        raise ExperimentError(
+            f"every channel is flat over the record's {len(measured.time)} samples ({held}): "
+            "expected a record that moves (the fit follows its motion)",
+            source=path,
+        )
+
+
 class _Record:
     """One record of the fit as the search sees it: its runs, the experiment's
     samples in its window, their targets and weights, and where its values sit in
@@ -773,6 +786,7 @@ class _Record:
         assert model.source_text is not None  # a model read from a file keeps its text
         self.doc = _document(model.source_text, spec.overrides)
         self.measured = measured_signals(spec.channel_map, spec.experiment, spec.gaps)
+        _check_record_moves(self.measured, spec.channel_map, spec.experiment.path)
         self.dt = self.measured.sample_interval
         self.quantities = sensor_quantities(model_to_json(model))
         self.t_record = float(self.measured.time[-1] - self.measured.time[0])

@@ -360,6 +360,7 @@ def run_sweep(
     for case in cases:  # every case a valid model before any run
         load_model(model_path, list(overrides) + case)
     out = Path(out_dir)
+    _check_earlier_cases(out, len(cases))
     out.mkdir(parents=True, exist_ok=True)
     model_file = os.fspath(model_path)
     first = list(overrides) + cases[0]
@@ -384,6 +385,24 @@ def run_sweep(
                 run_case, [model_file] * n, case_overrides, paths, [summary] * n, [verify] * n
             )
         return _write_summary(out / "summary.csv", cases, rows)
+
+
+def _check_earlier_cases(out: Path, n: int) -> None:
+    """ModelError when the folder holds case files of an earlier sweep beyond this
+    sweep's `n` cases: they would be left beside a summary that does not list them."""
+    if not out.is_dir():
+        return
+    stale = sorted(
+        p.name for p in out.glob("case_*.h5") if p.stem[5:].isdigit() and int(p.stem[5:]) >= n
+    )
+    if stale:
+        raise ModelError(
+            f"the folder holds {len(stale)} case file{'s' if len(stale) > 1 else ''} of an "
+            f"earlier sweep ({stale[0]}{f' .. {stale[-1]}' if len(stale) > 1 else ''}) that "
+            f"this sweep of {n} cases would leave beside a summary that does not list them: "
+            "expected a new folder, or the earlier sweep's files removed",
+            f"-o {out}",
+        )
 
 
 def _write_summary(

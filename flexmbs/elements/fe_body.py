@@ -78,6 +78,7 @@ REDUCTIONS = ("craig-bampton", "free")
 MEAN_AXES = "mean_axes"
 
 SYMMETRY_TOL = 1e-8  # |K - K^T| (or M), relative to the largest |entry|: symmetric
+RIGID_MOTION_TOL = 1e-4  # |K r| / (|K| |r|) of a rigid motion r above this: K is not free
 DEPENDENT_TOL = 1e-10  # eigenvalue of the Gram matrix of the projected basis, its columns
 #                       scaled to unit M-norm before the projection, below which a
 #                       direction is dropped (a rigid motion: |left| < 1e-5 of it)
@@ -223,6 +224,7 @@ def check_fe_data(data, item=None, fld=None):
                              f"({_dof_text(data, at[0])}, {_dof_text(data, at[1])}) differs "
                              f"from its transpose by {err:.2g} of the largest entry",
                              item, fld)
+    _check_free_stiffness(data, item, fld)
     diag = data.mass.diagonal()
     if np.any(diag < 0):
         k = int(np.argmin(diag))
@@ -231,6 +233,28 @@ def check_fe_data(data, item=None, fld=None):
                          "mass matrix", item, fld)
     if not node_mass_matrix(data).sum() > 0:
         raise ModelError(f"{where}the mass matrix gives the body no mass", item, fld)
+
+
+def _check_free_stiffness(data, item, fld):
+    """Raise ModelError unless K is a free body's: not zero, and strained by no rigid
+    motion r (rigid_motions): |K r|_2 <= RIGID_MOTION_TOL |K|_inf |r|_2 for each, the
+    norm of K its largest absolute row sum (at least its largest eigenvalue). A K
+    with supports, or read with another body's node table, fails."""
+    import scipy.sparse as sp
+    k = sp.csr_matrix(data.stiffness)
+    norm = float(abs(k).sum(axis=1).max()) if k.nnz else 0.0
+    if not norm > 0.0:
+        raise ModelError(f"{data.source}: the stiffness matrix is zero: expected the body's "
+                         "stiffness (is the file the mass matrix, or empty?)", item, fld)
+    r = rigid_motions(data.nodes, data.node_dofs)
+    ratio = np.linalg.norm(k @ r, axis=0) / (norm * np.linalg.norm(r, axis=0))
+    worst = int(np.argmax(ratio))
+    if ratio[worst] > RIGID_MOTION_TOL:
+        motion = ("a translation along " if worst < 3 else "a rotation about ") + "xyz"[worst % 3]
+        raise ModelError(f"{data.source}: the stiffness matrix resists {motion}: |K r| is "
+                         f"{ratio[worst]:.2g} of |K| |r| where a free body's is 0 (expected "
+                         "the stiffness of the free body, without supports or boundary "
+                         "conditions, and the node table it was assembled on)", item, fld)
 
 
 def node_mass_matrix(data):

@@ -455,3 +455,20 @@ def _check_section_and_material(section: object, material: object, item: str) ->
             item,
             "material",
         )
+
+
+def _check_section_point(beam: object, point: NDArray[np.float64], item: str) -> None:
+    """Raise ModelError unless the section point [y, z] (m) lies on the beam's section:
+    within its outer fibres max_y and max_z where the section gives them."""
+    section = getattr(beam, "section", None)
+    for k, (axis, extent) in enumerate(
+        (("y", getattr(section, "max_y", None)), ("z", getattr(section, "max_z", None)))
+    ):
+        if extent is not None and abs(point[k]) > extent * (1.0 + 1e-9):
+            raise ModelError(
+                f"{axis} = {point[k]:g} m lies off the section of body "
+                f'"{getattr(beam, "name", "?")}", whose outer fibre is at |{axis}| = {extent:g} m: '
+                "expected a point on the section (m; mm where m are expected?)",
+                item,
+                "point",
+            )

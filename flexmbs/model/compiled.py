@@ -527,6 +527,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
         topo.cut_joint_names,
         [c.name for c in contacts],
     )
+    _check_controller_components(model, dict(zip([s.name for s in sensors], stab.sizes)))
     arrays = ModelArrays(
         **_body_and_joint_arrays(model, topo, bodies, joints, coords),
         col_qindex=elastic.col_qindex,
@@ -560,6 +561,24 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     cm.warnings += _cut_joint_notes(model, topo)
     complete_initial_state(cm)
     return cm
+
+
+def _check_controller_components(model: Model, sizes: Mapping[str, int]) -> None:
+    """Each controller input that reads a sensor reads one of the values it gives
+    (`component` 0 .. size - 1)."""
+    for name, controller in model.controllers.items():
+        for k, inp in enumerate(controller.inputs):
+            if inp.sensor is None:
+                continue
+            size = int(sizes[inp.sensor])
+            if not inp.component < size:
+                raise ModelError(
+                    f'expected a component 0 .. {size - 1} of sensor "{inp.sensor}" (a '
+                    f"{model.sensors[inp.sensor].type} sensor of {size} value"
+                    f"{'s' if size != 1 else ''}), got {inp.component}",
+                    f'controller "{name}"',
+                    f"inputs[{k}].component",
+                )
 
 
 def _cut_joint_notes(model: Model, topo: Topology) -> list[str]:

@@ -30,6 +30,7 @@ from .checks import (
     _check_inertia,
     _check_joint_coordinate,
     _check_section_and_material,
+    _check_section_point,
     _inertia_matrix,
     _joint_axes,
     _modal_damping,
@@ -152,6 +153,10 @@ class Model:
         self.source_path: str | None = None
         self.source_text: str | None = None
         self.overrides: list[str] = []
+        self.given_angles: list[tuple[str, float]] = []
+        """(where, value) of the angles given as numbers that the description keeps as
+        something else (a marker's euler_xyz, kept as its rotation): for the notes on
+        values unlikely in radians (flexmbs.model.plausibility)."""
 
     # ----------------------------------------------------------------- bodies
     def add_rigid_body(
@@ -489,7 +494,11 @@ class Model:
         if orientation is not None and euler_xyz is not None:
             raise ModelError("give 'orientation' or 'euler_xyz', not both", item, "euler_xyz")
         if euler_xyz is not None:
-            c = rotation_from_euler_xyz(_vector(euler_xyz, 3, item, "euler_xyz"))
+            angles = _vector(euler_xyz, 3, item, "euler_xyz")
+            c = rotation_from_euler_xyz(angles)
+            self.given_angles.append(
+                (f'{item}: field "euler_xyz"', float(angles[np.argmax(np.abs(angles))]))
+            )
         elif orientation is not None:
             c = _rotation(orientation, item, "orientation")
         else:
@@ -929,6 +938,18 @@ class Model:
         s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
         step; 0: none)."""
         item = f'sensor "{name}"'
+        for fld, given in (
+            ("joint", joint),
+            ("body", body),
+            ("marker", marker),
+            ("frame", frame),
+            ("actuator", actuator),
+            ("contact", contact),
+        ):
+            if given is not None and not isinstance(given, str):
+                raise ModelError(
+                    f"expected a name, got {given.__class__.__name__} {given!r}", item, fld
+                )
         instrument = {
             "dead_time": _scalar(dead_time, item, "dead_time", nonnegative=True),
             "lag": _scalar(lag, item, "lag", nonnegative=True),
@@ -997,6 +1018,7 @@ class Model:
                         "a beam_strain sensor needs the section point [y, z] (m)", item, "point"
                     )
                 pt = _vector(point, 2, item, "point")
+                _check_section_point(cast(BeamBody, self.bodies[body]), pt, item)
             elif point is not None:
                 raise ModelError(f"a {type} sensor takes no section point", item, "point")
             self.sensors[name] = Sensor(

@@ -81,7 +81,8 @@ class FeBody:
     the first interface for Craig-Bampton, mean axes for free). Damping D = alpha K +
     beta M_ff plus `modal_damping` (ratios of the reduced body's modes, as for a beam)
     plus the file's modal damping (FeModal). `initial`, `initial_rates`: "undeformed",
-    "static", "quasi-static" or eta itself, as for a beam. `attachments`: what marker
+    "static", "quasi-static", eta itself, or a start in the reduced body's modes
+    (`initial_modes`, flexmbs.model.mode_start), as for a beam. `attachments`: what marker
     k sits on, ("interface", name) or ("node", index)."""
 
     name: str
@@ -97,6 +98,7 @@ class FeBody:
     initial: str | NDArray[np.float64] | list[float] = "undeformed"
     initial_rates: NDArray[np.float64] | list[float] | None = None
     markers: dict = field(default_factory=dict)
+    initial_modes: tuple | None = None  # ((mode, amplitude, rate), ...): a start in modes
     attachments: list = field(default_factory=list, metadata={"serialize": False})
     geometric: str = "none"  # no geometric stiffness (docs: not covered for FE bodies)
     node_inertias: dict = field(default_factory=dict)

@@ -15,6 +15,7 @@ rotations (1 each), and the coordinates by L. A mesh takes its `length_unit` alo
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -28,6 +29,7 @@ from numpy.typing import NDArray
 
 from ..elements.fe_body import FeData, FeModal
 from ..errors import ModelError
+from .gmsh_text import check_gmsh_text
 
 __all__ = [
     "LENGTH_UNITS",
@@ -57,6 +59,7 @@ WAVE_SPEED_RANGE = (10.0, 20000.0)  # m/s: sqrt(E / rho) of solids, rubber to be
 MASS_PER_SIZE_RANGE = (1e-4, 3e4)  # kg/m^3: mass / (largest extent)^3 of a body
 LARGEST_BODY = 100.0  # m: a mesh larger than this was written in another length unit
 TET_CELLS = {"tetra": 4, "tetra10": 10}
+MESH_FLAT_TOL = 1e-12  # a tetrahedron's 6 V / extent^3 at or below this has no volume
 
 
 def unit_scales(units: str, item: str | None, fld: str = "units") -> tuple[float, float, float]:
@@ -186,17 +189,51 @@ def _read_coordinate_text(
     p: Path, node_index: dict[int, int] | None
 ) -> tuple[sp.csr_matrix, int | None]:
     rows: list[list[float]] = []
+    numbers: list[int] = []
     with open(p, encoding="utf-8", errors="replace") as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             line = line.strip()
             if not line or line.startswith(("*", "#", "%")):
                 continue
-            rows.append([float(v) for v in re.split(r"[,\s]+", line) if v])
+            try:
+                row = [float(v) for v in re.split(r"[,\s]+", line) if v]
+            except ValueError:
+                raise ModelError(f"line {number}: expected numbers, got {line[:60]!r}") from None
+            if not np.all(np.isfinite(row)):
+                raise ModelError(f"line {number}: expected finite numbers, got {line[:60]!r}")
+            if len(row) not in (3, 5) or (rows and len(row) != len(rows[0])):
+                raise ModelError(
+                    f"line {number}: expected {len(rows[0]) if rows else '3 or 5'} numbers "
+                    "(row, column, value or node, dof, node, dof, value), got "
+                    f"{line[:60]!r}"
+                )
+            rows.append(row)
+            numbers.append(number)
     if not rows:
-        raise ValueError("no entries")
+        raise ModelError("no entries: expected lines of row, column, value")
     width = {len(r) for r in rows}
     if width == {3}:
         data = np.array(rows)
+        if np.any(data[:, :2] < 1) or np.any(data[:, :2] != np.round(data[:, :2])):
+            bad = int(
+                np.flatnonzero(
+                    np.any((data[:, :2] < 1) | (data[:, :2] != np.round(data[:, :2])), 1)
+                )[0]
+            )
+            raise ModelError(f"line {numbers[bad]}: expected equation numbers 1, 2, ...")
+        first = data[0]
+        if (
+            len(data) > 1
+            and first[2] == len(data) - 1
+            and first[0] == first[1]
+            and first[0] >= data[1:, :2].max()
+        ):
+            raise ModelError(
+                f"line {numbers[0]}: {rows[0][0]:.0f} {rows[0][1]:.0f} {rows[0][2]:.0f} is a "
+                "Matrix Market size line (rows, columns, entries) and the file has no "
+                "%%MatrixMarket header: expected the header line (%%MatrixMarket matrix "
+                "coordinate real symmetric) first"
+            )
         i = data[:, 0].astype(np.int64) - 1
         j = data[:, 1].astype(np.int64) - 1
         n = int(max(i.max(), j.max())) + 1
@@ -207,11 +244,16 @@ def _read_coordinate_text(
         data = np.array(rows)
         labels = data[:, [0, 2]].astype(np.int64)
         dof = data[:, [1, 3]].astype(np.int64) - 1
+        if np.any(data[:, :4] != np.round(data[:, :4])):
+            bad = int(np.flatnonzero(np.any(data[:, :4] != np.round(data[:, :4]), 1))[0])
+            raise ModelError(f"line {numbers[bad]}: expected integer node labels and dofs")
         missing = [int(v) for v in np.unique(labels) if int(v) not in node_index]
         if missing:
-            raise ModelError(f"node {missing[0]} is not in the node table")
+            bad = int(np.flatnonzero(np.any(labels == missing[0], 1))[0])
+            raise ModelError(f"line {numbers[bad]}: node {missing[0]} is not in the node table")
         if dof.min() < 0 or dof.max() >= ABAQUS_DOFS:
-            raise ModelError("expected dofs 1..6 (u v w and the rotations)")
+            bad = int(np.flatnonzero(np.any((dof < 0) | (dof >= ABAQUS_DOFS), 1))[0])
+            raise ModelError(f"line {numbers[bad]}: expected dofs 1..6 (u v w and the rotations)")
         per = 6 if dof.max() >= 3 else 3
         index = np.vectorize(node_index.__getitem__)(labels)
         eq = per * index + dof
@@ -276,6 +318,18 @@ def read_node_table(
                 raise ModelError(
                     f"{p.name}: line {k + 1}: expected numbers, got {line!r}", item, "nodes"
                 ) from None
+            continue
+        if not np.all(np.isfinite(rows[-1])):
+            raise ModelError(
+                f"{p.name}: line {k + 1}: expected finite numbers, got {line!r}", item, "nodes"
+            )
+        if len(rows[-1]) not in (3, 4) or len(rows[-1]) != len(rows[0]):
+            raise ModelError(
+                f"{p.name}: line {k + 1}: expected {len(rows[0]) if len(rows) > 1 else '3 or 4'} "
+                f"numbers (label, x, y, z or x, y, z), got {line!r}",
+                item,
+                "nodes",
+            )
     if not rows or {len(r) for r in rows} - {3, 4} or len({len(r) for r in rows}) != 1:
         raise ModelError(f"{p.name}: expected rows of label, x, y, z (or x, y, z)", item, "nodes")
     data = np.array(rows)
@@ -287,7 +341,11 @@ def read_node_table(
     else:
         labels, x = np.arange(1, len(data) + 1), data
     if len(np.unique(labels)) != len(labels):
-        raise ModelError(f"{p.name}: a node label appears twice", item, "nodes")
+        _, first, counts = np.unique(labels, return_index=True, return_counts=True)
+        twice = int(labels[first[np.argmax(counts > 1)]])
+        raise ModelError(
+            f"{p.name}: node {twice} appears twice: expected each label once", item, "nodes"
+        )
     return labels, x
 
 
@@ -296,61 +354,116 @@ def read_abaqus_inp(
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], dict[str, NDArray[np.int64]], tuple]:
     """(labels, coordinates, node sets {name: labels}, cells) of an Abaqus input file:
     its *NODE, *NSET (GENERATE too) and *ELEMENT (C3D4, C3D10 for drawing) lines."""
-    labels, coords = [], []
+    labels: list[int] = []
+    coords: list[list[float]] = []
     sets: dict[str, list[int]] = {}
     cells: dict[str, list[list[int]]] = {}
     mode, current, generate, etype = "", "", False, ""
     pending: list[int] = []
-    for raw in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("**"):
-            continue
-        if line.startswith("*"):
-            if mode == "element" and pending:
-                cells.setdefault(etype, []).append(pending)
-                pending = []
-            key = line.split(",")[0].strip().upper()
-            opts = {
-                o.split("=")[0].strip().upper(): (o.split("=")[1].strip() if "=" in o else "")
-                for o in line.split(",")[1:]
-            }
-            mode = {"*NODE": "node", "*NSET": "nset", "*ELEMENT": "element"}.get(key, "")
-            current = opts.get("NSET", "")
-            generate = "GENERATE" in opts
-            etype = opts.get("TYPE", "").upper()
-            continue
-        values = [v for v in line.replace(",", " ").split() if v]
-        if mode == "node":
-            labels.append(int(values[0]))
-            coords.append([float(v) for v in values[1:4]] + [0.0] * (4 - len(values)))
-        elif mode == "nset":
-            if generate:
-                a, b, *step = (int(v) for v in values)
-                sets.setdefault(current, []).extend(range(a, b + 1, step[0] if step else 1))
-            else:
-                sets.setdefault(current, []).extend(int(v) for v in values)
-        elif mode == "element":
-            pending += [int(v) for v in values]
-            size = {"C3D4": 5, "C3D10": 11}.get(etype)
-            if size and len(pending) >= size:
-                cells.setdefault(etype, []).append(pending[:size])
-                pending = pending[size:]
+    name = Path(path).name
+    for number, raw in enumerate(
+        Path(path).read_text(encoding="utf-8", errors="replace").splitlines(), 1
+    ):
+        try:
+            mode, current, generate, etype, pending = _abaqus_line(
+                raw, mode, current, generate, etype, pending, labels, coords, sets, cells
+            )
+        except (ValueError, IndexError):
+            what = {
+                "node": "a node line: label, x, y, z",
+                "nset": "node labels",
+                "element": "an element line: label, nodes",
+            }.get(mode, "a keyword line")
+            raise ModelError(
+                f"{name}: line {number}: expected {what}, got {raw.strip()[:60]!r}", item, "nodes"
+            ) from None
+    if mode == "element" and pending:
+        cells.setdefault(etype, []).append(pending)
     if not labels:
-        raise ModelError(f"{Path(path).name}: no *NODE lines", item, "nodes")
+        raise ModelError(f"{name}: no *NODE lines", item, "nodes")
+    if not np.all(np.isfinite(coords)):
+        raise ModelError(
+            f"{name}: a *NODE line has coordinates that are not finite numbers", item, "nodes"
+        )
     lab = np.array(labels, dtype=np.int64)
+    if len(np.unique(lab)) != len(lab):
+        _, first, counts = np.unique(lab, return_index=True, return_counts=True)
+        raise ModelError(
+            f"{name}: node {int(lab[first[np.argmax(counts > 1)]])} is defined "
+            "twice: expected each label once",
+            item,
+            "nodes",
+        )
     where = {int(v): k for k, v in enumerate(lab)}
     out_cells = []
     for kind, rows in cells.items():
-        name = {"C3D4": "tetra", "C3D10": "tetra10"}.get(kind)
-        if name and rows:
+        kind_name = {"C3D4": "tetra", "C3D10": "tetra10"}.get(kind)
+        if kind_name and rows:
+            missing = [v for r in rows for v in r[1:] if v not in where]
+            if missing:
+                raise ModelError(
+                    f"{name}: an element names node {missing[0]}, which no *NODE line defines",
+                    item,
+                    "nodes",
+                )
             conn = np.array([[where[v] for v in r[1:]] for r in rows if len(r) > 1])
-            out_cells.append((name, conn))
+            out_cells.append((kind_name, conn))
     return (
         lab,
-        np.array(coords, dtype=float)[:, :3],
+        np.array(coords, dtype=np.float64)[:, :3],
         {k: np.array(v, dtype=np.int64) for k, v in sets.items()},
         tuple(out_cells),
     )
+
+
+def _abaqus_line(
+    raw: str,
+    mode: str,
+    current: str,
+    generate: bool,
+    etype: str,
+    pending: list[int],
+    labels: list[int],
+    coords: list[list[float]],
+    sets: dict[str, list[int]],
+    cells: dict[str, list[list[int]]],
+) -> tuple[str, str, bool, str, list[int]]:
+    """Read one line of an Abaqus input file into labels, coords, sets and cells:
+    (mode, current set, generate, element type, pending element) after it."""
+    line = raw.strip()
+    if not line or line.startswith("**"):
+        return mode, current, generate, etype, pending
+    if line.startswith("*"):
+        if mode == "element" and pending:
+            cells.setdefault(etype, []).append(pending)
+            pending = []
+        key = line.split(",")[0].strip().upper()
+        opts = {
+            o.split("=")[0].strip().upper(): (o.split("=")[1].strip() if "=" in o else "")
+            for o in line.split(",")[1:]
+        }
+        mode = {"*NODE": "node", "*NSET": "nset", "*ELEMENT": "element"}.get(key, "")
+        current = opts.get("NSET", "")
+        generate = "GENERATE" in opts
+        etype = opts.get("TYPE", "").upper()
+        return mode, current, generate, etype, pending
+    values = [v for v in line.replace(",", " ").split() if v]
+    if mode == "node":
+        labels.append(int(values[0]))
+        coords.append([float(v) for v in values[1:4]] + [0.0] * (4 - len(values)))
+    elif mode == "nset":
+        if generate:
+            a, b, *step = (int(v) for v in values)
+            sets.setdefault(current, []).extend(range(a, b + 1, step[0] if step else 1))
+        else:
+            sets.setdefault(current, []).extend(int(v) for v in values)
+    elif mode == "element":
+        pending += [int(v) for v in values]
+        size = {"C3D4": 5, "C3D10": 11}.get(etype)
+        if size and len(pending) >= size:
+            cells.setdefault(etype, []).append(pending[:size])
+            pending = pending[size:]
+    return mode, current, generate, etype, pending
 
 
 def fe_data_from_matrices(
@@ -420,10 +533,23 @@ def read_mesh(
         raise ModelError(
             "a body from a mesh needs meshio: pip install 'flexmbs[fe]'", item, "mesh"
         ) from None
-    try:
-        mesh = meshio.read(str(p))
-    except Exception as err:  # meshio raises many kinds on a bad file
-        raise ModelError(f"{p.name}: meshio cannot read it: {err}", item, "mesh") from None
+    if p.suffix.lower() == ".msh":
+        try:
+            check_gmsh_text(p)
+        except (ValueError, OSError) as err:
+            raise ModelError(f"{p.name}: {err}", item, "mesh") from None
+    said = io.StringIO()
+    try:  # meshio prints what it could not read and exits when no reader takes the file
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            mesh = meshio.read(str(p))
+    except (Exception, SystemExit) as err:  # meshio raises many kinds on a bad file
+        words = " ".join(str(err).split() if str(err) not in ("", "1") else said.getvalue().split())
+        raise ModelError(
+            f"{p.name}: expected a tetrahedral mesh in a format meshio reads (gmsh .msh, "
+            f".vtk, .vtu, .inp, ...), whole; meshio: {words[:300] or type(err).__name__}",
+            item,
+            "mesh",
+        ) from None
     blocks = [(c.type, np.asarray(c.data, dtype=np.int64)) for c in mesh.cells]
     tets = [d for t, d in blocks if t in TET_CELLS]
     kinds = {t for t, _ in blocks if t in TET_CELLS}
@@ -443,6 +569,7 @@ def read_mesh(
     points = np.asarray(mesh.points, dtype=float)[used]
     if points.shape[1] == 2:
         points = np.hstack([points, np.zeros((len(points), 1))])
+    _check_mesh_geometry(points, new[tet], p.name, item)
     sets: dict[str, NDArray[np.int64]] = {}
     for name, per_block in (mesh.cell_sets or {}).items():
         if name.startswith("gmsh:"):
@@ -462,6 +589,42 @@ def read_mesh(
         sets,
         (("tetra10" if 10 in {t.shape[1] for t in tets} else "tetra", new[tet]),),
     )
+
+
+def _check_mesh_geometry(
+    points: NDArray[np.float64], tets: NDArray[np.int64], name: str, item: str | None
+) -> None:
+    """A one-line ModelError for a mesh that is no solid: a coordinate that is not a
+    finite number, all nodes in a plane, or a tetrahedron of no volume (its corners in
+    a plane: |det| <= MESH_FLAT_TOL of the mesh's extent cubed)."""
+    bad = np.flatnonzero(~np.all(np.isfinite(points), axis=1))
+    if len(bad):
+        raise ModelError(
+            f"{name}: node {bad[0] + 1} (of the tetrahedra's, in order) is at "
+            f"{points[bad[0]].tolist()}: expected finite coordinates",
+            item,
+            "mesh",
+        )
+    span = np.ptp(points, axis=0)
+    if span.max() <= 0.0 or span.min() <= MESH_FLAT_TOL * span.max():
+        axis = "xyz"[int(np.argmin(span))]
+        raise ModelError(
+            f"{name}: the mesh is flat, every node at {axis} = {points[0, 'xyz'.index(axis)]:g}: "
+            "expected a solid spanning x, y and z (a plate's thickness meshed)",
+            item,
+            "mesh",
+        )
+    a, b, c, d = (points[tets[:, k]] for k in range(4))
+    six_volume = np.abs(np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a))
+    flat = np.flatnonzero(six_volume <= MESH_FLAT_TOL * float(span.max()) ** 3)
+    if len(flat):
+        raise ModelError(
+            f"{name}: tetrahedron {flat[0] + 1} (of {len(tets)}) has no volume, its corners in "
+            f"a plane{f' (and {len(flat) - 1} more)' if len(flat) > 1 else ''}: expected "
+            "tetrahedra of a solid",
+            item,
+            "mesh",
+        )
 
 
 def check_plausible_units(
@@ -564,34 +727,68 @@ def read_mbdyn_fem(
     scales = unit_scales(units, item)
     groups: dict[int, list[float]] = {}
     current = None
-    try:
-        for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
-            s = line.strip()
-            m = re.match(r"\*\*\s*RECORD GROUP\s+(\d+)", s, re.IGNORECASE)
-            if m:
-                current = int(m.group(1))
-                groups[current] = []
-                continue
-            if not s or s.startswith("**") or current is None:
-                continue
-            if current == 1:
-                groups[1] += [float(v) for v in s.split()[1:]]
-            else:
-                groups[current] += [float(v) for v in s.replace(",", " ").split()]
-        header = [int(v) for v in groups[1][:5]]
-        nnodes = header[0]
-        nmodes = header[1] + header[2] + header[3] - header[4]
-        labels = np.array(groups[2][:nnodes], dtype=np.int64)
-        x = np.column_stack([groups[g][:nnodes] for g in (5, 6, 7)]) * scales[0]
-        shapes = np.array(groups[8][: 6 * nnodes * nmodes]).reshape(nmodes, 6 * nnodes).T
-        mass = np.array(groups[9][: nmodes * nmodes]).reshape(nmodes, nmodes)
-        stiff = np.array(groups[10][: nmodes * nmodes]).reshape(nmodes, nmodes)
-    except (KeyError, ValueError, IndexError) as err:
+    text = p.read_bytes()
+    if b"\0" in text[:4096]:
         raise ModelError(
-            f"{p.name}: not an MBDyn modal file (record groups 1, 2, 5-10): {err}",
+            f"{p.name}: a binary file: expected an MBDyn modal file (text)", item, "modal"
+        )
+    for number, line in enumerate(text.decode("utf-8", errors="replace").splitlines(), 1):
+        s = line.strip()
+        m = re.match(r"\*\*\s*RECORD GROUP\s+(\d+)", s, re.IGNORECASE)
+        if m:
+            current = int(m.group(1))
+            groups[current] = []
+            continue
+        if not s or s.startswith("**") or current is None:
+            continue
+        words = s.split()[1:] if current == 1 else s.replace(",", " ").split()
+        try:
+            values = [float(v) for v in words]
+        except ValueError:
+            raise ModelError(
+                f"{p.name}: line {number} (record group {current}): expected numbers, got "
+                f"{s[:60]!r}",
+                item,
+                "modal",
+            ) from None
+        if not all(np.isfinite(values)):
+            raise ModelError(
+                f"{p.name}: line {number} (record group {current}): expected finite numbers, "
+                f"got {s[:60]!r}",
+                item,
+                "modal",
+            )
+        groups[current] += values
+
+    def group(g: int, size: int, what: str) -> list[float]:
+        values = groups.get(g)
+        if values is None or len(values) < size:
+            got = "none" if values is None else f"{len(values)} numbers"
+            raise ModelError(
+                f"{p.name}: record group {g} ({what}): expected {size} numbers, got {got}: "
+                "not an MBDyn modal file, or one cut short",
+                item,
+                "modal",
+            )
+        return values[:size]
+
+    header = [int(v) for v in group(1, 5, "the header: nodes and modes")]
+    nnodes = header[0]
+    nmodes = header[1] + header[2] + header[3] - header[4]
+    if nnodes < 1 or nmodes < 1:
+        raise ModelError(
+            f"{p.name}: record group 1: {nnodes} nodes and {nmodes} modes: expected at least one "
+            "of each",
             item,
             "modal",
-        ) from None
+        )
+    labels = np.array(group(2, nnodes, "the node labels"), dtype=np.int64)
+    x = np.column_stack([group(g, nnodes, "the nodes' coordinates") for g in (5, 6, 7)])
+    x = x * scales[0]
+    shapes = np.array(group(8, 6 * nnodes * nmodes, "the mode shapes"))
+    shapes = shapes.reshape(nmodes, 6 * nnodes).T
+    mass = np.array(group(9, nmodes * nmodes, "the modal mass")).reshape(nmodes, nmodes)
+    stiff = np.array(group(10, nmodes * nmodes, "the modal stiffness")).reshape(nmodes, nmodes)
     if 11 not in groups or len(groups[11]) < 6 * nnodes:
         raise ModelError(
             f"{p.name}: no lumped nodal masses (record group 11): flexmbs takes the "

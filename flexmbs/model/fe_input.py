@@ -31,11 +31,13 @@ from .fe_files import (
     fe_data_from_mesh,
     read_mbdyn_fem,
 )
+from .mode_start import MODE_START, parse_mode_start
 
 __all__ = ["fe_body", "INTERFACE_FIELDS", "SOURCES"]
 
 INTERFACE_FIELDS = ("set", "nodes", "box", "connection", "point")
 SOURCES = ("mesh", "stiffness", "modal", "data")  # one of them says where the data are
+INCOMPRESSIBLE_NU = 0.5 - 1e-6  # nu at or above this: 1 - 2 nu, the bulk term's divisor, ~0
 
 
 def _material(spec: object, item: str) -> Material:
@@ -94,11 +96,14 @@ def _data(
             raise ModelError("a body from a mesh needs its material", item, "material")
         mat = _material(material, item)
         nu = mat.youngs_modulus / (2.0 * mat.shear_modulus) - 1.0
-        if not -1.0 < nu <= 0.5:
+        given_nu = isinstance(material, Mapping) and "poisson_ratio" in material
+        if not -1.0 < nu < INCOMPRESSIBLE_NU:
             raise ModelError(
-                f"E and G give Poisson's ratio {nu:.3g}: an isotropic solid has -1 < nu <= 0.5",
+                f"{'Poisson' if given_nu else 'E and G give Poisson'}'s ratio {nu:.6g}: the "
+                f"solid elements of a mesh take -1 < nu < 0.5 (at nu = 0.5 the material "
+                "is incompressible, which a displacement element cannot hold)",
                 item,
-                "material",
+                "material.poisson_ratio" if given_nu else "material",
             )
         out = fe_data_from_mesh(mesh, mat.youngs_modulus, nu, mat.density, length_unit, item, base)
         check_fe_data(out, item, "mesh")
@@ -289,12 +294,13 @@ def fe_body(
                 item,
                 "interfaces",
             )
-    init = _beam_initial_state(initial, item)
+    initial_modes = parse_mode_start(initial, item)
+    init = MODE_START if initial_modes else _beam_initial_state(initial, item)
     rates = (
         None if initial_rates is None else _beam_initial_state(initial_rates, item, "initial_rates")
     )
     assert not isinstance(rates, str)
-    return FeBody(
+    body = FeBody(
         name,
         fe,
         faces,
@@ -308,6 +314,8 @@ def fe_body(
         init,
         rates,
     )
+    body.initial_modes = initial_modes
+    return body
 
 
 def fe_fields() -> tuple[str, ...]:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .checks import _check_joint_coordinate, _scalar
+from .timefunctions import MAX_MAGNITUDE
 
 __all__ = ["Friction", "FRICTION_LAWS", "friction_item", "DEFAULT_REGULARIZATION"]
 
@@ -53,6 +54,18 @@ class Friction:
     viscous: float
     law: str
     regularization: float
+
+
+def _bounded(value: float, item: str, fld: str) -> float:
+    """`value`, or ModelError past MAX_MAGNITUDE."""
+    if value > MAX_MAGNITUDE:
+        raise ModelError(
+            f"expected a number of magnitude at most {MAX_MAGNITUDE:g} (N m or N: the "
+            f"friction is summed with the other forces, which it would drown), got {value:g}",
+            item,
+            fld,
+        )
+    return value
 
 
 def friction_item(
@@ -92,8 +105,9 @@ def friction_item(
             item,
             "law",
         )
-    fc = _scalar(coulomb, item, "coulomb", nonnegative=True)
+    fc = _bounded(_scalar(coulomb, item, "coulomb", nonnegative=True), item, "coulomb")
     fs = fc if static is None else _scalar(static, item, "static", nonnegative=True)
+    fs = _bounded(fs, item, "static")
     if fs < fc:
         raise ModelError(
             f"expected a static level at least the Coulomb level {fc:g}, got {fs:g}",
@@ -110,6 +124,6 @@ def friction_item(
             item,
             "stribeck_velocity",
         )
-    cv = _scalar(viscous, item, "viscous", nonnegative=True)
+    cv = _bounded(_scalar(viscous, item, "viscous", nonnegative=True), item, "viscous")
     eps = _scalar(regularization, item, "regularization", positive=True)
     return Friction(name, joint, int(coordinate), fc, fs, float(stribeck_velocity), cv, law, eps)

@@ -1,5 +1,6 @@
 """A beam that starts ringing in its own modes: `initial = {mode = 1, amplitude = A,
-rate = R}` (or a list of such tables) on a beam body.
+rate = R}` (or a list of such tables) on a beam body, or on a finite-element body
+(its mode k: the reduced body's k-th elastic mode, scaled alike; fe_mode_state).
 
 Mode k is the beam's k-th elastic mode alone under its reference conditions
 (flexmbs.elements.modal.body_modes: K_ff phi = w^2 M phi, its rigid-body motions
@@ -32,7 +33,13 @@ from .items import BeamBody
 if TYPE_CHECKING:
     from .arrays import ModelArrays
 
-__all__ = ["parse_mode_start", "mode_elastic_state", "MODE_START_FIELDS", "MODE_START"]
+__all__ = [
+    "parse_mode_start",
+    "mode_elastic_state",
+    "fe_mode_state",
+    "MODE_START_FIELDS",
+    "MODE_START",
+]
 
 MODE_START = "modes"
 """The beam's `initial` name while its start is given in modes (`initial_modes`)."""
@@ -104,6 +111,33 @@ def mode_shape(beam: BeamBody, mode: int) -> NDArray[np.float64]:
     return phi / translations[k]
 
 
+def fe_mode_state(
+    body: Any, starts: tuple[tuple[int, float, float], ...]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(eta, eta') of a finite-element body started in its modes: the reduced body's
+    modes are its basis vectors (Phi^T K Phi diagonal, Phi^T M Phi = I), its elastic
+    ones (above 0 Hz) in order of frequency; mode k's eta is scaled so that its largest
+    node translation is 1 m and positive (module text)."""
+    basis = body.basis
+    phi = np.asarray(basis.vectors, dtype=float)
+    per = phi.shape[0] // len(body.data.nodes)
+    elastic = [int(j) for j in np.argsort(basis.frequencies) if basis.frequencies[j] > 0.0]
+    eta, rate = np.zeros(phi.shape[1]), np.zeros(phi.shape[1])
+    for mode, amplitude, speed in starts:
+        if mode > len(elastic):
+            raise ModelError(
+                f"the reduced body has {len(elastic)} elastic modes, not {mode}",
+                f'body "{body.name}"',
+                "initial",
+            )
+        j = elastic[mode - 1]
+        translations = np.concatenate([phi[a::per, j] for a in range(3)])
+        top = translations[int(np.argmax(np.abs(translations)))]
+        eta[j] += amplitude / top
+        rate[j] += speed / top
+    return eta, rate
+
+
 def _axial_rows(beam: BeamBody) -> NDArray[np.int64]:
     """The elastic coordinates that carry the bend's foreshortening: the nodes' u
     (nodal), or the correction and derivative coordinates (reduced)."""
@@ -164,7 +198,11 @@ def mode_elastic_state(cm: Any) -> None:
 
     m = cast("ModelArrays", cm.arrays)
     for k, (_, beam) in enumerate(cm.beams):
-        starts = beam.initial_modes if isinstance(beam, BeamBody) else None
+        starts = getattr(beam, "initial_modes", None)
+        if starts and not isinstance(beam, BeamBody):
+            q0, nf = int(m.flex_q[k]), int(m.flex_nf[k])
+            cm.q0[q0 : q0 + nf], cm.u0[q0 : q0 + nf] = fe_mode_state(beam, starts)
+            continue
         if not starts or not isinstance(beam, BeamBody):
             continue
         x = np.zeros(len(beam.free))

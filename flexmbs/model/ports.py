@@ -17,6 +17,7 @@ the integrator starts again (a breakpoint, flexmbs.solvers.events).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -81,17 +82,22 @@ def hold_value(arrays: Any, port: Port, value: float) -> None:
 def checked_inputs(ports: Mapping[str, Port], inputs: Mapping[str, object]) -> dict[Port, float]:
     """{Port: value} of `inputs` ({port name: number}); ModelError naming the port
     when a name is no port of the model or a value no finite number."""
+    if not isinstance(inputs, Mapping):
+        raise ModelError(
+            f"expected a mapping {{port name: value}}, got {type(inputs).__name__} {inputs!r}",
+            "inputs",
+        )
     out = {}
     for name, value in inputs.items():
         port = ports.get(name)
         if port is None:
             known = ", ".join(ports) or "none: the model has no actuator and no load"
             raise ModelError(f"no input port {name!r}; the model's ports are {known}", "inputs")
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            number = float("nan")
+        number = float(value) if isinstance(value, numbers.Real) else float("nan")
         if isinstance(value, bool) or not abs(number) < float("inf"):
-            raise ModelError(f"expected a finite number ({port.unit}), got {value!r}", name)
+            raise ModelError(
+                f"expected a finite number ({port.unit}), got {type(value).__name__} {value!r}",
+                name,
+            )
         out[port] = number
     return out

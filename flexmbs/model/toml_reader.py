@@ -227,7 +227,7 @@ _FE = _Schema(
         "alpha": NUMBER,
         "beta": NUMBER,
         "modal_damping": STRING_NUMBER_OR_VECTOR,
-        "initial": STRING_OR_VECTOR,
+        "initial": INITIAL_STATE,
         "initial_rates": VECTOR,
         "markers": TABLE,
     },
@@ -502,6 +502,14 @@ def load_model(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> M
     Raises ModelError naming the file, the item and the field of the first problem.
     """
     source = str(path)
+    given = overrides
+    overrides = [] if isinstance(given, (str, bytes)) else list(given)
+    if isinstance(given, (str, bytes)) or not all(isinstance(o, str) for o in overrides):
+        raise ModelError(
+            f'expected a list of "dotted.path=value" texts, got {given!r}',
+            "overrides",
+            source=source,
+        )
     try:
         text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is left out
     except OSError as err:
@@ -1025,8 +1033,23 @@ def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
         model.add_controller(name, inputs=inputs, **_without(table, "inputs"))
     for name, table in doc.get("user_laws", {}).items():
         _add_user_law(model, name, table, base)
+    _check_torque_laws(doc, model)
     _mode_bases(model)
     return model
+
+
+def _check_torque_laws(doc: dict[str, Any], model: Model) -> None:
+    """A torque actuator of a model file has its torque law, or a controller that
+    drives it (the reference's "required for torque")."""
+    driven = {c.actuator for c in model.controllers.values()}
+    for name, table in doc.get("actuators", {}).items():
+        if table.get("type") == "torque" and "torque" not in table and name not in driven:
+            raise ModelError(
+                'required for type "torque": the motor torque, a time function (N m), '
+                "unless a controller drives the actuator",
+                f'actuator "{name}"',
+                "torque",
+            )
 
 
 def _mode_bases(model: Model) -> list[object]:

@@ -89,3 +89,12 @@ RTOL_RANGE = (100 * np.finfo(float).eps, 0.1)
 """The relative tolerances a run accepts: below 100 ulps the error test asks for what
 float64 cannot resolve (scipy's integrators raise theirs to it); above 0.1 no digit
 of the result is controlled."""
+MAX_RUN_STEPS = 1e7
+"""The most steps a span of a run may be set to take by a value (galpha's `fixed_step`,
+a `max_step`): 10 million steps of a few microseconds each are minutes at the least."""
+MAX_CONTROLLER_SAMPLES = 1e6
+"""The most samples a sampled controller may take in a span of a run: each is a
+breakpoint where the integrator starts again (tens of microseconds)."""
+MAX_STEP_SPAN = 1000.0
+"""Simulator.step's dt at most this many times the model's t_end (the integrator's
+horizon moves on by t_end at a time; a longer span is many steps)."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import FlexmbsError
+from .array_text import unpacked
 from .scene import FIELDS
 from .sources import scene_of
 
@@ -58,7 +59,16 @@ def view_command(
         from ..model.toml_reader import load_model
 
         target = load_model(target, overrides=args.set)
+    if args.at is not None and not abs(args.at) < float("inf"):
+        raise FlexmbsError(f"--at {args.at}: expected a finite time (s)")
     scene = scene_of(target, urdf=args.urdf, max_frames=args.max_frames, scale=args.scale)
+    if args.at is not None:
+        times = unpacked(scene.data["time"])
+        if len(times) and not times[0] <= args.at <= times[-1]:
+            raise FlexmbsError(
+                f"{args.target}: --at {args.at:g} s lies outside the outputs of the run, "
+                f"{times[0]:g} .. {times[-1]:g} s"
+            )
     log(scene.scale.describe())
     for warning in scene.warnings:
         log(f"warning: {warning}")
