@@ -14,7 +14,9 @@ Controller k with sample time T, delay D and inputs i:
 * at t_j + D the output takes effect: ws.ctrl_held[k] = u_j, held until the next.
 
 Every such instant inside the run is a breakpoint of the integrators, which call
-`at_breakpoint(t, y)` at the start of each segment (System.sample). The values in
+`at_breakpoint(t, y)` at the start of each segment (System.sample); those away from
+the model's own breakpoints are held breakpoints (`held_breakpoints`), where only
+a held output changes and `bdf` carries its history across. The values in
 force over time are kept (`held_at`) so that the outputs, computed after the
 integrator has gone on, see the value of their own time.
 """
@@ -110,6 +112,21 @@ class SampledControllers:
         self.breakpoints = times[(times > t0) & (times < t_end)]
         """The instants inside the run at which a controller reads, computes or
         applies (s)."""
+
+    def held_breakpoints(self, own):
+        """The breakpoints (s, sorted) farther than the breakpoints' fuzz from every
+        time in `own` (where the model's own laws jump or kink): at those only the
+        held outputs change, the forces jump and the state and the forces'
+        derivatives do not (System.held_breakpoints)."""
+        mine = self.breakpoints
+        own = np.sort(np.asarray(own, dtype=float).ravel())
+        if not own.size or not mine.size:
+            return mine
+        fuzz = BREAKPOINT_FUZZ * np.finfo(float).eps * np.maximum(1.0, np.abs(mine))
+        k = np.searchsorted(own, mine)
+        below = np.abs(mine - own[np.maximum(k - 1, 0)])
+        above = np.abs(own[np.minimum(k, own.size - 1)] - mine)
+        return mine[np.minimum(below, above) > fuzz]
 
     def _setpoint(self, sp, t):
         if sp < 0:

@@ -282,10 +282,9 @@ def _with_sampled_control(cm, system, t0, t_end):
         return values[0]
 
     sampler = SampledControllers(cm, ws, t0, t_end, sensors_at)
-    system.breakpoints = np.union1d(
-        np.asarray(system.breakpoints if system.breakpoints is not None else [], dtype=float),
-        sampler.breakpoints,
-    )
+    own = np.asarray(system.breakpoints if system.breakpoints is not None else [], dtype=float)
+    system.breakpoints = np.union1d(own, sampler.breakpoints)
+    system.held_breakpoints = sampler.held_breakpoints(own)
     system.sample = sampler.at_breakpoint
     return sampler
 

@@ -19,10 +19,11 @@ flexmbs.instruments), forms u_k with the rate as the backward difference
 (y_k - y_k-1) / T and the integral as a sum, and its output takes effect `delay`
 seconds later and is held until the next one takes effect (a zero-order hold).
 The sample instants and the instants the outputs take effect are breakpoints of
-the run, where the integrator restarts. Without a sample time the controller is
-continuous: it reads joint coordinates and rates (y' of a coordinate is its rate)
-and has no integral action, delay or instrument (those need the sampled form,
-which a rig's controller is).
+the run, which the integrator's steps end on; where only a held output changes, it
+goes on across them with its history (flexmbs.solvers.bdf_integrator). Without a
+sample time the controller is continuous: it reads joint coordinates and rates (y'
+of a coordinate is its rate) and has no integral action, delay or instrument (those
+need the sampled form, which a rig's controller is).
 """
 
 from __future__ import annotations
