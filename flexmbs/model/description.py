@@ -78,6 +78,7 @@ from .vocabulary import (
 if TYPE_CHECKING:
     from ..elements.materials import Material
     from ..elements.sections import Section
+    from .backlash import Backlash
     from .controllers import Controller
     from .friction import Friction
     from .timefunctions import TimeFunction
@@ -144,6 +145,7 @@ class Model:
         self.springs: dict[str, Spring] = {}
         self.user_laws: dict[str, UserLawItem] = {}
         self.frictions: dict[str, Friction] = {}
+        self.backlashes: dict[str, Backlash] = {}
         self.controllers: dict[str, Controller] = {}
         self.sensors: dict[str, Sensor] = {}
         self.contacts: dict[str, Contact] = {}
@@ -816,6 +818,18 @@ class Model:
         self._new_name(name, self.frictions, item)
         self.frictions[name] = friction_item(self, name, joint, **fields)
         return self.frictions[name]
+
+    def add_backlash(self, name: str, joint: str, **fields: Any) -> Backlash:
+        """The play of coordinate `coordinate` (default 0) of `joint` as a dead-band
+        spring and damper (flexmbs.model.backlash): `gap` (the whole play, rad or
+        m), `center`, `stiffness` (N m/rad or N/m) and `damping` (N m s/rad or
+        N s/m) of its edges' contact."""
+        from .backlash import backlash_item
+
+        item = f'backlash "{name}"'
+        self._new_name(name, self.backlashes, item)
+        self.backlashes[name] = backlash_item(self, name, joint, **fields)
+        return self.backlashes[name]
 
     def add_controller(
         self, name: str, actuator: str, inputs: Sequence[Mapping[str, Any]], **fields: Any

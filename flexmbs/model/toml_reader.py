@@ -404,6 +404,17 @@ _FRICTION = _Schema(
     },
     required=("joint",),
 )
+_BACKLASH = _Schema(
+    {
+        "joint": STRING,
+        "coordinate": INTEGER,
+        "gap": NUMBER,
+        "center": NUMBER,
+        "stiffness": NUMBER,
+        "damping": NUMBER,
+    },
+    required=("joint", "gap", "stiffness"),
+)
 _CONTROLLER = _Schema(
     {
         "actuator": STRING,
@@ -488,6 +499,7 @@ _SECTIONS = (
     "contacts",
     "sensors",
     "frictions",
+    "backlashes",
     "controllers",
     "user_laws",
 )
@@ -856,6 +868,11 @@ _NAMED_SECTIONS = {
         lambda n: f'friction "{n}"',
         lambda n, t, i: _check_fields(t, _FRICTION, i),
     ),
+    "backlashes": (
+        "backlash",
+        lambda n: f'backlash "{n}"',
+        lambda n, t, i: _check_fields(t, _BACKLASH, i),
+    ),
     "controllers": ("controller", lambda n: f'controller "{n}"', _check_controller),
     "user_laws": (
         "user law",
@@ -1017,6 +1034,8 @@ def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
         model.add_sensor(name, **table)
     for name, table in doc.get("frictions", {}).items():
         model.add_friction(name, **table)
+    for name, table in doc.get("backlashes", {}).items():
+        model.add_backlash(name, **table)
     for name, table in doc.get("controllers", {}).items():
         inputs = [
             {k: _time_function(v) if k == "setpoint" else v for k, v in entry.items()}
