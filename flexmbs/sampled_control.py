@@ -9,7 +9,8 @@ Controller k with sample time T, delay D and inputs i:
   the sensor's lag and resolution (flexmbs.instruments.SampledInstrument); a joint
   input reads its coordinate or rate;
 * at t_j = t0 + j T it forms u_j = offset + sum_i [gain_i e_i - rate_gain_i
-  (y_i,j - y_i,j-1) / T + integral_gain_i T sum_l<=j e_i,l], e_i = r_i(t_j) - y_i,j,
+  D_i,j + integral_gain_i T sum_l<=j e_i,l], e_i = r_i(t_j) - y_i,j, D the backward
+  difference (y_i,j - y_i,j-1) / T through the input's rate filter (`filtered_rate`),
   limited to [min, max];
 * at t_j + D the output takes effect: ws.ctrl_held[k] = u_j, held until the next.
 
@@ -35,6 +36,19 @@ from .solvers.events import BREAKPOINT_FUZZ, sorted_times
 __all__ = ["SampledControllers"]
 
 MEASURE, COMPUTE, APPLY = 0, 1, 2
+
+
+def filtered_rate(difference, pole, stages):
+    """The rate of a sampled input through its low-pass: each stage of `stages` (its
+    outputs, updated in place) d_k = a d_k-1 + (1 - a) x_k, x_k the stage's input
+    (the first's the backward difference (y_k - y_k-1) / T), a = `pole` =
+    exp(-2 pi f_c T): a first-order lag of cut-off f_c sampled under a hold. No
+    stage: the difference itself."""
+    x = difference
+    for i in range(len(stages)):
+        stages[i] = pole * stages[i] + (1.0 - pole) * x
+        x = stages[i]
+    return x
 
 
 class SampledControllers:
@@ -63,8 +77,8 @@ class SampledControllers:
                     col = int(cm.arrays.sensor_offset[cm.sensor_names.index(inp.sensor)])
                     col += inp.component
                     source = ("sensor", col)
-                    dead = s.dead_time
-                    instrument = SampledInstrument(s.lag, s.resolution)
+                    dead, lag, resolution = s.controller_instrument()
+                    instrument = SampledInstrument(lag, resolution)
                 else:
                     cols = cm.coordinate_names
                     joint = model.joints[inp.joint]
@@ -86,6 +100,8 @@ class SampledControllers:
                         "measured": deque(),
                         "previous": None,
                         "integral": 0.0,
+                        "pole": float(np.exp(-2.0 * np.pi * inp.rate_cutoff * c.sample_time)),
+                        "stages": np.zeros(inp.rate_filter_order if inp.rate_cutoff else 0),
                     }
                 )
             self.ctrl.append({"k": k, "c": c, "inputs": inputs})
@@ -175,7 +191,9 @@ class SampledControllers:
                 inp["previous"] = yk
                 inp["integral"] += e * c.sample_time
                 g = inp["input"]
-                u += g.gain * e - g.rate_gain * (yk - prev) / c.sample_time
+                u += g.gain * e - g.rate_gain * filtered_rate(
+                    (yk - prev) / c.sample_time, inp["pole"], inp["stages"]
+                )
                 u += g.integral_gain * inp["integral"]
             u = float(np.clip(u, c.limits[0], c.limits[1]))
             self.applies.append((te + c.delay, entry["k"], u))

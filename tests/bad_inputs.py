@@ -323,6 +323,15 @@ BAD_MODELS = [
     (RFL, "controllers.servo.sample_time", DELETE, ['"servo"', "inputs[0].sensor", "sample_time"]),
     # sensors as instruments
     (RFL, "sensors.tip.dead_time", -0.004, ['sensor "tip"', "dead_time"]),
+    (RFL, "sensors.tip.controller_dead_time", -0.004, ['sensor "tip"', "controller_dead_time"]),
+    (RFL, "sensors.tip.controller_lag", -1.0, ['sensor "tip"', "controller_lag"]),
+    (RFL, "sensors.encoder.controller_resolution", "fine",
+     ['sensor "encoder"', "controller_resolution"]),
+    (RFL, "controllers.servo.inputs", [{"sensor": "tip", "rate_gain": 1.0, "rate_cutoff": -5.0}],
+     ['"servo"', "inputs[0].rate_cutoff"]),
+    (RFL, "controllers.servo.inputs",
+     [{"sensor": "tip", "rate_gain": 1.0, "rate_cutoff": 50.0, "rate_filter_order": 3}],
+     ['"servo"', "inputs[0].rate_filter_order"]),
     (RFL, "sensors.tip.lag", "slow", ['sensor "tip"', "lag"]),
     (RFL, "sensors.encoder.resolution", -1.0, ['sensor "encoder"', "resolution"]),
     # a beam started in its modes

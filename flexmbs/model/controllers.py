@@ -64,7 +64,12 @@ INPUT_FIELDS = (
     "rate_gain",
     "integral_gain",
     "setpoint",
+    "rate_cutoff",
+    "rate_filter_order",
 )
+
+RATE_FILTER_ORDERS = (1, 2)
+"""The orders of a sampled input's rate filter: stages of a first-order low-pass."""
 
 
 @dataclass
@@ -72,7 +77,9 @@ class ControllerInput:
     """One input of a controller: `sensor` (with `component`, the index of the
     value among the sensor's) or coordinate `coordinate` of `joint` (its rate when
     `rate`); its gains (`gain` on the error, `rate_gain` on minus the measurement's
-    rate, `integral_gain` on the error's integral) and `setpoint` (None: 0)."""
+    rate, `integral_gain` on the error's integral) and `setpoint` (None: 0); the
+    rate of a sampled input through a low-pass of `rate_filter_order` stages with the
+    cut-off `rate_cutoff` (Hz; 0: the backward difference as it is)."""
 
     sensor: str | None
     component: int
@@ -83,6 +90,8 @@ class ControllerInput:
     rate_gain: float
     integral_gain: float
     setpoint: TimeFunction | None
+    rate_cutoff: float = 0.0
+    rate_filter_order: int = 1
 
     def label(self) -> str:
         """The input as the text names it: sensor "s" or joint "j" (rate)."""
@@ -183,7 +192,16 @@ def _input(model: Any, table: Mapping[str, Any], item: str, k: int) -> Controlle
         _scalar(table.get("rate_gain", 0.0), item, at + "rate_gain"),
         _scalar(table.get("integral_gain", 0.0), item, at + "integral_gain"),
         setpoint,
+        _scalar(table.get("rate_cutoff", 0.0), item, at + "rate_cutoff", nonnegative=True),
+        _filter_order(table.get("rate_filter_order", 1), item, at + "rate_filter_order"),
     )
+
+
+def _filter_order(value: object, item: str, fld: str) -> int:
+    if isinstance(value, bool) or value not in RATE_FILTER_ORDERS:
+        orders = " or ".join(str(v) for v in RATE_FILTER_ORDERS)
+        raise ModelError(f"expected {orders}, got {value!r}", item, fld)
+    return int(value)  # type: ignore[call-overload]
 
 
 def _limits(value: object, item: str) -> tuple[float, float]:
@@ -263,6 +281,12 @@ def controller_item(
                     "integral action needs a sample_time (the integral is the "
                     "sampled controller's sum)",
                     "integral_gain",
+                )
+            elif inp.rate_cutoff:
+                what = (
+                    "a rate filter needs a sample_time (it filters the sampled "
+                    "controller's differences)",
+                    "rate_cutoff",
                 )
             elif inp.rate and inp.rate_gain:
                 what = (

@@ -929,6 +929,9 @@ class Model:
         dead_time: float = 0.0,
         lag: float = 0.0,
         resolution: float = 0.0,
+        controller_dead_time: float | None = None,
+        controller_lag: float | None = None,
+        controller_resolution: float | None = None,
     ) -> Sensor:
         """Record a joint coordinate or rate; a marker's position, orientation
         (rotation matrix, row-major), velocity, angular velocity or elastic deflection
@@ -941,13 +944,21 @@ class Model:
         its disk and the contact point (type "contact_reaction"). As an instrument
         gives it (flexmbs.instruments): through a first-order `lag` (time constant,
         s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
-        step; 0: none)."""
+        step; 0: none). What a sampled controller reads goes through its own
+        `controller_dead_time`, `controller_lag` and `controller_resolution` (None:
+        the record's)."""
         item = f'sensor "{name}"'
-        instrument = {
+        instrument: dict[str, float | None] = {
             "dead_time": _scalar(dead_time, item, "dead_time", nonnegative=True),
             "lag": _scalar(lag, item, "lag", nonnegative=True),
             "resolution": _scalar(resolution, item, "resolution", nonnegative=True),
         }
+        for key, given in (
+            ("controller_dead_time", controller_dead_time),
+            ("controller_lag", controller_lag),
+            ("controller_resolution", controller_resolution),
+        ):
+            instrument[key] = None if given is None else _scalar(given, item, key, nonnegative=True)
         self._new_name(name, self.sensors, item, sensor=True)
         if type not in SENSOR_TYPES:
             raise ModelError(

@@ -359,7 +359,14 @@ _SPRING = _Schema(
     },
     required=("body1", "marker1", "body2", "marker2", "stiffness"),
 )
-_INSTRUMENT = {"dead_time": NUMBER, "lag": NUMBER, "resolution": NUMBER}
+_INSTRUMENT = {
+    "dead_time": NUMBER,
+    "lag": NUMBER,
+    "resolution": NUMBER,
+    "controller_dead_time": NUMBER,
+    "controller_lag": NUMBER,
+    "controller_resolution": NUMBER,
+}
 ACTUATOR_COMMANDS = ("setpoint", "torque", "voltage")
 """The fields of an actuator that hold its command's time function."""
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
@@ -438,6 +445,8 @@ _CONTROLLER_INPUT = _Schema(
         "rate_gain": NUMBER,
         "integral_gain": NUMBER,
         "setpoint": TABLE,
+        "rate_cutoff": NUMBER,
+        "rate_filter_order": INTEGER,
     }
 )
 _USER_LAW = _Schema(
