@@ -31,7 +31,7 @@ import numpy as np
 from .instruments import SampledInstrument
 from .kinematics.timefunctions import evaluate_time_function
 from .model.timefunctions import compile_time_functions
-from .solvers.events import BREAKPOINT_FUZZ, sorted_times
+from .solvers.events import BREAKPOINT_FUZZ, EPS, sorted_times
 
 __all__ = ["SampledControllers"]
 
@@ -124,6 +124,8 @@ class SampledControllers:
         self.history_t: list[float] = [t0]
         self.history_v: list[np.ndarray] = [ws.ctrl_held.copy()]
         self.t0, self.t_end = t0, t_end
+        self.row_outputs = None
+        """The outputs' kernel per batch of rows of one held value (set by the run)."""
         times = sorted_times(np.concatenate(marks))
         self.breakpoints = times[(times > t0) & (times < t_end)]
         """The instants inside the run at which a controller reads, computes or
@@ -138,7 +140,7 @@ class SampledControllers:
         own = np.sort(np.asarray(own, dtype=float).ravel())
         if not own.size or not mine.size:
             return mine
-        fuzz = BREAKPOINT_FUZZ * np.finfo(float).eps * np.maximum(1.0, np.abs(mine))
+        fuzz = BREAKPOINT_FUZZ * EPS * np.maximum(1.0, np.abs(mine))
         k = np.searchsorted(own, mine)
         below = np.abs(mine - own[np.maximum(k - 1, 0)])
         above = np.abs(own[np.minimum(k, own.size - 1)] - mine)
@@ -163,7 +165,7 @@ class SampledControllers:
     def at_breakpoint(self, t, y):
         """Process the instants up to t (within the breakpoints' fuzz): read,
         compute and apply at the state y there."""
-        fuzz = BREAKPOINT_FUZZ * np.finfo(float).eps * max(1.0, abs(t))
+        fuzz = BREAKPOINT_FUZZ * EPS * max(1.0, abs(t))
         cache = {}
 
         def sensors():

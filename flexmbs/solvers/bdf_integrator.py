@@ -13,7 +13,7 @@ from ..tuple_ref import held_ref
 from . import bdf_kernels as _k
 from .base import Integrator
 from .bdf import BDF
-from .events import BREAKPOINT_FUZZ, locate_crossing, next_breakpoint, sorted_times
+from .events import BREAKPOINT_FUZZ, EPS, locate_crossing, next_breakpoint, sorted_times
 from .galpha import RHO_INF, GeneralizedAlpha
 from .typed_call import TypedCall
 
@@ -347,7 +347,7 @@ class BdfIntegrator(Integrator):
         held = self._held
         if not held.size:
             return False
-        fuzz = BREAKPOINT_FUZZ * np.finfo(float).eps * max(1.0, abs(t))
+        fuzz = BREAKPOINT_FUZZ * EPS * max(1.0, abs(t))
         k = int(np.searchsorted(held, t - fuzz))
         return k < held.size and held[k] <= t + fuzz
 
