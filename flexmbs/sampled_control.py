@@ -9,12 +9,15 @@ Controller k with sample time T, delay D and inputs i:
   the sensor's lag and resolution (flexmbs.instruments.SampledInstrument); a joint
   input reads its coordinate or rate;
 * at t_j = t0 + j T it forms u_j = offset + sum_i [gain_i e_i - rate_gain_i
-  (y_i,j - y_i,j-1) / T + integral_gain_i T sum_l<=j e_i,l], e_i = r_i(t_j) - y_i,j,
+  D_i,j + integral_gain_i T sum_l<=j e_i,l], e_i = r_i(t_j) - y_i,j, D the backward
+  difference (y_i,j - y_i,j-1) / T through the input's rate filter (`filtered_rate`),
   limited to [min, max];
 * at t_j + D the output takes effect: ws.ctrl_held[k] = u_j, held until the next.
 
 Every such instant inside the run is a breakpoint of the integrators, which call
-`at_breakpoint(t, y)` at the start of each segment (System.sample). The values in
+`at_breakpoint(t, y)` at the start of each segment (System.sample); those away from
+the model's own breakpoints are held breakpoints (`held_breakpoints`), where only
+a held output changes and `bdf` carries its history across. The values in
 force over time are kept (`held_at`) so that the outputs, computed after the
 integrator has gone on, see the value of their own time.
 """
@@ -28,11 +31,24 @@ import numpy as np
 from .instruments import SampledInstrument
 from .kinematics.timefunctions import evaluate_time_function
 from .model.timefunctions import compile_time_functions
-from .solvers.events import BREAKPOINT_FUZZ, sorted_times
+from .solvers.events import BREAKPOINT_FUZZ, EPS, sorted_times
 
 __all__ = ["SampledControllers"]
 
 MEASURE, COMPUTE, APPLY = 0, 1, 2
+
+
+def filtered_rate(difference, pole, stages):
+    """The rate of a sampled input through its low-pass: each stage of `stages` (its
+    outputs, updated in place) d_k = a d_k-1 + (1 - a) x_k, x_k the stage's input
+    (the first's the backward difference (y_k - y_k-1) / T), a = `pole` =
+    exp(-2 pi f_c T): a first-order lag of cut-off f_c sampled under a hold. No
+    stage: the difference itself."""
+    x = difference
+    for i in range(len(stages)):
+        stages[i] = pole * stages[i] + (1.0 - pole) * x
+        x = stages[i]
+    return x
 
 
 class SampledControllers:
@@ -61,8 +77,8 @@ class SampledControllers:
                     col = int(cm.arrays.sensor_offset[cm.sensor_names.index(inp.sensor)])
                     col += inp.component
                     source = ("sensor", col)
-                    dead = s.dead_time
-                    instrument = SampledInstrument(s.lag, s.resolution)
+                    dead, lag, resolution = s.controller_instrument()
+                    instrument = SampledInstrument(lag, resolution)
                 else:
                     cols = cm.coordinate_names
                     joint = model.joints[inp.joint]
@@ -84,6 +100,8 @@ class SampledControllers:
                         "measured": deque(),
                         "previous": None,
                         "integral": 0.0,
+                        "pole": float(np.exp(-2.0 * np.pi * inp.rate_cutoff * c.sample_time)),
+                        "stages": np.zeros(inp.rate_filter_order if inp.rate_cutoff else 0),
                     }
                 )
             self.ctrl.append({"k": k, "c": c, "inputs": inputs})
@@ -106,10 +124,27 @@ class SampledControllers:
         self.history_t: list[float] = [t0]
         self.history_v: list[np.ndarray] = [ws.ctrl_held.copy()]
         self.t0, self.t_end = t0, t_end
+        self.row_outputs = None
+        """The outputs' kernel per batch of rows of one held value (set by the run)."""
         times = sorted_times(np.concatenate(marks))
         self.breakpoints = times[(times > t0) & (times < t_end)]
         """The instants inside the run at which a controller reads, computes or
         applies (s)."""
+
+    def held_breakpoints(self, own):
+        """The breakpoints (s, sorted) farther than the breakpoints' fuzz from every
+        time in `own` (where the model's own laws jump or kink): at those only the
+        held outputs change, the forces jump and the state and the forces'
+        derivatives do not (System.held_breakpoints)."""
+        mine = self.breakpoints
+        own = np.sort(np.asarray(own, dtype=float).ravel())
+        if not own.size or not mine.size:
+            return mine
+        fuzz = BREAKPOINT_FUZZ * EPS * np.maximum(1.0, np.abs(mine))
+        k = np.searchsorted(own, mine)
+        below = np.abs(mine - own[np.maximum(k - 1, 0)])
+        above = np.abs(own[np.minimum(k, own.size - 1)] - mine)
+        return mine[np.minimum(below, above) > fuzz]
 
     def _setpoint(self, sp, t):
         if sp < 0:
@@ -130,7 +165,7 @@ class SampledControllers:
     def at_breakpoint(self, t, y):
         """Process the instants up to t (within the breakpoints' fuzz): read,
         compute and apply at the state y there."""
-        fuzz = BREAKPOINT_FUZZ * np.finfo(float).eps * max(1.0, abs(t))
+        fuzz = BREAKPOINT_FUZZ * EPS * max(1.0, abs(t))
         cache = {}
 
         def sensors():
@@ -158,7 +193,9 @@ class SampledControllers:
                 inp["previous"] = yk
                 inp["integral"] += e * c.sample_time
                 g = inp["input"]
-                u += g.gain * e - g.rate_gain * (yk - prev) / c.sample_time
+                u += g.gain * e - g.rate_gain * filtered_rate(
+                    (yk - prev) / c.sample_time, inp["pole"], inp["stages"]
+                )
                 u += g.integral_gain * inp["integral"]
             u = float(np.clip(u, c.limits[0], c.limits[1]))
             self.applies.append((te + c.delay, entry["k"], u))

@@ -38,7 +38,12 @@ from .dynamics import system as _system
 from .dynamics.constrained import initial_derivative, make_consistent, reselect_rows
 from .dynamics.energy import ENERGY_COMPONENTS
 from .dynamics.model_switches import dae_model_switch_values
-from .dynamics.outputs import output_quantities
+from .dynamics.outputs import (
+    has_reaction_sensors,
+    kinematic_outputs,
+    output_quantities,
+    reaction_outputs,
+)
 from .dynamics.stop_sides import stops_on_their_limits
 from .elements.deformation_range import DeformationWatch
 from .elements.modal import basis_record
@@ -63,6 +68,7 @@ from .solvers.ida import IdaIntegrator
 from .solvers.kernel_call import KernelCall
 from .solvers.linear_choice import banded_iteration_matrix
 from .solvers.scipy_ivp import SCIPY_METHODS, ScipyIntegrator
+from .solvers.typed_call import TypedCall
 from .tuple_ref import held_ref
 
 __all__ = [
@@ -281,18 +287,20 @@ def _with_sampled_control(cm, system, t0, t_end):
         return None
     row = np.zeros((1, len(ENERGY_COMPONENTS)))
     values = np.zeros((1, cm.nsensor_values))
+    rows = RowOutputs(m)
+    t1, y1 = np.zeros(1), np.zeros((1, system.n))
 
     def sensors_at(t, y):
-        output_quantities(
-            m, ws, np.array([float(t)]), np.ascontiguousarray(y)[None, :], row, values
-        )
+        t1[0] = t
+        y1[0] = y
+        rows(m, ws, t1, y1, row, values)
         return values[0]
 
     sampler = SampledControllers(cm, ws, t0, t_end, sensors_at)
-    system.breakpoints = np.union1d(
-        np.asarray(system.breakpoints if system.breakpoints is not None else [], dtype=float),
-        sampler.breakpoints,
-    )
+    sampler.row_outputs = RowOutputs(m)  # its own types: the batches of outputs
+    own = np.asarray(system.breakpoints if system.breakpoints is not None else [], dtype=float)
+    system.breakpoints = np.union1d(own, sampler.breakpoints)
+    system.held_breakpoints = sampler.held_breakpoints(own)
     system.sample = sampler.at_breakpoint
     return sampler
 
@@ -331,6 +339,26 @@ def _check_discrete_state(model, settings, constrained):
         )
 
 
+class RowOutputs:
+    """output_quantities(m, ws, t, y, e, sv) for one model, called per sample or per
+    held value of a sampled run: through the kernels' compiled functions for the
+    types of the first call (flexmbs.solvers.typed_call), without the dispatcher's
+    look at the model's arrays, when the arrays are C-contiguous float64 (else
+    output_quantities)."""
+
+    def __init__(self, m):
+        self._kinematic = TypedCall(kinematic_outputs)
+        self._reaction = TypedCall(reaction_outputs) if has_reaction_sensors(m) else None
+
+    def __call__(self, m, ws, t, y, e, sv):
+        if not all(a.flags.c_contiguous and a.dtype == np.float64 for a in (t, y, e, sv)):
+            output_quantities(m, ws, t, y, e, sv)
+            return
+        self._kinematic(m, ws, t, y, e, sv)
+        if self._reaction is not None:
+            self._reaction(m, ws, t, y, sv)
+
+
 def _output_quantities(cm, ws, sampler, t, y, e, sv):
     """output_quantities for rows at times t, each with the sampled controllers'
     outputs in force at its time (sampler.history), the workspace's restored
@@ -348,7 +376,7 @@ def _output_quantities(cm, ws, sampler, t, y, e, sv):
         while stop < len(t) and which[stop] == which[start]:
             stop += 1
         ws.ctrl_held[:] = sampler.history_v[max(which[start], 0)]
-        output_quantities(
+        sampler.row_outputs(
             cm.arrays, ws, t[start:stop], y[start:stop], e[start:stop], sv[start:stop]
         )
         start = stop

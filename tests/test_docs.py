@@ -248,6 +248,7 @@ GENERATED_TABLES = [  # (benchmark script, its results file, the page showing it
     ("bench_viewer_fe.py", "viewer_fe.json", "guides/viewer.md"),
     ("bench_control_loop.py", "control_loop.json", "guides/control.md"),
     ("bench_live_view.py", "live_view.json", "guides/viewer.md"),
+    ("bench_sampled_control.py", "sampled_control.json", "guides/solvers.md"),
 ]
 
 

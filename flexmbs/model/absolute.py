@@ -77,12 +77,14 @@ def _refuse(model: Model) -> None:
         ("user law", getattr(model, "user_laws", {})),
         ("contact", getattr(model, "contacts", {})),
         ("friction", getattr(model, "frictions", {})),
+        ("backlash", getattr(model, "backlashes", {})),
         ("controller", getattr(model, "controllers", {})),
     ):
         for name in table:
             what = {
                 "contact": "rolling contacts are",
                 "friction": "joint friction is",
+                "backlash": "backlash is",
                 "controller": "controllers are",
             }.get(kind, "user force laws (functions of the model's q and u) are")
             raise ModelError(

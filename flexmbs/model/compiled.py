@@ -413,7 +413,13 @@ def _body_and_joint_arrays(
         act_inertia=_packed([a.gear_ratio**2 * a.rotor_inertia for a in actuators], (0,)),
         act_damping=_packed([a.gear_ratio**2 * a.motor_damping for a in actuators], (0,)),
         **motor_tables(actuators),
-        **stop_tables(model.joints.values(), topo.cut_joint_names, coords.column_of, coords.qindex),
+        **stop_tables(
+            model.joints.values(),
+            topo.cut_joint_names,
+            coords.column_of,
+            coords.qindex,
+            getattr(model, "backlashes", {}).values(),
+        ),
     )
 
 

@@ -19,10 +19,11 @@ flexmbs.instruments), forms u_k with the rate as the backward difference
 (y_k - y_k-1) / T and the integral as a sum, and its output takes effect `delay`
 seconds later and is held until the next one takes effect (a zero-order hold).
 The sample instants and the instants the outputs take effect are breakpoints of
-the run, where the integrator restarts. Without a sample time the controller is
-continuous: it reads joint coordinates and rates (y' of a coordinate is its rate)
-and has no integral action, delay or instrument (those need the sampled form,
-which a rig's controller is).
+the run, which the integrator's steps end on; where only a held output changes, it
+goes on across them with its history (flexmbs.solvers.bdf_integrator). Without a
+sample time the controller is continuous: it reads joint coordinates and rates (y'
+of a coordinate is its rate) and has no integral action, delay or instrument (those
+need the sampled form, which a rig's controller is).
 """
 
 from __future__ import annotations
@@ -63,7 +64,12 @@ INPUT_FIELDS = (
     "rate_gain",
     "integral_gain",
     "setpoint",
+    "rate_cutoff",
+    "rate_filter_order",
 )
+
+RATE_FILTER_ORDERS = (1, 2)
+"""The orders of a sampled input's rate filter: stages of a first-order low-pass."""
 
 
 @dataclass
@@ -71,7 +77,9 @@ class ControllerInput:
     """One input of a controller: `sensor` (with `component`, the index of the
     value among the sensor's) or coordinate `coordinate` of `joint` (its rate when
     `rate`); its gains (`gain` on the error, `rate_gain` on minus the measurement's
-    rate, `integral_gain` on the error's integral) and `setpoint` (None: 0)."""
+    rate, `integral_gain` on the error's integral) and `setpoint` (None: 0); the
+    rate of a sampled input through a low-pass of `rate_filter_order` stages with the
+    cut-off `rate_cutoff` (Hz; 0: the backward difference as it is)."""
 
     sensor: str | None
     component: int
@@ -82,6 +90,8 @@ class ControllerInput:
     rate_gain: float
     integral_gain: float
     setpoint: TimeFunction | None
+    rate_cutoff: float = 0.0
+    rate_filter_order: int = 1
 
     def label(self) -> str:
         """The input as the text names it: sensor "s" or joint "j" (rate)."""
@@ -182,7 +192,16 @@ def _input(model: Any, table: Mapping[str, Any], item: str, k: int) -> Controlle
         _scalar(table.get("rate_gain", 0.0), item, at + "rate_gain"),
         _scalar(table.get("integral_gain", 0.0), item, at + "integral_gain"),
         setpoint,
+        _scalar(table.get("rate_cutoff", 0.0), item, at + "rate_cutoff", nonnegative=True),
+        _filter_order(table.get("rate_filter_order", 1), item, at + "rate_filter_order"),
     )
+
+
+def _filter_order(value: object, item: str, fld: str) -> int:
+    if isinstance(value, bool) or value not in RATE_FILTER_ORDERS:
+        orders = " or ".join(str(v) for v in RATE_FILTER_ORDERS)
+        raise ModelError(f"expected {orders}, got {value!r}", item, fld)
+    return int(value)  # type: ignore[call-overload]
 
 
 def _limits(value: object, item: str) -> tuple[float, float]:
@@ -262,6 +281,12 @@ def controller_item(
                     "integral action needs a sample_time (the integral is the "
                     "sampled controller's sum)",
                     "integral_gain",
+                )
+            elif inp.rate_cutoff:
+                what = (
+                    "a rate filter needs a sample_time (it filters the sampled "
+                    "controller's differences)",
+                    "rate_cutoff",
                 )
             elif inp.rate and inp.rate_gain:
                 what = (

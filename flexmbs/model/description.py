@@ -79,6 +79,7 @@ from .vocabulary import (
 if TYPE_CHECKING:
     from ..elements.materials import Material
     from ..elements.sections import Section
+    from .backlash import Backlash
     from .controllers import Controller
     from .friction import Friction
     from .timefunctions import TimeFunction
@@ -145,6 +146,7 @@ class Model:
         self.springs: dict[str, Spring] = {}
         self.user_laws: dict[str, UserLawItem] = {}
         self.frictions: dict[str, Friction] = {}
+        self.backlashes: dict[str, Backlash] = {}
         self.controllers: dict[str, Controller] = {}
         self.sensors: dict[str, Sensor] = {}
         self.contacts: dict[str, Contact] = {}
@@ -826,6 +828,18 @@ class Model:
         self.frictions[name] = friction_item(self, name, joint, **fields)
         return self.frictions[name]
 
+    def add_backlash(self, name: str, joint: str, **fields: Any) -> Backlash:
+        """The play of coordinate `coordinate` (default 0) of `joint` as a dead-band
+        spring and damper (flexmbs.model.backlash): `gap` (the whole play, rad or
+        m), `center`, `stiffness` (N m/rad or N/m) and `damping` (N m s/rad or
+        N s/m) of its edges' contact."""
+        from .backlash import backlash_item
+
+        item = f'backlash "{name}"'
+        self._new_name(name, self.backlashes, item)
+        self.backlashes[name] = backlash_item(self, name, joint, **fields)
+        return self.backlashes[name]
+
     def add_controller(
         self, name: str, actuator: str, inputs: Sequence[Mapping[str, Any]], **fields: Any
     ) -> Controller:
@@ -924,6 +938,9 @@ class Model:
         dead_time: float = 0.0,
         lag: float = 0.0,
         resolution: float = 0.0,
+        controller_dead_time: float | None = None,
+        controller_lag: float | None = None,
+        controller_resolution: float | None = None,
     ) -> Sensor:
         """Record a joint coordinate or rate; a marker's position, orientation
         (rotation matrix, row-major), velocity, angular velocity or elastic deflection
@@ -936,7 +953,9 @@ class Model:
         its disk and the contact point (type "contact_reaction"). As an instrument
         gives it (flexmbs.instruments): through a first-order `lag` (time constant,
         s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
-        step; 0: none)."""
+        step; 0: none). What a sampled controller reads goes through its own
+        `controller_dead_time`, `controller_lag` and `controller_resolution` (None:
+        the record's)."""
         item = f'sensor "{name}"'
         for fld, given in (
             ("joint", joint),
@@ -950,11 +969,17 @@ class Model:
                 raise ModelError(
                     f"expected a name, got {given.__class__.__name__} {given!r}", item, fld
                 )
-        instrument = {
+        instrument: dict[str, float | None] = {
             "dead_time": _scalar(dead_time, item, "dead_time", nonnegative=True),
             "lag": _scalar(lag, item, "lag", nonnegative=True),
             "resolution": _scalar(resolution, item, "resolution", nonnegative=True),
         }
+        for key, value in (
+            ("controller_dead_time", controller_dead_time),
+            ("controller_lag", controller_lag),
+            ("controller_resolution", controller_resolution),
+        ):
+            instrument[key] = None if value is None else _scalar(value, item, key, nonnegative=True)
         self._new_name(name, self.sensors, item, sensor=True)
         if type not in SENSOR_TYPES:
             raise ModelError(

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import ModelError
+from .backlash import Backlash
 from .items import Actuator, Joint
 
 __all__ = ["motor_tables", "stop_tables", "electrical_state_names"]
@@ -60,9 +61,11 @@ def stop_tables(
     cut_joints: Iterable[str],
     coord_of: Mapping[tuple[str, int], int],
     qindex: Sequence[int],
+    backlashes: Iterable[Backlash] = (),
 ) -> dict[str, np.ndarray]:
     """The stop fields of ModelArrays: one stop per limited coordinate of the
-    joints (a cut joint or a driven coordinate with limits is refused)."""
+    joints (a cut joint or a driven coordinate with limits is refused), then one
+    per backlash, its play's edges the stop's limits (flexmbs.model.backlash)."""
     coord, lower, upper, stiffness, damping = [], [], [], [], []
     cut = set(cut_joints)
     for j in joints:
@@ -95,6 +98,20 @@ def stop_tables(
             upper.append(hi)
             stiffness.append(j.limit_stiffness[c])
             damping.append(j.limit_damping[c])
+    for b in backlashes:
+        if b.joint in cut:
+            raise ModelError(
+                "the joint closes a loop and is cut, so its coordinates are not the "
+                "model's: put the backlash on another joint of the loop or mark another "
+                "one cut = true",
+                f'backlash "{b.name}"',
+                "joint",
+            )
+        coord.append(coord_of[(b.joint, b.coordinate)])
+        lower.append(b.edges[0])
+        upper.append(b.edges[1])
+        stiffness.append(b.stiffness)
+        damping.append(b.damping)
     return {
         "stop_coord": np.array(coord, dtype=np.int64),
         "stop_lower": np.array(lower, dtype=float),

@@ -389,7 +389,8 @@ class Sensor:
     """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
     several); marker sensors name `body` and `marker` and are expressed in the frame of
     body `frame` (the ground by default). As an instrument gives it: a first-order
-    `lag` (s), a `dead_time` (s) and a `resolution` (0: none; flexmbs.instruments)."""
+    `lag` (s), a `dead_time` (s) and a `resolution` (0: none; flexmbs.instruments);
+    as a sampled controller reads it, the `controller_` ones (None: the same)."""
 
     name: str
     type: str
@@ -407,6 +408,18 @@ class Sensor:
     dead_time: float = 0.0
     lag: float = 0.0
     resolution: float = 0.0
+    controller_dead_time: float | None = None
+    controller_lag: float | None = None
+    controller_resolution: float | None = None
+
+    def controller_instrument(self) -> tuple[float, float, float]:
+        """(dead time, lag, resolution) of what a sampled controller reads: the
+        `controller_` settings where given, else the record's."""
+        return (
+            self.dead_time if self.controller_dead_time is None else self.controller_dead_time,
+            self.lag if self.controller_lag is None else self.controller_lag,
+            self.resolution if self.controller_resolution is None else self.controller_resolution,
+        )
 
 
 # The settings a method keeps for itself: its tolerances (each method's own, since

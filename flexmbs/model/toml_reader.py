@@ -359,7 +359,14 @@ _SPRING = _Schema(
     },
     required=("body1", "marker1", "body2", "marker2", "stiffness"),
 )
-_INSTRUMENT = {"dead_time": NUMBER, "lag": NUMBER, "resolution": NUMBER}
+_INSTRUMENT = {
+    "dead_time": NUMBER,
+    "lag": NUMBER,
+    "resolution": NUMBER,
+    "controller_dead_time": NUMBER,
+    "controller_lag": NUMBER,
+    "controller_resolution": NUMBER,
+}
 ACTUATOR_COMMANDS = ("setpoint", "torque", "voltage")
 """The fields of an actuator that hold its command's time function."""
 _ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
@@ -404,6 +411,17 @@ _FRICTION = _Schema(
     },
     required=("joint",),
 )
+_BACKLASH = _Schema(
+    {
+        "joint": STRING,
+        "coordinate": INTEGER,
+        "gap": NUMBER,
+        "center": NUMBER,
+        "stiffness": NUMBER,
+        "damping": NUMBER,
+    },
+    required=("joint", "gap", "stiffness"),
+)
 _CONTROLLER = _Schema(
     {
         "actuator": STRING,
@@ -427,6 +445,8 @@ _CONTROLLER_INPUT = _Schema(
         "rate_gain": NUMBER,
         "integral_gain": NUMBER,
         "setpoint": TABLE,
+        "rate_cutoff": NUMBER,
+        "rate_filter_order": INTEGER,
     }
 )
 _USER_LAW = _Schema(
@@ -488,6 +508,7 @@ _SECTIONS = (
     "contacts",
     "sensors",
     "frictions",
+    "backlashes",
     "controllers",
     "user_laws",
 )
@@ -864,6 +885,11 @@ _NAMED_SECTIONS = {
         lambda n: f'friction "{n}"',
         lambda n, t, i: _check_fields(t, _FRICTION, i),
     ),
+    "backlashes": (
+        "backlash",
+        lambda n: f'backlash "{n}"',
+        lambda n, t, i: _check_fields(t, _BACKLASH, i),
+    ),
     "controllers": ("controller", lambda n: f'controller "{n}"', _check_controller),
     "user_laws": (
         "user law",
@@ -1025,6 +1051,8 @@ def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
         model.add_sensor(name, **table)
     for name, table in doc.get("frictions", {}).items():
         model.add_friction(name, **table)
+    for name, table in doc.get("backlashes", {}).items():
+        model.add_backlash(name, **table)
     for name, table in doc.get("controllers", {}).items():
         inputs = [
             {k: _time_function(v) if k == "setpoint" else v for k, v in entry.items()}

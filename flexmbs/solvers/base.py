@@ -68,7 +68,11 @@ class System:
     crossing; it may set, in place, the speeds of the state that the new discrete
     state holds still and the values of the functions whose meaning it changed).
     `sample(t, y)`, if given, makes the discrete updates due at the start of a
-    segment (a sampled controller's reading and held output). `bdf` and `galpha`
+    segment (a sampled controller's reading and held output). `held_breakpoints`
+    (sorted times, s, among `breakpoints`) are those where only such held values
+    change: the forces jump there, the state and the forces' derivatives do not, so
+    `bdf` carries its history and iteration matrix across them and `galpha` keeps
+    its step and matrix, instead of starting again. `bdf` and `galpha`
     honour them; the other integrators step over the discontinuities as they
     come."""
     n: int
@@ -94,6 +98,7 @@ class System:
     nswitch: int = 0
     switched: object = None
     sample: object = None
+    held_breakpoints: np.ndarray | None = None
 
 
 class Integrator(ABC):

@@ -492,6 +492,7 @@ class BDF:
         held by reference (self._advance_args), so that a call costs a few
         microseconds whatever the size of the state."""
         self._start_kernel = None
+        self._carry_kernel = None
         if not _JIT:
             self._advance = _k.bdf_advance_held
             self._ic = _k.bdf_initial_conditions
@@ -630,6 +631,31 @@ class BDF:
         the step loop checks their signs (after a restart at a crossing, the values
         on each function's new side)."""
         self._s.gsw[:] = g
+
+    def go_on_across_jump(self, t_end, taylor):
+        """Go on from t, where the driver ended, towards a later t_end (s), after the
+        forces jumped at t with the state continuous (a held input that changed):
+        taylor (K, n) holds the derivatives d^(m)(t), m = 1..K, of the difference
+        d between the solutions after and before the jump (d' the jump of y'; K =
+        `order_last` + 1 carries it exactly through the history's polynomial). The
+        history is carried across the jump (bdf_kernels.bdf_carry_jump); the order,
+        the step and the iteration matrix are kept. Counters go on."""
+        t_end = float(t_end)
+        if not t_end > self.t:
+            raise ValueError(f"t_end must be after t = {self.t}, got {t_end}")
+        s = self._s
+        taylor = np.ascontiguousarray(np.atleast_2d(taylor), dtype=float)
+        if taylor.shape[1] != self.n:
+            raise ValueError(f"taylor must have {self.n} columns, got {taylor.shape}")
+        if self._carry_kernel is None:
+            self._carry_kernel = entry_point(_k.bdf_carry_jump, self._held_state, taylor)
+        start = time.perf_counter()
+        self._carry_kernel(self._held_state, taylor)
+        s.fs[_k.F_T_END] = t_end
+        s.iv[_k.I_STATUS] = _k.ST_RUNNING
+        self.t_end = t_end
+        self._status = _k.ST_RUNNING
+        self.wall_time += time.perf_counter() - start
 
     def advance(self, t_out, max_steps=None):
         """Integrate until the solution at the times `t_out` is known.

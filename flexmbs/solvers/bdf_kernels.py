@@ -45,9 +45,9 @@ from ..config import jit, jit_entry
 from ..linalg import lu_factor, lu_solve
 from ..tuple_ref import tuple_ref
 
-__all__ = ["BdfState", "new_state", "bdf_start", "bdf_advance_held", "bdf_initial_conditions",
-           "bdf_advance", "bdf_interpolate", "lu_factor", "lu_solve", "no_jacobian",
-           "no_switches", "switch_crossed", "MAXORD", "NPHI"]
+__all__ = ["BdfState", "new_state", "bdf_start", "bdf_carry_jump", "bdf_advance_held",
+           "bdf_initial_conditions", "bdf_advance", "bdf_interpolate", "lu_factor",
+           "lu_solve", "no_jacobian", "no_switches", "switch_crossed", "MAXORD", "NPHI"]
 
 MAXORD = 5                 # highest BDF order
 INDEX2_MIN_ORDER = 3
@@ -1328,6 +1328,48 @@ def bdf_start(s, t0, h0, y_hist):
     iv[I_PHASE] = 1
     iv[I_HISTORY] = 1
     fs[F_HUSED] = hh
+
+
+@jit
+def bdf_carry_jump(s, taylor):
+    """Carry the history of the last steps across a jump of the forces at t_n with
+    the state continuous (a held input that changed).
+
+    The solution after the jump, continued back over the last steps, is the one
+    before it plus d(t), d(t_n) = 0, whose derivatives at t_n are taylor[m - 1] =
+    d^(m)(t_n), m = 1..K (d' the jump of y', d'' = J d', ... with J = df/dy: the
+    linear response to the jump). The history's points t_n - c_j (c_0 = 0, c_j =
+    psi_{j-1}) move by the Taylor polynomial of d there, and phi_j = psi_0 ...
+    psi_{j-1} [y_n, ..., y_{n-j}] (the modified divided differences, j = 1..k) by
+    those of the moves. The order, the step and the iteration matrix stay as they
+    are; s.yp += taylor[0]."""
+    phi, psi = s.phi, s.psi
+    n = phi.shape[1]
+    kk = s.iv[I_KUSED]
+    if kk < 1:
+        kk = 1
+    nterms = taylor.shape[0]
+    c = np.zeros(kk + 1)
+    for j in range(1, kk + 1):
+        c[j] = psi[j - 1]
+    dd = np.zeros(kk + 1)
+    for i in range(n):
+        for j in range(kk + 1):
+            v = 0.0
+            power = 1.0
+            for m in range(nterms):
+                power *= -c[j] / (m + 1)
+                v += power * taylor[m, i]
+            dd[j] = v
+        # divided differences in place: dd[j] = [p(t_n), ..., p(t_n - c_j)]
+        for level in range(1, kk + 1):
+            for j in range(kk, level - 1, -1):
+                dd[j] = (dd[j - 1] - dd[j]) / (c[j] - c[j - level])
+        scale = 1.0
+        for j in range(1, kk + 1):
+            scale *= psi[j - 1]
+            phi[j, i] += scale * dd[j]
+        s.yp[i] += taylor[0, i]
 
 
 @jit

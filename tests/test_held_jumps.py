@@ -1,0 +1,113 @@
+"""A held input that jumps at a controller's sample, carried across by BDF without a
+restart: the history moved by the jump's Taylor polynomial (bdf_kernels.
+bdf_carry_jump) against the points it must pass through, and a sampled speed loop
+on a DC motor against the exact recursion of its zero-order hold."""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+from test_controllers import J, rotor
+
+from flexmbs.model.timefunctions import Constant
+from flexmbs.simulation import simulate
+from flexmbs.solvers import bdf_kernels as K
+from flexmbs.solvers.bdf import BDF
+
+
+@numba.njit(cache=True)
+def _oscillator(t, y, yp, args, out):
+    """q' = u, u' = -w^2 q - c u + f(t), z' = u^2 (a quadrature), f = args[0][0]
+    + sin(3 t)."""
+    f = args[0][0] + math.sin(3.0 * t)
+    out[0] = yp[0] - y[1]
+    out[1] = yp[1] + 40.0 * y[0] + 0.3 * y[1] - f
+    out[2] = yp[2] - y[1] * y[1]
+
+
+@pytest.mark.parametrize("t_stop", [0.02, 0.4, 1.3])
+def test_carried_history_passes_through_the_moved_points(t_stop):
+    """After the carry the history's polynomial passes through the old one's values
+    at t_n - c_j (c_0 = 0, c_j = psi_{j-1}, j <= k) moved by the Taylor polynomial
+    sum_m (-c_j)^m / m! d^(m): the slow reference evaluates both polynomials in
+    Newton form at those points."""
+    force = np.array([0.5])
+    d = BDF(_oscillator, (force,), 0.0, np.array([0.1, 0.0, 0.0]), np.array([0.0, 0.0, 0.0]),
+            2.0, 1e-9, 1e-11, second_order=1, calc_ic=False)
+    d._s.yp[1] = -4.0 + 0.5
+    d.advance([t_stop])
+    s = d._s
+    k = int(s.iv[K.I_KUSED])
+    c = np.concatenate(([0.0], s.psi[:k]))
+    t_n = d.t
+    old = np.array([d.interpolate(t_n - cj)[0] for cj in c])
+    taylor = np.array([[0.0, 0.7, -0.2], [0.7, 0.05, 0.3]])
+    move = np.array([sum((-cj) ** (m + 1) / math.factorial(m + 1) * taylor[m]
+                         for m in range(len(taylor))) for cj in c])
+    yp = d.yp
+    d.go_on_across_jump(2.0, taylor)
+    new = np.array([d.interpolate(t_n - cj)[0] for cj in c])
+    scale = np.abs(old).max() + np.abs(move).max()
+    assert np.abs(new - (old + move)).max() < 1e-13 * scale
+    assert np.array_equal(d.yp, yp + taylor[0])
+    assert d.status == "running" and d.t_end == 2.0
+
+
+def test_carried_run_follows_the_jumped_forces():
+    """A jump df of the force carried across (d' = (0, df, 0), d'' = (df, -0.3 df,
+    2 u df)) gives the run that starts afresh at the jump, within the tolerance:
+    the same order and step go on."""
+    force = np.array([0.5])
+    y0 = np.array([0.1, 0.0, 0.0])
+    yp0 = np.array([0.0, -4.0 + 0.5, 0.0])
+    carried = BDF(_oscillator, (force,), 0.0, y0, yp0, 0.6, 1e-10, 1e-12, second_order=1,
+                  calc_ic=False)
+    carried.advance([0.6])
+    t1, y1 = carried.t, carried.y
+    force[0] = 1.5
+    u = y1[1]
+    carried.go_on_across_jump(1.2, np.array([[0.0, 1.0, 0.0], [1.0, -0.3, 2.0 * u]]))
+    assert u == y1[1]
+    _, ya, _ = carried.advance([1.2])
+    yp1 = np.zeros(3)
+    _oscillator(t1, y1, np.zeros(3), (force,), yp1)
+    fresh = BDF(_oscillator, (force,), t1, y1, -yp1, 1.2, 1e-10, 1e-12, second_order=1,
+                calc_ic=False)
+    _, yb, _ = fresh.advance([1.2])
+    assert np.abs(ya[0, :2] - yb[0, :2]).max() < 1e-8
+
+
+def test_sampled_speed_loop_is_the_exact_hold_recursion():
+    """A speed loop sampled every T on a DC motor without inductance: J w' = A V - B w,
+    V_k = g (r - w_k) held, so w_k+1 = w_k e^(-B T / J) + A V_k / B (1 - e^(-B T /
+    J)); every sample a held jump carried across (no restart), the energy balance
+    closed."""
+    n, eta, kt, ke, R, Ka, g, r, T = 5.0, 0.8, 0.05, 0.06, 2.0, 1.5, 0.4, 10.0, 0.002
+    m = rotor(0.3)
+    m.actuators.clear()
+    m.sensors.pop("torque")
+    m.add_actuator("motor", joint="axle", type="dc_motor", voltage=Constant(0.0),
+                   gear_ratio=n, efficiency=eta, torque_constant=kt,
+                   back_emf_constant=ke, resistance=R, amplifier_gain=Ka)
+    m.add_sensor("rate", "joint_rate", joint="axle")
+    m.add_controller("speed", actuator="motor", command="voltage", sample_time=T, inputs=[
+        {"joint": "axle", "rate": True, "gain": g, "setpoint": Constant(r)}])
+    sim = simulate(m, progress=False)
+    assert sim.success, sim.message
+    A, B = n * eta * kt * Ka / R, n * n * eta * kt * ke / R
+    decay = math.exp(-B * T / J)
+    w = [0.0]
+    for _ in range(int(round(0.3 / T))):
+        w.append(w[-1] * decay + A * g * (r - w[-1]) / B * (1.0 - decay))
+    at = np.rint(sim.t / T).astype(int)
+    on = np.abs(sim.t - at * T) < 1e-12
+    scale = max(abs(v) for v in w)
+    assert np.abs(sim.sensor("rate")[on] - np.array(w)[at[on]]).max() < 1e-8 * scale
+    st = sim.statistics
+    assert st["held_jumps"] == st["breakpoints"] == int(round(0.3 / T)) - 1
+    assert st["njac"] < 10
+    e = sim.energy
+    total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
+    # the works' local errors, up to rtol (1e-10) of them a step, over the steps
+    assert np.abs(total - total[0]).max() < 1e-10 * st["nsteps"] * e[-1, 0]
