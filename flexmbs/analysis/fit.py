@@ -791,23 +791,11 @@ class _Record:
         self.quantities = sensor_quantities(model_to_json(model))
         self.t_record = float(self.measured.time[-1] - self.measured.time[0])
         step = self.dt / OUTPUT_SUBSTEPS
-        self.runs = _Runs(
-            spec.model_path,
-            spec.overrides,
-            parameters,
-            None,
-            rtol,
-            atol,
-            step,
-            spec.channel_map,
-            self.quantities,
-        )
-        self.quantizing = quantizing_sensors(self.doc)
-        smooth = [f"sensors.{_toml_key(n)}.resolution=0.0" for n in self.quantizing]
-        self.smooth_runs = (
-            _Runs(
+
+        def runs(overrides: Sequence[str]) -> _Runs:
+            return _Runs(
                 spec.model_path,
-                list(spec.overrides) + smooth,
+                overrides,
                 parameters,
                 None,
                 rtol,
@@ -816,9 +804,11 @@ class _Record:
                 spec.channel_map,
                 self.quantities,
             )
-            if self.quantizing
-            else self.runs
-        )
+
+        self.runs = runs(spec.overrides)
+        self.quantizing = quantizing_sensors(self.doc)
+        smooth = [f"sensors.{_toml_key(n)}.resolution=0.0" for n in self.quantizing]
+        self.smooth_runs = runs(list(spec.overrides) + smooth) if self.quantizing else self.runs
         self.offset0 = 0.0
         self.alignment = ""
         self.t = np.zeros(0)
