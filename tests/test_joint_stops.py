@@ -278,21 +278,23 @@ def test_urdf_limits_become_stops(tmp_path):
     assert shoulder.limit_stiffness[0] == pytest.approx(30.0 / STOP_PENETRATION["rad"])
     assert slide.limit_stiffness[0] == pytest.approx(100.0 / STOP_PENETRATION["m"])
     assert slide.limit_damping[0] == pytest.approx(slide.limit_stiffness[0] * STOP_DAMPING_TIME)
-    assert slide.initial[0] == 0.05          # 0 lies below the slide's range
+    assert slide.initial[0] == pytest.approx(0.051)  # 0 lies below the range: 1 mm in
     assert "velocity limit 3.0" in model.source_text
 
 
 @pytest.mark.parametrize("method", ["bdf", "galpha"])
 def test_an_imported_arm_started_on_a_limit_keeps_the_balance(method, tmp_path):
-    """The importer starts the slide on its lower limit (0 lies below its range),
-    which gravity pushes it into: the stop holds it from the start, and the balance
-    passes (before, the slide fell through the stop while its spring's energy was
-    counted, 0.54 J of drift in 0.05 s on a robot description's arm)."""
+    """The slide started on its lower limit, which gravity pushes it into: the stop
+    holds it from the start, and the balance passes (before, the slide fell through
+    the stop while its spring's energy was counted, 0.54 J of drift in 0.05 s on a
+    robot description's arm; the importer now starts such a joint inside its range,
+    and a model file may still start one on its limit)."""
     pytest.importorskip("yourdfpy")
-    from flexmbs.model.urdf import load_urdf
+    from flexmbs.model.toml_reader import loads_model
+    from flexmbs.model.urdf import urdf_model_text
     path = tmp_path / "arm.urdf"
     path.write_text(URDF)
-    model = load_urdf(path)
+    model = loads_model(urdf_model_text(path), overrides=["joints.slide.initial=0.05"])
     model.set_solver(method=method, t_end=0.3)
     model.add_sensor("x", "joint_coordinate", joint="slide")
     sim = simulate(model, tmp_path / "run.h5")
