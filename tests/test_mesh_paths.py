@@ -130,3 +130,36 @@ def test_a_mesh_that_cannot_be_read_falls_back_too(tmp_path, monkeypatch):
     (warning,) = scene.warnings
     assert "link1.stl: the URDF's mesh cannot be read" in warning
     assert "pycollada" not in warning
+
+
+RENAMED = """<?xml version="1.0"?>
+<robot name="renamed">
+  <link name="base"/>
+  <link name="arm.1">
+    <inertial><mass value="1.0"/><origin xyz="0.1 0 0"/>
+      <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.004" iyz="0" izz="0.004"/></inertial>
+    <visual><origin xyz="0.1 0 0"/><geometry><box size="0.2 0.02 0.02"/></geometry></visual>
+  </link>
+  <joint name="j" type="revolute">
+    <parent link="base"/><child link="arm.1"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2" effort="10" velocity="3"/>
+  </joint>
+</robot>
+"""
+
+
+def test_the_meshes_of_renamed_links_are_drawn_on_their_bodies(tmp_path):
+    """A link the import renamed (arm.1 -> arm_1) keeps its visual in the viewer."""
+    from flexmbs.model.toml_reader import loads_model
+    from flexmbs.model.urdf import import_urdf, renamed_links
+    from flexmbs.viewer.visuals import urdf_visuals
+
+    path = tmp_path / "renamed.urdf"
+    path.write_text(RENAMED)
+    text = import_urdf(path).text
+    assert renamed_links(text) == {"arm.1": "arm_1"}
+    model = loads_model(text)
+    meshes = urdf_visuals(path, model)
+    assert [m.body for m in meshes] == ["arm_1"]
+    model.source_text = text
+    assert [m.body for m in urdf_visuals(path, model)] == ["arm_1"]

@@ -15,6 +15,7 @@ from ..io.results import Result, open_result
 from ..model.compiled import compile_model
 from ..model.description import Model
 from ..model.toml_reader import load_model, loads_model
+from ..model.urdf import renamed_links
 from .scene import DEFAULT_MAX_FRAMES, Scene, build_scene
 from .visuals import VisualMesh, urdf_of_model_text, urdf_visuals
 
@@ -30,8 +31,9 @@ def _meshes(
     near: Path | None,
     warnings: list[str],
 ) -> list[VisualMesh]:
+    renamed = renamed_links(text)
     if urdf is not None:
-        return urdf_visuals(urdf, model, warnings)
+        return urdf_visuals(urdf, model, warnings, renamed)
     named = urdf_of_model_text(text, near)
     if named is None:
         return []
@@ -41,7 +43,7 @@ def _meshes(
             "(--urdf PATH gives it)"
         )
         return []
-    return urdf_visuals(named, model, warnings)
+    return urdf_visuals(named, model, warnings, renamed)
 
 
 def scene_of_result(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from numpy.typing import NDArray
 from ..errors import FlexmbsError
 from ..model.description import GROUND, Model
 from ..model.mesh_paths import resolve_mesh_path
-from ..model.urdf import read_urdf
+from ..model.urdf import read_urdf, renamed_links
 from .array_text import packed
 
 __all__ = ["VisualMesh", "urdf_visuals", "urdf_of_model_text", "URDF_COMMENT"]
@@ -195,10 +196,16 @@ def _geometry_parts(
 
 
 def urdf_visuals(
-    path: str | os.PathLike[str], model: Model, warnings: list[str] | None = None
+    path: str | os.PathLike[str],
+    model: Model,
+    warnings: list[str] | None = None,
+    renamed: Mapping[str, str] | None = None,
 ) -> list[VisualMesh]:
     """The visual meshes of the URDF `path`, on the bodies of `model` imported from it
-    (the module docstring). A link the model does not know is left out. A link with a
+    (the module docstring); `renamed`: {URDF link name: its name in the model} of the
+    links the import renamed (flexmbs.model.urdf.renamed_links of the model file's
+    text; by default of `model.source_text`). A link the model does not know is left
+    out. A link with a
     visual mesh that cannot be found (flexmbs.model.mesh_paths) or read is drawn by
     its collision geometry instead (boxes, cylinders, spheres, meshes found), or not
     at all: one line appended to `warnings` says how many and why."""
@@ -214,10 +221,13 @@ def urdf_visuals(
     missing: list[str] = []
     fallback: list[str] = []
     drawn_nothing: list[str] = []
+    if renamed is None:
+        renamed = renamed_links(model.source_text or "")
     for link in robot.links:
-        if link.name not in places:
+        name = renamed.get(link.name, link.name)
+        if name not in places:
             continue
-        body, link_pose = places[link.name]
+        body, link_pose = places[name]
         shapes = []
         lost = False
         for k, visual in enumerate(link.visuals):
