@@ -522,3 +522,23 @@ def test_each_bad_call_of_the_python_api_gets_one_line(model, call, args, kwargs
     assert "\n" not in line
     missing = [w for w in words if w not in line]
     assert not missing, f"{line!r} lacks {missing}"
+
+
+def test_a_joint_that_turns_a_whole_turn_either_way_is_meant():
+    """Industrial arms' wrists turn a whole turn either way, their limits printed
+    rounded (a UR5's -6.28319 and 6.28319 rad): meant, no note; two turns and more
+    (90, degrees for radians) are noted."""
+    from flexmbs.model.library import chain_model
+    from flexmbs.model.plausibility import plausibility_notes
+
+    def notes(limits):
+        model = chain_model(2)
+        joint = next(iter(model.joints.values()))
+        joint.limits = np.array([limits], float)
+        joint.limit_stiffness = np.array([100.0])
+        return [n for n in plausibility_notes(model) if '"limits"' in n]
+
+    assert notes([-6.28319, 6.28319]) == []
+    assert notes([-12.0, 12.0]) == []
+    (note,) = notes([-90.0, 90.0])
+    assert "-90 rad" in note and "two turns" in note and "degrees" in note

@@ -16,7 +16,9 @@ that is meant is left as it is. A model built in Python is checked by calling
 
 and, judged against the model's own scale and its run:
 
-    a joint's `limits` on a rotation, or a marker's `euler_xyz`, above PLAUSIBLE_ANGLE
+    a joint's `limits` on a rotation above PLAUSIBLE_LIMIT (two turns: a joint may
+        turn a whole turn either way, as industrial arms' wrists do), or a marker's
+        `euler_xyz` above PLAUSIBLE_ANGLE
     a joint's `initial_rate` that turns it more than PLAUSIBLE_TURNS times in the run
         and is RATE_FACTOR times the model's own rate sqrt(|g| / L) (L the median size
         of its bodies): rpm for rad/s
@@ -54,6 +56,7 @@ from .vocabulary import GENERATED_PREFIX
 __all__ = [
     "plausibility_notes",
     "PLAUSIBLE_ANGLE",
+    "PLAUSIBLE_LIMIT",
     "PLAUSIBLE_RATE",
     "PLAUSIBLE_DENSITY",
     "PLAUSIBLE_MODULUS",
@@ -61,6 +64,7 @@ __all__ = [
 ]
 
 PLAUSIBLE_ANGLE = 2.0 * math.pi  # rad
+PLAUSIBLE_LIMIT = 4.0 * math.pi  # rad: a turn either way, printed rounded, is meant
 PLAUSIBLE_RATE = 1000.0  # rad/s, 9 549 rpm
 PLAUSIBLE_DENSITY = (100.0, 25_000.0)  # kg/m^3: foams and balsa .. tungsten, osmium
 PLAUSIBLE_MODULUS = (1e5, 1.2e12)  # Pa: soft rubber .. diamond
@@ -102,9 +106,9 @@ def _law_rates(fn: TimeFunction | None) -> list[tuple[str, float]]:
     return []
 
 
-def _angle_note(where: str, value: float) -> str:
+def _angle_note(where: str, value: float, beyond: str = "a turn (2 pi)") -> str:
     return (
-        f"{where} is {value:g} rad, more than a turn (2 pi): degrees where radians are "
+        f"{where} is {value:g} rad, more than {beyond}: degrees where radians are "
         f"expected? ({value:g} deg = {math.radians(value):.4g} rad)"
     )
 
@@ -169,8 +173,10 @@ def _joint_notes(model: Model) -> Iterator[str]:
                     yield _rate_note(where, rate) + f" ({why})"
             if joint.limits is not None:
                 widest = float(joint.limits[k][np.argmax(np.abs(joint.limits[k]))])
-                if abs(widest) > PLAUSIBLE_ANGLE:
-                    yield _angle_note(f'joint "{name}": field "limits"{which}', widest)
+                if abs(widest) > PLAUSIBLE_LIMIT:
+                    yield _angle_note(
+                        f'joint "{name}": field "limits"{which}', widest, "two turns (4 pi)"
+                    )
 
 
 def _given_angle_notes(model: Model) -> Iterator[str]:
