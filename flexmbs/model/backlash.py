@@ -26,8 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelError
-from .checks import _check_joint_coordinate, _scalar
+from .checks import _check_joint_coordinate, _check_not_prescribed, _scalar
 
 __all__ = ["Backlash", "backlash_item"]
 
@@ -65,14 +64,7 @@ def backlash_item(
     """A checked Backlash for `model` (Model.add_backlash's arguments)."""
     item = f'backlash "{name}"'
     _check_joint_coordinate(model.joints, joint, coordinate, item)
-    for driver in model.drivers.values():
-        if (driver.joint, driver.coordinate) == (joint, coordinate):
-            raise ModelError(
-                f'coordinate {coordinate} of joint "{joint}" is prescribed by driver '
-                f'"{driver.name}": a backlash acts on a free coordinate',
-                item,
-                "joint",
-            )
+    _check_not_prescribed(model.drivers.values(), joint, coordinate, item, "a backlash")
     b = _scalar(gap, item, "gap", positive=True)
     k = _scalar(stiffness, item, "stiffness", positive=True)
     c = _scalar(damping, item, "damping", nonnegative=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -414,6 +414,21 @@ def _check_joint_coordinate(
             item,
             "coordinate",
         )
+
+
+def _check_not_prescribed(
+    drivers: Iterable[Any], joint: str, coordinate: int, item: str, what: str
+) -> None:
+    """ModelError when a driver prescribes coordinate `coordinate` of `joint`: `what`
+    (a friction, a backlash) acts on a free coordinate."""
+    for driver in drivers:
+        if (driver.joint, driver.coordinate) == (joint, coordinate):
+            raise ModelError(
+                f'coordinate {coordinate} of joint "{joint}" is prescribed by driver '
+                f'"{driver.name}": {what} acts on a free coordinate',
+                item,
+                "joint",
+            )
 
 
 SECTION_HELPERS = {  # the section types of a model file: the helper that makes each

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
-from .checks import _check_joint_coordinate, _scalar
+from .checks import _check_joint_coordinate, _check_not_prescribed, _scalar
 from .timefunctions import MAX_MAGNITUDE
 
 __all__ = ["Friction", "FRICTION_LAWS", "friction_item", "DEFAULT_REGULARIZATION"]
@@ -91,14 +91,7 @@ def friction_item(
                 item,
                 "coordinate",
             )
-    for driver in model.drivers.values():
-        if (driver.joint, driver.coordinate) == (joint, coordinate):
-            raise ModelError(
-                f'coordinate {coordinate} of joint "{joint}" is prescribed by driver '
-                f'"{driver.name}": friction acts on a free coordinate',
-                item,
-                "joint",
-            )
+    _check_not_prescribed(model.drivers.values(), joint, coordinate, item, "friction")
     if law not in FRICTION_LAWS:
         raise ModelError(
             f"expected a friction law, one of {', '.join(FRICTION_LAWS)}; got {law!r}",
