@@ -11,8 +11,8 @@ import pytest
 from flexmbs import compile_model
 from flexmbs.cli import main
 from flexmbs.dynamics import api
-from flexmbs.model.urdf import load_urdf, urdf_model_text
-from flexmbs.model.urdf_reader import parse_urdf
+from flexmbs.formats.urdf import load_urdf, urdf_model_text
+from flexmbs.formats.urdf_reader import parse_urdf
 
 pin = pytest.importorskip("pinocchio")
 
@@ -169,7 +169,7 @@ def test_an_imported_beams_basis_answers_its_loads_as_the_nodal_beam():
     check within the check's tolerance of the nodal beam (0.6 %); without the
     correction modes it is 15.8 % off and `flexmbs run` warns."""
     from flexmbs.elements.basis_check import BASIS_TOLERANCE, basis_static_differences
-    from flexmbs.model.toml_reader import loads_model
+    from flexmbs.formats.toml_reader import loads_model
 
     text = urdf_model_text(UR5, flexible=["forearm_link"])
     worst = {}
@@ -223,7 +223,7 @@ def test_mimic_joints_are_held_at_their_relation_to_the_leaders_start(tmp_path):
     all noted, nothing refused; the model runs and keeps its energy balance."""
     from flexmbs import simulate
     from flexmbs.analysis.energy import energy_balance
-    from flexmbs.model.urdf import import_urdf
+    from flexmbs.formats.urdf import import_urdf
 
     urdf = tmp_path / "gripper.urdf"
     urdf.write_text(MIMIC_GRIPPER)
@@ -254,7 +254,7 @@ def test_a_published_robots_mimic_grippers_are_held(tmp_path):
     joints of the model, and the robot runs under gravity keeping its energy balance."""
     from flexmbs import simulate
     from flexmbs.analysis.energy import energy_balance
-    from flexmbs.model.urdf import import_urdf
+    from flexmbs.formats.urdf import import_urdf
 
     done = import_urdf(ROBOTS / "tiago_pro_description/robots/tiago_pro.urdf")
     held = next(n for n in done.notes if n.startswith("mimic joints held"))
