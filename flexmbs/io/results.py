@@ -225,15 +225,31 @@ class ResultWriter:
         self._closed = False
         self._write_failure: str | None = None
         self._room_note = ""
-        parent = os.path.dirname(os.path.abspath(self.path))
         self._t_integrated = -math.inf
         # one writer per file: the lock is held until close (a lock given is taken over)
         self._lock = lock if lock is not None else OutputLock(self.path)
         if not self._lock.held:
             self._lock.acquire()
-        # The layout is written under a hidden name and renamed when complete, so that
-        # a reader never finds the file half laid out (and an earlier result at `path`
-        # stays whole until then).
+        self._create_file(model_text, model_json, topology, solver_name, settings, overrides, modes)
+        self._last_commit = _time.monotonic()
+
+    # ----------------------------------------------------------------- layout
+    def _create_file(
+        self,
+        model_text: str,
+        model_json: str,
+        topology: Topology,
+        solver_name: str,
+        settings: Mapping[str, float | str],
+        overrides: Iterable[str],
+        modes: Mapping[str, Mapping[str, Mapping[str, object]]] | None,
+    ) -> None:
+        """Write the file's layout under a hidden name and rename it when complete, so
+        that a reader never finds the file half laid out (and an earlier result at
+        `path` stays whole until then), the room for its end held; on a failure
+        nothing is left, the lock released, and an OSError is a ResultWriteError
+        with the system's reason and the room left."""
+        parent = os.path.dirname(os.path.abspath(self.path))
         partial = os.path.join(parent, f".{os.path.basename(self.path)}.{os.getpid()}.partial")
         self._fd = -1
         self._ballast: str | None = None
@@ -277,9 +293,7 @@ class ResultWriter:
                     "is written"
                 ) from None
             raise
-        self._last_commit = _time.monotonic()
 
-    # ----------------------------------------------------------------- layout
     def _create_layout(
         self,
         model_text: str,
