@@ -173,6 +173,24 @@ def compare_runs(
         times = np.asarray(coarse.t[:n])
         rows = rows[(times >= window[0] - 1e-12) & (times <= window[1] + 1e-12)]
     t = np.asarray(coarse.t)[rows]
+    return (
+        _coordinate_groups(model, cm, coarse, fine, rows, t, limit)
+        + _sensor_groups(model, cm, coarse, fine, rows, t, limit)
+        + [_energy_group(coarse, fine, rows, t, limit)]
+    )
+
+
+def _coordinate_groups(
+    model: Model,
+    cm: Any,
+    coarse: Any,
+    fine: Any,
+    rows: NDArray[np.int64],
+    t: NDArray[np.float64],
+    limit: float,
+) -> list[GroupChange]:
+    """The joint coordinates' group (each against the range of its motion) and the
+    elastic coordinates' (against their largest value), those the model has."""
     nq = cm.nq
     nel = int(np.sum(cm.arrays.flex_nf))
     nj = nq - nel
@@ -181,71 +199,55 @@ def compare_runs(
     yc, yf = np.asarray(coarse.y)[rows], np.asarray(fine.y)[rows]
     groups = []
     if nj:
-        x = yf[:, :nj]
-        groups.append(
-            _group(
-                "joint coordinates",
-                _unit_of(units[:nj]),
-                yc[:, :nj],
-                x,
-                x.max(axis=0) - x.min(axis=0),
-                t,
-                names[:nj],
-                limit,
-            )
-        )
+        x, unit = yf[:, :nj], _unit_of(units[:nj])
+        scale = x.max(axis=0) - x.min(axis=0)
+        groups.append(_group("joint coordinates", unit, yc[:, :nj], x, scale, t, names[:nj], limit))
     if nel:
-        x = yf[:, nj:nq]
+        x, unit, elastic = yf[:, nj:nq], _unit_of(units[nj:nq]), names[nj:nq]
+        scale = np.full(nel, np.abs(x).max())
         groups.append(
-            _group(
-                "elastic coordinates",
-                _unit_of(units[nj:nq]),
-                yc[:, nj:nq],
-                x,
-                np.full(nel, np.abs(x).max()),
-                t,
-                names[nj:nq],
-                limit,
-            )
+            _group("elastic coordinates", unit, yc[:, nj:nq], x, scale, t, elastic, limit)
         )
+    return groups
+
+
+def _sensor_groups(
+    model: Model,
+    cm: Any,
+    coarse: Any,
+    fine: Any,
+    rows: NDArray[np.int64],
+    t: NDArray[np.float64],
+    limit: float,
+) -> list[GroupChange]:
+    """A group a sensor, against its largest magnitude."""
     sc, sf = np.asarray(coarse.sensors)[rows], np.asarray(fine.sensors)[rows]
+    groups = []
     k = 0
     for name, size in zip(cm.sensor_names, cm.sensor_sizes):
         x = sf[:, k : k + size]
         columns = [name] if size == 1 else [f"{name}[{i}]" for i in range(size)]
+        unit = _unit_of(sensor_units(model, name, size))
+        scale = np.full(size, np.abs(x).max())
         groups.append(
-            _group(
-                f"sensor {name}",
-                _unit_of(sensor_units(model, name, size)),
-                sc[:, k : k + size],
-                x,
-                np.full(size, np.abs(x).max()),
-                t,
-                columns,
-                limit,
-            )
+            _group(f"sensor {name}", unit, sc[:, k : k + size], x, scale, t, columns, limit)
         )
         k += size
-    ec, ef = (
-        np.array(np.asarray(coarse.energy)[rows, :5]),
-        np.array(np.asarray(fine.energy)[rows, :5]),
-    )
-    ec[:, 1] -= ec[0, 1]  # gravity's variation: its zero is arbitrary
+    return groups
+
+
+def _energy_group(
+    coarse: Any, fine: Any, rows: NDArray[np.int64], t: NDArray[np.float64], limit: float
+) -> GroupChange:
+    """The energy terms' group (gravity's variation: its zero is arbitrary), against the
+    largest energy the system holds."""
+    ec = np.array(np.asarray(coarse.energy)[rows, :5])
+    ef = np.array(np.asarray(fine.energy)[rows, :5])
+    ec[:, 1] -= ec[0, 1]
     ef[:, 1] -= ef[0, 1]
     held = np.abs(ef[:, :4]).max()
-    groups.append(
-        _group(
-            "energy",
-            "J",
-            ec,
-            ef,
-            np.full(5, held),
-            t,
-            ["kinetic", "gravity", "strain", "spring", "dissipated"],
-            limit,
-        )
-    )
-    return groups
+    terms = ["kinetic", "gravity", "strain", "spring", "dissipated"]
+    return _group("energy", "J", ec, ef, np.full(5, held), t, terms, limit)
 
 
 def check_verify_settings(factor: float, limit: float) -> None:
