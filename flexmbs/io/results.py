@@ -66,7 +66,7 @@ import math
 import os
 import socket
 import time as _time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Self
 
@@ -230,21 +230,22 @@ class ResultWriter:
         self._lock = lock if lock is not None else OutputLock(self.path)
         if not self._lock.held:
             self._lock.acquire()
-        self._create_file(model_text, model_json, topology, solver_name, settings, overrides, modes)
+        self._create_file(
+            lambda: self._create_layout(model_text, model_json, topology, solver_name, settings),
+            overrides,
+            modes or {},
+        )
         self._last_commit = _time.monotonic()
 
     # ----------------------------------------------------------------- layout
     def _create_file(
         self,
-        model_text: str,
-        model_json: str,
-        topology: Topology,
-        solver_name: str,
-        settings: Mapping[str, float | str],
+        create_layout: Callable[[], None],
         overrides: Iterable[str],
-        modes: Mapping[str, Mapping[str, Mapping[str, object]]] | None,
+        modes: Mapping[str, Mapping[str, Mapping[str, object]]],
     ) -> None:
-        """Write the file's layout under a hidden name and rename it when complete, so
+        """Write the file's layout (`create_layout()`, then the model file's overrides
+        and the modes) under a hidden name and rename it when complete, so
         that a reader never finds the file half laid out (and an earlier result at
         `path` stays whole until then), the room for its end held; on a failure
         nothing is left, the lock released, and an OSError is a ResultWriteError
@@ -264,9 +265,9 @@ class ResultWriter:
             self._file = h5py.File(
                 partial, "w", libver=("v108", "latest"), locking=False, rdcc_nbytes=0
             )
-            self._create_layout(model_text, model_json, topology, solver_name, settings)
+            create_layout()
             set_strings_attr(self._file["model"], "overrides", list(overrides))
-            self._write_modes(modes or {})
+            self._write_modes(modes)
             self._file.flush()
             self._fd = os.open(partial, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
             held = reserve(self._fd, STATUS_ROOM)

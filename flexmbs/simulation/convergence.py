@@ -156,6 +156,13 @@ def _unit_of(units: Sequence[str]) -> str:
     return "/".join(seen) if seen else "-"
 
 
+_Compared = tuple[
+    str, str, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], list[str]
+]
+"""A group to compare: its name, unit, the two runs' columns, each column's scale and
+name."""
+
+
 def compare_runs(
     model: Model,
     coarse: Any,
@@ -173,55 +180,48 @@ def compare_runs(
         times = np.asarray(coarse.t[:n])
         rows = rows[(times >= window[0] - 1e-12) & (times <= window[1] + 1e-12)]
     t = np.asarray(coarse.t)[rows]
-    return (
-        _coordinate_groups(model, cm, coarse, fine, rows, t, limit)
-        + _sensor_groups(model, cm, coarse, fine, rows, t, limit)
-        + [_energy_group(coarse, fine, rows, t, limit)]
+    yc, yf = np.asarray(coarse.y)[rows], np.asarray(fine.y)[rows]
+    sc, sf = np.asarray(coarse.sensors)[rows], np.asarray(fine.sensors)[rows]
+    ec = np.array(np.asarray(coarse.energy)[rows, :5])
+    ef = np.array(np.asarray(fine.energy)[rows, :5])
+    groups = (
+        _coordinate_groups(model, cm, yc, yf)
+        + _sensor_groups(model, cm, sc, sf)
+        + [_energy_group(ec, ef)]
     )
+    return [
+        _group(name, unit, c, f, scale, t, columns, limit)
+        for name, unit, c, f, scale, columns in groups
+    ]
 
 
-def _coordinate_groups(
-    model: Model,
-    cm: Any,
-    coarse: Any,
-    fine: Any,
-    rows: NDArray[np.int64],
-    t: NDArray[np.float64],
-    limit: float,
-) -> list[GroupChange]:
+def _coordinate_groups(model: Model, cm: Any, yc: Any, yf: Any) -> list[_Compared]:
     """The joint coordinates' group (each against the range of its motion) and the
-    elastic coordinates' (against their largest value), those the model has."""
+    elastic coordinates' (against their largest value), those the model has, from the
+    states yc, yf of the two runs."""
     nq = cm.nq
     nel = int(np.sum(cm.arrays.flex_nf))
     nj = nq - nel
     names = list(cm.coordinate_names)
     units = coordinate_units(model, names)
-    yc, yf = np.asarray(coarse.y)[rows], np.asarray(fine.y)[rows]
     groups = []
     if nj:
-        x, unit = yf[:, :nj], _unit_of(units[:nj])
+        x = yf[:, :nj]
         scale = x.max(axis=0) - x.min(axis=0)
-        groups.append(_group("joint coordinates", unit, yc[:, :nj], x, scale, t, names[:nj], limit))
+        groups.append(("joint coordinates", _unit_of(units[:nj]), yc[:, :nj], x, scale, names[:nj]))
     if nel:
-        x, unit, elastic = yf[:, nj:nq], _unit_of(units[nj:nq]), names[nj:nq]
+        x = yf[:, nj:nq]
         scale = np.full(nel, np.abs(x).max())
+        elastic = names[nj:nq]
         groups.append(
-            _group("elastic coordinates", unit, yc[:, nj:nq], x, scale, t, elastic, limit)
+            ("elastic coordinates", _unit_of(units[nj:nq]), yc[:, nj:nq], x, scale, elastic)
         )
     return groups
 
 
-def _sensor_groups(
-    model: Model,
-    cm: Any,
-    coarse: Any,
-    fine: Any,
-    rows: NDArray[np.int64],
-    t: NDArray[np.float64],
-    limit: float,
-) -> list[GroupChange]:
-    """A group a sensor, against its largest magnitude."""
-    sc, sf = np.asarray(coarse.sensors)[rows], np.asarray(fine.sensors)[rows]
+def _sensor_groups(model: Model, cm: Any, sc: Any, sf: Any) -> list[_Compared]:
+    """A group a sensor, against its largest magnitude, from the sensor values sc, sf
+    of the two runs."""
     groups = []
     k = 0
     for name, size in zip(cm.sensor_names, cm.sensor_sizes):
@@ -229,25 +229,20 @@ def _sensor_groups(
         columns = [name] if size == 1 else [f"{name}[{i}]" for i in range(size)]
         unit = _unit_of(sensor_units(model, name, size))
         scale = np.full(size, np.abs(x).max())
-        groups.append(
-            _group(f"sensor {name}", unit, sc[:, k : k + size], x, scale, t, columns, limit)
-        )
+        groups.append((f"sensor {name}", unit, sc[:, k : k + size], x, scale, columns))
         k += size
     return groups
 
 
-def _energy_group(
-    coarse: Any, fine: Any, rows: NDArray[np.int64], t: NDArray[np.float64], limit: float
-) -> GroupChange:
-    """The energy terms' group (gravity's variation: its zero is arbitrary), against the
+def _energy_group(ec: NDArray[np.float64], ef: NDArray[np.float64]) -> _Compared:
+    """The energy terms' group from the first five energy columns of the two runs (own
+    copies: gravity's is made its variation, its zero being arbitrary), against the
     largest energy the system holds."""
-    ec = np.array(np.asarray(coarse.energy)[rows, :5])
-    ef = np.array(np.asarray(fine.energy)[rows, :5])
     ec[:, 1] -= ec[0, 1]
     ef[:, 1] -= ef[0, 1]
     held = np.abs(ef[:, :4]).max()
     terms = ["kinetic", "gravity", "strain", "spring", "dissipated"]
-    return _group("energy", "J", ec, ef, np.full(5, held), t, terms, limit)
+    return ("energy", "J", ec, ef, np.full(5, held), terms)
 
 
 def check_verify_settings(factor: float, limit: float) -> None:
