@@ -12,9 +12,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .result_reader import ENERGY_COMPONENTS
-from .result_texts import GEOMETRIC_ENERGIES
 
 __all__ = [
+    "GEOMETRIC_ENERGIES",
     "energy_rows",
     "float_rows",
     "json_default",
@@ -24,6 +24,7 @@ __all__ = [
     "write_statistics",
 ]
 
+GEOMETRIC_ENERGIES = ("strain_axial_force", "strain_foreshortening")  # may be left out
 STATISTIC_ROOM = 4 * 1024  # bytes of the /solver group a statistic takes beyond its data
 
 

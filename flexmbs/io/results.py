@@ -1,8 +1,9 @@
 """The HDF5 result file: written while the run goes (ResultWriter); read back by
 flexmbs.io.result_reader (open_result, Result: re-exported here). The writer's
 pieces beside it: the rows and attributes made of what it is given (result_rows),
-the descriptions it writes (result_texts), the disk room a commit holds (disk_room),
-what it does when a write fails or a signal comes (write_failures).
+the groups that do not grow and the descriptions it writes (result_groups), the disk
+room a commit holds (disk_room), what it does when a write fails or a signal comes
+(write_failures).
 
 Layout (docs/results.md; docs/explanation/method.md "Result file"):
 
@@ -61,7 +62,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import errno
-import json
 import math
 import os
 import socket
@@ -80,6 +80,13 @@ from ..checks.units import rate_units
 from ..errors import ResultWriteError
 from .disk_room import release, reserve, room_for, size_limit_room
 from .output_lock import OutputLock
+from .result_groups import (
+    ENERGY_DESCRIPTIONS,
+    write_model,
+    write_modes,
+    write_solver_settings,
+    write_topology,
+)
 from .result_reader import (
     ENERGY_COMPONENTS,
     ENERGY_NAMES,
@@ -95,13 +102,11 @@ from .result_reader import (
 from .result_rows import (
     energy_rows,
     float_rows,
-    json_default,
     set_strings_attr,
     statistics_bytes,
     utf8_strings,
     write_statistics,
 )
-from .result_texts import ENERGY_DESCRIPTIONS, MODE_DESCRIPTIONS
 from .write_failures import discard_view, signals_deferred, system_reason, write_ballast
 
 if TYPE_CHECKING:
@@ -267,7 +272,7 @@ class ResultWriter:
             )
             create_layout()
             set_strings_attr(self._file["model"], "overrides", list(overrides))
-            self._write_modes(modes)
+            write_modes(self._file, modes)
             self._file.flush()
             self._fd = os.open(partial, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
             held = reserve(self._fd, STATUS_ROOM)
@@ -313,9 +318,9 @@ class ResultWriter:
         f.attrs["writer_host"] = socket.gethostname()
         f.attrs["writer_pid"] = os.getpid()
         f.attrs["heartbeat"] = _time.time()
-        self._write_model(model_text, model_json)
-        self._write_topology(topology)
-        self._write_solver_settings(solver_name, settings)
+        write_model(self._file, model_text, model_json)
+        write_topology(self._file, topology, self.coordinate_names)
+        write_solver_settings(self._file, solver_name, settings)
         time = f.create_dataset(
             "time", shape=(0,), maxshape=(None,), dtype="f8", chunks=(_chunk_rows(1),)
         )
@@ -393,62 +398,6 @@ class ResultWriter:
             ds.dims[1].attach_scale(column_scale)
         self._series.append((name, ds, ncols))
         return ds
-
-    def _write_model(self, model_text: str, model_json: str) -> None:
-        g = self._file.create_group("model")
-        g.create_dataset("text", data=str(model_text), dtype=h5py.string_dtype())
-        g.create_dataset("json", data=str(model_json), dtype=h5py.string_dtype())
-        g["text"].attrs["description"] = (
-            "the model file as given (empty for a model built in Python)"
-        )
-        g["json"].attrs["description"] = "the normalised model (JSON)"
-
-    def _write_topology(self, topology: Topology) -> None:
-        g = self._file.create_group("topology")
-        s = h5py.string_dtype()
-        g.create_dataset("body_names", data=utf8_strings(topology.body_names), dtype=s)
-        g.create_dataset("joint_names", data=utf8_strings(topology.joint_names), dtype=s)
-        g.create_dataset("parent", data=np.asarray(topology.parent, dtype=np.int64))
-        g.create_dataset("marker_names", data=utf8_strings(topology.marker_names), dtype=s)
-        g.create_dataset("body_path", data=np.asarray(topology.body_path, dtype=np.int8))
-        g.create_dataset("joint_path", data=np.asarray(topology.joint_path, dtype=np.int8))
-        g.create_dataset("coordinate_names", data=utf8_strings(self.coordinate_names), dtype=s)
-        g["parent"].attrs["description"] = "parent body index of each body, -1 = ground"
-        g["body_path"].attrs["description"] = (
-            "T[i, j] = 1 if body j is on the path from the ground to body i (H2.1)"
-        )
-        g["joint_path"].attrs["description"] = "chi[i, k] over the 2N joint markers (H2.2)"
-
-    def _write_modes(self, modes: Mapping[str, Mapping[str, Mapping[str, object]]]) -> None:
-        """/modes/<body>: datasets (arrays, or lists of str) and attrs of each
-        reduced beam body."""
-        g = self._file.create_group("modes")
-        g.attrs["description"] = (
-            "mode bases of the beam bodies with modal reduction, "
-            "qf = basis @ eta (docs/explanation/formulation.md section 8)"
-        )
-        for body, record in modes.items():
-            b = g.create_group(str(body))
-            for name, value in record.get("datasets", {}).items():
-                if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-                    b.create_dataset(name, data=utf8_strings(value), dtype=h5py.string_dtype())
-                else:
-                    b.create_dataset(name, data=np.asarray(value))
-            for name, value in record.get("attrs", {}).items():
-                if isinstance(value, (list, tuple)):
-                    set_strings_attr(b, name, [str(v) for v in value])
-                else:
-                    b.attrs[name] = value
-            for name, text in MODE_DESCRIPTIONS.items():
-                if name in b:
-                    b[name].attrs["description"] = text
-
-    def _write_solver_settings(self, solver_name: str, settings: Mapping[str, float | str]) -> None:
-        g = self._file.create_group("solver")
-        g.attrs["method"] = str(solver_name)
-        g.attrs["rtol"] = float(settings.get("rtol", math.nan))
-        g.attrs["atol"] = float(settings.get("atol", math.nan))
-        g.attrs["settings"] = json.dumps(dict(settings), default=json_default)
 
     # ----------------------------------------------------------------- rows
     @property
