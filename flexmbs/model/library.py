@@ -11,9 +11,33 @@ import numpy as np
 
 from ..elements import general_section, material
 from .description import Model
-from .library_disk import RD_VARIANTS, rolling_disk, rolling_disk_steady_rates
+from .library_disk import (
+    RD_ACCEL,
+    RD_ACCEL_LEAN,
+    RD_ACCEL_SPIN,
+    RD_ATOL,
+    RD_GRAVITY,
+    RD_LEAN,
+    RD_MASS,
+    RD_RADIUS,
+    RD_SPEED,
+    RD_VARIANTS,
+    rolling_disk,
+    rolling_disk_steady_rates,
+)
 from .library_linkages import (
+    BR_LINK,
+    CRANK_LENGTH,
     CRANK_REFERENCE_Q1,
+    CRANK_ROD,
+    CRANK_SECTION,
+    CRANK_SLIDER,
+    CRANK_SPEED,
+    CRANK_START,
+    CRANK_STEEL,
+    FB_COUPLER,
+    FB_LINK,
+    FB_SPRING,
     bricard,
     crank_midpoint_deflection,
     crank_rod_field,
@@ -57,6 +81,27 @@ __all__ = [
     "crank_rod_field",
     "crank_midpoint_deflection",
     "CRANK_REFERENCE_Q1",
+    # the models' constants
+    "RD_ACCEL",
+    "RD_ACCEL_LEAN",
+    "RD_ACCEL_SPIN",
+    "RD_ATOL",
+    "RD_GRAVITY",
+    "RD_LEAN",
+    "RD_MASS",
+    "RD_RADIUS",
+    "RD_SPEED",
+    "BR_LINK",
+    "CRANK_LENGTH",
+    "CRANK_ROD",
+    "CRANK_SECTION",
+    "CRANK_SLIDER",
+    "CRANK_SPEED",
+    "CRANK_START",
+    "CRANK_STEEL",
+    "FB_COUPLER",
+    "FB_LINK",
+    "FB_SPRING",
 ]
 
 CHAIN_LINK_MASS = 1.0  # kg
