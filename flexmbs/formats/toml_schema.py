@@ -129,6 +129,15 @@ class _Schema:
     required: tuple = ()
 
 
+_ON_COORDINATE = {"joint": STRING, "coordinate": INTEGER}  # what an item acts on
+_AXES = {"orientation": MATRIX, "euler_xyz": VECTOR}  # a marker's axes, either of them
+
+
+def _typed(fields: dict[str, str], required: tuple[str, ...] = ()) -> _Schema:
+    """The schema of a table whose `type` (a string) says which fields follow."""
+    return _Schema({"type": STRING, **fields}, required)
+
+
 _MODEL = _Schema({"name": STRING, "gravity": VECTOR})
 _SOLVER = _Schema(
     {
@@ -148,21 +157,19 @@ _SOLVER = _Schema(
 _SOLVER_METHOD = {m: _Schema({f: NUMBER for f in method_fields(m)}) for m in SOLVER_METHODS}
 _OUTPUT = _Schema({"step": NUMBER, "vtk": BOOLEAN})
 _GROUND = _Schema({"markers": TABLE})
-_MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
-_BODY = _Schema(
+_MARKER = _Schema({"position": VECTOR, **_AXES})
+_BODY = _typed(
     {
-        "type": STRING,
         "mass": NUMBER,
         "com": VECTOR,
         "inertia": VECTOR_OR_MATRIX,
         "inertia_about": STRING,
         "markers": TABLE,
     },
-    required=("mass", "inertia", "inertia_about"),
+    ("mass", "inertia", "inertia_about"),
 )
-_BEAM = _Schema(
+_BEAM = _typed(
     {
-        "type": STRING,
         "points": MATRIX,
         "elements": INTEGER_OR_VECTOR,
         "section": TABLE,
@@ -183,11 +190,10 @@ _BEAM = _Schema(
         "modes_below": NUMBER,
         "modal_derivatives": BOOLEAN,
     },
-    required=("type", "points", "section", "material"),
+    ("type", "points", "section", "material"),
 )
-_FE = _Schema(
+_FE = _typed(
     {
-        "type": STRING,
         "mesh": STRING,
         "material": TABLE,
         "length_unit": STRING,
@@ -210,64 +216,40 @@ _FE = _Schema(
         "initial_rates": VECTOR,
         "markers": TABLE,
     },
-    required=("type",),
+    ("type",),
 )
 _FE_INTERFACE = _Schema(
     {"set": STRING, "nodes": VECTOR, "box": MATRIX, "connection": STRING, "point": VECTOR}
 )
-_FE_MARKER = _Schema(
-    {"interface": STRING, "node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}
-)
-_BEAM_MARKER = _Schema(
-    {"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}, required=("node",)
-)
+_FE_MARKER = _Schema({"interface": STRING, "node": INTEGER, **_AXES})
+_BEAM_MARKER = _Schema({"node": INTEGER, **_AXES}, ("node",))
+
+
+def _section(required: tuple[str, ...], optional: tuple[str, ...] = ()) -> _Schema:
+    """A section's schema: its `type` and its dimensions (numbers: m, m^2, m^4)."""
+    return _typed(dict.fromkeys(required + optional, NUMBER), required)
+
+
 # section type: (constructor, schema of its fields)
 SECTIONS: dict[str, tuple[Callable[..., Section], _Schema]] = {
-    "rectangle": (
-        rectangle_section,
-        _Schema({"type": STRING, "width": NUMBER, "height": NUMBER}, required=("width", "height")),
-    ),
-    "circle": (
-        circle_section,
-        _Schema({"type": STRING, "diameter": NUMBER}, required=("diameter",)),
-    ),
-    "round_tube": (
-        round_tube_section,
-        _Schema(
-            {"type": STRING, "outer_diameter": NUMBER, "wall_thickness": NUMBER},
-            required=("outer_diameter", "wall_thickness"),
-        ),
-    ),
+    "rectangle": (rectangle_section, _section(("width", "height"))),
+    "circle": (circle_section, _section(("diameter",))),
+    "round_tube": (round_tube_section, _section(("outer_diameter", "wall_thickness"))),
     "rectangular_tube": (
         rectangular_tube_section,
-        _Schema(
-            {"type": STRING, "width": NUMBER, "height": NUMBER, "wall_thickness": NUMBER},
-            required=("width", "height", "wall_thickness"),
-        ),
+        _section(("width", "height", "wall_thickness")),
     ),
     "general": (
         general_section,
-        _Schema(
-            {
-                "type": STRING,
-                "area": NUMBER,
-                "i_y": NUMBER,
-                "i_z": NUMBER,
-                "torsion_constant": NUMBER,
-                "max_y": NUMBER,
-                "max_z": NUMBER,
-            },
-            required=("area", "i_y", "i_z", "torsion_constant"),
-        ),
+        _section(("area", "i_y", "i_z", "torsion_constant"), ("max_y", "max_z")),
     ),
 }
 _MATERIAL = _Schema(
     {"youngs_modulus": NUMBER, "density": NUMBER, "shear_modulus": NUMBER, "poisson_ratio": NUMBER},
-    required=("youngs_modulus", "density"),
+    ("youngs_modulus", "density"),
 )
-_JOINT = _Schema(
+_JOINT = _typed(
     {
-        "type": STRING,
         "parent": STRING,
         "child": STRING,
         "parent_marker": STRING,
@@ -286,25 +268,23 @@ _JOINT = _Schema(
         "limit_stiffness": NUMBER_OR_VECTOR,
         "limit_damping": NUMBER_OR_VECTOR,
     },
-    required=("type", "parent", "child"),
+    ("type", "parent", "child"),
 )
-_DRIVER_BASE = {"joint": STRING, "coordinate": INTEGER}
+_DRIVER_BASE = _ON_COORDINATE
 _DRIVER_REQUIRED = ("joint",)
-_FORCE = _Schema(
+_FORCE = _typed(
     {
-        "type": STRING,
         "body": STRING,
         "marker": STRING,
         "vector": VECTOR,
         "frame": STRING,
         "function": TABLE,
     },
-    required=("type", "body", "vector"),
+    ("type", "body", "vector"),
 )
 _ACTUATOR = _Schema(
     {
-        "joint": STRING,
-        "coordinate": INTEGER,
+        **_ON_COORDINATE,
         "type": STRING,
         "kp": NUMBER,
         "kd": NUMBER,
@@ -324,7 +304,7 @@ _ACTUATOR = _Schema(
         "max_current": NUMBER,
         "efficiency": NUMBER,
     },
-    required=("joint",),
+    ("joint",),
 )
 _SPRING = _Schema(
     {
@@ -336,7 +316,7 @@ _SPRING = _Schema(
         "damping": NUMBER,
         "rest_length": NUMBER,
     },
-    required=("body1", "marker1", "body2", "marker2", "stiffness"),
+    ("body1", "marker1", "body2", "marker2", "stiffness"),
 )
 _INSTRUMENT = {
     "dead_time": NUMBER,
@@ -348,25 +328,18 @@ _INSTRUMENT = {
 }
 ACTUATOR_COMMANDS = ("setpoint", "torque", "voltage")
 """The fields of an actuator that hold its command's time function."""
-_ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
-_STRAIN_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER, "point": VECTOR},
-    required=("body", "point"),
+_ACTUATOR_SENSOR = _typed({"actuator": STRING}, ("actuator",))
+_STRAIN_SENSOR = _typed(
+    {"body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER, "point": VECTOR},
+    ("body", "point"),
 )
-_SECTION_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER}, required=("body",)
-)
-_CENTERLINE_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "frame": STRING, "subdivisions": INTEGER}, required=("body",)
-)
-_BODY_SENSOR = _Schema({"type": STRING, "body": STRING}, required=("body",))
-_CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING}, required=("joint",))
-_CONTACT_SENSOR = _Schema(
-    {"type": STRING, "contact": STRING, "frame": STRING}, required=("contact",)
-)
-_CONTACT = _Schema(
+_SECTION_SENSOR = _typed({"body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER}, ("body",))
+_CENTERLINE_SENSOR = _typed({"body": STRING, "frame": STRING, "subdivisions": INTEGER}, ("body",))
+_BODY_SENSOR = _typed({"body": STRING}, ("body",))
+_CUT_JOINT_SENSOR = _typed({"joint": STRING, "frame": STRING}, ("joint",))
+_CONTACT_SENSOR = _typed({"contact": STRING, "frame": STRING}, ("contact",))
+_CONTACT = _typed(
     {
-        "type": STRING,
         "disk": STRING,
         "disk_marker": STRING,
         "axis": VECTOR,
@@ -375,12 +348,11 @@ _CONTACT = _Schema(
         "plane_marker": STRING,
         "normal": VECTOR,
     },
-    required=("type", "disk", "plane"),
+    ("type", "disk", "plane"),
 )
 _FRICTION = _Schema(
     {
-        "joint": STRING,
-        "coordinate": INTEGER,
+        **_ON_COORDINATE,
         "coulomb": NUMBER,
         "static": NUMBER,
         "stribeck_velocity": NUMBER,
@@ -388,18 +360,17 @@ _FRICTION = _Schema(
         "law": STRING,
         "regularization": NUMBER,
     },
-    required=("joint",),
+    ("joint",),
 )
 _BACKLASH = _Schema(
     {
-        "joint": STRING,
-        "coordinate": INTEGER,
+        **_ON_COORDINATE,
         "gap": NUMBER,
         "center": NUMBER,
         "stiffness": NUMBER,
         "damping": NUMBER,
     },
-    required=("joint", "gap", "stiffness"),
+    ("joint", "gap", "stiffness"),
 )
 _CONTROLLER = _Schema(
     {
@@ -411,7 +382,7 @@ _CONTROLLER = _Schema(
         "limits": NUMBER_OR_VECTOR,
         "offset": NUMBER,
     },
-    required=("actuator", "inputs"),
+    ("actuator", "inputs"),
 )
 _CONTROLLER_INPUT = _Schema(
     {
@@ -439,14 +410,10 @@ _USER_LAW = _Schema(
         "params": VECTOR,
         "read_coordinates": STRING_OR_LIST,
     },
-    required=("function",),
+    ("function",),
 )
-_JOINT_SENSOR = _Schema(
-    {"type": STRING, "joint": STRING, "coordinate": INTEGER}, required=("joint",)
-)
-_MARKER_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "marker": STRING, "frame": STRING}, required=("body", "marker")
-)
+_JOINT_SENSOR = _typed({"joint": STRING, "coordinate": INTEGER}, ("joint",))
+_MARKER_SENSOR = _typed({"body": STRING, "marker": STRING, "frame": STRING}, ("body", "marker"))
 
 # The fields of each time-function law (the dataclass fields of
 # flexmbs.model.timefunctions) and those without a useful default.
