@@ -6,6 +6,7 @@ geometric stiffness, the start and the modal reduction."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -199,22 +200,16 @@ def beam_start(
     return initial_modes, start, rates
 
 
+@dataclass(frozen=True)
 class ModeOptions:
     """The checked modal reduction of a beam: `modes` ("all" or a number),
     `modes_below` (Hz or None), `correction_modes`, `modal_derivatives` (None: as the
     geometric stiffness says)."""
 
-    def __init__(
-        self,
-        modes: str | int,
-        modes_below: float | None,
-        correction_modes: bool,
-        modal_derivatives: bool | None,
-    ) -> None:
-        self.modes = modes
-        self.modes_below = modes_below
-        self.correction_modes = correction_modes
-        self.modal_derivatives = modal_derivatives
+    modes: str | int
+    modes_below: float | None
+    correction_modes: bool
+    modal_derivatives: bool | None
 
 
 def _check_modes(modes: object, item: str) -> None:
