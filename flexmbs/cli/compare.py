@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .options import (
     EXIT_OK,
+    add_command,
     add_json_option,
     add_window_option,
     default_name,
@@ -27,9 +28,11 @@ def add_compare(commands: Subcommands) -> None:
     """`flexmbs compare RESULT EXPERIMENT --map MAP`."""
     from ..analysis.experiment import GAP_POLICIES  # light: the fit's modules load scipy
 
-    c = commands.add_parser(
+    c = add_command(
+        commands,
         "compare",
-        help="compare a result file with an experiment file (metrics, spectra, plots, reports)",
+        "compare a result file with an experiment file (metrics, spectra, plots, reports)",
+        _cmd_compare,
     )
     c.add_argument("result", help="result file (HDF5) of a run")
     c.add_argument("experiment", help="experiment file (CSV or HDF5)")
@@ -68,7 +71,6 @@ def add_compare(commands: Subcommands) -> None:
         "still sees the whole record)",
     )
     c.add_argument("--no-plots", action="store_true", help="no PNG plots")
-    c.set_defaults(fn=_cmd_compare)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

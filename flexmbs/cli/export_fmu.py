@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..errors import FlexmbsError
-from .options import EXIT_OK, add_set_option, default_name, refuse_unwritable
+from .options import EXIT_OK, MODEL, add_command, add_set_option, default_name, refuse_unwritable
 
 if TYPE_CHECKING:
     from .options import Subcommands
@@ -16,18 +16,19 @@ __all__ = ["add_export_fmu"]
 
 def add_export_fmu(commands: Subcommands) -> None:
     """`flexmbs export-fmu MODEL`."""
-    fm = commands.add_parser(
+    fm = add_command(
+        commands,
         "export-fmu",
-        help="a model file as an FMI 2.0 co-simulation unit (its input ports in, sensors out)",
+        "a model file as an FMI 2.0 co-simulation unit (its input ports in, sensors out)",
+        _cmd_export_fmu,
+        MODEL,
     )
-    fm.add_argument("model", help="model file (TOML)")
     fm.add_argument("-o", "--output", help="the FMU (default: MODEL.fmu here)")
     fm.add_argument("--solver", choices=("bdf", "galpha"), help="the unit's integrator")
     fm.add_argument("--rtol", type=float, help="relative tolerance")
     fm.add_argument("--atol", type=float, help="absolute tolerance")
     fm.add_argument("--fixed-step", type=float, metavar="H", help="galpha: a constant step (s)")
     add_set_option(fm, "override a value of the model file by its dotted path (repeatable)")
-    fm.set_defaults(fn=_cmd_export_fmu)
 
 
 def _cmd_export_fmu(args: argparse.Namespace) -> int:

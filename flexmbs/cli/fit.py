@@ -13,6 +13,7 @@ from .options import (
     EXIT_BUDGET,
     EXIT_FAILED,
     EXIT_OK,
+    add_command,
     add_json_option,
     add_quiet_option,
     add_set_option,
@@ -37,14 +38,15 @@ FIT_CLUSTER_AFTER = 1.0
 
 def add_fit(commands: Subcommands) -> None:
     """`flexmbs fit MODEL EXPERIMENT --map MAP --param ...` (or --records, --resume)."""
-    f = commands.add_parser(
+    f = add_command(
+        commands,
         "fit",
-        help="identify model values from an experiment file (least squares over runs of the model)",
+        "identify model values from an experiment file (least squares over runs of the model)",
+        _cmd_fit,
     )
     _add_fit_records(f)
     _add_fit_settings(f)
     _add_fit_outputs(f)
-    f.set_defaults(fn=_cmd_fit)
 
 
 def _add_fit_records(f: argparse.ArgumentParser) -> None:

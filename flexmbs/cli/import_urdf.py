@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..errors import FlexmbsError
-from .options import EXIT_OK, default_name, refuse_unwritable
+from .options import EXIT_OK, add_command, default_name, refuse_unwritable
 
 if TYPE_CHECKING:
     from .options import Subcommands
@@ -18,7 +18,9 @@ __all__ = ["add_import_urdf"]
 
 def add_import_urdf(commands: Subcommands) -> None:
     """`flexmbs import-urdf URDF`."""
-    ur = commands.add_parser("import-urdf", help="a robot's URDF as a flexmbs model file")
+    ur = add_command(
+        commands, "import-urdf", "a robot's URDF as a flexmbs model file", _cmd_import_urdf
+    )
     ur.add_argument("urdf", help="the robot's URDF file")
     ur.add_argument("-o", "--output", help="model file (default: ROBOT.toml)")
     ur.add_argument(
@@ -56,7 +58,6 @@ def add_import_urdf(commands: Subcommands) -> None:
         help="join the root link to the ground by a free joint (default: the root link "
         "is the ground)",
     )
-    ur.set_defaults(fn=_cmd_import_urdf)
 
 
 def _cmd_import_urdf(args: argparse.Namespace) -> int:

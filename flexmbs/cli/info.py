@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from .options import EXIT_FAILED, EXIT_OK, add_json_option, positive_float
+from .options import EXIT_FAILED, EXIT_OK, RESULT, add_command, add_json_option, positive_float
 
 if TYPE_CHECKING:
     from .options import Subcommands
@@ -17,18 +17,18 @@ __all__ = ["add_info", "add_energy"]
 
 def add_info(commands: Subcommands) -> None:
     """`flexmbs info RESULT`."""
-    i = commands.add_parser("info", help="what a result file holds")
-    i.add_argument("result", help="result file (HDF5)")
-    i.set_defaults(fn=_cmd_info)
+    add_command(commands, "info", "what a result file holds", _cmd_info, RESULT)
 
 
 def add_energy(commands: Subcommands) -> None:
     """`flexmbs energy RESULT`."""
-    e = commands.add_parser(
+    e = add_command(
+        commands,
         "energy",
-        help="energy balance: its drift against the energy held, the work done and the tolerance",
+        "energy balance: its drift against the energy held, the work done and the tolerance",
+        _cmd_energy,
+        RESULT,
     )
-    e.add_argument("result", help="result file (HDF5)")
     add_json_option(e)
     e.add_argument(
         "--max-ratio",
@@ -46,7 +46,6 @@ def add_energy(commands: Subcommands) -> None:
         help="pass although a beam left the small-deformation range (its balance "
         "closes, but the beam model no longer describes the beam)",
     )
-    e.set_defaults(fn=_cmd_energy)
 
 
 def _cmd_info(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ from ..errors import FlexmbsError
 from .options import (
     EXIT_FAILED,
     EXIT_OK,
+    MODEL,
+    add_command,
     add_json_option,
     add_quiet_option,
     add_set_option,
@@ -36,12 +38,14 @@ EQUILIBRIUM_HEADER = "# Static equilibrium of"
 
 def add_modes(commands: Subcommands) -> None:
     """`flexmbs modes MODEL`."""
-    mo = commands.add_parser(
+    mo = add_command(
+        commands,
         "modes",
-        help="natural frequencies of the beam bodies and of "
+        "natural frequencies of the beam bodies and of "
         "the model linearised about its initial state",
+        _cmd_modes,
+        MODEL,
     )
-    mo.add_argument("model", help="model file (TOML)")
     mo.add_argument("--body", help="only this beam body (the whole model is always linearised)")
     mo.add_argument(
         "--count",
@@ -53,14 +57,15 @@ def add_modes(commands: Subcommands) -> None:
         mo, "override a value of the model file (repeatable), e.g. --set bodies.link2.elements=10"
     )
     add_json_option(mo)
-    mo.set_defaults(fn=_cmd_modes)
 
 
 def add_equilibrium(commands: Subcommands) -> None:
     """`flexmbs equilibrium MODEL`."""
-    eqp = commands.add_parser(
+    eqp = add_command(
+        commands,
         "equilibrium",
-        help="static equilibrium under gravity, springs and constant loads, written as a model",
+        "static equilibrium under gravity, springs and constant loads, written as a model",
+        _cmd_equilibrium,
     )
     eqp.add_argument("model", help="model file (TOML); its initial state is the start")
     eqp.add_argument(
@@ -72,16 +77,17 @@ def add_equilibrium(commands: Subcommands) -> None:
     add_set_option(eqp, "override a value of the model file (repeatable)")
     add_json_option(eqp)
     add_quiet_option(eqp, "no iteration lines")
-    eqp.set_defaults(fn=_cmd_equilibrium)
 
 
 def add_linearize(commands: Subcommands) -> None:
     """`flexmbs linearize MODEL`."""
-    li = commands.add_parser(
+    li = add_command(
+        commands,
         "linearize",
-        help="M dy'' + D dy' + K dy = 0 in independent coordinates, frequencies and mode shapes",
+        "M dy'' + D dy' + K dy = 0 in independent coordinates, frequencies and mode shapes",
+        _cmd_linearize,
+        MODEL,
     )
-    li.add_argument("model", help="model file (TOML)")
     li.add_argument(
         "--at",
         choices=("initial", "equilibrium"),
@@ -112,7 +118,6 @@ def add_linearize(commands: Subcommands) -> None:
     add_set_option(li, "override a value of the model file (repeatable)")
     add_json_option(li)
     add_quiet_option(li, "no progress lines")
-    li.set_defaults(fn=_cmd_linearize)
 
 
 def _cmd_modes(args: argparse.Namespace) -> int:

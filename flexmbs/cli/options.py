@@ -27,6 +27,9 @@ __all__ = [
     "positive_float",
     "greater_than_one",
     "positive_int",
+    "MODEL",
+    "RESULT",
+    "add_command",
     "add_set_option",
     "add_json_option",
     "add_quiet_option",
@@ -88,6 +91,26 @@ def _parsed(kind: Callable[[str], Any], text: str, what: str) -> Any:
         return kind(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+
+
+MODEL = ("model", "model file (TOML)")
+RESULT = ("result", "result file (HDF5)")
+"""The operand most commands take: (its name, its help)."""
+
+
+def add_command(
+    commands: Subcommands,
+    name: str,
+    help_text: str,
+    run: Callable[[argparse.Namespace], int],
+    operand: tuple[str, str] | None = None,
+) -> argparse.ArgumentParser:
+    """The parser of `flexmbs NAME [OPERAND]`, which main runs by `run(args)`."""
+    parser = commands.add_parser(name, help=help_text)
+    parser.set_defaults(fn=run)
+    if operand is not None:
+        parser.add_argument(operand[0], help=operand[1])
+    return parser
 
 
 def add_set_option(parser: argparse.ArgumentParser, help_text: str) -> None:

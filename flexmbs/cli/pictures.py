@@ -8,7 +8,15 @@ import os
 from typing import TYPE_CHECKING
 
 from ..errors import FlexmbsError
-from .options import EXIT_OK, log_line, positive_float, positive_int, refuse_unwritable
+from .options import (
+    EXIT_OK,
+    RESULT,
+    add_command,
+    log_line,
+    positive_float,
+    positive_int,
+    refuse_unwritable,
+)
 
 if TYPE_CHECKING:
     from .options import Subcommands
@@ -18,8 +26,9 @@ __all__ = ["add_plot", "add_export", "add_animate"]
 
 def add_plot(commands: Subcommands) -> None:
     """`flexmbs plot RESULT [NAMES]`."""
-    pl = commands.add_parser("plot", help="plot coordinates, sensors and energies to a PNG")
-    pl.add_argument("result", help="result file (HDF5)")
+    pl = add_command(
+        commands, "plot", "plot coordinates, sensors and energies to a PNG", _cmd_plot, RESULT
+    )
     pl.add_argument(
         "names",
         nargs="*",
@@ -28,15 +37,17 @@ def add_plot(commands: Subcommands) -> None:
         "panels of every coordinate, sensor and energy)",
     )
     pl.add_argument("-o", "--output", help="PNG file (default: RESULT.png)")
-    pl.set_defaults(fn=_cmd_plot)
 
 
 def add_export(commands: Subcommands) -> None:
     """`flexmbs export RESULT`."""
-    ex = commands.add_parser(
-        "export", help="the deformed shape over time as one VTKHDF file for ParaView"
+    ex = add_command(
+        commands,
+        "export",
+        "the deformed shape over time as one VTKHDF file for ParaView",
+        _cmd_export,
+        RESULT,
     )
-    ex.add_argument("result", help="result file (HDF5)")
     ex.add_argument("-o", "--output", help="VTKHDF file (default: RESULT.vtkhdf)")
     ex.add_argument(
         "--subdivisions",
@@ -44,13 +55,17 @@ def add_export(commands: Subcommands) -> None:
         default=4,
         help="centre-line points per beam element (default 4)",
     )
-    ex.set_defaults(fn=_cmd_export)
 
 
 def add_animate(commands: Subcommands) -> None:
     """`flexmbs animate RESULT -o FILM`."""
-    an = commands.add_parser("animate", help="the deformed mechanism moving, as a GIF or an MP4")
-    an.add_argument("result", help="result file (HDF5)")
+    an = add_command(
+        commands,
+        "animate",
+        "the deformed mechanism moving, as a GIF or an MP4",
+        _cmd_animate,
+        RESULT,
+    )
     an.add_argument(
         "-o", "--output", required=True, help="file ending in .gif or .mp4, or .png for a frame"
     )
@@ -72,7 +87,6 @@ def add_animate(commands: Subcommands) -> None:
         help="simulated seconds per second of film (default 1)",
     )
     an.add_argument("--max-frames", type=positive_int, default=250, help="at most this many frames")
-    an.set_defaults(fn=_cmd_animate)
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:

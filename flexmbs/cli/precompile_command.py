@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FlexmbsError
-from .options import EXIT_FAILED, EXIT_OK, error_line
+from .options import EXIT_FAILED, EXIT_OK, add_command, error_line
 
 if TYPE_CHECKING:
     from .options import Subcommands
@@ -19,9 +19,11 @@ __all__ = ["add_precompile"]
 
 def add_precompile(commands: Subcommands) -> None:
     """`flexmbs precompile`."""
-    pc = commands.add_parser(
+    pc = add_command(
+        commands,
         "precompile",
-        help="compile every kernel into the kernel cache now, not at a first run",
+        "compile every kernel into the kernel cache now, not at a first run",
+        _cmd_precompile,
     )
     pc.add_argument(
         "--native",
@@ -46,7 +48,6 @@ def add_precompile(commands: Subcommands) -> None:
         default=3,
         help="with --native: timed runs of each kind per case (default 3)",
     )
-    pc.set_defaults(fn=_cmd_precompile)
 
 
 def _cmd_precompile(args: argparse.Namespace) -> int:

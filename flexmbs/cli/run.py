@@ -16,6 +16,8 @@ from .options import (
     EXIT_FAILED,
     EXIT_INPUT,
     EXIT_OK,
+    MODEL,
+    add_command,
     add_json_option,
     add_quiet_option,
     add_set_option,
@@ -38,8 +40,9 @@ __all__ = ["add_run", "add_verify"]
 
 def add_run(commands: Subcommands) -> None:
     """`flexmbs run MODEL`."""
-    r = commands.add_parser("run", help="simulate a model file and write an HDF5 result file")
-    r.add_argument("model", help="model file (TOML)")
+    r = add_command(
+        commands, "run", "simulate a model file and write an HDF5 result file", _cmd_run, MODEL
+    )
     r.add_argument("-o", "--output", help="result file (default: MODEL_NAME.h5 here)")
     _add_run_settings(r, float, "")
     r.add_argument(
@@ -74,17 +77,17 @@ def add_run(commands: Subcommands) -> None:
         "(repeatable), e.g. --set joints.j1.initial=0.2",
     )
     add_quiet_option(r, "no progress, no summary")
-    r.set_defaults(fn=_cmd_run)
 
 
 def add_verify(commands: Subcommands) -> None:
     """`flexmbs verify MODEL`."""
-    v = commands.add_parser(
+    v = add_command(
+        commands,
         "verify",
-        help="run a model at its tolerance and ten times tighter, and say whether "
-        "its outputs converged",
+        "run a model at its tolerance and ten times tighter, and say whether its outputs converged",
+        _cmd_verify,
+        MODEL,
     )
-    v.add_argument("model", help="model file (TOML)")
     v.add_argument("-o", "--output", help="result file of the run at the model's tolerance")
     _add_run_settings(v, positive_float, " of the run")
     v.add_argument(
@@ -107,7 +110,6 @@ def add_verify(commands: Subcommands) -> None:
     add_set_option(v, "as for run")
     add_json_option(v)
     add_quiet_option(v, "no progress lines")
-    v.set_defaults(fn=_cmd_verify)
 
 
 def _add_run_settings(

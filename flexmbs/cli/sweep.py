@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from .options import (
     EXIT_FAILED,
     EXIT_OK,
+    MODEL,
+    add_command,
     add_quiet_option,
     add_set_option,
     error_line,
@@ -27,8 +29,13 @@ __all__ = ["add_sweep"]
 
 def add_sweep(commands: Subcommands) -> None:
     """`flexmbs sweep MODEL --param ... -o FOLDER`."""
-    sw = commands.add_parser("sweep", help="a parameter study: one run and file per case, on dask")
-    sw.add_argument("model", help="model file (TOML)")
+    sw = add_command(
+        commands,
+        "sweep",
+        "a parameter study: one run and file per case, on dask",
+        _cmd_sweep,
+        MODEL,
+    )
     sw.add_argument(
         "--param",
         action="append",
@@ -55,7 +62,6 @@ def add_sweep(commands: Subcommands) -> None:
         "(as flexmbs verify) to its row",
     )
     add_quiet_option(sw, "no progress lines")
-    sw.set_defaults(fn=_cmd_sweep)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:

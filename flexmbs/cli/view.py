@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from .options import (
+    add_command,
     add_set_option,
     finite_float,
     folder_problem,
@@ -23,8 +24,11 @@ __all__ = ["add_view"]
 
 def add_view(commands: Subcommands) -> None:
     """`flexmbs view TARGET`."""
-    p = commands.add_parser(
-        "view", help="the run or the model in an interactive 3-D viewer in the browser"
+    p = add_command(
+        commands,
+        "view",
+        "the run or the model in an interactive 3-D viewer in the browser",
+        _cmd_view,
     )
     p.add_argument("target", help="a result file (.h5) or a model file (.toml)")
     p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file, no server")
@@ -45,7 +49,6 @@ def add_view(commands: Subcommands) -> None:
     add_set_option(p, "with a model file: override a value by its dotted path (repeatable)")
     p.add_argument("--port", type=int, default=0, help="local port (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="serve, without opening a browser")
-    p.set_defaults(fn=_cmd_view)
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
