@@ -6,7 +6,15 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..errors import FlexmbsError
-from .options import EXIT_OK, MODEL, add_command, add_set_option, default_name, refuse_unwritable
+from .options import (
+    EXIT_OK,
+    MODEL,
+    add_command,
+    add_set_option,
+    add_tolerance_options,
+    default_name,
+    refuse_unwritable,
+)
 
 if TYPE_CHECKING:
     from .options import Subcommands
@@ -25,8 +33,7 @@ def add_export_fmu(commands: Subcommands) -> None:
     )
     fm.add_argument("-o", "--output", help="the FMU (default: MODEL.fmu here)")
     fm.add_argument("--solver", choices=("bdf", "galpha"), help="the unit's integrator")
-    fm.add_argument("--rtol", type=float, help="relative tolerance")
-    fm.add_argument("--atol", type=float, help="absolute tolerance")
+    add_tolerance_options(fm)
     fm.add_argument("--fixed-step", type=float, metavar="H", help="galpha: a constant step (s)")
     add_set_option(fm, "override a value of the model file by its dotted path (repeatable)")
 

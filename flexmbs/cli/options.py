@@ -31,6 +31,7 @@ __all__ = [
     "RESULT",
     "add_command",
     "add_set_option",
+    "add_tolerance_options",
     "add_json_option",
     "add_quiet_option",
     "add_window_option",
@@ -116,6 +117,17 @@ def add_command(
 def add_set_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     """The repeatable `--set PATH=VALUE` override of a model file's value."""
     parser.add_argument("--set", action="append", metavar="PATH=VALUE", help=help_text)
+
+
+def add_tolerance_options(
+    parser: argparse.ArgumentParser,
+    number: Callable[[str], float] = float,
+    of_the_run: str = "",
+) -> None:
+    """`--rtol` and `--atol`: the integrator's relative and absolute tolerances over
+    the model file's, numbers of type `number`."""
+    parser.add_argument("--rtol", type=number, help="relative tolerance" + of_the_run)
+    parser.add_argument("--atol", type=number, help="absolute tolerance" + of_the_run)
 
 
 def add_json_option(

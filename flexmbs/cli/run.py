@@ -21,6 +21,7 @@ from .options import (
     add_json_option,
     add_quiet_option,
     add_set_option,
+    add_tolerance_options,
     add_window_option,
     default_name,
     error_line,
@@ -117,8 +118,7 @@ def _add_run_settings(
 ) -> None:
     """--t-end, --rtol, --atol, --solver and --output-step, numbers of type `number`."""
     parser.add_argument("--t-end", type=number, help="end time (s)")
-    parser.add_argument("--rtol", type=number, help="relative tolerance" + of_the_run)
-    parser.add_argument("--atol", type=number, help="absolute tolerance" + of_the_run)
+    add_tolerance_options(parser, number, of_the_run)
     parser.add_argument("--solver", help="integrator: " + ", ".join(SOLVER_METHODS))
     parser.add_argument("--output-step", type=number, help="time between outputs (s)")
 
