@@ -23,6 +23,7 @@ from .options import (
     default_name,
     error_line,
     log_line,
+    refuse_unwritable,
 )
 
 if TYPE_CHECKING:
@@ -173,12 +174,13 @@ def _cmd_equilibrium(args: argparse.Namespace) -> int:
     from ..analysis.linear_report import format_equilibrium
     from ..analysis.linearize import linearize
 
+    out = args.output or default_name(args.model, suffix="_eq.toml")
+    refuse_unwritable(out)
     _, cm = _compiled_consistent(args)
     eq = _equilibrium(cm, args, None if args.quiet else log_line)
     if eq is None:
         return EXIT_FAILED
     lin = linearize(cm, q=eq.q, u=0.0 * eq.q)
-    out = args.output or default_name(args.model, suffix="_eq.toml")
     if os.path.exists(out) and os.path.samefile(out, args.model):
         raise FlexmbsError(f"{out}: would overwrite the model file; choose another -o")
     with open(args.model, encoding="utf-8") as f:
@@ -233,6 +235,8 @@ def _cmd_linearize(args: argparse.Namespace) -> int:
     from ..analysis.linearize import linearize
     from ..io.linear_results import write_linearization
 
+    if args.output:
+        refuse_unwritable(args.output)
     model, cm = _compiled_consistent(args)
     q = u = None
     if args.at == "equilibrium":
