@@ -161,6 +161,7 @@ class Simulator:
         self._instruments = self._recorder.instruments or None
         self._recorder.instruments = None  # applied here, row by row (_output)
         self._arrays, self._sampler = cm.arrays, run.sampler
+        self._tf_data = cm.arrays.tf_data  # (an attribute of the held tables costs 2 us)
         self._sensor_parts = []  # (name, its column or None, its columns)
         k = 0
         for name, size in zip(cm.sensor_names, cm.sensor_sizes):
@@ -245,7 +246,7 @@ class Simulator:
         if t_new > self._horizon:
             self._horizon = max(t_new, self.time + self._run.settings.t_end)
             integ.restart_at(self.time, self._y[0], self._horizon, restart, t_new)
-        elif restart:
+        elif restart and not integ.carry_inputs(self.time, t_new):
             integ.restart_at(self.time, self._y[0], until=t_new)
         row = self._row_views[self._nrows][1]
         n, y = integ.advance_to(t_new, WALL_BUDGET, row)
@@ -279,7 +280,7 @@ class Simulator:
     def _set_inputs(self, inputs):
         """Hold the inputs' values (written into the compiled tables: hold_value);
         True when one changed."""
-        slots, changed, arrays = self._slots, False, self._arrays
+        slots, changed, tf_data = self._slots, False, self._tf_data
         for name, value in inputs.items():
             slot = slots.get(name)
             if slot is None or type(value) is not float or not abs(value) < np.inf:
@@ -287,10 +288,10 @@ class Simulator:
                 slot = slots[name]
             if slot[3] != value:
                 if slot[3] is None:
-                    hold_value(arrays, slot[0], value)
+                    hold_value(self._arrays, slot[0], value)
                     self._held_first()
                 else:
-                    arrays.tf_data[slot[2]] = value
+                    tf_data[slot[2]] = value
                 slot[3] = value
                 changed = True
         return changed
