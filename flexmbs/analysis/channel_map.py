@@ -55,9 +55,9 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 from scipy.signal import butter, correlate, sosfiltfilt
 
+from ..checks.units import SI_QUANTITIES, sensor_type_units
 from ..errors import ExperimentError
 from ..io.results import component_labels
-from ..model.units import SI_QUANTITIES, sensor_type_units
 from .experiment import GAP_POLICIES, Experiment, resolve_gaps
 
 __all__ = [
@@ -557,7 +557,7 @@ unknown."""
 def sensor_quantities(model_json: str | None) -> dict[str, Quantity]:
     """Sensor name -> the physical quantity of its values (`Quantity`), from the
     normalised model of a result file (its /model/json): the quantities of the SI units
-    flexmbs.model.units gives each sensor type's columns, a joint's translation or
+    flexmbs.checks.units gives each sensor type's columns, a joint's translation or
     rotation for the sensors of a joint or of an actuator on one."""
     import json
 

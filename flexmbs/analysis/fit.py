@@ -568,7 +568,7 @@ class _Runs:
         return [f"{p.path}={float(v)!r}" for p, v in zip(self.parameters, values)]
 
     def model(self, values: NDArray[np.float64]) -> Model:
-        from ..model.toml_reader import load_model
+        from ..formats.toml_reader import load_model
 
         try:
             return load_model(self.model_path, self.overrides + self.assignments(values))
@@ -670,13 +670,13 @@ def _convergence_check(
     compared: Sequence[str],
 ) -> tuple[str, str] | None:
     """The model run at the fit's tolerance and ten times tighter, to t_end, compared
-    over the `window` of model time (flexmbs.convergence.compare_runs): None when
+    over the `window` of model time (flexmbs.simulation.convergence.compare_runs): None when
     every sensor of `compared` changes by less than `limit` of its scale there, else
     (kind, text) with kind "failed" (a run failed) or "moves" (the worst sensor).
     Runs where the fit sends it (a dask worker, or here)."""
-    from ..convergence import compare_runs
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..formats.toml_reader import load_model
+    from ..simulation.convergence import compare_runs
+    from ..simulation.run import simulate
 
     model = load_model(model_path, overrides)
     sims = []
@@ -717,9 +717,9 @@ def _simulated_signals(
 ) -> SimulatedSignals | str:
     """The simulated signals of one run of the model file with `overrides`, or the
     run's failure message. Runs where the fit sends it (a dask worker, or here)."""
+    from ..formats.toml_reader import load_model
     from ..model.compiled import compile_model
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..simulation.run import simulate
 
     model = load_model(model_path, overrides)
     sim = simulate(
@@ -774,8 +774,8 @@ class _Record:
         rtol: float,
         atol: float,
     ) -> None:
-        from ..model.serialize import model_to_json
-        from ..model.toml_reader import load_model
+        from ..formats.serialize import model_to_json
+        from ..formats.toml_reader import load_model
 
         self.spec, self.label = spec, label
         self.parameters = list(parameters)
@@ -1017,7 +1017,7 @@ def fit_records(
         records' runs at a point; None: here, one after another. The fit is the same.
     verify_limit
         before fitting, each record's starting model is run at the fit's tolerance
-        and ten times tighter (flexmbs.convergence) to the end of its window; a
+        and ten times tighter (flexmbs.simulation.convergence) to the end of its window; a
         compared sensor that changes by more than this of its scale within the window
         is refused (ModelError with the remedy): the fit would follow the integration
         error, not the parameters. None: no check.
@@ -1792,8 +1792,8 @@ def _write_record_outputs(
 ) -> tuple[str, str, Comparison, list[str]]:
     """Into `folder`: the record's fitted model file, its run over the record and the
     compare report of that run at the fitted offset."""
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..formats.toml_reader import load_model
+    from ..simulation.run import simulate
     from .channel_map import load_channel_map
     from .compare import compare_files, write_report
     from .experiment import read_experiment

@@ -87,8 +87,8 @@ take the ones after it on a cruder predictor each time.
 
 import numpy as np
 
-from ..config import jit_entry
-from ..tuple_ref import tuple_ref
+from ..runtime.config import jit_entry
+from ..runtime.tuple_ref import tuple_ref
 from .bdf_kernels import (
     _ERR_TEST,
     _NLS_NONFINITE,
