@@ -11,10 +11,12 @@ an actuator's set-point, torque or voltage, a load's magnitude) held at the valu
 given (a zero-order hold), and returns its sensors at the new time. The run is the
 run `simulate` makes, from the same steps (flexmbs.simulation's run path): the
 integrator (`bdf` or `galpha`) keeps its steps and its history from one call to the
-next while the inputs keep their values, and a changed input is a breakpoint, where
-it starts again in place, keeping what the jump of the forces leaves valid: the
-iteration matrix, and bdf's last step (flexmbs.solvers.bdf_integrator,
-BdfIntegrator._restart_driver); the model's own breakpoints
+next while the inputs keep their values. A changed input makes the forces jump with the
+state continuous: galpha goes on across it when its last step ended there, its step,
+history and iteration matrix kept and its rates moved by the jump
+(flexmbs.solvers.bdf_integrator, GalphaIntegrator.carry_inputs); otherwise the
+integrator starts again in place, keeping what the jump leaves valid: the iteration
+matrix, and bdf's last step (BdfIntegrator._restart_driver); the model's own breakpoints
 and state events (a motor at its limit, a joint at its stop) are handled as in a run
 of `simulate`. The result file holds every step's state, energies and sensors, as
 `simulate` writes them, committed as the run goes. The sensors a step returns are
@@ -228,9 +230,9 @@ class Simulator:
         """Advance by dt (s) with `inputs` ({port name: value}, flexmbs.model.ports;
         ports not named keep what they had) held over the step; the sensors at the
         new time ({name: value}, as the instruments measure them). A port whose value
-        changes is a jump in the forces at the step's start, where the integrator
-        starts again. IntegrationFailed when the integrator cannot reach the new
-        time."""
+        changes is a jump in the forces at the step's start, which the integrator
+        goes on across (galpha) or starts again at. IntegrationFailed when the
+        integrator cannot reach the new time."""
         if self._closed:
             raise ValueError("the simulator is closed (reset() starts a new run)")
         check_step(self.model, self._run.settings, dt, inputs)
