@@ -95,7 +95,7 @@ def _pendulum(t_end):
 
 def _restarting(sim):
     """The simulator with the carry turned off: every change of an input starts the
-    integrator again (restart_at), as before the carry."""
+    integrator again (restart_at)."""
     sim._integ.carry_inputs = lambda t, until: False
     return sim
 
