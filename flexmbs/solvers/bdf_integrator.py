@@ -115,6 +115,20 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     driver.wall_time += time.perf_counter() - start
 
 
+def go_on(driver, t_end, fixed_step=None):
+    """The driver goes on from where its last step ended towards a later t_end (s),
+    its state as it is (carried across a jump): the end moved, the status running, a
+    fixed step cut to the span as at a start."""
+    s = driver._s
+    t_end = float(t_end)
+    s.fs[_k.F_T_END] = t_end
+    if fixed_step is not None:
+        s.fs[_k.F_H_FIXED] = min(float(fixed_step), t_end - driver.t)
+    s.iv[_k.I_STATUS] = _k.ST_RUNNING
+    driver.t_end = t_end
+    driver._status = _k.ST_RUNNING
+
+
 class BdfIntegrator(Integrator):
     """BDF orders 1-5 on `system.dae_residual` with the model's state as args.
 
@@ -565,8 +579,15 @@ class GalphaIntegrator(BdfIntegrator):
                        fixed_step=self._galpha[1], h_start=h)
 
     def _carry(self, bdf, t, y, yp, taylor):
-        """A one-step method holds no history: it starts again in place from (t, y,
-        y') with its iteration matrix and the step its error control proposed."""
+        """Across a held jump at t, where the driver's last step ended: it goes on as
+        across a changed input of flexmbs.Simulator (carry_input_jump: its step, its
+        history and its iteration matrix kept, moved by the jump of the rates that
+        one residual at the new inputs gives, not by `taylor`) towards the new
+        segment's end; where it cannot, it starts again in place from (t, y, y') with
+        its iteration matrix and the step its error control proposed."""
+        if bdf.carry_input_jump() == CARRIED:
+            go_on(bdf, self._segment_end, self._galpha[1])
+            return
         restart_driver(bdf, t, y, yp, self._segment_end, keep_matrix=True,
                        fixed_step=self._galpha[1])
 
