@@ -505,7 +505,9 @@ class BdfIntegrator(Integrator):
 
     def statistics(self):
         """nsteps, nrejected, nres, njac, nlu, nnewton, nconvfail, order_counts
-        (steps taken at orders 1..5), h_last, order_last, wall_time."""
+        (steps taken at orders 1..5), h_last, order_last, wall_time; where they
+        happened, restarts, held_jumps, input_restarts and horizon_moves (restart_at),
+        input_carries (carry_inputs)."""
         stats = self._bdf.statistics()
         for earlier in self._earlier:
             for key, value in earlier.items():
