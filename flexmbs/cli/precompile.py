@@ -42,16 +42,17 @@ SHORT_RUN = 2e-3  # s of simulated time per workload run: every kernel, few step
 
 
 def _library_models() -> list[tuple[str, Callable[[], Model]]]:
-    """[(name, builder)] of flexmbs.model.library's functions that build a Model
-    without arguments."""
+    """[(name, builder)] of flexmbs.model.library's public functions (defined there or
+    in the modules it gathers, library_*) that build a Model without arguments."""
     import inspect
 
     from ..model import library
     from ..model.description import Model
 
     found: list[tuple[str, Callable[[], Model]]] = []
-    for name, fn in vars(library).items():
-        if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != library.__name__:
+    for name in library.__all__:
+        fn = getattr(library, name)
+        if not inspect.isfunction(fn) or not fn.__module__.startswith(library.__name__):
             continue
         signature = inspect.signature(fn)
         if signature.return_annotation not in (Model, "Model"):
