@@ -34,9 +34,11 @@ standard deviations (2), (3) at that point, marked as such.
 
 Jacobian: forward differences for the model values, one run per value, with the step
 FD_STEP * max(|p|, |p_0|) (backwards at an upper bound); the offset's column is exact,
--F ds/dt / sigma, from the spline. The runs use rtol (default FIT_RTOL = 1e-8,
-atol = rtol / 100): the integration error then changes the outputs by about 1e-8
-relative, so a difference step of 1e-4 keeps its share of a derivative near 1e-4.
+-F ds/dt / sigma, from the spline. The runs use the tolerance at which the model
+converges over the fitted window (flexmbs.analysis.fit_tolerance): the model file's
+rtol and atol, ten times tighter at a step until a run ten times tighter changes no
+compared sensor by more than VERIFY_LIMIT (1e-4) of its scale, so that the
+integration error stays below the difference steps' share of a derivative.
 
 A model whose sensors quantize (a `resolution`, read by a sampled controller) is a
 piecewise smooth function of its values: a change of a value that moves a sample of
@@ -107,6 +109,7 @@ from .channel_map import (
     sensor_quantities,
     simulated_signals,
 )
+from .fit_tolerance import fit_tolerance
 
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
@@ -130,12 +133,10 @@ __all__ = [
     "noise_standard_deviation",
     "set_toml_values",
     "format_fit_report",
-    "FIT_RTOL",
     "FD_STEP",
     "OFFSET_RANGE",
 ]
 
-FIT_RTOL = 1e-8  # of the runs
 VERIFY_LIMIT = 1e-4  # largest change of a compared sensor, of its scale, at 10x tighter
 ATOL_PER_RTOL = 1e-2  # atol = this * rtol
 FD_STEP = 1e-4  # relative finite-difference step of the model values
@@ -242,14 +243,31 @@ def _document(text: str, overrides: Iterable[str]) -> dict[str, Any]:
     return doc
 
 
+QUANTIZING_FIELDS = ("resolution", "controller_resolution")
+
+
 def quantizing_sensors(doc: Mapping[str, Any]) -> list[str]:
-    """The sensors of the model document `doc` that quantize what they read (a
-    nonzero `resolution`)."""
+    """The sensors of the model document `doc` that quantize what they read: a nonzero
+    `resolution` (the record's and, unless given apart, the controller's) or
+    `controller_resolution` (the controller's alone)."""
     sensors = doc.get("sensors", {})
     return [
         name
         for name, table in sensors.items()
-        if isinstance(table, Mapping) and float(table.get("resolution", 0.0) or 0.0) != 0.0
+        if isinstance(table, Mapping)
+        and any(float(table.get(key, 0.0) or 0.0) != 0.0 for key in QUANTIZING_FIELDS)
+    ]
+
+
+def unquantized_overrides(doc: Mapping[str, Any]) -> list[str]:
+    """The --set assignments that take the quantization out of the model document
+    `doc`'s sensors (every `resolution` and `controller_resolution` given: 0)."""
+    sensors = doc.get("sensors", {})
+    return [
+        f"sensors.{_toml_key(name)}.{key}=0.0"
+        for name in quantizing_sensors(doc)
+        for key in QUANTIZING_FIELDS
+        if key in sensors[name]
     ]
 
 
@@ -342,7 +360,8 @@ class FitResult:
     values' shift d of (3) (same order as values; empty without quantizing sensors).
     stop : "converged", "budget" (max_runs spent) or "failed"; std_at : where the
     standard deviations were computed, "optimum" or "last point" (a fit stopped on
-    its budget); max_runs : the budget; shared : the --param forms of the values
+    its budget); max_runs : the budget; tolerance : how rtol and atol were had
+    (the convergence check's outcome); shared : the --param forms of the values
     every record shares; records : per record its files, overrides, own
     parameters, window, samples, offset, cost and s^2 (a dict each).
     """
@@ -378,6 +397,7 @@ class FitResult:
     max_runs: int = DEFAULT_MAX_RUNS
     shared: list[str] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
+    tolerance: str = ""
 
     def value(self, path: str) -> FittedValue:
         return next(v for v in self.values if v.name == path or v.path == path)
@@ -419,6 +439,7 @@ class FitResult:
             "message": self.message,
             "rtol": self.rtol,
             "atol": self.atol,
+            "tolerance": self.tolerance,
             "output_step": self.output_step,
             "alignment": self.alignment,
             "overrides": list(self.overrides),
@@ -658,52 +679,6 @@ def _run_all(
         runs.keep(values, outcome)
 
 
-def _convergence_check(
-    model_path: str,
-    overrides: Sequence[str],
-    t_end: float,
-    window: tuple[float, float],
-    rtol: float,
-    atol: float,
-    output_step: float,
-    limit: float,
-    compared: Sequence[str],
-) -> tuple[str, str] | None:
-    """The model run at the fit's tolerance and ten times tighter, to t_end, compared
-    over the `window` of model time (flexmbs.convergence.compare_runs): None when
-    every sensor of `compared` changes by less than `limit` of its scale there, else
-    (kind, text) with kind "failed" (a run failed) or "moves" (the worst sensor).
-    Runs where the fit sends it (a dask worker, or here)."""
-    from ..convergence import compare_runs
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
-
-    model = load_model(model_path, overrides)
-    sims = []
-    for factor in (1.0, 10.0):
-        sim = simulate(
-            model,
-            None,
-            t_end=t_end,
-            rtol=rtol / factor,
-            atol=atol / factor,
-            output_step=output_step,
-        )
-        if not sim.success:
-            return "failed", sim.message or "the run failed"
-        sims.append(sim)
-    groups = compare_runs(model, sims[0], sims[1], limit, window)
-    bad = [g for g in groups if g.name[len("sensor ") :] in compared and not g.passed]
-    if not bad:
-        return None
-    g = max(bad, key=lambda x: x.relative)
-    return (
-        "moves",
-        f"{g.name} changes by {g.relative:.3g} of its scale at ten times tighter (at t = "
-        f"{g.at_time:.6g} s; at most {limit:g})",
-    )
-
-
 def _simulated_signals(
     model_path: str,
     overrides: Sequence[str],
@@ -771,8 +746,6 @@ class _Record:
         label: str,
         parameters: Sequence[FitParameter],
         index: Sequence[int],
-        rtol: float,
-        atol: float,
     ) -> None:
         from ..model.serialize import model_to_json
         from ..model.toml_reader import load_model
@@ -790,6 +763,8 @@ class _Record:
         self.dt = self.measured.sample_interval
         self.quantities = sensor_quantities(model_to_json(model))
         self.t_record = float(self.measured.time[-1] - self.measured.time[0])
+        self.model_tolerance = (model.solver.rtol, model.solver.atol)
+        rtol, atol = self.model_tolerance
         step = self.dt / OUTPUT_SUBSTEPS
 
         def runs(overrides: Sequence[str]) -> _Runs:
@@ -807,7 +782,7 @@ class _Record:
 
         self.runs = runs(spec.overrides)
         self.quantizing = quantizing_sensors(self.doc)
-        smooth = [f"sensors.{_toml_key(n)}.resolution=0.0" for n in self.quantizing]
+        smooth = unquantized_overrides(self.doc)
         self.smooth_runs = runs(list(spec.overrides) + smooth) if self.quantizing else self.runs
         self.offset0 = 0.0
         self.alignment = ""
@@ -816,6 +791,21 @@ class _Record:
         self.sigma: dict[str, float] = {}
         self.noise_source: dict[str, str] = {}
         self.gain: dict[str, float] = {}
+
+    def sensor_noise(self) -> dict[str, float]:
+        """The compared sensors with their channels' measurement noise (SI; the
+        smallest of a sensor's channels)."""
+        noise: dict[str, float] = {}
+        for c in self.channel_map.channels:
+            sigma, _ = measurement_noise(c, self.measured.values[c.name])
+            noise[c.sensor] = min(sigma, noise.get(c.sensor, math.inf))
+        return noise
+
+    def set_tolerance(self, rtol: float, atol: float) -> None:
+        """The tolerance of the record's runs (its kept runs forgotten)."""
+        for runs in (self.runs, self.smooth_runs):
+            runs.rtol, runs.atol = rtol, atol
+            runs.cache.clear()
 
     @property
     def jacobian_runs(self) -> int:
@@ -908,7 +898,7 @@ def fit_model(
     parameters: Iterable[FitParameter],
     overrides: Sequence[str] = (),
     t_end: float | None = None,
-    rtol: float = FIT_RTOL,
+    rtol: float | None = None,
     atol: float | None = None,
     fit_offset: bool = True,
     gaps: str | None = None,
@@ -986,7 +976,7 @@ def _labels(records: Sequence[FitRecord]) -> list[str]:
 def fit_records(
     records: Sequence[FitRecord],
     parameters: Iterable[FitParameter],
-    rtol: float = FIT_RTOL,
+    rtol: float | None = None,
     atol: float | None = None,
     fit_offset: bool = True,
     max_runs: int = DEFAULT_MAX_RUNS,
@@ -999,7 +989,9 @@ def fit_records(
     once: the residuals (1) of every record, one vector, one least-squares search.
 
     rtol, atol
-        of the runs (atol None: rtol / 100).
+        of the runs. None: the model file's own, tightened ten times at a step until
+        the convergence check passes (see verify_limit; the tightest of the
+        records'); atol None with rtol given: rtol / 100.
     fit_offset
         identify each record's time offset too (else hold its alignment's).
     max_runs
@@ -1019,8 +1011,10 @@ def fit_records(
         before fitting, each record's starting model is run at the fit's tolerance
         and ten times tighter (flexmbs.convergence) to the end of its window; a
         compared sensor that changes by more than this of its scale within the window
-        is refused (ModelError with the remedy): the fit would follow the integration
-        error, not the parameters. None: no check.
+        moves the tolerance ten times tighter (rtol None), or is refused (rtol
+        given; ModelError with the remedy): the fit would follow the integration
+        error, not the parameters. None: no check (the tolerance as given, or the
+        model's).
 
     A fit that stops on its budget keeps the last point at which it took a Jacobian
     (its best), with `stop` "budget", `success` False and the standard deviations of
@@ -1030,7 +1024,6 @@ def fit_records(
     Returns a FitResult; raises ModelError / ExperimentError for bad input.
     """
     start_clock = _time.perf_counter()
-    atol = ATOL_PER_RTOL * rtol if atol is None else atol
     if not records:
         raise ModelError("expected at least one record to fit", "fit")
     labels = _labels(records)
@@ -1053,7 +1046,7 @@ def fit_records(
                 )
         first = len(names)
         index = list(range(n_shared)) + list(range(first, first + len(own)))
-        rec = _Record(spec, label, shared + own, index, rtol, atol)
+        rec = _Record(spec, label, shared + own, index)
         starts = [_start_value(rec.doc, p, spec.model_path) for p in shared + own]
         if not recs:
             x0_parts += starts[:n_shared]
@@ -1078,8 +1071,7 @@ def fit_records(
             source=records[0].model_path,
         )
     budget = _Budget(max_runs)
-    if verify_limit is not None:
-        _check_records_converge(recs, x0, verify_limit, executor, log)
+    rtol, atol, tolerance_note = _tolerance(recs, x0, rtol, atol, verify_limit, executor, log)
     # the starting offsets, from runs of the starting models over the records
     for rec in aligning:
         rec.runs.t_end = rec.t_record
@@ -1121,62 +1113,40 @@ def fit_records(
     x_start = np.array(start, dtype=float)
     search = _Search(recs, names, x_start, bounds, budget, executor, log, jacobian_runs)
     outcome = search.run()
-    return _fit_result(search, outcome, shared, fit_offset, rtol, atol, start_clock)
+    fit = _fit_result(search, outcome, shared, fit_offset, rtol, atol, start_clock)
+    fit.tolerance = tolerance_note
+    return fit
 
 
-def _check_records_converge(
+def _tolerance(
     recs: Sequence[_Record],
     x0: NDArray[np.float64],
-    limit: float,
+    rtol: float | None,
+    atol: float | None,
+    verify_limit: float | None,
     executor: Executor | None,
     log: Callable[[str], object] | None,
-) -> None:
-    """Each record's starting model converges within its window at the fit's
-    tolerance (_convergence_check): ModelError with the remedy otherwise."""
-    rec0 = recs[0]
-    if log:
-        log(
-            f"checking that the model converges at the fit's tolerance (rtol "
-            f"{rec0.runs.rtol:g}, and ten times tighter)"
-        )
-    jobs = []
-    for rec in recs:
-        t0, t1 = rec.window()
-        jobs.append(
-            (
-                os.fspath(rec.spec.model_path),
-                rec.runs.overrides + rec.runs.assignments(rec.values(x0)),
-                min(t1, rec.t_record),
-                (t0, t1),
-                rec.runs.rtol,
-                rec.runs.atol,
-                rec.runs.output_step,
-                limit,
-                [c.sensor for c in rec.channel_map.channels],
-            )
-        )
-    if executor is not None and len(jobs) > 1:
-        outcomes = list(executor.map(_convergence_check, *zip(*jobs)))
+) -> tuple[float, float, str]:
+    """The fit's (rtol, atol) and how they were had, set in every record's runs: the
+    given ones or the models' (the tightest record's), checked or tightened by the
+    convergence check (flexmbs.analysis.fit_tolerance) unless verify_limit is None."""
+    model_first = min(recs, key=lambda rec: rec.model_tolerance[0])
+    if rtol is None:
+        rtol0, atol0 = model_first.model_tolerance
+        if atol is not None:
+            atol0 = atol
+        how = "the model's, unchecked"
     else:
-        outcomes = [_convergence_check(*job) for job in jobs]
-    for rec, outcome in zip(recs, outcomes):
-        if outcome is None:
-            continue
-        kind, text = outcome
-        if kind == "failed":
-            raise ExperimentError(
-                f"the starting run failed: {text}; expected a model that runs",
-                source=rec.spec.model_path,
-            )
-        raise ModelError(
-            f"the model does not converge at the fit's tolerance (rtol {rec.runs.rtol:g}): "
-            f"{text}, so the fit would follow the integration error; expected a "
-            "tolerance that converges: a smaller --rtol, or the model with bdf "
-            "(--set 'solver.method=\"bdf\"')",
-            "fit",
-            "rtol",
-            source=rec.spec.model_path,
+        rtol0 = rtol
+        atol0 = ATOL_PER_RTOL * rtol if atol is None else atol
+        how = "given, unchecked"
+    if verify_limit is not None:
+        rtol0, atol0, how = fit_tolerance(
+            recs, x0, rtol0, atol0, rtol is None, verify_limit, executor, log
         )
+    for rec in recs:
+        rec.set_tolerance(rtol0, atol0)
+    return rtol0, atol0, how
 
 
 @dataclass
@@ -1757,8 +1727,9 @@ def format_fit_report(fit: FitResult, markdown: bool = False, resume: str | None
     if len(fit.records) <= 1:
         out.append(f"starting offset: {fit.alignment}")
     out.append(
-        f"{fit.runs} runs of at most {fit.max_runs} (rtol {fit.rtol:g}, atol {fit.atol:g}), "
-        f"{fit.wall_time:.1f} s; {fit.message}"
+        f"{fit.runs} runs of at most {fit.max_runs} (rtol {fit.rtol:g}, atol {fit.atol:g}"
+        + (f": {fit.tolerance}" if fit.tolerance else "")
+        + f"), {fit.wall_time:.1f} s; {fit.message}"
     )
     if fit.stop == "budget":
         out.append(
