@@ -82,6 +82,7 @@ sigma_c sqrt(s_c^2 - 1) with s_c^2 = sum r_c^2 / (g_c m_c).
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 import math
@@ -109,7 +110,7 @@ from .channel_map import (
     sensor_quantities,
     simulated_signals,
 )
-from .fit_tolerance import fit_tolerance
+from .fit_tolerance import MIN_RTOL, TIGHTENING_FACTOR, fit_tolerance
 
 if TYPE_CHECKING:
     from ..model.compiled import CompiledModel
@@ -142,6 +143,7 @@ ATOL_PER_RTOL = 1e-2  # atol = this * rtol
 FD_STEP = 1e-4  # relative finite-difference step of the model values
 OFFSET_RANGE = 0.1  # s: the fitted offset stays within this of its starting value
 OUTPUT_SUBSTEPS = 10  # run outputs per experiment sample interval
+TOLERANCE_SHIFT = 0.5  # most the optimum may move at ten times tighter, of a standard deviation
 FTOL = XTOL = 1e-6  # least_squares: relative change of the cost / of the values
 GTOL = 1e-8
 DEFAULT_MAX_RUNS = 200
@@ -224,13 +226,29 @@ def _toml_value_of_text(text: str) -> object:
         return text
 
 
+def _child(table: object, key: str) -> object:
+    """table[key] of a table, or of an array by its 0-based index; KeyError without."""
+    if isinstance(table, dict) and key in table:
+        return table[key]
+    if isinstance(table, list) and key.isdigit() and int(key) < len(table):
+        return table[int(key)]
+    raise KeyError(key)
+
+
 def _assign(doc: dict[str, Any], keys: Sequence[str], value: object) -> None:
-    table = doc
+    table: Any = doc
     for key in keys[:-1]:
-        table = table.setdefault(key, {})
-        if not isinstance(table, dict):
-            return
-    table[keys[-1]] = value
+        if isinstance(table, dict):
+            table = table.setdefault(key, {})
+        else:
+            try:
+                table = _child(table, key)
+            except KeyError:
+                return
+    if isinstance(table, dict):
+        table[keys[-1]] = value
+    elif isinstance(table, list) and keys[-1].isdigit() and int(keys[-1]) < len(table):
+        table[int(keys[-1])] = value
 
 
 def _document(text: str, overrides: Iterable[str]) -> dict[str, Any]:
@@ -275,20 +293,28 @@ def _start_value(
     doc: Mapping[str, Any], parameter: FitParameter, source: str | os.PathLike[str]
 ) -> float:
     item = f'--param "{parameter.path}"'
-    table = doc
+    table: Any = doc
     keys = _keys(parameter.path)
     for depth, key in enumerate(keys):
-        if not isinstance(table, dict) or key not in table:
+        try:
+            _child(table, key)
+        except KeyError:
             where = ".".join(keys[:depth]) or "the top level"
-            has = ", ".join(table) if isinstance(table, dict) else "(not a table)"
+            has = (
+                ", ".join(table)
+                if isinstance(table, dict)
+                else f"indices 0 to {len(table) - 1}"
+                if isinstance(table, list)
+                else "(not a table)"
+            )
             raise ModelError(
                 f'no value "{key}" in {where} of the model file (after --set); '
                 f"it has: {has}; give a starting value with --set "
                 f"{parameter.path}=VALUE",
                 item,
                 source=source,
-            )
-        table = table[key]
+            ) from None
+        table = _child(table, key)
     value: object = table
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         kind = "a list (one value per coordinate)" if isinstance(value, list) else repr(value)
@@ -860,9 +886,13 @@ class _Record:
     def rows(self) -> int:
         return len(self.t) * len(self.channel_map.channels)
 
-    def residual(self, x: NDArray[np.float64], smooth: bool = False) -> NDArray[np.float64]:
-        """Equation (1) over the record's channels and samples (its runs made)."""
-        runs = self.smooth_runs if smooth else self.runs
+    def residual(
+        self, x: NDArray[np.float64], smooth: bool = False, runs: _Runs | None = None
+    ) -> NDArray[np.float64]:
+        """Equation (1) over the record's channels and samples (its runs made; of
+        `runs` when given)."""
+        if runs is None:
+            runs = self.smooth_runs if smooth else self.runs
         sim = runs.signals(self.values(x))
         offset = self.offset(x)
         parts = []
@@ -1071,6 +1101,7 @@ def fit_records(
             source=records[0].model_path,
         )
     budget = _Budget(max_runs)
+    rtol_free = rtol is None and verify_limit is not None
     rtol, atol, tolerance_note = _tolerance(recs, x0, rtol, atol, verify_limit, executor, log)
     # the starting offsets, from runs of the starting models over the records
     for rec in aligning:
@@ -1113,9 +1144,59 @@ def fit_records(
     x_start = np.array(start, dtype=float)
     search = _Search(recs, names, x_start, bounds, budget, executor, log, jacobian_runs)
     outcome = search.run()
+    while rtol_free and outcome.stop == "converged":
+        shift = _tolerance_shift(search, outcome)
+        if shift is None or shift <= TOLERANCE_SHIFT or rtol / TIGHTENING_FACTOR < MIN_RTOL:
+            if shift is not None:
+                tolerance_note += (
+                    f"; at the optimum, ten times tighter moves the values by at most "
+                    f"{shift:.2g} of their standard deviations"
+                )
+            break
+        rtol, atol = rtol / TIGHTENING_FACTOR, atol / TIGHTENING_FACTOR
+        tolerance_note += (
+            f"; at the optimum ten times tighter moved the values by {shift:.2g} of their "
+            f"standard deviations (more than {TOLERANCE_SHIFT:g}): tightened to {rtol:g}"
+        )
+        if log:
+            log(f"the search goes on at rtol {rtol:g}: {tolerance_note.rsplit('; ', 1)[-1]}")
+        for rec in recs:
+            rec.set_tolerance(rtol, atol)
+        search = _Search(
+            recs, names, x_start, bounds, budget, executor, log, jacobian_runs, outcome.x
+        )
+        outcome = search.run()
     fit = _fit_result(search, outcome, shared, fit_offset, rtol, atol, start_clock)
     fit.tolerance = tolerance_note
     return fit
+
+
+def _tolerance_shift(search: _Search, outcome: _Outcome) -> float | None:
+    """How far the records' runs ten times tighter move the optimum, in standard
+    deviations of the values: the largest |d_i| / sd_i with the Gauss-Newton step
+    d = -(J^T J)^-1 J^T (r_tight - r) at the optimum x (J^T r = 0 there) and
+    sd_i = sqrt(s^2 (J^T J)^-1_ii); None when the budget has no runs for it."""
+    x, jac, r = outcome.x, outcome.jac, outcome.r
+    tight = []
+    for rec in search.recs:
+        runs = copy.copy(rec.runs)
+        runs.rtol, runs.atol = rec.runs.rtol / TIGHTENING_FACTOR, rec.runs.atol / TIGHTENING_FACTOR
+        runs.cache = {}
+        tight.append(runs)
+    try:
+        _run_all(
+            [(runs, rec.values(x)) for runs, rec in zip(tight, search.recs)],
+            search.budget,
+            search.executor,
+        )
+    except _OutOfRuns:
+        return None
+    r_tight = np.concatenate([rec.residual(x, runs=runs) for runs, rec in zip(tight, search.recs)])
+    normal = np.linalg.pinv(jac.T @ jac)
+    step = -normal @ (jac.T @ (r_tight - r))
+    s2 = max(float(r @ r) / max(len(r) - len(x), 1), 1e-300)
+    sd = np.sqrt(np.maximum(np.diag(normal) * s2, 1e-300))
+    return float(np.max(np.abs(step) / sd))
 
 
 def _tolerance(
@@ -1174,9 +1255,11 @@ class _Search:
         executor: Executor | None,
         log: Callable[[str], object] | None,
         jacobian_runs: int,
+        x_from: NDArray[np.float64] | None = None,
     ) -> None:
         self.recs, self.names = list(recs), list(names)
         self.x_start, self.bounds = x_start, list(bounds)
+        self.x_from = x_start if x_from is None else x_from
         self.budget, self.executor, self.log = budget, executor, log
         self.jacobian_runs = jacobian_runs
         self.last: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
@@ -1248,7 +1331,7 @@ class _Search:
         try:
             res = least_squares(
                 self.residual,
-                self.x_start,
+                self.x_from,
                 jac=self.jacobian,
                 bounds=(lower, upper),
                 x_scale="jac",

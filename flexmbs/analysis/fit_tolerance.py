@@ -103,7 +103,7 @@ def _worst_change(groups: Sequence[Any], compared: Mapping[str, float], limit: f
     worst, ratio = "", 1.0
     for g in groups:
         name = g.name[len("sensor ") :] if g.name.startswith("sensor ") else None
-        if name not in compared:
+        if name is None or name not in compared:
             continue
         if not g.passed and g.relative / limit > ratio:
             ratio = g.relative / limit
