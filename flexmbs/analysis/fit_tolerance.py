@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from ..errors import ExperimentError, ModelError
 
 if TYPE_CHECKING:
-    from .fit import _Record as FitRecordRuns
+    from .fit_record import _Record as FitRecordRuns
 
 __all__ = ["TIGHTENING_FACTOR", "MIN_RTOL", "ConvergedTolerance", "converged_tolerance"]
 
