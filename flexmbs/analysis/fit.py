@@ -105,7 +105,7 @@ from .fit_result import (
     noise_standard_deviation,
 )
 from .fit_runs import _Budget, _run_all
-from .fit_search import FD_STEP, TOLERANCE_SHIFT, _Search, _tolerance_shift
+from .fit_search import FD_STEP, TOLERANCE_SHIFT, _Outcome, _Search, _tolerance_shift
 from .fit_tolerance import MIN_RTOL, TIGHTENING_FACTOR, fit_tolerance
 from .fit_toml import OFFSET_NAME, fitted_model_text, set_toml_values, toml_value
 from .fit_values import (
@@ -284,38 +284,8 @@ def fit_records(
     start_clock = _time.perf_counter()
     if not records:
         raise ModelError("expected at least one record to fit", "fit")
-    labels = _labels(records)
     shared = [_default_bounds(p) for p in parameters]
-    recs: list[_Record] = []
-    n_shared = len(shared)
-    names = [p.path for p in shared]
-    bounds = [(p.lower, p.upper) for p in shared]
-    x0_parts: list[float] = []
-    for spec, label in zip(records, labels):
-        _check_window(spec, spec.model_path)
-        own = [_default_bounds(p) for p in spec.parameters]
-        paths = [p.path for p in shared + own]
-        for p in shared + own:
-            if paths.count(p.path) > 1:
-                raise ModelError(
-                    "given twice: expected each value once",
-                    f'--param "{p.path}"',
-                    source=spec.model_path,
-                )
-        first = len(names)
-        index = list(range(n_shared)) + list(range(first, first + len(own)))
-        rec = _Record(spec, label, shared + own, index)
-        starts = [_start_value(rec.doc, p, spec.model_path) for p in shared + own]
-        if not recs:
-            x0_parts += starts[:n_shared]
-        prefix = f"{label}:" if len(records) > 1 else ""
-        names += [prefix + p.path for p in own]
-        bounds += [(p.lower, p.upper) for p in own]
-        x0_parts += starts[n_shared:]
-        recs.append(rec)
-    x0 = np.array(x0_parts, dtype=float)
-    for rec in recs:  # every record with the start (and its values known to its model)
-        rec.runs.model(rec.values(x0))
+    recs, names, bounds, x0 = _records(records, shared)
     evaluation_runs, jacobian_runs = _runs_needed_for_a_step(recs)
     aligning = [rec for rec in recs if rec.spec.offset is None]
     least = len(aligning) + evaluation_runs + jacobian_runs
@@ -330,8 +300,86 @@ def fit_records(
         )
     budget = _Budget(max_runs)
     rtol_free = rtol is None and verify_limit is not None
-    rtol, atol, tolerance_note = _tolerance(recs, x0, rtol, atol, verify_limit, executor, log)
-    # the starting offsets, from runs of the starting models over the records
+    rtol, atol, note = _tolerance(recs, x0, rtol, atol, verify_limit, executor, log)
+    _set_samples(recs, x0, fit_offset, budget, executor, log)
+    if sum(rec.rows for rec in recs) < len(names) + (len(recs) if fit_offset else 0) + 2:
+        raise ExperimentError(
+            f"{sum(len(rec.t) for rec in recs)} samples in the window(s): expected more "
+            "than the fitted values",
+            source=records[0].experiment.path,
+        )
+    start = list(x0)
+    if fit_offset:
+        for rec in recs:
+            rec.offset_index = len(start)
+            start.append(rec.offset0)
+            names.append(OFFSET_NAME if len(recs) == 1 else f"{rec.label}:{OFFSET_NAME}")
+            bounds.append((rec.offset0 - OFFSET_RANGE, rec.offset0 + OFFSET_RANGE))
+    search = _Search(
+        recs, names, np.array(start, dtype=float), bounds, budget, executor, log, jacobian_runs
+    )
+    outcome = search.run()
+    if rtol_free:
+        search, outcome, rtol, atol, note = _tightened_at_the_optimum(
+            search, outcome, rtol, atol, note
+        )
+    fit = _fit_result(search, outcome, shared, fit_offset, rtol, atol, start_clock)
+    fit.tolerance = note
+    return fit
+
+
+def _records(
+    records: Sequence[FitRecord], shared: Sequence[FitParameter]
+) -> tuple[list[_Record], list[str], list[tuple[float, float]], NDArray[np.float64]]:
+    """The search's records of the FitRecords `records` with the `shared` values and
+    their own, the names and bounds of the values in the search's vector (the shared
+    ones, then each record's own) and their starting values (each checked against its
+    model)."""
+    labels = _labels(records)
+    recs: list[_Record] = []
+    n_shared = len(shared)
+    names = [p.path for p in shared]
+    bounds = [(p.lower, p.upper) for p in shared]
+    x0_parts: list[float] = []
+    for spec, label in zip(records, labels):
+        _check_window(spec, spec.model_path)
+        own = [_default_bounds(p) for p in spec.parameters]
+        paths = [p.path for p in list(shared) + own]
+        for p in list(shared) + own:
+            if paths.count(p.path) > 1:
+                raise ModelError(
+                    "given twice: expected each value once",
+                    f'--param "{p.path}"',
+                    source=spec.model_path,
+                )
+        first = len(names)
+        index = list(range(n_shared)) + list(range(first, first + len(own)))
+        rec = _Record(spec, label, list(shared) + own, index)
+        starts = [_start_value(rec.doc, p, spec.model_path) for p in list(shared) + own]
+        if not recs:
+            x0_parts += starts[:n_shared]
+        prefix = f"{label}:" if len(records) > 1 else ""
+        names += [prefix + p.path for p in own]
+        bounds += [(p.lower, p.upper) for p in own]
+        x0_parts += starts[n_shared:]
+        recs.append(rec)
+    x0 = np.array(x0_parts, dtype=float)
+    for rec in recs:  # every record with the start (and its values known to its model)
+        rec.runs.model(rec.values(x0))
+    return recs, names, bounds, x0
+
+
+def _set_samples(
+    recs: Sequence[_Record],
+    x0: NDArray[np.float64],
+    fit_offset: bool,
+    budget: _Budget,
+    executor: Executor | None,
+    log: Callable[[str], object] | None,
+) -> None:
+    """Each record's starting offset (given, or from a run of its starting model over
+    the record and the map's alignment) and its samples in its window from there."""
+    aligning = [rec for rec in recs if rec.spec.offset is None]
     for rec in aligning:
         rec.runs.t_end = rec.t_record
     if aligning and log:
@@ -356,47 +404,35 @@ def fit_records(
                 "(experiment time): expected more",
                 source=rec.spec.experiment.path,
             )
-    if sum(rec.rows for rec in recs) < len(names) + (len(recs) if fit_offset else 0) + 2:
-        raise ExperimentError(
-            f"{sum(len(rec.t) for rec in recs)} samples in the window(s): expected more "
-            "than the fitted values",
-            source=records[0].experiment.path,
-        )
-    start = list(x0)
-    if fit_offset:
-        for rec in recs:
-            rec.offset_index = len(start)
-            start.append(rec.offset0)
-            names.append("offset" if len(recs) == 1 else f"{rec.label}:offset")
-            bounds.append((rec.offset0 - OFFSET_RANGE, rec.offset0 + OFFSET_RANGE))
-    x_start = np.array(start, dtype=float)
-    search = _Search(recs, names, x_start, bounds, budget, executor, log, jacobian_runs)
-    outcome = search.run()
-    while rtol_free and outcome.stop == "converged":
+
+
+def _tightened_at_the_optimum(
+    search: _Search, outcome: _Outcome, rtol: float, atol: float, note: str
+) -> tuple[_Search, _Outcome, float, float, str]:
+    """The search gone on from its optimum ten times tighter while the runs ten times
+    tighter move the optimum by more than TOLERANCE_SHIFT of a standard deviation
+    (_tolerance_shift): the last search, its outcome, its tolerance and how it was had."""
+    while outcome.stop == "converged":
         shift = _tolerance_shift(search, outcome)
         if shift is None or shift <= TOLERANCE_SHIFT or rtol / TIGHTENING_FACTOR < MIN_RTOL:
             if shift is not None:
-                tolerance_note += (
+                note += (
                     f"; at the optimum, ten times tighter moves the values by at most "
                     f"{shift:.2g} of their standard deviations"
                 )
             break
         rtol, atol = rtol / TIGHTENING_FACTOR, atol / TIGHTENING_FACTOR
-        tolerance_note += (
+        note += (
             f"; at the optimum ten times tighter moved the values by {shift:.2g} of their "
             f"standard deviations (more than {TOLERANCE_SHIFT:g}): tightened to {rtol:g}"
         )
-        if log:
-            log(f"the search goes on at rtol {rtol:g}: {tolerance_note.rsplit('; ', 1)[-1]}")
-        for rec in recs:
+        if search.log:
+            search.log(f"the search goes on at rtol {rtol:g}: {note.rsplit('; ', 1)[-1]}")
+        for rec in search.recs:
             rec.set_tolerance(rtol, atol)
-        search = _Search(
-            recs, names, x_start, bounds, budget, executor, log, jacobian_runs, outcome.x
-        )
+        search = search.again_from(outcome.x)
         outcome = search.run()
-    fit = _fit_result(search, outcome, shared, fit_offset, rtol, atol, start_clock)
-    fit.tolerance = tolerance_note
-    return fit
+    return search, outcome, rtol, atol, note
 
 
 def _tolerance(

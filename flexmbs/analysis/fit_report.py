@@ -49,6 +49,17 @@ def format_fit_report(fit: FitResult, markdown: bool = False, resume: str | None
     ]
     out = _table(("value", "start", "fitted", std_head, "relative std", "bounds"), rows, markdown)
     out.append("")
+    out += _correlation_lines(fit, markdown)
+    out.append("")
+    out += _records_lines(fit, markdown)
+    out += _variance_lines(fit)
+    out += _notes(fit, resume)
+    return "\n".join(out)
+
+
+def _correlation_lines(fit: FitResult, markdown: bool) -> list[str]:
+    """The correlations of the fitted values, a row each."""
+    out: list[str] = []
     out.append("correlations:")
     names = [v.name for v in fit.values]
     short = [".".join(n.split(".")[-2:]) for n in names]
@@ -69,7 +80,12 @@ def format_fit_report(fit: FitResult, markdown: bool = False, resume: str | None
             f"  {s:<{width}} " + " ".join(f"{x:+.3f}" for x in row)
             for s, row in zip(short, fit.correlation)
         ]
-    out.append("")
+    return out
+
+
+def _records_lines(fit: FitResult, markdown: bool) -> list[str]:
+    """A line per record of a fit of several: residuals, times, offset, cost, s^2."""
+    out: list[str] = []
     if len(fit.records) > 1:
         out.append("records:")
         rec_rows = [
@@ -87,6 +103,12 @@ def format_fit_report(fit: FitResult, markdown: bool = False, resume: str | None
         head = ("record", "experiment", "residuals", "t (s, experiment)", "offset", "cost", "s^2")
         out += _table(head, rec_rows, markdown)
         out.append("")
+    return out
+
+
+def _variance_lines(fit: FitResult) -> list[str]:
+    """s^2 with the residuals and noise it counts, and what it says of the model."""
+    out: list[str] = []
     out.append(
         f"s^2 = {fit.variance_ratio:.4g} (residual variance / measurement noise; "
         f"1: the residuals are the noise); {sum(fit.samples.values())} residuals "
@@ -120,6 +142,13 @@ def format_fit_report(fit: FitResult, markdown: bool = False, resume: str | None
                 for c, u in fit.unexplained.items()
             )
         )
+    return out
+
+
+def _notes(fit: FitResult, resume: str | None) -> list[str]:
+    """The residuals' correlation, the quantization's share, the offsets, the runs and
+    the tolerance, and whether the fit converged."""
+    out: list[str] = []
     if fit.correlation_time:
         out.append(
             "residuals correlated over (samples): "
@@ -157,7 +186,7 @@ def format_fit_report(fit: FitResult, markdown: bool = False, resume: str | None
             "UNCONVERGED: the fit stopped before it converged; the values are its best "
             "point, and no standard deviation is given (start nearer)"
         )
-    return "\n".join(out)
+    return out
 
 
 @dataclass

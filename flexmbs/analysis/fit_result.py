@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .fit_values import FitParameter, _parameter_text
 
 if TYPE_CHECKING:
+    from .fit_record import _Record
     from .fit_search import _Outcome, _Search
 
 DEFAULT_MAX_RUNS = 200
@@ -215,64 +216,120 @@ def _fit_result(
     """The values, standard deviations (2), (3) and the per-record and per-channel
     statistics at the end of the search."""
     recs = search.recs
-    x, jac, r = outcome.x, outcome.jac, outcome.r
-    several = len(recs) > 1
-    labels: list[str] = []
-    gains: list[float] = []
-    counts: list[int] = []
-    for rec in recs:
-        for c in rec.channel_map.names:
-            labels.append(f"{rec.label}:{c}" if several else c)
-            gains.append(rec.gain[c])
-            counts.append(len(rec.t))
-    m_eff = sum(g * m for g, m in zip(gains, counts))
-    dof = m_eff - len(x)
+    x, r = outcome.x, outcome.r
+    ch = _Channels(recs)
+    dof = sum(g * m for g, m in zip(ch.gains, ch.counts)) - len(x)
     variance_ratio = float(r @ r) / dof if dof > 0 else math.nan
-    blocks, row = [], 0
-    for m in counts:
-        blocks.append(slice(row, row + m))
-        row += m
-    tau = {lab: integrated_autocorrelation_time(r[b]) for lab, b in zip(labels, blocks)}
-    row_weight = np.concatenate(
-        [np.full(m, 1.0 / max(1.0, g * tau[lab])) for lab, g, m in zip(labels, gains, counts)]
-    )
-    weighted_normal = np.linalg.pinv(jac.T @ (row_weight[:, None] * jac))
-    cov = variance_ratio * weighted_normal
-    quantizing = any(rec.quantizing for rec in recs)
-    quantization_shift: list[float] = []
-    if quantizing:  # the quantization's share: what it moves the values by, from the trend
-        parts, row = [], 0
-        for rec in recs:  # the trend's residuals; a record that does not quantize is its own
-            parts.append(
-                rec.residual(x, smooth=True) if rec.quantizing else r[row : row + rec.rows]
-            )
-            row += rec.rows
-        smooth = np.concatenate(parts)
-        shift = weighted_normal @ (jac.T @ (row_weight * (r - smooth)))
-        cov = cov + np.outer(shift, shift)
-        quantization_shift = [float(v) for v in shift]
+    cov, tau, quantization_shift = _covariance(recs, outcome, ch, variance_ratio)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(std, std)
     per_channel = {
-        lab: float(r[b] @ r[b]) / (g * m) for lab, b, g, m in zip(labels, blocks, gains, counts)
+        lab: float(r[b] @ r[b]) / (g * m)
+        for lab, b, g, m in zip(ch.labels, ch.blocks, ch.gains, ch.counts)
     }
-    sigma: dict[str, float] = {}
-    noise_source: dict[str, str] = {}
-    noise_gain: dict[str, float] = {}
-    for rec in recs:
-        for c in rec.channel_map.names:
-            lab = f"{rec.label}:{c}" if several else c
-            sigma[lab] = rec.sigma[c]
-            noise_source[lab] = rec.noise_source[c]
-            noise_gain[lab] = rec.gain[c]
-    unexplained = {lab: sigma[lab] * math.sqrt(max(v - 1.0, 0.0)) for lab, v in per_channel.items()}
+    unexplained = {
+        lab: ch.sigma[lab] * math.sqrt(max(v - 1.0, 0.0)) for lab, v in per_channel.items()
+    }
     consistent = bool(variance_ratio <= S2_CONSISTENT)
-    stopped_on_budget = outcome.stop == "budget"
     if not consistent or outcome.stop == "failed":  # no noise, or no point: no uncertainty
         std = np.full_like(std, math.nan)
+    rec0 = recs[0]
+    return FitResult(
+        values=_fitted_values(search, x, std),
+        offset=rec0.offset(x),
+        offset_fitted=fit_offset,
+        correlation=corr,
+        noise=ch.sigma,
+        noise_gain=ch.noise_gain,
+        variance_ratio=variance_ratio,
+        cost=0.5 * float(r @ r),
+        samples={lab: m for lab, m in zip(ch.labels, ch.counts)},
+        window=(float(rec0.t[0]), float(rec0.t[-1])),
+        runs=search.budget.made,
+        wall_time=_time.perf_counter() - start_clock,
+        success=outcome.stop == "converged",
+        message=outcome.message,
+        rtol=rtol,
+        atol=atol,
+        alignment=rec0.alignment,
+        output_step=rec0.runs.output_step,
+        overrides=rec0.runs.assignments(rec0.values(x)),
+        noise_source=ch.noise_source,
+        channel_variance_ratio=per_channel,
+        unexplained=unexplained,
+        consistent=consistent,
+        smooth_jacobian=sorted({n for rec in recs for n in rec.quantizing}),
+        correlation_time=tau,
+        quantization_shift=quantization_shift,
+        stop=outcome.stop,
+        std_at="last point" if outcome.stop == "budget" else "optimum",
+        max_runs=search.budget.max_runs,
+        shared=[_parameter_text(p) for p in shared],
+        records=_record_reports(recs, x, r),
+    )
+
+
+class _Channels:
+    """The channels of the records in the order of the residuals: their labels (a
+    record's name before the channel's in a fit of several), filter gains g_c, sample
+    counts m_c, rows of the residual vector, noise sigma_c and how it was had."""
+
+    def __init__(self, recs: Sequence[_Record]) -> None:
+        several = len(recs) > 1
+        self.labels: list[str] = []
+        self.gains: list[float] = []
+        self.counts: list[int] = []
+        self.sigma: dict[str, float] = {}
+        self.noise_source: dict[str, str] = {}
+        self.noise_gain: dict[str, float] = {}
+        for rec in recs:
+            for c in rec.channel_map.names:
+                lab = f"{rec.label}:{c}" if several else c
+                self.labels.append(lab)
+                self.gains.append(rec.gain[c])
+                self.counts.append(len(rec.t))
+                self.sigma[lab] = rec.sigma[c]
+                self.noise_source[lab] = rec.noise_source[c]
+                self.noise_gain[lab] = rec.gain[c]
+        self.blocks, row = [], 0
+        for m in self.counts:
+            self.blocks.append(slice(row, row + m))
+            row += m
+
+
+def _covariance(
+    recs: Sequence[_Record], outcome: _Outcome, ch: _Channels, variance_ratio: float
+) -> tuple[NDArray[np.float64], dict[str, float], list[float]]:
+    """(cov of (2) and (3), tau_c by channel, the quantization's shift d of (3))."""
+    x, jac, r = outcome.x, outcome.jac, outcome.r
+    tau = {lab: integrated_autocorrelation_time(r[b]) for lab, b in zip(ch.labels, ch.blocks)}
+    row_weight = np.concatenate(
+        [
+            np.full(m, 1.0 / max(1.0, g * tau[lab]))
+            for lab, g, m in zip(ch.labels, ch.gains, ch.counts)
+        ]
+    )
+    weighted_normal = np.asarray(np.linalg.pinv(jac.T @ (row_weight[:, None] * jac)), dtype=float)
+    cov = variance_ratio * weighted_normal
+    if not any(rec.quantizing for rec in recs):
+        return cov, tau, []
+    # the quantization's share: what it moves the values by, from the trend's
+    parts, row = [], 0
+    for rec in recs:  # the trend's residuals; a record that does not quantize is its own
+        parts.append(rec.residual(x, smooth=True) if rec.quantizing else r[row : row + rec.rows])
+        row += rec.rows
+    shift = weighted_normal @ (jac.T @ (row_weight * (r - np.concatenate(parts))))
+    cov = cov + np.outer(shift, shift)
+    return cov, tau, [float(v) for v in shift]
+
+
+def _fitted_values(
+    search: _Search, x: NDArray[np.float64], std: NDArray[np.float64]
+) -> list[FittedValue]:
+    """The FittedValues of the search's values at x with their standard deviations."""
     fitted = []
-    x_start = search.x_start
+    several = len(search.recs) > 1
     for i, name in enumerate(search.names):
         lo, hi = search.bounds[i]
         record = None
@@ -280,15 +337,22 @@ def _fit_result(
         if several and ":" in name:
             record, _, path = name.partition(":")
         fitted.append(
-            FittedValue(path, float(x_start[i]), float(x[i]), float(std[i]), lo, hi, record)
+            FittedValue(path, float(search.x_start[i]), float(x[i]), float(std[i]), lo, hi, record)
         )
-    record_reports = []
+    return fitted
+
+
+def _record_reports(
+    recs: Sequence[_Record], x: NDArray[np.float64], r: NDArray[np.float64]
+) -> list[dict[str, Any]]:
+    """Per record: its files, settings, window, samples, offset, cost and s^2."""
+    reports = []
     row = 0
     for rec in recs:
         rr = r[row : row + rec.rows]
         row += rec.rows
         m_rec = sum(rec.gain[c] * len(rec.t) for c in rec.channel_map.names)
-        record_reports.append(
+        reports.append(
             {
                 "name": rec.label,
                 "model": os.fspath(rec.spec.model_path),
@@ -310,37 +374,4 @@ def _fit_result(
                 "output_step": rec.runs.output_step,
             }
         )
-    rec0 = recs[0]
-    return FitResult(
-        values=fitted,
-        offset=rec0.offset(x),
-        offset_fitted=fit_offset,
-        correlation=corr,
-        noise=sigma,
-        noise_gain=noise_gain,
-        variance_ratio=variance_ratio,
-        cost=0.5 * float(r @ r),
-        samples={lab: m for lab, m in zip(labels, counts)},
-        window=(float(rec0.t[0]), float(rec0.t[-1])),
-        runs=search.budget.made,
-        wall_time=_time.perf_counter() - start_clock,
-        success=outcome.stop == "converged",
-        message=outcome.message,
-        rtol=rtol,
-        atol=atol,
-        alignment=rec0.alignment,
-        output_step=rec0.runs.output_step,
-        overrides=rec0.runs.assignments(rec0.values(x)),
-        noise_source=noise_source,
-        channel_variance_ratio=per_channel,
-        unexplained=unexplained,
-        consistent=consistent,
-        smooth_jacobian=sorted({n for rec in recs for n in rec.quantizing}),
-        correlation_time=tau,
-        quantization_shift=quantization_shift,
-        stop=outcome.stop,
-        std_at="last point" if stopped_on_budget else "optimum",
-        max_runs=search.budget.max_runs,
-        shared=[_parameter_text(p) for p in shared],
-        records=record_reports,
-    )
+    return reports

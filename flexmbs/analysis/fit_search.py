@@ -62,6 +62,20 @@ class _Search:
         self.search_clock = _time.perf_counter()
         self.search_runs0 = budget.made
 
+    def again_from(self, x: NDArray[np.float64]) -> _Search:
+        """The same search (its records, start, bounds and budget) going on from x."""
+        return _Search(
+            self.recs,
+            self.names,
+            self.x_start,
+            self.bounds,
+            self.budget,
+            self.executor,
+            self.log,
+            self.jacobian_runs,
+            x,
+        )
+
     def residual(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         _run_all(
             [(rec.runs, rec.values(x)) for rec in self.recs],
