@@ -45,6 +45,7 @@ browser:
 test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	@$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & types=$$!; \
 	$(MAKE) --no-print-directory coverage > $(VENV)/coverage.log 2>&1 & cover=$$!; \
 	$(BIN)/flexmbs precompile; kernels=$$?; \
@@ -60,10 +61,10 @@ coverage: $(STAMP)
 	@printf "coverage of flexmbs without numba (%%): "
 	@$(BIN)/python -m coverage report --fail-under=$(COVERAGE_FLOOR) --format=total
 
-# A wheel carrying its kernels, compiled for a generic processor (flexmbs.kernel_cache).
+# A wheel carrying its kernels, compiled for a generic processor (flexmbs.runtime.kernel_cache).
 wheel: $(STAMP)
 	rm -rf build dist/flexmbs-*.whl
-	$(BIN)/python -m flexmbs.precompile --ship build/kernels
+	$(BIN)/python -m flexmbs.cli.precompile --ship build/kernels
 	FLEXMBS_SHIP_KERNELS=build/kernels $(BIN)/python -m pip wheel --quiet --no-deps -w dist .
 	@ls dist/flexmbs-*.whl
 

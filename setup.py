@@ -1,6 +1,6 @@
 """The wheel's build hook: when FLEXMBS_SHIP_KERNELS names a folder of compiled kernels
-(`python -m flexmbs.precompile --ship FOLDER` makes one; `make wheel` does both), the
-folder goes into the wheel as flexmbs/_kernels (flexmbs.kernel_cache)."""
+(`python -m flexmbs.cli.precompile --ship FOLDER` makes one; `make wheel` does both), the
+folder goes into the wheel as flexmbs/_kernels (flexmbs.runtime.kernel_cache)."""
 
 import os
 import shutil

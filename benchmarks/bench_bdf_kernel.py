@@ -62,7 +62,7 @@ import time
 import numpy as np
 from peers import begin, finish, grouped, log, significant
 
-from flexmbs.config import jit
+from flexmbs.runtime.config import jit
 from flexmbs.solvers.bdf import BDF, solve_dae
 
 VDP_MU, VDP_T, VDP_TOL = 1000.0, 3000.0, 1e-6

@@ -1,6 +1,6 @@
 """The cost of handing a model's (m, ws) tuples to a compiled function, as the BDF
 step loop calls its residual: by value (numba's way, every array's fields copied)
-and by reference (flexmbs.tuple_ref).
+and by reference (flexmbs.runtime.tuple_ref).
 
 A no-op function with the residual's arguments is called through a function pointer
 from a compiled loop, first with the tuple, then with a reference to it (the
@@ -16,11 +16,11 @@ import numba
 import numpy as np
 from numba.core import types
 
-from flexmbs.config import jit_entry
 from flexmbs.model.compiled import compile_model
 from flexmbs.model.library import chain_model
+from flexmbs.runtime.config import jit_entry
+from flexmbs.runtime.tuple_ref import TupleRef, tuple_ref
 from flexmbs.solvers.bdf import _F8, _VEC, _CompiledFunction, _function_type
-from flexmbs.tuple_ref import TupleRef, tuple_ref
 
 
 @jit_entry

@@ -81,9 +81,9 @@ def rotary_link():
 
 def ur5():
     """(model, controller, simulated time) of the UR5 with three beams under PD."""
+    from flexmbs.formats.toml_reader import loads_model
+    from flexmbs.formats.urdf import urdf_model_text
     from flexmbs.model import Constant
-    from flexmbs.model.toml_reader import loads_model
-    from flexmbs.model.urdf import urdf_model_text
 
     sets = [f"bodies.{spec.split(':')[0]}.modes=3" for spec in UR5_FLEXIBLE]
     sets += ["solver.method=galpha", "solver.rtol=1e-5", "solver.atol=1e-8", "solver.t_end=2.0",

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from peers import begin, finish, log
 
-from flexmbs.model.toml_reader import load_model
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.simulation import simulate
 
 MODEL = Path(__file__).resolve().parents[1] / "data/models/four_bar_flexible.toml"

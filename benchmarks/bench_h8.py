@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 from peers import add_results_options, printed_table
 
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.model.library import H8_TARGETS
-from flexmbs.model.toml_reader import load_model
 from flexmbs.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import flexmbs
-from flexmbs import sampled_control
+from flexmbs.simulation import sampled_control
 
 MODEL = Path(__file__).resolve().parents[1] / "data" / "models" / "flexible_link_rig.toml"
 GAUGE_INPUT = '[[controllers.servo.inputs]]\nsensor = "tip"'

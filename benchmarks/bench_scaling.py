@@ -53,16 +53,16 @@ from peers import (
     significant,
 )
 
-from flexmbs.bordered_band import (
+from flexmbs.dynamics import system as _system
+from flexmbs.model.compiled import compile_model
+from flexmbs.model.library import huang_two_link
+from flexmbs.numerics.bordered_band import (
     bordered_band_factor,
     bordered_band_solve,
     factor_size,
     packed_size,
 )
-from flexmbs.dynamics import system as _system
-from flexmbs.linalg import lu_factor, lu_solve
-from flexmbs.model.compiled import compile_model
-from flexmbs.model.library import huang_two_link
+from flexmbs.numerics.linalg import lu_factor, lu_solve
 from flexmbs.simulation import build_system, simulate
 
 H = 2e-3                                  # s, Exudyn's step (the setting)
@@ -101,8 +101,8 @@ def ur5_model(elements, t_end):
     import sysconfig
 
     from flexmbs.elements import round_tube_section
+    from flexmbs.formats.urdf import load_urdf
     from flexmbs.model.items import BeamBody
-    from flexmbs.model.urdf import load_urdf
     urdf = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data"
             / "robots/ur_description/urdf/ur5_robot.urdf")
     model = load_urdf(urdf, flexible=[f"{spec}:{elements}" for spec in UR5_FLEXIBLE])

@@ -20,7 +20,7 @@ ratio is the figure that carries over to another machine):
    checkout's first run of H2 on an empty cache (2.);
 2. cold: `flexmbs run` of each model in --cold (default H2) from the checkout with an
    empty kernel cache (NUMBA_CACHE_DIR a new folder), its compile time and parts from
-   the run's own report (flexmbs.compile_notice), its integration time from the
+   the run's own report (flexmbs.runtime.compile_notice), its integration time from the
    result file;
 3. CHAIN-4 (data/models/chain_spatial_4.toml), warm, whole process: 1 ms of
    simulated time (the fixed cost of a run) and 10 s, each against a process that
@@ -32,7 +32,7 @@ ratio is the figure that carries over to another machine):
    process that calls one cached kernel, as the floor of any numba program;
 4. kernel speed: H2 (2 s) and ARM-50 (benchmarks/bench_galpha_mechanisms.py, 0.05 s)
    with the generic kernels (what the wheel carries) and the native ones
-   (flexmbs.precompile.kernel_speed: separate processes, interleaved).
+   (flexmbs.cli.precompile.kernel_speed: separate processes, interleaved).
 
 Exudyn is the optional `bench` extra; without it the peers are left out.
 """
@@ -198,10 +198,10 @@ def chain_runs(env, work, repeat, log, wheel=None):
     return out
 
 
-NUMBA_FLOOR = ("import gc; import numpy as np; from flexmbs.linalg import cross; "
+NUMBA_FLOOR = ("import gc; import numpy as np; from flexmbs.numerics.linalg import cross; "
                "cross(np.ones(3), np.ones(3), np.zeros(3)); gc.freeze()")
 """The least a process that runs any cached kernel pays: numpy, numba, and numba's
-set-up at the first cached call (flexmbs.linalg.cross, three multiplications); its
+set-up at the first cached call (flexmbs.numerics.linalg.cross, three multiplications); its
 objects frozen before the exit, as the `flexmbs` command does (flexmbs.__main__)."""
 
 ARM50 = ("import sys\nsys.path.insert(0, {bench!r})\n"
@@ -209,7 +209,7 @@ ARM50 = ("import sys\nsys.path.insert(0, {bench!r})\n"
 
 
 def bench(a, log):
-    from flexmbs.precompile import SPEED_CASES, kernel_speed
+    from flexmbs.cli.precompile import SPEED_CASES, kernel_speed
 
     cache = Path(tempfile.mkdtemp(prefix="flexmbs-cold-cache-"))
     work = Path(tempfile.mkdtemp(prefix="flexmbs-startup-"))

@@ -5,7 +5,7 @@ example-robot-data package (the test extra), and six arms with one link made a b
     .venv/bin/python benchmarks/bench_urdf_robots.py flexible  # the arms, rigid and flexible
     .venv/bin/python benchmarks/bench_urdf_robots.py table     # the tables of docs/guides/urdf.md
 
-walk: for each URDF, `flexmbs.model.urdf.import_urdf` at the defaults (timed), a run of
+walk: for each URDF, `flexmbs.formats.urdf.import_urdf` at the defaults (timed), a run of
 0.5 s under gravity at the imported solver settings (timed, integration and writing
 the result file) and `flexmbs energy`'s check; or the one line of its refusal. Results
 in benchmarks/results/urdf_robots.json.
@@ -50,8 +50,8 @@ def walk_one(path):
     """{robot, bodies, dof, import_s, run_s, verdict, why} of one URDF."""
     from flexmbs.analysis.energy import energy_balance
     from flexmbs.errors import FlexmbsError
+    from flexmbs.formats.urdf import import_urdf
     from flexmbs.io.results import open_result
-    from flexmbs.model.urdf import import_urdf
     from flexmbs.simulation import simulate
 
     row = {"robot": str(path.relative_to(ROBOTS))}
@@ -78,7 +78,7 @@ def walk_one(path):
 
 
 def walk(args):
-    from flexmbs.model.urdf import import_urdf
+    from flexmbs.formats.urdf import import_urdf
 
     import_urdf(ROBOTS / "ur_description/urdf/ur5_robot.urdf")  # the kernels loaded once
     rows = []

@@ -24,7 +24,7 @@ import numpy as np
 
 import flexmbs
 from flexmbs.dynamics.user_laws import call_user_law
-from flexmbs.model.toml_reader import load_model
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.simulation import simulate
 
 MODEL = Path(__file__).resolve().parents[1] / "data" / "models" / "huang_two_link.toml"

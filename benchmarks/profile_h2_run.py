@@ -35,9 +35,9 @@ import numpy as np
 from peers import machine
 
 from flexmbs.dynamics import system as _system
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.io import open_result
 from flexmbs.model.compiled import compile_model
-from flexmbs.model.toml_reader import load_model
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "data" / "models" / "huang_two_link.toml"

@@ -4,7 +4,7 @@ The public API, imported on first use so that `import flexmbs` stays light (numb
 the kernels come in with the first name that needs them):
 
     flexmbs.Model              build a model item by item (flexmbs.model.description)
-    flexmbs.load_model         read a model file (flexmbs.model.toml_reader)
+    flexmbs.load_model         read a model file (flexmbs.formats.toml_reader)
     flexmbs.compile_model      a Model as the flat arrays the kernels take
     flexmbs.simulate           run a model, write its result file (flexmbs.simulation)
     flexmbs.Simulator          step a model from Python, inputs set between steps
@@ -33,17 +33,19 @@ the kernels come in with the first name that needs them):
 
 import importlib
 
+from .moved import install_moved_finder
+
 __version__ = "0.1.0"
 
 # name: (module, attribute); attribute None for the module itself
 _PUBLIC = {
     "Model": ("flexmbs.model.description", "Model"),
-    "load_model": ("flexmbs.model.toml_reader", "load_model"),
+    "load_model": ("flexmbs.formats.toml_reader", "load_model"),
     "compile_model": ("flexmbs.model.compiled", "compile_model"),
-    "simulate": ("flexmbs.simulation", "simulate"),
-    "Simulator": ("flexmbs.simulator", "Simulator"),
-    "SmallDeformationWarning": ("flexmbs.simulation", "SmallDeformationWarning"),
-    "convergence": ("flexmbs.convergence", None),
+    "simulate": ("flexmbs.simulation.run", "simulate"),
+    "Simulator": ("flexmbs.control.simulator", "Simulator"),
+    "SmallDeformationWarning": ("flexmbs.simulation.run", "SmallDeformationWarning"),
+    "convergence": ("flexmbs.simulation.convergence", None),
     "open_result": ("flexmbs.io.results", "open_result"),
     "energy_balance": ("flexmbs.analysis.energy", "energy_balance"),
     "user_law": ("flexmbs.model.user_laws", "user_law"),
@@ -65,6 +67,8 @@ _PUBLIC = {
 }
 
 __all__ = sorted(_PUBLIC)
+
+install_moved_finder()
 
 
 def __getattr__(name):

@@ -86,7 +86,7 @@ class FlexmbsWarning(UserWarning):
 
 class PlausibilityWarning(FlexmbsWarning):
     """A value of a model file that is legal but unlikely in SI units: the mark of a
-    common unit mistake (flexmbs.model.plausibility)."""
+    common unit mistake (flexmbs.checks.plausibility)."""
 
 
 class ResultFileWarning(FlexmbsWarning):

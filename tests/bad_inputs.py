@@ -695,8 +695,8 @@ def _matrix_files():
     import scipy.io
     import scipy.sparse as sp
 
+    from flexmbs.elements.fe_files import write_mbdyn_fem
     from flexmbs.elements.solid import box_mesh, solid_matrices
-    from flexmbs.model.fe_files import write_mbdyn_fem
 
     points, tets = box_mesh(0.3, 0.2, 0.02, (2, 1, 1), quadratic=False)
     k, ms = solid_matrices(points, tets, 7e10, 0.33, 2700.0)

@@ -11,7 +11,6 @@ flexmbs.dynamics.system.state_derivative (composite rigid bodies and the residua
 
 import numpy as np
 
-from flexmbs.config import jit_entry
 from flexmbs.dynamics.system import (
     derivative_from_accelerations,
     generalized_forces,
@@ -19,7 +18,8 @@ from flexmbs.dynamics.system import (
     split_state,
 )
 from flexmbs.kinematics.recursive import forward_kinematics
-from flexmbs.linalg import cholesky_solve_in_place
+from flexmbs.numerics.linalg import cholesky_solve_in_place
+from flexmbs.runtime.config import jit_entry
 
 __all__ = ["state_derivative_by_columns"]
 

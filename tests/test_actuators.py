@@ -7,8 +7,8 @@ from scipy.optimize import brentq
 
 from flexmbs import ModelError, compile_model, simulate
 from flexmbs.dynamics import api
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model import Constant, Harmonic, Model, Steps, Trajectory
-from flexmbs.model.toml_reader import loads_model
 
 MASS, HALF = 1.0, 0.5                 # kg, m: the rod's centre of mass on its x axis
 I_COM = (1e-4, 0.02, 0.02)            # kg m^2 about the centre of mass

@@ -37,8 +37,8 @@ from hypothesis import strategies as st
 from flexmbs import ModelError, load_model
 from flexmbs.analysis.sweep import MAX_SWEEP_CASES, parse_sweep_parameter, sweep_cases
 from flexmbs.cli import main
-from flexmbs.model.urdf import urdf_model
-from flexmbs.model.urdf_reader import UrdfError, parse_urdf
+from flexmbs.formats.urdf import urdf_model
+from flexmbs.formats.urdf_reader import UrdfError, parse_urdf
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 FUZZ_EXAMPLES = int(os.environ.get("FLEXMBS_FUZZ_EXAMPLES", "300"))  # per fuzz test
@@ -169,7 +169,7 @@ def test_the_corpus_is_large_and_each_entry_is_one_edit_of_a_shipped_model():
 BUILD_MEMORY = """
 import sys
 from flexmbs.model.compiled import compile_model
-from flexmbs.model.toml_reader import load_model
+from flexmbs.formats.toml_reader import load_model
 
 def status(key):
     with open("/proc/self/status") as f:
@@ -455,11 +455,11 @@ def test_sweep_cases_are_counted_before_they_are_made(counts, paths):
 
 
 def test_the_mesh_checks_pass_the_formats_meshio_writes(tmp_path):
-    """The checks before meshio (flexmbs.model.gmsh_text) and after it pass the plate
+    """The checks before meshio (flexmbs.elements.gmsh_text) and after it pass the plate
     written as gmsh 2.2 and 4.1, as text and binary, and as VTU: the same nodes and
     tetrahedra."""
     meshio = pytest.importorskip("meshio")
-    from flexmbs.model.fe_files import read_mesh
+    from flexmbs.elements.fe_files import read_mesh
 
     plate = meshio.read(MODELS / "fe_plate.msh")
     points, tets, _, _ = read_mesh(MODELS / "fe_plate.msh")
@@ -528,8 +528,8 @@ def test_a_joint_that_turns_a_whole_turn_either_way_is_meant():
     """Industrial arms' wrists turn a whole turn either way, their limits printed
     rounded (a UR5's -6.28319 and 6.28319 rad): meant, no note; two turns and more
     (90, degrees for radians) are noted."""
+    from flexmbs.checks.plausibility import plausibility_notes
     from flexmbs.model.library import chain_model
-    from flexmbs.model.plausibility import plausibility_notes
 
     def notes(limits):
         model = chain_model(2)

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from flexmbs import config
-from flexmbs.config import jit
+from flexmbs.runtime import config
+from flexmbs.runtime.config import jit
 from flexmbs.solvers import bdf_kernels as K
 from flexmbs.solvers.bdf import BDF, STATUS_MESSAGES, solve_dae
 
@@ -814,7 +814,7 @@ def test_second_process_loads_the_driver_from_cache(tmp_path):
     solve_dae(linear, ARGS_A, (0.0, 1.0), np.array([2.0, 0.0]), None, 1e-6, 1e-9)
     (tmp_path / "fresh_residual.py").write_text(textwrap.dedent("""
         import numpy as np
-        from flexmbs.config import jit
+        from flexmbs.runtime.config import jit
         from flexmbs.solvers import bdf_kernels as K
         from flexmbs.solvers.bdf import solve_dae
 

@@ -16,9 +16,9 @@ from flexmbs.elements.beam import (
     element_transformation,
     shape_matrix,
 )
+from flexmbs.formats.serialize import model_to_dict
 from flexmbs.model import Model
 from flexmbs.model.library import huang_two_link
-from flexmbs.model.serialize import model_to_dict
 
 GAUSS = np.polynomial.legendre.leggauss(4)
 

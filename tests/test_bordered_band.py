@@ -1,5 +1,5 @@
 """The iteration matrix of models with long beams in its bordered band layout
-(flexmbs.bordered_band, flexmbs.model.band_layout, system.dae_mass_elastic_banded)
+(flexmbs.numerics.bordered_band, flexmbs.model.band_layout, system.dae_mass_elastic_banded)
 against dense references:
 
 * factorization and solve against numpy on random bordered band matrices that need
@@ -19,14 +19,6 @@ import numpy as np
 import pytest
 
 from flexmbs import compile_model
-from flexmbs.bordered_band import (
-    bordered_band_factor,
-    bordered_band_solve,
-    dense_from_packed,
-    factor_size,
-    packed_from_dense,
-    packed_size,
-)
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
 from flexmbs.dynamics.flexible_body import (
@@ -39,6 +31,14 @@ from flexmbs.elements import material, round_tube_section
 from flexmbs.model import Constant, Model
 from flexmbs.model.invariant_tables import body_kernel_blocks
 from flexmbs.model.library import huang_two_link
+from flexmbs.numerics.bordered_band import (
+    bordered_band_factor,
+    bordered_band_solve,
+    dense_from_packed,
+    factor_size,
+    packed_from_dense,
+    packed_size,
+)
 from flexmbs.simulation import build_system, make_integrator
 from flexmbs.solvers.bdf import BDF
 from flexmbs.solvers.linear_choice import BANDED_MIN_UNKNOWNS, banded_iteration_matrix

@@ -1,5 +1,5 @@
 """A kernel loaded from the kernel cache keeps its linking module unparsed
-(flexmbs.cached_library) until a compilation links it: it runs as compiled, and a new
+(flexmbs.runtime.cached_library) until a compilation links it: it runs as compiled, and a new
 function that calls it compiles, links it and runs as it should. numba's runtime
 module is saved in the user cache by the first process that looks a kernel up there,
 read from there by the next, and compiled again over a file that cannot be read."""
@@ -21,8 +21,8 @@ _LOAD_THEN_LINK = textwrap.dedent("""
     import numba
     import numpy as np
     from numba.core.runtime import rtsys
-    from flexmbs.linalg import cross
-    from flexmbs.cached_library import LinkOnDemandLibrary
+    from flexmbs.numerics.linalg import cross
+    from flexmbs.runtime.cached_library import LinkOnDemandLibrary
 
     a, b, out = np.array([1.0, 0, 0]), np.array([0, 1.0, 0]), np.zeros(3)
     cross(a, b, out)

@@ -14,6 +14,7 @@ from test_flexible_tree import random_flexible_tree, random_state
 from flexmbs import ModelError, compile_model, load_model, simulate
 from flexmbs.dynamics import api
 from flexmbs.dynamics.constrained import make_consistent
+from flexmbs.formats.serialize import model_to_dict
 from flexmbs.model import Model
 from flexmbs.model.description import JOINT_TYPES
 from flexmbs.model.library import (
@@ -27,7 +28,6 @@ from flexmbs.model.library import (
     simeon_crank,
     slider_crank,
 )
-from flexmbs.model.serialize import model_to_dict
 
 GRAVITY = 9.81
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"

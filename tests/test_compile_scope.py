@@ -12,7 +12,7 @@ import numba
 import numpy as np
 import pytest
 
-from flexmbs.compile_notice import CompileWatch, part_name
+from flexmbs.runtime.compile_notice import CompileWatch, part_name
 
 JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
 

@@ -7,8 +7,8 @@ import pytest
 import scipy.linalg
 
 from flexmbs import ModelError, simulate
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model import Model, Steps
-from flexmbs.model.toml_reader import loads_model
 
 # a Quanser SRV02-like servo: armature 2.6 ohm, k_t = k_e = 7.68e-3, gear 70, 90 %
 R, KT, GEAR, ETA = 2.6, 7.68e-3, 70.0, 0.9

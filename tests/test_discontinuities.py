@@ -11,6 +11,7 @@ from scipy.integrate import solve_ivp
 
 import flexmbs
 from flexmbs import simulate
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.kinematics.timefunctions import evaluate_time_function
 from flexmbs.model.timefunctions import (
     Harmonic,
@@ -21,7 +22,6 @@ from flexmbs.model.timefunctions import (
     compile_time_functions,
     time_function_breakpoints,
 )
-from flexmbs.model.toml_reader import loads_model
 from flexmbs.solvers.events import locate_crossing, next_breakpoint, sorted_times
 
 USER_MODELS = Path(__file__).parent / "user_models"

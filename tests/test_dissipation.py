@@ -18,7 +18,7 @@ import flexmbs
 from flexmbs import compile_model, simulate
 from flexmbs.dynamics import api
 from flexmbs.dynamics.constrained import make_consistent
-from flexmbs.model.toml_reader import loads_model
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.simulation import build_system
 
 BASE = """

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from flexmbs import simulate
-from flexmbs.model import toml_reader as tr
+from flexmbs.formats import toml_reader as tr
 from flexmbs.model.description import (
     CONSTRAINT_FORMULATIONS,
     CONTACT_TYPES,

@@ -1,11 +1,11 @@
 """A failed run names the force element its last states point to
-(flexmbs.failure_diagnosis); the user-law case runs in tests/test_user_laws.py."""
+(flexmbs.simulation.failure_diagnosis); the user-law case runs in tests/test_user_laws.py."""
 
 import numpy as np
 
 from flexmbs import compile_model
-from flexmbs.failure_diagnosis import failing_force_elements
 from flexmbs.model.library import chain_model
+from flexmbs.simulation.failure_diagnosis import failing_force_elements
 
 
 def test_a_spring_whose_markers_meet_is_named():

@@ -29,8 +29,8 @@ from flexmbs.errors import ModelError
 meshio = pytest.importorskip("meshio")
 pytest.importorskip("skfem")
 
+from flexmbs.elements.fe_files import read_mbdyn_fem, write_mbdyn_fem  # noqa: E402
 from flexmbs.elements.solid import box_mesh, solid_matrices  # noqa: E402
-from flexmbs.model.fe_files import read_mbdyn_fem, write_mbdyn_fem  # noqa: E402
 
 E, NU, RHO = 7.0e10, 0.33, 2700.0
 

@@ -16,8 +16,8 @@ from flexmbs.analysis.fit import (
     unquantized_overrides,
 )
 from flexmbs.analysis.fit_tolerance import converged_tolerance
-from flexmbs.convergence import compare_runs
 from flexmbs.simulation import simulate
+from flexmbs.simulation.convergence import compare_runs
 
 LIMIT = 1e-4
 STEP = 2e-4  # s, the runs' outputs (the fit's: a tenth of the record's 2 ms)

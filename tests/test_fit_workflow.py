@@ -317,7 +317,7 @@ def test_the_convergence_check_counts_its_window_alone(tmp_path, capsys):
     says which window it compared, and its largest changes lie in it."""
     from types import SimpleNamespace
 
-    from flexmbs.convergence import compare_runs
+    from flexmbs.simulation.convergence import compare_runs
     model_file, _, _ = _record(tmp_path)
     model = load_model(model_file)
     sim = simulate(model, rtol=1e-8, atol=1e-10)

@@ -203,7 +203,7 @@ def test_export_fmu_refuses_settings_as_run_does(servo_fmu, tmp_path, capsys, op
 
 
 def test_base_units_of_flexmbs_units():
-    from flexmbs.fmu import base_units
+    from flexmbs.control.fmu import base_units
 
     assert base_units("N m") == {"kg": 1, "m": 2, "s": -2}
     assert base_units("rad/s") == {"rad": 1, "s": -1}

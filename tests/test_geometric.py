@@ -264,7 +264,7 @@ def test_spin_up_model_file_is_the_builder():
     from pathlib import Path
 
     from flexmbs import load_model
-    from flexmbs.model.serialize import model_to_dict
+    from flexmbs.formats.serialize import model_to_dict
     path = Path(__file__).resolve().parents[1] / "data" / "models" / "spin_up.toml"
     assert model_to_dict(load_model(path)) == model_to_dict(spin_up())
     none = load_model(path, ["bodies.beam.geometric=none", "bodies.beam.elements=4"])

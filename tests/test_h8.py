@@ -11,8 +11,8 @@ import pytest
 
 from flexmbs import compile_model, load_model, simulate
 from flexmbs.dynamics import api
+from flexmbs.formats.serialize import model_to_dict
 from flexmbs.model.library import H8_INITIAL, H8_TARGETS, huang_eight_link
-from flexmbs.model.serialize import model_to_dict
 
 PATH = Path(__file__).resolve().parents[1] / "data" / "models" / "huang_eight_link.toml"
 JOINT_SENSORS = 10  # theta1, theta2, d3, theta4x, theta4y, theta4z, theta5 .. theta8

@@ -7,8 +7,8 @@ import pytest
 
 from flexmbs import ModelError, compile_model, simulate
 from flexmbs.dynamics import api
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model.library import huang_two_link
-from flexmbs.model.toml_reader import loads_model
 
 
 def _moving_h2(initial, elements=2):

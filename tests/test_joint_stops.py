@@ -8,8 +8,8 @@ import pytest
 
 import flexmbs
 from flexmbs import ModelError, simulate
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model import Model
-from flexmbs.model.toml_reader import loads_model
 
 J = 0.05              # kg m^2 about the axis
 W0 = 2.0              # rad/s towards the stop
@@ -269,7 +269,7 @@ URDF = """<?xml version="1.0"?>
 
 def test_urdf_limits_become_stops(tmp_path):
     pytest.importorskip("yourdfpy")
-    from flexmbs.model.urdf import STOP_DAMPING_TIME, STOP_PENETRATION, load_urdf
+    from flexmbs.formats.urdf import STOP_DAMPING_TIME, STOP_PENETRATION, load_urdf
     path = tmp_path / "arm.urdf"
     path.write_text(URDF)
     model = load_urdf(path)
@@ -290,8 +290,8 @@ def test_an_imported_arm_started_on_a_limit_keeps_the_balance(method, tmp_path):
     robot description's arm; the importer now starts such a joint inside its range,
     and a model file may still start one on its limit)."""
     pytest.importorskip("yourdfpy")
-    from flexmbs.model.toml_reader import loads_model
-    from flexmbs.model.urdf import urdf_model_text
+    from flexmbs.formats.toml_reader import loads_model
+    from flexmbs.formats.urdf import urdf_model_text
     path = tmp_path / "arm.urdf"
     path.write_text(URDF)
     model = loads_model(urdf_model_text(path), overrides=["joints.slide.initial=0.05"])

@@ -1,4 +1,4 @@
-"""Where compiled kernels are kept and for which processor (flexmbs.kernel_cache): a
+"""Where compiled kernels are kept and for which processor (flexmbs.runtime.kernel_cache): a
 kernel cache made in one place loads in a copy of the package elsewhere (the wheel's
 shipped kernels), only for the numba, Python, target and sources it was made for; the
 processor is chosen before numba compiles; what a run cannot find is compiled into the
@@ -16,8 +16,8 @@ from pathlib import Path
 import numba
 import pytest
 
-from flexmbs import kernel_cache
-from flexmbs.precompile import native_choice
+from flexmbs.cli.precompile import native_choice
+from flexmbs.runtime import kernel_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
@@ -26,8 +26,8 @@ _CALL = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, sys.argv[1])
     import numpy as np
-    from flexmbs.config import TARGET, CACHE_DIR
-    from flexmbs.linalg import cross
+    from flexmbs.runtime.config import TARGET, CACHE_DIR
+    from flexmbs.numerics.linalg import cross
     import flexmbs
     out = np.zeros(3)
     cross(np.array([1.0, 0, 0]), np.array([0, 1.0, 0]), out)
@@ -64,7 +64,7 @@ def test_kernels_compiled_elsewhere_load_from_a_copied_package(copied_package, t
     """A kernel compiled (generic processor) with the checkout's package, its entries
     copied into the copied package's _kernels with a manifest: the copy loads it from
     there without compiling, and compiles nothing into its user cache (which keeps
-    only numba's runtime module and the source hash, flexmbs.cached_library and
+    only numba's runtime module and the source hash, flexmbs.runtime.cached_library and
     kernel_cache.source_hash). A manifest of another numba release is refused with
     the reason, and the kernel then compiles into the user cache."""
     build_cache, user_cache = tmp_path / "build", tmp_path / "user"
@@ -149,7 +149,7 @@ def test_the_source_hash_is_kept_while_the_sources_are_unchanged(monkeypatch, tm
     assert kernel_cache.source_hash() == drives
 
 
-_TARGET = ("import json; from flexmbs.config import TARGET; import numba; "
+_TARGET = ("import json; from flexmbs.runtime.config import TARGET; import numba; "
            "print(json.dumps([TARGET.kind, TARGET.shipped, numba.config.CPU_NAME]))")
 
 
@@ -173,7 +173,7 @@ def test_the_processor_is_chosen_before_numba_compiles(tmp_path):
     assert _target(tmp_path, FLEXMBS_KERNELS="native") == ["native", False, None]
     assert _target(tmp_path, NUMBA_CPU_NAME="haswell") == ["haswell", False, "haswell"]
     r = subprocess.run([sys.executable, "-c",
-                        "from flexmbs.config import CACHE_DIR; from flexmbs.precompile "
+                        "from flexmbs.runtime.config import CACHE_DIR; from flexmbs.cli.precompile "
                         "import write_native_marker; write_native_marker(CACHE_DIR, {})"],
                        env=dict(os.environ, FLEXMBS_CACHE_DIR=str(tmp_path)), cwd=ROOT,
                        check=True, capture_output=True, text=True)
@@ -197,7 +197,7 @@ def test_native_kernels_are_kept_only_when_measurably_faster():
 def test_a_user_cache_that_cannot_be_written_warns_once_and_the_run_goes_on(tmp_path):
     """The kernel compiles and runs; the warning names the folder and the remedy."""
     code = ("import warnings, numpy as np; warnings.simplefilter('error', RuntimeWarning)\n"
-            "from flexmbs.linalg import cross\n"
+            "from flexmbs.numerics.linalg import cross\n"
             "o = np.zeros(3)\n"
             "try:\n"
             "    cross(np.ones(3), np.ones(3), o)\n"
@@ -230,5 +230,5 @@ def test_the_wheel_build_hook_puts_the_kernels_in_the_package(tmp_path):
                             str(build)], cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
-        assert (build / "flexmbs" / "kernel_cache.py").is_file()
+        assert (build / "flexmbs" / "runtime" / "kernel_cache.py").is_file()
         assert (build / "flexmbs" / "_kernels" / "dynamics" / "x.nbi").is_file() == ship

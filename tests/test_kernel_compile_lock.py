@@ -1,4 +1,4 @@
-"""The kernel cache's compile lock (flexmbs.kernel_cache.compile_locked): of two
+"""The kernel cache's compile lock (flexmbs.runtime.kernel_cache.compile_locked): of two
 processes that need one kernel for one signature, one compiles it and the other waits
 and loads it; a lock file left by a process that was killed blocks nobody; a holder
 that is alive but stuck is waited for FLEXMBS_COMPILE_WAIT seconds, then the kernel is
@@ -19,7 +19,7 @@ CHILD = r"""
 import json, sys
 import numpy as np
 import numba
-from flexmbs.kernel_cache import compile_counts, compile_lock_path, exclusive_file_lock
+from flexmbs.runtime.kernel_cache import compile_counts, compile_lock_path, exclusive_file_lock
 from flexmbs.kinematics.rotations import rotation_about_axis as kernel
 
 args = (np.array([0.0, 0.0, 1.0]), 0.3, np.empty((3, 3)))
@@ -144,7 +144,7 @@ def test_a_stuck_holder_is_waited_for_then_the_kernel_compiles(empty_cache):
 
 
 def test_a_held_lock_is_taken_again_by_its_process(tmp_path):
-    from flexmbs.kernel_cache import exclusive_file_lock
+    from flexmbs.runtime.kernel_cache import exclusive_file_lock
 
     path = str(tmp_path / "a" / "k.lock")  # the folder is made
     with exclusive_file_lock(path, 0.0) as outer:
@@ -154,7 +154,7 @@ def test_a_held_lock_is_taken_again_by_its_process(tmp_path):
             [
                 sys.executable,
                 "-c",
-                "import sys; from flexmbs.kernel_cache import exclusive_file_lock as lock\n"
+                "import sys; from flexmbs.runtime.kernel_cache import exclusive_file_lock as lock\n"
                 f"with lock({path!r}, 0.2) as held: sys.exit(0 if held else 3)",
             ],
             timeout=120,

@@ -488,7 +488,7 @@ def test_driver_forces_match_newton_euler(api, case):
 
 
 def test_cholesky_solve_in_place_matches_dense_solve():
-    from flexmbs.linalg import cholesky_solve_in_place
+    from flexmbs.numerics.linalg import cholesky_solve_in_place
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 7):

@@ -13,7 +13,7 @@ from test_viewer import FLOAT32, _open, browser, chromium  # noqa: F401 (a fixtu
 
 from flexmbs import ModelError, Simulator
 from flexmbs.errors import FlexmbsError
-from flexmbs.model.toml_reader import loads_model
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.viewer import show
 from flexmbs.viewer.array_text import unpacked
 from flexmbs.viewer.scene import build_scene

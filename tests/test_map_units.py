@@ -1,6 +1,6 @@
 """The units of a channel map (flexmbs.analysis.channel_map.UNITS): the set a
 data-acquisition file uses, each converted to the SI unit the model's sensors give
-(flexmbs.model.units), and a unit of another quantity than the sensor's refused on
+(flexmbs.checks.units), and a unit of another quantity than the sensor's refused on
 one line. A DC motor's current and voltage recorded in mA and V compare with the
 run's A and V."""
 
@@ -20,11 +20,11 @@ from flexmbs.analysis.channel_map import (
     sensor_quantities,
 )
 from flexmbs.analysis.compare import compare_files
+from flexmbs.checks.units import SI_QUANTITIES, sensor_type_units
 from flexmbs.errors import ExperimentError
+from flexmbs.formats.serialize import model_to_json
 from flexmbs.io.results import open_result
 from flexmbs.model import Model, Steps
-from flexmbs.model.serialize import model_to_json
-from flexmbs.model.units import SI_QUANTITIES, sensor_type_units
 from flexmbs.model.vocabulary import SENSOR_TYPES
 
 
@@ -38,7 +38,7 @@ def test_every_unit_converts_to_an_si_unit_of_the_table():
 
 
 def test_the_model_s_sensor_units_are_map_units():
-    """Every unit a sensor type's columns carry in the result file (flexmbs.model.units)
+    """Every unit a sensor type's columns carry in the result file (flexmbs.checks.units)
     has its quantity, and is that quantity's SI unit in the map's table: a sensor's
     values and a channel in its SI unit compare without a factor."""
     fixed = 0

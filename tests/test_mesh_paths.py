@@ -1,4 +1,4 @@
-"""A URDF's mesh names found as ROS would find them (flexmbs.model.mesh_paths), and
+"""A URDF's mesh names found as ROS would find them (flexmbs.formats.mesh_paths), and
 the viewer drawing what it finds: a mesh it cannot find leaves its link to its
 collision shapes, with one warning, and the view goes on."""
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flexmbs.cli import main
-from flexmbs.model.mesh_paths import resolve_mesh_path
+from flexmbs.formats.mesh_paths import resolve_mesh_path
 
 trimesh = pytest.importorskip("trimesh")
 pytest.importorskip("yourdfpy")
@@ -150,8 +150,8 @@ RENAMED = """<?xml version="1.0"?>
 
 def test_the_meshes_of_renamed_links_are_drawn_on_their_bodies(tmp_path):
     """A link the import renamed (arm.1 -> arm_1) keeps its visual in the viewer."""
-    from flexmbs.model.toml_reader import loads_model
-    from flexmbs.model.urdf import import_urdf, renamed_links
+    from flexmbs.formats.toml_reader import loads_model
+    from flexmbs.formats.urdf import import_urdf, renamed_links
     from flexmbs.viewer.visuals import urdf_visuals
 
     path = tmp_path / "renamed.urdf"

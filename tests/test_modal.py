@@ -28,10 +28,10 @@ from flexmbs.elements.modal import (
     project_invariants,
     strain_energy_matrices,
 )
+from flexmbs.formats.serialize import model_to_dict
 from flexmbs.model import Constant, Model
 from flexmbs.model.invariant_tables import body_block_matrix
 from flexmbs.model.library import huang_rig, huang_two_link
-from flexmbs.model.serialize import model_to_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "data" / "models"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from flexmbs import ModelError
+from flexmbs.formats.toml_reader import LAW_FIELDS, load_model, loads_model
 from flexmbs.model.timefunctions import TIME_FUNCTION_LAWS, ConstantRate, Harmonic, SpinUp, Table
-from flexmbs.model.toml_reader import LAW_FIELDS, load_model, loads_model
 from flexmbs.model.topology import build_topology
 
 # A valid pendulum; the bad-input tests add or replace parts of it.
@@ -657,7 +657,7 @@ def test_sensors_may_be_named_after_coordinates():
 def test_an_axis_is_a_direction_whatever_its_length():
     """Components near the float64 limit give the same unit axis as small ones (the norm
     is taken after scaling), and a zero axis is refused."""
-    from flexmbs.model.checks import _axis
+    from flexmbs.model.field_checks import _axis
     big = _axis([1e308, 1e308, 0.0], "joint", "axis")
     assert np.allclose(big, [2 ** -0.5, 2 ** -0.5, 0.0], rtol=0, atol=1e-15)
     assert np.allclose(_axis([3e-10, 4e-10, 0.0], "joint", "axis"), [0.6, 0.8, 0.0])

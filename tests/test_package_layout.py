@@ -1,11 +1,12 @@
 """The package's shape: each subpackage imports alone, no two parts import each other
 (directly or through others, at the top or inside functions), and the numba the suite runs on
-is one whose internals flexmbs is written against (flexmbs.config.NUMBA_VERSIONS, the
+is one whose internals flexmbs is written against (flexmbs.runtime.config.NUMBA_VERSIONS, the
 same range as pyproject.toml's pin)."""
 
 import ast
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,8 +16,8 @@ from pathlib import Path
 import numba
 import pytest
 
-from flexmbs.config import NUMBA_VERSIONS, numba_version_problem
 from flexmbs.moved import MOVED_MODULES
+from flexmbs.runtime.config import NUMBA_VERSIONS, numba_version_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBPACKAGES = sorted(p.parent.name for p in (ROOT / "flexmbs").glob("*/__init__.py"))
@@ -64,7 +65,7 @@ def test_the_public_api_is_at_the_top_and_import_stays_light():
     not bring numba in."""
     code = ("import sys, flexmbs; assert 'numba' not in sys.modules; "
             "from flexmbs.simulation import simulate; from flexmbs.io.results import "
-            "open_result; from flexmbs.model.toml_reader import load_model; "
+            "open_result; from flexmbs.formats.toml_reader import load_model; "
             "from flexmbs.model.compiled import compile_model; "
             "from flexmbs.model.description import Model; "
             "from flexmbs.analysis.energy import energy_balance; "
@@ -128,7 +129,7 @@ def test_no_two_parts_of_the_package_import_each_other():
 def test_reading_models_and_results_brings_no_numba_in():
     """The command line, the model reader and the result reader import without numba
     (about 0.4 s): `flexmbs info`, `plot`, `energy` and `export` start at once."""
-    code = ("import sys, flexmbs.cli, flexmbs.model.toml_reader, flexmbs.model.description, "
+    code = ("import sys, flexmbs.cli, flexmbs.formats.toml_reader, flexmbs.model.description, "
             "flexmbs.io.results, flexmbs.rotations; assert 'numba' not in sys.modules, "
             "[m for m in sys.modules if m.startswith('flexmbs')]")
     _passes_in_a_new_process(code)
@@ -138,7 +139,7 @@ def test_a_run_of_beams_brings_no_scipy_in():
     """The run's path (the command line, the model reader, the compilation, simulate)
     imports none of scipy's linear algebra or sparse matrices (about 0.2 s of a
     process's start, for the finite-element bodies and the analyses alone)."""
-    code = ("import sys, flexmbs.cli, flexmbs.model.toml_reader, flexmbs.simulation, "
+    code = ("import sys, flexmbs.cli, flexmbs.formats.toml_reader, flexmbs.simulation, "
             "flexmbs.model.compiled, flexmbs.model.description, flexmbs.io.results; "
             "heavy = [m for m in sys.modules if m.startswith(('scipy.sparse', "
             "'scipy.linalg', 'scipy._lib._array_api'))]; assert not heavy, heavy")
@@ -206,19 +207,20 @@ def test_the_analysis_functions_and_the_kernels_are_public_too():
 
 @pytest.mark.parametrize("old, new", sorted(MOVED_MODULES.items()))
 def test_moved_modules_keep_their_old_path_with_a_warning(old, new):
-    """A module that moved is importable under its old name for one release: the same
-    objects, and a DeprecationWarning naming the new module at the importing line."""
+    """A module that moved is importable under its old name for one release: the very
+    module, and a DeprecationWarning naming the new module at the importing line."""
     code = ("import warnings, importlib; warnings.simplefilter('error', DeprecationWarning)\n"
             f"try:\n    importlib.import_module({old!r})\n"
             "except DeprecationWarning as w:\n    print(w)\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0 and new in r.stdout, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-c",
+                        f"import sys\nimport {old}"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr.startswith("<string>:2: DeprecationWarning"), r.stderr
     sys.modules.pop(old, None)
     with pytest.warns(DeprecationWarning, match=new):
         moved = importlib.import_module(old)
-    current = importlib.import_module(new)
-    assert moved.__all__ == list(current.__all__)
-    assert all(getattr(moved, n) is getattr(current, n) for n in current.__all__)
+    assert moved is importlib.import_module(new)
 
 
 def _file_imports():
@@ -280,3 +282,38 @@ def test_no_import_circles_between_files():
         if module not in index:
             visit(module)
     assert not circles, circles
+
+
+def _layers_contract():
+    """The layers of pyproject.toml's import-linter contract, top first, each a list."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in tool["contracts"] if c["type"] == "layers"]
+    return [[name.strip() for name in layer.split("|")] for layer in contract["layers"]]
+
+
+def test_every_part_of_the_package_has_its_layer():
+    """Each subpackage and top-level module is named in the layers contract, so that
+    a new part cannot sit outside it; the package root holds at most eight modules."""
+    named = {name for layer in _layers_contract() for name in layer}
+    roots = sorted(p.stem for p in (ROOT / "flexmbs").glob("*.py") if p.stem != "__init__")
+    parts = {f"flexmbs.{name}" for name in SUBPACKAGES + roots}
+    assert parts == named, (sorted(parts - named), sorted(named - parts))
+    assert len(roots) + 1 <= 8, roots
+
+
+def test_the_layers_contract_holds_and_catches_an_upward_import(tmp_path):
+    """import-linter keeps the contract on the package, and breaks it on a copy of the
+    package where the model imports the run."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    r = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:]
+    copy = tmp_path / "checkout"
+    copy.mkdir()
+    (copy / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    subprocess.run(["cp", "-r", ROOT / "flexmbs", copy / "flexmbs"], check=True)
+    items = copy / "flexmbs" / "model" / "items.py"
+    items.write_text(items.read_text() + "\nfrom ..simulation import run as _upward\n")
+    r = subprocess.run([lint, "--no-cache"], cwd=copy, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(copy)})
+    assert r.returncode != 0
+    assert "flexmbs.model is not allowed to import flexmbs.simulation" in r.stdout

@@ -1,7 +1,7 @@
-"""Compiling ahead: the output quantities in a second process (flexmbs.output_kernels),
+"""Compiling ahead: the output quantities in a second process (flexmbs.simulation.output_kernels),
 which fills the kernel cache that a run then loads from and is started only when the
 cache lacks those kernels and it is not switched off; and every kernel before the
-first run (flexmbs.precompile), its workloads reaching them all."""
+first run (flexmbs.cli.precompile), its workloads reaching them all."""
 
 import json
 import os
@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-import flexmbs.output_kernels as output_kernels
-import flexmbs.precompile as precompile
-from flexmbs.output_kernels import OutputKernelsElsewhere, output_kernels_cached
+import flexmbs.cli.precompile as precompile
+import flexmbs.simulation.output_kernels as output_kernels
+from flexmbs.simulation.output_kernels import OutputKernelsElsewhere, output_kernels_cached
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_second_process_fills_the_cache_and_is_not_started_again(tmp_path, monkeypatch):
     assert not output_kernels_cached(str(tmp_path))  # an empty cache lacks them
-    r = subprocess.run([sys.executable, "-m", "flexmbs.output_kernels"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "flexmbs.simulation.output_kernels"], cwd=ROOT,
                        capture_output=True, text=True, timeout=1800)
     assert r.returncode == 0, r.stderr[-2000:]
     assert output_kernels_cached()
@@ -43,7 +43,8 @@ def test_the_second_process_starts_on_a_cold_cache_unless_switched_off(monkeypat
     assert OutputKernelsElsewhere.start_if_useful() is None and not started
     monkeypatch.setenv("FLEXMBS_COMPILE_ELSEWHERE", "1")
     helper = OutputKernelsElsewhere.start_if_useful()
-    assert helper is not None and started == [[sys.executable, "-m", "flexmbs.output_kernels"]]
+    assert helper is not None
+    assert started == [[sys.executable, "-m", "flexmbs.simulation.output_kernels"]]
 
 
 JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
@@ -55,7 +56,7 @@ def test_the_workloads_reach_every_kernel():
     in the cache for this processor: a kernel that no workload reaches (a new kind of
     model the library and data/models do not have) is named here. On a warm cache
     (make test runs `flexmbs precompile` first) no workload needs to run."""
-    from flexmbs.kernel_cache import kernel_dispatchers
+    from flexmbs.runtime.kernel_cache import kernel_dispatchers
     r = precompile.precompile(jobs=1)
     assert r["uncached"] == [], r["uncached"]
     assert r["kernels"] > 100 and r["target"]["kind"] in ("generic", "native")
@@ -65,8 +66,8 @@ def test_the_workloads_reach_every_kernel():
 _NO_COMPILING = textwrap.dedent("""
     import json, sys, warnings
     from pathlib import Path
-    from flexmbs.compile_notice import CompileWatch
-    from flexmbs.model.toml_reader import load_model
+    from flexmbs.runtime.compile_notice import CompileWatch
+    from flexmbs.formats.toml_reader import load_model
     from flexmbs.simulation import simulate
     from flexmbs.analysis.modes import model_modes
     warnings.simplefilter("ignore")

@@ -20,8 +20,8 @@ from flexmbs.analysis.modes import format_modes, system_modes
 from flexmbs.analysis.reduction import reduce_model, static_gain
 from flexmbs.analysis.statespace import reduce_state_space, state_space_matrices
 from flexmbs.errors import ModelError, NotEquilibriumWarning
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model.library import chain_model
-from flexmbs.model.toml_reader import loads_model
 
 ROTARY = Path(__file__).resolve().parents[1] / "examples" / "rotary_flexible_link.toml"
 OUTPUTS = ["theta", "tip[1]", "current"]

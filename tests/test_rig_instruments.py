@@ -12,8 +12,8 @@ from test_controllers import J, _recursion, rotor
 from flexmbs.errors import ModelError
 from flexmbs.model.description import Model
 from flexmbs.model.timefunctions import Constant, ConstantRate
-from flexmbs.sampled_control import filtered_rate
 from flexmbs.simulation import simulate
+from flexmbs.simulation.sampled_control import filtered_rate
 
 T = 0.001
 

@@ -14,8 +14,8 @@ from cli_in_process import flexmbs_here
 from flexmbs.analysis.compare import compare_files
 from flexmbs.cli import main
 from flexmbs.elements.modal import body_modes
+from flexmbs.formats.toml_reader import load_model, loads_model
 from flexmbs.model.compiled import compile_model
-from flexmbs.model.toml_reader import load_model, loads_model
 from flexmbs.simulation import simulate
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"

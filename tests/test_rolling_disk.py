@@ -43,6 +43,8 @@ from test_closed_loops import _assert_same, _total
 
 from flexmbs import ModelError, compile_model, simulate
 from flexmbs.dynamics import api
+from flexmbs.formats.serialize import model_to_dict
+from flexmbs.formats.toml_reader import load_model, loads_model
 from flexmbs.model import Model
 from flexmbs.model.library import (
     RD_LEAN,
@@ -51,9 +53,7 @@ from flexmbs.model.library import (
     rolling_disk,
     rolling_disk_steady_rates,
 )
-from flexmbs.model.serialize import model_to_dict
 from flexmbs.model.timefunctions import ConstantRate
-from flexmbs.model.toml_reader import load_model, loads_model
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 GRAVITY = 9.81

@@ -7,9 +7,9 @@ import pytest
 
 import flexmbs
 from flexmbs import ModelError, Simulator, simulate
+from flexmbs.control.simulator import IntegrationFailed
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model import Constant, Steps
-from flexmbs.model.toml_reader import loads_model
-from flexmbs.simulator import IntegrationFailed
 
 DT = 2e-3
 

@@ -9,8 +9,8 @@ import pytest
 from cli_in_process import flexmbs_here
 
 from flexmbs import Model, ModelError, open_result
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model.items import default_tolerances
-from flexmbs.model.toml_reader import loads_model
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAIN = ROOT / "data" / "models" / "chain_planar_4.toml"  # [solver] bdf, rtol 1e-8

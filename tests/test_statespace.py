@@ -8,8 +8,8 @@ import pytest
 
 import flexmbs
 from flexmbs import compile_model, linearize, simulate
+from flexmbs.formats.toml_reader import loads_model
 from flexmbs.model import Harmonic
-from flexmbs.model.toml_reader import loads_model
 
 control = pytest.importorskip("control")
 

@@ -154,9 +154,9 @@ def test_sweep_command_line(tmp_path, capsys):
 def _worker_kernels(model_path):
     """On a worker: its kernel target and cache, and what a short run of the model
     compiles there."""
-    from flexmbs.compile_notice import CompileWatch
-    from flexmbs.config import CACHE_DIR, TARGET
-    from flexmbs.model.toml_reader import load_model
+    from flexmbs.formats.toml_reader import load_model
+    from flexmbs.runtime.compile_notice import CompileWatch
+    from flexmbs.runtime.config import CACHE_DIR, TARGET
     from flexmbs.simulation import simulate
     with CompileWatch() as watch:
         simulate(load_model(model_path, SHORT), None)
@@ -167,8 +167,8 @@ def test_workers_read_the_kernels_this_process_reads(executor):
     """A worker chooses the same processor and reads the same kernels (shipped and
     user cache) as the process that started it, so after `flexmbs precompile` (make
     test runs it first) a worker's run of H2 compiles nothing."""
-    from flexmbs.config import CACHE_DIR, TARGET
-    from flexmbs.precompile import precompile
+    from flexmbs.cli.precompile import precompile
+    from flexmbs.runtime.config import CACHE_DIR, TARGET
     precompile(jobs=1)
     kind, shipped, cache, compiled = executor.submit(_worker_kernels, str(H2)).result()
     assert (kind, shipped, cache) == (TARGET.kind, TARGET.shipped, CACHE_DIR)

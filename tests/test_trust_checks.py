@@ -16,9 +16,9 @@ import flexmbs
 from flexmbs import simulate
 from flexmbs.analysis.energy import energy_balance, format_energy_report
 from flexmbs.analysis.sweep import parse_sweep_parameter
-from flexmbs.convergence import format_convergence
 from flexmbs.io.results import Result
 from flexmbs.model.library import huang_two_link
+from flexmbs.simulation.convergence import format_convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 USER_MODELS = ROOT / "tests" / "user_models"

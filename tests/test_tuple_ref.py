@@ -1,4 +1,4 @@
-"""flexmbs.tuple_ref: a tuple handed to kernels by reference (how the BDF step loop
+"""flexmbs.runtime.tuple_ref: a tuple handed to kernels by reference (how the BDF step loop
 passes (m, ws) to the residual, the Jacobian and the mass hook).
 
 The reference must read the tuple's own members, writes through them must reach the
@@ -18,9 +18,9 @@ import pytest
 from numba.core.extending import overload
 
 import flexmbs
-from flexmbs import config
-from flexmbs.config import jit, jit_entry, jit_inline
-from flexmbs.tuple_ref import TupleRef, entry_point, held_ref, member_ref, tuple_ref
+from flexmbs.runtime import config
+from flexmbs.runtime.config import jit, jit_entry, jit_inline
+from flexmbs.runtime.tuple_ref import TupleRef, entry_point, held_ref, member_ref, tuple_ref
 
 JIT = os.environ.get("NUMBA_DISABLE_JIT") != "1"
 Pair = namedtuple("Pair", "a b")
@@ -190,7 +190,7 @@ def test_writes_through_a_member_reference_reach_the_tuples_arrays():
     """member_ref(ref, i): a reference to a tuple member, read field by field where it
     is used (how residual_from_ref reads m and ws). numba's dead-code elimination must
     see the member's arrays as the caller's: without the alias rule that
-    flexmbs.tuple_ref registers, the writes below are removed."""
+    flexmbs.runtime.tuple_ref registers, the writes below are removed."""
     q = np.array([1.5, 2.5, -1.0])
     args = _args()
     _write_through_member_refs(args, q)
@@ -298,7 +298,7 @@ def test_the_module_enters_the_kernel_source_hash():
         text = p.read_bytes()
         if re.search(rb"^\s*(import|from)\s+numba", text, re.M):
             assert any(k in text for k in config.KERNEL_MARKERS), p
-    assert any(k in (root / "tuple_ref.py").read_bytes() for k in config.KERNEL_MARKERS)
+    assert any(k in (root / "runtime" / "tuple_ref.py").read_bytes() for k in config.KERNEL_MARKERS)
 
 
 @pytest.mark.skipif(not JIT, reason="numba off")
@@ -307,7 +307,7 @@ def test_a_held_tuple_is_stored_as_the_compiled_kernel_stores_it():
     tuples, a held tuple inside) is the compiled _store_tuple's, byte for byte."""
     import numba
 
-    from flexmbs.tuple_ref import _store_native_value, _store_tuple, _tuple_size
+    from flexmbs.runtime.tuple_ref import _store_native_value, _store_tuple, _tuple_size
     inner = held_ref((np.zeros(2),))
     for tup in [(np.arange(3.0), (np.ones((2, 3)), np.zeros((2, 2, 4))),
                  np.arange(5, dtype=np.int64)),

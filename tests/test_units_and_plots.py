@@ -1,4 +1,4 @@
-"""Units in the result file (flexmbs.model.units) and the plots they label: every
+"""Units in the result file (flexmbs.checks.units) and the plots they label: every
 column of q, u and the sensors has its unit, and `flexmbs plot` groups by kind and
 unit."""
 
@@ -9,8 +9,8 @@ import pytest
 
 from flexmbs import load_model, open_result
 from flexmbs.analysis.plot import UnknownNameError, _default_panels, _panel, plot_result
+from flexmbs.checks.units import coordinate_units, rate_units, sensor_units
 from flexmbs.cli import main
-from flexmbs.model.units import coordinate_units, rate_units, sensor_units
 
 ROOT = Path(__file__).resolve().parents[1]
 H2 = ROOT / "data" / "models" / "huang_two_link.toml"

@@ -11,7 +11,7 @@ import pytest
 from flexmbs import compile_model
 from flexmbs.cli import main
 from flexmbs.dynamics import api
-from flexmbs.model.urdf import load_urdf, urdf_model_text
+from flexmbs.formats.urdf import load_urdf, urdf_model_text
 
 pin = pytest.importorskip("pinocchio")
 

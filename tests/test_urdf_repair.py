@@ -11,10 +11,10 @@ import pytest
 from flexmbs import compile_model
 from flexmbs.cli import main
 from flexmbs.dynamics import api
-from flexmbs.model.urdf import import_urdf
-from flexmbs.model.urdf_geometry import resolve_mesh, shapes_inertial
-from flexmbs.model.urdf_reader import UrdfError, UrdfGeometry
-from flexmbs.model.urdf_repair import legal_name, legal_names, repaired_inertia, start_within
+from flexmbs.formats.urdf import import_urdf
+from flexmbs.formats.urdf_geometry import resolve_mesh, shapes_inertial
+from flexmbs.formats.urdf_reader import UrdfError, UrdfGeometry
+from flexmbs.formats.urdf_repair import legal_name, legal_names, repaired_inertia, start_within
 from flexmbs.model.vocabulary import NAME_PATTERN
 
 LIMIT = '<limit lower="-2" upper="2" effort="10" velocity="1"/>'
@@ -267,7 +267,7 @@ def test_cli_options_and_notes(tmp_path, capsys):
 
 
 def test_renamed_links_are_read_back_from_the_model_file(tmp_path):
-    from flexmbs.model.urdf import renamed_links
+    from flexmbs.formats.urdf import renamed_links
 
     body = ('<link name="base"/>' + _link("arm.1/x") + _link("tip")
             + _revolute("j1", "base", "arm.1/x") + _revolute("j2", "arm.1/x", "tip"))

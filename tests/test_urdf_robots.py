@@ -11,9 +11,9 @@ import pytest
 
 from flexmbs import simulate
 from flexmbs.analysis.energy import energy_balance
+from flexmbs.formats.urdf import import_urdf
+from flexmbs.formats.urdf_reader import UrdfError
 from flexmbs.io.results import open_result
-from flexmbs.model.urdf import import_urdf
-from flexmbs.model.urdf_reader import UrdfError
 
 ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
 pytestmark = pytest.mark.skipif(not ROBOTS.is_dir(), reason="example-robot-data missing")

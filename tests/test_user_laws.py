@@ -15,9 +15,9 @@ import flexmbs
 from flexmbs import ModelError, compile_model, open_result, simulate
 from flexmbs.dynamics import api
 from flexmbs.dynamics import system as _system
+from flexmbs.formats.serialize import model_to_json
 from flexmbs.model import Constant, Harmonic, Model
 from flexmbs.model.library import huang_two_link
-from flexmbs.model.serialize import model_to_json
 from flexmbs.model.user_laws import UserLaw
 
 ROOT = Path(__file__).resolve().parents[1]

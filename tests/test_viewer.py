@@ -656,7 +656,7 @@ def test_a_beam_draws_balls_only_where_mass_is_and_hides_its_markers(chromium, t
     """An imported link made a beam (no node mass) draws no ball, its markers are
     bands around the tube that the "markers" toggle hides; a beam with node masses
     draws one ball per mass, of the radius its mass gives at the scene's density."""
-    from flexmbs.model.urdf import load_urdf
+    from flexmbs.formats.urdf import load_urdf
     from flexmbs.viewer.page import write_html
     page, errors = chromium
     urdf = tmp_path / "arm.urdf"

@@ -26,7 +26,7 @@ import numpy as np
 
 from flexmbs import __version__
 from flexmbs.analysis.channel_map import load_channel_map
-from flexmbs.model.toml_reader import load_model
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.simulation import simulate
 
 HERE = Path(__file__).resolve().parent

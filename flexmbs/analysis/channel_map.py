@@ -46,13 +46,16 @@ import math
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
 from ..errors import ExperimentError
+from .channel_map_items import (
+    DEFAULT_BASELINE,
+    DEFAULT_LOWPASS_ORDER,
+    Alignment,
+    ChannelMap,
+    MappedChannel,
+)
 from .channel_units import SI_UNITS, UNITS, _found, canonical_unit
 from .experiment import GAP_POLICIES
 from .mapped_signals import (
@@ -65,14 +68,12 @@ from .mapped_signals import (
     simulated_signals,
 )
 from .record_alignment import (
-    DEFAULT_BASELINE,
     cross_correlation_offset,
     find_offset,
     held_correlations,
     release_offset,
 )
 from .record_noise import (
-    DEFAULT_LOWPASS_ORDER,
     filtered,
     lowpass_filter,
     measurement_noise,
@@ -153,109 +154,6 @@ _KIND_TEXT = {
 
 
 # ---------------------------------------------------------------------- the map
-@dataclass(frozen=True)
-class MappedChannel:
-    """One compared channel: experiment channel -> calibrated SI values <-> sensor.
-
-    name : the map's name of the channel (its table name), used in reports.
-    sensor, component : the simulation sensor and, for sensors of several values, the
-        0-based index of the compared value (None: a sensor of one value).
-    experiment : the experiment file's channel; raw_unit : the unit the file must give
-        it ("" : not checked).
-    gain, offset, bias, sign, unit : equation (1) of the module.
-    lowpass : zero-phase low-pass cutoff (Hz) or None; lowpass_order : Butterworth
-        order of the filter run once forward and once backward (the magnitude response
-        is squared: -6 dB at the cutoff, roll-off 2 * order * 20 dB per decade).
-    noise : the standard deviation of the measurement noise in `unit` (None: estimated
-        from the record, `measurement_noise`).
-    """
-
-    name: str
-    sensor: str
-    experiment: str
-    component: int | str | None = None
-    raw_unit: str = ""
-    gain: float = 1.0
-    offset: float = 0.0
-    bias: float = 0.0
-    sign: int = 1
-    unit: str = ""
-    lowpass: float | None = None
-    lowpass_order: int = DEFAULT_LOWPASS_ORDER
-    noise: float | None = None
-
-    @property
-    def unit_factor(self) -> float:
-        """to_si(unit) of equation (1); 1 when no unit is given (already SI)."""
-        return UNITS[self.unit][1] if self.unit else 1.0
-
-    @property
-    def quantity(self) -> str | None:
-        """The physical quantity of `unit` ("angle", "length", ...) or None."""
-        return UNITS[self.unit][0] if self.unit else None
-
-    @property
-    def si_unit(self) -> str:
-        return SI_UNITS[self.quantity] if self.quantity is not None else ""
-
-    def calibrate(self, raw: ArrayLike) -> NDArray[np.float64]:
-        """Equation (1): raw experiment values -> SI values of the sensor."""
-        raw = np.asarray(raw, dtype=float)
-        return self.sign * (self.gain * (raw - self.offset) + self.bias) * self.unit_factor
-
-    def raw_from_si(self, value: ArrayLike) -> NDArray[np.float64]:
-        """The inverse of equation (1): SI values -> the raw values an instrument with
-        this calibration reads (used to write synthetic experiment files)."""
-        value = np.asarray(value, dtype=float)
-        return (value / (self.sign * self.unit_factor) - self.bias) / self.gain + self.offset
-
-
-@dataclass(frozen=True)
-class Alignment:
-    """Equation (2) of the module: how the offset t_exp - t_sim is found.
-
-    method "offset": `offset` (s) as given.
-    method "release": `channel` (a map channel) leaves its rest value at the release;
-        the rest value and its noise come from the first `baseline` s of the record;
-        `threshold` (SI unit of the channel; None: the larger of 10 baseline standard
-        deviations and 5 % of the channel's range) is the departure detected.
-    method "xcorr": the offset in `search` = (lo, hi) s (None: from the first time of
-        the record to half its length later) that maximises the correlation
-        coefficient of `channel` in the experiment and in the simulation.
-    max_lag: the largest delay (s) of a channel's simulation behind its experiment
-        that the comparison's lag is searched within, after the alignment (None: a
-        quarter of the channel's dominant period, at most a quarter of the record;
-        flexmbs.analysis.compare.time_lag).
-    """
-
-    method: str = "offset"
-    offset: float = 0.0
-    channel: str | None = None
-    threshold: float | None = None
-    baseline: float = DEFAULT_BASELINE
-    search: tuple[float, float] | None = None
-    max_lag: float | None = None
-
-
-@dataclass(frozen=True)
-class ChannelMap:
-    """A channel map file: experiment settings, alignment, channels (in file order)."""
-
-    path: str
-    channels: tuple[MappedChannel, ...]
-    alignment: Alignment = field(default_factory=Alignment)
-    time_name: str = "time"
-    group: str | None = None
-    gaps: str = "error"
-
-    def channel(self, name: str) -> MappedChannel:
-        return next(c for c in self.channels if c.name == name)
-
-    @property
-    def names(self) -> list[str]:
-        return [c.name for c in self.channels]
-
-
 def load_channel_map(path: str | os.PathLike[str]) -> ChannelMap:
     """Read and check a channel map file (TOML); raises ExperimentError naming the
     file, the section or channel, the field and what was expected."""
@@ -338,55 +236,47 @@ def loads_channel_map(text: str, source: str = "<string>") -> ChannelMap:
 def _channel(name: str, table: Any, source: str) -> MappedChannel:
     item = f'channel "{name}"'
     _check_table(table, _CHANNEL_FIELDS, item, source)
-    if "experiment" not in table:
-        raise ExperimentError(
-            "missing required field: the experiment channel (CSV column "
-            "or HDF5 dataset) compared with the sensor",
-            item,
-            "experiment",
-            source,
-        )
-    if table.get("gain", 1.0) == 0:
-        raise ExperimentError("expected a non-zero gain, got 0", item, "gain", source)
-    if table.get("sign", 1) not in (1, -1):
-        raise ExperimentError(f"expected 1 or -1, got {table['sign']}", item, "sign", source)
-    unit = canonical_unit(table.get("unit", ""))
-    if unit and unit not in UNITS:
-        raise ExperimentError(
-            f"unknown unit {_found(table['unit'])}; known units: {', '.join(UNITS)}",
-            item,
-            "unit",
-            source,
-        )
-    if "lowpass" in table and not table["lowpass"] > 0:
-        raise ExperimentError(
-            f"expected a positive cutoff frequency (Hz), got {table['lowpass']}",
-            item,
-            "lowpass",
-            source,
-        )
     order = table.get("lowpass_order", DEFAULT_LOWPASS_ORDER)
-    if not 1 <= order <= MAX_LOWPASS_ORDER:
-        raise ExperimentError(
+    unit = canonical_unit(table.get("unit", ""))
+    refusals = (  # (refused, field, what was expected)
+        (
+            "experiment" not in table,
+            "experiment",
+            "missing required field: the experiment channel (CSV column or HDF5 dataset) "
+            "compared with the sensor",
+        ),
+        (table.get("gain", 1.0) == 0, "gain", "expected a non-zero gain, got 0"),
+        (table.get("sign", 1) not in (1, -1), "sign", f"expected 1 or -1, got {table.get('sign')}"),
+        (
+            bool(unit) and unit not in UNITS,
+            "unit",
+            f"unknown unit {_found(table.get('unit'))}; known units: {', '.join(UNITS)}",
+        ),
+        (
+            "lowpass" in table and not table["lowpass"] > 0,
+            "lowpass",
+            f"expected a positive cutoff frequency (Hz), got {table.get('lowpass')}",
+        ),
+        (
+            not 1 <= order <= MAX_LOWPASS_ORDER,
+            "lowpass_order",
             f"expected an order from 1 to {MAX_LOWPASS_ORDER}, got {order}",
-            item,
-            "lowpass_order",
-            source,
-        )
-    if "noise" in table and not table["noise"] > 0:
-        raise ExperimentError(
-            f"expected a positive standard deviation (in the channel's unit), got {table['noise']}",
-            item,
+        ),
+        (
+            "noise" in table and not table["noise"] > 0,
             "noise",
-            source,
-        )
-    if "lowpass_order" in table and "lowpass" not in table:
-        raise ExperimentError(
-            "lowpass_order without a lowpass cutoff: expected both or neither",
-            item,
+            "expected a positive standard deviation (in the channel's unit), got "
+            f"{table.get('noise')}",
+        ),
+        (
+            "lowpass_order" in table and "lowpass" not in table,
             "lowpass_order",
-            source,
-        )
+            "lowpass_order without a lowpass cutoff: expected both or neither",
+        ),
+    )
+    for refused, key, text in refusals:
+        if refused:
+            raise ExperimentError(text, item, key, source)
     return MappedChannel(
         name=name,
         sensor=table.get("sensor", name),

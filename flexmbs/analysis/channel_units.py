@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..model.units import SI_QUANTITIES
+from ..checks.units import SI_QUANTITIES
 
 STANDARD_GRAVITY = 9.80665  # m/s^2 in one g (an accelerometer's unit)
 

@@ -7,7 +7,7 @@ workers. The executor is the client's concurrent.futures view, so the callers on
 `submit` and `map`.
 
 The kernels: a worker imports flexmbs as any process does, so it reads the kernels
-the installation carries (a wheel's, flexmbs.kernel_cache) and the user kernel cache
+the installation carries (a wheel's, flexmbs.runtime.kernel_cache) and the user kernel cache
 (`FLEXMBS_CACHE_DIR`, else `~/.cache/flexmbs`), for the processor this machine's runs
 use (`flexmbs precompile --native` may have chosen native ones). Local workers inherit
 this process's environment and so read the same places; after `flexmbs precompile`

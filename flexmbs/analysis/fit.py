@@ -95,7 +95,7 @@ from numpy.typing import NDArray
 from ..errors import ExperimentError, ModelError
 from .channel_map import find_offset
 from .fit_record import OFFSET_RANGE, FitRecord, _Record, _runs_needed_for_a_step
-from .fit_report import FitOutputs, format_fit_report, write_fit_outputs
+from .fit_report import FitOutputs, fitted_model_text, format_fit_report, write_fit_outputs
 from .fit_result import (
     DEFAULT_MAX_RUNS,
     FitResult,
@@ -107,7 +107,7 @@ from .fit_result import (
 from .fit_runs import _Budget, _run_all
 from .fit_search import FD_STEP, TOLERANCE_SHIFT, _Outcome, _Search, _tolerance_shift
 from .fit_tolerance import MIN_RTOL, TIGHTENING_FACTOR, fit_tolerance
-from .fit_toml import OFFSET_NAME, fitted_model_text, set_toml_values, toml_value
+from .fit_toml import OFFSET_NAME, set_toml_values, toml_value
 from .fit_values import (
     FitParameter,
     _default_bounds,
@@ -267,7 +267,7 @@ def fit_records(
         records' runs at a point; None: here, one after another. The fit is the same.
     verify_limit
         before fitting, each record's starting model is run at the fit's tolerance
-        and ten times tighter (flexmbs.convergence) to the end of its window; a
+        and ten times tighter (flexmbs.simulation.convergence) to the end of its window; a
         compared sensor that changes by more than this of its scale within the window
         moves the tolerance ten times tighter (rtol None), or is refused (rtol
         given; ModelError with the remedy): the fit would follow the integration

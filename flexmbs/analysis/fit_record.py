@@ -84,8 +84,8 @@ class _Record:
         parameters: Sequence[FitParameter],
         index: Sequence[int],
     ) -> None:
-        from ..model.serialize import model_to_json
-        from ..model.toml_reader import load_model
+        from ..formats.serialize import model_to_json
+        from ..formats.toml_reader import load_model
 
         self.spec, self.label = spec, label
         self.parameters = list(parameters)

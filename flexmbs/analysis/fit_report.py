@@ -4,6 +4,7 @@ runs over the records and their comparisons.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -11,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import __version__
 from ..errors import ExperimentError
 from .fit_result import S2_CONSISTENT, FitResult
-from .fit_toml import fitted_model_text
+from .fit_toml import OFFSET_NAME, _toml_value_of_text, set_toml_values
 
 if TYPE_CHECKING:
     from .compare import Comparison
@@ -189,6 +191,52 @@ def _notes(fit: FitResult, resume: str | None) -> list[str]:
     return out
 
 
+def fitted_model_text(
+    source_text: str,
+    fit: FitResult,
+    overrides: Sequence[str],
+    model_path: str | os.PathLike[str],
+    experiment_path: str | os.PathLike[str],
+    map_path: str | os.PathLike[str],
+    record: str | None = None,
+) -> str:
+    """The model file text with the --set overrides and the fitted values written in,
+    under a comment header saying where they come from. `record`: the record whose
+    model it is in a fit of several (its own values and the shared ones)."""
+    own = next((r for r in fit.records if r["name"] == record), None)
+    fitted = own["assignments"] if own is not None else fit.overrides
+    assignments = {}
+    for override in list(overrides) + list(fitted):
+        path, _, value = override.partition("=")
+        assignments[path.strip()] = _toml_value_of_text(value.strip())
+    text = set_toml_values(source_text, assignments)
+    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    head = [
+        f"# Fitted by flexmbs {__version__} fit on {now}:",
+        f"#   model {model_path}, experiment {experiment_path}, map {map_path}",
+    ]
+    if overrides:
+        head.append("#   --set " + " --set ".join(overrides))
+    if fit.stop == "budget":
+        head.append(
+            f"#   UNCONVERGED: the fit stopped on its budget ({fit.message}); these are "
+            "its last point's values, their standard deviations computed there"
+        )
+    elif not fit.success:
+        head.append(
+            "#   UNCONVERGED: the fit stopped before it converged "
+            f"({fit.message}); these are its best values, without uncertainty"
+        )
+    several = len(fit.records) > 1
+    for v in fit.values:
+        if several and v.record not in (None, record):
+            continue
+        unit = " s" if v.path == OFFSET_NAME else ""
+        spread = f" +- {v.std:.2g}{unit}" if math.isfinite(v.std) else f"{unit}"
+        head.append(f"#   {v.path} = {v.value:.6g}{spread} (start {v.start:.6g})")
+    return "\n".join(head) + "\n" + text
+
+
 @dataclass
 class FitOutputs:
     """The files `write_fit_outputs` wrote and the comparisons of the fitted runs
@@ -206,8 +254,8 @@ def _write_record_outputs(
 ) -> tuple[str, str, Comparison, list[str]]:
     """Into `folder`: the record's fitted model file, its run over the record and the
     compare report of that run at the fitted offset."""
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..formats.toml_reader import load_model
+    from ..simulation.run import simulate
     from .channel_map import load_channel_map
     from .compare import compare_files, write_report
     from .experiment import read_experiment

@@ -94,7 +94,7 @@ class _Runs:
         return [f"{p.path}={float(v)!r}" for p, v in zip(self.parameters, values)]
 
     def model(self, values: NDArray[np.float64]) -> Model:
-        from ..model.toml_reader import load_model
+        from ..formats.toml_reader import load_model
 
         try:
             return load_model(self.model_path, self.overrides + self.assignments(values))
@@ -197,9 +197,9 @@ def _simulated_signals(
 ) -> SimulatedSignals | str:
     """The simulated signals of one run of the model file with `overrides`, or the
     run's failure message. Runs where the fit sends it (a dask worker, or here)."""
+    from ..formats.toml_reader import load_model
     from ..model.compiled import compile_model
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..simulation.run import simulate
 
     model = load_model(model_path, overrides)
     sim = simulate(

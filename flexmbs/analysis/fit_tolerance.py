@@ -3,7 +3,7 @@
 A run's integration error moves its outputs by about rtol of their scale; the fit
 would identify that error as a change of the values if it were not small beside the
 measurement noise and the difference steps. Whether it is, the convergence check says
-(flexmbs.convergence.compare_runs, as `flexmbs verify`): the model run at a tolerance
+(flexmbs.simulation.convergence.compare_runs, as `flexmbs verify`): the model run at a tolerance
 and ten times tighter, every compared sensor must change by less than `limit` of its
 scale within the fitted window, and by less than NOISE_SHARE of its channel's
 measurement noise sigma_c (the change is about the looser run's integration error: a
@@ -69,9 +69,9 @@ def converged_tolerance(
     of its scale and NOISE_SHARE of its noise within `window` (model time, s) when run
     ten times tighter; with `tighten` False, (rtol, atol) alone is checked. Runs
     where the fit sends it (a dask worker, or here)."""
-    from ..convergence import compare_runs
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..formats.toml_reader import load_model
+    from ..simulation.convergence import compare_runs
+    from ..simulation.run import simulate
 
     model = load_model(model_path, overrides)
 

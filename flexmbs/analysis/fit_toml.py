@@ -4,19 +4,12 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
-import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-from .. import __version__
-
-if TYPE_CHECKING:
-    from .fit_result import FitResult
+from typing import Any
 
 OFFSET_NAME = "offset"  # the name of a record's time offset among the fitted values
 
@@ -188,49 +181,3 @@ def _edit_line(
             return True
     lines.insert(start + 1, f"{_toml_key(key)} = {value_text}")
     return True
-
-
-def fitted_model_text(
-    source_text: str,
-    fit: FitResult,
-    overrides: Sequence[str],
-    model_path: str | os.PathLike[str],
-    experiment_path: str | os.PathLike[str],
-    map_path: str | os.PathLike[str],
-    record: str | None = None,
-) -> str:
-    """The model file text with the --set overrides and the fitted values written in,
-    under a comment header saying where they come from. `record`: the record whose
-    model it is in a fit of several (its own values and the shared ones)."""
-    own = next((r for r in fit.records if r["name"] == record), None)
-    fitted = own["assignments"] if own is not None else fit.overrides
-    assignments = {}
-    for override in list(overrides) + list(fitted):
-        path, _, value = override.partition("=")
-        assignments[path.strip()] = _toml_value_of_text(value.strip())
-    text = set_toml_values(source_text, assignments)
-    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    head = [
-        f"# Fitted by flexmbs {__version__} fit on {now}:",
-        f"#   model {model_path}, experiment {experiment_path}, map {map_path}",
-    ]
-    if overrides:
-        head.append("#   --set " + " --set ".join(overrides))
-    if fit.stop == "budget":
-        head.append(
-            f"#   UNCONVERGED: the fit stopped on its budget ({fit.message}); these are "
-            "its last point's values, their standard deviations computed there"
-        )
-    elif not fit.success:
-        head.append(
-            "#   UNCONVERGED: the fit stopped before it converged "
-            f"({fit.message}); these are its best values, without uncertainty"
-        )
-    several = len(fit.records) > 1
-    for v in fit.values:
-        if several and v.record not in (None, record):
-            continue
-        unit = " s" if v.path == OFFSET_NAME else ""
-        spread = f" +- {v.std:.2g}{unit}" if math.isfinite(v.std) else f"{unit}"
-        head.append(f"#   {v.path} = {v.value:.6g}{spread} (start {v.start:.6g})")
-    return "\n".join(head) + "\n" + text

@@ -14,14 +14,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import CubicSpline
 
+from ..checks.units import SI_QUANTITIES, sensor_type_units
 from ..errors import ExperimentError
 from ..io.results import component_labels
-from ..model.units import SI_QUANTITIES, sensor_type_units
 from .channel_units import SI_UNITS, UNITS, _found
 from .experiment import Experiment, resolve_gaps
 
 if TYPE_CHECKING:
-    from .channel_map import ChannelMap, MappedChannel
+    from .channel_map_items import ChannelMap, MappedChannel
 
 
 UNIFORM_RTOL = 1e-3  # sample intervals within this of their median: uniform sampling
@@ -45,7 +45,7 @@ unknown."""
 def sensor_quantities(model_json: str | None) -> dict[str, Quantity]:
     """Sensor name -> the physical quantity of its values (`Quantity`), from the
     normalised model of a result file (its /model/json): the quantities of the SI units
-    flexmbs.model.units gives each sensor type's columns, a joint's translation or
+    flexmbs.checks.units gives each sensor type's columns, a joint's translation or
     rotation for the sensors of a joint or of an actuator on one."""
     import json
 

@@ -7,7 +7,7 @@ gravity, strain, spring, dissipated, total); each name is a panel. Without names
 panels by kind and unit: the joint coordinates, the elastic coordinates (one panel
 per unit: m, rad, modal amplitudes), each sensor (one panel per unit of its columns: a
 section-force sensor gives N and N m), and the energies. The y axes carry the units
-the result file stores (flexmbs.model.units), legends stand to the right of the data,
+the result file stores (flexmbs.checks.units), legends stand to the right of the data,
 and a panel of more than MAX_LEGEND curves says how many it has instead. matplotlib
 draws with its Agg canvas directly (no pyplot), so the caller's backend is left alone.
 """

@@ -16,11 +16,10 @@ from scipy.signal import correlate
 from ..errors import ExperimentError
 
 if TYPE_CHECKING:
-    from .channel_map import ChannelMap
+    from .channel_map_items import ChannelMap
     from .mapped_signals import MeasuredSignals, SimulatedSignals
 
 
-DEFAULT_BASELINE = 0.2  # s of rest at the start of the record (release detection)
 RELEASE_NOISE_MULTIPLE = 10.0  # default threshold: this many baseline standard deviations
 RELEASE_RANGE_FRACTION = 0.05  # ... and at least this fraction of the channel's range
 RELEASE_CONFIRM = 3  # samples in a row beyond the threshold make a departure

@@ -12,11 +12,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.signal import butter, sosfiltfilt
 
+from .channel_map_items import DEFAULT_LOWPASS_ORDER
+
 if TYPE_CHECKING:
-    from .channel_map import MappedChannel
+    from .channel_map_items import MappedChannel
 
 
-DEFAULT_LOWPASS_ORDER = 4
 IMPULSE_DECAY_PERIODS = 200  # noise_power_gain: impulse-response length in 1/cutoff
 
 

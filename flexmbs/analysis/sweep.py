@@ -11,7 +11,7 @@ on the command line, or the shortest decimal of a lo:hi:n value), the run's stat
 steps, integration time (s), Huang's energy ratio (flexmbs.analysis.energy: max
 |E - E0| over the largest strain energy, or the relative drift of a rigid model), the
 energy check's verdict (PASS or FAIL, `flexmbs energy`'s), with `verify` the
-convergence check's largest relative change and its verdict (flexmbs.convergence), and
+convergence check's largest relative change and its verdict (flexmbs.simulation.convergence), and
 the chosen outputs, each `NAME[:STAT]`: NAME a coordinate, a sensor (a column of a
 larger one as `NAME[k]`) or `energy.COMPONENT`, STAT one of final (the default), max,
 min, maxabs, mean over the output times. `failed_cases` names the cases that did not
@@ -259,8 +259,8 @@ def check_summary(spec: str, names: Mapping[str, Any] | None = None) -> None:
 
 def _case_names(model_path: str, overrides: Sequence[str]) -> dict[str, Any]:
     """The coordinates and the sensors (name: number of columns) of a case's model."""
+    from ..formats.toml_reader import load_model
     from ..model.compiled import compile_model
-    from ..model.toml_reader import load_model
 
     cm = compile_model(load_model(model_path, overrides))
     return {
@@ -279,9 +279,9 @@ def run_case(
     """Run one case (the model file with the overrides) into `out_path`, with the
     convergence check if `verify`; its summary row. Runs where the sweep sends it (a
     dask worker, or here)."""
+    from ..formats.toml_reader import load_model
     from ..io.results import open_result
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..simulation.run import simulate
     from .energy import energy_balance
 
     try:
@@ -323,8 +323,8 @@ def _warm(model_path: str, overrides: Sequence[str]) -> dict[str, Any]:
     """Compile (or load from the kernel cache) what a run of the model needs, on the
     worker this runs on: a run of one output step, into no file. Returns the case's
     names (_case_names) and the seconds it took ("seconds")."""
-    from ..model.toml_reader import load_model
-    from ..simulation import simulate
+    from ..formats.toml_reader import load_model
+    from ..simulation.run import simulate
 
     start = time.perf_counter()
     model = load_model(model_path, overrides)
@@ -350,8 +350,8 @@ def run_sweep(
     run: the parameters checked (check_parameters), every case read as a model, and
     the summary outputs checked against the model's names. One sweep at a time writes
     to a folder (flexmbs.io.output_lock on its summary)."""
+    from ..formats.toml_reader import load_model
     from ..io.output_lock import OutputLock
-    from ..model.toml_reader import load_model
 
     summary = list(summary)
     for spec in summary:

@@ -12,15 +12,15 @@ import os
 from pathlib import Path
 
 from ..errors import FlexmbsError, ResultFileError
+from ..formats.toml_reader import loads_model
 from ..io.deformed_shape import DEFAULT_SUBDIVISIONS, POINT_DATA, DeformedShape
 from ..io.disk_room import room_for
 from ..io.results import Result, open_result
 from ..io.vtkhdf import VtkHdfWriter
 from ..model.compiled import compile_model
 from ..model.description import BeamBody, Model
-from ..model.toml_reader import loads_model
 from ..model.vocabulary import MAX_SUBDIVISIONS, SHAPE_MEMORY_LIMIT
-from ..simulation import compile_absolute
+from ..simulation.run import compile_absolute
 
 __all__ = ["export_vtk", "shape_of_result", "default_vtk_path", "export_size"]
 

@@ -4,7 +4,7 @@ the BDF driver re-forms its iteration matrix from it between difference Jacobian
 
 import numpy as np
 
-from ..config import jit_inline, jit_shared
+from ..runtime.config import jit_inline, jit_shared
 
 __all__ = ["composite_mass_matrix", "finish_mass_matrix"]
 

@@ -52,9 +52,9 @@ the normal row and the t1 row only (no velocity across the blade; along it and a
 the normal the edge moves freely).
 """
 
-from ..config import jit, jit_inline, jit_shared
 from ..kinematics.markers import marker_frame, marker_partial_velocities
-from ..linalg import cross
+from ..numerics.linalg import cross
+from ..runtime.config import jit, jit_inline, jit_shared
 
 __all__ = ["constraint_terms", "cut_joint_reaction", "contact_geometry",
            "contact_reaction"]

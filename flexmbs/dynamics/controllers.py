@@ -2,7 +2,7 @@
 
 ws.act_command[a] = the sum of the outputs of the controllers driving actuator a:
 a sampled controller's held output ws.ctrl_held[k] (set between the integrator's
-segments, flexmbs.sampled_control), a continuous one's
+segments, flexmbs.simulation.sampled_control), a continuous one's
 
     u = clip(offset + sum_i gain_i (r_i(t) - y_i) - rate_gain_i y_i', min, max)
 
@@ -10,8 +10,8 @@ y_i a free coordinate q_j (y' = u_j) or its rate u_j, r_i(t) its set-point (0
 without one).
 """
 
-from ..config import jit
 from ..kinematics.timefunctions import evaluate_time_function
+from ..runtime.config import jit
 
 __all__ = ["actuator_commands", "has_controllers"]
 

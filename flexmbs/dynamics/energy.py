@@ -13,7 +13,7 @@ and W_nc, the work of the non-conservative forces, is the state's last component
 E = T + V_g + U + V_s - W_nc is constant.
 """
 
-from ..config import jit
+from ..runtime.config import jit
 from .flexible_body import block_quadratic_form, flexible_mass_times
 from .geometric import geometric_elastic_forces
 from .motors import magnetic_energy

@@ -53,7 +53,7 @@ the elastic coordinates (N or N m each).
 
 import numpy as np
 
-from ..config import jit, jit_inline
+from ..runtime.config import jit, jit_inline
 
 __all__ = [
     "flexible_workspace", "flexible_moments", "flexible_mass_matrix",

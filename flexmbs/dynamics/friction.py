@@ -20,7 +20,7 @@ regularized one.
 
 import numpy as np
 
-from ..config import jit, jit_inline
+from ..runtime.config import jit, jit_inline
 
 __all__ = ["friction_level", "joint_friction_forces", "hold_stuck_rows",
            "stuck_mass_rows", "has_friction"]

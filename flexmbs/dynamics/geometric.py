@@ -20,7 +20,7 @@ points. Each element touches only its nc coordinates: the cost of the forces and
 the tangent grows with the number of elements.
 """
 
-from ..config import jit
+from ..runtime.config import jit
 
 __all__ = ["geometric_elastic_forces", "geometric_element_tangent", "element_mean_slope_square",
            "CONSISTENT", "HUANG_AXIAL", "HUANG_FORESHORTENING"]

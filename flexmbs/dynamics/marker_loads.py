@@ -16,7 +16,7 @@ clamped node, has no elastic terms. Used by the point loads of the model and by 
 marker user laws.
 """
 
-from ..config import jit
+from ..runtime.config import jit
 
 __all__ = ["add_marker_load"]
 

@@ -4,8 +4,8 @@ actuators' torque limits, the DC motors' limits and the joint stops
 (flexmbs.dynamics.stick_slip). Each block starts where the one before it
 ends; flexmbs.dynamics.stick_slip_events.switch_blocks says where."""
 
-from ..config import jit_entry, jit_inline
-from ..tuple_ref import member_ref, tuple_ref
+from ..runtime.config import jit_entry, jit_inline
+from ..runtime.tuple_ref import member_ref, tuple_ref
 from .stick_slip import friction_switch_values
 from .switches import motor_switch_count, switch_values, torque_switch_count
 

@@ -40,8 +40,8 @@ its current i (A) when L > 0 (act_electric, elec_actuator in flexmbs.model.array
 
 import numpy as np
 
-from ..config import jit_inline
 from ..kinematics.timefunctions import evaluate_time_function
+from ..runtime.config import jit_inline
 
 __all__ = ["DC_MOTOR", "work_count", "load_motor_state", "command_voltage", "motor_voltage",
            "motor_current", "terminal_voltage", "current_rate", "dc_motor_torque",

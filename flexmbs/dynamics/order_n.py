@@ -37,8 +37,8 @@ of factorised whole); tests/test_order_n.py holds it against the dense solve.
 
 import numpy as np
 
-from ..config import jit
 from ..kinematics.recursive import forward_kinematics
+from ..runtime.config import jit
 from .motors import load_motor_state
 from .rigid_body import apply_body_mass
 from .stops import add_stop_forces
@@ -293,7 +293,7 @@ def order_n_state_derivative(m, ws, t, y, out):
 
 @jit
 def order_n_state_derivative_from_ref(t, y, ref, out):
-    """`order_n_state_derivative` with (m, ws) by reference (flexmbs.tuple_ref), for
+    """`order_n_state_derivative` with (m, ws) by reference (flexmbs.runtime.tuple_ref), for
     the ODE integrators' calls from Python with a HeldTuple."""
     order_n_state_derivative(ref[0], ref[1], t, y, out)
 

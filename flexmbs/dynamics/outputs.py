@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ..config import jit_entry
 from ..kinematics.recursive import forward_kinematics
+from ..runtime.config import jit_entry
 from .controllers import actuator_commands
 from .energy import energies
 from .motors import load_motor_state

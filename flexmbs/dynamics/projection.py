@@ -50,8 +50,8 @@ corrected state.
 import numpy as np
 
 from ..codes import CONTACT_TANGENT
-from ..config import jit
 from ..kinematics.recursive import forward_kinematics
+from ..runtime.config import jit
 from . import api
 from .constraints import constraint_terms
 from .motors import load_motor_state, work_count

@@ -25,9 +25,9 @@ joint carries.
 
 import numpy as np
 
-from ..config import jit
 from ..kinematics.markers import marker_frame
-from ..linalg import cholesky_solve_in_place
+from ..numerics.linalg import cholesky_solve_in_place
+from ..runtime.config import jit
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
 from .system import body_unbalanced_wrench, generalized_forces, mass_matrix
 

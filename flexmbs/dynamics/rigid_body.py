@@ -8,7 +8,7 @@ I_O the inertia about the frame origin (body axes), A the body-to-global rotatio
     gravity g (global): [m g; ~St A^T g]
 """
 
-from ..config import jit_inline, jit_shared
+from ..runtime.config import jit_inline, jit_shared
 
 # Helpers called per body take arrays, not the model tuple: a call that passes the
 # tuple pays a reference count for each of its arrays. They are inlined: a compiled

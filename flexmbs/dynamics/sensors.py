@@ -6,8 +6,8 @@ line."""
 
 import math
 
-from ..config import jit
 from ..kinematics.markers import marker_deformation, marker_frame
+from ..runtime.config import jit
 from .constraints import constraint_terms, contact_reaction, cut_joint_reaction
 from .flexible_body import block_quadratic_form
 from .geometric import element_mean_slope_square, geometric_elastic_forces

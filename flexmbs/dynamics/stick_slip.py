@@ -19,8 +19,8 @@ are flexmbs.dynamics.stick_slip_events'.
 
 import numpy as np
 
-from ..config import jit_entry
-from ..tuple_ref import member_ref
+from ..runtime.config import jit_entry
+from ..runtime.tuple_ref import member_ref
 from .system import mass_block_from_ref, residual_from_ref, state_derivative_from_ref
 
 __all__ = ["friction_switch_values", "holding_forces", "coordinate_masses"]

@@ -20,7 +20,7 @@ W_nc); both vanish at the contact's ends (d = 0), so the balance has no jump the
 
 import numpy as np
 
-from ..config import jit_inline
+from ..runtime.config import jit_inline
 
 __all__ = ["stop_side", "stop_force", "add_stop_forces", "stops_energy_and_power",
            "stop_switch_values"]

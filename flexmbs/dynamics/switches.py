@@ -30,8 +30,8 @@ writes the held side's new value). Joint stops (2 per stop): upper - x, x - lowe
 
 import numpy as np
 
-from ..config import jit_entry, jit_inline
 from ..kinematics.timefunctions import evaluate_time_function
+from ..runtime.config import jit_entry, jit_inline
 from .controllers import actuator_commands
 from .motors import DC_MOTOR, command_voltage, dc_motor_torque, limited, load_motor_state
 from .stops import stop_switch_values

@@ -15,13 +15,13 @@ Every kernel takes (m: ModelArrays, ws: Workspace, ...) and writes into ws or `o
 
 import numpy as np
 
-from ..bordered_band import band_index
-from ..config import jit, jit_entry, jit_inline, jit_shared
 from ..kinematics.markers import marker_frame
 from ..kinematics.recursive import forward_kinematics, forward_kinematics_terms, terms_current
 from ..kinematics.timefunctions import evaluate_time_function
-from ..linalg import add_cross, cholesky_solve_in_place
-from ..tuple_ref import member_ref, tuple_ref
+from ..numerics.bordered_band import band_index
+from ..numerics.linalg import add_cross, cholesky_solve_in_place
+from ..runtime.config import jit, jit_entry, jit_inline, jit_shared
+from ..runtime.tuple_ref import member_ref, tuple_ref
 from .composite import composite_mass_matrix
 from .constraints import constraint_terms
 from .controllers import actuator_commands
@@ -406,7 +406,7 @@ def mass_matrix(m, ws):
 @jit_inline
 def _add_at(pos, dims, out, r, c, value):
     """out += value at entry (r, c) of the matrix stored in (pos, dims)
-    (flexmbs.bordered_band); nothing for an entry outside the band."""
+    (flexmbs.numerics.bordered_band); nothing for an entry outside the band."""
     at = band_index(pos, dims, r, c)
     if at >= 0:
         out[at] += value
@@ -415,7 +415,7 @@ def _add_at(pos, dims, out, r, c, value):
 @jit_shared
 def mass_matrix_into(m, ws, pos, dims, out):
     """out += M* = sum_i B_i^T M_i B_i (H2.144, both triangles, the actuators' rotor
-    inertias on the diagonal) in the storage (pos, dims) of flexmbs.bordered_band
+    inertias on the diagonal) in the storage (pos, dims) of flexmbs.numerics.bordered_band
     (pos empty, dims = (0, n, 0): dense row-major n x n with n >= nq); the speeds'
     unknowns are the q indices. After forward_kinematics. A flexible body adds its
     part element by element (`_flexible_mass_into`): the cost grows with the number
@@ -855,7 +855,7 @@ def residual(m, ws, t, y, yp, out):
 @jit_entry
 def dae_residual(t, y, yp, args, out):
     """`residual` in the argument order of the BDF driver, args = (m, ws) or a
-    reference to it (flexmbs.tuple_ref, as the BDF step loop passes it)."""
+    reference to it (flexmbs.runtime.tuple_ref, as the BDF step loop passes it)."""
     residual_from_ref(t, y, yp, tuple_ref(args), out)
 
 
@@ -986,7 +986,7 @@ def dae_mass_elastic_block(t, y, yp, args, out):
 def dae_mass_elastic_banded(t, y, yp, args, out):
     """The mass hook of a model with long beams, in the bordered band layout of its
     speeds and works (m.lin_pos, m.lin_dims; flexmbs.model.band_layout,
-    flexmbs.bordered_band): out[0] = dae_mass_block's matrix (M* on the speeds, 1 on
+    flexmbs.numerics.bordered_band): out[0] = dae_mass_block's matrix (M* on the speeds, 1 on
     each work), packed, and when out has 3 rows out[1] = the elastic stiffness dF_r/dq
     and out[2] = the damping dF_r/du of the flexible bodies (elastic_tangent), packed
     likewise: dae_mass_elastic_block's blocks, element by element and without a dense
@@ -1047,7 +1047,7 @@ def elastic_tangent(m, ws, q, kout, dout):
 
 @jit_shared
 def elastic_tangent_into(m, ws, q, pos, dims, kout, dout):
-    """`elastic_tangent` into the storage (pos, dims) of flexmbs.bordered_band (flat
+    """`elastic_tangent` into the storage (pos, dims) of flexmbs.numerics.bordered_band (flat
     kout, dout): K_ff and D by blocks, the geometric tangent element by element."""
     for k in range(m.flex_nf.shape[0]):
         nf = m.flex_nf[k]
@@ -1118,7 +1118,7 @@ def state_derivative(m, ws, t, y, out):
 @jit_entry
 def state_derivative_from_ref(t, y, ref, out):
     """y' = [u; M*^-1 Q*; P; P_a; ...] for the ODE integrators (size 2 nq + nw), (m, ws)
-    by reference (flexmbs.tuple_ref; the integrators' calls from Python pass a
+    by reference (flexmbs.runtime.tuple_ref; the integrators' calls from Python pass a
     HeldTuple, flexmbs.solvers.kernel_call), from the O(N) residual, which is affine
     in y' (docs/explanation/formulation.md section 5):
 

@@ -54,8 +54,8 @@ from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 from ..codes import GLOBAL_AXES, JOINT_LAW, MARKER_AXES, MARKER_LAW
-from ..config import jit, jit_inline
 from ..kinematics.markers import marker_frame
+from ..runtime.config import jit, jit_inline
 from .marker_loads import add_marker_load
 
 __all__ = ["LAW_SIGNATURE", "LAW_FUNCTION_TYPE", "JOINT_LAW", "MARKER_LAW", "GLOBAL_AXES",

@@ -75,8 +75,8 @@ from numpy.typing import ArrayLike, NDArray
 
 import flexmbs
 
+from ..checks.units import rate_units
 from ..errors import ResultWriteError
-from ..model.units import rate_units
 from .disk_room import release, reserve, room_for, size_limit_room
 from .output_lock import OutputLock
 from .result_reader import (
@@ -220,7 +220,7 @@ class ResultWriter:
     state_rest_names : names of the state's columns after q and u (works, multipliers),
         written to /state_rest; None: no such dataset.
     coordinate_units : the unit of each coordinate (attr `units` of /q; /u gets their
-        rates), flexmbs.model.units; None: none stored.
+        rates), flexmbs.checks.units; None: none stored.
     sensor_units : the unit of each column of each sensor, in sensor_names's order
         (attr `units` of /sensors/<name>); None: none stored.
     """

@@ -19,8 +19,8 @@ the frame itself goes where the caller says (usually ws.marker_pos ... marker_ta
 
 import numpy as np
 
-from ..config import jit, jit_shared
-from ..linalg import matmul3
+from ..numerics.linalg import matmul3
+from ..runtime.config import jit, jit_shared
 
 __all__ = ["marker_deformation", "marker_frame", "cardan_rotations",
            "marker_partial_velocities", "marker_frame_kernel"]

@@ -30,8 +30,8 @@ coordinates' columns times their rates form b_t.
 """
 
 
-from ..config import jit, jit_inline, jit_shared
-from ..linalg import add_cross, copy33, matmul3, matvec3
+from ..numerics.linalg import add_cross, copy33, matmul3, matvec3
+from ..runtime.config import jit, jit_inline, jit_shared
 from .rotations import rotation_about_axis
 from .timefunctions import evaluate_time_function
 

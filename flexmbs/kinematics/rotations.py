@@ -3,7 +3,7 @@ sequential x, y', z'' rotations of plain numpy are in flexmbs.rotations."""
 
 import numpy as np
 
-from ..config import jit
+from ..runtime.config import jit
 
 __all__ = ["rotation_about_axis"]
 

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from ..config import jit
+from ..runtime.config import jit
 
 __all__ = ["evaluate_time_function"]
 

@@ -460,7 +460,7 @@ class Workspace(NamedTuple):
     (global, unit).
 
     The BDF step loop hands (m, ws) to its helpers and the residual by reference
-    (flexmbs.tuple_ref), so the number of arrays here costs nothing per call there;
+    (flexmbs.runtime.tuple_ref), so the number of arrays here costs nothing per call there;
     passed by value, as numba does, each call copies every array's fields.
     """
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .checks import _check_joint_coordinate, _check_not_prescribed, _scalar
+from .field_checks import _check_joint_coordinate, _check_not_prescribed, _scalar
 
 __all__ = ["Backlash", "backlash_item"]
 

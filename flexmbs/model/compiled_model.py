@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ..tuple_ref import HeldTuple, held_ref
+from ..runtime.tuple_ref import HeldTuple, held_ref
 from .arrays import ModelArrays, Workspace
 from .items import BeamBody
 from .ports import Port
@@ -32,7 +32,7 @@ class CompiledModel:
     """A model compiled for the kernels: `arrays` (ModelArrays) plus the names and
     initial state the Python side needs.
 
-    `arrays` and each `new_workspace()` are HeldTuples (flexmbs.tuple_ref): in Python
+    `arrays` and each `new_workspace()` are HeldTuples (flexmbs.runtime.tuple_ref): in Python
     they read as the namedtuples they hold; a kernel receives each as one pointer,
     typed TupleRef. Every kernel is thus compiled once, for references, whoever calls
     it: a kernel whose arguments were the tuples themselves would convert their ~150

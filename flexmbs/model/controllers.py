@@ -15,7 +15,7 @@ the set-point is no kick.
 
 With a `sample_time` T the controller is digital: at t_k = k T it reads its inputs
 (each sensor as the instrument gives it: its dead time, lag and resolution,
-flexmbs.instruments), forms u_k with the rate as the backward difference
+flexmbs.simulation.instruments), forms u_k with the rate as the backward difference
 (y_k - y_k-1) / T and the integral as a sum, and its output takes effect `delay`
 seconds later and is held until the next one takes effect (a zero-order hold).
 The sample instants and the instants the outputs take effect are breakpoints of
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..errors import ModelError
-from .checks import _check_joint_coordinate, _scalar
+from .field_checks import _check_joint_coordinate, _scalar
 from .timefunctions import TIME_FUNCTION_LAWS, check_time_function
 
 if TYPE_CHECKING:

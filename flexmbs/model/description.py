@@ -1,9 +1,9 @@
 """The model description: the Model builder, whose add_* methods check each item as it
-is added (flexmbs.model.checks) and keep it (flexmbs.model.items), in the vocabulary of
+is added (flexmbs.model.field_checks) and keep it (flexmbs.model.items), in the vocabulary of
 flexmbs.model.vocabulary, which this module also exports. Nothing here knows about
 numba.
 
-The TOML reader (`flexmbs.model.toml_reader`) and the Python builder API share this
+The TOML reader (`flexmbs.formats.toml_reader`) and the Python builder API share this
 vocabulary: a model file is a list of calls to the `Model.add_*` methods.
 
 Units are SI (m, kg, s, rad, N, N m). Vectors of a marker or a joint are given in the
@@ -21,7 +21,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ModelError
 from ..rotations import rotation_from_euler_xyz
-from .checks import (
+from .drives import check_command, dc_motor_parameters, joint_limits
+from .fe_body import FeBody
+from .field_checks import (
     _axis,
     _beam_initial_state,
     _check_beam_elements,
@@ -40,8 +42,6 @@ from .checks import (
     _scalar,
     _vector,
 )
-from .drives import check_command, dc_motor_parameters, joint_limits
-from .fe_body import FeBody
 from .items import (
     Actuator,
     BeamBody,
@@ -158,7 +158,7 @@ class Model:
         self.given_angles: list[tuple[str, float]] = []
         """(where, value) of the angles given as numbers that the description keeps as
         something else (a marker's euler_xyz, kept as its rotation): for the notes on
-        values unlikely in radians (flexmbs.model.plausibility)."""
+        values unlikely in radians (flexmbs.checks.plausibility)."""
 
     # ----------------------------------------------------------------- bodies
     def add_rigid_body(
@@ -951,7 +951,7 @@ class Model:
         curvatures or the section forces; or the beam's deformed centre line
         (`subdivisions` points per element); or the force of a rolling `contact` on
         its disk and the contact point (type "contact_reaction"). As an instrument
-        gives it (flexmbs.instruments): through a first-order `lag` (time constant,
+        gives it (flexmbs.simulation.instruments): through a first-order `lag` (time constant,
         s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
         step; 0: none). What a sampled controller reads goes through its own
         `controller_dead_time`, `controller_lag` and `controller_resolution` (None:

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
-from .checks import _per_coordinate, _scalar
+from .field_checks import _per_coordinate, _scalar
 from .timefunctions import check_time_function
 
 if TYPE_CHECKING:

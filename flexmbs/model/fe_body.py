@@ -420,11 +420,11 @@ class FeBody:
         rotations zero where the data have none): the basis at the nodes, the modal
         mass (I) and stiffness (diag w^2), the diagonal of the row-sum lumped mass at
         the nodes, the rigid-body inertia, and the damping alpha K + beta M plus the
-        modal damping (flexmbs.model.fe_files.write_mbdyn_fem)."""
+        modal damping (flexmbs.elements.fe_files.write_mbdyn_fem)."""
         import scipy.sparse as sp
 
         from ..elements.damping import modal_damping_matrix
-        from .fe_files import write_mbdyn_fem
+        from ..elements.fe_files import write_mbdyn_fem
 
         d = self.data
         n, nm = len(d.nodes), self.nf

@@ -20,17 +20,17 @@ from ..elements.fe_body import (
     Interface,
     check_fe_data,
 )
-from ..elements.materials import Material
-from ..elements.materials import material as make_material
-from ..errors import ModelError
-from .checks import _beam_initial_state, _modal_damping, _scalar, _vector
-from .fe_body import FeBody
-from .fe_files import (
+from ..elements.fe_files import (
     check_matrix_units,
     fe_data_from_matrices,
     fe_data_from_mesh,
     read_mbdyn_fem,
 )
+from ..elements.materials import Material
+from ..elements.materials import material as make_material
+from ..errors import ModelError
+from .fe_body import FeBody
+from .field_checks import _beam_initial_state, _modal_damping, _scalar, _vector
 from .mode_start import MODE_START, parse_mode_start
 
 __all__ = ["fe_body", "INTERFACE_FIELDS", "SOURCES"]

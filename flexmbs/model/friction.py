@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
-from .checks import _check_joint_coordinate, _check_not_prescribed, _scalar
+from .field_checks import _check_joint_coordinate, _check_not_prescribed, _scalar
 from .timefunctions import MAX_MAGNITUDE
 
 __all__ = ["Friction", "FRICTION_LAWS", "friction_item", "DEFAULT_REGULARIZATION"]

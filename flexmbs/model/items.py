@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
-from .checks import _relative_tolerance, _scalar
+from .field_checks import _relative_tolerance, _scalar
 from .vocabulary import (
     CONSTRAINT_FORMULATIONS,
     FORMULATIONS,
@@ -389,7 +389,7 @@ class Sensor:
     """A recorded output. Joint sensors name `joint` (and `coordinate` for a joint with
     several); marker sensors name `body` and `marker` and are expressed in the frame of
     body `frame` (the ground by default). As an instrument gives it: a first-order
-    `lag` (s), a `dead_time` (s) and a `resolution` (0: none; flexmbs.instruments);
+    `lag` (s), a `dead_time` (s) and a `resolution` (0: none; flexmbs.simulation.instruments);
     as a sampled controller reads it, the `controller_` ones (None: the same)."""
 
     name: str

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ModelError
-from .checks import _scalar
+from .field_checks import _scalar
 from .items import BeamBody
 
 if TYPE_CHECKING:

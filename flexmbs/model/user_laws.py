@@ -39,7 +39,6 @@ from typing import Any, Protocol, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..config import CACHE
 from ..dynamics.user_laws import (
     GLOBAL_AXES,
     JOINT_LAW,
@@ -50,7 +49,8 @@ from ..dynamics.user_laws import (
     register_law,
 )
 from ..errors import ModelError
-from .checks import _check_joint_coordinate
+from ..runtime.config import CACHE
+from .field_checks import _check_joint_coordinate
 
 __all__ = [
     "UserLaw",

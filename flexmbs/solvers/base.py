@@ -52,7 +52,7 @@ class System:
     `dae_elastic_columns` (with `dae_mass`) flags the speeds of elastic coordinates,
     whose iteration-matrix columns the mass hook's elastic blocks supply.
     `dae_layout` (pos, dims), with them: the bordered band layout in which the
-    driver stores and factors its iteration matrix (flexmbs.bordered_band; the
+    driver stores and factors its iteration matrix (flexmbs.numerics.bordered_band; the
     mass hook then writes that layout, and `dae_jacobian` is None).
 
     `error_test` (bool, size n, or None: every differential component) marks the

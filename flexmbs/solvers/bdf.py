@@ -12,7 +12,7 @@ interpolating polynomial; steps never pass t_end.
 The residual `residual(t, y, yp, args, out)` and the optional Jacobian
 `jacobian(t, y, yp, cj, args, out)` are numba-jitted functions; `args` is any tuple
 that numba can type (arrays, namedtuples of arrays, scalars). Inside the step loop they
-receive it by reference (flexmbs.tuple_ref.TupleRef: one pointer, not the
+receive it by reference (flexmbs.runtime.tuple_ref.TupleRef: one pointer, not the
 tuple's members, on each call), which supports `args[i]` with a constant i; from
 Python (the consistency check of second_order) they receive the tuple itself, so the
 functions must use args only through constant indices.
@@ -36,7 +36,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental.function_type import _get_wrapper_address
 
-from ..tuple_ref import HeldTuple, TupleRef, entry_point, held_ref
+from ..runtime.tuple_ref import HeldTuple, TupleRef, entry_point, held_ref
 from . import bdf_kernels as _k
 
 __all__ = ["BDF", "DaeResult", "solve_dae", "STATUS_MESSAGES", "MAX_ORDER",
@@ -131,7 +131,7 @@ def _entry(kernel, argtypes):
 
 def _as_passed(args):
     """`args` as the step loop hands it to the residual, a reference to the tuple
-    (flexmbs.tuple_ref), when its members are themselves held references (a model's
+    (flexmbs.runtime.tuple_ref), when its members are themselves held references (a model's
     (m, ws)): a call from Python then uses the residual compiled for the step loop
     instead of compiling it again for the plain tuple. Other tuples as they are."""
     if _JIT and args and all(isinstance(a, HeldTuple) for a in args):
@@ -232,7 +232,7 @@ class BDF:
         stabilised index-2 system): their weights in the Newton convergence test are
         scaled by min(h, 1) (DASSL's index-2 scaling; bdf_kernels._wrms_newton).
     layout : with `second_order` and `elastic_columns`, (pos, dims): a bordered band
-        layout of the n - ns unknowns after the positions (flexmbs.bordered_band;
+        layout of the n - ns unknowns after the positions (flexmbs.numerics.bordered_band;
         pos (n - ns,) their places, dims = [ni, nb, kd]), in which the reduced
         iteration matrix is then stored and factored, its cost linear in the
         interior unknowns. The mass hook then writes A, K and D in that packed
@@ -261,7 +261,7 @@ class BDF:
                  error_test=None, switches=None, nswitch=0):
         if _JIT and not _is_jitted(residual):
             raise ValueError("residual must be a numba-jitted function "
-                             "(numba.njit or flexmbs.config.jit)")
+                             "(numba.njit or flexmbs.runtime.config.jit)")
         if jacobian is not None and _JIT and not _is_jitted(jacobian):
             raise ValueError("jacobian must be None or a numba-jitted function")
         if mass is not None:

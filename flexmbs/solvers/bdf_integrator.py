@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..tuple_ref import held_ref
+from ..runtime.tuple_ref import held_ref
 from . import bdf_kernels as _k
 from .base import Integrator
 from .bdf import BDF

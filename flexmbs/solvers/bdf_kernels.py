@@ -19,7 +19,7 @@ follows DASSL's `DDAJAC`. Symbols (code name = book / IDA name):
 
 Everything the step loop needs lives in one `BdfState` namedtuple of arrays, so that
 the loop can stop after a batch of outputs or a step budget and resume. bdf_advance
-hands it to the step and its helpers by reference (flexmbs.tuple_ref), as it hands
+hands it to the step and its helpers by reference (flexmbs.runtime.tuple_ref), as it hands
 args to the residual: passed by value, numba copies every array's fields per call.
 Scalars are kept in `fs` (float64), `iv` (int64) and `stats` (int64) at the indices
 F_*, I_*, S_*.
@@ -34,16 +34,16 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..bordered_band import (
+from ..numerics.bordered_band import (
     band_index,
     bordered_band_factor,
     bordered_band_solve,
     factor_size,
     packed_size,
 )
-from ..config import jit, jit_entry
-from ..linalg import lu_factor, lu_solve
-from ..tuple_ref import tuple_ref
+from ..numerics.linalg import lu_factor, lu_solve
+from ..runtime.config import jit, jit_entry
+from ..runtime.tuple_ref import tuple_ref
 
 __all__ = ["BdfState", "new_state", "bdf_start", "bdf_carry_jump", "bdf_advance_held",
            "bdf_initial_conditions", "bdf_advance", "bdf_interpolate", "lu_factor",
@@ -226,7 +226,7 @@ D, and R = Gr - cj A - K / cj; gsw, gnew (nsw,) the switch functions at t_n and
 after the step being checked (switch_crossed); fs (NF,) float scalars, iv (NI,) int
 scalars, stats (NS,) counters.
 
-With a bordered band layout of the reduced unknowns (flexmbs.bordered_band: bpos
+With a bordered band layout of the reduced unknowns (flexmbs.numerics.bordered_band: bpos
 (m,) their places, bdims = [ni, nb, kd]) the reduced iteration matrix is held and
 factored in that storage instead: Gb, Rb (L,) packed (L = packed_size), Ab (3, L)
 the mass hook's A, K, D packed, Fb its factors, pivb (ni + nb,) their pivots, wb (m,)
@@ -704,7 +704,7 @@ def _solve_newton(s, cj, delta):
 @jit_entry
 def _setup_bordered(residual, mass, args, s, t, y, yp, res):
     """_setup_second_order with the reduced iteration matrix in the bordered band
-    layout (s.bpos, s.bdims; flexmbs.bordered_band): the columns flagged 2.0 in
+    layout (s.bpos, s.bdims; flexmbs.numerics.bordered_band): the columns flagged 2.0 in
     s.jcol (every interior unknown among them) are cj A + D + K / cj from the mass
     hook, which writes A, K, D packed into s.Ab; the other columns, all of them
     border columns, come from differences as there, scattered into the packed
@@ -1541,7 +1541,7 @@ def bdf_advance(residual, jacobian, mass, switches, args, s, t_out, y_out, yp_ou
     g), s.gsw.size of them) changed sign on the last step (switch_crossed); the
     outputs after the step's start are then left unfilled.
 
-    The functions receive args as a reference (flexmbs.tuple_ref): args[i]
+    The functions receive args as a reference (flexmbs.runtime.tuple_ref): args[i]
     with a constant i reads member i.
     """
     ref = tuple_ref(args)
@@ -1571,7 +1571,7 @@ def bdf_advance(residual, jacobian, mass, switches, args, s, t_out, y_out, yp_ou
 def bdf_advance_held(functions, args, s, t_out, y_out, yp_out, max_steps):
     """bdf_advance with its four functions in one tuple (residual, jacobian, mass,
     switches), called from Python with that tuple and the state s held by reference
-    (flexmbs.tuple_ref.held_ref), as the model's args are: the call converts no
+    (flexmbs.runtime.tuple_ref.held_ref), as the model's args are: the call converts no
     array and no function (numba converts a first-class function argument through
     Python on every call, about 10 us each, and the state's 43 arrays one by one)."""
     return bdf_advance(functions[0], functions[1], functions[2], functions[3], args, s,

@@ -79,8 +79,8 @@ method's order.
 
 import numpy as np
 
-from ..config import jit_entry
-from ..tuple_ref import tuple_ref
+from ..runtime.config import jit_entry
+from ..runtime.tuple_ref import tuple_ref
 from .bdf_kernels import (
     _ERR_TEST,
     _NLS_NONFINITE,

@@ -4,14 +4,14 @@ kernel's own cost.
 Through numba's dispatcher, a kernel that takes the model and workspace tuples (m, ws)
 converts their ~150 arrays on every call: about 18 us, 25 times the residual of a
 2-body chain and 3 times that of a 32-body one. KernelCall holds (m, ws) by reference
-(flexmbs.tuple_ref.held_ref) and calls the compiled function for fixed argument types
-(flexmbs.tuple_ref.entry_point), copying its array arguments into float64 buffers
+(flexmbs.runtime.tuple_ref.held_ref) and calls the compiled function for fixed argument types
+(flexmbs.runtime.tuple_ref.entry_point), copying its array arguments into float64 buffers
 first so that those types always hold.
 """
 
 import numpy as np
 
-from ..tuple_ref import entry_point, held_ref
+from ..runtime.tuple_ref import entry_point, held_ref
 
 __all__ = ["KernelCall"]
 

@@ -1,5 +1,5 @@
 """How the integrators store and factor the iteration matrix of a model: dense, or in
-its bordered band layout (flexmbs.model.band_layout, flexmbs.bordered_band)."""
+its bordered band layout (flexmbs.model.band_layout, flexmbs.numerics.bordered_band)."""
 
 __all__ = ["LINEAR_SOLVERS", "BANDED_MIN_UNKNOWNS", "banded_iteration_matrix"]
 

@@ -4,14 +4,14 @@ some hundred arrays) costs the dispatcher about a millisecond at every call, mor
 than a step of the integrator; a run stepped from Python (flexmbs.Simulator) pays
 it once."""
 
-from ..tuple_ref import entry_point
+from ..runtime.tuple_ref import entry_point
 
 __all__ = ["TypedCall"]
 
 
 class TypedCall:
     """`fn` (a numba kernel) called through its compiled function for the types of
-    the arguments of its first call (flexmbs.tuple_ref.entry_point): every later
+    the arguments of its first call (flexmbs.runtime.tuple_ref.entry_point): every later
     call must pass arguments of exactly those types (C-contiguous float64 arrays of
     the same dimensions, floats, the same tuples)."""
 

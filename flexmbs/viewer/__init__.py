@@ -85,7 +85,7 @@ def show(
     from .scene import DEFAULT_MAX_FRAMES
 
     if live:
-        from ..simulator import Simulator
+        from ..control.simulator import Simulator
         from .live import LiveView
 
         if not isinstance(what, Simulator):

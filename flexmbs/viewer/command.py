@@ -56,7 +56,7 @@ def view_command(
     if args.set:
         if not str(target).lower().endswith(".toml"):
             raise FlexmbsError(f"{target}: --set changes a model file (.toml), not a result")
-        from ..model.toml_reader import load_model
+        from ..formats.toml_reader import load_model
 
         target = load_model(target, overrides=args.set)
     if args.at is not None and not abs(args.at) < float("inf"):

@@ -11,11 +11,11 @@ import numpy as np
 
 from ..analysis.vtk_export import shape_of_result
 from ..errors import FlexmbsError, ResultFileError
+from ..formats.toml_reader import load_model, loads_model
+from ..formats.urdf import renamed_links
 from ..io.results import Result, open_result
 from ..model.compiled import compile_model
 from ..model.description import Model
-from ..model.toml_reader import load_model, loads_model
-from ..model.urdf import renamed_links
 from .scene import DEFAULT_MAX_FRAMES, Scene, build_scene
 from .visuals import VisualMesh, urdf_of_model_text, urdf_visuals
 

@@ -2,12 +2,12 @@
 
 `flexmbs import-urdf` makes every link that a moving joint carries a body whose frame
 is the link frame, and a link fixed to it a marker of that body named after the link
-(flexmbs.model.urdf). So each link's visuals go on a body at a known pose: on body L
+(flexmbs.formats.urdf). So each link's visuals go on a body at a known pose: on body L
 itself, on the body that holds marker L, or on the ground (the root link and the links
 fixed to it). A visual's geometry is a mesh file (STL, OBJ, DAE; read with trimesh,
 DAE through pycollada) or a box, cylinder or sphere, with the URDF's colour when it
 gives one and the mesh file's own otherwise; a mesh file that cannot be found
-(flexmbs.model.mesh_paths) or read leaves its link to its collision geometry, with
+(flexmbs.formats.mesh_paths) or read leaves its link to its collision geometry, with
 one warning. A model file written by import-urdf names
 its URDF in a comment line (`# urdf: PATH`), which `urdf_of_model_text` finds.
 """
@@ -25,9 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import FlexmbsError
+from ..formats.mesh_paths import resolve_mesh_path
+from ..formats.urdf import read_urdf, renamed_links
 from ..model.description import GROUND, Model
-from ..model.mesh_paths import resolve_mesh_path
-from ..model.urdf import read_urdf, renamed_links
 from .array_text import packed
 
 __all__ = ["VisualMesh", "urdf_visuals", "urdf_of_model_text", "URDF_COMMENT"]
@@ -203,10 +203,10 @@ def urdf_visuals(
 ) -> list[VisualMesh]:
     """The visual meshes of the URDF `path`, on the bodies of `model` imported from it
     (the module docstring); `renamed`: {URDF link name: its name in the model} of the
-    links the import renamed (flexmbs.model.urdf.renamed_links of the model file's
+    links the import renamed (flexmbs.formats.urdf.renamed_links of the model file's
     text; by default of `model.source_text`). A link the model does not know is left
     out. A link with a
-    visual mesh that cannot be found (flexmbs.model.mesh_paths) or read is drawn by
+    visual mesh that cannot be found (flexmbs.formats.mesh_paths) or read is drawn by
     its collision geometry instead (boxes, cylinders, spheres, meshes found), or not
     at all: one line appended to `warnings` says how many and why."""
     try:
