@@ -37,8 +37,13 @@ FD_STEP * max(|p|, |p_0|) (backwards at an upper bound); the offset's column is 
 -F ds/dt / sigma, from the spline. The runs use the tolerance at which the model
 converges over the fitted window (flexmbs.analysis.fit_tolerance): the model file's
 rtol and atol, ten times tighter at a step until a run ten times tighter changes no
-compared sensor by more than VERIFY_LIMIT (1e-4) of its scale, so that the
-integration error stays below the difference steps' share of a derivative.
+compared sensor by more than VERIFY_LIMIT (1e-4) of its scale or half its channel's
+noise. At the end of the search the tolerance is checked again at the optimum x with
+the last Jacobian J: the runs ten times tighter move the optimum by
+d_t = -(J^T J)^-1 J^T (r_tight - r), and the optimum of the runs' trend (without the
+sensors' quantization) lies d_s = -(J^T J)^-1 J^T r_s away; while some |d_t,i| exceeds
+TOLERANCE_SHIFT or |d_s,i| STALL_STEP standard deviations sqrt(s^2 (J^T J)^-1_ii),
+the search goes on from x ten times tighter.
 
 A model whose sensors quantize (a `resolution`, read by a sampled controller) is a
 piecewise smooth function of its values: a change of a value that moves a sample of
@@ -105,7 +110,15 @@ from .fit_result import (
     noise_standard_deviation,
 )
 from .fit_runs import _Budget, _run_all
-from .fit_search import FD_STEP, TOLERANCE_SHIFT, _Outcome, _Search, _tolerance_shift
+from .fit_search import (
+    FD_STEP,
+    STALL_STEP,
+    TOLERANCE_SHIFT,
+    _Outcome,
+    _Search,
+    _stall_step,
+    _tolerance_shift,
+)
 from .fit_tolerance import MIN_RTOL, TIGHTENING_FACTOR, fit_tolerance
 from .fit_toml import OFFSET_NAME, set_toml_values, toml_value
 from .fit_values import (
@@ -409,25 +422,34 @@ def _set_samples(
 def _tightened_at_the_optimum(
     search: _Search, outcome: _Outcome, rtol: float, atol: float, note: str
 ) -> tuple[_Search, _Outcome, float, float, str]:
-    """The search gone on from its optimum ten times tighter while the runs ten times
-    tighter move the optimum by more than TOLERANCE_SHIFT of a standard deviation
+    """The search gone on from where it stopped, ten times tighter, while it stopped
+    short of its trend's optimum (_stall_step above STALL_STEP standard deviations:
+    the runs' integration error roughens the cost) or the runs ten times tighter move
+    the optimum by more than TOLERANCE_SHIFT of a standard deviation
     (_tolerance_shift): the last search, its outcome, its tolerance and how it was had."""
     while outcome.stop == "converged":
-        shift = _tolerance_shift(search, outcome)
-        if shift is None or shift <= TOLERANCE_SHIFT or rtol / TIGHTENING_FACTOR < MIN_RTOL:
-            if shift is not None:
-                note += (
-                    f"; at the optimum, ten times tighter moves the values by at most "
-                    f"{shift:.2g} of their standard deviations"
-                )
+        stall = _stall_step(search, outcome)
+        shift = _tolerance_shift(search, outcome) if stall is not None else None
+        if stall is None or shift is None or rtol / TIGHTENING_FACTOR < MIN_RTOL:
+            break
+        if stall <= STALL_STEP and shift <= TOLERANCE_SHIFT:
+            note += (
+                f"; at the optimum, ten times tighter moves the values by at most "
+                f"{shift:.2g} of their standard deviations (the trend's own optimum "
+                f"{stall:.2g} away)"
+            )
             break
         rtol, atol = rtol / TIGHTENING_FACTOR, atol / TIGHTENING_FACTOR
-        note += (
-            f"; at the optimum ten times tighter moved the values by {shift:.2g} of their "
-            f"standard deviations (more than {TOLERANCE_SHIFT:g}): tightened to {rtol:g}"
+        why = (
+            f"ten times tighter moved the values by {shift:.2g} of their standard "
+            f"deviations (more than {TOLERANCE_SHIFT:g})"
+            if shift > TOLERANCE_SHIFT
+            else f"the search stopped {stall:.2g} standard deviations short of its trend's "
+            f"optimum (more than {STALL_STEP:g})"
         )
+        note += f"; at the end of the search {why}: tightened to {rtol:g}"
         if search.log:
-            search.log(f"the search goes on at rtol {rtol:g}: {note.rsplit('; ', 1)[-1]}")
+            search.log(f"the search goes on at rtol {rtol:g}: {why}")
         for rec in search.recs:
             rec.set_tolerance(rtol, atol)
         search = search.again_from(outcome.x)

@@ -20,6 +20,7 @@ from .fit_runs import _Budget, _duration, _OutOfRuns, _run_all, _Runs
 from .fit_tolerance import TIGHTENING_FACTOR
 
 FD_STEP = 1e-4  # relative finite-difference step of the model values
+STALL_STEP = 3.0  # the trend's Gauss-Newton step from where the search stopped, in sd
 TOLERANCE_SHIFT = 0.5  # most the optimum may move at ten times tighter, of a standard deviation
 FTOL = XTOL = 1e-6  # least_squares: relative change of the cost / of the values
 GTOL = 1e-8
@@ -196,6 +197,36 @@ def _tolerance_shift(search: _Search, outcome: _Outcome) -> float | None:
     r_tight = np.concatenate([rec.residual(x, runs=runs) for runs, rec in zip(tight, search.recs)])
     normal = np.linalg.pinv(jac.T @ jac)
     step = -normal @ (jac.T @ (r_tight - r))
+    s2 = max(float(r @ r) / max(len(r) - len(x), 1), 1e-300)
+    sd = np.sqrt(np.maximum(np.diag(normal) * s2, 1e-300))
+    return float(np.max(np.abs(step) / sd))
+
+
+def _stall_step(search: _Search, outcome: _Outcome) -> float | None:
+    """How far from where the search stopped the trend's own optimum lies, in standard
+    deviations of the values: the largest |d_i| / sd_i of the Gauss-Newton step
+    d = -(J^T J)^-1 J^T r_s, r_s the residuals of the records' trends at x (the
+    runs without their sensors' quantization; a record without any, its own). Near 0
+    at a minimum; a search that stopped short of it (steps refused where the runs'
+    integration error or quantization roughens the cost) leaves a large one. None
+    when the budget has no runs for it."""
+    x, jac, r = outcome.x, outcome.jac, outcome.r
+    quantizing = [rec for rec in search.recs if rec.quantizing]
+    try:
+        _run_all(
+            [(rec.smooth_runs, rec.values(x)) for rec in quantizing],
+            search.budget,
+            search.executor,
+        )
+    except _OutOfRuns:
+        return None
+    parts, row = [], 0
+    for rec in search.recs:
+        parts.append(rec.residual(x, smooth=True) if rec.quantizing else r[row : row + rec.rows])
+        row += rec.rows
+    r_trend = np.concatenate(parts)
+    normal = np.linalg.pinv(jac.T @ jac)
+    step = -normal @ (jac.T @ r_trend)
     s2 = max(float(r @ r) / max(len(r) - len(x), 1), 1e-300)
     sd = np.sqrt(np.maximum(np.diag(normal) * s2, 1e-300))
     return float(np.max(np.abs(step) / sd))
