@@ -10,8 +10,6 @@ import dataclasses
 import re
 from pathlib import Path
 
-import pytest
-
 from flexmbs.analysis.fit import fit_records, parse_parameter
 from flexmbs.analysis.fit_file import read_fit_file
 from flexmbs.formats.toml_reader import load_model
