@@ -195,11 +195,7 @@ def _tolerance_shift(search: _Search, outcome: _Outcome) -> float | None:
     except _OutOfRuns:
         return None
     r_tight = np.concatenate([rec.residual(x, runs=runs) for runs, rec in zip(tight, search.recs)])
-    normal = np.linalg.pinv(jac.T @ jac)
-    step = -normal @ (jac.T @ (r_tight - r))
-    s2 = max(float(r @ r) / max(len(r) - len(x), 1), 1e-300)
-    sd = np.sqrt(np.maximum(np.diag(normal) * s2, 1e-300))
-    return float(np.max(np.abs(step) / sd))
+    return _step_in_sd(jac, r, r_tight - r)
 
 
 def _stall_step(search: _Search, outcome: _Outcome) -> float | None:
@@ -224,9 +220,16 @@ def _stall_step(search: _Search, outcome: _Outcome) -> float | None:
     for rec in search.recs:
         parts.append(rec.residual(x, smooth=True) if rec.quantizing else r[row : row + rec.rows])
         row += rec.rows
-    r_trend = np.concatenate(parts)
+    return _step_in_sd(jac, r, np.concatenate(parts))
+
+
+def _step_in_sd(
+    jac: NDArray[np.float64], r: NDArray[np.float64], toward: NDArray[np.float64]
+) -> float:
+    """The largest |d_i| / sd_i of the Gauss-Newton step d = -(J^T J)^-1 J^T `toward`,
+    sd_i = sqrt(s^2 (J^T J)^-1_ii) with s^2 = r.r / (rows - columns) of the residuals r."""
     normal = np.linalg.pinv(jac.T @ jac)
-    step = -normal @ (jac.T @ r_trend)
-    s2 = max(float(r @ r) / max(len(r) - len(x), 1), 1e-300)
+    step = -normal @ (jac.T @ toward)
+    s2 = max(float(r @ r) / max(len(r) - jac.shape[1], 1), 1e-300)
     sd = np.sqrt(np.maximum(np.diag(normal) * s2, 1e-300))
     return float(np.max(np.abs(step) / sd))
