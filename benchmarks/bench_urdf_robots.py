@@ -124,7 +124,7 @@ def flexible(args):
 
                 solver = open_result(result).solver or {}
                 row[kind] = {"process_s": wall, "status": proc.returncode,
-                             "steps": solver.get("steps"),
+                             "steps": solver.get("nsteps"), "method": solver.get("method"),
                              "energy_passed": balance.get("passed"),
                              "failed_because": balance.get("failed_because")}
                 if kind == "flexible":
@@ -152,18 +152,19 @@ def _walk_table(doc):
 
 
 def _flexible_table(doc):
-    lines = ["| robot | beam | rigid process s | flexible process s | ratio | energy | verify |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| robot | beam | rigid process s | flexible process s | ratio | flexible steps | "
+             "energy | verify |", "|---|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
         f, g = r.get("flexible", {}), r.get("rigid", {})
         if "process_s" not in f:
-            lines.append(f"| {r['robot']} | {r.get('link', '')} | | | | "
+            lines.append(f"| {r['robot']} | {r.get('link', '')} | | | | | "
                          f"{f.get('error', r.get('verdict', ''))} | |")
             continue
         energy = "passes" if f["energy_passed"] else "fails"
         verify = "passes" if f.get("verify_passed") else "fails"
         lines.append(f"| {r['robot']} | {r['link']} | {g['process_s']:.2f} | "
-                     f"{f['process_s']:.2f} | {r['ratio']:.2f} | {energy} | {verify} |")
+                     f"{f['process_s']:.2f} | {r['ratio']:.2f} | {f.get('steps')} | {energy} | "
+                     f"{verify} |")
     return lines
 
 

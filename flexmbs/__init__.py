@@ -44,7 +44,7 @@ _PUBLIC = {
     "compile_model": ("flexmbs.model.compiled", "compile_model"),
     "simulate": ("flexmbs.simulation.run", "simulate"),
     "Simulator": ("flexmbs.control.simulator", "Simulator"),
-    "SmallDeformationWarning": ("flexmbs.simulation.run", "SmallDeformationWarning"),
+    "SmallDeformationWarning": ("flexmbs.simulation.recorder", "SmallDeformationWarning"),
     "convergence": ("flexmbs.simulation.convergence", None),
     "open_result": ("flexmbs.io.results", "open_result"),
     "energy_balance": ("flexmbs.analysis.energy", "energy_balance"),

@@ -542,3 +542,6 @@ def test_a_joint_that_turns_a_whole_turn_either_way_is_meant():
     assert notes([-12.0, 12.0]) == []
     (note,) = notes([-90.0, 90.0])
     assert "-90 rad" in note and "two turns" in note and "degrees" in note
+    assert notes([-np.inf, 1.5]) == [] and notes([-np.inf, np.inf]) == []
+    (note,) = notes([-np.inf, 90.0])
+    assert "90 rad" in note

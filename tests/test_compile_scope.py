@@ -116,7 +116,7 @@ def test_the_compile_watch_counts_times_and_names_what_compiles():
 def test_the_progress_rate_leaves_out_compilation(monkeypatch, capsys):
     """The progress line's rate is simulated time over wall time less the compile
     time that the watch reports since the line started."""
-    from flexmbs import simulation
+    from flexmbs.simulation import progress
 
     class Watch:
         seconds = 0.0
@@ -126,8 +126,8 @@ def test_the_progress_rate_leaves_out_compilation(monkeypatch, capsys):
 
     watch = Watch()
     clock = iter([100.0, 110.0])
-    monkeypatch.setattr(simulation.time, "perf_counter", lambda: next(clock))
-    bar = simulation._Progress(True, 0.0, 10.0, watch)
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    bar = progress.Progress(True, 0.0, 10.0, watch)
     watch.seconds = 8.0           # 8 of the 10 wall seconds went to compiling
     bar.update(4.0, 17, force=True)
     err = capsys.readouterr().err

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from flexmbs import simulate
-from flexmbs.formats import toml_reader as tr
+from flexmbs.formats import toml_schema as tr
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.model.description import (
     CONSTRAINT_FORMULATIONS,
     CONTACT_TYPES,
@@ -72,7 +73,7 @@ def test_the_readme_example_runs(tmp_path):
     toml = re.search(r"```toml\n(.*?)```", README, re.S).group(1)
     path = tmp_path / "arm.toml"
     path.write_text(toml)
-    model = tr.load_model(path)
+    model = load_model(path)
     sim = simulate(model, None, t_end=0.05)
     assert sim.status == "finished"
     assert sim.statistics["nsteps"] > 0

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from cli_in_process import flexmbs_here
 
-from flexmbs.formats import toml_reader as tr
+from flexmbs.formats import toml_schema as tr
 from flexmbs.model.description import CONTACT_TYPES, JOINT_TYPES, SENSOR_TYPES, SOLVER_METHODS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -158,15 +158,38 @@ def test_close_failed_run_records_why(tmp_path):
     close_failed_run(None, None, None, ValueError())  # no file: nothing to close
 
 
+RUN_PATH_MODULES = ("run", "systems", "run_checks", "times", "integrators", "recorder",
+                    "row_outputs", "outcome", "progress", "signals", "verification")
+"""The modules of flexmbs.simulation that the run's path goes through."""
+
+
 def test_the_run_path_reads_in_one_screen():
-    """Every function of the run (flexmbs.simulation.run) and of the compilation
-    (flexmbs.model.compiled) is under 80 lines: each step of the path is one of its
-    own."""
+    """Every function of the run (flexmbs.simulation.run, the modules of its steps and
+    the convergence check) and of the compilation (flexmbs.model.compiled) is under 80
+    lines: each step of the path is one of its own; and run.py is under 600 lines."""
     import ast
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1] / "flexmbs"
-    for path in (root / "simulation" / "run.py", root / "model" / "compiled.py"):
+    paths = [root / "simulation" / f"{name}.py" for name in RUN_PATH_MODULES + ("convergence",)]
+    for path in paths + [root / "model" / "compiled.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 assert node.end_lineno - node.lineno < 80, (path.name, node.name)
+    assert len((root / "simulation" / "run.py").read_text().splitlines()) < 600
+
+
+def test_the_names_of_the_run_are_names_of_the_package():
+    """Every public name of the run's modules is found as flexmbs.simulation.<name>,
+    the same object as in its module."""
+    import importlib
+
+    import flexmbs.simulation as package
+
+    for name in RUN_PATH_MODULES:
+        module = importlib.import_module(f"flexmbs.simulation.{name}")
+        for public in getattr(module, "__all__", ()):
+            assert getattr(package, public) is getattr(module, public), (name, public)
+    assert package.simulate is flexmbs.simulate
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        package.no_such_name  # noqa: B018

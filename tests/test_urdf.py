@@ -12,6 +12,7 @@ from flexmbs import compile_model
 from flexmbs.cli import main
 from flexmbs.dynamics import api
 from flexmbs.formats.urdf import load_urdf, urdf_model_text
+from flexmbs.formats.urdf_reader import parse_urdf
 
 pin = pytest.importorskip("pinocchio")
 
@@ -23,8 +24,23 @@ AGREE = 1e-10  # of the largest entry: the same rigid-body dynamics, two algorit
 
 @pytest.mark.parametrize("urdf", [UR5, PANDA], ids=["ur5", "panda"])
 def test_mass_matrix_and_gravity_are_pinocchios(urdf):
-    cm = compile_model(load_urdf(urdf))
+    """The same mass matrix and gravity torques as Pinocchio's; the Panda's mimic
+    finger, which the import holds at its relation to its leader's start, locked there
+    in Pinocchio's model too (a finger 1 mm off moves the entries 1e-6 of the largest)."""
+    imported = load_urdf(urdf)
+    cm = compile_model(imported)
     model = pin.buildModelFromUrdf(str(urdf))
+    held = {
+        j.name: j.mimic.multiplier * imported.joints[j.mimic.joint].initial[0] + j.mimic.offset
+        for j in parse_urdf(urdf).joints.values()
+        if j.mimic is not None
+    }
+    assert sorted(held) == (["panda_finger_joint2"] if urdf == PANDA else [])
+    if held:
+        reference = pin.neutral(model)
+        for name, q in held.items():
+            reference[model.joints[model.getJointId(name)].idx_q] = q
+        model = pin.buildReducedModel(model, [model.getJointId(n) for n in held], reference)
     data = model.createData()
     names = [model.names[i] for i in range(1, model.njoints)]
     assert sorted(names) == sorted(cm.coordinate_names) and model.nq == cm.nq
@@ -138,8 +154,132 @@ def test_a_flexible_robot_runs_at_the_imported_defaults(tmp_path):
     from flexmbs.analysis.energy import energy_balance
 
     model = load_urdf(UR5, flexible=["forearm_link"])
-    assert model.solver.method == "bdf" and model.bodies["forearm_link"].alpha > 0
+    beam = model.bodies["forearm_link"]
+    assert model.solver.method == "bdf" and model.solver.rtol == 1e-6
+    assert beam.modal_damping == "bands" and beam.correction_modes
     run = simulate(model, tmp_path / "ur5.h5", t_end=0.5, verify=True)
     assert run.convergence.passed, run.convergence.worst
     balance = energy_balance(tmp_path / "ur5.h5")
     assert balance["passed"] and balance["strain_max"] > 0, balance["failed_because"]
+
+
+def test_a_flexible_arm_striking_its_stops_converges_at_the_imported_defaults(tmp_path):
+    """The SO-100 with its upper arm a beam, released under gravity: its wrist strikes
+    its stop within 0.3 s and its gripper bounces between its stops, each impact
+    striking the beam; at the imported defaults the run converges (`flexmbs verify`:
+    galpha at rtol 1e-6 does not, docs/guides/urdf.md) and the energy balance closes."""
+    from flexmbs import open_result, simulate
+    from flexmbs.analysis.energy import energy_balance
+
+    model = load_urdf(ROBOTS / "so_arm_description/urdf/so100.urdf", flexible=["upper_arm"])
+    run = simulate(model, tmp_path / "so100.h5", t_end=0.5, verify=True)
+    assert run.convergence.passed, run.convergence.worst
+    result = open_result(tmp_path / "so100.h5")
+    wrist = np.asarray(result.q)[:, result.coordinate_names.index("wrist_flex")]
+    assert wrist.max() >= model.joints["wrist_flex"].limits[0][1]  # in its stop
+    balance = energy_balance(tmp_path / "so100.h5")
+    assert balance["passed"] and balance["strain_max"] > 0, balance["failed_because"]
+
+
+def test_an_imported_beams_basis_answers_its_loads_as_the_nodal_beam():
+    """The UR5's forearm made a beam: its basis (modes, modal derivatives and the
+    correction modes of the joint at its end) deflects under each load of the basis
+    check within the check's tolerance of the nodal beam (0.6 %); without the
+    correction modes it is 15.8 % off and `flexmbs run` warns."""
+    from flexmbs.elements.basis_check import BASIS_TOLERANCE, basis_static_differences
+    from flexmbs.formats.toml_reader import loads_model
+
+    text = urdf_model_text(UR5, flexible=["forearm_link"])
+    worst = {}
+    for correction in (True, False):
+        override = [f"bodies.forearm_link.correction_modes={str(correction).lower()}"]
+        model = loads_model(text, overrides=override)
+        cases = basis_static_differences(model.bodies["forearm_link"])
+        worst[correction] = max(c.difference for c in cases)
+    assert worst[True] < 0.2 * BASIS_TOLERANCE, worst
+    assert worst[False] > BASIS_TOLERANCE, worst
+
+
+MIMIC_GRIPPER = """<robot name="gripper">
+  <link name="base"/>
+  <link name="palm"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="left"><inertial><mass value="0.1"/>
+    <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="right"><inertial><mass value="0.1"/>
+    <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="tip"><inertial><mass value="0.05"/>
+    <inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="loose"><inertial><mass value="0.05"/>
+    <inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="wrist" type="revolute"><parent link="base"/><child link="palm"/>
+    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <joint name="left_finger" type="prismatic"><parent link="palm"/><child link="left"/>
+    <origin xyz="0 0.02 0.1"/><axis xyz="0 1 0"/>
+    <limit lower="0.01" upper="0.04" effort="20" velocity="0.1"/></joint>
+  <joint name="right_finger" type="prismatic"><parent link="palm"/><child link="right"/>
+    <origin xyz="0 -0.02 0.1"/><axis xyz="0 1 0"/>
+    <limit lower="-0.04" upper="0" effort="20" velocity="0.1"/>
+    <mimic joint="left_finger" multiplier="-1" offset="0.005"/></joint>
+  <joint name="right_tip" type="revolute"><parent link="right"/><child link="tip"/>
+    <origin xyz="0 0 0.05"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/>
+    <mimic joint="right_finger" multiplier="10"/></joint>
+  <joint name="odd" type="revolute"><parent link="palm"/><child link="loose"/>
+    <origin xyz="0 0 0.2"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/>
+    <mimic joint="no_such_joint"/></joint>
+</robot>"""
+
+
+def test_mimic_joints_are_held_at_their_relation_to_the_leaders_start(tmp_path):
+    """A gripper whose right finger mimics the left (q = -q_left + 0.005) and whose
+    right fingertip mimics the right finger (10 q_right): both held where the relation
+    puts them at the left finger's start (0 lies outside its limits, so 1 mm inside:
+    0.011 m; the right finger at -0.006 m, the tip at -0.06 rad), their links merged
+    into the palm with their masses; a mimic of a joint the URDF lacks moves freely;
+    all noted, nothing refused; the model runs and keeps its energy balance."""
+    from flexmbs import simulate
+    from flexmbs.analysis.energy import energy_balance
+    from flexmbs.formats.urdf import import_urdf
+
+    urdf = tmp_path / "gripper.urdf"
+    urdf.write_text(MIMIC_GRIPPER)
+    done = import_urdf(urdf)
+    model = done.model
+    assert set(model.joints) == {"wrist", "left_finger", "odd"}
+    assert model.joints["left_finger"].initial[0] == pytest.approx(0.011)
+    palm = model.bodies["palm"]
+    assert palm.mass == pytest.approx(1.0 + 0.1 + 0.05)
+    right = palm.markers["right"]
+    assert np.allclose(right.position, [0.0, -0.02 - 0.006, 0.1], atol=1e-15)
+    tip = palm.markers["tip"]
+    turn = np.array([[1, 0, 0], [0, np.cos(-0.06), -np.sin(-0.06)],
+                     [0, np.sin(-0.06), np.cos(-0.06)]])
+    assert np.allclose(tip.position, [0.0, -0.026, 0.15], atol=1e-15)
+    assert np.allclose(tip.orientation, turn, atol=1e-15)
+    held = [n for n in done.notes if n.startswith("mimic joints held")]
+    assert len(held) == 1 and "right_finger (mimics left_finger) at -0.006 m" in held[0]
+    assert "right_tip (mimics right_finger) at -0.06 rad" in held[0]
+    assert any(n.startswith("mimic joints move freely") and "odd" in n for n in done.notes)
+    simulate(model, tmp_path / "gripper.h5", t_end=0.2)
+    assert energy_balance(tmp_path / "gripper.h5")["passed"]
+
+
+def test_a_published_robots_mimic_grippers_are_held(tmp_path):
+    """TIAGo Pro's two grippers: five joints of each mimic its finger joint (multiplier
+    1 or -1), held at the finger's start, 1 degree inside its limits; the leaders stay
+    joints of the model, and the robot runs under gravity keeping its energy balance."""
+    from flexmbs import simulate
+    from flexmbs.analysis.energy import energy_balance
+    from flexmbs.formats.urdf import import_urdf
+
+    done = import_urdf(ROBOTS / "tiago_pro_description/robots/tiago_pro.urdf")
+    held = next(n for n in done.notes if n.startswith("mimic joints held"))
+    for side in ("left", "right"):
+        assert held.count(f"(mimics gripper_{side}_finger_joint)") == 5
+        assert f"gripper_{side}_finger_joint" in done.model.joints
+        assert f"gripper_{side}_inner_finger_left_joint" not in done.model.joints
+    assert "at -0.0174533 rad" in held and "at 0.0174533 rad" in held
+    simulate(done.model, tmp_path / "tiago.h5", t_end=0.2)
+    assert energy_balance(tmp_path / "tiago.h5")["passed"]

@@ -171,8 +171,9 @@ def _joint_notes(model: Model) -> Iterator[str]:
                 why = _rate_beyond_the_model(model, rate)
                 if why is not None:
                     yield _rate_note(where, rate) + f" ({why})"
-            if joint.limits is not None:
-                widest = float(joint.limits[k][np.argmax(np.abs(joint.limits[k]))])
+            stops = [] if joint.limits is None else [v for v in joint.limits[k] if np.isfinite(v)]
+            if stops:  # an infinite side has no stop to note
+                widest = float(max(stops, key=abs))
                 if abs(widest) > PLAUSIBLE_LIMIT:
                     yield _angle_note(
                         f'joint "{name}": field "limits"{which}', widest, "two turns (4 pi)"

@@ -469,12 +469,44 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
     modes, or those below `modes_below` Hz, and the floating frame `frame`
     (MEAN_AXES or an interface's name; None: the first interface for Craig-Bampton,
     mean axes for free). Module docstring."""
-    import scipy.linalg
     import scipy.sparse as sp
+    interfaces = list(interfaces)
+    frame = _checked_reduction(data, interfaces, reduction, modes, modes_below, frame, item)
+    g = {f.name: interface_rows(data, f, item) for f in interfaces}
+    k_full = sp.csr_matrix(data.stiffness)
+    m_full = sp.csr_matrix(data.mass)
+    k_full = 0.5 * (k_full + k_full.T)
+    m_full = 0.5 * (m_full + m_full.T)
+    t, masters, kept = _rigid_elimination(data, interfaces)
+    ky = (t.T @ k_full @ t).tocsr()
+    my = (t.T @ m_full @ t).tocsr()
+    c, dependent = _boundary_coordinates(data, interfaces, g, masters, kept, ky.shape[0])
+    what = f'{data.source}: body "{name}"'
+    if reduction == "craig-bampton":
+        basis, component = _craig_bampton(ky, my, c, dependent, t, modes, modes_below,
+                                          item, what)
+    else:
+        basis, component = _free_with_attachments(ky, my, c, t, data, modes, modes_below,
+                                                  item, what)
+    phi, w2, frame_text = _in_floating_frame(basis, data, k_full, m_full, g, frame)
+    nm = phi.shape[1]
+    return FeBasis(
+        vectors=np.ascontiguousarray(phi),
+        frequencies=np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi),
+        names=tuple(f"{name}.mode{k + 1}" for k in range(nm)), frame=frame_text,
+        reduction=reduction, interface_rows=_interface_rows_of(phi, interfaces, g, frame),
+        component_frequencies=component, requested_modes=len(component),
+        modes_below=None if modes_below is None else float(modes_below), boundary=c.shape[0])
+
+
+def _checked_reduction(data, interfaces, reduction, modes, modes_below, frame, item):
+    """The floating frame of fe_basis's settings (its default when None), once they
+    are checked: a known reduction, interfaces that fit the body, a number of modes or
+    a frequency, an interface for Craig-Bampton, a frame that is mean axes or an
+    interface. ModelError naming the field otherwise."""
     if reduction not in REDUCTIONS:
         raise ModelError(f"expected one of {', '.join(REDUCTIONS)}, got {reduction!r}",
                          item, "reduction")
-    interfaces = list(interfaces)
     _check_interfaces(data, interfaces, item)
     if modes is None and modes_below is None:
         raise ModelError("expected the number of modes (modes = n) or a frequency "
@@ -488,18 +520,17 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
     if frame != MEAN_AXES and frame not in names:
         raise ModelError(f'expected "{MEAN_AXES}" or an interface ({", ".join(names) or "none"}'
                          f"), got {frame!r}", item, "frame")
-    g = {f.name: interface_rows(data, f, item) for f in interfaces}
-    k_full = sp.csr_matrix(data.stiffness)
-    m_full = sp.csr_matrix(data.mass)
-    k_full = 0.5 * (k_full + k_full.T)
-    m_full = 0.5 * (m_full + m_full.T)
-    t, masters, kept = _rigid_elimination(data, interfaces)
-    ky = (t.T @ k_full @ t).tocsr()
-    my = (t.T @ m_full @ t).tocsr()
-    ny = ky.shape[0]
+    return frame
+
+
+def _boundary_coordinates(data, interfaces, g, masters, kept, ny):
+    """(C, dependent): the boundary coordinates z = C y (6 an interface: a rigid one's
+    master motion, an averaged one's rows G) of the coordinates y left after the rigid
+    interfaces' elimination, and one dependent set of y per interface (its master
+    motion, or the 6 columns a pivoted QR of its rows picks)."""
+    import scipy.linalg
     to_y = -np.ones(data.ndof, dtype=np.int64)
     to_y[kept] = np.arange(len(kept))
-    # boundary coordinates z = C y and one dependent set of y per interface
     c_rows, dependent = [], []
     for f in interfaces:
         if f.connection == "rigid":
@@ -514,75 +545,88 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
             dependent += list(to_y[cols[piv[:6]]])
         c_rows.append(rows)
     c = np.vstack(c_rows) if c_rows else np.zeros((0, ny))
-    nb = c.shape[0]
-    dependent = np.array(dependent, dtype=np.int64)
+    return c, np.array(dependent, dtype=np.int64)
+
+
+def _craig_bampton(ky, my, c, dependent, t, modes, modes_below, item, what):
+    """(basis in the full coordinates, frequencies of its modes in Hz): the
+    fixed-interface modes of K y = w^2 M y with the boundary coordinates z held, and
+    the constraint modes (a unit motion of each of z, the rest in static equilibrium),
+    with y = P [y_r; z] (y_rest = y_r, y_dep = Cd^-1 (z - Cr y_r))."""
+    import scipy.sparse as sp
+    ny, nb = ky.shape[0], c.shape[0]
     rest = np.setdiff1d(np.arange(ny), dependent)
-    what = f'{data.source}: body "{name}"'
-    if reduction == "craig-bampton":
-        cd = c[:, dependent]
-        cd_inv = np.linalg.inv(cd)
-        # y = P [y_r; z]: y_rest = y_r, y_dep = Cd^-1 (z - Cr y_r)
-        nr = len(rest)
-        dep_r = -cd_inv @ c[:, rest]  # (nb, nr), non-zero only at averaged nodes
-        rr, cc = np.nonzero(dep_r)
-        rows = np.concatenate([rest, dependent[rr], np.repeat(dependent, nb)])
-        cols = np.concatenate([np.arange(nr), cc, nr + np.tile(np.arange(nb), nb)])
-        vals = np.concatenate([np.ones(nr), dep_r[rr, cc], cd_inv.ravel()])
-        p = sp.csr_matrix((vals, (rows, cols)), shape=(ny, nr + nb))
-        kw = (p.T @ ky @ p).tocsr()
-        mw = (p.T @ my @ p).tocsr()
-        krr, mrr = kw[:nr, :nr], mw[:nr, :nr]
-        krz = kw[:nr, nr:].toarray()
-        lu, negative, _ = _factor(krr, item, f"{what}: the stiffness with the interfaces "
-                                  "held")
-        if negative:
-            raise ModelError(f"{what}: the stiffness matrix is indefinite: with the "
-                             f"interfaces held it has {negative} negative "
-                             "eigenvalue(s); expected a positive semi-definite stiffness",
-                             item, "stiffness")
-        count = None if modes is None else int(modes)
-        if count is not None and count > nr - 1:
-            raise ModelError(f"expected at most {nr - 1} modes (the body's coordinates "
-                             f"less its interfaces'), got {count}", item, "modes")
-        if count == 0:
-            w2, vecs = np.zeros(0), np.zeros((nr, 0))
-        else:
-            w2, vecs = _lowest_modes(krr, mrr, count, modes_below, lu, item)
-        if modes_below is not None and len(w2) == 0:
-            raise ModelError(f"no fixed-interface mode is below {modes_below:g} Hz",
-                             item, "modes_below")
-        constraint = -lu.solve(np.asfortranarray(krz)) if nb else np.zeros((nr, 0))
-        basis_w = np.block([[vecs, constraint],
-                            [np.zeros((nb, vecs.shape[1])), np.eye(nb)]])
-        basis = t @ (p @ basis_w)
-        component = np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi)
+    cd_inv = np.linalg.inv(c[:, dependent])
+    nr = len(rest)
+    dep_r = -cd_inv @ c[:, rest]  # (nb, nr), non-zero only at averaged nodes
+    rr, cc = np.nonzero(dep_r)
+    rows = np.concatenate([rest, dependent[rr], np.repeat(dependent, nb)])
+    cols = np.concatenate([np.arange(nr), cc, nr + np.tile(np.arange(nb), nb)])
+    vals = np.concatenate([np.ones(nr), dep_r[rr, cc], cd_inv.ravel()])
+    p = sp.csr_matrix((vals, (rows, cols)), shape=(ny, nr + nb))
+    kw = (p.T @ ky @ p).tocsr()
+    mw = (p.T @ my @ p).tocsr()
+    krr, mrr = kw[:nr, :nr], mw[:nr, :nr]
+    krz = kw[:nr, nr:].toarray()
+    lu, negative, _ = _factor(krr, item, f"{what}: the stiffness with the interfaces "
+                              "held")
+    if negative:
+        raise ModelError(f"{what}: the stiffness matrix is indefinite: with the "
+                         f"interfaces held it has {negative} negative "
+                         "eigenvalue(s); expected a positive semi-definite stiffness",
+                         item, "stiffness")
+    count = None if modes is None else int(modes)
+    if count is not None and count > nr - 1:
+        raise ModelError(f"expected at most {nr - 1} modes (the body's coordinates "
+                         f"less its interfaces'), got {count}", item, "modes")
+    if count == 0:
+        w2, vecs = np.zeros(0), np.zeros((nr, 0))
     else:
-        scale = ky.diagonal().mean() / max(my.diagonal().mean(), 1e-300)
-        shift = 1e-6 * scale
-        lu, negative, _ = _factor(ky + shift * my, item,
-                                  f"{what}: the stiffness of the free body")
-        if negative:
-            raise ModelError(f"{what}: the stiffness matrix is indefinite: it has "
-                             f"{negative} negative eigenvalue(s); expected a positive "
-                             "semi-definite stiffness", item, "stiffness")
-        count = None if modes is None else int(modes) + 6
-        w2, vecs = _lowest_modes(ky, my, count, modes_below, lu, item, shift=shift)
-        rigid = w2 < RIGID_TOL * shift
-        nrigid = int(np.sum(rigid))
-        if nrigid != 6:
-            raise ModelError(f"{what}: the free body has {nrigid} rigid-body motions, "
-                             "expected 6 (a mesh in parts, or coordinates no element "
-                             "stiffens?)", item, "stiffness")
-        w2, vecs = w2[~rigid], vecs[:, ~rigid]
-        if modes_below is not None and len(w2) == 0:
-            raise ModelError(f"no free mode is below {modes_below:g} Hz", item,
-                             "modes_below")
-        ry = _rigid_in(t, data)
-        attach = _attachment_modes(ky, my, c, ry, item, what)
-        basis = t @ np.hstack([vecs, attach])
-        basis = np.hstack([rigid_motions(data.nodes, data.node_dofs), basis])
-        component = np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi)
-    # the floating frame
+        w2, vecs = _lowest_modes(krr, mrr, count, modes_below, lu, item)
+    if modes_below is not None and len(w2) == 0:
+        raise ModelError(f"no fixed-interface mode is below {modes_below:g} Hz",
+                         item, "modes_below")
+    constraint = -lu.solve(np.asfortranarray(krz)) if nb else np.zeros((nr, 0))
+    basis_w = np.block([[vecs, constraint],
+                        [np.zeros((nb, vecs.shape[1])), np.eye(nb)]])
+    return t @ (p @ basis_w), np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi)
+
+
+def _free_with_attachments(ky, my, c, t, data, modes, modes_below, item, what):
+    """(basis in the full coordinates, frequencies of its modes in Hz): the rigid
+    motions, the free body's lowest elastic modes (its 6 rigid-body motions found and
+    left out) and the attachment modes of the boundary coordinates z = C y."""
+    scale = ky.diagonal().mean() / max(my.diagonal().mean(), 1e-300)
+    shift = 1e-6 * scale
+    lu, negative, _ = _factor(ky + shift * my, item,
+                              f"{what}: the stiffness of the free body")
+    if negative:
+        raise ModelError(f"{what}: the stiffness matrix is indefinite: it has "
+                         f"{negative} negative eigenvalue(s); expected a positive "
+                         "semi-definite stiffness", item, "stiffness")
+    count = None if modes is None else int(modes) + 6
+    w2, vecs = _lowest_modes(ky, my, count, modes_below, lu, item, shift=shift)
+    rigid = w2 < RIGID_TOL * shift
+    nrigid = int(np.sum(rigid))
+    if nrigid != 6:
+        raise ModelError(f"{what}: the free body has {nrigid} rigid-body motions, "
+                         "expected 6 (a mesh in parts, or coordinates no element "
+                         "stiffens?)", item, "stiffness")
+    w2, vecs = w2[~rigid], vecs[:, ~rigid]
+    if modes_below is not None and len(w2) == 0:
+        raise ModelError(f"no free mode is below {modes_below:g} Hz", item,
+                         "modes_below")
+    ry = _rigid_in(t, data)
+    attach = _attachment_modes(ky, my, c, ry, item, what)
+    basis = t @ np.hstack([vecs, attach])
+    basis = np.hstack([rigid_motions(data.nodes, data.node_dofs), basis])
+    return basis, np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi)
+
+
+def _in_floating_frame(basis, data, k_full, m_full, g, frame):
+    """(Phi, w^2, the frame's text): the basis with the rigid motions R taken out in
+    the floating frame (mean axes: (M R)^T Phi = 0; an interface: its rows G Phi = 0),
+    Phi = basis - R (L R)^-1 L basis, then made M-orthonormal (_orthonormal)."""
     r = rigid_motions(data.nodes, data.node_dofs)
     if frame == MEAN_AXES:
         ell = (m_full @ r).T
@@ -593,7 +637,12 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
     before = np.sqrt(np.clip(np.einsum("ij,ij->j", basis, m_full @ basis), 0.0, None))
     basis = basis - r @ np.linalg.solve(ell @ r, ell @ basis)
     phi, w2 = _orthonormal(basis, k_full, m_full, before)
-    nm = phi.shape[1]
+    return phi, w2, frame_text
+
+
+def _interface_rows_of(phi, interfaces, g, frame):
+    """{interface: G Phi (6, nm)}: each interface's motion per modal coordinate, its
+    round-off zeroed, the floating frame's interface all zero."""
     rows = {}
     for f in interfaces:
         row = g[f.name] @ phi
@@ -602,13 +651,7 @@ def fe_basis(data, interfaces, reduction="craig-bampton", modes=None, modes_belo
         if f.name == frame:
             row[:] = 0.0
         rows[f.name] = np.ascontiguousarray(row)
-    return FeBasis(
-        vectors=np.ascontiguousarray(phi),
-        frequencies=np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi),
-        names=tuple(f"{name}.mode{k + 1}" for k in range(nm)), frame=frame_text,
-        reduction=reduction, interface_rows=rows, component_frequencies=component,
-        requested_modes=len(component),
-        modes_below=None if modes_below is None else float(modes_below), boundary=nb)
+    return rows
 
 
 def _rigid_in(t, data):

@@ -6,7 +6,8 @@ docs/reference/model-file.md documents it. Reading goes in four steps, each repo
 
 1. parse the TOML text (tomllib);
 2. apply the `--set dotted.path=value` overrides to the parsed tables;
-3. check the structure: known sections and fields, required fields, value types;
+3. check the structure: known sections and fields, required fields, value types
+   (flexmbs.formats.toml_checks, against the schemas of flexmbs.formats.toml_schema);
 4. build the model with the builder, whose value checks (positive mass, inertia, axes,
    names of bodies, markers and joints) report the rest.
 
@@ -16,503 +17,32 @@ The topology (tree, loops, bodies not connected to the ground) is checked later,
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 import warnings
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import Any, TypeVar
 
 from ..checks.plausibility import plausibility_notes
-from ..elements import (
-    circle_section,
-    general_section,
-    material,
-    rectangle_section,
-    rectangular_tube_section,
-    round_tube_section,
-)
+from ..elements import material
 from ..errors import ModelError, PlausibilityWarning
-from ..model.description import GROUND, SENSOR_TYPES, SOLVER_METHODS, BeamBody, FeBody, Model
-from ..model.items import METHOD_FIELDS, method_fields
+from ..model.description import GROUND, SOLVER_METHODS, BeamBody, FeBody, Model
+from ..model.items import METHOD_FIELDS
 from ..model.timefunctions import TIME_FUNCTION_LAWS, TimeFunction
-
-if TYPE_CHECKING:
-    from ..elements.sections import Section
+from .toml_checks import check_document
+from .toml_schema import (
+    _SETTINGS_SECTIONS,
+    ACTUATOR_COMMANDS,
+    LAW_FIELDS,
+    SECTIONS,
+    _is_number,
+    _toml_type,
+)
 
 _T = TypeVar("_T")
 
 __all__ = ["load_model", "loads_model"]
-
-# ------------------------------------------------------------------- value kinds
-# Each kind is also the text of "expected ..." in an error message.
-STRING = "a string"
-NUMBER = "a number"
-INTEGER = "an integer"
-BOOLEAN = "true or false"
-VECTOR = "a list of numbers"
-MATRIX = "a list of lists of numbers"
-NUMBER_OR_VECTOR = "a number or a list of numbers"
-VECTOR_OR_MATRIX = "a list of numbers or a list of lists of numbers"
-INTEGER_OR_VECTOR = "an integer or a list of integers"
-STRING_OR_LIST = '"all" or a list of strings'
-STRING_OR_NUMBER = "a string or a number"
-STRING_OR_VECTOR = "a string or a list of numbers"
-STRING_NUMBER_OR_VECTOR = '"bands", a number or a list of numbers'
-INTEGER_OR_STRING = 'an integer or "all"'
-TABLE = "a table"
-TABLES = "a list of tables"
-INITIAL_STATE = "a string, a list of numbers, a table or a list of tables"
-
-FOUND_TEXT_LENGTH = 60  # characters of a bad value quoted in an error message
-
-
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_vector(value: object) -> bool:
-    return isinstance(value, list) and all(_is_number(v) for v in value)
-
-
-def _is_matrix(value: object) -> bool:
-    return isinstance(value, list) and all(_is_vector(row) for row in value)
-
-
-_KIND_CHECKS = {
-    STRING: lambda v: isinstance(v, str),
-    NUMBER: _is_number,
-    INTEGER: lambda v: isinstance(v, int) and not isinstance(v, bool),
-    BOOLEAN: lambda v: isinstance(v, bool),
-    VECTOR: _is_vector,
-    MATRIX: _is_matrix,
-    NUMBER_OR_VECTOR: lambda v: _is_number(v) or _is_vector(v),
-    VECTOR_OR_MATRIX: lambda v: _is_vector(v) or _is_matrix(v),
-    TABLE: lambda v: isinstance(v, dict),
-    TABLES: lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
-    INITIAL_STATE: lambda v: (
-        isinstance(v, (str, dict))
-        or _is_vector(v)
-        or (isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v))
-    ),
-    INTEGER_OR_VECTOR: lambda v: (
-        (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
-    ),
-    STRING_OR_NUMBER: lambda v: isinstance(v, str) or _is_number(v),
-    STRING_OR_VECTOR: lambda v: isinstance(v, str) or _is_vector(v),
-    STRING_NUMBER_OR_VECTOR: lambda v: isinstance(v, str) or _is_number(v) or _is_vector(v),
-    INTEGER_OR_STRING: lambda v: (
-        isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
-    ),
-    STRING_OR_LIST: lambda v: (
-        isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
-    ),
-}
-
-
-def _toml_type(value: object) -> str:
-    """The TOML name of a parsed value's type, with its article."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return "a date/time"
-
-
-def _found(value: object) -> str:
-    """'a string "abc"', 'an array [1, "x"]', 'a table': what was found, for messages."""
-    kind = _toml_type(value)
-    if isinstance(value, dict):
-        return kind
-    text = f'"{value}"' if isinstance(value, str) else repr(value)
-    if len(text) > FOUND_TEXT_LENGTH:
-        text = text[: FOUND_TEXT_LENGTH - 3] + "..."
-    return f"{kind} {text}"
-
-
-# --------------------------------------------------------------------- schemas
-@dataclass(frozen=True)
-class _Schema:
-    """The fields of one kind of table: name -> value kind, and the required ones."""
-
-    fields: dict
-    required: tuple = ()
-
-
-_MODEL = _Schema({"name": STRING, "gravity": VECTOR})
-_SOLVER = _Schema(
-    {
-        "method": STRING,
-        "t_end": NUMBER,
-        "rtol": NUMBER,
-        "atol": NUMBER,
-        "max_step": NUMBER,
-        "formulation": STRING,
-        "constraints": STRING,
-        "rho_inf": NUMBER,
-        "fixed_step": NUMBER,
-        **{method: TABLE for method in SOLVER_METHODS},  # [solver.galpha]: its own settings
-        "linear_solver": STRING,
-    }
-)
-_SOLVER_METHOD = {m: _Schema({f: NUMBER for f in method_fields(m)}) for m in SOLVER_METHODS}
-_OUTPUT = _Schema({"step": NUMBER, "vtk": BOOLEAN})
-_GROUND = _Schema({"markers": TABLE})
-_MARKER = _Schema({"position": VECTOR, "orientation": MATRIX, "euler_xyz": VECTOR})
-_BODY = _Schema(
-    {
-        "type": STRING,
-        "mass": NUMBER,
-        "com": VECTOR,
-        "inertia": VECTOR_OR_MATRIX,
-        "inertia_about": STRING,
-        "markers": TABLE,
-    },
-    required=("mass", "inertia", "inertia_about"),
-)
-_BEAM = _Schema(
-    {
-        "type": STRING,
-        "points": MATRIX,
-        "elements": INTEGER_OR_VECTOR,
-        "section": TABLE,
-        "material": TABLE,
-        "reference": VECTOR,
-        "fixed": TABLE,
-        "node_masses": TABLE,
-        "node_inertias": TABLE,
-        "alpha": NUMBER,
-        "beta": NUMBER,
-        "initial": INITIAL_STATE,
-        "initial_rates": VECTOR,
-        "modal_damping": STRING_NUMBER_OR_VECTOR,
-        "geometric": STRING,
-        "markers": TABLE,
-        "modes": INTEGER_OR_STRING,
-        "correction_modes": BOOLEAN,
-        "modes_below": NUMBER,
-        "modal_derivatives": BOOLEAN,
-    },
-    required=("type", "points", "section", "material"),
-)
-_FE = _Schema(
-    {
-        "type": STRING,
-        "mesh": STRING,
-        "material": TABLE,
-        "length_unit": STRING,
-        "stiffness": STRING,
-        "mass": STRING,
-        "nodes": STRING,
-        "units": STRING,
-        "node_dofs": INTEGER,
-        "dof_map": STRING,
-        "modal": STRING,
-        "interfaces": TABLE,
-        "reduction": STRING,
-        "modes": INTEGER,
-        "modes_below": NUMBER,
-        "frame": STRING,
-        "alpha": NUMBER,
-        "beta": NUMBER,
-        "modal_damping": STRING_NUMBER_OR_VECTOR,
-        "initial": INITIAL_STATE,
-        "initial_rates": VECTOR,
-        "markers": TABLE,
-    },
-    required=("type",),
-)
-_FE_INTERFACE = _Schema(
-    {"set": STRING, "nodes": VECTOR, "box": MATRIX, "connection": STRING, "point": VECTOR}
-)
-_FE_MARKER = _Schema(
-    {"interface": STRING, "node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}
-)
-_BEAM_MARKER = _Schema(
-    {"node": INTEGER, "orientation": MATRIX, "euler_xyz": VECTOR}, required=("node",)
-)
-# section type: (constructor, schema of its fields)
-SECTIONS: dict[str, tuple[Callable[..., Section], _Schema]] = {
-    "rectangle": (
-        rectangle_section,
-        _Schema({"type": STRING, "width": NUMBER, "height": NUMBER}, required=("width", "height")),
-    ),
-    "circle": (
-        circle_section,
-        _Schema({"type": STRING, "diameter": NUMBER}, required=("diameter",)),
-    ),
-    "round_tube": (
-        round_tube_section,
-        _Schema(
-            {"type": STRING, "outer_diameter": NUMBER, "wall_thickness": NUMBER},
-            required=("outer_diameter", "wall_thickness"),
-        ),
-    ),
-    "rectangular_tube": (
-        rectangular_tube_section,
-        _Schema(
-            {"type": STRING, "width": NUMBER, "height": NUMBER, "wall_thickness": NUMBER},
-            required=("width", "height", "wall_thickness"),
-        ),
-    ),
-    "general": (
-        general_section,
-        _Schema(
-            {
-                "type": STRING,
-                "area": NUMBER,
-                "i_y": NUMBER,
-                "i_z": NUMBER,
-                "torsion_constant": NUMBER,
-                "max_y": NUMBER,
-                "max_z": NUMBER,
-            },
-            required=("area", "i_y", "i_z", "torsion_constant"),
-        ),
-    ),
-}
-_MATERIAL = _Schema(
-    {"youngs_modulus": NUMBER, "density": NUMBER, "shear_modulus": NUMBER, "poisson_ratio": NUMBER},
-    required=("youngs_modulus", "density"),
-)
-_JOINT = _Schema(
-    {
-        "type": STRING,
-        "parent": STRING,
-        "child": STRING,
-        "parent_marker": STRING,
-        "child_marker": STRING,
-        "axis": VECTOR,
-        "axes": MATRIX,
-        "translation_axes": MATRIX,
-        "rotation_axes": MATRIX,
-        "initial": NUMBER_OR_VECTOR,
-        "initial_rate": NUMBER_OR_VECTOR,
-        "stiffness": NUMBER_OR_VECTOR,
-        "damping": NUMBER_OR_VECTOR,
-        "rest": NUMBER_OR_VECTOR,
-        "cut": BOOLEAN,
-        "limits": VECTOR_OR_MATRIX,
-        "limit_stiffness": NUMBER_OR_VECTOR,
-        "limit_damping": NUMBER_OR_VECTOR,
-    },
-    required=("type", "parent", "child"),
-)
-_DRIVER_BASE = {"joint": STRING, "coordinate": INTEGER}
-_DRIVER_REQUIRED = ("joint",)
-_FORCE = _Schema(
-    {
-        "type": STRING,
-        "body": STRING,
-        "marker": STRING,
-        "vector": VECTOR,
-        "frame": STRING,
-        "function": TABLE,
-    },
-    required=("type", "body", "vector"),
-)
-_ACTUATOR = _Schema(
-    {
-        "joint": STRING,
-        "coordinate": INTEGER,
-        "type": STRING,
-        "kp": NUMBER,
-        "kd": NUMBER,
-        "setpoint": TABLE,
-        "torque": TABLE,
-        "max_torque": NUMBER,
-        "gear_ratio": NUMBER,
-        "rotor_inertia": NUMBER,
-        "motor_damping": NUMBER,
-        "voltage": TABLE,
-        "amplifier_gain": NUMBER,
-        "max_voltage": NUMBER,
-        "resistance": NUMBER,
-        "inductance": NUMBER,
-        "torque_constant": NUMBER,
-        "back_emf_constant": NUMBER,
-        "max_current": NUMBER,
-        "efficiency": NUMBER,
-    },
-    required=("joint",),
-)
-_SPRING = _Schema(
-    {
-        "body1": STRING,
-        "marker1": STRING,
-        "body2": STRING,
-        "marker2": STRING,
-        "stiffness": NUMBER,
-        "damping": NUMBER,
-        "rest_length": NUMBER,
-    },
-    required=("body1", "marker1", "body2", "marker2", "stiffness"),
-)
-_INSTRUMENT = {
-    "dead_time": NUMBER,
-    "lag": NUMBER,
-    "resolution": NUMBER,
-    "controller_dead_time": NUMBER,
-    "controller_lag": NUMBER,
-    "controller_resolution": NUMBER,
-}
-ACTUATOR_COMMANDS = ("setpoint", "torque", "voltage")
-"""The fields of an actuator that hold its command's time function."""
-_ACTUATOR_SENSOR = _Schema({"type": STRING, "actuator": STRING}, required=("actuator",))
-_STRAIN_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER, "point": VECTOR},
-    required=("body", "point"),
-)
-_SECTION_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "element": INTEGER, "at": STRING_OR_NUMBER}, required=("body",)
-)
-_CENTERLINE_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "frame": STRING, "subdivisions": INTEGER}, required=("body",)
-)
-_BODY_SENSOR = _Schema({"type": STRING, "body": STRING}, required=("body",))
-_CUT_JOINT_SENSOR = _Schema({"type": STRING, "joint": STRING, "frame": STRING}, required=("joint",))
-_CONTACT_SENSOR = _Schema(
-    {"type": STRING, "contact": STRING, "frame": STRING}, required=("contact",)
-)
-_CONTACT = _Schema(
-    {
-        "type": STRING,
-        "disk": STRING,
-        "disk_marker": STRING,
-        "axis": VECTOR,
-        "radius": NUMBER,
-        "plane": STRING,
-        "plane_marker": STRING,
-        "normal": VECTOR,
-    },
-    required=("type", "disk", "plane"),
-)
-_FRICTION = _Schema(
-    {
-        "joint": STRING,
-        "coordinate": INTEGER,
-        "coulomb": NUMBER,
-        "static": NUMBER,
-        "stribeck_velocity": NUMBER,
-        "viscous": NUMBER,
-        "law": STRING,
-        "regularization": NUMBER,
-    },
-    required=("joint",),
-)
-_BACKLASH = _Schema(
-    {
-        "joint": STRING,
-        "coordinate": INTEGER,
-        "gap": NUMBER,
-        "center": NUMBER,
-        "stiffness": NUMBER,
-        "damping": NUMBER,
-    },
-    required=("joint", "gap", "stiffness"),
-)
-_CONTROLLER = _Schema(
-    {
-        "actuator": STRING,
-        "command": STRING,
-        "inputs": TABLES,
-        "sample_time": NUMBER,
-        "delay": NUMBER,
-        "limits": NUMBER_OR_VECTOR,
-        "offset": NUMBER,
-    },
-    required=("actuator", "inputs"),
-)
-_CONTROLLER_INPUT = _Schema(
-    {
-        "sensor": STRING,
-        "component": INTEGER,
-        "joint": STRING,
-        "coordinate": INTEGER,
-        "rate": BOOLEAN,
-        "gain": NUMBER,
-        "rate_gain": NUMBER,
-        "integral_gain": NUMBER,
-        "setpoint": TABLE,
-        "rate_cutoff": NUMBER,
-        "rate_filter_order": INTEGER,
-    }
-)
-_USER_LAW = _Schema(
-    {
-        "function": STRING,
-        "joint": STRING,
-        "coordinate": INTEGER,
-        "body": STRING,
-        "marker": STRING,
-        "frame": STRING,
-        "params": VECTOR,
-        "read_coordinates": STRING_OR_LIST,
-    },
-    required=("function",),
-)
-_JOINT_SENSOR = _Schema(
-    {"type": STRING, "joint": STRING, "coordinate": INTEGER}, required=("joint",)
-)
-_MARKER_SENSOR = _Schema(
-    {"type": STRING, "body": STRING, "marker": STRING, "frame": STRING}, required=("body", "marker")
-)
-
-# The fields of each time-function law (the dataclass fields of
-# flexmbs.model.timefunctions) and those without a useful default.
-LAW_FIELDS = {
-    "constant": {"value": NUMBER},
-    "rate": {"value": NUMBER, "rate": NUMBER},
-    "polynomial": {"coefficients": VECTOR},
-    "harmonic": {"amplitude": NUMBER, "omega": NUMBER, "phase": NUMBER, "offset": NUMBER},
-    "spinup": {"rate": NUMBER, "duration": NUMBER},
-    "table": {"time": VECTOR, "value": VECTOR, "interpolation": STRING},
-    "steps": {"times": VECTOR, "values": VECTOR},
-    "trajectory": {"times": VECTOR, "values": VECTOR, "profile": STRING},
-}
-LAW_REQUIRED = {
-    "constant": ("value",),
-    "rate": ("rate",),
-    "polynomial": ("coefficients",),
-    "harmonic": ("amplitude", "omega"),
-    "spinup": ("rate", "duration"),
-    "table": ("time", "value"),
-    "steps": ("times", "values"),
-    "trajectory": ("times", "values"),
-}
-
-# Sections holding one table of settings; `--set` may create them.
-_SETTINGS_SECTIONS = {"model": _MODEL, "solver": _SOLVER, "output": _OUTPUT}
-_SECTIONS = (
-    "model",
-    "solver",
-    "output",
-    "ground",
-    "bodies",
-    "joints",
-    "drivers",
-    "actuators",
-    "forces",
-    "springs",
-    "contacts",
-    "sensors",
-    "frictions",
-    "backlashes",
-    "controllers",
-    "user_laws",
-)
-_BODY_TYPES = ("rigid", "beam", "fe")
 
 
 # ---------------------------------------------------------------- public API
@@ -561,7 +91,7 @@ def loads_model(
         _keep_tolerances_with_their_method(doc, overrides)
         for override in overrides:
             _apply_override(doc, override)
-        _check_document(doc)
+        check_document(doc)
         model = _build_model(doc, base if base else _folder_of(source))
     except ModelError as err:
         raise err.with_source(source) from None
@@ -655,290 +185,6 @@ def _keep_tolerances_with_their_method(doc: dict[str, Any], overrides: list[str]
     moved = {k: solver.pop(k) for k in METHOD_FIELDS if k in solver and k not in own}
     if moved:
         solver[method] = {**own, **moved}
-
-
-# ----------------------------------------------------------- structural checks
-def _check_fields(table: object, schema: _Schema, item: str, prefix: str = "") -> None:
-    """Known fields only, the required ones present, each of its kind.
-
-    `prefix` is prepended to field names in messages (e.g. "function.")."""
-    if not isinstance(table, dict):
-        raise ModelError(f"expected a table, got {_found(table)}", item, prefix.rstrip(".") or None)
-    for key in table:
-        if key not in schema.fields:
-            raise ModelError(
-                f'unknown field "{key}"; allowed fields: {", ".join(schema.fields)}',
-                item,
-                prefix + key,
-            )
-    for key in schema.required:
-        if key not in table:
-            raise ModelError(f'missing required field "{key}"', item, prefix + key)
-    for key, value in table.items():
-        kind = schema.fields[key]
-        if not _KIND_CHECKS[kind](value):
-            raise ModelError(f"expected {kind}, got {_found(value)}", item, prefix + key)
-
-
-def _check_named_tables(
-    section: dict[str, Any],
-    what: str,
-    item_of: Callable[[str], str],
-    check_one: Callable[[str, dict[str, Any], str], None],
-) -> None:
-    """A table of named item tables, e.g. [bodies.NAME]; check_one(table, item)."""
-    for name, table in section.items():
-        item = item_of(name)
-        if not isinstance(table, dict):
-            raise ModelError(
-                f"expected a table of fields for the {what}, got {_found(table)}", item
-            )
-        check_one(name, table, item)
-
-
-def _check_law(table: dict[str, Any], item: str, prefix: str = "") -> str:
-    """A time function: `law` and that law's fields (finite numbers)."""
-    if "law" not in table:
-        raise ModelError(
-            f'missing required field "law" (one of {", ".join(LAW_FIELDS)})', item, prefix + "law"
-        )
-    law = table["law"]
-    if not isinstance(law, str) or law not in LAW_FIELDS:
-        raise ModelError(
-            f"expected a law, one of {', '.join(LAW_FIELDS)}; got {_found(law)}",
-            item,
-            prefix + "law",
-        )
-    return law
-
-
-def _check_finite_law_values(table: dict[str, Any], law: str, item: str, prefix: str = "") -> None:
-    """The numbers of a law's fields are finite (the builder does not check them)."""
-    for key in LAW_FIELDS[law]:
-        value = table.get(key)
-        numbers = value if isinstance(value, list) else [value]
-        if not all(math.isfinite(v) for v in numbers if _is_number(v)):
-            raise ModelError(f"expected finite numbers, got {_found(value)}", item, prefix + key)
-
-
-def _law_schema(
-    law: str, base: Mapping[str, str] | None = None, required: Iterable[str] = ()
-) -> _Schema:
-    """The fields of a table holding a time function: `law`, `base`, the law's own."""
-    fields = {"law": STRING, **(base or {}), **LAW_FIELDS[law]}
-    return _Schema(fields, tuple(required) + LAW_REQUIRED[law])
-
-
-def _check_marker(name: str, table: dict[str, Any], item: str) -> None:
-    _check_fields(table, _MARKER, item)
-
-
-def _check_body(name: str, table: dict[str, Any], item: str) -> None:
-    body_type = table.get("type", "rigid")
-    if not isinstance(body_type, str) or body_type not in _BODY_TYPES:
-        raise ModelError(
-            f"expected a body type, one of {', '.join(_BODY_TYPES)}; got {_found(body_type)}",
-            item,
-            "type",
-        )
-    if body_type == "beam":
-        _check_beam(name, table, item)
-        return
-    if body_type == "fe":
-        _check_fe(name, table, item)
-        return
-    _check_fields(table, _BODY, item)
-    _check_named_tables(
-        table.get("markers", {}),
-        "marker",
-        lambda m: f'marker "{m}" on body "{name}"',
-        _check_marker,
-    )
-
-
-def _check_fe(name: str, table: dict[str, Any], item: str) -> None:
-    _check_fields(table, _FE, item)
-    _check_named_tables(
-        table.get("interfaces", {}),
-        "interface",
-        lambda f: item,
-        lambda f, t, it: _check_fields(t, _FE_INTERFACE, it, f"interfaces.{f}."),
-    )
-    _check_named_tables(
-        table.get("markers", {}),
-        "marker",
-        lambda m: f'marker "{m}" on body "{name}"',
-        lambda m, t, it: _check_fields(t, _FE_MARKER, it),
-    )
-
-
-def _check_beam(name: str, table: dict[str, Any], item: str) -> None:
-    _check_fields(table, _BEAM, item)
-    section = table["section"]
-    kind = section.get("type")
-    if not isinstance(kind, str) or kind not in SECTIONS:
-        raise ModelError(
-            f"expected a section type, one of {', '.join(SECTIONS)}; got {_found(kind)}",
-            item,
-            "section.type",
-        )
-    _check_fields(section, SECTIONS[kind][1], item, "section.")
-    _check_fields(table["material"], _MATERIAL, item, "material.")
-    for node, dofs in table.get("fixed", {}).items():
-        if not _KIND_CHECKS[STRING_OR_LIST](dofs):
-            raise ModelError(
-                f"expected {STRING_OR_LIST}, got {_found(dofs)}", item, f"fixed.{node}"
-            )
-    for node, mass in table.get("node_masses", {}).items():
-        if not _is_number(mass):
-            raise ModelError(f"expected {NUMBER}, got {_found(mass)}", item, f"node_masses.{node}")
-    for node, inertia in table.get("node_inertias", {}).items():
-        if not _KIND_CHECKS[VECTOR_OR_MATRIX](inertia):
-            raise ModelError(
-                f"expected {VECTOR_OR_MATRIX}, got {_found(inertia)}", item, f"node_inertias.{node}"
-            )
-    _check_named_tables(
-        table.get("markers", {}),
-        "marker",
-        lambda m: f'marker "{m}" on body "{name}"',
-        lambda n, t, i: _check_fields(t, _BEAM_MARKER, i),
-    )
-
-
-def _check_joint(name: str, table: dict[str, Any], item: str) -> None:
-    _check_fields(table, _JOINT, item)
-
-
-def _check_driver(name: str, table: dict[str, Any], item: str) -> None:
-    law = _check_law(table, item)
-    _check_fields(table, _law_schema(law, _DRIVER_BASE, _DRIVER_REQUIRED), item)
-    _check_finite_law_values(table, law, item)
-
-
-def _check_actuator(name: str, table: dict[str, Any], item: str) -> None:
-    _check_fields(table, _ACTUATOR, item)
-    for key in ACTUATOR_COMMANDS:
-        if key in table:
-            function = table[key]
-            law = _check_law(function, item, key + ".")
-            _check_fields(function, _law_schema(law), item, key + ".")
-            _check_finite_law_values(function, law, item, key + ".")
-
-
-def _check_force(name: str, table: dict[str, Any], item: str) -> None:
-    _check_fields(table, _FORCE, item)
-    if "function" in table:
-        function = table["function"]
-        law = _check_law(function, item, "function.")
-        _check_fields(function, _law_schema(law), item, "function.")
-        _check_finite_law_values(function, law, item, "function.")
-
-
-def _check_sensor(name: str, table: dict[str, Any], item: str) -> None:
-    sensor_type = table.get("type")
-    if sensor_type is None:
-        raise ModelError('missing required field "type"', item, "type")
-    if not isinstance(sensor_type, str) or sensor_type not in SENSOR_TYPES:
-        raise ModelError(
-            f"expected a sensor type, one of {', '.join(SENSOR_TYPES)}; got {_found(sensor_type)}",
-            item,
-            "type",
-        )
-    schema = (
-        _CUT_JOINT_SENSOR
-        if sensor_type in ("joint_reaction", "constraint_residual")
-        else _JOINT_SENSOR
-        if sensor_type.startswith("joint")
-        else _ACTUATOR_SENSOR
-        if sensor_type.startswith("actuator")
-        else _STRAIN_SENSOR
-        if sensor_type == "beam_strain"
-        else _SECTION_SENSOR
-        if sensor_type in ("beam_curvature", "beam_section_forces")
-        else _CENTERLINE_SENSOR
-        if sensor_type == "beam_centerline"
-        else _CONTACT_SENSOR
-        if sensor_type == "contact_reaction"
-        else _BODY_SENSOR
-        if sensor_type in ("strain_energy", "elastic_coordinates")
-        else _MARKER_SENSOR
-    )
-    _check_fields(table, _Schema({**schema.fields, **_INSTRUMENT}, schema.required), item)
-
-
-def _check_controller(name: str, table: dict[str, Any], item: str) -> None:
-    _check_fields(table, _CONTROLLER, item)
-    for k, entry in enumerate(table["inputs"]):
-        _check_fields(entry, _CONTROLLER_INPUT, item, f"inputs[{k}].")
-        if "setpoint" in entry:
-            function = entry["setpoint"]
-            at = f"inputs[{k}].setpoint."
-            law = _check_law(function, item, at)
-            _check_fields(function, _law_schema(law), item, at)
-            _check_finite_law_values(function, law, item, at)
-
-
-def _check_ground(table: dict[str, Any]) -> None:
-    _check_fields(table, _GROUND, "ground")
-    _check_named_tables(
-        table.get("markers", {}),
-        "marker",
-        lambda m: f'marker "{m}" on body "{GROUND}"',
-        _check_marker,
-    )
-
-
-_NAMED_SECTIONS = {
-    # section: (what, item text of a name, check)
-    "bodies": ("body", lambda n: f'body "{n}"', _check_body),
-    "joints": ("joint", lambda n: f'joint "{n}"', _check_joint),
-    "drivers": ("driver", lambda n: f'driver "{n}"', _check_driver),
-    "actuators": ("actuator", lambda n: f'actuator "{n}"', _check_actuator),
-    "forces": ("force", lambda n: f'force "{n}"', _check_force),
-    "springs": ("spring", lambda n: f'spring "{n}"', lambda n, t, i: _check_fields(t, _SPRING, i)),
-    "contacts": (
-        "contact",
-        lambda n: f'contact "{n}"',
-        lambda n, t, i: _check_fields(t, _CONTACT, i),
-    ),
-    "sensors": ("sensor", lambda n: f'sensor "{n}"', _check_sensor),
-    "frictions": (
-        "friction",
-        lambda n: f'friction "{n}"',
-        lambda n, t, i: _check_fields(t, _FRICTION, i),
-    ),
-    "backlashes": (
-        "backlash",
-        lambda n: f'backlash "{n}"',
-        lambda n, t, i: _check_fields(t, _BACKLASH, i),
-    ),
-    "controllers": ("controller", lambda n: f'controller "{n}"', _check_controller),
-    "user_laws": (
-        "user law",
-        lambda n: f'user law "{n}"',
-        lambda n, t, i: _check_fields(t, _USER_LAW, i),
-    ),
-}
-
-
-def _check_document(doc: dict[str, Any]) -> None:
-    """Every section known and a table; every item's fields known and of their kind."""
-    for key, section in doc.items():
-        item = f'section "{key}"'
-        if key not in _SECTIONS:
-            raise ModelError(
-                f"unknown section [{key}]; allowed sections: {', '.join(_SECTIONS)}", item
-            )
-        if not isinstance(section, dict):
-            raise ModelError(f"expected a table [{key}], got {_found(section)}", item)
-    for key, schema in _SETTINGS_SECTIONS.items():
-        _check_fields(doc.get(key, {}), schema, key)
-    for method, schema in _SOLVER_METHOD.items():
-        if method in doc.get("solver", {}):
-            _check_fields(doc["solver"][method], schema, f"solver.{method}")
-    _check_ground(doc.get("ground", {}))
-    for key, (what, item_of, check_one) in _NAMED_SECTIONS.items():
-        _check_named_tables(doc.get(key, {}), what, item_of, check_one)
 
 
 # ---------------------------------------------------------------- building
@@ -1036,6 +282,56 @@ def _folder_of(source: str) -> str | None:
     return os.path.dirname(os.path.abspath(source)) if os.path.isfile(source) else None
 
 
+def _add_body(model: Model, name: str, table: dict[str, Any], base: str | None) -> None:
+    """A body of any type, and its markers."""
+    if table.get("type") == "beam":
+        _add_beam(model, name, table)
+    elif table.get("type") == "fe":
+        model.add_fe_body(name, base=base, **_without(table, "type", "markers"))
+    else:
+        model.add_rigid_body(name, **_without(table, "type", "markers"))
+    for marker, marker_table in table.get("markers", {}).items():
+        model.add_marker(name, marker, **marker_table)
+
+
+def _add_controller(model: Model, name: str, table: dict[str, Any]) -> None:
+    """A controller, the setpoints of its inputs time functions."""
+    inputs = [
+        {k: _time_function(v) if k == "setpoint" else v for k, v in entry.items()}
+        for entry in table["inputs"]
+    ]
+    model.add_controller(name, inputs=inputs, **_without(table, "inputs"))
+
+
+def _fields_to(method: str) -> Callable[[Model, str, dict[str, Any], str | None], object]:
+    """The adding of an item whose table holds the builder method's arguments."""
+    return lambda model, name, table, base: getattr(model, method)(name, **table)
+
+
+def _named(
+    add: Callable[[Model, str, dict[str, Any]], None],
+) -> Callable[[Model, str, dict[str, Any], str | None], object]:
+    """The adding of an item that needs no folder."""
+    return lambda model, name, table, base: add(model, name, table)
+
+
+_BUILDERS: dict[str, Callable[[Model, str, dict[str, Any], str | None], object]] = {
+    # section: the adding of one of its items (model, name, table, folder), in this order
+    "bodies": _add_body,
+    "joints": _fields_to("add_joint"),
+    "drivers": _named(_add_driver),
+    "actuators": _named(_add_actuator),
+    "forces": _named(_add_force),
+    "springs": _fields_to("add_spring"),
+    "contacts": _fields_to("add_contact"),
+    "sensors": _fields_to("add_sensor"),
+    "frictions": _fields_to("add_friction"),
+    "backlashes": _fields_to("add_backlash"),
+    "controllers": _named(_add_controller),
+    "user_laws": _add_user_law,
+}
+
+
 def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
     """The sequence of builder calls that the checked tables describe; `base` is the
     folder of the files they name."""
@@ -1048,41 +344,9 @@ def _build_model(doc: dict[str, Any], base: str | None = None) -> Model:
     model.set_output(**doc.get("output", {}))
     for name, table in doc.get("ground", {}).get("markers", {}).items():
         model.add_marker(GROUND, name, **table)
-    for name, table in doc.get("bodies", {}).items():
-        if table.get("type") == "beam":
-            _add_beam(model, name, table)
-        elif table.get("type") == "fe":
-            model.add_fe_body(name, base=base, **_without(table, "type", "markers"))
-        else:
-            model.add_rigid_body(name, **_without(table, "type", "markers"))
-        for marker, marker_table in table.get("markers", {}).items():
-            model.add_marker(name, marker, **marker_table)
-    for name, table in doc.get("joints", {}).items():
-        model.add_joint(name, **table)
-    for name, table in doc.get("drivers", {}).items():
-        _add_driver(model, name, table)
-    for name, table in doc.get("actuators", {}).items():
-        _add_actuator(model, name, table)
-    for name, table in doc.get("forces", {}).items():
-        _add_force(model, name, table)
-    for name, table in doc.get("springs", {}).items():
-        model.add_spring(name, **table)
-    for name, table in doc.get("contacts", {}).items():
-        model.add_contact(name, **table)
-    for name, table in doc.get("sensors", {}).items():
-        model.add_sensor(name, **table)
-    for name, table in doc.get("frictions", {}).items():
-        model.add_friction(name, **table)
-    for name, table in doc.get("backlashes", {}).items():
-        model.add_backlash(name, **table)
-    for name, table in doc.get("controllers", {}).items():
-        inputs = [
-            {k: _time_function(v) if k == "setpoint" else v for k, v in entry.items()}
-            for entry in table["inputs"]
-        ]
-        model.add_controller(name, inputs=inputs, **_without(table, "inputs"))
-    for name, table in doc.get("user_laws", {}).items():
-        _add_user_law(model, name, table, base)
+    for section, add in _BUILDERS.items():
+        for name, table in doc.get(section, {}).items():
+            add(model, name, table, base)
     _check_torque_laws(doc, model)
     _mode_bases(model)
     return model

@@ -19,8 +19,8 @@ against the URDF (its link or joint). The mapping:
   it. The limits of a revolute or prismatic joint become `limits` with compliant stops
   (flexmbs.dynamics.stops) that hold the joint's effort at STOP_PENETRATION into
   them, damped over STOP_DAMPING_TIME, written out for the user to set to the real
-  stops; velocity limits and mimic relations are noted in comments (a mimic joint
-  moves freely);
+  stops; velocity limits are noted in comments; a mimic joint is held at its relation
+  to its leader's start (flexmbs.formats.urdf_joints);
 * gravity along -z (9.81 m/s^2), which URDF leaves to the simulator.
 
 `flexible`: links replaced by beams, each "LINK:AXIS[:ELEMENTS]" (AXIS x, y or z of the
@@ -49,8 +49,23 @@ from ..model.description import GROUND, Model
 from .toml_reader import loads_model
 from .urdf_beam import FlexibleSpec, beam_lines, beam_material, flexible_specs
 from .urdf_geometry import shapes_inertial
+from .urdf_joints import (  # noqa: F401 - the stops' constants, read from here too
+    STOP_DAMPING_TIME,
+    STOP_PENETRATION,
+    general_lines,
+    joint_lines,
+    joint_motion,
+    joint_start,
+    massless_chains,
+    mimic_note,
+    mimic_values,
+    toml_key,
+    toml_matrix,
+    toml_number,
+    toml_vector,
+)
 from .urdf_reader import UrdfError, UrdfJoint, UrdfLink, UrdfRobot, parse_urdf
-from .urdf_repair import legal_names, repaired_inertia, start_within
+from .urdf_repair import legal_names, repaired_inertia
 
 __all__ = [
     "urdf_model_text",
@@ -65,29 +80,21 @@ __all__ = [
 ]
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
-JOINT_TYPES = {
-    "revolute": "revolute",
-    "continuous": "revolute",
-    "prismatic": "prismatic",
-    "floating": "free",
-    "planar": "planar",
-}
 SOLVER_RIGID = ['method = "bdf"  # validation', "t_end = 1.0", "rtol = 1e-8", "atol = 1e-10"]
 """The rigid robot's solver: bdf at a tolerance that validates the energy balance."""
 SOLVER_FLEXIBLE = [
     'method = "bdf"  # the beams reduced and damped: steps at the pace of the motion',
     "t_end = 1.0",
-    "rtol = 1e-8",
-    "atol = 1e-10",
+    "rtol = 1e-6",
+    "atol = 1e-10  # below a hundredth of the links' modal amplitudes",
 ]
-"""A robot with beams (reduced to their lowest modes with modal derivatives, lightly
-damped: flexmbs.formats.urdf_beam): bdf at the rigid robot's tolerance, where the energy
-balance and `flexmbs verify` pass and the run costs a few times the rigid one."""
-STOP_PENETRATION = {"rad": math.radians(1.0), "m": 1e-3}
-"""How far into its stop a joint goes under its URDF effort: the stop's stiffness is
-effort / STOP_PENETRATION (N m/rad or N/m)."""
-STOP_DAMPING_TIME = 0.01
-"""s: the stop's damping is its stiffness times this (N m s/rad or N s/m)."""
+"""A robot with beams (reduced to their lowest modes with modal derivatives and
+correction modes, their modes damped: flexmbs.formats.urdf_beam): bdf at rtol 1e-6, as the
+solvers guide has it for damped flexible mechanisms with stops and loops, where the
+energy balance and `flexmbs verify` pass on the six arms of
+benchmarks/bench_urdf_robots.py (galpha at rtol 1e-5 to 1e-6 fails `flexmbs verify` on
+the arms whose joints strike their stops: the ringing the impacts start differs
+between the tolerances)."""
 
 
 @dataclass
@@ -137,22 +144,6 @@ def read_urdf(path: str | os.PathLike[str]) -> Any:
             f"not a readable URDF ({type(exc).__name__}: {exc})", source=os.fspath(path)
         ) from None
     return urdf.robot
-
-
-def _num(x: float) -> str:
-    return repr(float(x))
-
-
-def _vector(v: Sequence[float] | NDArray) -> str:
-    return "[" + ", ".join(_num(x) for x in v) + "]"
-
-
-def _matrix(m: NDArray) -> str:
-    return "[" + ", ".join(_vector(row) for row in m) + "]"
-
-
-def _key(name: str) -> str:
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def urdf_model_text(
@@ -271,29 +262,27 @@ def _subtree_mass(robot: UrdfRobot, by_parent: dict[str, list[UrdfJoint]]) -> di
     return out
 
 
-def _start(j: UrdfJoint) -> float:
-    """The joint's coordinate at the start: 0, or inside its limits when 0 is not."""
-    if j.type not in ("revolute", "prismatic") or j.limit is None:
-        return 0.0
-    lower, upper = j.limit.lower, j.limit.upper
-    if lower is None or upper is None or not lower < upper:
-        return 0.0
-    inside = start_within(float(lower), float(upper), "m" if j.type == "prismatic" else "rad")
-    return 0.0 if inside is None else inside
+@dataclass
+class _Held:
+    """The joints held fixed ({joint: its coordinate there}) and the revolute chains
+    made one `general` joint ({first joint: the chain})."""
+
+    values: dict[str, float]
+    chains: dict[str, list[UrdfJoint]]
 
 
-def _joint_motion(j: UrdfJoint, q: float) -> NDArray[np.float64]:
-    """The child frame in the joint frame at coordinate q of a revolute or prismatic joint."""
-    pose = np.eye(4)
-    if q == 0.0:
-        return pose
-    a = j.axis / np.linalg.norm(j.axis)
-    if j.type == "prismatic":
-        pose[:3, 3] = q * a
-        return pose
-    k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-    pose[:3, :3] = np.eye(3) + math.sin(q) * k + (1.0 - math.cos(q)) * (k @ k)
-    return pose
+@dataclass
+class _Tree:
+    """The bodies of a URDF: the ground and the moving bodies (with the links merged
+    into them as markers), the joints between them (joint, its name, parent body), the
+    chains among them, and the model names of links and joints."""
+
+    ground: _Body
+    bodies: dict[str, _Body]
+    joints: list[tuple[UrdfJoint, str, str]]
+    composite: dict[str, list[UrdfJoint]]
+    link_names: dict[str, str]
+    joint_names: dict[str, str]
 
 
 def _model_text(
@@ -307,13 +296,54 @@ def _model_text(
     material: str | None,
     notes: list[str],
 ) -> str:
-    links = robot.links
-    source = os.fspath(path)
+    """The model file's text of `robot` (the module docstring); what the import changed
+    is added to `notes`."""
     by_parent: dict[str, list[UrdfJoint]] = {}
     for j in robot.joints.values():
         by_parent.setdefault(j.parent, []).append(j)
     if density is not None:
         _inertia_from_shapes(robot, path, density, notes)
+    held = _held_joints(robot, by_parent, floating_base, os.fspath(path), notes)
+    tree = _tree(robot, by_parent, held, flex, floating_base, os.fspath(path), notes)
+    flex = {tree.link_names.get(k, k): v for k, v in flex.items()}
+    new_to_old = {new: old for old, new in tree.link_names.items()}
+    body_lines: list[str] = []
+    for body in tree.bodies.values():
+        if body.name in flex:
+            link = robot.links[new_to_old[body.name]]
+            body_lines += _beam_body_lines(
+                body, link, flex[body.name], tree.joints, material, notes
+            )
+        else:
+            body_lines += _rigid_body_lines(body, os.fspath(path), notes)
+    loose = [jname for j, jname, _ in tree.joints if j.mimic is not None]
+    if loose:
+        notes.append(
+            "mimic joints move freely, their leader not a revolute, continuous or "
+            "prismatic joint of the URDF: " + ", ".join(loose)
+        )
+    joint_text: list[str] = []
+    for j, jname, parent in tree.joints:
+        if j.name in tree.composite:
+            chain = tree.composite[j.name]
+            child = tree.link_names[chain[-1].child]
+            joint_text += general_lines(chain, jname, parent, child, notes)
+        else:
+            joint_text += joint_lines(j, jname, parent, tree.link_names[j.child], notes)
+    lines = _head_lines(path, tree, name, gravity, bool(flex), notes)
+    return "\n".join(lines + body_lines + joint_text) + "\n"
+
+
+def _held_joints(
+    robot: UrdfRobot,
+    by_parent: dict[str, list[UrdfJoint]],
+    floating_base: bool,
+    source: str,
+    notes: list[str],
+) -> _Held:
+    """The joints held fixed: those carrying no mass (at their start) and the mimic
+    joints (at their relation to their leader's start, flexmbs.formats.urdf_joints); the
+    revolute chains through massless links; UrdfError when no moving link carries mass."""
     carried = _subtree_mass(robot, by_parent)
     moving = [j.child for j in robot.joints.values() if j.type != "fixed"]
     if (moving or floating_base) and sum(carried[c] for c in moving) + (
@@ -325,180 +355,189 @@ def _model_text(
             "for the mass of their shapes",
             source=source,
         )
-    frozen = {
-        j.name
+    values = {
+        j.name: joint_start(j)
         for j in robot.joints.values()
-        if j.type != "fixed"
-        and carried[j.child] <= 0.0
-        and j.type in ("revolute", "continuous", "prismatic")
+        if j.type in ("revolute", "continuous", "prismatic") and carried[j.child] <= 0.0
     }
-    frozen_top = [
-        n for n in frozen if robot.joints[n].parent not in {robot.joints[m].child for m in frozen}
+    top = [
+        n for n in values if robot.joints[n].parent not in {robot.joints[m].child for m in values}
     ]
-    if frozen_top:
+    if top:
         notes.append(
             "held fixed, carrying no mass (give their links an <inertial>, or --density "
-            "for the mass of their shapes): joint " + ", ".join(sorted(frozen_top))
+            "for the mass of their shapes): joint " + ", ".join(sorted(top))
         )
-    chains = _massless_chains(robot, by_parent, carried, frozen)
+    mimics = mimic_values(robot, values)
+    if mimics:
+        notes.append(mimic_note(robot, mimics))
+    values.update(mimics)
+    chains = massless_chains(robot, by_parent, carried, set(values))
     if chains:
         notes.append(
             "revolute joints through links without mass (at one point) made one joint "
             "of their rotations: "
             + "; ".join(" + ".join(j.name for j in chain) for chain in chains.values())
         )
+    return _Held(values, chains)
+
+
+def _tree(
+    robot: UrdfRobot,
+    by_parent: dict[str, list[UrdfJoint]],
+    held: _Held,
+    flex: dict[str, FlexibleSpec],
+    floating_base: bool,
+    source: str,
+    notes: list[str],
+) -> _Tree:
+    """The bodies of the links, from the root down: each link that a moving joint
+    carries a body, the links held or fixed to it merged in as markers; names made
+    legal (noted); UrdfError for a --flexible link that cannot be a beam."""
     link_names, joint_names, name_notes = legal_names(
-        links, [(j.name, j.type != "fixed" and j.name not in frozen) for j in robot.joints.values()]
+        robot.links,
+        [(j.name, j.type != "fixed" and j.name not in held.values) for j in robot.joints.values()],
     )
     notes += name_notes
-    flex = {link_names.get(k, k): v for k, v in flex.items()}
-    new_to_old = {new: old for old, new in link_names.items()}
-    unknown = sorted(set(flex) - set(link_names.values()))
+    beams = {link_names.get(k, k) for k in flex}
+    unknown = sorted(beams - set(link_names.values()))
     if unknown:
         raise UrdfError(f"--flexible: no link {unknown[0]!r} in the URDF", source=source)
     new_root = link_names[robot.root]
-    if new_root in flex and not floating_base:
+    if new_root in beams and not floating_base:
         raise UrdfError(
             f"--flexible {new_root}: the link is the root of the robot, which becomes "
             "the ground; only a link that a moving joint carries can be a beam",
             source=source,
         )
-    ground = _Body(GROUND)
-    bodies: dict[str, _Body] = {}
+    tree = _Tree(_Body(GROUND), {}, [], {}, link_names, joint_names)
     place = {robot.root: (GROUND, np.eye(4))}  # link -> (body, link frame in body frame)
-    joints_out: list[tuple[UrdfJoint, str, str]] = []  # (joint, its name, parent body)
     if floating_base:
         base = UrdfJoint("floating_base", 0, "floating", "", robot.root, np.eye(4), np.zeros(3))
         base_name = _free_name(
             "floating_base", set(link_names.values()) | set(joint_names.values())
         )
-        bodies[new_root] = _Body(new_root)
+        tree.bodies[new_root] = _Body(new_root)
         place[robot.root] = (new_root, np.eye(4))
-        ground.markers[base_name] = np.eye(4)
-        joints_out.append((base, base_name, GROUND))
-    composite: dict[str, list[UrdfJoint]] = {}
+        tree.ground.markers[base_name] = np.eye(4)
+        tree.joints.append((base, base_name, GROUND))
     order = [robot.root]
     while order:
         link_name = order.pop(0)
         body_name, pose = place[link_name]
-        body = ground if body_name == GROUND else bodies[body_name]
-        link = links[link_name]
+        body = tree.ground if body_name == GROUND else tree.bodies[body_name]
+        link = robot.links[link_name]
         if body_name != GROUND and link.mass:
             body.add_inertial(pose @ link.inertial_origin, link.mass, link.inertia)
         for j in by_parent.get(link_name, []):
             joint_pose = pose @ j.origin
-            child = link_names[j.child]
-            if j.type == "fixed" or j.name in frozen:
-                if child in flex:
+            child, last = link_names[j.child], j.child
+            if j.type == "fixed" or j.name in held.values:
+                if child in beams:
                     raise UrdfError(
                         f"--flexible {child}: the link is fixed to its parent "
                         f'(joint "{j.name}"); only a link that a moving joint carries can '
                         "be a beam",
                         source=source,
                     )
-                if j.name in frozen:
-                    joint_pose = joint_pose @ _joint_motion(j, _start(j))
+                if j.name in held.values:
+                    joint_pose = joint_pose @ joint_motion(j, held.values[j.name])
                 place[j.child] = (body_name, joint_pose)
                 body.markers[child] = joint_pose
-            elif j.name in chains:
-                chain = chains[j.name]
-                last = chain[-1].child
-                turn = np.eye(4)
-                for k in chain[1:]:
-                    turn = turn @ k.origin
-                body.markers[joint_names[j.name]] = joint_pose @ turn
-                child = link_names[last]
-                bodies[child] = _Body(child)
-                place[last] = (child, np.eye(4))
-                joints_out.append((j, joint_names[j.name], body_name))
-                composite[j.name] = chain
-                order.append(last)
+                order.append(j.child)
                 continue
-            else:
-                body.markers[joint_names[j.name]] = joint_pose
-                bodies[child] = _Body(child)
-                place[j.child] = (child, np.eye(4))
-                joints_out.append((j, joint_names[j.name], body_name))
-            order.append(j.child)
-    if not bodies:
+            if j.name in held.chains:
+                chain = held.chains[j.name]
+                last = chain[-1].child
+                for k in chain[1:]:
+                    joint_pose = joint_pose @ k.origin
+                tree.composite[j.name] = chain
+            child = link_names[last]
+            body.markers[joint_names[j.name]] = joint_pose
+            tree.bodies[child] = _Body(child)
+            place[last] = (child, np.eye(4))
+            tree.joints.append((j, joint_names[j.name], body_name))
+            order.append(last)
+    if not tree.bodies:
         raise UrdfError(
             "no link moves: every link is fixed to the root link, which becomes the "
             "ground, so there is nothing to simulate (add a moving joint, or import "
             "with --floating-base to let the robot move free)",
             source=source,
         )
-    body_lines: list[str] = []
-    for body in bodies.values():
-        if body.name in flex:
-            body_lines += _beam_body_lines(
-                body, links[new_to_old[body.name]], flex[body.name], joints_out, material, notes
-            )
-            continue
-        if body.mass <= 0.0:
-            raise UrdfError(
-                f'link "{body.name}" moves but carries no mass (no <inertial>, and none on '
-                "the links fixed to it), while links below it do: flexmbs needs mass on "
-                "every moving body; give it an <inertial>, or import with --density "
-                "(kg/m^3) for the mass of its shapes",
-                source=source,
-            )
-        com, inertia = body.com_and_inertia()
-        inertia, note, refusal = repaired_inertia(body.mass, inertia)
-        if refusal:
-            raise UrdfError(
-                f"{refusal}: give the link a consistent <inertial>",
-                f'link "{body.name}"',
-                "inertia",
-                source=source,
-            )
-        if note:
-            notes.append(f'link "{body.name}": {note}')
-        body_lines += [
-            "",
-            f"[bodies.{_key(body.name)}]",
-            f"mass = {_num(body.mass)}  # kg",
-            f"com = {_vector(com)}  # m, link frame",
-            f"inertia = {_matrix(inertia)}  # kg m^2, about the com",
-            'inertia_about = "com"',
-        ]
-        for marker, pose in body.markers.items():
-            body_lines += _marker_lines(body.name, marker, pose)
-    mimics = [j.name for j, _, _ in joints_out if j.mimic is not None]
-    if mimics:
-        notes.append(
-            "mimic joints move freely, their coupling not enforced (as Pinocchio reads "
-            "them by default): " + ", ".join(mimics)
+    return tree
+
+
+def _rigid_body_lines(body: _Body, source: str, notes: list[str]) -> list[str]:
+    """The `[bodies.NAME]` table of a rigid body and its markers: the links merged
+    into it, their inertia repaired where it is inconsistent (noted); UrdfError for a
+    body without mass or an inertia no repair can make."""
+    if body.mass <= 0.0:
+        raise UrdfError(
+            f'link "{body.name}" moves but carries no mass (no <inertial>, and none on '
+            "the links fixed to it), while links below it do: flexmbs needs mass on "
+            "every moving body; give it an <inertial>, or import with --density "
+            "(kg/m^3) for the mass of its shapes",
+            source=source,
         )
-    joint_lines: list[str] = []
-    for j, jname, parent in joints_out:
-        if j.name in composite:
-            chain = composite[j.name]
-            joint_lines += _general_lines(chain, jname, parent, link_names[chain[-1].child], notes)
-        else:
-            joint_lines += _joint_lines(j, jname, parent, link_names[j.child], notes)
-    renamed = [(old, new) for old, new in link_names.items() if old != new]
+    com, inertia = body.com_and_inertia()
+    inertia, note, refusal = repaired_inertia(body.mass, inertia)
+    if refusal:
+        raise UrdfError(
+            f"{refusal}: give the link a consistent <inertial>",
+            f'link "{body.name}"',
+            "inertia",
+            source=source,
+        )
+    if note:
+        notes.append(f'link "{body.name}": {note}')
+    lines = [
+        "",
+        f"[bodies.{toml_key(body.name)}]",
+        f"mass = {toml_number(body.mass)}  # kg",
+        f"com = {toml_vector(com)}  # m, link frame",
+        f"inertia = {toml_matrix(inertia)}  # kg m^2, about the com",
+        'inertia_about = "com"',
+    ]
+    for marker, pose in body.markers.items():
+        lines += _marker_lines(body.name, marker, pose)
+    return lines
+
+
+def _head_lines(
+    path: str | os.PathLike[str],
+    tree: _Tree,
+    name: str | None,
+    gravity: Sequence[float],
+    flexible: bool,
+    notes: list[str],
+) -> list[str]:
+    """The model file's head: its comments (the URDF, the links renamed, the notes),
+    `[model]`, `[solver]` (SOLVER_FLEXIBLE with beams, else SOLVER_RIGID), `[output]`
+    and the ground's markers."""
+    renamed = [(old, new) for old, new in tree.link_names.items() if old != new]
     lines = [
         f"# Imported from {Path(path).name} by flexmbs import-urdf: links, inertials and",
         "# joints as the URDF gives them (links fixed to a moving link merged into it).",
         f"# urdf: {Path(path).resolve()}",
     ]
-    lines += [f"# urdf link: {_key(old)} = {_key(new)}" for old, new in renamed]
+    lines += [f"# urdf link: {toml_key(old)} = {toml_key(new)}" for old, new in renamed]
     lines += [f"# note: {n}" for n in notes]
     lines += [
         "",
         "[model]",
-        f"name = {_key(name or Path(path).stem)}",
-        f"gravity = {_vector(gravity)}",
+        f"name = {toml_key(name or Path(path).stem)}",
+        f"gravity = {toml_vector(gravity)}",
         "",
         "[solver]",
-        *(SOLVER_FLEXIBLE if flex else SOLVER_RIGID),
+        *(SOLVER_FLEXIBLE if flexible else SOLVER_RIGID),
         "",
         "[output]",
         "step = 0.01",
     ]
-    for marker, pose in ground.markers.items():
+    for marker, pose in tree.ground.markers.items():
         lines += _marker_lines("ground", marker, pose)
-    return "\n".join(lines + body_lines + joint_lines) + "\n"
+    return lines
 
 
 def _free_name(name: str, taken: set[str]) -> str:
@@ -511,10 +550,10 @@ def _free_name(name: str, taken: set[str]) -> str:
 
 
 def _marker_lines(body: str, marker: str, pose: NDArray[np.float64]) -> list[str]:
-    table = "ground.markers" if body == GROUND else f"bodies.{_key(body)}.markers"
-    out = ["", f"[{table}.{_key(marker)}]", f"position = {_vector(pose[:3, 3])}"]
+    table = "ground.markers" if body == GROUND else f"bodies.{toml_key(body)}.markers"
+    out = ["", f"[{table}.{toml_key(marker)}]", f"position = {toml_vector(pose[:3, 3])}"]
     if not np.allclose(pose[:3, :3], np.eye(3), rtol=0.0, atol=0.0):
-        out.append(f"orientation = {_matrix(pose[:3, :3])}  # columns: the marker's axes")
+        out.append(f"orientation = {toml_matrix(pose[:3, :3])}  # columns: the marker's axes")
     return out
 
 
@@ -541,171 +580,18 @@ def _beam_body_lines(
     else:
         raise UrdfError(f"--flexible {body.name}: the link carries nothing to end a beam at")
     lines = beam_lines(
-        _key(body.name), link, body.mass, flex, np.asarray(end, float), material, notes
+        toml_key(body.name), link, body.mass, flex, np.asarray(end, float), material, notes
     )
     if carried:
         lines += [
             "",
-            f"[bodies.{_key(body.name)}.markers.{_key(carried[0])}]",
+            f"[bodies.{toml_key(body.name)}.markers.{toml_key(carried[0])}]",
             "node = -1",
         ]
         pose = body.markers[carried[0]]
         if not np.allclose(pose[:3, :3], np.eye(3), rtol=0.0, atol=0.0):
-            lines.append(f"orientation = {_matrix(pose[:3, :3])}")
+            lines.append(f"orientation = {toml_matrix(pose[:3, :3])}")
     return lines
-
-
-def _joint_lines(j: UrdfJoint, name: str, parent: str, child: str, notes: list[str]) -> list[str]:
-    kind = JOINT_TYPES[j.type]
-    out = [
-        "",
-        f"[joints.{_key(name)}]  # URDF {j.type}" + (f' "{j.name}"' if name != j.name else ""),
-    ]
-    out += [
-        f'type = "{kind}"',
-        f"parent = {_key(parent)}",
-        f"parent_marker = {_key(name)}",
-        f"child = {_key(child)}",
-    ]
-    if kind in ("revolute", "prismatic", "planar"):
-        out.append(f"axis = {_vector(j.axis)}")
-    if j.type == "continuous":
-        if j.limit is not None and j.limit.velocity is not None:
-            out.append(f"# velocity limit {j.limit.velocity} rad/s (not enforced)")
-    else:
-        out += _limit_lines(kind, j, notes)
-    if j.mimic is not None:
-        out.append(
-            f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
-            f"{j.mimic.offset}): not enforced, the joint moves freely"
-        )
-    return out
-
-
-def _massless_chains(
-    robot: UrdfRobot,
-    by_parent: dict[str, list[UrdfJoint]],
-    carried: dict[str, float],
-    frozen: set[str],
-) -> dict[str, list[UrdfJoint]]:
-    """{first joint: its chain} of revolute joints (2 or 3) through links that carry
-    no mass of their own and one joint each, at no distance from the next (a spherical
-    or universal joint written as revolutes, as Pinocchio and MuJoCo take them): such
-    a chain becomes one `general` joint of its rotations."""
-    rotary = ("revolute", "continuous")
-    out: dict[str, list[UrdfJoint]] = {}
-    inner: set[str] = set()
-    for j in robot.joints.values():
-        if j.type not in rotary or j.name in frozen or j.name in inner:
-            continue
-        chain = [j]
-        link = j.child
-        while robot.links[link].mass <= 0.0 and carried[link] > 0.0 and len(chain) < 3:
-            below = by_parent.get(link, [])
-            if len(below) != 1 or below[0].type not in rotary:
-                break
-            nxt = below[0]
-            if np.linalg.norm(nxt.origin[:3, 3]) > 0.0:
-                break
-            chain.append(nxt)
-            link = nxt.child
-        if len(chain) > 1 and robot.links[link].mass > 0.0:
-            out[j.name] = chain
-            inner.update(k.name for k in chain[1:])
-    return out
-
-
-def _general_lines(
-    chain: list[UrdfJoint], name: str, parent: str, child: str, notes: list[str]
-) -> list[str]:
-    """A `general` joint of the rotations of `chain`: with R_k the rotation of joint
-    k's origin (k >= 2) and a_k its axis, O_1 Rot(a_1, q_1) R_2 Rot(a_2, q_2) ... =
-    O_1 R_2 ... R_n Rot(b_1, q_1) Rot(b_2, q_2) ..., b_k = (R_{k+1} ... R_n)^T a_k,
-    each rotation about its axis turned by those before it (the parent marker is
-    O_1 R_2 ... R_n)."""
-    axes = []
-    for k, j in enumerate(chain):
-        after = np.eye(3)
-        for nxt in chain[k + 1 :]:
-            after = after @ nxt.origin[:3, :3]
-        axes.append(after.T @ (j.axis / np.linalg.norm(j.axis)))
-    out = ["", f"[joints.{_key(name)}]  # URDF " + " + ".join(f'"{j.name}"' for j in chain)]
-    out += [
-        'type = "general"',
-        f"parent = {_key(parent)}",
-        f"parent_marker = {_key(name)}",
-        f"child = {_key(child)}",
-        f"rotation_axes = {_matrix(np.array(axes))}",
-    ]
-    limits: list[str] = []
-    stiffness: list[float] = []
-    damping: list[float] = []
-    start: list[float] = []
-    for j in chain:
-        lim = j.limit
-        ok = (
-            j.type == "revolute"
-            and lim is not None
-            and lim.lower is not None
-            and lim.upper is not None
-            and lim.lower < lim.upper
-            and (lim.effort or 0.0) > 0.0
-        )
-        if ok and lim is not None:
-            stop = float(lim.effort or 0.0) / STOP_PENETRATION["rad"]
-            limits.append(f"[{_num(lim.lower or 0.0)}, {_num(lim.upper or 0.0)}]")
-            stiffness.append(stop)
-            damping.append(stop * STOP_DAMPING_TIME)
-            q0 = _start(j)
-            start.append(q0)
-            if q0 != 0.0:
-                notes.append(
-                    f'joint "{j.name}": 0 is not inside its limits; it starts at {q0:.6g} rad'
-                )
-        else:
-            limits.append("[-inf, inf]")
-            stiffness.append(1.0)
-            damping.append(0.0)
-            start.append(0.0)
-    if any(x != "[-inf, inf]" for x in limits):
-        out += [
-            f"limits = [{', '.join(limits)}]  # rad; stops from the efforts: set the real ones",
-            f"limit_stiffness = {_vector(stiffness)}",
-            f"limit_damping = {_vector(damping)}",
-        ]
-    if any(start):
-        out.append(f"initial = {_vector(start)}  # within the limits")
-    return out
-
-
-def _limit_lines(kind: str, j: UrdfJoint, notes: list[str]) -> list[str]:
-    """The `limits` of a revolute or prismatic joint and their stops (module text),
-    its start inside them; comments for what is not enforced."""
-    limit = j.limit
-    if limit is None or limit.lower is None or limit.upper is None:
-        return []
-    unit = "m" if kind == "prismatic" else "rad"
-    lower, upper = float(limit.lower), float(limit.upper)
-    effort = float(limit.effort or 0.0)
-    if kind not in ("revolute", "prismatic") or not lower < upper or not effort > 0:
-        return [f"# limits {lower} .. {upper} {unit}, effort {limit.effort} (not enforced)"]
-    stiffness = effort / STOP_PENETRATION[unit]
-    out = [
-        f"limits = {_vector([lower, upper])}  # {unit}; stops from the effort, "
-        f"{effort:g}, at {STOP_PENETRATION[unit]:.4g} {unit} into them: set the real ones",
-        f"limit_stiffness = {_num(stiffness)}",
-        f"limit_damping = {_num(stiffness * STOP_DAMPING_TIME)}",
-    ]
-    start = _start(j)
-    if start != 0.0:
-        out.append(f"initial = {_num(start)}  # within the limits")
-        notes.append(
-            f'joint "{j.name}": 0 is not inside its limits [{lower:g}, {upper:g}] {unit}; '
-            f"it starts at {start:.6g} {unit}"
-        )
-    if limit.velocity is not None:
-        out.append(f"# velocity limit {limit.velocity} {unit}/s (not enforced)")
-    return out
 
 
 RENAMED_LINK = re.compile(r'^# urdf link: "((?:[^"\\]|\\.)*)" = "((?:[^"\\]|\\.)*)"$', re.MULTILINE)

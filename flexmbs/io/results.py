@@ -1,5 +1,9 @@
 """The HDF5 result file: written while the run goes (ResultWriter); read back by
-flexmbs.io.result_reader (open_result, Result: re-exported here).
+flexmbs.io.result_reader (open_result, Result: re-exported here). The writer's
+pieces beside it: the rows and attributes made of what it is given (result_rows),
+the groups that do not grow and the descriptions it writes (result_groups), the disk
+room a commit holds (disk_room), what it does when a write fails or a signal comes
+(write_failures).
 
 Layout (docs/results.md; docs/explanation/method.md "Result file"):
 
@@ -58,14 +62,11 @@ from __future__ import annotations
 import contextlib
 import datetime
 import errno
-import json
 import math
 import os
-import re
-import signal
 import socket
 import time as _time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Self
 
@@ -79,6 +80,13 @@ from ..checks.units import rate_units
 from ..errors import ResultWriteError
 from .disk_room import release, reserve, room_for, size_limit_room
 from .output_lock import OutputLock
+from .result_groups import (
+    ENERGY_DESCRIPTIONS,
+    write_model,
+    write_modes,
+    write_solver_settings,
+    write_topology,
+)
 from .result_reader import (
     ENERGY_COMPONENTS,
     ENERGY_NAMES,
@@ -91,6 +99,15 @@ from .result_reader import (
     open_result,
     split_component,
 )
+from .result_rows import (
+    energy_rows,
+    float_rows,
+    set_strings_attr,
+    statistics_bytes,
+    utf8_strings,
+    write_statistics,
+)
+from .write_failures import discard_view, signals_deferred, system_reason, write_ballast
 
 if TYPE_CHECKING:
     from ..model.topology import Topology
@@ -107,44 +124,6 @@ __all__ = [
     "column_index",
 ]
 
-GEOMETRIC_ENERGIES = ("strain_axial_force", "strain_foreshortening")  # may be left out
-ENERGY_DESCRIPTIONS = {
-    "kinetic": "kinetic energy T = 1/2 sum v_i^T M_i v_i (J)",
-    "gravity": "gravitational potential V_g = -sum g^T (m_i r_i + A_i St_i) (J); "
-    "its zero is arbitrary, only its variation matters",
-    "strain": "strain energy U of the flexible bodies (J), geometric parts included; 0 "
-    "for rigid models",
-    "strain_axial_force": "the part U3 = 1/2 EA u' int (v'^2 + w'^2) dx of strain due to "
-    "the axial force (geometric stiffness, docs/explanation/"
-    "formulation.md section 6) (J)",
-    "strain_foreshortening": "the part U4 of strain due to foreshortening (geometric "
-    "stiffness, docs/explanation/formulation.md section 6) (J)",
-    "spring": "potential of the joint springs V_s = sum 1/2 k (x - x0)^2 (J)",
-    "dissipated": "W_nc: work done ON the system by the non-conservative forces "
-    "(dampers, structural damping, drivers/prescribed motion, applied "
-    "loads) since t = 0 (J); negative when energy is dissipated",
-    "total": "E = kinetic + gravity + strain + spring - dissipated (J); constant in "
-    "exact arithmetic for every model, damped or driven (docs/explanation/"
-    "formulation.md section 7)",
-}
-MODE_DESCRIPTIONS = {
-    "basis": "Phi (n, nm): the free nodal coordinates (m, rad; names in "
-    "nodal_coordinates) per unit modal coordinate, qf_nodal = Phi eta; "
-    "M-orthonormal",
-    "nodal_coordinates": "(n,) names BODY.nNODE.DOF of the rows of basis",
-    "coordinates": "(nm,) names of the modal coordinates eta (columns of basis, and of q)",
-    "kinds": '(nm,) "mode" (an eigenvector), "correction" (a static correction mode) or '
-    '"derivative" (a modal derivative)',
-    "frequencies": "(nm,) Hz: natural frequency of each mode of the body alone under "
-    "its reference conditions; for a correction mode or a modal derivative the Rayleigh "
-    "quotient sqrt(phi^T K phi) / 2 pi",
-    "reduced_frequencies": "(nm,) Hz: natural frequencies of the reduced body, "
-    "eig(Phi^T K Phi, Phi^T M Phi)",
-    "descriptions": "(nm,) what each column is: its dominant strain energy "
-    "(axial, torsion, bending y, bending z)",
-    "strain_energy_fractions": "(nm, 4) strain energy of each column split as attr energy_parts",
-    "sources": "(nm, 2) node and dof (0..5 = u v w tx ty tz) of a correction mode; -1 for a mode",
-}
 STATUS_INTERRUPTED = FAILED_PREFIX + "interrupted by the user"
 # target size of one chunk of a time series (HDF5 allocates chunks whole: the first row
 # of a run takes one a series)
@@ -159,20 +138,8 @@ MIN_CHUNK_ROWS = 16
 CHUNK_INDEX_ROOM = 64
 SERIES_INDEX_ROOM = 4 * 1024
 COMMIT_METADATA_ROOM = 64 * 1024
-STATISTIC_ROOM = 4 * 1024
 STATUS_ROOM = 64 * 1024
-_UNCLOSED: list[h5py.File] = []  # files whose write failed and that did not close
 ROOM_ATTEMPTS = 8  # times the rows that fit are sought again when the room seen is taken
-
-
-def _strings(values: Iterable[object]) -> NDArray[np.object_]:
-    """A numpy object array of str, stored by h5py as variable-length UTF-8."""
-    return np.array([str(v) for v in values], dtype=object)
-
-
-def _set_strings_attr(obj: h5py.Group | h5py.Dataset, name: str, values: Iterable[object]) -> None:
-    """A list of str as an attr (variable-length UTF-8; an empty list works too)."""
-    obj.attrs.create(name, _strings(values), dtype=h5py.string_dtype())
 
 
 def _chunk_rows(ncols: int) -> int:
@@ -182,15 +149,6 @@ def _chunk_rows(ncols: int) -> int:
 
 def _now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
-
-
-def _json_default(x: object) -> object:
-    """json.dumps fallback: numpy scalars and arrays as Python numbers and lists."""
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)
 
 
 class ResultWriter:
@@ -272,15 +230,32 @@ class ResultWriter:
         self._closed = False
         self._write_failure: str | None = None
         self._room_note = ""
-        parent = os.path.dirname(os.path.abspath(self.path))
         self._t_integrated = -math.inf
         # one writer per file: the lock is held until close (a lock given is taken over)
         self._lock = lock if lock is not None else OutputLock(self.path)
         if not self._lock.held:
             self._lock.acquire()
-        # The layout is written under a hidden name and renamed when complete, so that
-        # a reader never finds the file half laid out (and an earlier result at `path`
-        # stays whole until then).
+        self._create_file(
+            lambda: self._create_layout(model_text, model_json, topology, solver_name, settings),
+            overrides,
+            modes or {},
+        )
+        self._last_commit = _time.monotonic()
+
+    # ----------------------------------------------------------------- layout
+    def _create_file(
+        self,
+        create_layout: Callable[[], None],
+        overrides: Iterable[str],
+        modes: Mapping[str, Mapping[str, Mapping[str, object]]],
+    ) -> None:
+        """Write the file's layout (`create_layout()`, then the model file's overrides
+        and the modes) under a hidden name and rename it when complete, so
+        that a reader never finds the file half laid out (and an earlier result at
+        `path` stays whole until then), the room for its end held; on a failure
+        nothing is left, the lock released, and an OSError is a ResultWriteError
+        with the system's reason and the room left."""
+        parent = os.path.dirname(os.path.abspath(self.path))
         partial = os.path.join(parent, f".{os.path.basename(self.path)}.{os.getpid()}.partial")
         self._fd = -1
         self._ballast: str | None = None
@@ -295,20 +270,20 @@ class ResultWriter:
             self._file = h5py.File(
                 partial, "w", libver=("v108", "latest"), locking=False, rdcc_nbytes=0
             )
-            self._create_layout(model_text, model_json, topology, solver_name, settings)
-            _set_strings_attr(self._file["model"], "overrides", list(overrides))
-            self._write_modes(modes or {})
+            create_layout()
+            set_strings_attr(self._file["model"], "overrides", list(overrides))
+            write_modes(self._file, modes)
             self._file.flush()
             self._fd = os.open(partial, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
             held = reserve(self._fd, STATUS_ROOM)
             if held is False:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             if held is None:  # no room can be held here: keep it in a side file
-                self._ballast = _write_ballast(self.path, STATUS_ROOM)
+                self._ballast = write_ballast(self.path, STATUS_ROOM)
             os.replace(partial, self.path)
         except BaseException as exc:
             if hasattr(self, "_file"):
-                _discard_view(self._file)
+                discard_view(self._file)
             if self._fd >= 0:
                 os.close(self._fd)
             for name in (partial, self._ballast):
@@ -319,14 +294,12 @@ class ResultWriter:
                 free = room_for(partial)
                 raise ResultWriteError(
                     f"{self.path}: the result file could not be laid out "
-                    f"({_system_reason(exc)}); {free / 1e6:.1f} MB left for it (the "
+                    f"({system_reason(exc)}); {free / 1e6:.1f} MB left for it (the "
                     "disk's free space, or the file-size limit of `ulimit -f`); nothing "
                     "is written"
                 ) from None
             raise
-        self._last_commit = _time.monotonic()
 
-    # ----------------------------------------------------------------- layout
     def _create_layout(
         self,
         model_text: str,
@@ -345,9 +318,9 @@ class ResultWriter:
         f.attrs["writer_host"] = socket.gethostname()
         f.attrs["writer_pid"] = os.getpid()
         f.attrs["heartbeat"] = _time.time()
-        self._write_model(model_text, model_json)
-        self._write_topology(topology)
-        self._write_solver_settings(solver_name, settings)
+        write_model(self._file, model_text, model_json)
+        write_topology(self._file, topology, self.coordinate_names)
+        write_solver_settings(self._file, solver_name, settings)
         time = f.create_dataset(
             "time", shape=(0,), maxshape=(None,), dtype="f8", chunks=(_chunk_rows(1),)
         )
@@ -356,39 +329,39 @@ class ResultWriter:
         time.make_scale("time")
         self._series: list[tuple[str, h5py.Dataset, int | None]] = [("time", time, None)]
         coord = f.create_dataset(
-            "coordinate", data=_strings(self.coordinate_names), dtype=h5py.string_dtype()
+            "coordinate", data=utf8_strings(self.coordinate_names), dtype=h5py.string_dtype()
         )
         coord.make_scale("coordinate")
         for name in ("q", "u"):
             self._add_series(name, len(self.coordinate_names), coord)
-            _set_strings_attr(self._series[-1][1], "names", self.coordinate_names)
+            set_strings_attr(self._series[-1][1], "names", self.coordinate_names)
         f["q"].attrs["description"] = (
             "generalized coordinates: free joint coordinates "
             "(m for translations, rad for rotations)"
         )
         f["u"].attrs["description"] = "generalized speeds u = dq/dt (m/s, rad/s)"
         if self.coordinate_units is not None:
-            _set_strings_attr(f["q"], "units", self.coordinate_units)
-            _set_strings_attr(f["u"], "units", rate_units(self.coordinate_units))
+            set_strings_attr(f["q"], "units", self.coordinate_units)
+            set_strings_attr(f["u"], "units", rate_units(self.coordinate_units))
         f.create_group("energy")
         for name in ENERGY_NAMES:
             ds = self._add_series(f"energy/{name}", None, None)
             ds.attrs["units"] = "J"
             ds.attrs["description"] = ENERGY_DESCRIPTIONS[name]
-        _set_strings_attr(f.create_group("sensors"), "names", self.sensor_names)
+        set_strings_attr(f.create_group("sensors"), "names", self.sensor_names)
         for k, (name, size) in enumerate(zip(self.sensor_names, self.sensor_sizes)):
             ds = self._add_series(f"sensors/{name}", size, self._component_scale(size))
             ds.attrs["size"] = size
-            _set_strings_attr(ds, "components", component_labels(size))
+            set_strings_attr(ds, "components", component_labels(size))
             if self.sensor_units is not None:
-                _set_strings_attr(ds, "units", self.sensor_units[k])
+                set_strings_attr(ds, "units", self.sensor_units[k])
         if self.state_rest_names is not None:
             scale = f.create_dataset(
-                "rest_column", data=_strings(self.state_rest_names), dtype=h5py.string_dtype()
+                "rest_column", data=utf8_strings(self.state_rest_names), dtype=h5py.string_dtype()
             )
             scale.make_scale("rest_column")
             ds = self._add_series("state_rest", len(self.state_rest_names), scale)
-            _set_strings_attr(ds, "names", self.state_rest_names)
+            set_strings_attr(ds, "names", self.state_rest_names)
             ds.attrs["description"] = (
                 "the state after q and u: works W_nc, W_a (J), then the constraint multipliers"
             )
@@ -398,7 +371,7 @@ class ResultWriter:
         name = f"component{size}"
         if name not in self._file:
             ds = self._file.create_dataset(
-                name, data=_strings(component_labels(size)), dtype=h5py.string_dtype()
+                name, data=utf8_strings(component_labels(size)), dtype=h5py.string_dtype()
             )
             ds.make_scale(name)
         return self._file[name]
@@ -425,62 +398,6 @@ class ResultWriter:
             ds.dims[1].attach_scale(column_scale)
         self._series.append((name, ds, ncols))
         return ds
-
-    def _write_model(self, model_text: str, model_json: str) -> None:
-        g = self._file.create_group("model")
-        g.create_dataset("text", data=str(model_text), dtype=h5py.string_dtype())
-        g.create_dataset("json", data=str(model_json), dtype=h5py.string_dtype())
-        g["text"].attrs["description"] = (
-            "the model file as given (empty for a model built in Python)"
-        )
-        g["json"].attrs["description"] = "the normalised model (JSON)"
-
-    def _write_topology(self, topology: Topology) -> None:
-        g = self._file.create_group("topology")
-        s = h5py.string_dtype()
-        g.create_dataset("body_names", data=_strings(topology.body_names), dtype=s)
-        g.create_dataset("joint_names", data=_strings(topology.joint_names), dtype=s)
-        g.create_dataset("parent", data=np.asarray(topology.parent, dtype=np.int64))
-        g.create_dataset("marker_names", data=_strings(topology.marker_names), dtype=s)
-        g.create_dataset("body_path", data=np.asarray(topology.body_path, dtype=np.int8))
-        g.create_dataset("joint_path", data=np.asarray(topology.joint_path, dtype=np.int8))
-        g.create_dataset("coordinate_names", data=_strings(self.coordinate_names), dtype=s)
-        g["parent"].attrs["description"] = "parent body index of each body, -1 = ground"
-        g["body_path"].attrs["description"] = (
-            "T[i, j] = 1 if body j is on the path from the ground to body i (H2.1)"
-        )
-        g["joint_path"].attrs["description"] = "chi[i, k] over the 2N joint markers (H2.2)"
-
-    def _write_modes(self, modes: Mapping[str, Mapping[str, Mapping[str, object]]]) -> None:
-        """/modes/<body>: datasets (arrays, or lists of str) and attrs of each
-        reduced beam body."""
-        g = self._file.create_group("modes")
-        g.attrs["description"] = (
-            "mode bases of the beam bodies with modal reduction, "
-            "qf = basis @ eta (docs/explanation/formulation.md section 8)"
-        )
-        for body, record in modes.items():
-            b = g.create_group(str(body))
-            for name, value in record.get("datasets", {}).items():
-                if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-                    b.create_dataset(name, data=_strings(value), dtype=h5py.string_dtype())
-                else:
-                    b.create_dataset(name, data=np.asarray(value))
-            for name, value in record.get("attrs", {}).items():
-                if isinstance(value, (list, tuple)):
-                    _set_strings_attr(b, name, [str(v) for v in value])
-                else:
-                    b.attrs[name] = value
-            for name, text in MODE_DESCRIPTIONS.items():
-                if name in b:
-                    b[name].attrs["description"] = text
-
-    def _write_solver_settings(self, solver_name: str, settings: Mapping[str, float | str]) -> None:
-        g = self._file.create_group("solver")
-        g.attrs["method"] = str(solver_name)
-        g.attrs["rtol"] = float(settings.get("rtol", math.nan))
-        g.attrs["atol"] = float(settings.get("atol", math.nan))
-        g.attrs["settings"] = json.dumps(dict(settings), default=_json_default)
 
     # ----------------------------------------------------------------- rows
     @property
@@ -524,11 +441,11 @@ class ResultWriter:
         nrest = 0 if self.state_rest_names is None else len(self.state_rest_names)
         rows = (
             t,
-            _rows("q", q, k, nq),
-            _rows("u", u, k, nq),
-            _energy_rows(energy, k),
-            _rows("sensors", sensors, k, int(self._sensor_offsets[-1])),
-            np.zeros((k, 0)) if nrest == 0 and rest is None else _rows("rest", rest, k, nrest),
+            float_rows("q", q, k, nq),
+            float_rows("u", u, k, nq),
+            energy_rows(energy, k),
+            float_rows("sensors", sensors, k, int(self._sensor_offsets[-1])),
+            np.zeros((k, 0)) if nrest == 0 and rest is None else float_rows("rest", rest, k, nrest),
         )
         self._pending.append(rows)
         self._pending_bytes += sum(r.nbytes for r in rows)
@@ -590,11 +507,11 @@ class ResultWriter:
 
     def _close_file(self) -> None:
         """Close the HDF5 file; one whose last write failed is closed without writing
-        (_discard_view)."""
+        (discard_view)."""
         try:
             self._file.flush()
         except (OSError, RuntimeError):
-            _discard_view(self._file)
+            discard_view(self._file)
             return
         try:
             self._file.close()
@@ -637,7 +554,7 @@ class ResultWriter:
         """Resize and write every time series, update the attrs, flush the file; the
         signals that end a run (SIGINT, SIGTERM, SIGHUP) wait until it is done, so
         that an interrupted run's file never holds half a commit."""
-        with _signals_deferred():
+        with signals_deferred():
             self._commit_now(status)
 
     def _commit_now(self, status: str | None) -> None:
@@ -660,7 +577,7 @@ class ResultWriter:
         try:
             self._write_pending(status)
         except (OSError, RuntimeError) as exc:
-            self._write_failure = f"writing the result file failed: {_system_reason(exc)}"
+            self._write_failure = f"writing the result file failed: {system_reason(exc)}"
             self._reopen_as_committed(FAILED_PREFIX + self._write_failure)
             raise ResultWriteError(
                 f"{self.path}: {self._write_failure}; {self._written_text()}"
@@ -674,7 +591,7 @@ class ResultWriter:
         too): all of them when the disk room they need (and STATUS_ROOM after them)
         could be held; else the rows that fit in the room there is, without the
         statistics (a file-size limit, `ulimit -f`, counts as no room)."""
-        statistics = _statistics_bytes(self._pending_statistics)
+        statistics = statistics_bytes(self._pending_statistics)
         whole = self._bytes_for_rows(rows) + statistics + STATUS_ROOM
         self._room_seen = (room_for(self.path), whole)
         if whole <= size_limit_room(self.path):
@@ -755,7 +672,7 @@ class ResultWriter:
         (ahead of what the disk holds: closing it would write that view), open the file
         as the last commit left it on the disk, and record `status` there."""
         self._pending, self._pending_bytes, self._pending_statistics = [], 0, None
-        _discard_view(self._file)
+        discard_view(self._file)
         self._free_ballast()  # the room kept for this
         try:
             self._file = h5py.File(self.path, "r+", locking=False, rdcc_nbytes=0)
@@ -765,7 +682,7 @@ class ResultWriter:
             self._file.flush()
         except (OSError, RuntimeError, KeyError) as exc:
             self._write_failure = (self._write_failure or "") + (
-                f"; the file could not be opened again to record it ({_system_reason(exc)})"
+                f"; the file could not be opened again to record it ({system_reason(exc)})"
             )
 
     def _write_pending(self, status: str | None) -> None:
@@ -793,149 +710,9 @@ class ResultWriter:
         f.attrs.modify("rows", np.int64(self._n))
         f.attrs.modify("heartbeat", _time.time())
         if self._pending_statistics is not None:
-            _write_statistics(f["solver"], self._pending_statistics)
+            write_statistics(f["solver"], self._pending_statistics)
             self._pending_statistics = None
         if status is not None:
             f.attrs["status"] = status
         f.flush()
         self._last_commit = _time.monotonic()
-
-
-def _discard_view(file: h5py.File) -> None:
-    """Close an HDF5 file whose view is ahead of the disk (a write of it failed) without
-    writing that view over what the disk holds: its descriptor is pointed at a file in
-    memory first, so that what closing writes goes there. One that does not close is
-    kept unreleased (anything of it released later would write to its descriptor)."""
-    try:
-        handle = int(file.id.get_vfd_handle())
-        sink = (
-            os.memfd_create("flexmbs-discarded")
-            if hasattr(os, "memfd_create")
-            else os.open(os.devnull, os.O_RDWR)
-        )
-        os.dup2(sink, handle)
-        os.close(sink)
-    except (OSError, RuntimeError, ValueError, TypeError):
-        _UNCLOSED.append(file)
-        return
-    try:
-        file.close()
-    except (OSError, RuntimeError, ValueError):
-        _UNCLOSED.append(file)
-
-
-def _write_ballast(path: str, nbytes: int) -> str | None:
-    """A hidden side file of `nbytes` beside `path`, whose removal gives back the room
-    for the end of a run where none can be held (None if it cannot be written)."""
-    name = os.path.join(
-        os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{os.getpid()}.room"
-    )
-    try:
-        with open(name, "wb") as f:
-            f.write(b"\0" * nbytes)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(name)
-        return None
-    return name
-
-
-def _statistics_bytes(statistics: Mapping[str, object] | None) -> int:
-    """An upper bound of the bytes the /solver group grows by with these statistics."""
-    if not statistics:
-        return 0
-    total = 0
-    for value in statistics.values():
-        a = np.asarray(value) if isinstance(value, (list, tuple, np.ndarray)) else None
-        if a is not None and a.dtype.kind in "biuf":
-            total += STATISTIC_ROOM + a.nbytes
-        else:
-            total += STATISTIC_ROOM + 4 * len(json.dumps(value, default=_json_default))
-    return total
-
-
-def _system_reason(exc: BaseException) -> str:
-    """The system's reason in an HDF5 write error ("File too large", "No space left on
-    device"), else the error's first line."""
-    found = re.search(r"error message = '([^']*)'", str(exc))
-    if found:
-        return found.group(1)
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
-DEFERRED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Blocks DEFERRED_SIGNALS in this thread while the block runs; one that arrives
-    meanwhile is delivered (its handler runs) when it ends. Where signals cannot be
-    blocked (not POSIX), the block runs as it is."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    mask = {getattr(signal, n) for n in DEFERRED_SIGNALS if hasattr(signal, n)}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, mask)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-def _rows(name: str, x: object, k: int, ncols: int) -> NDArray[np.float64]:
-    """x as a float64 (k, ncols) array; ValueError naming `name` if it does not fit."""
-    a = np.array(x, dtype=np.float64)  # a copy: the caller may reuse its buffers
-    if a.ndim == 1 and a.size == k * ncols and (k == 1 or ncols == 1):
-        a = a.reshape(k, ncols)
-    if a.shape != (k, ncols):
-        raise ValueError(f"{name} must have shape ({k}, {ncols}), got {a.shape}")
-    return a
-
-
-def _energy_rows(energy: dict[str, ArrayLike] | ArrayLike, k: int) -> NDArray[np.float64]:
-    """The (k, 7) energy rows from a dict (names ENERGY_COMPONENTS; the geometric parts
-    may be left out: zero) or an array of 7 (or 5, without the geometric parts)
-    columns."""
-    n = len(ENERGY_COMPONENTS)
-    if isinstance(energy, dict):
-        unknown = set(energy) - set(ENERGY_COMPONENTS)
-        missing = [c for c in ENERGY_COMPONENTS if c not in energy and c not in GEOMETRIC_ENERGIES]
-        if unknown or missing:
-            raise ValueError(
-                "energy must have the keys "
-                f"{', '.join(ENERGY_COMPONENTS[:5])} (and optionally "
-                f"{', '.join(GEOMETRIC_ENERGIES)}; the total is computed); "
-                f"missing {missing}, unknown {sorted(unknown)}"
-            )
-        return np.column_stack(
-            [
-                _rows(f"energy[{c!r}]", energy[c], k, 1)[:, 0] if c in energy else np.zeros(k)
-                for c in ENERGY_COMPONENTS
-            ]
-        )
-    a = np.asarray(energy, dtype=float)
-    if a.ndim == 2 and a.shape == (k, n - len(GEOMETRIC_ENERGIES)):
-        a = np.hstack([a, np.zeros((k, len(GEOMETRIC_ENERGIES)))])
-    return _rows("energy", a, k, n)
-
-
-def _write_statistics(group: h5py.Group, statistics: Mapping[str, object]) -> None:
-    """Statistics as attrs (scalars) and datasets (arrays) of the /solver group."""
-    for key, value in statistics.items():
-        key = str(key)
-        if value is None:
-            continue
-        if isinstance(value, (str, bool, int, float, np.generic)):
-            group.attrs[key] = value
-            continue
-        if not isinstance(value, dict):
-            a = np.asarray(value)
-            if a.ndim >= 1 and a.dtype.kind in "biuf":
-                if key in group:
-                    del group[key]
-                group.create_dataset(key, data=a)
-                continue
-        group.attrs[key] = json.dumps(value, default=_json_default)

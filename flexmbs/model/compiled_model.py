@@ -28,6 +28,77 @@ if TYPE_CHECKING:
 __all__ = ["CompiledModel", "model_warnings"]
 
 
+SCRATCH_VECTORS = (
+    "tf3",
+    "marker_pos",
+    "marker_vel",
+    "marker_omega",
+    "marker_arm",
+    "marker_deflection",
+    "marker_deflection_rate",
+    "marker_angles",
+    "marker_angle_rates",
+    "marker_relative_omega",
+    "load_vector",
+    "spring_first_position",
+    "spring_first_velocity",
+    "spring_direction",
+    "spring_force",
+    "omega_body",
+    "aw_body",
+    "udot_ar",
+    "udot_aw",
+    "udot_aw_body",
+    "parent_offset",
+    "mass_unit_vr",
+    "mass_unit_vw",
+    "mass_turn",
+    "kin_frame_omega",
+    "kin_axis",
+    "kin_axis_rate",
+    "kin_step",
+    "kin_step_velocity",
+    "kin_pending",
+    "kin_pending_rate",
+    "con_g",
+    "con_h",
+    "con_d",
+    "con_gx",
+    "contact_rd_e",
+    "contact_rp_e",
+    "reaction_point",
+    "tree_reaction_force",
+    "tree_reaction_torque",
+    "cut_force",
+    "cut_torque",
+    "contact_force",
+    "contact_point",
+    "sensor_frame_origin",
+    "sensor_value",
+    "centerline_point",
+    "cut_axis",
+    "cut_normal",
+    "cut_normal_parent",
+    "cut_normal_child",
+)
+"""The Workspace's 3-vectors of the kernels' scratch (named for what they hold)."""
+SCRATCH_MATRICES = (
+    "marker_axes",
+    "marker_tangent",
+    "marker_body_axes",
+    "marker_rx",
+    "marker_ry",
+    "marker_rz",
+    "marker_product",
+    "composite_io_at",
+    "kin_frame_axes",
+    "kin_rotation",
+    "kin_product",
+    "sensor_frame_axes",
+)
+"""The Workspace's 3 x 3 matrices of the kernels' scratch."""
+
+
 class CompiledModel:
     """A model compiled for the kernels: `arrays` (ModelArrays) plus the names and
     initial state the Python side needs.
@@ -149,145 +220,118 @@ class CompiledModel:
     def new_workspace(self) -> HeldTuple | Workspace:
         """The work arrays of the kernels for this model (Workspace), held by reference
         (HeldTuple), zeroed."""
+        return held_ref(
+            Workspace(
+                **self._tree_work(),
+                **self._flexible_work(),
+                **self._constraint_work(),
+                **self._rig_work(),
+                **{name: np.zeros(3) for name in SCRATCH_VECTORS},
+                **{name: np.zeros((3, 3)) for name in SCRATCH_MATRICES},
+            )
+        )
+
+    def _tree_work(self) -> dict[str, NDArray[np.float64]]:
+        """The recursive kinematics and dynamics of the tree: bodies' positions, velocities,
+        accelerations and Jacobians, the mass matrix, the forces, the state and the
+        step's scratch."""
         n, nc, ncol, nq = self.nbodies, self.ncoords, self.ncolumns, self.nq
-        ncr = len(self.arrays.con_kind)
+        nt = len(self.arrays.motion_term_col)
+        z = np.zeros
+        return dict(
+            r=z((n, 3)),
+            rot=z((n, 3, 3)),
+            rd=z((n, 3)),
+            omega=z((n, 3)),
+            ar=z((n, 3)),
+            aw=z((n, 3)),
+            jr=z((n, 3, ncol)),
+            jw=z((n, 3, ncol)),
+            x=z(ncol),
+            xd=z(ncol),
+            xdd=z(ncol),
+            tau=z(nc),
+            mass=z((nq, nq)),
+            force=z(nq),
+            accel=z(nq),
+            body_force=z((n, 6)),
+            bcol=z((6, ncol)),
+            mbcol=z((6, ncol)),
+            djr=z((n, 3, ncol)),
+            djw=z((n, 3, ncol)),
+            q=z(nq),
+            u=z(nq),
+            term_jr=z((nt, 3)),
+            term_jw=z((nt, 3)),
+            body_acc=z((n, 6)),
+            body_wrench=z((n, 6)),
+            kin_key=z(2),
+            ode=z((2, 2 * nq + self.nworks)),
+            segment_time=np.full(1, np.nan),
+            law_out=z(6),
+        )
+
+    def _flexible_work(self) -> dict[str, NDArray[np.float64]]:
+        """The flexible bodies' mass blocks, forces and geometric stiffness."""
+        n, nq = self.nbodies, self.nq
         nfm = int(self.arrays.flex_nf.max()) if len(self.arrays.flex_nf) else 0
         nflex = len(self.arrays.flex_nf)
         fcm = int(np.diff(self.arrays.frame_ptr).max()) if n else 0
         ncm = int(np.diff(self.arrays.geo_col_ptr).max()) if len(self.arrays.geo_ea) else 0
-        nt = len(self.arrays.motion_term_col)
         z = np.zeros
-        return held_ref(
-            Workspace(
-                r=z((n, 3)),
-                rot=z((n, 3, 3)),
-                rd=z((n, 3)),
-                omega=z((n, 3)),
-                ar=z((n, 3)),
-                aw=z((n, 3)),
-                jr=z((n, 3, ncol)),
-                jw=z((n, 3, ncol)),
-                x=z(ncol),
-                xd=z(ncol),
-                xdd=z(ncol),
-                tau=z(nc),
-                mass=z((nq, nq)),
-                force=z(nq),
-                accel=z(nq),
-                body_force=z((n, 6)),
-                bcol=z((6, ncol)),
-                mbcol=z((6, ncol)),
-                flex_mb=z((fcm, 6 + nfm)),
-                djr=z((n, 3, ncol)),
-                djw=z((n, 3, ncol)),
-                act_tau=z(self.nactuators),
-                q=z(nq),
-                u=z(nq),
-                flex_force=z(nq),
-                flex_mass_flat=z((6 + nfm) ** 2),
-                flex_vec=z(6 + nfm),
-                flex_vec2=z(6 + nfm),
-                flex_acc=z(6 + nfm),
-                flex_moments=z((nq + 3 * nflex, 3, 3)),
-                geo_scratch=z((16, 12)),
-                geo_kr=z((12, ncm)),
-                con_phi=z(ncr),
-                con_phid=z(ncr),
-                con_jac=z((ncr, nq)),
-                con_jacx=z((ncr, nc)),
-                con_jv=z((2, 3, ncol)),
-                con_jw=z((2, 3, ncol)),
-                con_vec=z((2, 4, 3)),
-                con_mat=z((2, 2, 3, 3)),
-                contact_vec=z((8, 3)),
-                proj_q=z(nq),
-                proj_eta=z(ncr),
-                proj_c=z((ncr, nq)),
-                proj_lam=z(ncr),
-                proj_a=z(nq),
-                term_jr=z((nt, 3)),
-                term_jw=z((nt, 3)),
-                body_acc=z((n, 6)),
-                body_wrench=z((n, 6)),
-                kin_key=z(2),
-                ode=z((2, 2 * nq + self.nworks)),
-                tf3=z(3),
-                segment_time=np.full(1, np.nan),
-                act_branch=np.full(self.nactuators, np.nan),
-                motor_branch=np.full((self.nactuators, 2), np.nan),
-                stop_branch=np.full(len(self.arrays.stop_coord), np.nan),
-                motor_current=self.operating_currents.copy(),
-                fric_mode=np.full(len(self.arrays.fric_coord), np.nan),
-                fric_scale=np.ones(len(self.arrays.fric_coord)),
-                fric_force=z(len(self.arrays.fric_coord)),
-                fric_hold=z(len(self.arrays.fric_coord)),
-                stick_scratch=z((2, 2 * nq + self.nworks)),
-                ctrl_held=z(len(self.arrays.ctrl_act)),
-                act_command=z(self.nactuators),
-                marker_pos=z(3),
-                marker_axes=z((3, 3)),
-                marker_vel=z(3),
-                marker_omega=z(3),
-                marker_arm=z(3),
-                marker_tangent=z((3, 3)),
-                marker_deflection=z(3),
-                marker_deflection_rate=z(3),
-                marker_angles=z(3),
-                marker_angle_rates=z(3),
-                marker_relative_omega=z(3),
-                marker_body_axes=z((3, 3)),
-                marker_rx=z((3, 3)),
-                marker_ry=z((3, 3)),
-                marker_rz=z((3, 3)),
-                marker_product=z((3, 3)),
-                load_vector=z(3),
-                spring_first_position=z(3),
-                spring_first_velocity=z(3),
-                spring_direction=z(3),
-                spring_force=z(3),
-                law_out=z(6),
-                omega_body=z(3),
-                aw_body=z(3),
-                udot_ar=z(3),
-                udot_aw=z(3),
-                udot_aw_body=z(3),
-                parent_offset=z(3),
-                mass_unit_vr=z(3),
-                mass_unit_vw=z(3),
-                mass_turn=z(3),
-                composite_io_at=z((3, 3)),
-                kin_frame_axes=z((3, 3)),
-                kin_frame_omega=z(3),
-                kin_rotation=z((3, 3)),
-                kin_product=z((3, 3)),
-                kin_axis=z(3),
-                kin_axis_rate=z(3),
-                kin_step=z(3),
-                kin_step_velocity=z(3),
-                kin_pending=z(3),
-                kin_pending_rate=z(3),
-                con_g=z(3),
-                con_h=z(3),
-                con_d=z(3),
-                con_gx=z(3),
-                contact_rd_e=z(3),
-                contact_rp_e=z(3),
-                reaction_point=z(3),
-                tree_reaction_force=z(3),
-                tree_reaction_torque=z(3),
-                cut_force=z(3),
-                cut_torque=z(3),
-                contact_force=z(3),
-                contact_point=z(3),
-                sensor_frame_axes=z((3, 3)),
-                sensor_frame_origin=z(3),
-                sensor_value=z(3),
-                centerline_point=z(3),
-                cut_axis=z(3),
-                cut_normal=z(3),
-                cut_normal_parent=z(3),
-                cut_normal_child=z(3),
-            )
+        return dict(
+            flex_mb=z((fcm, 6 + nfm)),
+            flex_force=z(nq),
+            flex_mass_flat=z((6 + nfm) ** 2),
+            flex_vec=z(6 + nfm),
+            flex_vec2=z(6 + nfm),
+            flex_acc=z(6 + nfm),
+            flex_moments=z((nq + 3 * nflex, 3, 3)),
+            geo_scratch=z((16, 12)),
+            geo_kr=z((12, ncm)),
+        )
+
+    def _constraint_work(self) -> dict[str, NDArray[np.float64]]:
+        """The cut joints' and rolling contacts' constraints and their projection."""
+        nc, ncol, nq = self.ncoords, self.ncolumns, self.nq
+        ncr = len(self.arrays.con_kind)
+        z = np.zeros
+        return dict(
+            con_phi=z(ncr),
+            con_phid=z(ncr),
+            con_jac=z((ncr, nq)),
+            con_jacx=z((ncr, nc)),
+            con_jv=z((2, 3, ncol)),
+            con_jw=z((2, 3, ncol)),
+            con_vec=z((2, 4, 3)),
+            con_mat=z((2, 2, 3, 3)),
+            contact_vec=z((8, 3)),
+            proj_q=z(nq),
+            proj_eta=z(ncr),
+            proj_c=z((ncr, nq)),
+            proj_lam=z(ncr),
+            proj_a=z(nq),
+        )
+
+    def _rig_work(self) -> dict[str, NDArray[np.float64]]:
+        """The motors, stops, friction and controllers: their torques and the branches
+        (NaN: not chosen yet) the events switch."""
+        nq, nact = self.nq, self.nactuators
+        nfric = len(self.arrays.fric_coord)
+        z = np.zeros
+        return dict(
+            act_tau=z(nact),
+            act_branch=np.full(nact, np.nan),
+            motor_branch=np.full((nact, 2), np.nan),
+            stop_branch=np.full(len(self.arrays.stop_coord), np.nan),
+            motor_current=self.operating_currents.copy(),
+            fric_mode=np.full(nfric, np.nan),
+            fric_scale=np.ones(nfric),
+            fric_force=z(nfric),
+            fric_hold=z(nfric),
+            stick_scratch=z((2, 2 * nq + self.nworks)),
+            ctrl_held=z(len(self.arrays.ctrl_act)),
+            act_command=z(nact),
         )
 
 

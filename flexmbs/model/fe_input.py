@@ -251,49 +251,7 @@ def fe_body(
     if interfaces is not None and not isinstance(interfaces, Mapping):
         raise ModelError("expected a table of interfaces", item, "interfaces")
     faces = {k: _interface(fe, k, v, item) for k, v in (interfaces or {}).items()}
-    if isinstance(fe, FeModal):
-        for k in ("modes", "modes_below", "frame"):
-            if locals()[k] is not None:
-                raise ModelError(
-                    f"the modal file holds the body's modes already: {k} is for bodies "
-                    "reduced here (mesh or matrices)",
-                    item,
-                    k,
-                )
-        if reduction not in (None, "file"):
-            raise ModelError("the modal file's body is reduced already", item, "reduction")
-        reduction = "file"
-    else:
-        reduction = reduction or "craig-bampton"
-        if reduction not in REDUCTIONS:
-            raise ModelError(
-                f"expected one of {', '.join(REDUCTIONS)}, got {reduction!r}", item, "reduction"
-            )
-        if modes is None and modes_below is None:
-            raise ModelError(
-                "expected how many modes the body keeps: modes = n, or modes_below = f (Hz)",
-                item,
-                "modes",
-            )
-        if modes is not None and (
-            isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) or modes < 0
-        ):
-            raise ModelError(f"expected an integer >= 0, got {modes!r}", item, "modes")
-        if modes_below is not None:
-            modes_below = _scalar(modes_below, item, "modes_below", positive=True)
-        if frame is not None and frame != MEAN_AXES and frame not in faces:
-            raise ModelError(
-                f'expected "{MEAN_AXES}" or an interface ({", ".join(faces) or "none"}), got '
-                f"{frame!r}",
-                item,
-                "frame",
-            )
-        if reduction == "craig-bampton" and not faces:
-            raise ModelError(
-                'Craig-Bampton reduction needs interfaces (or reduction = "free")',
-                item,
-                "interfaces",
-            )
+    reduction, modes_below = _reduction(fe, faces, reduction, modes, modes_below, frame, item)
     initial_modes = parse_mode_start(initial, item)
     init = MODE_START if initial_modes else _beam_initial_state(initial, item)
     rates = (
@@ -316,6 +274,64 @@ def fe_body(
     )
     body.initial_modes = initial_modes
     return body
+
+
+def _reduction(
+    fe: FeData | FeModal,
+    faces: Mapping[str, Interface],
+    reduction: str | None,
+    modes: int | None,
+    modes_below: float | None,
+    frame: str | None,
+    item: str,
+) -> tuple[str, float | None]:
+    """(reduction, modes_below (Hz or None)) of a body: "file" for a modal file's
+    (reduced already: no modes, modes_below or frame of its own), else one of
+    REDUCTIONS (default Craig-Bampton, which needs interfaces) with the modes it
+    keeps and its frame (the mean axes or an interface)."""
+    if isinstance(fe, FeModal):
+        given = {"modes": modes, "modes_below": modes_below, "frame": frame}
+        for k, value in given.items():
+            if value is not None:
+                raise ModelError(
+                    f"the modal file holds the body's modes already: {k} is for bodies "
+                    "reduced here (mesh or matrices)",
+                    item,
+                    k,
+                )
+        if reduction not in (None, "file"):
+            raise ModelError("the modal file's body is reduced already", item, "reduction")
+        return "file", modes_below
+    reduction = reduction or "craig-bampton"
+    if reduction not in REDUCTIONS:
+        raise ModelError(
+            f"expected one of {', '.join(REDUCTIONS)}, got {reduction!r}", item, "reduction"
+        )
+    if modes is None and modes_below is None:
+        raise ModelError(
+            "expected how many modes the body keeps: modes = n, or modes_below = f (Hz)",
+            item,
+            "modes",
+        )
+    if modes is not None and (
+        isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) or modes < 0
+    ):
+        raise ModelError(f"expected an integer >= 0, got {modes!r}", item, "modes")
+    if modes_below is not None:
+        modes_below = _scalar(modes_below, item, "modes_below", positive=True)
+    if frame is not None and frame != MEAN_AXES and frame not in faces:
+        raise ModelError(
+            f'expected "{MEAN_AXES}" or an interface ({", ".join(faces) or "none"}), got {frame!r}',
+            item,
+            "frame",
+        )
+    if reduction == "craig-bampton" and not faces:
+        raise ModelError(
+            'Craig-Bampton reduction needs interfaces (or reduction = "free")',
+            item,
+            "interfaces",
+        )
+    return reduction, modes_below
 
 
 def fe_fields() -> tuple[str, ...]:

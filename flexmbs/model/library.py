@@ -1,20 +1,63 @@
 """Models of docs/explanation/benchmark-models.md built in Python, for any size (tests,
-benchmarks)."""
+benchmarks): the chains, Huang's arms and the spin-up beam here, the linkages
+(flexmbs.model.library_linkages) and the rolling disk (flexmbs.model.library_disk)
+beside; the pieces they share are flexmbs.model.library_parts."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
-from ..elements import general_section, material, rectangle_section
-from .description import NODE_DOFS, BeamBody, Model
-from .timefunctions import Constant, ConstantRate, Polynomial, SpinUp
-
-if TYPE_CHECKING:
-    from ..elements.sections import Section
+from ..elements import general_section, material
+from .description import Model
+from .library_disk import (
+    RD_ACCEL,
+    RD_ACCEL_LEAN,
+    RD_ACCEL_SPIN,
+    RD_ATOL,
+    RD_GRAVITY,
+    RD_LEAN,
+    RD_MASS,
+    RD_RADIUS,
+    RD_SPEED,
+    RD_VARIANTS,
+    rolling_disk,
+    rolling_disk_steady_rates,
+)
+from .library_linkages import (
+    BR_LINK,
+    CRANK_LENGTH,
+    CRANK_REFERENCE_Q1,
+    CRANK_ROD,
+    CRANK_SECTION,
+    CRANK_SLIDER,
+    CRANK_SPEED,
+    CRANK_START,
+    CRANK_STEEL,
+    FB_COUPLER,
+    FB_LINK,
+    FB_SPRING,
+    bricard,
+    crank_midpoint_deflection,
+    crank_rod_field,
+    four_bar,
+    four_bar_flexible,
+    simeon_crank,
+    slider_crank,
+)
+from .library_parts import (
+    HUANG_TUBE_MATERIAL,
+    benchmark_model,
+    huang_link1,
+    huang_tube,
+    joint_sensors,
+    revolute,
+    straight_beam,
+    tip_sensors,
+    tube_beam,
+)
+from .timefunctions import Constant, SpinUp
 
 __all__ = [
     "chain_model",
@@ -38,6 +81,27 @@ __all__ = [
     "crank_rod_field",
     "crank_midpoint_deflection",
     "CRANK_REFERENCE_Q1",
+    # the models' constants
+    "RD_ACCEL",
+    "RD_ACCEL_LEAN",
+    "RD_ACCEL_SPIN",
+    "RD_ATOL",
+    "RD_GRAVITY",
+    "RD_LEAN",
+    "RD_MASS",
+    "RD_RADIUS",
+    "RD_SPEED",
+    "BR_LINK",
+    "CRANK_LENGTH",
+    "CRANK_ROD",
+    "CRANK_SECTION",
+    "CRANK_SLIDER",
+    "CRANK_SPEED",
+    "CRANK_START",
+    "CRANK_STEEL",
+    "FB_COUPLER",
+    "FB_LINK",
+    "FB_SPRING",
 ]
 
 CHAIN_LINK_MASS = 1.0  # kg
@@ -61,9 +125,7 @@ def chain_model(n: int, variant: str = "planar", t_end: float = 10.0) -> Model:
     n = int(n)
     m, length = CHAIN_LINK_MASS, CHAIN_LINK_LENGTH
     it = m * length**2 / 12.0
-    model = Model(f"chain_{variant}_{n}", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.01)
+    model = benchmark_model(f"chain_{variant}_{n}", t_end, step=0.01)
     parent, marker = "ground", "origin"
     for k in range(1, n + 1):
         body = f"link{k}"
@@ -77,29 +139,11 @@ def chain_model(n: int, variant: str = "planar", t_end: float = 10.0) -> Model:
         model.add_marker(body, "tip", position=(0.0, 0.0, -length))
         axis = (1.0, 0.0, 0.0) if (variant == "spatial" and k % 2 == 0) else (0.0, 1.0, 0.0)
         initial = np.pi / 2 if k == 1 else (0.5 if (variant == "spatial" and k == 2) else 0.0)
-        model.add_joint(
-            f"j{k}",
-            "revolute",
-            parent=parent,
-            child=body,
-            parent_marker=marker,
-            axis=axis,
-            initial=initial,
-        )
+        revolute(model, f"j{k}", parent, body, axis, parent_marker=marker, initial=initial)
         model.add_sensor(f"theta{k}", "joint_coordinate", joint=f"j{k}")
         parent, marker = body, "tip"
     model.add_sensor("tip", "marker_position", body=f"link{n}", marker="tip")
     return model
-
-
-def huang_tube() -> Section:
-    """The Huang tube of docs/explanation/benchmark-models.md: A, I_y = I_z, Saint-Venant J of
-    the aluminium
-    12.7 mm square tube with 1.6 mm walls; half-depth 6.35 mm for surface strains."""
-    return general_section(7.104e-5, 1.4891e-9, 1.4891e-9, 2.188e-9, max_y=6.35e-3, max_z=6.35e-3)
-
-
-HUANG_TUBE_MATERIAL = dict(youngs_modulus=0.69e11, shear_modulus=0.26e11, density=2770.0)
 
 
 def huang_two_link(
@@ -134,24 +178,15 @@ def huang_two_link(
     mat = dict(HUANG_TUBE_MATERIAL)
     mat["youngs_modulus"] *= youngs_modulus_scale
     mat["shear_modulus"] *= youngs_modulus_scale
-    model = Model("huang_two_link", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.01)
-    model.add_rigid_body(
-        "link1",
-        mass=2.067,
-        com=(0.0, 0.0, -0.1155),
-        inertia=(0.08884, 0.08884, 3.752e-4),
-        inertia_about="origin",
-    )
-    model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
-    model.add_beam_body(
+    model = benchmark_model("huang_two_link", t_end, step=0.01)
+    huang_link1(model, along=(0.0, 0.0, -1.0))
+    straight_beam(
+        model,
         "link2",
-        [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]],
+        (1.02, 0.0, 0.0),
         huang_tube(),
         material(**mat),
-        elements=elements,
-        reference=(0.0, 1.0, 0.0),
+        elements,
         node_masses={elements: 0.5},
         alpha=alpha,
         initial=initial,
@@ -161,24 +196,12 @@ def huang_two_link(
         modal_derivatives=modal_derivatives,
     )
     model.add_marker("link2", "tip", node=elements)
-    model.add_joint(
-        "joint1", "revolute", parent="ground", child="link1", axis=(0.0, 1.0, 0.0), initial=1.5
+    revolute(model, "joint1", "ground", "link1", (0.0, 1.0, 0.0), initial=1.5)
+    revolute(
+        model, "joint2", "link1", "link2", (0.0, 0.0, 1.0), parent_marker="joint2", initial=-1.0
     )
-    model.add_joint(
-        "joint2",
-        "revolute",
-        parent="link1",
-        parent_marker="joint2",
-        child="link2",
-        axis=(0.0, 0.0, 1.0),
-        initial=-1.0,
-    )
-    model.add_sensor("theta1", "joint_coordinate", joint="joint1")
-    model.add_sensor("theta2", "joint_coordinate", joint="joint2")
-    model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
-    model.add_sensor(
-        "tip_deflection", "marker_deflection", body="link2", marker="tip", frame="link2"
-    )
+    joint_sensors(model, {"theta1": "joint1", "theta2": "joint2"})
+    tip_sensors(model, "link2")
     return model
 
 
@@ -199,17 +222,8 @@ def huang_three_link(
     term alone is 0.110 kg m^2 > 0.08884): the values are taken about the centre of
     mass, with I_xx raised to 0.08884 as for link 1; link 2 turns only about y (with
     link 1), so I_xx and I_zz do not enter the motion."""
-    model = Model("huang_three_link", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.01)
-    model.add_rigid_body(
-        "link1",
-        mass=2.067,
-        com=(0.0, 0.0, -0.1155),
-        inertia=(0.08884, 0.08884, 3.752e-4),
-        inertia_about="origin",
-    )
-    model.add_marker("link1", "joint2", position=(0.0, 0.0, -0.231))
+    model = benchmark_model("huang_three_link", t_end, step=0.01)
+    huang_link1(model, along=(0.0, 0.0, -1.0))
     model.add_rigid_body(
         "link2",
         mass=2.067,
@@ -218,21 +232,17 @@ def huang_three_link(
         inertia_about="com",
     )
     model.add_marker("link2", "joint3", position=(0.0, 0.0, -0.462))
-    model.add_beam_body(
+    tube_beam(
+        model,
         "link3",
-        [[0.0, 0.0, 0.0], [1.02, 0.0, 0.0]],
-        huang_tube(),
-        material(**HUANG_TUBE_MATERIAL),
-        elements=elements,
-        reference=(0.0, 1.0, 0.0),
+        (1.02, 0.0, 0.0),
+        elements,
         node_masses={-1: 0.5},
         alpha=alpha,
         geometric=geometric,
     )
     model.add_marker("link3", "tip", node=-1)
-    model.add_joint(
-        "joint1", "revolute", parent="ground", child="link1", axis=(0.0, 1.0, 0.0), initial=1.5
-    )
+    revolute(model, "joint1", "ground", "link1", (0.0, 1.0, 0.0), initial=1.5)
     model.add_joint(
         "joint2",
         "prismatic",
@@ -241,22 +251,11 @@ def huang_three_link(
         child="link2",
         axis=(0.0, 0.0, 1.0),
     )
-    model.add_joint(
-        "joint3",
-        "revolute",
-        parent="link2",
-        parent_marker="joint3",
-        child="link3",
-        axis=(0.0, 0.0, 1.0),
-        initial=-1.0,
+    revolute(
+        model, "joint3", "link2", "link3", (0.0, 0.0, 1.0), parent_marker="joint3", initial=-1.0
     )
-    model.add_sensor("theta1", "joint_coordinate", joint="joint1")
-    model.add_sensor("d2", "joint_coordinate", joint="joint2")
-    model.add_sensor("theta3", "joint_coordinate", joint="joint3")
-    model.add_sensor("tip", "marker_position", body="link3", marker="tip", frame="link3")
-    model.add_sensor(
-        "tip_deflection", "marker_deflection", body="link3", marker="tip", frame="link3"
-    )
+    joint_sensors(model, {"theta1": "joint1", "d2": "joint2", "theta3": "joint3"})
+    tip_sensors(model, "link3")
     return model
 
 
@@ -279,59 +278,35 @@ def huang_rig(
     joint-1 drive into I_zz, which leaves no mass distribution with those moments, and link
     1 turns only
     about z, so I_xx and I_yy do not enter the motion."""
-    model = Model("huang_rig", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.005)  # the rig's 200 Hz
-    model.add_rigid_body(
-        "link1",
-        mass=2.067,
-        com=(0.1155, 0.0, 0.0),
-        inertia=(3.752e-4, 0.08884, 0.08884),
-        inertia_about="origin",
-    )
-    model.add_marker("link1", "joint2", position=(0.231, 0.0, 0.0))
-    mat = material(**HUANG_TUBE_MATERIAL)
-    model.add_beam_body(
+    model = benchmark_model("huang_rig", t_end, step=0.005)  # the rig's 200 Hz
+    huang_link1(model, along=(1.0, 0.0, 0.0))
+    tube_beam(
+        model,
         "link2",
-        [[0.0, 0.0, 0.0], [0.0, 0.0, -1.02]],
-        huang_tube(),
-        mat,
-        elements=elements,
-        reference=(0.0, 1.0, 0.0),
+        (0.0, 0.0, -1.02),
+        elements,
         node_masses={-1: 0.604},
         alpha=0.00025,
         geometric=geometric,
     )
     model.add_marker("link2", "tip", node=-1)
-    model.add_joint(
-        "joint1",
-        "revolute",
-        parent="ground",
-        child="link1",
-        axis=(0.0, 0.0, 1.0),
-        stiffness=0.1,
-        damping=0.098,
-    )
-    model.add_joint(
+    spring = dict(stiffness=0.1, damping=0.098)  # N m/rad, N m s/rad
+    revolute(model, "joint1", "ground", "link1", (0.0, 0.0, 1.0), **spring)
+    revolute(
+        model,
         "joint2",
-        "revolute",
-        parent="link1",
+        "link1",
+        "link2",
+        (1.0, 0.0, 0.0),
         parent_marker="joint2",
-        child="link2",
-        axis=(1.0, 0.0, 0.0),
         initial=float(theta2),
-        stiffness=0.1,
-        damping=0.098,
+        **spring,
     )
-    model.add_sensor("theta1", "joint_coordinate", joint="joint1")
-    model.add_sensor("theta2", "joint_coordinate", joint="joint2")
+    joint_sensors(model, {"theta1": "joint1", "theta2": "joint2"})
     model.add_sensor(
         "strain", "beam_strain", body="link2", element=0, at="start", point=(6.35e-3, 0.0)
     )
-    model.add_sensor("tip", "marker_position", body="link2", marker="tip", frame="link2")
-    model.add_sensor(
-        "tip_deflection", "marker_deflection", body="link2", marker="tip", frame="link2"
-    )
+    tip_sensors(model, "link2")
     return model
 
 
@@ -396,22 +371,10 @@ def huang_eight_link(
     Initial state H8_INITIAL, at rest, beams undeformed; targets H8_TARGETS. Sensors: every
     joint value, and the elastic
     deflections of the tips of links 1 and 2 in their own frames."""
-    model = Model("huang_eight_link", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.01)
-    mat = material(**HUANG_TUBE_MATERIAL)
+    model = benchmark_model("huang_eight_link", t_end, step=0.01)
     for k in (1, 2):
         body = f"link{k}"
-        model.add_beam_body(
-            body,
-            [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]],
-            huang_tube(),
-            mat,
-            elements=elements,
-            reference=(0.0, 1.0, 0.0),
-            alpha=alpha,
-            geometric=geometric,
-        )
+        tube_beam(model, body, (1.0, 0.0, 0.0), elements, alpha=alpha, geometric=geometric)
         model.add_marker(body, "tip", node=-1)
     for k in range(3, 9):
         body = f"link{k}"
@@ -486,586 +449,24 @@ def spin_up(
     frame (its y component is the deflection perpendicular to the undeformed axis, in the
     plane of rotation). `modes`, `correction_modes`, `modal_derivatives`: the beam's modal
     reduction (correction modes at the tip marker)."""
-    model = Model("spin_up", gravity=(0.0, 0.0, 0.0))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.05)
+    model = benchmark_model("spin_up", t_end, step=0.05, gravity=(0.0, 0.0, 0.0))
     section = general_section(4e-4, 2e-7, 2e-7, 4e-7)
     mat = material(7e10, 3000.0, shear_modulus=7e10 / 2.6)
-    model.add_beam_body(
+    straight_beam(
+        model,
         "beam",
-        [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]],
+        (10.0, 0.0, 0.0),
         section,
         mat,
-        elements=elements,
-        reference=(0.0, 1.0, 0.0),
+        elements,
         geometric=geometric,
         modes=modes,
         correction_modes=correction_modes,
         modal_derivatives=modal_derivatives,
     )
     model.add_marker("beam", "tip", node=-1)
-    model.add_joint("hub", "revolute", parent="ground", child="beam", axis=(0.0, 0.0, 1.0))
+    revolute(model, "hub", "ground", "beam", (0.0, 0.0, 1.0))
     model.add_driver("spin", "hub", SpinUp(rate=SPIN_RATE, duration=SPIN_DURATION))
-    model.add_sensor("angle", "joint_coordinate", joint="hub")
+    joint_sensors(model, {"angle": "hub"})
     model.add_sensor("tip_deflection", "marker_deflection", body="beam", marker="tip", frame="beam")
-    return model
-
-
-FB_LINK = 0.5  # m, crank and rocker
-FB_COUPLER = 0.4  # m, also the distance of the ground pivots
-FB_SPRING = 1e4  # N/m (10 N/mm)
-
-
-def _slender(mass: float, i_transverse: float, axis: int) -> list[float]:
-    """Inertia about the centre of mass of a link along body axis `axis` (0 x, 2 z):
-    i_transverse about the other two axes, 1e-4 of it about the link's own axis
-    (docs/explanation/benchmark-models.md FB)."""
-    inertia = [i_transverse] * 3
-    inertia[axis] = 1e-4 * i_transverse
-    return inertia
-
-
-def _coupler_to_crank(model: Model, rocker: float) -> None:
-    """The four-bar's joint from the crank's tip to the coupler, turned back by `rocker`
-    so that the coupler starts level."""
-    model.add_joint(
-        "crank_coupler",
-        "revolute",
-        parent="crank",
-        parent_marker="tip",
-        child="coupler",
-        axis=(0.0, 1.0, 0.0),
-        initial=-rocker,
-    )
-
-
-def _coupler_to_rocker(model: Model) -> None:
-    """The four-bar's cut joint from the coupler's end to the rocker's tip, and the spring
-    from the coupler's middle to the ground."""
-    model.add_joint(
-        "coupler_rocker",
-        "revolute",
-        parent="coupler",
-        parent_marker="end",
-        child="rocker",
-        child_marker="tip",
-        axis=(0.0, 1.0, 0.0),
-        cut=True,
-    )
-    model.add_spring(
-        "spring",
-        "coupler",
-        "middle",
-        "ground",
-        "spring_anchor",
-        stiffness=FB_SPRING,
-        rest_length=0.5,
-    )
-
-
-def four_bar(rocker: float = 0.05, t_end: float = 10.0) -> Model:
-    """FB of docs/explanation/benchmark-models.md: a parallelogram four-bar hanging under
-    gravity from ground pivots at (0, 0, 0) and (0.4, 0, 0), revolute axes along global y:
-    crank A and rocker C (0.5 m, 7.707 kg, 0.16176083 kg m^2 about their centres) hang
-    along -z, the coupler B (0.4 m, 3.946 kg, 0.05300579 kg m^2) joins their lower ends (Bae,
-    Choi and Kim, table 1). A spring of 10 N/mm from the coupler's middle to the ground point
-    (0.7, 0, -0.5), rest length 0.5 m (unstretched when hanging). The joint between
-    the coupler and the rocker is cut (its constraints close the loop). Released at
-    rest with the rocker (and the crank) turned `rocker` rad from hanging, the
-    coupler horizontal. Sensors: the crank and rocker angles and the coupler's middle."""
-    model = Model("four_bar", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.005)
-    for name in ("crank", "rocker"):
-        model.add_rigid_body(
-            name,
-            mass=7.707,
-            com=(0.0, 0.0, -FB_LINK / 2),
-            inertia=_slender(7.707, 0.16176083, 2),
-            inertia_about="com",
-        )
-        model.add_marker(name, "tip", position=(0.0, 0.0, -FB_LINK))
-    model.add_rigid_body(
-        "coupler",
-        mass=3.946,
-        com=(FB_COUPLER / 2, 0.0, 0.0),
-        inertia=_slender(3.946, 0.05300579, 0),
-        inertia_about="com",
-    )
-    model.add_marker("coupler", "end", position=(FB_COUPLER, 0.0, 0.0))
-    model.add_marker("coupler", "middle", position=(FB_COUPLER / 2, 0.0, 0.0))
-    model.add_marker("ground", "rocker_pivot", position=(FB_COUPLER, 0.0, 0.0))
-    model.add_marker("ground", "spring_anchor", position=(0.7, 0.0, -FB_LINK))
-    y = (0.0, 1.0, 0.0)
-    model.add_joint(
-        "crank_pivot", "revolute", parent="ground", child="crank", axis=y, initial=rocker
-    )
-    _coupler_to_crank(model, rocker)
-    model.add_joint(
-        "rocker_pivot",
-        "revolute",
-        parent="ground",
-        parent_marker="rocker_pivot",
-        child="rocker",
-        axis=y,
-        initial=rocker,
-    )
-    _coupler_to_rocker(model)
-    model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
-    model.add_sensor("rocker", "joint_coordinate", joint="rocker_pivot")
-    model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
-    return model
-
-
-BR_LINK = 0.1  # m: each link; the triangle's side is 2 BR_LINK
-
-
-def bricard(t_end: float = 10.0) -> Model:
-    """BR of docs/explanation/benchmark-models.md (Führer and Wallrapp's closed chain,
-    Bricard's linkage): five moving links and the ground joined in a ring by six revolute
-    joints, in the triangular configuration: the hinges at the corners C0, C1, C2 and at the
-    midpoints of the
-    sides of an equilateral triangle of side 0.2 m in the global x-y plane; corner
-    hinges about the triangle's normal (global z), midpoint hinges about the in-plane
-    axis perpendicular to their side. Ring order C0, M01, C1, M12, C2, M20; the ground
-    is the link from M20 to C0, links 1 to 5 the others (slender rods of 1 kg and
-    0.1 m along the x axis of their frames, which start at their first hinge). The
-    joint at M20 (link 5 to the ground) is cut. Gravity -z, released at rest.
-    Sensors: the first joint's angle and the middle of link 3 (C1 to M12)."""
-    c0, c1 = np.zeros(3), np.array([2 * BR_LINK, 0.0, 0.0])
-    c2 = np.array([BR_LINK, np.sqrt(3.0) * BR_LINK, 0.0])
-    ring = [c0, (c0 + c1) / 2, c1, (c1 + c2) / 2, c2, (c2 + c0) / 2]
-    z = np.array([0.0, 0.0, 1.0])
-    axes = []
-    for k, _point in enumerate(ring):
-        if k % 2 == 0:
-            axes.append(z)
-        else:  # the side through this midpoint, and the in-plane normal to it
-            side = ring[(k + 1) % 6] - ring[k - 1]
-            axes.append(np.cross(z, side / np.linalg.norm(side)))
-    model = Model("bricard", gravity=(0.0, 0.0, -9.81))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.01)
-    frames = []
-    for k in range(5):  # link k+1 from ring[k] to ring[k+1]
-        x = (ring[k + 1] - ring[k]) / BR_LINK
-        frames.append(np.column_stack([x, np.cross(z, x), z]))
-        name = f"link{k + 1}"
-        model.add_rigid_body(
-            name,
-            mass=1.0,
-            com=(BR_LINK / 2, 0.0, 0.0),
-            inertia=(1e-6, BR_LINK**2 / 12, BR_LINK**2 / 12),
-            inertia_about="com",
-        )
-        model.add_marker(name, "end", position=(BR_LINK, 0.0, 0.0))
-    model.add_marker("ground", "c0", position=ring[0])
-    model.add_joint(
-        "hinge1",
-        "revolute",
-        parent="ground",
-        parent_marker="c0",
-        child="link1",
-        axis=axes[0],
-        child_marker=model.add_marker("link1", "start", orientation=frames[0].T).name,
-    )
-    for k in range(1, 5):
-        parent, child = f"link{k}", f"link{k + 1}"
-        relative = frames[k].T @ frames[k - 1]  # C_O: A_child C_O = A_parent at zero
-        start = model.add_marker(child, "start", orientation=relative)
-        model.add_joint(
-            f"hinge{k + 1}",
-            "revolute",
-            parent=parent,
-            parent_marker="end",
-            child=child,
-            child_marker=start.name,
-            axis=frames[k - 1].T @ axes[k],
-        )
-    model.add_marker("ground", "m20", position=ring[5])
-    model.add_marker("link5", "end_axes", position=(BR_LINK, 0.0, 0.0), orientation=frames[4].T)
-    model.add_joint(
-        "hinge6",
-        "revolute",
-        parent="ground",
-        parent_marker="m20",
-        child="link5",
-        child_marker="end_axes",
-        axis=axes[5],
-        cut=True,
-    )
-    model.add_sensor("angle1", "joint_coordinate", joint="hinge1")
-    model.add_marker("link3", "middle", position=(BR_LINK / 2, 0.0, 0.0))
-    model.add_sensor("middle3", "marker_position", body="link3", marker="middle")
-    return model
-
-
-def slider_crank(elements: int = 4, t_end: float = 2.0) -> Model:
-    """SC of docs/explanation/benchmark-models.md: a crank (0.15 m, 0.5 kg slender rod along +x
-    of its frame)
-    turning about global y at the origin at a prescribed 30 rad/s; a connecting rod,
-    the Huang tube (0.30 m, `elements` elements, clamped at its floating frame, which
-    is pinned to the crank's tip), pinned at its far end to a slider of 0.2 kg that
-    moves along global x. The rod-slider joint is cut. No gravity. Initial: crank
-    angle 0 (all three in line along x: the slider at 0.45 m), the rod straight,
-    the velocities made consistent with the crank's. Sensors: the slider position,
-    the rod's middle node's transverse deflection in the rod frame (its z component,
-    in the plane of motion) and the crank angle."""
-    model = Model("slider_crank", gravity=(0.0, 0.0, 0.0))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=1e-10)
-    model.set_output(step=0.001)
-    crank, rod = 0.15, 0.30
-    model.add_rigid_body(
-        "crank",
-        mass=0.5,
-        com=(crank / 2, 0.0, 0.0),
-        inertia=(1e-6, 0.5 * crank**2 / 12, 0.5 * crank**2 / 12),
-        inertia_about="com",
-    )
-    model.add_marker("crank", "tip", position=(crank, 0.0, 0.0))
-    model.add_beam_body(
-        "rod",
-        [[0.0, 0.0, 0.0], [rod, 0.0, 0.0]],
-        huang_tube(),
-        material(**HUANG_TUBE_MATERIAL),
-        elements=elements,
-        reference=(0.0, 1.0, 0.0),
-    )
-    model.add_marker("rod", "end", node=-1)
-    model.add_marker("rod", "middle", node=elements // 2)
-    model.add_rigid_body("slider", mass=0.2, inertia=(1e-5, 1e-5, 1e-5), inertia_about="com")
-    y = (0.0, 1.0, 0.0)
-    model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y)
-    model.add_driver("motor", "crank_pivot", ConstantRate(value=0.0, rate=30.0))
-    model.add_joint(
-        "crank_rod", "revolute", parent="crank", parent_marker="tip", child="rod", axis=y
-    )
-    model.add_joint(
-        "guide", "prismatic", parent="ground", child="slider", axis=(1.0, 0.0, 0.0), initial=0.45
-    )  # crank + rod
-    model.add_joint(
-        "rod_slider",
-        "revolute",
-        parent="rod",
-        parent_marker="end",
-        child="slider",
-        axis=y,
-        cut=True,
-    )
-    model.add_sensor("slider", "joint_coordinate", joint="guide")
-    model.add_sensor("deflection", "marker_deflection", body="rod", marker="middle", frame="rod")
-    model.add_sensor("crank", "joint_coordinate", joint="crank_pivot")
-    return model
-
-
-CRANK_LENGTH = 0.15  # m: Simeon's crank (the Bari test set's problem `crank`)
-CRANK_ROD = 0.30  # m
-CRANK_SECTION = 0.008  # m: the rod's square section, 8 mm x 8 mm
-CRANK_STEEL = dict(youngs_modulus=2.0e11, poisson_ratio=0.3, density=7870.0)
-CRANK_SLIDER = 0.075552  # kg
-CRANK_SPEED = 150.0  # rad/s
-# The test set's initial values: rod angle phi2 and its rate (rad, rad/s), the slider
-# x3 and its rate (m, m/s), and the rod's four elastic coordinates and their rates,
-# q1, q2 the lateral amplitudes of sin(pi xi), sin(2 pi xi) and q3, q4 the axial
-# displacements of the middle and the far end (quadratic ansatz), xi = x / 0.3 m.
-CRANK_START: dict[str, Any] = dict(
-    phi2=0.0,
-    phi2_rate=-7.499576703969453e01,
-    x3=4.500169330000000e-01,
-    x3_rate=-2.689386719979040e-06,
-    q=(0.0, 0.0, 1.033398630000000e-05, 1.693279690000000e-05),
-    q_rate=(
-        4.448961125815990e-01,
-        4.634339319238670e-03,
-        -1.785910760000550e-06,
-        -2.689386719979040e-06,
-    ),
-)
-CRANK_REFERENCE_Q1 = 0.1893192899613509e-03  # m: q1 at t = 0.1 s, the test set's solution
-
-
-def crank_rod_field(q: Iterable[float], elements: int) -> tuple[NDArray[np.float64], float]:
-    """The rod's nodal elastic coordinates (u, w, ty per node 1..elements, in that
-    order per node; m, m, rad) of the test set's field: lateral w_c = q1 sin(pi xi) +
-    q2 sin(2 pi xi) in the frame through both pins (the chord), axial u = q3 4 xi
-    (1 - xi) + q4 xi (2 xi - 1). The rod's floating frame is clamped at node 0, so it
-    turns from the chord by the slope s0 = w_c'(0) and its lateral field is w_c - s0 x;
-    the test set's plane is ours with its y along -z (a turn of phi about y is its
-    turn by phi), so w = -(w_c - s0 x) and ty = -dw/dx. Returns (coordinates, s0);
-    linear in q, so it maps rates too."""
-    q1, q2, q3, q4 = q
-    xi = np.arange(1, elements + 1) / elements
-    x = xi * CRANK_ROD
-    s0 = np.pi * (q1 + 2.0 * q2) / CRANK_ROD
-    wc = q1 * np.sin(np.pi * xi) + q2 * np.sin(2.0 * np.pi * xi)
-    slope = np.pi / CRANK_ROD * (q1 * np.cos(np.pi * xi) + 2.0 * q2 * np.cos(2.0 * np.pi * xi))
-    u = q3 * 4.0 * xi * (1.0 - xi) + q4 * xi * (2.0 * xi - 1.0)
-    w = -(wc - s0 * x)
-    ty = slope - s0
-    return np.column_stack([u, w, ty]), s0
-
-
-def simeon_crank(
-    elements: int = 8,
-    t_end: float = 0.1,
-    geometric: str = "none",
-    planar: bool = True,
-    modes: str | int = "all",
-    corrections: bool = True,
-    modal_derivatives: bool | None = None,
-) -> Model:
-    """CRANK of docs/explanation/benchmark-models.md: Simeon's flexible slider-crank, the
-    Bari test set's problem `crank` (Mazzia and Magherini), in the plane x-z. A crank of
-    0.15 m turning about global y at a prescribed 150 rad/s; a steel rod of 0.30 m,
-    8 mm x 8 mm (`elements` elements, an even number, clamped at its floating frame,
-    pinned to the crank's tip); a slider of 0.075552 kg on the global x axis, pinned
-    to the rod's far end (the cut joint). No gravity, no damping. Started from the
-    test set's initial values (CRANK_START, mapped by crank_rod_field). Sensors: the
-    deflections of the rod's middle and far-end nodes in the rod frame, the slider
-    position, the rod's angle at the crank. `geometric`: the rod's geometric
-    stiffness, "none" as in the test set's linear problem (it enlarges the midpoint
-    deflection at 0.1 s by about a quarter); `planar`: the rod's out-of-plane
-    coordinates (v, tx, tz of every node) fixed, as the test set's rod has none;
-    `modes`: "all" (nodal coordinates) or the number of the rod's lowest modes kept,
-    with static correction modes at its middle and far end unless `corrections` is
-    False, and the modal derivatives as `modal_derivatives` says (None: with geometric
-    stiffness), the start then the least-squares fit of the basis to the nodal field."""
-    if elements % 2:
-        raise ValueError(f"elements must be even (a node at the rod's middle), got {elements}")
-    start = CRANK_START
-    field, _ = crank_rod_field(start["q"], elements)
-    rates, s0_rate = crank_rod_field(start["q_rate"], elements)
-    model = Model("simeon_crank", gravity=(0.0, 0.0, 0.0))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-6, atol=1e-8)
-    model.set_output(step=1e-3)
-    model.add_rigid_body(
-        "crank",
-        mass=0.36,
-        com=(CRANK_LENGTH / 2, 0.0, 0.0),
-        inertia=(1e-6, 0.002727, 0.002727),
-        inertia_about="origin",
-    )
-    model.add_marker("crank", "tip", position=(CRANK_LENGTH, 0.0, 0.0))
-    a = CRANK_SECTION
-    model.add_beam_body(
-        "rod",
-        [[0.0, 0.0, 0.0], [CRANK_ROD, 0.0, 0.0]],
-        rectangle_section(a, a),
-        material(**CRANK_STEEL),
-        elements=elements,
-        reference=(0.0, 1.0, 0.0),
-        geometric=geometric,
-        fixed={0: "all", **{k: ["v", "tx", "tz"] for k in range(1, elements + 1)}}
-        if planar
-        else None,
-        modes=modes,
-        correction_modes=modes != "all" and corrections,
-        modal_derivatives=modal_derivatives if modes != "all" else None,
-    )
-    model.add_marker("rod", "middle", node=elements // 2)
-    model.add_marker("rod", "end", node=-1)
-    rod = model.bodies["rod"]
-    assert isinstance(rod, BeamBody)
-    initial, initial_rates = np.zeros(len(rod.free)), np.zeros(len(rod.free))
-    for node in range(1, elements + 1):
-        k = rod.node_columns(node)[[NODE_DOFS.index(d) for d in ("u", "w", "ty")]]
-        initial[k] = field[node - 1]
-        initial_rates[k] = rates[node - 1]
-    if rod.basis is not None:
-        fit = np.linalg.lstsq(
-            rod.basis.vectors, np.column_stack([initial, initial_rates]), rcond=None
-        )[0]
-        initial, initial_rates = fit[:, 0], fit[:, 1]
-    rod.initial = list(initial)
-    rod.initial_rates = list(initial_rates)
-    model.add_rigid_body(
-        "slider", mass=CRANK_SLIDER, inertia=(1e-6, 1e-6, 1e-6), inertia_about="com"
-    )
-    y = (0.0, 1.0, 0.0)
-    model.add_joint("crank_pivot", "revolute", parent="ground", child="crank", axis=y)
-    model.add_driver("motor", "crank_pivot", ConstantRate(value=0.0, rate=CRANK_SPEED))
-    model.add_joint(
-        "crank_rod",
-        "revolute",
-        parent="crank",
-        parent_marker="tip",
-        child="rod",
-        axis=y,
-        initial=start["phi2"],
-        initial_rate=start["phi2_rate"] + s0_rate - CRANK_SPEED,
-    )
-    model.add_joint(
-        "guide",
-        "prismatic",
-        parent="ground",
-        child="slider",
-        axis=(1.0, 0.0, 0.0),
-        initial=start["x3"],
-        initial_rate=start["x3_rate"],
-    )
-    model.add_joint(
-        "rod_slider",
-        "revolute",
-        parent="rod",
-        parent_marker="end",
-        child="slider",
-        axis=y,
-        cut=True,
-    )
-    model.add_sensor("middle", "marker_deflection", body="rod", marker="middle", frame="rod")
-    model.add_sensor("end", "marker_deflection", body="rod", marker="end", frame="rod")
-    model.add_sensor("slider", "joint_coordinate", joint="guide")
-    model.add_sensor("rod_angle", "joint_coordinate", joint="crank_rod")
-    return model
-
-
-def crank_midpoint_deflection(middle: ArrayLike, end: ArrayLike) -> NDArray[np.float64]:
-    """The test set's q1 (m) from the deflections (rows of x, y, z in the rod frame) of
-    the rod's middle and far-end nodes: the middle's lateral deflection from the chord,
-    w_c(L/2) = -(w(L/2) - w(L) / 2), which is q1 for the test set's two sine modes."""
-    middle, end = np.atleast_2d(middle), np.atleast_2d(end)
-    return -(middle[:, 2] - 0.5 * end[:, 2])
-
-
-def four_bar_flexible(elements: int = 4, rocker: float = 0.05, t_end: float = 10.0) -> Model:
-    """FB-flex of docs/explanation/benchmark-models.md: the four-bar with its coupler a
-    flexible Huang tube of 0.4 m (`elements` elements, its mass then the tube's; clamped at
-    its floating frame, pinned to the crank's tip); the cut joint at its far end's node, the
-    spring at its middle node."""
-    model = four_bar(rocker=rocker, t_end=t_end)
-    model.name = "four_bar_flexible"
-    for name in ("coupler_rocker", "crank_coupler"):
-        model.joints.pop(name)
-    model.springs.clear()
-    model.sensors.pop("middle")
-    model.bodies.pop("coupler")
-    model.add_beam_body(
-        "coupler",
-        [[0.0, 0.0, 0.0], [FB_COUPLER, 0.0, 0.0]],
-        huang_tube(),
-        material(**HUANG_TUBE_MATERIAL),
-        elements=elements,
-        reference=(0.0, 1.0, 0.0),
-    )
-    model.add_marker("coupler", "end", node=-1)
-    model.add_marker("coupler", "middle", node=elements // 2)
-    _coupler_to_crank(model, rocker)
-    _coupler_to_rocker(model)
-    model.add_sensor("middle", "marker_position", body="coupler", marker="middle")
-    model.add_sensor(
-        "bending", "marker_deflection", body="coupler", marker="middle", frame="coupler"
-    )
-    return model
-
-
-RD_MASS = 1.0  # kg
-RD_RADIUS = 0.1  # m
-RD_GRAVITY = 9.81  # m/s^2
-RD_SPEED = 1.0  # m/s: the steady variants' forward speed of the centre
-RD_LEAN = 0.2  # rad: the circular variant's lean
-RD_ACCEL = 0.5  # m/s^2: the plane's acceleration along x (RD-accel)
-RD_ACCEL_LEAN = 0.1  # rad
-RD_ACCEL_SPIN = 15.0  # rad/s
-RD_VARIANTS = {"straight": 10.0, "circular": 10.0, "accel": 5.0}  # variant: t_end (s)
-RD_ATOL = 1e-9  # the models' atol (rtol 1e-8): at 1e-10 the steps of the circular run
-# collapse to 4e-4 s from t = 1 s on, every step rejected once, the lean rate's error
-# test failing (its atol alone at 1e-8 cures it); docs/guides/rolling-contacts.md
-
-
-def rolling_disk_steady_rates(
-    lean: float, speed: float, radius: float = RD_RADIUS, gravity: float = RD_GRAVITY
-) -> tuple[float, float]:
-    """(heading rate, spin rate) (rad/s) of the thin uniform disk rolling steadily on a
-    circle at `lean` (rad, > 0: leaning to its left, towards -y at heading 0) with the
-    centre's speed `speed` (m/s, forward); the derivation is in
-    tests/test_rolling_disk.py. With w3 = speed / radius, the angular velocity's
-    component along the axle, the heading rate O solves
-
-        (radius / 4) sin(lean) cos(lean) O^2 - (3 / 2) cos(lean) speed O
-            - gravity sin(lean) = 0,
-
-    the root that vanishes with the lean (the disk turns towards its lean); the spin
-    rate (about the axle, relative to the heading-and-lean frame) is w3 - O sin(lean)."""
-    s, c = np.sin(lean), np.cos(lean)
-    if s == 0.0:
-        return 0.0, speed / radius
-    a = radius * s * c / 4.0
-    b = -1.5 * c * speed
-    d = -gravity * s
-    heading = 2.0 * d / (-b + np.sqrt(b * b - 4.0 * a * d))  # the small root, stably
-    return heading, speed / radius - heading * s
-
-
-def rolling_disk(variant: str = "accel", t_end: float | None = None) -> Model:
-    """RD of docs/explanation/benchmark-models.md (Shui and Zhang 1995, section 5): a thin
-    uniform disk (1 kg, radius 0.1 m) rolling without slipping on a horizontal plane, under
-    gravity.
-
-    The disk hangs from the ground by a 6-coordinate general joint: translations x, y,
-    z of its centre, then the heading (about the global z), the lean (about the turned
-    x, the rolling direction) and the spin (about the turned y, the axle). Shui and Zhang's
-    q = [x, y, z, theta, psi, phi] are these with theta = pi/2 - lean (its theta is
-    the angle between the axle and the vertical), psi = heading, phi = spin.
-    The contact "wheel" (type rolling_disk) joins the disk's centre (axle y) to the
-    plane (normal z).
-
-    variant "straight" (RD-steady a): upright, rolling along x at 1 m/s, plane at rest;
-    "circular" (RD-steady b): lean 0.2 rad, 1 m/s, the heading and spin rates of steady
-    circular rolling (rolling_disk_steady_rates); "accel" (RD-accel): the plane is a
-    body "table" sliding along x (prismatic joint "slide", driven x = a t^2 / 2,
-    a = 0.5 m/s^2, from rest), the disk at lean 0.1 rad spinning at 15 rad/s about its
-    axle, rolling on it (the centre's initial velocity 1.5 m/s along x).
-    t_end None: 10 s (steady) or 5 s (accel)."""
-    if variant not in RD_VARIANTS:
-        raise ValueError(
-            f"unknown rolling-disk variant {variant!r}; expected one of {', '.join(RD_VARIANTS)}"
-        )
-    t_end = RD_VARIANTS[variant] if t_end is None else t_end
-    name = "rolling_disk" if variant == "accel" else f"rolling_disk_{variant}"
-    model = Model(name, gravity=(0.0, 0.0, -RD_GRAVITY))
-    model.set_solver(method="bdf", t_end=t_end, rtol=1e-8, atol=RD_ATOL)
-    model.set_output(step=0.01)
-    diametral = RD_MASS * RD_RADIUS**2 / 4.0
-    model.add_rigid_body(
-        "disk", mass=RD_MASS, inertia=[diametral, 2.0 * diametral, diametral], inertia_about="com"
-    )
-    plane = "ground"
-    if variant == "accel":
-        plane = "table"
-        model.add_rigid_body("table", mass=10.0, inertia=[1.0, 1.0, 1.0], inertia_about="com")
-        model.add_joint("slide", "prismatic", parent="ground", child="table", axis=(1.0, 0.0, 0.0))
-        model.add_driver(
-            "slide_motion", "slide", Polynomial(coefficients=(0.0, 0.0, RD_ACCEL / 2.0))
-        )
-        lean, heading_rate, spin = RD_ACCEL_LEAN, 0.0, RD_ACCEL_SPIN
-        speed = RD_RADIUS * spin
-    elif variant == "straight":
-        lean, heading_rate, spin = 0.0, 0.0, RD_SPEED / RD_RADIUS
-        speed = RD_SPEED
-    else:
-        lean, speed = RD_LEAN, RD_SPEED
-        heading_rate, spin = rolling_disk_steady_rates(lean, speed)
-    model.add_joint(
-        "disk_joint",
-        "general",
-        parent="ground",
-        child="disk",
-        translation_axes=np.eye(3).tolist(),
-        rotation_axes=[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
-        initial=[0.0, 0.0, RD_RADIUS * np.cos(lean), 0.0, lean, 0.0],
-        initial_rate=[speed, 0.0, 0.0, heading_rate, 0.0, spin],
-    )
-    model.add_contact(
-        "wheel",
-        "rolling_disk",
-        disk="disk",
-        plane=plane,
-        radius=RD_RADIUS,
-        axis=(0.0, 1.0, 0.0),
-        normal=(0.0, 0.0, 1.0),
-    )
-    model.add_sensor("lean", "joint_coordinate", joint="disk_joint", coordinate=4)
-    model.add_sensor("heading_rate", "joint_rate", joint="disk_joint", coordinate=3)
-    model.add_sensor("spin_rate", "joint_rate", joint="disk_joint", coordinate=5)
-    model.add_sensor("contact", "contact_reaction", contact="wheel")
     return model

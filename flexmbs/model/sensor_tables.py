@@ -11,7 +11,7 @@ kernel adds to their undeformed positions.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -212,127 +212,201 @@ def sensor_tables(
     thesis's variants keep the linear u', as the thesis computed its strains): the
     kernel adds sensor_geo_coef sbar / 2 to the first value of a beam_strain or
     beam_section_forces sensor (coefficient 1, or EA for the normal force N)."""
-    s_type, s_coord, s_marker, s_body, s_frame, s_point, s_off = [], [], [], [], [], [], [0]
-    s_geo, s_geo_coef = [], []
-    lin_rows: list[list[tuple[int, float]]]
-    points: list[NDArray[np.float64]]
-    lin_rows, points, sizes = [], [], []
-
-    def add_rows(rows: NDArray[np.float64], q_first: int) -> int:
-        first = len(lin_rows)
-        for row in np.atleast_2d(rows):
-            lin_rows.append(
-                [(q_first + j, float(c)) for j, c in enumerate(row) if abs(c) > ROW_ZERO]
-            )
-        return first
-
-    for s in sensors:
-        code = SENSOR_CODES[s.type]
-        coord, mk, body, frame, point, geo, geo_coef = -1, -1, -1, -1, -1, -1, 0.0
-        size = SENSOR_SIZES.get(code)
-        # the fields each type of sensor names are set (Model.add_sensor): the asserts say so
-        if code in (0, 1) and s.joint in cut_joints:
-            assert s.joint is not None and s.coordinate is not None
-            joint = model.joints[s.joint]
-            kind, axis = _cut_coordinate_axis(joint, s.coordinate, f'sensor "{s.name}"')
-            code = CUT_COORDINATE_CODES[(code, kind)]
-            coord = list(cut_joints).index(s.joint)
-            point = len(points)
-            points.append(axis)
-        elif code in (0, 1):
-            assert s.joint is not None and s.coordinate is not None
-            coord = coord_of[(s.joint, s.coordinate)]
-        elif code in (6, 7, 23, 24):
-            assert s.actuator is not None
-            coord = act_index[s.actuator]
-        elif code in (8, 10, 11):
-            assert s.body is not None and s.element is not None
-            beam = model.bodies[s.body]
-            assert isinstance(beam, BeamBody)
-            coord = add_rows(_beam_section_rows(beam, s), flex_q[s.body])
-            body = body_index[s.body]
-            if code != 10 and s.body in geo_first and beam.geometric == "consistent":
-                geo = geo_first[s.body] + s.element
-                geo_coef = 1.0 if code == 8 else beam.material.youngs_modulus * beam.section.area
-        elif code == 21:
-            assert s.body is not None
-            body = body_index[s.body]
-        elif code == 22:
-            assert s.body is not None
-            flexible = model.bodies[s.body]
-            nf = cast(BeamBody, flexible).nf
-            coord = add_rows(np.eye(nf), flex_q[s.body])
-            body = body_index[s.body]
-            size = nf
-        elif code == 12:
-            assert s.body is not None and s.subdivisions is not None
-            beam = model.bodies[s.body]
-            assert isinstance(beam, BeamBody)
-            pos, rows = centerline_points(beam, s.subdivisions)
-            coord = add_rows(rows, flex_q[s.body])
-            point = len(points)
-            points += list(pos)
-            body = body_index[s.body]
-            frame = -1 if s.frame == GROUND else body_index[s.frame]
-            size = 3 * len(pos)
-        elif code == 13 and s.joint not in cut_joints:  # a tree joint: code 15
-            assert s.joint is not None
-            code = 15
-            joint = model.joints[s.joint]
-            body = body_index[joint.child]
-            coord = body
-            mk = marker_id(joint.child, joint.child_marker)
-            frame = -1 if s.frame == GROUND else body_index[s.frame]
-        elif code in (13, 14):
-            assert s.joint is not None
-            if s.joint not in cut_joints:
-                raise ModelError(
-                    f'joint "{s.joint}" is a joint of the tree: {s.type} '
-                    "sensors read cut joints (closed loops; mark the joint "
-                    "cut = true)",
-                    f'sensor "{s.name}"',
-                    "joint",
-                )
-            coord = list(cut_joints).index(s.joint)
-            frame = -1 if s.frame == GROUND else body_index[s.frame]
-            if code == 14:
-                size = 2 * (6 - model.joints[s.joint].ndof)
-        elif code == 16:
-            assert s.contact is not None
-            coord = list(contacts).index(s.contact)
-            frame = -1 if s.frame == GROUND else body_index[s.frame]
-        else:
-            assert s.body is not None and s.marker is not None
-            mk = marker_id(s.body, s.marker)
-            body = -1 if s.body == GROUND else body_index[s.body]
-            frame = -1 if s.frame == GROUND else body_index[s.frame]
-        s_type.append(code)
-        s_coord.append(coord)
-        s_marker.append(mk)
-        s_body.append(body)
-        s_frame.append(frame)
-        s_point.append(point)
-        s_geo.append(geo)
-        s_geo_coef.append(geo_coef)
-        assert size is not None
-        s_off.append(s_off[-1] + size)
-        sizes.append(size)
+    compiler = _SensorCompiler(
+        model,
+        body_index,
+        coord_of,
+        act_index,
+        marker_id,
+        flex_q,
+        geo_first,
+        list(cut_joints),
+        list(contacts),
+    )
+    rows = [compiler.row(s) for s in sensors]
+    sizes = [int(r.size) for r in rows]
+    lin_rows = compiler.lin_rows
     lin_ptr = np.zeros(len(lin_rows) + 1, dtype=np.int64)
     lin_ptr[1:] = np.cumsum([len(r) for r in lin_rows])
     i64 = np.int64
     arrays = dict(
-        sensor_type=np.array(s_type, dtype=i64),
-        sensor_coord=np.array(s_coord, dtype=i64),
-        sensor_marker=np.array(s_marker, dtype=i64),
-        sensor_body=np.array(s_body, dtype=i64),
-        sensor_frame=np.array(s_frame, dtype=i64),
-        sensor_point=np.array(s_point, dtype=i64),
-        sensor_geo=np.array(s_geo, dtype=i64),
-        sensor_geo_coef=np.array(s_geo_coef, dtype=float),
-        sensor_offset=np.array(s_off, dtype=i64),
+        sensor_type=np.array([r.code for r in rows], dtype=i64),
+        sensor_coord=np.array([r.coord for r in rows], dtype=i64),
+        sensor_marker=np.array([r.marker for r in rows], dtype=i64),
+        sensor_body=np.array([r.body for r in rows], dtype=i64),
+        sensor_frame=np.array([r.frame for r in rows], dtype=i64),
+        sensor_point=np.array([r.point for r in rows], dtype=i64),
+        sensor_geo=np.array([r.geo for r in rows], dtype=i64),
+        sensor_geo_coef=np.array([r.geo_coef for r in rows], dtype=float),
+        sensor_offset=np.array(np.cumsum([0, *sizes]), dtype=i64),
         lin_ptr=lin_ptr,
         lin_q=np.array([q for r in lin_rows for q, _ in r], dtype=i64),
         lin_coef=np.array([c for r in lin_rows for _, c in r], dtype=float),
-        point_position=np.array(points, dtype=float).reshape(-1, 3),
+        point_position=np.array(compiler.points, dtype=float).reshape(-1, 3),
     )
     return SensorTables(arrays, sizes)
+
+
+@dataclass
+class _SensorRow:
+    """One sensor's entries of the tables (-1: none): its code (SENSOR_CODES, or the
+    code of a variant), the coordinate, actuator, constraint or first linear row it
+    reads, its marker, body and frame, its first point, its first element in the
+    geometric-stiffness tables with the coefficient of sbar / 2, and its size."""
+
+    code: int
+    size: int
+    coord: int = -1
+    marker: int = -1
+    body: int = -1
+    frame: int = -1
+    point: int = -1
+    geo: int = -1
+    geo_coef: float = 0.0
+
+
+@dataclass
+class _SensorCompiler:
+    """The rows of the sensors one by one (sensor_tables' arguments), with the linear
+    rows over q and the points they add."""
+
+    model: Model
+    body_index: Mapping[str, int]
+    coord_of: Mapping[tuple[str, int], int]
+    act_index: Mapping[str, int]
+    marker_id: Callable[[str, str], int]
+    flex_q: Mapping[str, int]
+    geo_first: Mapping[str, int]
+    cut_joints: list[str]
+    contacts: list[str]
+    lin_rows: list[list[tuple[int, float]]] = field(default_factory=list)
+    points: list[NDArray[np.float64]] = field(default_factory=list)
+
+    def add_rows(self, rows: NDArray[np.float64], q_first: int) -> int:
+        """Keep linear rows over the elastic coordinates from q index `q_first` (their
+        nonzero coefficients); the index of the first."""
+        first = len(self.lin_rows)
+        for row in np.atleast_2d(rows):
+            self.lin_rows.append(
+                [(q_first + j, float(c)) for j, c in enumerate(row) if abs(c) > ROW_ZERO]
+            )
+        return first
+
+    def frame_of(self, s: Sensor) -> int:
+        """The index of the body whose axes the sensor's values are in (-1: global)."""
+        return -1 if s.frame == GROUND else self.body_index[cast(str, s.frame)]
+
+    def row(self, s: Sensor) -> _SensorRow:
+        """The entries of sensor `s` (the fields its type names are set by
+        Model.add_sensor: the asserts say so)."""
+        code = SENSOR_CODES[s.type]
+        size = SENSOR_SIZES.get(code, 0)
+        if code in (0, 1):
+            return self._joint_row(s, code, size)
+        if code in (6, 7, 23, 24):
+            assert s.actuator is not None
+            return _SensorRow(code, size, coord=self.act_index[s.actuator])
+        if code in (8, 10, 11):
+            return self._section_row(s, code, size)
+        if code == 21:
+            assert s.body is not None
+            return _SensorRow(code, size, body=self.body_index[s.body])
+        if code == 22:
+            assert s.body is not None
+            nf = cast(BeamBody, self.model.bodies[s.body]).nf
+            coord = self.add_rows(np.eye(nf), self.flex_q[s.body])
+            return _SensorRow(code, nf, coord=coord, body=self.body_index[s.body])
+        if code == 12:
+            return self._centerline_row(s, code)
+        if code in (13, 14):
+            return self._reaction_row(s, code, size)
+        if code == 16:
+            assert s.contact is not None
+            coord = self.contacts.index(s.contact)
+            return _SensorRow(code, size, coord=coord, frame=self.frame_of(s))
+        assert s.body is not None and s.marker is not None
+        return _SensorRow(
+            code,
+            size,
+            marker=self.marker_id(s.body, s.marker),
+            body=-1 if s.body == GROUND else self.body_index[s.body],
+            frame=self.frame_of(s),
+        )
+
+    def _joint_row(self, s: Sensor, code: int, size: int) -> _SensorRow:
+        """A joint coordinate or rate: a column of the tree, or of a cut joint read
+        from its two markers along the coordinate's axis (a point)."""
+        assert s.joint is not None and s.coordinate is not None
+        if s.joint not in self.cut_joints:
+            return _SensorRow(code, size, coord=self.coord_of[(s.joint, s.coordinate)])
+        joint = self.model.joints[s.joint]
+        kind, axis = _cut_coordinate_axis(joint, s.coordinate, f'sensor "{s.name}"')
+        self.points.append(axis)
+        return _SensorRow(
+            CUT_COORDINATE_CODES[(code, kind)],
+            size,
+            coord=self.cut_joints.index(s.joint),
+            point=len(self.points) - 1,
+        )
+
+    def _section_row(self, s: Sensor, code: int, size: int) -> _SensorRow:
+        """A beam section's strain, curvatures or forces: linear rows, and with the
+        consistent geometric stiffness the membrane strain's term."""
+        assert s.body is not None and s.element is not None
+        beam = self.model.bodies[s.body]
+        assert isinstance(beam, BeamBody)
+        row = _SensorRow(
+            code,
+            size,
+            coord=self.add_rows(_beam_section_rows(beam, s), self.flex_q[s.body]),
+            body=self.body_index[s.body],
+        )
+        if code != 10 and s.body in self.geo_first and beam.geometric == "consistent":
+            row.geo = self.geo_first[s.body] + s.element
+            row.geo_coef = 1.0 if code == 8 else beam.material.youngs_modulus * beam.section.area
+        return row
+
+    def _centerline_row(self, s: Sensor, code: int) -> _SensorRow:
+        """A beam's centre line: its undeformed points and the rows of their
+        displacements."""
+        assert s.body is not None and s.subdivisions is not None
+        beam = self.model.bodies[s.body]
+        assert isinstance(beam, BeamBody)
+        pos, rows = centerline_points(beam, s.subdivisions)
+        coord = self.add_rows(rows, self.flex_q[s.body])
+        self.points += list(pos)
+        return _SensorRow(
+            code,
+            3 * len(pos),
+            coord=coord,
+            body=self.body_index[s.body],
+            frame=self.frame_of(s),
+            point=len(self.points) - len(pos),
+        )
+
+    def _reaction_row(self, s: Sensor, code: int, size: int) -> _SensorRow:
+        """A joint's reaction (a tree joint's from its child body: code 15) or a cut
+        joint's reaction or constraint residual."""
+        assert s.joint is not None
+        joint = self.model.joints[s.joint]
+        if code == 13 and s.joint not in self.cut_joints:
+            body = self.body_index[joint.child]
+            return _SensorRow(
+                15,
+                size,
+                coord=body,
+                marker=self.marker_id(joint.child, joint.child_marker),
+                body=body,
+                frame=self.frame_of(s),
+            )
+        if s.joint not in self.cut_joints:
+            raise ModelError(
+                f'joint "{s.joint}" is a joint of the tree: {s.type} '
+                "sensors read cut joints (closed loops; mark the joint "
+                "cut = true)",
+                f'sensor "{s.name}"',
+                "joint",
+            )
+        if code == 14:
+            size = 2 * (6 - joint.ndof)
+        return _SensorRow(code, size, coord=self.cut_joints.index(s.joint), frame=self.frame_of(s))

@@ -156,6 +156,13 @@ def _unit_of(units: Sequence[str]) -> str:
     return "/".join(seen) if seen else "-"
 
 
+_Compared = tuple[
+    str, str, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], list[str]
+]
+"""A group to compare: its name, unit, the two runs' columns, each column's scale and
+name."""
+
+
 def compare_runs(
     model: Model,
     coarse: Any,
@@ -173,79 +180,69 @@ def compare_runs(
         times = np.asarray(coarse.t[:n])
         rows = rows[(times >= window[0] - 1e-12) & (times <= window[1] + 1e-12)]
     t = np.asarray(coarse.t)[rows]
+    yc, yf = np.asarray(coarse.y)[rows], np.asarray(fine.y)[rows]
+    sc, sf = np.asarray(coarse.sensors)[rows], np.asarray(fine.sensors)[rows]
+    ec = np.array(np.asarray(coarse.energy)[rows, :5])
+    ef = np.array(np.asarray(fine.energy)[rows, :5])
+    groups = (
+        _coordinate_groups(model, cm, yc, yf)
+        + _sensor_groups(model, cm, sc, sf)
+        + [_energy_group(ec, ef)]
+    )
+    return [
+        _group(name, unit, c, f, scale, t, columns, limit)
+        for name, unit, c, f, scale, columns in groups
+    ]
+
+
+def _coordinate_groups(model: Model, cm: Any, yc: Any, yf: Any) -> list[_Compared]:
+    """The joint coordinates' group (each against the range of its motion) and the
+    elastic coordinates' (against their largest value), those the model has, from the
+    states yc, yf of the two runs."""
     nq = cm.nq
     nel = int(np.sum(cm.arrays.flex_nf))
     nj = nq - nel
     names = list(cm.coordinate_names)
     units = coordinate_units(model, names)
-    yc, yf = np.asarray(coarse.y)[rows], np.asarray(fine.y)[rows]
     groups = []
     if nj:
         x = yf[:, :nj]
-        groups.append(
-            _group(
-                "joint coordinates",
-                _unit_of(units[:nj]),
-                yc[:, :nj],
-                x,
-                x.max(axis=0) - x.min(axis=0),
-                t,
-                names[:nj],
-                limit,
-            )
-        )
+        scale = x.max(axis=0) - x.min(axis=0)
+        groups.append(("joint coordinates", _unit_of(units[:nj]), yc[:, :nj], x, scale, names[:nj]))
     if nel:
         x = yf[:, nj:nq]
+        scale = np.full(nel, np.abs(x).max())
+        elastic = names[nj:nq]
         groups.append(
-            _group(
-                "elastic coordinates",
-                _unit_of(units[nj:nq]),
-                yc[:, nj:nq],
-                x,
-                np.full(nel, np.abs(x).max()),
-                t,
-                names[nj:nq],
-                limit,
-            )
+            ("elastic coordinates", _unit_of(units[nj:nq]), yc[:, nj:nq], x, scale, elastic)
         )
-    sc, sf = np.asarray(coarse.sensors)[rows], np.asarray(fine.sensors)[rows]
+    return groups
+
+
+def _sensor_groups(model: Model, cm: Any, sc: Any, sf: Any) -> list[_Compared]:
+    """A group a sensor, against its largest magnitude, from the sensor values sc, sf
+    of the two runs."""
+    groups = []
     k = 0
     for name, size in zip(cm.sensor_names, cm.sensor_sizes):
         x = sf[:, k : k + size]
         columns = [name] if size == 1 else [f"{name}[{i}]" for i in range(size)]
-        groups.append(
-            _group(
-                f"sensor {name}",
-                _unit_of(sensor_units(model, name, size)),
-                sc[:, k : k + size],
-                x,
-                np.full(size, np.abs(x).max()),
-                t,
-                columns,
-                limit,
-            )
-        )
+        unit = _unit_of(sensor_units(model, name, size))
+        scale = np.full(size, np.abs(x).max())
+        groups.append((f"sensor {name}", unit, sc[:, k : k + size], x, scale, columns))
         k += size
-    ec, ef = (
-        np.array(np.asarray(coarse.energy)[rows, :5]),
-        np.array(np.asarray(fine.energy)[rows, :5]),
-    )
-    ec[:, 1] -= ec[0, 1]  # gravity's variation: its zero is arbitrary
+    return groups
+
+
+def _energy_group(ec: NDArray[np.float64], ef: NDArray[np.float64]) -> _Compared:
+    """The energy terms' group from the first five energy columns of the two runs (own
+    copies: gravity's is made its variation, its zero being arbitrary), against the
+    largest energy the system holds."""
+    ec[:, 1] -= ec[0, 1]
     ef[:, 1] -= ef[0, 1]
     held = np.abs(ef[:, :4]).max()
-    groups.append(
-        _group(
-            "energy",
-            "J",
-            ec,
-            ef,
-            np.full(5, held),
-            t,
-            ["kinetic", "gravity", "strain", "spring", "dissipated"],
-            limit,
-        )
-    )
-    return groups
+    terms = ["kinetic", "gravity", "strain", "spring", "dissipated"]
+    return ("energy", "J", ec, ef, np.full(5, held), terms)
 
 
 def check_verify_settings(factor: float, limit: float) -> None:

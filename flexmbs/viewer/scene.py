@@ -443,11 +443,62 @@ def build_scene(
     times = np.asarray(times, float)
     qs = np.asarray(qs, float).reshape(len(times), -1)
     shape = DeformedShape(cm, subdivisions)
-    topo = cm.topology
-    names = list(topo.body_names)
-    body_index = {name: k for k, name in enumerate(names)}
-    chain_model = cm.model
-    markers = _Markers(cm, chain_model, body_index)
+    body_index = {name: k for k, name in enumerate(cm.topology.body_names)}
+    markers = _Markers(cm, cm.model, body_index)
+    # every marker drawn has its slot before the frames are made
+    chain = _chain(cm, markers)
+    joints = _joint_documents(model, markers)
+    fe_markers = {  # an FE body's markers are drawn (its triad at ORIGIN is)
+        name: {m: markers.of(name, m) for m in item.markers if m != ORIGIN}
+        for name, item in cm.model.bodies.items()
+        if isinstance(item, FeBody) and name in body_index
+    }
+    disks = _disk_documents(model, markers)
+    rows = _rows_to_draw(len(times), max_frames)
+    frames = SceneFrames(cm, shape, markers, chain, disks, len(rows))
+    for f, row in enumerate(rows):
+        frames.fill(f, float(times[row]), np.ascontiguousarray(qs[row]))
+    chosen, size = _deflection_scale(frames, len(rows), scale)
+    bodies = _body_documents(cm, chain, frames, fe_markers, subdivisions)
+    sensor_docs: list[dict[str, Any]] = []
+    sensor_rows = np.arange(0)
+    if sensors:
+        sensor_docs, sensor_rows = _sensor_documents(times, sensors, sensor_units or {})
+    density = payload_density(bodies)
+    for doc in bodies:
+        for ball in doc.get("payloads", ()):
+            ball["radius"] = ball_radius(ball["mass"], density)
+    data: dict[str, Any] = {
+        "format": 1,
+        "title": title,
+        "source": source,
+        "time": packed(times[rows], "<f8"),
+        "bounds": _bounds(frames, bodies),
+        "size": size if size > 0.0 else 1.0,
+        "scale": {"value": chosen.scale, "largest": chosen.largest, "describe": chosen.describe()},
+        "bodies": bodies,
+        "markers": markers.document(),
+        "joints": joints,
+        "disks": disks,
+        "relative": packed(frames.relative),
+        "markerElastic": packed(frames.elastic),
+        "deflection": packed(frames.deflection),
+        "fields": _field_documents(frames.fields, frames.fe_largest),
+        "fieldValues": packed(frames.fields),
+        "feCoordinates": packed(frames.fe_coordinates),
+        "sensorTime": packed(times[sensor_rows], "<f8"),
+        "sensors": sensor_docs,
+        "meshes": [m.document(body_index) for m in meshes],
+        "gravity": np.asarray(cm.model.gravity, float).tolist(),
+        "payloadDensity": density,
+    }
+    return Scene(data, chosen, len(rows), moving=frames)
+
+
+def _chain(cm: CompiledModel, markers: _Markers) -> list[tuple[int, int, int]]:
+    """(parent body, marker slot on the parent, marker slot on the child) of each joint
+    of the tree, in the topology's order."""
+    topo, chain_model = cm.topology, cm.model
     chain = []
     for k, jname in enumerate(topo.joint_names):
         j = chain_model.joints[jname]
@@ -458,6 +509,12 @@ def build_scene(
                 markers.of(j.child, j.child_marker),
             )
         )
+    return chain
+
+
+def _joint_documents(model: Model, markers: _Markers) -> list[dict[str, Any]]:
+    """The glyph of each joint the user wrote (cut joints too), on its child's marker
+    (its parent's for a joint to the ground)."""
     joints = []
     for j in model.joints.values():
         on_child = j.child != GROUND
@@ -477,14 +534,12 @@ def build_scene(
                 "cut": bool(j.cut),
             }
         )
+    return joints
 
-    fe_markers = {  # an FE body's markers are drawn: their slots before the frames
-        name: {m: markers.of(name, m) for m in item.markers if m != ORIGIN}  # (its triad)
-        for name, item in chain_model.bodies.items()
-        if isinstance(item, FeBody) and name in body_index
-    }
 
-    disks = []  # rolling disks: drawn as disks of their radius, on their axle
+def _disk_documents(model: Model, markers: _Markers) -> list[dict[str, Any]]:
+    """The rolling contacts' disks: drawn as disks of their radius, on their axle."""
+    disks = []
     for c in getattr(model, "contacts", {}).values():
         if c.radius > 0.0:
             try:
@@ -493,30 +548,43 @@ def build_scene(
                 continue
             axle = [float(x) for x in c.axis]
             disks.append({"name": c.name, "marker": slot, "axis": axle, "radius": float(c.radius)})
+    return disks
 
-    rows = _rows_to_draw(len(times), max_frames)
-    nt = len(rows)
-    frames = SceneFrames(cm, shape, markers, chain, disks, nt)
-    beam_parts, fe_parts, surfaces = frames.beam_parts, frames.fe_parts, frames.surfaces
-    fe_first, npoints = frames.fe_first, frames.npoints
-    for f, row in enumerate(rows):
-        frames.fill(f, float(times[row]), np.ascontiguousarray(qs[row]))
-    relative, elastic, deflection = frames.relative, frames.elastic, frames.deflection
-    fields, fe_coordinates, drawn = frames.fields, frames.fe_coordinates, frames.drawn
-    fe_largest, reach = frames.fe_largest, frames.reach
 
-    largest = float(np.linalg.norm(deflection, axis=2).max()) if npoints and nt else 0.0
-    largest = max(largest, fe_largest)
-    size = arm_size(drawn) if nt else 0.0
-    if reach:
-        size = max(size, float(np.linalg.norm(np.ptp(np.array(reach), axis=0))))
+def _deflection_scale(
+    frames: SceneFrames, nt: int, scale: float | None
+) -> tuple[DeflectionScale, float]:
+    """(the starting deflection scale, the size of the arm, m): `scale` if given, else
+    the readable one for the largest deflection drawn (beams' and FE bodies')."""
+    largest = 0.0
+    if frames.npoints and nt:
+        largest = float(np.linalg.norm(frames.deflection, axis=2).max())
+    largest = max(largest, frames.fe_largest)
+    size = arm_size(frames.drawn) if nt else 0.0
+    if frames.reach:
+        size = max(size, float(np.linalg.norm(np.ptp(np.array(frames.reach), axis=0))))
     chosen = readable_scale(largest, size)
     if scale is not None:
         chosen = DeflectionScale(float(scale), chosen.largest, chosen.size)
+    return chosen, size
 
+
+def _body_documents(
+    cm: CompiledModel,
+    chain: list[tuple[int, int, int]],
+    frames: SceneFrames,
+    fe_markers: dict[str, dict[str, int]],
+    subdivisions: int,
+) -> list[dict[str, Any]]:
+    """The document of each body of the tree, in its order: its place in the chain,
+    and a beam's points, payloads and markers, an FE body's surface and markers (their
+    slots `fe_markers`), or a rigid body's markers and centre of mass (the payloads'
+    radii set after)."""
+    chain_model = cm.model
+    names = list(cm.topology.body_names)
+    beam_of = {p.body: p for p in frames.beam_parts}
+    fe_of = {p.body: k for k, p in enumerate(frames.fe_parts)}
     bodies = []
-    beam_of = {p.body: p for p in beam_parts}
-    fe_of = {p.body: k for k, p in enumerate(fe_parts)}
     point_first = 0
     for b, name in enumerate(names):
         item = chain_model.bodies[name]
@@ -527,25 +595,11 @@ def build_scene(
             "markerO": chain[b][2],
         }
         if b in beam_of and isinstance(item, BeamBody):
-            part = beam_of[b]
-            doc["kind"] = "beam"
-            doc["firstPoint"] = point_first
-            doc["points"] = len(part.local)
-            doc.update(_beam_document(item, part.local, subdivisions))
-            doc["payloads"] = [
-                {"point": doc["nodePoints"][node % len(item.nodes)], "mass": float(m)}
-                for node, m in item.node_masses.items()
-                if m > 0.0
-            ]
-            doc["markers"] = {
-                mname: doc["nodePoints"][mk.node % len(item.nodes)]
-                for mname, mk in item.markers.items()
-                if mk.node is not None
-            }
-            point_first += len(part.local)
+            doc.update(_beam_body_document(item, beam_of[b].local, point_first, subdivisions))
+            point_first += len(beam_of[b].local)
         elif b in fe_of and isinstance(item, FeBody):
-            k = fe_of[b]
-            doc.update(_fe_document(item, surfaces[b], int(fe_first[k]), fe_markers[name]))
+            first = int(frames.fe_first[fe_of[b]])
+            doc.update(_fe_document(item, frames.surfaces[b], first, fe_markers[name]))
         elif isinstance(item, RigidBody):
             doc["kind"] = "rigid"
             doc.update(_rigid_document(item))
@@ -553,52 +607,52 @@ def build_scene(
             doc["kind"] = "rigid"
             doc.update({"markers": {}, "com": [0.0, 0.0, 0.0]})
         bodies.append(doc)
-    density = payload_density(bodies)
-    for doc in bodies:
-        for ball in doc.get("payloads", ()):
-            ball["radius"] = ball_radius(ball["mass"], density)
+    return bodies
 
-    sensor_docs: list[dict[str, Any]] = []
-    sensor_rows = np.arange(0)
-    if sensors:
-        sensor_docs, sensor_rows = _sensor_documents(times, sensors, sensor_units or {})
+
+def _beam_body_document(
+    item: BeamBody, local: NDArray[np.float64], point_first: int, subdivisions: int
+) -> dict[str, Any]:
+    """A beam's part of its body's document: its points from `point_first` on, its
+    payloads and markers at its nodes' points."""
+    doc: dict[str, Any] = {"kind": "beam", "firstPoint": point_first, "points": len(local)}
+    doc.update(_beam_document(item, local, subdivisions))
+    doc["payloads"] = [
+        {"point": doc["nodePoints"][node % len(item.nodes)], "mass": float(m)}
+        for node, m in item.node_masses.items()
+        if m > 0.0
+    ]
+    doc["markers"] = {
+        mname: doc["nodePoints"][mk.node % len(item.nodes)]
+        for mname, mk in item.markers.items()
+        if mk.node is not None
+    }
+    return doc
+
+
+def _field_documents(fields: NDArray[np.float64], fe_largest: float) -> list[dict[str, Any]]:
+    """Each field the page may colour by (FIELDS), with the largest magnitude it takes
+    (the FE bodies' displacements included)."""
+    return [
+        {
+            "key": key,
+            "label": label,
+            "unit": unit,
+            "range": max(
+                float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
+                fe_largest if key == "displacement" else 0.0,
+            ),
+        }
+        for k, (key, label, unit) in enumerate(FIELDS)
+    ]
+
+
+def _bounds(frames: SceneFrames, bodies: list[dict[str, Any]]) -> list[list[float]]:
+    """[lower, upper] corners of the box of everything drawn over the frames, widened
+    by the largest payload ball's radius."""
+    drawn, reach = frames.drawn, frames.reach
     bounds = np.vstack([drawn.reshape(-1, 3), *[r.reshape(1, 3) for r in reach]])
     if len(bounds) == 0:
         bounds = np.zeros((1, 3))
     ball = max((b["radius"] for doc in bodies for b in doc.get("payloads", ())), default=0.0)
-    data: dict[str, Any] = {
-        "format": 1,
-        "title": title,
-        "source": source,
-        "time": packed(times[rows], "<f8"),
-        "bounds": [(bounds.min(axis=0) - ball).tolist(), (bounds.max(axis=0) + ball).tolist()],
-        "size": size if size > 0.0 else 1.0,
-        "scale": {"value": chosen.scale, "largest": chosen.largest, "describe": chosen.describe()},
-        "bodies": bodies,
-        "markers": markers.document(),
-        "joints": joints,
-        "disks": disks,
-        "relative": packed(relative),
-        "markerElastic": packed(elastic),
-        "deflection": packed(deflection),
-        "fields": [
-            {
-                "key": key,
-                "label": label,
-                "unit": unit,
-                "range": max(
-                    float(np.abs(fields[:, k]).max()) if fields.size else 0.0,
-                    fe_largest if key == "displacement" else 0.0,
-                ),
-            }
-            for k, (key, label, unit) in enumerate(FIELDS)
-        ],
-        "fieldValues": packed(fields),
-        "feCoordinates": packed(fe_coordinates),
-        "sensorTime": packed(times[sensor_rows], "<f8"),
-        "sensors": sensor_docs,
-        "meshes": [m.document(body_index) for m in meshes],
-        "gravity": np.asarray(chain_model.gravity, float).tolist(),
-        "payloadDensity": density,
-    }
-    return Scene(data, chosen, nt, moving=frames)
+    return [(bounds.min(axis=0) - ball).tolist(), (bounds.max(axis=0) + ball).tolist()]
