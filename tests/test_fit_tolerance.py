@@ -161,3 +161,20 @@ def test_the_tolerance_holds_the_integration_error_below_the_noise(model_file):
                      output_step=STEP) for f in (1.0, 10.0)]
     change = {g.name: g.change for g in compare_runs(model, runs[0], runs[1], LIMIT)}
     assert change["sensor angle"] <= 0.5 * sigma
+
+
+def test_the_end_checks_step_is_the_least_squares_step_in_standard_deviations():
+    """_step_in_sd: the Gauss-Newton step toward other residuals, -(J^T J)^-1 J^T dr,
+    is the least-squares solution of J d = -dr, and its size is counted in the
+    standard deviations sqrt(s^2 (J^T J)^-1_ii) of the values."""
+    from flexmbs.analysis.fit_search import _step_in_sd
+
+    rng = np.random.default_rng(7)
+    jac = rng.normal(size=(200, 3))
+    r = rng.normal(size=200)
+    toward = rng.normal(size=200)
+    d = np.linalg.lstsq(jac, -toward, rcond=None)[0]
+    s2 = (r @ r) / (200 - 3)
+    sd = np.sqrt(s2 * np.diag(np.linalg.inv(jac.T @ jac)))
+    assert _step_in_sd(jac, r, toward) == pytest.approx(np.max(np.abs(d) / sd), rel=1e-10)
+    assert _step_in_sd(jac, r, jac @ np.array([0.0, 2.0 * sd[1], 0.0])) == pytest.approx(2.0)
