@@ -43,7 +43,9 @@ the last Jacobian J: the runs ten times tighter move the optimum by
 d_t = -(J^T J)^-1 J^T (r_tight - r), and the optimum of the runs' trend (without the
 sensors' quantization) lies d_s = -(J^T J)^-1 J^T r_s away; while some |d_t,i| exceeds
 TOLERANCE_SHIFT or |d_s,i| STALL_STEP standard deviations sqrt(s^2 (J^T J)^-1_ii),
-the search goes on from x ten times tighter.
+or a column of J changes by more than JACOBIAN_CHANGE of its norm at ten times
+tighter (forward differences of a value whose effect is not clear of the runs'
+integration error), the search goes on from x ten times tighter.
 
 A model whose sensors quantize (a `resolution`, read by a sampled controller) is a
 piecewise smooth function of its values: a change of a value that moves a sample of
@@ -112,8 +114,10 @@ from .fit_result import (
 from .fit_runs import _Budget, _run_all
 from .fit_search import (
     FD_STEP,
+    JACOBIAN_CHANGE,
     STALL_STEP,
     TOLERANCE_SHIFT,
+    _jacobian_change,
     _Outcome,
     _Search,
     _stall_step,
@@ -430,23 +434,38 @@ def _tightened_at_the_optimum(
     while outcome.stop == "converged":
         stall = _stall_step(search, outcome)
         shift = _tolerance_shift(search, outcome) if stall is not None else None
-        if stall is None or shift is None or rtol / TIGHTENING_FACTOR < MIN_RTOL:
+        if stall is None or shift is None:
             break
+        change = 0.0
         if stall <= STALL_STEP and shift <= TOLERANCE_SHIFT:
-            note += (
-                f"; at the optimum, ten times tighter moves the values by at most "
-                f"{shift:.2g} of their standard deviations (the trend's own optimum "
-                f"{stall:.2g} away)"
-            )
+            change = _jacobian_change(search, outcome) or 0.0
+        measured = (
+            f"ten times tighter moves the values by at most {shift:.2g} of their standard "
+            f"deviations (the trend's own optimum {stall:.2g} away) and the Jacobian's "
+            f"columns by {change:.2g}"
+        )
+        if stall <= STALL_STEP and shift <= TOLERANCE_SHIFT and change <= JACOBIAN_CHANGE:
+            note += f"; at the optimum, {measured}"
+            break
+        if rtol / TIGHTENING_FACTOR < MIN_RTOL:
+            note += f"; at the optimum, at the tightest tolerance tried, {measured}"
             break
         rtol, atol = rtol / TIGHTENING_FACTOR, atol / TIGHTENING_FACTOR
-        why = (
-            f"ten times tighter moved the values by {shift:.2g} of their standard "
-            f"deviations (more than {TOLERANCE_SHIFT:g})"
-            if shift > TOLERANCE_SHIFT
-            else f"the search stopped {stall:.2g} standard deviations short of its trend's "
-            f"optimum (more than {STALL_STEP:g})"
-        )
+        if shift > TOLERANCE_SHIFT:
+            why = (
+                f"ten times tighter moved the values by {shift:.2g} of their standard "
+                f"deviations (more than {TOLERANCE_SHIFT:g})"
+            )
+        elif stall > STALL_STEP:
+            why = (
+                f"the search stopped {stall:.2g} standard deviations short of its trend's "
+                f"optimum (more than {STALL_STEP:g})"
+            )
+        else:
+            why = (
+                f"ten times tighter changed a column of the Jacobian by {change:.2g} of its "
+                f"norm (more than {JACOBIAN_CHANGE:g})"
+            )
         note += f"; at the end of the search {why}: tightened to {rtol:g}"
         if search.log:
             search.log(f"the search goes on at rtol {rtol:g}: {why}")

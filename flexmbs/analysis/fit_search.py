@@ -21,6 +21,8 @@ from .fit_tolerance import TIGHTENING_FACTOR
 
 FD_STEP = 1e-4  # relative finite-difference step of the model values
 STALL_STEP = 3.0  # the trend's Gauss-Newton step from where the search stopped, in sd
+JACOBIAN_CHANGE = 0.25  # largest change of a Jacobian column at ten times tighter, of its
+# norm: a standard deviation is then known to about a quarter of itself
 TOLERANCE_SHIFT = 0.5  # most the optimum may move at ten times tighter, of a standard deviation
 FTOL = XTOL = 1e-6  # least_squares: relative change of the cost / of the values
 GTOL = 1e-8
@@ -233,3 +235,39 @@ def _step_in_sd(
     s2 = max(float(r @ r) / max(len(r) - jac.shape[1], 1), 1e-300)
     sd = np.sqrt(np.maximum(np.diag(normal) * s2, 1e-300))
     return float(np.max(np.abs(step) / sd))
+
+
+def _jacobian_change(search: _Search, outcome: _Outcome) -> float | None:
+    """The largest relative change |J_t,j - J_j| / |J_t,j| of a column of the search's
+    last Jacobian J when its runs are made ten times tighter (J_t): forward differences
+    of a value whose effect on the runs is not clear of their integration error are
+    that error's, not the value's, and make its standard deviation too small. None
+    when the budget has no runs for it."""
+    x, jac = outcome.x, outcome.jac
+    tolerances = [(rec.runs.rtol, rec.runs.atol) for rec in search.recs]
+    kept = [(dict(rec.runs.cache), dict(rec.smooth_runs.cache)) for rec in search.recs]
+    for rec, (rtol, atol) in zip(search.recs, tolerances):
+        rec.set_tolerance(rtol / TIGHTENING_FACTOR, atol / TIGHTENING_FACTOR)
+    tight = _Search(
+        search.recs,
+        search.names,
+        search.x_start,
+        search.bounds,
+        search.budget,
+        search.executor,
+        None,
+        search.jacobian_runs,
+        x,
+    )
+    try:
+        _run_all([(rec.runs, rec.values(x)) for rec in search.recs], search.budget, search.executor)
+        jac_tight = tight.jacobian(x)
+    except _OutOfRuns:
+        return None
+    finally:  # the runs at the search's tolerance, as they were
+        for rec, (rtol, atol), (runs, smooth) in zip(search.recs, tolerances, kept):
+            rec.set_tolerance(rtol, atol)
+            rec.runs.cache.update(runs)
+            rec.smooth_runs.cache.update(smooth)
+    norms = np.maximum(np.linalg.norm(jac_tight, axis=0), 1e-300)
+    return float(np.max(np.linalg.norm(jac_tight - jac, axis=0) / norms))
