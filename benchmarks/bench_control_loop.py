@@ -2,7 +2,8 @@
 a call of Simulator.step costs beyond the integration.
 
 1. Control loops at 1 kHz, the controller in Python setting the inputs every step (a
-   changed input: the integrator starts again in place every step):
+   changed input: galpha goes on across it, its step, history and iteration matrix
+   kept, flexmbs.solvers.galpha_kernels.galpha_carry_input):
    * the rotary flexible link of examples/rotary_flexible_link.py (a hub on a DC
      servo, a steel ruler in two modes) under its LQR state feedback;
    * a UR5 (example-robot-data's URDF) whose upper arm, forearm and first wrist link
@@ -25,8 +26,16 @@ a call of Simulator.step costs beyond the integration.
 3. What a changed input costs: the inputs the controller gave in a loop, recorded, then
    given again (a) as they were, a change at every step, and (b) the first of them at
    every step, never a change (the same Python call, no restart); the ratio (a) / (b)
-   of the wall time per step. And the steps per control period of `bdf` (the rotary
-   link at its rtol) when the inputs change at every step.
+   of the wall time per step, and each one's residuals, Newton iterations, difference
+   Jacobians, iteration matrices factored and re-formed from the mass hook per step.
+   (b) leaves the model at rest where (a) moves it: (c) the same motion both ways, the
+   model driven by a law of its own (the rotary link: a harmonic voltage of 6 V at
+   2 Hz; the UR5: a cubic spline through the torques its PD gave, every 10th), (c1)
+   as the law, no input given, against (c2) the law's value at each step's middle
+   given as the input, a change at every step: (c2) / (c1) is the cost of the change
+   alone. And
+   the steps per control period of `bdf` (the rotary link at its rtol) when the inputs
+   change at every step.
 4. The first Simulator of a process, warm kernels: a new Python process that imports
    flexmbs and builds Simulator(model) of the rotary link's model file, timed inside
    it (imports, then the Simulator), against the floor of a process that imports
@@ -60,6 +69,7 @@ UR5_FLEXIBLE = ["upper_arm_link:z", "forearm_link:z", "wrist_1_link:y"]
 UR5_GEAR = 100.0
 UR5_KP = np.array([4000.0, 4000.0, 2000.0, 300.0, 300.0, 100.0])   # N m/rad at the joint
 UR5_KD = np.array([200.0, 200.0, 100.0, 10.0, 10.0, 4.0])          # N m s/rad
+LAW_KNOTS = 10  # the UR5's law: a spline through its PD's torques every 10 steps
 
 
 def rotary_link():
@@ -85,7 +95,12 @@ def ur5():
     from flexmbs.formats.urdf import urdf_model_text
     from flexmbs.model import Constant
 
-    sets = [f"bodies.{spec.split(':')[0]}.modes=3" for spec in UR5_FLEXIBLE]
+    # three modes and their derivatives, light structural damping (not the import's
+    # correction modes and damping bands, whose critical damping above 1 kHz the fixed
+    # step's Newton iteration does not converge on while the arm falls uncontrolled)
+    sets = [f"bodies.{spec.split(':')[0]}.{setting}" for spec in UR5_FLEXIBLE
+            for setting in ("modes=3", "correction_modes=false", "modal_damping=0.0",
+                            "alpha=1e-5")]
     sets += ["solver.method=galpha", "solver.rtol=1e-5", "solver.atol=1e-8", "solver.t_end=2.0",
              f"solver.fixed_step={DT}"]
     model = loads_model(urdf_model_text(UR5, UR5_FLEXIBLE), str(UR5), sets)
@@ -167,28 +182,90 @@ def overhead(make, steps=2000):
     return [x.tolist() for x in (alone, alone + outputs, walls[0], walls[1])]
 
 
-def input_cost(make, method=None):
-    """((wall, CPU) s with an input changed at every step, (wall, CPU) s with it held,
-    steps, integrator steps taken when changed) of the loop's recorded inputs."""
+COUNTERS = ("nres", "nnewton", "njac", "nlu", "nmass")
+"""The integrator's counters reported per step (flexmbs.solvers.bdf.BDF.statistics)."""
+
+
+def recorded_inputs(make, method=None):
+    """(model, the inputs its controller gave at each step of a loop, options)."""
     model, controller, t_end = make()
-    steps = int(round(t_end / DT))
     options = {} if method is None else {"method": method}
     sim = flexmbs.Simulator(model, **options)
     recorded = []
-    for _ in range(steps):
+    for _ in range(int(round(t_end / DT))):
         recorded.append(controller(sim))
         sim.step(DT, inputs=recorded[-1])
     sim.close()
-    clocks, taken = [], 0
-    for given in (recorded, [recorded[0]] * steps):
-        sim = flexmbs.Simulator(model, **options)
-        start = _clocks()
-        for inputs in given:
-            sim.step(DT, inputs=inputs)
-        clocks.append(_clocks() - start)
-        taken = taken or sim.statistics["nsteps"]
-        sim.close()
-    return clocks[0], clocks[1], steps, taken
+    return model, recorded, options
+
+
+def replay(model, given, options):
+    """((wall, CPU) s, {counter: per step}, integrator steps) of `given` (a list of
+    input dicts or None) held in turn over DT."""
+    sim = flexmbs.Simulator(model, **options)
+    start = _clocks()
+    for inputs in given:
+        sim.step(DT, inputs=inputs)
+    clock = _clocks() - start
+    stats = sim.statistics
+    sim.close()
+    return clock, {k: stats[k] / len(given) for k in COUNTERS}, stats["nsteps"]
+
+
+def input_cost(make, method=None):
+    """((wall, CPU) s with an input changed at every step, (wall, CPU) s with it held,
+    steps, integrator steps taken when changed, counters changed, counters held) of
+    the loop's recorded inputs."""
+    model, recorded, options = recorded_inputs(make, method)
+    changed, counts_changed, taken = replay(model, recorded, options)
+    held, counts_held, _ = replay(model, [recorded[0]] * len(recorded), options)
+    return changed, held, len(recorded), taken, counts_changed, counts_held
+
+
+def law_driven(make):
+    """(model driven by a law of its own, the law's value at each step's middle as
+    inputs): the rotary link's voltage a harmonic, the UR5's torques the cubic spline
+    through those its PD gave."""
+    from flexmbs.model.timefunctions import Harmonic, Table
+
+    model, recorded, _ = recorded_inputs(make)
+    middles = DT * (np.arange(len(recorded)) + 0.5)
+    laws = {}
+    if make is rotary_link:
+        amplitude, omega = 6.0, 2 * np.pi * 2.0
+        for port in recorded[0]:
+            laws[port] = (Harmonic(amplitude=amplitude, omega=omega),
+                          amplitude * np.sin(omega * middles))
+    else:  # knots every LAW_KNOTS steps: a spline through every step's value would
+        # turn its curvature at every step, which the predictor does not follow
+        knots = middles[::LAW_KNOTS]
+        for port in recorded[0]:
+            values = np.array([r[port] for r in recorded])[::LAW_KNOTS]
+            law = Table(time=tuple(knots), value=tuple(values), interpolation="cubic")
+            laws[port] = (law, _table_values(knots, values, middles))
+    for port, (law, _) in laws.items():
+        actuator, field = port.split(".")
+        setattr(model.actuators[actuator], field, law)
+    sampled = [{port: float(values[k]) for port, (_, values) in laws.items()}
+               for k in range(len(recorded))]
+    return model, sampled
+
+
+def _table_values(knots, values, t):
+    """The not-a-knot cubic spline through (knots, values) at t, as a `cubic` Table
+    interpolates (scipy's CubicSpline: the same spline)."""
+    from scipy.interpolate import CubicSpline
+
+    return CubicSpline(knots, values, bc_type="not-a-knot")(t)
+
+
+def same_motion_cost(make):
+    """((wall, CPU) s of the law, (wall, CPU) s of its samples given as inputs, steps,
+    counters of the law, counters of the samples)."""
+    model, sampled = law_driven(make)
+    law, counts_law, _ = replay(model, [None] * len(sampled), {})
+    given, counts_given, _ = replay(model, sampled, {})
+    return law, given, len(sampled), counts_law, counts_given
 
 
 FIRST_SIMULATOR = """
@@ -220,6 +297,24 @@ def first_simulator():
     return out
 
 
+def _pair_figures(runs, names, top):
+    """The figures of runs of the same steps two ways, names (a, b), each run (clocks
+    of a, clocks of b, steps, ..., counters of a, counters of b): the time per step of
+    each on both clocks with its spread, the ratio of way `top` (0 or 1) to the other,
+    and each way's counters per step."""
+    steps = runs[0][2]
+    figures = {"steps": steps}
+    for clock, suffix in ((0, ""), (1, "_cpu")):
+        for k, way in enumerate(names):
+            t, spread = median_spread([r[k][clock] / steps * 1e6 for r in runs])
+            figures.update({f"{way}_us{suffix}": t, f"{way}_spread_us{suffix}": spread})
+        ratio, sr = median_spread([r[top][clock] / r[1 - top][clock] for r in runs])
+        figures.update({f"ratio{suffix}": ratio, f"ratio_spread{suffix}": sr})
+    for way, counted in zip(names, runs[-1][-2:]):
+        figures[f"{way}_per_step"] = {k: round(v, 3) for k, v in counted.items()}
+    return figures
+
+
 def median_spread(values):
     v = np.asarray(values, dtype=float)
     return float(np.median(v)), float(v.max() - v.min())
@@ -233,6 +328,7 @@ def measure(rounds):
     loops = {name: [] for name in cases}
     calls = {name: [] for name in cases}
     changes = {name: [] for name in cases}
+    motions = {name: [] for name in cases}
     bdf, first = [], []
     for _ in range(rounds):
         first.append(first_simulator())
@@ -240,22 +336,16 @@ def measure(rounds):
             loops[name].append(control_loop(make))
             calls[name].append(overhead(make))
             changes[name].append(input_cost(make))
+            motions[name].append(same_motion_cost(make))
         bdf.append(input_cost(rotary_link, "bdf"))
     out = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
            "load_average": os.getloadavg()[0],
            "python": platform.python_version(), "rounds": rounds, "dt": DT,
-           "loops": {}, "overhead": {}, "input_change": {}}
+           "loops": {}, "overhead": {}, "input_change": {}, "same_motion": {}}
     for name, runs in changes.items():
-        steps = runs[0][2]
-        figures = {"steps": steps}
-        for clock, suffix in ((0, ""), (1, "_cpu")):
-            changed, sc = median_spread([r[0][clock] / steps * 1e6 for r in runs])
-            held, sh = median_spread([r[1][clock] / steps * 1e6 for r in runs])
-            ratio, sr = median_spread([r[0][clock] / r[1][clock] for r in runs])
-            figures.update({f"changed_us{suffix}": changed, f"changed_spread_us{suffix}": sc,
-                            f"held_us{suffix}": held, f"held_spread_us{suffix}": sh,
-                            f"ratio{suffix}": ratio, f"ratio_spread{suffix}": sr})
-        out["input_change"][name] = figures
+        out["input_change"][name] = _pair_figures(runs, ("changed", "held"), 0)
+    for name, runs in motions.items():
+        out["same_motion"][name] = _pair_figures(runs, ("law", "given"), 1)
     imports, _ = median_spread([r[0][0] for r in first])
     building, spread = median_spread([r[0][1] for r in first])
     floor, _ = median_spread([r[1][0] for r in first])
@@ -323,16 +413,41 @@ def table(results):
                   f"{r['simulator']:.2f} (+-{r['simulator_spread'] / 2:.2f}) | "
                   f"{r['imports'] + r['simulator']:.2f} | {r['import_floor']:.2f} |"]
     if "input_change" in results:
-        lines += ["", "| model | clock | an input changed at every step (us) | held (us) | "
-                  "ratio |", "|---|---|---|---|---|"]
-        for name, r in results["input_change"].items():
-            for suffix, clock in (("", "wall"), ("_cpu", "CPU")):
-                lines.append(
-                    f"| {name} | {clock} | {r['changed_us' + suffix]:.1f} "
-                    f"(+-{r['changed_spread_us' + suffix] / 2:.1f}) | "
-                    f"{r['held_us' + suffix]:.1f} (+-{r['held_spread_us' + suffix] / 2:.1f}) | "
-                    f"{r['ratio' + suffix]:.2f} (+-{r['ratio_spread' + suffix] / 2:.2f}) |")
+        lines += ["", "| model | clock | an input changed at every step (us) | the first "
+                  "held, at rest (us) | ratio |", "|---|---|---|---|---|"]
+        lines += _pair_rows(results["input_change"], ("changed", "held"))
+    if "same_motion" in results:
+        lines += ["", "| same motion | clock | the model's own law (us) | its values given "
+                  "at every step (us) | ratio |", "|---|---|---|---|---|"]
+        lines += _pair_rows(results["same_motion"], ("law", "given"))
+    if "input_change" in results and "changed_per_step" in next(iter(
+            results["input_change"].values())):
+        lines += ["", "| model | way | residuals | Newton iterations | difference "
+                  "Jacobians | factorizations | re-formed from the mass |",
+                  "|---|---|---|---|---|---|---|"]
+        for key, names in (("input_change", ("changed", "held")),
+                           ("same_motion", ("law", "given"))):
+            for name, r in results.get(key, {}).items():
+                for way in names:
+                    c = r[f"{way}_per_step"]
+                    lines.append(f"| {name} | {way} | {c['nres']:.2f} | {c['nnewton']:.2f} | "
+                                 f"{c['njac']:.3f} | {c['nlu']:.3f} | {c['nmass']:.3f} |")
     return "\n".join(lines)
+
+
+def _pair_rows(results, names):
+    """Rows of the two ways' times per step and their ratio, on both clocks."""
+    first, second = names
+    rows = []
+    for name, r in results.items():
+        for suffix, clock in (("", "wall"), ("_cpu", "CPU")):
+            rows.append(
+                f"| {name} | {clock} | {r[first + '_us' + suffix]:.1f} "
+                f"(+-{r[first + '_spread_us' + suffix] / 2:.1f}) | "
+                f"{r[second + '_us' + suffix]:.1f} "
+                f"(+-{r[second + '_spread_us' + suffix] / 2:.1f}) | "
+                f"{r['ratio' + suffix]:.2f} (+-{r['ratio_spread' + suffix] / 2:.2f}) |")
+    return rows
 
 
 def main():

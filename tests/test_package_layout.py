@@ -317,3 +317,23 @@ def test_the_layers_contract_holds_and_catches_an_upward_import(tmp_path):
                        env={**os.environ, "PYTHONPATH": str(copy)})
     assert r.returncode != 0
     assert "flexmbs.model is not allowed to import flexmbs.simulation" in r.stdout
+
+
+def test_each_command_is_parsed_beside_the_function_that_runs_it():
+    """flexmbs.cli assembles its parser from COMMANDS: each adds one command, whose
+    parser is made in the module of the function that runs it, in the order `flexmbs
+    --help` lists them."""
+    import argparse
+
+    from flexmbs.cli import COMMANDS, _parser
+
+    names = []
+    for add in COMMANDS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        add(sub)
+        (name, parser), = sub.choices.items()
+        assert parser.get_default("fn").__module__ == add.__module__, name
+        assert add.__module__.startswith("flexmbs.cli."), name
+        names.append(name)
+    top = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert names == list(top.choices)

@@ -80,6 +80,7 @@ def _robot_is_drawn(chromium, tmp_path, name):
     assert page.evaluate("flexmbsViewer.count('mesh')") == len(scene.data["meshes"])
     assert page.evaluate(f"flexmbsViewer.drawnBeamPoint({link!r}, -1)") is not None
     page.evaluate("flexmbsViewer.render()")
+    assert page.evaluate("flexmbsViewer.meshesInView()"), "the view cuts the robot off"
     page.screenshot(path=str(tmp_path / f"{name}.png"))
     assert _drawn_fraction(tmp_path / f"{name}.png") > DRAWN
     assert errors == []

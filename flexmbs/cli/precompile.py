@@ -13,11 +13,20 @@ cache for this processor, and those that are not are reported (and fail the test
 suite): a new kind of model that no workload reaches shows there.
 """
 
+from __future__ import annotations
+
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..simulation.output_kernels import compile_output_kernels
+
+if TYPE_CHECKING:
+    from ..model.description import Model
 
 __all__ = [
     "workloads",
@@ -32,7 +41,7 @@ __all__ = [
 SHORT_RUN = 2e-3  # s of simulated time per workload run: every kernel, few steps
 
 
-def _library_models():
+def _library_models() -> list[tuple[str, Callable[[], Model]]]:
     """[(name, builder)] of flexmbs.model.library's functions that build a Model
     without arguments."""
     import inspect
@@ -40,7 +49,7 @@ def _library_models():
     from ..model import library
     from ..model.description import Model
 
-    found = []
+    found: list[tuple[str, Callable[[], Model]]] = []
     for name, fn in vars(library).items():
         if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != library.__name__:
             continue
@@ -52,17 +61,15 @@ def _library_models():
     return found
 
 
-def _checkout_models():
+def _checkout_models() -> list[tuple[str, Callable[[], Model]]]:
     """[(name, builder)] of the model files of data/models beside the package (a
     source checkout; an installed wheel has none)."""
-    from pathlib import Path
-
     folder = Path(__file__).resolve().parents[2] / "data" / "models"
     if not folder.is_dir():
         return []
 
-    def reader(path):
-        def build():
+    def reader(path: Path) -> Callable[[], Model]:
+        def build() -> Model:
             from ..formats.toml_reader import load_model
 
             return load_model(str(path))
@@ -72,11 +79,9 @@ def _checkout_models():
     return [(p.name, reader(p)) for p in sorted(folder.glob("*.toml"))]
 
 
-def _with_reaction_sensors(model):
-    """A copy of `model` with a joint-reaction sensor on each of its joints."""
-    import copy
-
-    model = copy.deepcopy(model)
+def _with_reaction_sensors(build: Callable[[], Model]) -> Model:
+    """The model `build` makes, with a joint-reaction sensor on each of its joints."""
+    model = build()
     for joint in list(getattr(model, "joints", {})):
         try:
             model.add_sensor(
@@ -87,13 +92,16 @@ def _with_reaction_sensors(model):
     return model
 
 
-def _run(model, **settings):
+def _run(build: Callable[[], Model], **settings: Any) -> None:
+    """A short run (SHORT_RUN) of the model `build` makes, with `settings`."""
     from ..simulation.run import simulate
 
-    simulate(model, None, t_end=SHORT_RUN, output_step=SHORT_RUN / 2, **settings)
+    simulate(build(), None, t_end=SHORT_RUN, output_step=SHORT_RUN / 2, **settings)
 
 
-def _analyses(model):
+def _analyses(build: Callable[[], Model]) -> None:
+    """The analyses of the model `build` makes, and every function of
+    flexmbs.dynamics.api on its initial state."""
     import numpy as np
 
     from ..analysis.equilibrium import static_equilibrium
@@ -103,6 +111,7 @@ def _analyses(model):
     from ..dynamics.constrained import make_consistent
     from ..model.compiled import compile_model
 
+    model = build()
     model_modes(model)
     cm = compile_model(model)
     if cm.has_constraints:
@@ -122,32 +131,28 @@ def _analyses(model):
             pass
 
 
-def workloads():
+def workloads() -> list[tuple[str, Callable[[], object]]]:
     """[(name, function)]: the runs and analyses that together call every kernel (the
     module text). Each function raises for a combination the model does not admit."""
     from ..model.vocabulary import CONSTRAINT_FORMULATIONS, FORMULATIONS, SOLVER_METHODS
     from ..solvers.linear_choice import LINEAR_SOLVERS
 
-    jobs = [("output quantities", compile_output_kernels)]
+    jobs: list[tuple[str, Callable[[], object]]] = [("output quantities", compile_output_kernels)]
     # The long beam's runs alone reach the bordered band kernels: first, so that the
     # loop (_run_workloads) stops once the models have reached the rest
     for solver in LINEAR_SOLVERS:
+        long_beam = partial(_long_beam_model, solver)
         for method in ("bdf", "galpha"):
-            jobs.append(
-                (
-                    f"long beam {method} {solver}",
-                    lambda m=method, s=solver: _run(_long_beam_model(s), method=m),
-                )
-            )
+            jobs.append((f"long beam {method} {solver}", partial(_run, long_beam, method=method)))
     models = _library_models() + _checkout_models()
     for name, build in models:
         for method in SOLVER_METHODS:
-            jobs.append((f"{name} {method}", lambda b=build, m=method: _run(b(), method=m)))
+            jobs.append((f"{name} {method}", partial(_run, build, method=method)))
         for formulation in FORMULATIONS[1:]:
             jobs.append(
                 (
                     f"{name} {formulation}",
-                    lambda b=build, f=formulation: _run(b(), method="bdf", formulation=f),
+                    partial(_run, build, method="bdf", formulation=formulation),
                 )
             )
         for constraints in CONSTRAINT_FORMULATIONS[1:]:
@@ -155,20 +160,16 @@ def workloads():
                 jobs.append(
                     (
                         f"{name} {method} {constraints}",
-                        lambda b=build, c=constraints, m=method: _run(b(), method=m, constraints=c),
+                        partial(_run, build, method=method, constraints=constraints),
                     )
                 )
-        jobs.append(
-            (
-                f"{name} reaction sensors",
-                lambda b=build: _run(_with_reaction_sensors(b()), method="bdf"),
-            )
-        )
-        jobs.append((f"{name} analyses", lambda b=build: _analyses(b())))
+        with_sensors = partial(_with_reaction_sensors, build)
+        jobs.append((f"{name} reaction sensors", partial(_run, with_sensors, method="bdf")))
+        jobs.append((f"{name} analyses", partial(_analyses, build)))
     return jobs
 
 
-def _long_beam_model(linear_solver):
+def _long_beam_model(linear_solver: str) -> Model:
     """H2 with its flexible link in enough elements that its iteration matrix has an
     interior (the bordered band layout of [solver] linear_solver), no shipped model's
     beam being that long."""
@@ -196,7 +197,7 @@ the check that the workloads reach every kernel (a name here that is no kernel f
 the tests)."""
 
 
-def uncached_kernels():
+def uncached_kernels() -> list[str]:
     """Qualified names of the package's kernels (those numba inlines aside) that the
     disk cache does not hold for this process's processor."""
     from ..runtime.kernel_cache import cached_for_this_target, is_inlined, kernel_dispatchers
@@ -208,7 +209,9 @@ def uncached_kernels():
     )
 
 
-def _run_workloads(indices, log):
+def _run_workloads(
+    indices: Iterable[int], log: Callable[[str], None] | None
+) -> dict[str, str | None]:
     """Run the workloads at `indices` until every kernel is cached; returns {name:
     None, or the reason it does not apply}."""
     import warnings
@@ -222,7 +225,7 @@ def _run_workloads(indices, log):
         if not is_inlined(d) and n not in NOT_RUN_KERNELS
     }
     jobs = workloads()
-    outcome = {}
+    outcome: dict[str, str | None] = {}
     for i in indices:
         remaining = {n: d for n, d in remaining.items() if not cached_for_this_target(d)}
         if not remaining:
@@ -243,7 +246,7 @@ def _run_workloads(indices, log):
     return outcome
 
 
-def precompile(jobs=1, kernels=None):
+def precompile(jobs: int = 1, kernels: str | None = None) -> dict[str, Any]:
     """Compile every kernel into the user cache (module text) in `jobs` processes, for
     the processor `kernels` ("native", "generic"; None: the one runs choose, see
     flexmbs.runtime.kernel_cache). Returns {"seconds", "compiled" (functions compiled),
@@ -272,7 +275,8 @@ def precompile(jobs=1, kernels=None):
         )
         for k in range(jobs)
     ]
-    outcome, compiled, parts = {}, 0, []
+    outcome: dict[str, str | None] = {}
+    compiled, parts = 0, []
     for p in processes:
         out, _ = p.communicate()
         if p.returncode != 0:
@@ -302,7 +306,7 @@ def precompile(jobs=1, kernels=None):
     }
 
 
-def _part_main(spec):
+def _part_main(spec: str) -> None:
     """One of `precompile`'s processes ("k/jobs"): the workloads `_part_order` gives
     it, until every kernel is cached; prints {"outcome", "compiled", "kernels_compiled",
     "loaded", "waits", "wait_seconds", "timeouts", "workloads", "seconds",
@@ -317,7 +321,7 @@ def _part_main(spec):
     with CompileWatch() as watch:
         said = [0, 0.0]
 
-        def log(name):
+        def log(name: str) -> None:
             if watch.functions > said[0]:
                 sys.stderr.write(
                     f"  {name}: {watch.functions - said[0]} functions compiled in "
@@ -345,7 +349,7 @@ def _part_main(spec):
     print(json.dumps(record))
 
 
-def _part_order(k, jobs):
+def _part_order(k: int, jobs: int) -> range:
     """The workloads process k of `jobs` runs, in order: k, k + jobs, ... (Starting the
     second process on the models' analyses, which need no output kernels, or adding a
     third process, did not shorten the wall time: every run needs the output
@@ -354,7 +358,7 @@ def _part_order(k, jobs):
     return range(k, len(workloads()), jobs)
 
 
-def _uncached_main():
+def _uncached_main() -> None:
     import json
 
     from ..runtime.config import CACHE_DIR, TARGET
@@ -391,7 +395,11 @@ SPEED_CASES = {
 building `model`, simulated s)."""
 
 
-def kernel_speed(cases=None, repeat=3, log=None):
+def kernel_speed(
+    cases: dict[str, tuple[str, float]] | None = None,
+    repeat: int = 3,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, Any]]:
     """{case: {"generic": s, "native": s, "ratio": generic / native, "steps"}}: the
     integration time (the second run in a process, so the kernels' loading is out)
     of each case with the generic and the native kernels, each a separate process,
@@ -399,10 +407,10 @@ def kernel_speed(cases=None, repeat=3, log=None):
     import json
     import statistics
 
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, (build, t_end) in (cases or SPEED_CASES).items():
         code = TIMING.format(build=build, t_end=t_end)
-        times = {"generic": [], "native": []}
+        times: dict[str, list[float]] = {"generic": [], "native": []}
         steps = 0
         for _ in range(repeat):
             for kind in times:
@@ -441,7 +449,7 @@ runs use the native kernels (below it the difference is within the timing noise 
 few runs, and the generic kernels serve)."""
 
 
-def native_choice(speed):
+def native_choice(speed: dict[str, dict[str, Any]]) -> tuple[bool, str]:
     """(use native, sentence): native kernels are kept when every case runs at least
     NATIVE_GAIN times faster with them."""
     worst = min(r["ratio"] for r in speed.values())
@@ -456,7 +464,7 @@ def native_choice(speed):
     )
 
 
-def write_native_marker(cache_dir, speed):
+def write_native_marker(cache_dir: str, speed: dict[str, Any]) -> None:
     """Record in `cache_dir` that runs on this machine use the native kernels."""
     import json
 
@@ -469,7 +477,7 @@ def write_native_marker(cache_dir, speed):
         json.dump(record, f, indent=1)
 
 
-def ship(cache_dir, into):
+def ship(cache_dir: str, into: str) -> tuple[int, int]:
     """Copy the generic kernels of the user cache `cache_dir` into `into` (the
     package's _kernels folder of a wheel being built) with its manifest; returns
     (functions, bytes) copied. Entries for another processor stay behind."""
@@ -489,14 +497,14 @@ def ship(cache_dir, into):
     return functions, size
 
 
-def _ship_main(folder):
+def _ship_main(folder: str) -> int:
     """`make wheel`'s step: every kernel compiled for the generic processor, then
     copied to `folder` with its manifest. Exit status 1 if a kernel is missing."""
     import shutil
 
     from ..runtime.config import CACHE_DIR
 
-    def log(text):
+    def log(text: str) -> None:
         print(text, flush=True)
 
     log(f"compiling every kernel for the generic processor into {CACHE_DIR}")

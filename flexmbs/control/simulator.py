@@ -11,10 +11,12 @@ an actuator's set-point, torque or voltage, a load's magnitude) held at the valu
 given (a zero-order hold), and returns its sensors at the new time. The run is the
 run `simulate` makes, from the same steps (flexmbs.simulation's run path): the
 integrator (`bdf` or `galpha`) keeps its steps and its history from one call to the
-next while the inputs keep their values, and a changed input is a breakpoint, where
-it starts again in place, keeping what the jump of the forces leaves valid: the
-iteration matrix, and bdf's last step (flexmbs.solvers.bdf_integrator,
-BdfIntegrator._restart_driver); the model's own breakpoints
+next while the inputs keep their values. A changed input makes the forces jump with the
+state continuous: galpha goes on across it when its last step ended there, its step,
+history and iteration matrix kept and its rates moved by the jump
+(flexmbs.solvers.bdf_integrator, GalphaIntegrator.carry_inputs); otherwise the
+integrator starts again in place, keeping what the jump leaves valid: the iteration
+matrix, and bdf's last step (BdfIntegrator._restart_driver); the model's own breakpoints
 and state events (a motor at its limit, a joint at its stop) are handled as in a run
 of `simulate`. The result file holds every step's state, energies and sensors, as
 `simulate` writes them, committed as the run goes. The sensors a step returns are
@@ -161,6 +163,7 @@ class Simulator:
         self._instruments = self._recorder.instruments or None
         self._recorder.instruments = None  # applied here, row by row (_output)
         self._arrays, self._sampler = cm.arrays, run.sampler
+        self._tf_data = cm.arrays.tf_data  # (an attribute of the held tables costs 2 us)
         self._sensor_parts = []  # (name, its column or None, its columns)
         k = 0
         for name, size in zip(cm.sensor_names, cm.sensor_sizes):
@@ -227,9 +230,9 @@ class Simulator:
         """Advance by dt (s) with `inputs` ({port name: value}, flexmbs.model.ports;
         ports not named keep what they had) held over the step; the sensors at the
         new time ({name: value}, as the instruments measure them). A port whose value
-        changes is a jump in the forces at the step's start, where the integrator
-        starts again. IntegrationFailed when the integrator cannot reach the new
-        time."""
+        changes is a jump in the forces at the step's start, which the integrator
+        goes on across (galpha) or starts again at. IntegrationFailed when the
+        integrator cannot reach the new time."""
         if self._closed:
             raise ValueError("the simulator is closed (reset() starts a new run)")
         check_step(self.model, self._run.settings, dt, inputs)
@@ -245,7 +248,7 @@ class Simulator:
         if t_new > self._horizon:
             self._horizon = max(t_new, self.time + self._run.settings.t_end)
             integ.restart_at(self.time, self._y[0], self._horizon, restart, t_new)
-        elif restart:
+        elif restart and not integ.carry_inputs(self.time, t_new):
             integ.restart_at(self.time, self._y[0], until=t_new)
         row = self._row_views[self._nrows][1]
         n, y = integ.advance_to(t_new, WALL_BUDGET, row)
@@ -279,7 +282,7 @@ class Simulator:
     def _set_inputs(self, inputs):
         """Hold the inputs' values (written into the compiled tables: hold_value);
         True when one changed."""
-        slots, changed, arrays = self._slots, False, self._arrays
+        slots, changed, tf_data = self._slots, False, self._tf_data
         for name, value in inputs.items():
             slot = slots.get(name)
             if slot is None or type(value) is not float or not abs(value) < np.inf:
@@ -287,10 +290,10 @@ class Simulator:
                 slot = slots[name]
             if slot[3] != value:
                 if slot[3] is None:
-                    hold_value(arrays, slot[0], value)
+                    hold_value(self._arrays, slot[0], value)
                     self._held_first()
                 else:
-                    arrays.tf_data[slot[2]] = value
+                    tf_data[slot[2]] = value
                 slot[3] = value
                 changed = True
         return changed

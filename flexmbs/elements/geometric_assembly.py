@@ -63,12 +63,13 @@ class BeamGeometry:
              + ea[:, None, None] * (np.einsum("ej,ek->ejk", gd, self.a)
                                     + np.einsum("ej,ek->ejk", self.a, gd))
              + (ea / length)[:, None, None] * np.einsum("ej,ek->ejk", gd, gd))
-        force = np.zeros(self.n + 1)
-        np.add.at(force, self.place, np.einsum("eji,ej->ei", self.turn, f))
-        blocks = np.einsum("eji,ejk,ekl->eil", self.turn, k, self.turn)
+        size = self.n + 1
+        force = np.bincount(self.place.ravel(), np.einsum("eji,ej->ei", self.turn, f).ravel(),
+                            minlength=size)
+        blocks = np.transpose(self.turn, (0, 2, 1)) @ k @ self.turn  # R^T k R per element
         if self.n <= DENSE_LIMIT:
-            dense = np.zeros((self.n + 1, self.n + 1))
-            np.add.at(dense, (self._rows, self._cols), blocks.ravel())
+            dense = np.bincount(self._rows * size + self._cols, blocks.ravel(),
+                                minlength=size * size).reshape(size, size)
             return force[: self.n], dense[: self.n, : self.n]
         tangent = scipy.sparse.coo_matrix(
             (blocks.ravel(), (self._rows, self._cols)), shape=(self.n + 1, self.n + 1)
@@ -91,6 +92,6 @@ class BeamGeometry:
         a2 = np.einsum("ej,ej->e", self.a, d2)
         b = self.ea[:, None] * (a2[:, None] * g1 + a1[:, None] * g2
                                 + np.einsum("ej,ej->e", d1, g2)[:, None] * self.a)
-        out = np.zeros(self.n + 1)
-        np.add.at(out, self.place, np.einsum("eji,ej->ei", self.turn, b))
+        out = np.bincount(self.place.ravel(), np.einsum("eji,ej->ei", self.turn, b).ravel(),
+                          minlength=self.n + 1)
         return out[: self.n]

@@ -38,6 +38,16 @@ from numba.experimental.function_type import _get_wrapper_address
 
 from ..runtime.tuple_ref import HeldTuple, TupleRef, entry_point, held_ref
 from . import bdf_kernels as _k
+from .bdf_arguments import (
+    check_functions,
+    checked_columns,
+    checked_layout,
+    checked_masks,
+    checked_second_order_count,
+    checked_span,
+    checked_steps,
+    checked_tolerance,
+)
 
 __all__ = ["BDF", "DaeResult", "solve_dae", "STATUS_MESSAGES", "MAX_ORDER",
            "EPCON", "CHUNK_STEPS"]
@@ -80,10 +90,6 @@ _F8 = types.float64
 _VEC = types.Array(types.float64, 1, "C")
 _MAT = types.Array(types.float64, 2, "C")
 _JIT = hasattr(_k.bdf_advance, "compile")   # False under NUMBA_DISABLE_JIT=1
-
-
-def _is_jitted(fn):
-    return hasattr(fn, "compile") and hasattr(fn, "py_func")
 
 
 def _function_type(fn, argtypes, name):
@@ -259,112 +265,22 @@ class BDF:
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
                  history=None, index2=False, elastic_columns=None, layout=None,
                  error_test=None, switches=None, nswitch=0):
-        if _JIT and not _is_jitted(residual):
-            raise ValueError("residual must be a numba-jitted function "
-                             "(numba.njit or flexmbs.runtime.config.jit)")
-        if jacobian is not None and _JIT and not _is_jitted(jacobian):
-            raise ValueError("jacobian must be None or a numba-jitted function")
-        if mass is not None:
-            if _JIT and not _is_jitted(mass):
-                raise ValueError("mass must be None or a numba-jitted function")
-        if jacobian_columns is not None:
-            if jacobian is None:
-                raise ValueError("jacobian_columns needs a jacobian hook")
-            jcol = np.asarray(jacobian_columns)
-            if jcol.shape != (np.size(y0),) or jcol.dtype.kind not in "biu":
-                raise ValueError(f"jacobian_columns must be a bool/int mask of "
-                                 f"{np.size(y0)} values, got shape {jcol.shape}")
-        if elastic_columns is not None:
-            ecol = np.asarray(elastic_columns)
-            if mass is None or not second_order:
-                raise ValueError("elastic_columns needs a mass hook and second_order")
-            if ecol.shape != (np.size(y0),) or ecol.dtype.kind not in "biu" or \
-                    np.any(ecol[:second_order]):
-                raise ValueError(f"elastic_columns must be a bool/int mask of "
-                                 f"{np.size(y0)} values, none of the positions")
-            if not np.any(ecol):
-                elastic_columns = None
-        if switches is not None and _JIT and not _is_jitted(switches):
-            raise ValueError("switches must be None or a numba-jitted function")
-        if int(nswitch) != nswitch or nswitch < 0 or (nswitch and switches is None):
-            raise ValueError(f"nswitch must be an integer >= 0 (> 0 with switches), "
-                             f"got {nswitch}")
-        if not isinstance(args, tuple):
-            raise ValueError(f"args must be a tuple, got {type(args).__name__}")
-        t0 = float(t0)
-        t_end = float(t_end)
-        if not np.isfinite(t0):
-            raise ValueError(f"t0 must be finite, got {t0}")
-        if not (np.isfinite(t_end) and t_end > t0):
-            raise ValueError(f"t_end must be finite and after t0 = {t0}, got {t_end}")
-        y0 = np.array(y0, dtype=float)
-        if y0.ndim != 1 or y0.size == 0:
-            raise ValueError(f"y0 must be a non-empty 1-D array, got shape {y0.shape}")
+        check_functions(residual, args, jacobian, mass, switches, nswitch, _JIT)
+        jcol, elastic_columns = checked_columns(
+            np.size(y0), jacobian, jacobian_columns, mass, second_order, elastic_columns)
+        t0, t_end, y0, yp0 = checked_span(t0, t_end, y0, yp0)
         n = y0.size
-        if not np.all(np.isfinite(y0)):
-            raise ValueError("y0 must be finite")
-        yp0 = np.zeros(n) if yp0 is None else np.array(yp0, dtype=float)
-        if yp0.shape != (n,) or not np.all(np.isfinite(yp0)):
-            raise ValueError(f"yp0 must be {n} finite values, got shape {yp0.shape}")
-        rtol = self._tolerance(rtol, n, "rtol")
-        atol = self._tolerance(atol, n, "atol")
+        rtol = checked_tolerance(rtol, n, "rtol")
+        atol = checked_tolerance(atol, n, "atol")
         if np.any(rtol < 0):
             raise ValueError("rtol must be >= 0")
         if np.any(atol <= 0):
             raise ValueError("atol must be > 0")
-        if algebraic is None:
-            alg = np.zeros(n, dtype=bool)
-        else:
-            alg = np.asarray(algebraic)
-            if alg.shape != (n,) or alg.dtype.kind not in "biu":
-                raise ValueError(f"algebraic must be a bool/int mask of {n} values, "
-                                 f"got shape {alg.shape}, dtype {alg.dtype}")
-            alg = alg != 0
-        if error_test is None:
-            etest = ~alg
-        else:
-            etest = np.asarray(error_test)
-            if etest.shape != (n,) or etest.dtype.kind not in "biu":
-                raise ValueError(f"error_test must be a bool/int mask of {n} values, "
-                                 f"got shape {etest.shape}")
-            etest = (etest != 0) & ~alg
-            if not np.any(etest):
-                raise ValueError("error_test leaves no differential component in the "
-                                 "error test")
-        ns = int(second_order)
-        if ns != second_order or not 0 <= 2 * ns <= n:
-            raise ValueError(f"second_order must be an integer in 0..{n // 2}, got "
-                             f"{second_order}")
-        if ns and np.any(alg[:2 * ns]):
-            raise ValueError("second_order: the positions and speeds (the first "
-                             f"{2 * ns} unknowns) cannot be algebraic")
-        if jacobian_columns is not None and ns and np.any(jcol[:ns]):
-            raise ValueError("second_order: the position columns are eliminated; "
-                             "flag the speed column u_j for an analytic q_j, u_j pair")
-        if int(max_order) != max_order or not 1 <= max_order <= MAX_ORDER:
-            raise ValueError(f"max_order must be an integer in 1..{MAX_ORDER}, "
-                             f"got {max_order}")
-        if h0 is not None and not (np.isfinite(h0) and h0 > 0):
-            raise ValueError(f"h0 must be None or a positive number, got {h0}")
-        if not h_max > 0:
-            raise ValueError(f"h_max must be positive, got {h_max}")
-        if not (np.isfinite(h_min) and 0 <= h_min < h_max):
-            raise ValueError(f"h_min must be >= 0 and below h_max, got {h_min}")
-        if not (np.isfinite(epcon) and epcon > 0):
-            raise ValueError(f"epcon must be positive, got {epcon}")
-        if fixed_step is not None and not (np.isfinite(fixed_step) and fixed_step > 0):
-            raise ValueError(f"fixed_step must be None or positive, got {fixed_step}")
-        hist = np.zeros((0, n))
-        if history is not None:
-            if fixed_step is None:
-                raise ValueError("history needs fixed_step")
-            hist = np.array(history, dtype=float)
-            if hist.ndim != 2 or hist.shape[1] != n or not 1 <= len(hist) <= max_order:
-                raise ValueError(f"history must have shape (k, {n}) with 1 <= k <= "
-                                 f"max_order = {max_order}, got {hist.shape}")
-
+        alg, etest = checked_masks(algebraic, error_test, n)
+        ns = checked_second_order_count(second_order, n, alg, jcol)
+        hist = checked_steps(max_order, h0, h_max, h_min, epcon, fixed_step, history, n)
         if layout is not None:
-            layout = self._checked_layout(layout, n, ns, elastic_columns, jacobian)
+            layout = checked_layout(layout, n, ns, elastic_columns, jacobian)
         self.n = n
         self.t0 = t0
         self.t_end = t_end
@@ -385,6 +301,15 @@ class BDF:
         s.atol[:] = atol
         s.mask[:] = np.where(alg, 0.0, 1.0)
         s.etest[:] = np.where(etest, 1.0, 0.0)
+        self._set_scalars(s, t0, t_end, h_max, h_min, epcon, fixed_step, max_order, ns,
+                          index2, mass, jacobian, jcol, elastic_columns)
+        self._compile_kernels()
+        self._first_start(calc_ic, args, t0, fixed_step, h0, hist)
+
+    @staticmethod
+    def _set_scalars(s, t0, t_end, h_max, h_min, epcon, fixed_step, max_order, ns, index2,
+                     mass, jacobian, jcol, elastic_columns):
+        """The state's scalars (fs, iv) and the hooks' columns (s.jcol)."""
         fs, iv = s.fs, s.iv
         fs[_k.F_T] = t0
         fs[_k.F_T_END] = t_end
@@ -392,14 +317,14 @@ class BDF:
         fs[_k.F_H_MIN] = float(h_min)
         fs[_k.F_EPCON] = float(epcon)
         fs[_k.F_H_FIXED] = 0.0 if fixed_step is None else float(fixed_step)
-        fs[_k.F_NDIFF] = float(np.count_nonzero(etest))
+        fs[_k.F_NDIFF] = float(np.count_nonzero(s.etest))
         iv[_k.I_MAXORD] = int(max_order)
         iv[_k.I_NSECOND] = ns
         iv[_k.I_INDEX2] = 1 if index2 else 0
         iv[_k.I_USE_MASS] = 0 if mass is None else 1
         if jacobian is None:
             iv[_k.I_USE_JAC] = _k.JAC_FD
-        elif jacobian_columns is None:
+        elif jcol is None:
             iv[_k.I_USE_JAC] = _k.JAC_HOOK
         else:
             iv[_k.I_USE_JAC] = _k.JAC_HOOK_COLUMNS
@@ -409,7 +334,9 @@ class BDF:
             s.jcol[np.asarray(elastic_columns) != 0] = 2.0
         iv[_k.I_STATUS] = _k.ST_RUNNING
 
-        self._compile_kernels()
+    def _first_start(self, calc_ic, args, t0, fixed_step, h0, hist):
+        """Consistent initial values (calc_ic), then the first step prepared."""
+        s = self._s
         self._status = _k.ST_RUNNING
         self._last_out = -np.inf
         self.wall_time = 0.0
@@ -417,8 +344,8 @@ class BDF:
         if calc_ic:
             code = self._ic(*self._functions[:2], args, s, t0)
             if code < 0:
-                iv[_k.I_STATUS] = code
-                fs[_k.F_T_FAIL] = t0
+                s.iv[_k.I_STATUS] = code
+                s.fs[_k.F_T_FAIL] = t0
                 self._status = code
         self._started = self._status == _k.ST_RUNNING
         if self._started:
@@ -450,40 +377,6 @@ class BDF:
         if not np.all(np.abs(out[:ns] - want) <= 1e-12 * scale):
             raise ValueError(f"second_order={ns}: the first {ns} residuals must be "
                              f"y'_i - y_{{{ns}+i}}")
-
-    @staticmethod
-    def _checked_layout(layout, n, ns, elastic_columns, jacobian):
-        """(pos, dims) as int64 arrays, or ValueError naming what is wrong."""
-        if not ns or elastic_columns is None:
-            raise ValueError("layout needs second_order and elastic_columns")
-        if jacobian is not None:
-            raise ValueError("layout takes no jacobian hook: its analytic columns come "
-                             "from the mass hook (elastic_columns)")
-        try:
-            pos = np.asarray(layout[0], dtype=np.int64)
-            dims = np.asarray(layout[1], dtype=np.int64)
-        except (TypeError, ValueError, IndexError) as exc:
-            raise ValueError(f"layout must be (pos, dims), got {layout!r}") from exc
-        nr = n - ns
-        if pos.shape != (nr,) or dims.shape != (3,) or np.any(dims < 0) or \
-                dims[0] + dims[1] != nr or \
-                not np.array_equal(np.sort(pos), np.arange(nr)):
-            raise ValueError(f"layout: pos must order the {nr} unknowns after the "
-                             f"positions and dims = [ni, nb, kd] with ni + nb = {nr}")
-        interior = pos < dims[0]
-        if np.any(interior & (np.asarray(elastic_columns)[ns:] == 0)):
-            raise ValueError("layout: every interior unknown must be an elastic column")
-        return pos, dims
-
-    @staticmethod
-    def _tolerance(v, n, name):
-        a = np.asarray(v, dtype=float)
-        if a.ndim == 0:
-            a = np.full(n, float(a))
-        if a.shape != (n,) or not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} must be a finite scalar or {n} finite values, "
-                             f"got shape {a.shape}")
-        return a
 
     def _compile_kernels(self):
         """Entry points of the driver and the initial-value kernel for these

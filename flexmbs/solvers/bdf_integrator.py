@@ -15,6 +15,7 @@ from .base import Integrator
 from .bdf import BDF
 from .events import BREAKPOINT_FUZZ, EPS, locate_crossing, next_breakpoint, sorted_times
 from .galpha import RHO_INF, GeneralizedAlpha
+from .galpha_kernels import CARRIED
 from .typed_call import TypedCall
 
 __all__ = ["BdfIntegrator", "GalphaIntegrator", "STEPS_PER_CALL", "BDF_STEP_FLOOR"]
@@ -85,7 +86,7 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     the last iteration matrix, re-formed at the new step from the mass hook when the
     step changed it (else a difference Jacobian as at a start): right when the
     forces jumped but not their derivatives (an input that changed). h_start (s): the
-    first step of a BDF driver (None: IDA's choice)."""
+    first step (None: IDA's choice for BDF, galpha's as above)."""
     s = driver._s
     fs, iv = s.fs, s.iv
     t0, t_end = float(t0), float(t_end)
@@ -112,6 +113,20 @@ def restart_driver(driver, t0, y0, yp0, t_end, keep_matrix=False, fixed_step=Non
     if keep_matrix and had_matrix:
         iv[_k.I_FORCE_SETUP] = 0
     driver.wall_time += time.perf_counter() - start
+
+
+def go_on(driver, t_end, fixed_step=None):
+    """The driver goes on from where its last step ended towards a later t_end (s),
+    its state as it is (carried across a jump): the end moved, the status running, a
+    fixed step cut to the span as at a start."""
+    s = driver._s
+    t_end = float(t_end)
+    s.fs[_k.F_T_END] = t_end
+    if fixed_step is not None:
+        s.fs[_k.F_H_FIXED] = min(float(fixed_step), t_end - driver.t)
+    s.iv[_k.I_STATUS] = _k.ST_RUNNING
+    driver.t_end = t_end
+    driver._status = _k.ST_RUNNING
 
 
 class BdfIntegrator(Integrator):
@@ -141,6 +156,7 @@ class BdfIntegrator(Integrator):
         self.switch_events = []  # (t, indices of the switch functions crossed)
         self.input_restarts = 0  # restart_at calls: the inputs changed
         self.held_jumps = 0      # breakpoints passed without a restart (held inputs)
+        self.input_carries = 0   # inputs changed without a restart (carry_inputs)
         self.horizon_moves = 0  # restart_at calls: the end moved on
         self._switches = None   # system.switches called without type dispatch
         self._one = (np.zeros(1), np.zeros((1, system.n)), np.zeros((1, system.n)))
@@ -291,6 +307,12 @@ class BdfIntegrator(Integrator):
         self._restart_driver(t, y, self.system.rhs(t, y))
         if g is not None:
             self._bdf.set_switch_reference(g)
+
+    def carry_inputs(self, t, until):
+        """After an input of the model changed at t (s), the time of the last output:
+        True when the driver went on across the change without starting again
+        (GalphaIntegrator); else the caller calls restart_at. Not for BDF."""
+        return False
 
     def _restart_driver(self, t, y, yp):
         """The driver started again in place from (t, y, y') to the segment's end,
@@ -483,7 +505,9 @@ class BdfIntegrator(Integrator):
 
     def statistics(self):
         """nsteps, nrejected, nres, njac, nlu, nnewton, nconvfail, order_counts
-        (steps taken at orders 1..5), h_last, order_last, wall_time."""
+        (steps taken at orders 1..5), h_last, order_last, wall_time; where they
+        happened, restarts, held_jumps, input_restarts and horizon_moves (restart_at),
+        input_carries (carry_inputs)."""
         stats = self._bdf.statistics()
         for earlier in self._earlier:
             for key, value in earlier.items():
@@ -498,6 +522,8 @@ class BdfIntegrator(Integrator):
         if self.input_restarts or self.horizon_moves:
             stats["input_restarts"] = self.input_restarts
             stats["horizon_moves"] = self.horizon_moves
+        if self.input_carries:
+            stats["input_carries"] = self.input_carries
         stats["switch_events"] = len(self.switch_events)
         stats["wall_time"] = self.wall_time
         return stats
@@ -514,15 +540,56 @@ class GalphaIntegrator(BdfIntegrator):
     def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
                  rho_inf=RHO_INF, fixed_step=None):
         self._galpha = (rho_inf, fixed_step)
+        self._algebraic = system.algebraic is not None and bool(np.any(system.algebraic))
         super().__init__(system, t0, y0, t_end, rtol, atol, max_step)
 
+    def carry_inputs(self, t, until):
+        """After an input of the model changed at t (s), the time of the last output
+        (flexmbs.Simulator): when the driver's last step ended at t, within the
+        segment, it goes on across the jump of the forces as from one of its own
+        steps (GeneralizedAlpha.carry_input_jump: its step, history and iteration
+        matrix kept, the history moved by the jump), its next step ending no later
+        than `until` (s). True when carried; False when the caller must start it
+        again (restart_at): a step beyond t, a new segment, a discrete state
+        (sampled controllers, a switch function on another side, multipliers),
+        no step yet since the last start."""
+        bdf, system = self._bdf, self.system
+        if (self.status != "running" or self._behind is not None or not self._same_breakpoints
+                or not t < self._segment_end or system.sample is not None
+                or system.refresh is not None or self._algebraic):
+            return False
+        if abs(bdf.t - t) > BREAKPOINT_FUZZ * EPS * max(1.0, abs(t)):
+            return False
+        if bdf.carry_input_jump() != CARRIED:
+            return False
+        fs = bdf._s.fs
+        if not fs[_k.F_H_FIXED] > 0.0 and until is not None and until > t:
+            fs[_k.F_H] = min(fs[_k.F_H], until - t)
+        self.input_carries += 1
+        return True
+
     def _restart_driver(self, t, y, yp):
+        """The driver started again in place, with its iteration matrix: its fixed
+        step, or the step its error control proposed, ending no later than the next
+        output asked for (`until` of restart_at), where the next change of the
+        inputs is carried across (carry_inputs) instead of starting again."""
+        h = None
+        proposed = float(self._bdf._s.fs[_k.F_H])
+        if self._galpha[1] is None and self._until is not None and proposed > 0.0:
+            h = min(proposed, self._until - t) if self._until > t else proposed
         restart_driver(self._bdf, t, y, yp, self._segment_end, keep_matrix=True,
-                       fixed_step=self._galpha[1])
+                       fixed_step=self._galpha[1], h_start=h)
 
     def _carry(self, bdf, t, y, yp, taylor):
-        """A one-step method holds no history: it starts again in place from (t, y,
-        y') with its iteration matrix and the step its error control proposed."""
+        """Across a held jump at t, where the driver's last step ended: it goes on as
+        across a changed input of flexmbs.Simulator (carry_input_jump: its step, its
+        history and its iteration matrix kept, moved by the jump of the rates that
+        one residual at the new inputs gives, not by `taylor`) towards the new
+        segment's end; where it cannot, it starts again in place from (t, y, y') with
+        its iteration matrix and the step its error control proposed."""
+        if bdf.carry_input_jump() == CARRIED:
+            go_on(bdf, self._segment_end, self._galpha[1])
+            return
         restart_driver(bdf, t, y, yp, self._segment_end, keep_matrix=True,
                        fixed_step=self._galpha[1])
 

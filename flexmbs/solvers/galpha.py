@@ -5,12 +5,15 @@ It shares the BDF driver's interface, Newton iteration, iteration matrix, hooks,
 counters and failure statuses (flexmbs.solvers.bdf); what differs is the step (one
 second-order step with numerical dissipation rho_inf of the unresolved modes), the
 error control (the positions' local error, C(rho) h^2 |u'_{n+1} - u'_n|) and the
-dense output (cubic Hermite on the last step).
+dense output (cubic Hermite on the last step), and the carry across an input that
+changed at the end of a step (carry_input_jump; flexmbs.Simulator's inputs).
 
     ga = GeneralizedAlpha(residual, args, t0, y0, yp0, t_end, rtol, atol,
                           rho_inf=0.9, second_order=ns)
     n, Y, YP = ga.advance(t_out)
 """
+
+import time
 
 import numba
 import numpy as np
@@ -117,7 +120,9 @@ class GeneralizedAlpha(BDF):
         self._start_kernel(self._held_state, t0, h_start, self.rho_inf, float(npos))
 
     def _compile_kernels(self):
-        """Entry points of the step loop and its start for these argument types."""
+        """Entry points of the step loop and its start for these argument types (the
+        carry across an input's change compiled at its first use)."""
+        self._carry_kernel = None
         if not _JIT:
             self._advance = _g.galpha_advance_held
             self._start_kernel = _g.galpha_start
@@ -130,6 +135,21 @@ class GeneralizedAlpha(BDF):
         self._advance = self._held_entry(_g.galpha_advance_held, targs, ftypes)
         self._start_kernel = _entry(_g.galpha_start, (numba.typeof(self._held_state), _F8,
                                                       _F8, _F8, _F8))
+
+    def carry_input_jump(self):
+        """Go on from t_n, where the last step ended, after an input of the model
+        changed there (galpha_kernels.galpha_carry_input): the step, its history and
+        the iteration matrix kept, the history moved by the jump of y'. Returns
+        galpha_kernels.CARRIED, or CARRY_RESTART / CARRY_SWITCHED when the owner must
+        start the driver again (nothing changed then)."""
+        if self._carry_kernel is None:
+            kernel = _g.galpha_carry_input_held
+            self._carry_kernel = kernel if not _JIT else _entry(
+                kernel, tuple(numba.typeof(a) for a in self._advance_args))
+        start = time.perf_counter()
+        code = int(self._carry_kernel(*self._advance_args))
+        self.wall_time += time.perf_counter() - start
+        return code
 
     def statistics(self):
         """The BDF's counters (order_counts: every step at order 2), and err_last,

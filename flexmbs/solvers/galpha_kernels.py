@@ -75,6 +75,14 @@ of h changes cj and needs the iteration matrix factored again (bdf_kernels._nls,
 REFRESH_GALPHA).
 Speeds, works and multipliers are not in the test: they follow the positions to the
 method's order.
+
+An input of the model that changes at t_n (a controller's output held over the next
+step: flexmbs.Simulator) makes the forces jump with the state continuous. The step
+loop goes on across it (galpha_carry_input): its step, its history and its iteration
+matrix kept, v_n and the history moved by the jump of y' that one residual with the
+new inputs gives, where a start again would lose the history (its first steps
+predict from y_n alone) and, for a controller that changes its inputs every step,
+take the ones after it on a cruder predictor each time.
 """
 
 import numpy as np
@@ -89,6 +97,7 @@ from .bdf_kernels import (
     EPS,
     F_CJ,
     F_CJLAST,
+    F_CJOLD,
     F_ERR_K,
     F_ERR_KM1,
     F_H,
@@ -112,6 +121,7 @@ from .bdf_kernels import (
     REFRESH_GALPHA,
     S_NCONVFAIL,
     S_NREJECTED,
+    S_NRES,
     S_NSTEPS,
     S_ORDER,
     ST_CONV_FAILS,
@@ -122,14 +132,18 @@ from .bdf_kernels import (
     ST_STEP_TOO_SMALL,
     ST_SWITCHED,
     TSTOP_FUZZ,
+    _all_finite,
     _nls,
     _set_weights,
+    _solve_newton,
     next_step_size,
     switch_crossed,
 )
 
 __all__ = ["galpha_coefficients", "galpha_start", "galpha_advance", "galpha_advance_held",
-           "galpha_interpolate", "C_ALPHA_M", "C_ALPHA_F", "C_GAMMA", "C_ERROR", "C_RHO"]
+           "galpha_interpolate", "galpha_carry_input", "galpha_carry_input_held", "CARRIED",
+           "CARRY_RESTART", "CARRY_SWITCHED", "C_ALPHA_M", "C_ALPHA_F", "C_GAMMA", "C_ERROR",
+           "C_RHO"]
 
 # ---- where the method's numbers live in BdfState ---------------------------------
 C_ALPHA_M = 0      # s.alpha[...]
@@ -143,6 +157,11 @@ P_Y_PREV = 0       # s.phi[...]: the state before the last step, for dense outpu
 P_YP_PREV = 1
 P_Y_PREV2 = 2      # the state before that, for the predictor
 P_V_STEP = 3       # v_n taken to the step being tried (_galpha_step)
+
+# ---- galpha_carry_input's answers ------------------------------------------------
+CARRIED = 0         # the step loop goes on across the jump
+CARRY_RESTART = 1   # no step since the start, no current matrix, or F not finite
+CARRY_SWITCHED = 2  # a switch function is on another side with the new inputs
 
 # ---- step-size control -------------------------------------------------------------
 SAFETY = 0.9
@@ -456,3 +475,79 @@ def galpha_advance_held(functions, args, s, t_out, y_out, yp_out, max_steps):
     reference (bdf_kernels.bdf_advance_held)."""
     return galpha_advance(functions[0], functions[1], functions[2], functions[3], args,
                           s, t_out, y_out, yp_out, max_steps)
+
+
+
+@jit_entry
+def galpha_carry_input(residual, switches, args, s):
+    """Go on across a jump of the forces at t_n, where the last step ended, with the
+    state continuous (an input of the model that changed there), as the step loop goes
+    on from its own steps: the step, the iteration matrix and the history kept, v_n
+    and the history moved by the jump.
+
+    The solution after the jump, continued back over the last steps, is the one
+    before it plus d(t), d(t_n) = 0, d' the jump of y' and, for the positions, d'' =
+    the jump of their speeds' d' (q' = u is continuous). d' solves dF/dy' d' = -dF,
+    dF the jump of the residual: F with the new inputs at the last step's alpha point
+    (where F with the old ones is zero to the iteration's tolerance), and dF/dy' from
+    the iteration matrix G = dF/dy + cj dF/dy' as d' = -cj G^-1 dF, exact where the
+    step resolves the motion (cj dF/dy' outweighs dF/dy) and damped where it does
+    not (a stiff mode's share of the jump left to the iteration, as the method
+    leaves its motion). Then v_n += d'(t_n), v_{n-1} += d'(t_{n-1}), y_{n-j} +=
+    d(t_{n-j}): the predictor's parabola through the states and the error estimate's
+    third difference of the positions (module text) are those of the solution after
+    the jump, exactly where d is quadratic. Without the move of v_n the step would
+    blend the old acceleration into the new one over the step, an error of order h
+    times the jump at every change (first order for a controller that changes its
+    inputs every step).
+
+    One residual and one solve with the factors in place; the switch functions at
+    (t_n, y_n) with the new inputs become the reference of the next step's sign
+    test. Returns CARRIED; CARRY_SWITCHED (one is on another side: the discrete state
+    changes, the owner starts again) or CARRY_RESTART (no step since the start, no
+    factored matrix, F not finite), with nothing changed but the counters."""
+    fs, iv = s.fs, s.iv
+    h1 = fs[F_HUSED]
+    if not h1 > 0.0 or iv[I_FORCE_SETUP] != 0:
+        return CARRY_RESTART
+    y, yp, d, phi = s.y, s.yp, s.delta, s.phi
+    tn = fs[F_T]
+    nsw = s.gsw.size
+    if nsw:
+        switches(tn, y, args, s.gnew)
+        for i in range(nsw):
+            if (s.gsw[i] > 0.0) != (s.gnew[i] > 0.0):
+                return CARRY_SWITCHED
+    residual(tn - (1.0 - s.alpha[C_ALPHA_F]) * h1, s.yy, s.yyp, args, d)
+    s.stats[S_NRES] += 1
+    if not _all_finite(d):
+        return CARRY_RESTART
+    for i in range(nsw):
+        s.gsw[i] = s.gnew[i]
+    cj = fs[F_CJOLD]  # the cj of the factors
+    _solve_newton(s, cj, d)
+    npos = int(s.alpha[C_NPOS])
+    c1 = h1
+    h2 = s.alpha[C_HPREV]
+    c2 = h1 + h2
+    for i in range(y.size):
+        # d(t) = a (t - t_n) + b (t - t_n)^2 / 2
+        if i < npos:
+            a = 0.0
+            b = -cj * d[npos + i]
+        else:
+            a = -cj * d[i]
+            b = 0.0
+        yp[i] += a
+        phi[P_Y_PREV, i] += c1 * (0.5 * c1 * b - a)
+        phi[P_YP_PREV, i] += a - c1 * b
+        if h2 > 0.0:
+            phi[P_Y_PREV2, i] += c2 * (0.5 * c2 * b - a)
+    return CARRIED
+
+
+@jit_entry
+def galpha_carry_input_held(functions, args, s):
+    """galpha_carry_input with the step loop's functions in one tuple and the state
+    held by reference (galpha_advance_held)."""
+    return galpha_carry_input(functions[0], functions[3], tuple_ref(args), tuple_ref(s))

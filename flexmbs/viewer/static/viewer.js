@@ -75,7 +75,7 @@
   const lo = new THREE.Vector3().fromArray(data.bounds[0]);
   const hi = new THREE.Vector3().fromArray(data.bounds[1]);
   const centre = lo.clone().add(hi).multiplyScalar(0.5);
-  const radius = Math.max(0.5 * lo.distanceTo(hi), 1e-3);
+  let radius = Math.max(0.5 * lo.distanceTo(hi), 1e-3);
 
   // ground grid in the x-y plane, below the arm
   const gridStep = Math.pow(10, Math.floor(Math.log10(radius / 2)));
@@ -537,6 +537,30 @@
   }
 
   // ---- camera ----
+  // The corners of each mesh's box in world coordinates, as the pose shown places them.
+  function meshCorners() {
+    world.updateMatrixWorld(true);
+    const corners = [];
+    for (const m of meshObjects) {
+      if (!m.geometry.boundingBox) m.geometry.computeBoundingBox();
+      const b = m.geometry.boundingBox;
+      for (let k = 0; k < 8; k++) {
+        corners.push(new THREE.Vector3(k & 1 ? b.max.x : b.min.x, k & 2 ? b.max.y : b.min.y,
+          k & 4 ? b.max.z : b.min.z).applyMatrix4(m.matrixWorld));
+      }
+    }
+    return corners;
+  }
+  // The meshes reach beyond the frames and nodes the scene's bounds hold: the views
+  // frame the sphere around both.
+  function frameMeshes() {
+    const corners = meshCorners();
+    if (!corners.length) return;
+    const a = lo.clone(), b = hi.clone();
+    for (const c of corners) { a.min(c); b.max(c); }
+    centre.copy(a).add(b).multiplyScalar(0.5);
+    radius = Math.max(0.5 * a.distanceTo(b), 1e-3);
+  }
   const VIEWS = {
     iso: [[1.0, -1.35, 0.85], [0, 0, 1]],
     xz: [[0, -1, 0], [0, 0, 1]],
@@ -850,6 +874,13 @@
       sensorSelect.value = String(sensorShown);
       drawPlot();
     },
+    meshesInView: () => {  // every corner of every mesh's box projects into the canvas
+      camera.updateMatrixWorld(true);
+      return meshCorners().every((c) => {
+        const p = c.project(camera);
+        return Math.abs(p.x) <= 1 && Math.abs(p.y) <= 1 && p.z <= 1;
+      });
+    },
     play: play,
     pause: pause,
     frame: () => state.frame,
@@ -983,10 +1014,11 @@
   if (options.sensor) api.showSensor(options.sensor);
   else if (data.sensors.length) api.showSensor(data.sensors[0].name);
   resize();
-  setView(options.view || 'iso');
   updateLegend();
   applyVisibility();
   if (options.time !== undefined) seek(options.time); else showFrame(0);
+  frameMeshes();
+  setView(options.view || 'iso');
   render();
   if (options.live) startLive(options.live);
   api.ready = true;
