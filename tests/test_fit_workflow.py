@@ -14,6 +14,7 @@ from cli_in_process import flexmbs_here
 
 from flexmbs import load_model
 from flexmbs.analysis import fit as fit_module
+from flexmbs.analysis import fit_runs
 from flexmbs.analysis.channel_map import load_channel_map
 from flexmbs.analysis.experiment import read_experiment
 from flexmbs.analysis.fit import FitRecord, fit_model, fit_records, parse_parameter
@@ -98,13 +99,13 @@ def _read(record, channel_map):
 def _count_runs(monkeypatch):
     """The runs the fit really makes, counted where they are made."""
     made = []
-    real = fit_module._simulated_signals
+    real = fit_runs._simulated_signals
 
     def counted(*args, **kwargs):
         made.append(args[1])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fit_module, "_simulated_signals", counted)
+    monkeypatch.setattr(fit_runs, "_simulated_signals", counted)
     return made
 
 

@@ -278,6 +278,18 @@ def test_set_path_that_does_not_exist(tmp_path):
     assert "existing keys: j1" in err.message
 
 
+def test_set_path_into_an_array(tmp_path):
+    """A whole-number key indexes an array from 0: an element of a list value, or a
+    field of an array of tables; an index beyond it is refused with the array's length."""
+    model = load_model(write(tmp_path, PENDULUM), ["joints.j1.axis.2=-1.0"])
+    axis = model.joints["j1"].rotation_axes[0]  # [0, 1, -1], normalised
+    assert axis == pytest.approx([0.0, 2**-0.5, -(2**-0.5)])
+    err, path = load_error(tmp_path, PENDULUM, ["joints.j1.axis.3=1.0"])
+    assert_error(err, path, '--set "joints.j1.axis.3"', None,
+                 '"joints.j1.axis" is an array of 3, not a table: expected an index from 0 '
+                 'to 2 after it, got "3"')
+
+
 def test_set_path_through_a_value(tmp_path):
     err, path = load_error(tmp_path, PENDULUM, ["joints.j1.axis.x=1.0"])
     assert_error(err, path, '--set "joints.j1.axis.x"', None, "not a table")

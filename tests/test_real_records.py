@@ -14,7 +14,6 @@ from scipy.interpolate import CubicSpline
 from flexmbs.analysis.channel_map import (
     MeasuredSignals,
     SimulatedSignals,
-    _grid_overlap,
     cross_correlation_offset,
     held_correlations,
     loads_channel_map,
@@ -22,6 +21,7 @@ from flexmbs.analysis.channel_map import (
     record_quantum,
 )
 from flexmbs.analysis.compare import compare_signals, edge_correlation, time_lag
+from flexmbs.analysis.record_alignment import _grid_overlap
 from flexmbs.errors import ExperimentError
 
 MAP = """

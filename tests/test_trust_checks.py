@@ -180,9 +180,13 @@ def test_a_fit_with_the_models_own_solver_recovers_its_values(tmp_path, capsys):
                         "--fixed-offset", "-o", tmp_path / "fit", "--json", "-q",
                         "--no-plots", "--serial")
     assert done.returncode == 0, done.stderr
-    values = {v["path"]: v for v in json.loads(done.stdout)["fit"]["values"]}
+    fit = json.loads(done.stdout)["fit"]
+    values = {v["path"]: v for v in fit["values"]}
     assert values["bodies.ruler.alpha"]["value"] == pytest.approx(8e-4, rel=0.01)
     assert values["actuators.hub.kd"]["value"] == pytest.approx(0.05, rel=0.01)
+    # the tolerance the convergence checks chose, from the file's 1e-6, and said how
+    assert fit["rtol"] < 1e-6 and "the model's rtol 1e-06 tightened" in fit["tolerance"]
+    assert "at the optimum," in fit["tolerance"]
 
 
 def test_a_fit_refuses_a_model_that_does_not_converge_at_its_tolerance(tmp_path, capsys):

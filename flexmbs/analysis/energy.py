@@ -154,25 +154,10 @@ def energy_balance(
             f"{result.path}: holds no samples (the run stopped before "
             "its first output); there is no energy balance to check"
         )
-    energy = result.energy
-    e = total_energy(energy)
-    drift = np.abs(e - e[0])
+    e = total_energy(result.energy)
+    d = _drift(t, e, result.energy)
+    drift_max, largest, work, value = d["drift_max"], d["largest"], d["work"], d["value"]
     finite = bool(np.all(np.isfinite(e)))
-    k = int(np.nanargmax(drift)) if np.any(np.isfinite(drift)) else 0
-    drift_max = float(np.max(drift))  # nan if any sample is nan
-    strain_max = float(np.max(np.asarray(energy["strain"], dtype=float)))
-    scales = _component_scales(energy)
-    largest_name = max(scales, key=lambda n: scales[n] if math.isfinite(scales[n]) else -1)
-    largest = scales[largest_name]
-    ratio = drift_max / strain_max if strain_max > 0 else None
-    relative = drift_max / largest if largest > 0 else None
-    w_nc = np.asarray(energy["dissipated"], dtype=float)
-    work = float(np.sum(np.abs(np.diff(w_nc)))) if len(w_nc) > 1 else 0.0
-    criterion = CRITERION_BALANCE
-    if largest + work > 0:
-        value = drift_max / (largest + work)
-    else:  # nothing moves: no energy at all, and no drift either
-        value = 0.0 if drift_max == 0 else math.inf
     solver = getattr(result, "solver", None) or {}
     rtol = _scalar_tolerance(solver.get("rtol"))
     tolerances = None
@@ -181,28 +166,9 @@ def energy_balance(
     closes = None
     if tolerances is not None and solver.get("method") != "galpha":
         closes = bool(tolerances <= TOLERANCE_LIMIT)
-    small = solver.get("small_deformation") or None
-    failed = []
-    if not finite:
-        failed.append("the energies are not finite")
-    elif not value < ratio_limit:
-        failed.append(f"{CRITERION_TEXT[criterion]} = {value:.3g} is not below {ratio_limit:g}")
-    if closes is False:
-        failed.append(
-            f"the balance does not close to the run's tolerance: its drift is "
-            f"{tolerances:.3g} tolerances (rtol {rtol:g} of the largest energy and the "
-            f"work done), more than {TOLERANCE_LIMIT:g}"
-        )
-    next_step = None
-    if failed and finite:
-        next_step = _next_step(value, ratio_limit, tolerances, rtol, solver.get("method"))
-    if small and not accept_large_deformation:
-        failed.append("a beam went outside the small-deformation range")
-        next_step = next_step or (
-            "stiffen or shorten the beam, or load it less (or pass "
-            "--accept-large-deformation to accept a beam model outside its range)"
-        )
-    passed = not failed
+    failed, next_step = _verdict(
+        finite, value, ratio_limit, tolerances, closes, rtol, solver, accept_large_deformation
+    )
     return {
         "path": str(result.path),
         "status": result.status_text,
@@ -213,24 +179,24 @@ def energy_balance(
         "energy_initial": _float(e[0]),
         "energy_final": _float(e[-1]),
         "drift_max": _float(drift_max),
-        "t_drift_max": _float(t[k]),
-        "strain_max": _float(strain_max),
-        "ratio": None if ratio is None else _float(ratio),
+        "t_drift_max": d["t_drift_max"],
+        "strain_max": d["strain_max"],
+        "ratio": d["ratio"],
         "largest_component": _float(largest),
-        "largest_component_name": largest_name,
-        "relative_drift": None if relative is None else _float(relative),
+        "largest_component_name": d["largest_name"],
+        "relative_drift": d["relative"],
         "work_done": _float(work),
         "drift_per_work": None if work <= 0 else _float(drift_max / work),
         "rtol": rtol,
         "tolerances": None if tolerances is None else _float(tolerances),
         "tolerance_limit": TOLERANCE_LIMIT,
         "closes_to_tolerance": closes,
-        "criterion": criterion,
-        "criterion_text": CRITERION_TEXT[criterion],
+        "criterion": CRITERION_BALANCE,
+        "criterion_text": CRITERION_TEXT[CRITERION_BALANCE],
         "criterion_value": _float(value),
         "ratio_limit": float(ratio_limit),
         "finite": finite,
-        "passed": passed,
+        "passed": not failed,
         "failed_because": failed,
         "next_step": next_step,
         "accept_large_deformation": bool(accept_large_deformation),
@@ -238,8 +204,78 @@ def energy_balance(
             list(x) for x in nonconservative_beams(getattr(result, "model_json", None))
         ],
         **_integrator_dissipation(result, e),
-        "small_deformation": small,
+        "small_deformation": solver.get("small_deformation") or None,
     }
+
+
+def _drift(t: NDArray[np.float64], e: NDArray[np.float64], energy: Any) -> dict[str, Any]:
+    """The drift of the total energy `e` at the times `t` and its scales: drift_max =
+    max |E(t) - E(0)| (nan if a sample is), t_drift_max, strain_max, ratio (Huang's,
+    None for a rigid model), the largest component (largest, largest_name), relative
+    drift, the work done (W_nc's total variation) and the criterion's value
+    drift_max / (largest + work)."""
+    drift = np.abs(e - e[0])
+    k = int(np.nanargmax(drift)) if np.any(np.isfinite(drift)) else 0
+    drift_max = float(np.max(drift))  # nan if any sample is nan
+    strain_max = float(np.max(np.asarray(energy["strain"], dtype=float)))
+    scales = _component_scales(energy)
+    largest_name = max(scales, key=lambda n: scales[n] if math.isfinite(scales[n]) else -1)
+    largest = scales[largest_name]
+    w_nc = np.asarray(energy["dissipated"], dtype=float)
+    work = float(np.sum(np.abs(np.diff(w_nc)))) if len(w_nc) > 1 else 0.0
+    if largest + work > 0:
+        value = drift_max / (largest + work)
+    else:  # nothing moves: no energy at all, and no drift either
+        value = 0.0 if drift_max == 0 else math.inf
+    return {
+        "drift_max": drift_max,
+        "t_drift_max": _float(t[k]),
+        "strain_max": _float(strain_max),
+        "ratio": _float(drift_max / strain_max) if strain_max > 0 else None,
+        "largest": largest,
+        "largest_name": largest_name,
+        "relative": _float(drift_max / largest) if largest > 0 else None,
+        "work": work,
+        "value": value,
+    }
+
+
+def _verdict(
+    finite: bool,
+    value: float,
+    ratio_limit: float,
+    tolerances: float | None,
+    closes: bool | None,
+    rtol: float | None,
+    solver: Mapping[str, Any],
+    accept_large_deformation: bool,
+) -> tuple[list[str], str | None]:
+    """(the reasons the balance fails, none when it passes; what to do then): the
+    criterion `value` against `ratio_limit`, the drift in `tolerances` of the run's
+    rtol, and the run's text about beams outside the small-deformation range."""
+    failed = []
+    if not finite:
+        failed.append("the energies are not finite")
+    elif not value < ratio_limit:
+        failed.append(
+            f"{CRITERION_TEXT[CRITERION_BALANCE]} = {value:.3g} is not below {ratio_limit:g}"
+        )
+    if closes is False:
+        failed.append(
+            f"the balance does not close to the run's tolerance: its drift is "
+            f"{tolerances:.3g} tolerances (rtol {rtol:g} of the largest energy and the "
+            f"work done), more than {TOLERANCE_LIMIT:g}"
+        )
+    next_step = None
+    if failed and finite:
+        next_step = _next_step(value, ratio_limit, tolerances, rtol, solver.get("method"))
+    if solver.get("small_deformation") and not accept_large_deformation:
+        failed.append("a beam went outside the small-deformation range")
+        next_step = next_step or (
+            "stiffen or shorten the beam, or load it less (or pass "
+            "--accept-large-deformation to accept a beam model outside its range)"
+        )
+    return failed, next_step
 
 
 def _next_step(

@@ -30,7 +30,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ModelError
-from .fit import FitParameter, FitRecord, parse_parameter
+from .fit_record import FitRecord
+from .fit_values import FitParameter, parse_parameter
 
 __all__ = ["read_fit_file", "resume_records", "record_of"]
 

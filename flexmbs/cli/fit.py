@@ -100,9 +100,15 @@ def _add_fit_settings(f: argparse.ArgumentParser) -> None:
     f.add_argument(
         "--rtol",
         type=float,
-        help="relative tolerance of the runs (default 1e-8: flexmbs.analysis.fit.FIT_RTOL)",
+        help="relative tolerance of the runs (default: the model's, ten times tighter at a "
+        "step until the convergence check passes; given, it is checked once)",
     )
-    f.add_argument("--atol", type=float, help="absolute tolerance (default rtol / 100)")
+    f.add_argument(
+        "--atol",
+        type=float,
+        help="absolute tolerance (default: the model's, tightened with rtol; rtol / 100 with "
+        "--rtol)",
+    )
     f.add_argument(
         "--fixed-offset",
         action="store_true",
@@ -246,7 +252,6 @@ def _fit_executor(args: argparse.Namespace, runs_per_step: int) -> Any:
 def _cmd_fit(args: argparse.Namespace) -> int:
     from ..analysis.fit import (
         DEFAULT_MAX_RUNS,
-        FIT_RTOL,
         fit_records,
         format_fit_report,
         write_fit_outputs,
@@ -254,7 +259,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
     records, shared, options, default_out = _fit_inputs(args)
     log = None if args.quiet else log_line
-    rtol = args.rtol or options.get("rtol") or FIT_RTOL
+    rtol = args.rtol or options.get("rtol")
     atol = args.atol if args.atol is not None else options.get("atol")
     fit_offset = not args.fixed_offset and options.get("fit_offset", True)
     resuming = args.resume is not None

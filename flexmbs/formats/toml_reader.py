@@ -120,7 +120,9 @@ def _override_value(text: str) -> Any:
 
 def _apply_override(doc: dict[str, Any], override: str) -> None:
     """Set one "dotted.path=value" in the parsed tables; its parent tables must exist
-    (except the settings sections model, solver and output, created when missing)."""
+    (except the settings sections model, solver and output, created when missing). A
+    key that is a whole number indexes an array (of tables, or the value's own list)
+    from 0: controllers.servo.inputs.0.gain."""
     path, equals, value = str(override).partition("=")
     path = path.strip()
     item = f'--set "{path}"'
@@ -134,16 +136,36 @@ def _apply_override(doc: dict[str, Any], override: str) -> None:
         doc.setdefault(keys[0], {})
     if len(keys) > 2 and keys[0] == "solver" and keys[1] in SOLVER_METHODS:
         doc["solver"].setdefault(keys[1], {})
-    table = doc
+    table: Any = doc
     for depth, key in enumerate(keys[:-1]):
         where = ".".join(keys[:depth]) or "the top level of the file"
+        if isinstance(table, list):
+            table = table[_array_index(table, key, where, item)]
+            continue
         if key not in table:
             existing = ", ".join(table) or "(none)"
             raise ModelError(f'no table "{key}" in {where}; existing keys: {existing}', item)
-        if not isinstance(table[key], dict):
+        if not isinstance(table[key], (dict, list)):
             raise ModelError(f'"{key}" in {where} is {_toml_type(table[key])}, not a table', item)
         table = table[key]
-    table[keys[-1]] = _override_value(value.strip())
+    if isinstance(table, list):
+        table[_array_index(table, keys[-1], ".".join(keys[:-1]), item)] = _override_value(
+            value.strip()
+        )
+    else:
+        table[keys[-1]] = _override_value(value.strip())
+
+
+def _array_index(array: list[Any], key: str, where: str, item: str) -> int:
+    """The 0-based index `key` into the array at `where` (ModelError unless a whole
+    number within it)."""
+    if not (key.isdigit() and int(key) < len(array)):
+        raise ModelError(
+            f'"{where}" is an array of {len(array)}, not a table: expected an index from 0 to '
+            f'{len(array) - 1} after it, got "{key}"',
+            item,
+        )
+    return int(key)
 
 
 def _keep_tolerances_with_their_method(doc: dict[str, Any], overrides: list[str]) -> None:
