@@ -337,3 +337,30 @@ def test_each_command_is_parsed_beside_the_function_that_runs_it():
         names.append(name)
     top = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert names == list(top.choices)
+
+
+def _kernel_source(path):
+    """A module holding numba kernels (its layout is that of the equations): the
+    markers by which the kernel cache finds compiled code."""
+    from flexmbs.runtime.kernel_cache import KERNEL_MARKERS
+
+    return any(marker in path.read_bytes() for marker in KERNEL_MARKERS)
+
+
+def test_functions_fit_a_screen_and_files_a_job():
+    """Outside the numba kernels no function is over 100 lines (its docstring
+    included) and no file over 800: a function reads in a screen, a file is one job."""
+    long_functions, long_files = [], []
+    for path in sorted((ROOT / "flexmbs").rglob("*.py")):
+        text = path.read_text()
+        kernel = _kernel_source(path)
+        if not kernel and text.count("\n") > 800:
+            long_files.append((str(path.relative_to(ROOT)), text.count("\n")))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                compiled = any("jit" in ast.unparse(d) for d in node.decorator_list)
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 100 and not compiled:
+                    long_functions.append((str(path.relative_to(ROOT)), node.name, lines))
+    assert not long_functions, long_functions
+    assert not long_files, long_files
