@@ -5,6 +5,8 @@ spring, its file's rtol 1e-3 too loose for a check of 1e-4 of the angle's scale.
 
 import numpy as np
 import pytest
+from test_fit_workflow import DISK as WORKFLOW_DISK
+from test_fit_workflow import MAP
 
 from flexmbs import load_model
 from flexmbs.analysis.channel_map import loads_channel_map
@@ -21,53 +23,9 @@ from flexmbs.simulation.convergence import compare_runs
 
 LIMIT = 1e-4
 STEP = 2e-4  # s, the runs' outputs (the fit's: a tenth of the record's 2 ms)
-DISK = """
-[model]
-name = "torsion_disk"
-
-[solver]
-method = "bdf"
-t_end = 2.0
-rtol = 1e-3
-atol = 1e-5
-
-[output]
-step = 0.002
-
-[bodies.disk]
-mass = 1.0
-inertia = [0.01, 0.01, 0.01]
-inertia_about = "com"
-
-[joints.shaft]
-type = "revolute"
-parent = "ground"
-child = "disk"
-axis = [0.0, 0.0, 1.0]
-stiffness = 1.0
-damping = 0.004
-initial = 0.5
-
-[sensors.angle]
-type = "joint_coordinate"
-joint = "shaft"
-"""
-
-MAP = """
-[experiment]
-time = "time"
-
-[alignment]
-method = "offset"
-offset = 0.0
-
-[channels.angle]
-sensor = "angle"
-experiment = "angle"
-raw_unit = "rad"
-unit = "rad"
-noise = 0.001
-"""
+# the fit workflow's disk and map, its file's tolerance loosened to 1e-3
+DISK = WORKFLOW_DISK.replace('t_end = 2.0\n', 't_end = 2.0\nrtol = 1e-3\natol = 1e-5\n', 1)
+assert "rtol = 1e-3" in DISK
 
 
 @pytest.fixture

@@ -77,13 +77,14 @@ def synthetic_record():
     return time, {"encoder": encoder, "gauge": gauge}, header
 
 
-def write_csv(path, time, columns, header):
+def write_csv(path, time, columns, header, gauge_digits=TIP_DIGITS):
+    """The record as CSV: its header as comment lines, then time, encoder and gauge."""
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for line in header:
             f.write(f"# {line}\n")
         f.write("time [s],encoder [rad],gauge [mm]\n")
         for k, t in enumerate(time):
-            f.write(f"{t:.3f},{columns['encoder'][k]:.9f},{columns['gauge'][k]:.{TIP_DIGITS}f}\n")
+            f.write(f"{t:.3f},{columns['encoder'][k]:.9f},{columns['gauge'][k]:.{gauge_digits}f}\n")
 
 
 def main():

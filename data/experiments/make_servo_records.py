@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from make_servo_record import write_csv
 
 from flexmbs import __version__
 from flexmbs.formats.toml_reader import load_model
@@ -76,15 +77,6 @@ def synthetic_record(name, t_end=T_END):
         f"Sampling: 1 kHz, {len(time)} samples.",
     ]
     return time, {"encoder": motor, "gauge": gauge}, header
-
-
-def write_csv(path, time, columns, header):
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for line in header:
-            f.write(f"# {line}\n")
-        f.write("time [s],encoder [rad],gauge [mm]\n")
-        for k, t in enumerate(time):
-            f.write(f"{t:.3f},{columns['encoder'][k]:.9f},{columns['gauge'][k]:.3f}\n")
 
 
 def main():
