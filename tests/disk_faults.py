@@ -61,15 +61,16 @@ def check(path):
             "damage": r.damage}
 
 
-def write_until_stopped(path, seconds, batch=500, pace=0.0, then=None):
-    """Lay the file out, call `then`, append rows until the writer stops the run (or
-    `seconds` pass); what it said."""
+def write_until_stopped(path, seconds, batch=500, pace=0.0, then=None, then_at=0):
+    """Lay the file out, append rows until the writer stops the run (or `seconds`
+    pass), calling `then` once `then_at` rows are appended; what it said."""
     w = writer(path)
-    if then is not None:
-        then()
     k0, end, said = 0, time.monotonic() + seconds, "finished"
     try:
         while time.monotonic() < end:
+            if then is not None and k0 >= then_at:
+                then()
+                then = None
             w.append(*rows(k0, batch))
             k0 += batch
             time.sleep(pace)
@@ -106,16 +107,16 @@ def filled(folder, trial):
     mount(folder, 24 * 1024)
     try:
         path = os.path.join(folder, "out.h5")
-        start = 0.3 + 0.4 * trial  # s: each trial fills at another point of the run
+        fill_at = 4000 + 12000 * trial  # rows: each trial fills at another point of the run
         filler = []
 
         def start_filler():
             filler.append(subprocess.Popen(
-                [sys.executable, "-c", f"import time, subprocess; time.sleep({start}); "
-                 f"subprocess.run(['dd', 'if=/dev/zero', 'of={folder}/fill', 'bs=64k'], "
-                 "capture_output=True)"]))
+                ["dd", "if=/dev/zero", f"of={folder}/fill", "bs=64k"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
-        said = write_until_stopped(path, 30.0, batch=200, pace=0.002, then=start_filler)
+        said = write_until_stopped(path, 30.0, batch=200, pace=0.002, then=start_filler,
+                                   then_at=fill_at)
         filler[0].wait()
         out = {"trial": trial, "said": said, "full": check(path)}
         free(folder)
