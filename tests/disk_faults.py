@@ -130,7 +130,7 @@ CHURN = """
 import os, random, sys, time
 folder, stop = sys.argv[1], sys.argv[2]
 block, files, k = b"\\0" * 65536, [], 0
-while not os.path.exists(stop):
+while not os.path.exists(stop) and os.path.ismount(folder):  # never the disk below
     try:
         while True:
             name = os.path.join(folder, f"fill{k}"); k += 1
@@ -156,24 +156,37 @@ def churned(folder, trial):
     commits."""
     mount(folder, 24 * 1024)
     stop = os.path.join(folder, "stop")
+    churn = []
     try:
         path = os.path.join(folder, "out.h5")
-        churn = []
 
         def start():
             churn.append(subprocess.Popen([sys.executable, "-c", CHURN, folder, stop]))
             time.sleep(0.3)
 
         said = write_until_stopped(path, 4.0, batch=300, then=start)
-        open(stop, "w").close()
-        churn[0].wait()
+        stop_churn(churn, stop)
         free(folder)
         out = {"trial": trial, "said": said}
         if os.path.exists(path):
             out["freed"] = check(path)
         return out
     finally:
+        stop_churn(churn, stop)
         umount(folder)
+
+
+def stop_churn(churn, stop):
+    """The filler told to stop and gone before its disk is unmounted, whatever ended
+    the writer (killed if it does not stop within 10 s)."""
+    for proc in churn:
+        if proc.poll() is None:
+            try:
+                open(stop, "w").close()
+                proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
 
 
 def tight(folder, trial):
