@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_controllers import J, rotor
 
-from flexmbs.model.timefunctions import Constant
+from flexmbs.model.timefunctions import Constant, Steps
 from flexmbs.simulation import simulate
 from flexmbs.solvers import bdf_kernels as K
 from flexmbs.solvers.bdf import BDF
@@ -170,3 +170,98 @@ def _balance_error(sim):
     e = sim.energy
     total = e[:, 0] + e[:, 1] + e[:, 2] + e[:, 3] - e[:, 4]
     return np.abs(total - total[0]).max()
+
+
+def _restarting(monkeypatch):
+    """Every sample a restart of the driver (no held breakpoint)."""
+    from flexmbs.simulation import sampled_control
+
+    monkeypatch.setattr(sampled_control.SampledControllers, "held_breakpoints",
+                        lambda self, own: np.zeros(0))
+
+
+def test_aligned_step_spreads_the_segment_evenly():
+    """bdf_kernels._aligned_step: r / ceil(r / h), never longer than the proposal h,
+    n equal steps reaching r; the last step kept to the bit where it reaches r in as
+    many steps (within half the snap), a longer one taken where the proposal
+    reaches r in fewer."""
+    snap = K.TSTOP_FUZZ * K.EPS
+    r = 1e-3
+    for h in (1e-3, 2.5e-3, 4e-4, 3.3e-4, 1.01e-4, 1e-4):
+        a = K._aligned_step(h, 0.0, r, snap)
+        n = round(r / a)
+        assert a <= h * (1 + 1e-12) or a == r
+        assert abs(n * a - r) < 1e-15 and n == max(1, math.ceil(r / h - 1e-9))
+    last = r / 3 * (1 + 1e-14)  # three steps of it reach r within the snap
+    assert K._aligned_step(last, last, r, snap) == last
+    assert K._aligned_step(1.2 * last, last, r, snap) == last  # still three steps
+    assert K._aligned_step(2 * last, last, r, snap) == r / 2   # two are enough
+    assert K._aligned_step(0.9 * last, last, r, snap) == r / 4  # the error asked less
+    assert K._aligned_step(last, last, r / 3, snap) == last   # the last step of three
+
+
+def test_aligned_steps_keep_the_order_up(monkeypatch):
+    """The speed loop at rtol 1e-8: its segments of one sample stepped evenly, the
+    step the same from sample to sample, so that the steps at constant step and
+    order go on counting across the held jumps and the order rises as between
+    samples of a smooth run (IDA raises it after k + 1 such steps). The steps end on
+    the samples: one step a sample is the least a run can take; the aligned run
+    takes less than 1.5 (200 for 149 samples, most at order 5), where the last step
+    of each sample cut to end on it kept the order at 3 (358 steps). Its rate at the
+    samples agrees with the exact recursion of the hold within the tolerance, and
+    with a run that starts again at every sample (order 1 from each sample on)
+    within that run's own distance from it."""
+    from flexmbs.solvers import bdf_integrator
+
+    def run():
+        m = _speed_loop()
+        m.set_solver(method="bdf", rtol=1e-8, atol=1e-10)
+        sim = simulate(m, progress=False)
+        assert sim.success, sim.message
+        return sim
+
+    aligned = run()
+    st = aligned.statistics
+    samples = st["held_jumps"]
+    assert samples == int(round(0.3 / SPEED_LOOP[-1])) - 1
+    assert samples <= st["nsteps"] < 1.5 * samples
+    orders = np.asarray(st["order_counts"])
+    assert orders[3:].sum() > 0.5 * st["nsteps"]
+    monkeypatch.setattr(bdf_integrator.BdfIntegrator, "aligns_steps", False)
+    cut = run()
+    assert np.asarray(cut.statistics["order_counts"])[3:].sum() < 0.5 * cut.statistics["nsteps"]
+    assert cut.statistics["nsteps"] > 1.5 * samples
+    monkeypatch.undo()
+    _restarting(monkeypatch)
+    restarted = run()
+    assert "held_jumps" not in restarted.statistics
+    scale = np.abs(_HOLD_RECURSION).max()
+    assert _hold_error(aligned) < 1e-8 * scale
+    # the restarted run, at orders 1 and 2 over 3 800 steps, is the further from the
+    # recursion (1.9e-7 rad/s against 9e-11): they agree within its distance
+    assert _hold_error(aligned) <= _hold_error(restarted)
+    difference = np.abs(aligned.sensor("rate") - restarted.sensor("rate")).max()
+    assert difference <= _hold_error(restarted) + 1e-8 * scale
+
+
+def test_runs_without_held_breakpoints_are_not_aligned(monkeypatch):
+    """The alignment acts on segments that end at a held breakpoint only: a run whose
+    breakpoints are the model's own (a continuous loop on a stepped set-point)
+    takes the same steps, to the bit, with and without it."""
+    from flexmbs.solvers import bdf_integrator
+
+    def run():
+        m = rotor(0.3)
+        m.add_controller("pd", actuator="motor", inputs=[
+            {"joint": "axle", "gain": 0.8, "rate_gain": 0.05,
+             "setpoint": Steps(times=(0.1, 0.2), values=(0.3, -0.2))}])
+        sim = simulate(m, progress=False)
+        assert sim.success, sim.message
+        return sim
+
+    plain = run()
+    assert plain.statistics["breakpoints"] >= 2
+    monkeypatch.setattr(bdf_integrator.BdfIntegrator, "aligns_steps", False)
+    unaligned = run()
+    assert np.array_equal(plain.y, unaligned.y)
+    assert plain.statistics["nsteps"] == unaligned.statistics["nsteps"]

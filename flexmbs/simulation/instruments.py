@@ -16,6 +16,8 @@ integrated for a signal held between samples.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["InstrumentFilter", "SampledInstrument", "quantize", "lag_step"]
@@ -114,6 +116,9 @@ class SampledInstrument:
         if self.t is None or not self.lag:
             self.value = y
         else:
-            self.value += (1.0 - np.exp(-(t - self.t) / self.lag)) * (y - self.value)
+            self.value += (1.0 - math.exp(-(t - self.t) / self.lag)) * (y - self.value)
         self.t = t
-        return float(quantize(self.value, self.resolution))
+        if not self.resolution:
+            return float(self.value)
+        # round(): to the nearest, halves to even, as np.round (quantize) on a float
+        return self.resolution * round(self.value / self.resolution)

@@ -24,6 +24,7 @@ integrator has gone on, see the value of their own time.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 
 import numpy as np
@@ -120,7 +121,8 @@ class SampledControllers:
         events.sort(key=lambda e: (max(e[0], t0), e[1]))
         self.events = events
         self.next = 0
-        self.applies: list[tuple[float, int, float]] = []  # pending (time, k, value)
+        self.applies: list[tuple[float, int, float]] = []  # pending (time, k, value), a heap
+        self._sensors = None  # the sensor values at the instant being processed
         self.history_t: list[float] = [t0]
         self.history_v: list[np.ndarray] = [ws.ctrl_held.copy()]
         self.t0, self.t_end = t0, t_end
@@ -152,62 +154,62 @@ class SampledControllers:
         evaluate_time_function(self.kind, self.ptr, self.data, sp, float(t), np.nan, self.tf3)
         return float(self.tf3[0])
 
-    def _read(self, entry, t, y, sensors):
+    def _read(self, entry, t, y):
         kind, col = entry["source"]
         if kind == "sensor":
-            raw = sensors()[col]
+            if self._sensors is None:  # once per instant: the sensor kernel
+                self._sensors = self.sensors_at(t, y)
+            raw = self._sensors[col]
         elif kind == "rate":
             raw = y[self.nq + col]
         else:
             raw = y[col]
         return entry["instrument"].read(t, float(raw))
 
+    def _output(self, entry, te, t, y):
+        """u_j of controller `entry` at its sample te (s), its inputs read at the
+        state y at t (or dead_time earlier, in order), limited to its range."""
+        c = entry["c"]
+        u = c.offset
+        for inp in entry["inputs"]:
+            if inp["dead"] > 0.0:  # read dead_time earlier, in order
+                yk = inp["measured"].popleft()
+            else:
+                yk = self._read(inp, t, y)
+            e = self._setpoint(inp["setpoint"], te) - yk
+            prev = inp["previous"] if inp["previous"] is not None else yk
+            inp["previous"] = yk
+            inp["integral"] += e * c.sample_time
+            g = inp["input"]
+            u += g.gain * e - g.rate_gain * filtered_rate(
+                (yk - prev) / c.sample_time, inp["pole"], inp["stages"]
+            )
+            u += g.integral_gain * inp["integral"]
+        return min(max(u, c.limits[0]), c.limits[1])  # (NaN stays NaN, as np.clip)
+
     def at_breakpoint(self, t, y):
         """Process the instants up to t (within the breakpoints' fuzz): read,
         compute and apply at the state y there."""
-        fuzz = BREAKPOINT_FUZZ * EPS * max(1.0, abs(t))
-        cache = {}
-
-        def sensors():
-            if "s" not in cache:
-                cache["s"] = self.sensors_at(t, y)
-            return cache["s"]
-
-        while self.next < len(self.events) and self.events[self.next][0] <= t + fuzz:
-            te, kind, kc, i = self.events[self.next]
+        limit = t + BREAKPOINT_FUZZ * EPS * max(1.0, abs(t))
+        events = self.events
+        self._sensors = None
+        while self.next < len(events) and events[self.next][0] <= limit:
+            te, kind, kc, i = events[self.next]
             self.next += 1
             entry = self.ctrl[kc]
             if kind == MEASURE:
-                read = self._read(entry["inputs"][i], t, y, sensors)
-                entry["inputs"][i]["measured"].append(read)
+                entry["inputs"][i]["measured"].append(self._read(entry["inputs"][i], t, y))
                 continue
-            c = entry["c"]
-            u = c.offset
-            for inp in entry["inputs"]:
-                if inp["dead"] > 0.0:  # read dead_time earlier, in order
-                    yk = inp["measured"].popleft()
-                else:
-                    yk = self._read(inp, t, y, sensors)
-                e = self._setpoint(inp["setpoint"], te) - yk
-                prev = inp["previous"] if inp["previous"] is not None else yk
-                inp["previous"] = yk
-                inp["integral"] += e * c.sample_time
-                g = inp["input"]
-                u += g.gain * e - g.rate_gain * filtered_rate(
-                    (yk - prev) / c.sample_time, inp["pole"], inp["stages"]
-                )
-                u += g.integral_gain * inp["integral"]
-            u = float(np.clip(u, c.limits[0], c.limits[1]))
-            self.applies.append((te + c.delay, entry["k"], u))
-        self.applies.sort()
-        changed = False
-        while self.applies and self.applies[0][0] <= t + fuzz:
-            _, k, u = self.applies.pop(0)
+            u = float(self._output(entry, te, t, y))
+            heapq.heappush(self.applies, (te + entry["c"].delay, entry["k"], u))
+        applies = self.applies
+        if not applies or applies[0][0] > limit:
+            return
+        while applies and applies[0][0] <= limit:
+            _, k, u = heapq.heappop(applies)
             self.ws.ctrl_held[k] = u
-            changed = True
-        if changed:
-            self.history_t.append(float(t))
-            self.history_v.append(self.ws.ctrl_held.copy())
+        self.history_t.append(float(t))
+        self.history_v.append(self.ws.ctrl_held.copy())
 
     def held_at(self, t):
         """Indices into the history (history_v) of the held outputs in force at the

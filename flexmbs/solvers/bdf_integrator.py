@@ -3,6 +3,7 @@ the solver interface of base.py: the model's residual F(t, y, y') = 0 stepped
 inside numba, Python called once per chunk of steps to write outputs and show
 progress."""
 
+import bisect
 import time
 import warnings
 from contextlib import contextmanager
@@ -146,6 +147,10 @@ class BdfIntegrator(Integrator):
     """
 
     name = "bdf"
+    aligns_steps = True
+    """A segment that ends at a held breakpoint is stepped in equal steps
+    (bdf_kernels._aligned_step), the same from sample to sample where the samples
+    are evenly spaced, so that the order rises across the held jumps."""
 
     def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf):
         super().__init__(system, t0, y0, t_end, rtol, atol, max_step)
@@ -169,7 +174,12 @@ class BdfIntegrator(Integrator):
         if held is None or np.any(system.algebraic if system.algebraic is not None else 0):
             held = ()  # a multiplier jumps with the forces: start again there
         self._held = sorted_times(held)
+        self._held_list = self._held.tolist()  # (bisect on a list: a tenth of searchsorted's cost)
         self._same_breakpoints = False
+        self._align = 0  # 1: the segment ends at a held breakpoint (aligns_steps)
+        self._taylor = np.zeros((2, system.n))  # the jump's d', d'' (_across_held_jump)
+        speeds = slice(system.second_order, 2 * system.second_order)
+        self._full_taylor = system.error_test is None or bool(np.all(system.error_test[speeds]))
         self._bdf = self._begin_segment(self.t0, self.y)
 
     def _begin_segment(self, t, y, g_side=None):
@@ -194,6 +204,8 @@ class BdfIntegrator(Integrator):
         if not (keep_sides and self._same_breakpoints and t < self._segment_end):
             self._segment_end = next_breakpoint(self._breakpoints, t, self.t_end)
             self._same_breakpoints = True
+            self._align = int(self.aligns_steps and self._segment_end < self.t_end
+                              and self._on_held_breakpoint(self._segment_end))
             if system.set_segment is not None:
                 system.set_segment(t, self._segment_end)
         if system.sample is not None:
@@ -367,6 +379,7 @@ class BdfIntegrator(Integrator):
                     if self.system.nswitch:
                         self._bdf.set_switch_reference(self._switch_values(bdf.t, y))
             bdf = self._bdf
+            bdf._s.iv[_k.I_ALIGN] = self._align
             m = int(np.searchsorted(t_out, self._segment_end, side="right"))
             k, Y, _ = bdf.advance(t_out[n:m], max_steps=steps)
             y_out[n:n + k] = Y
@@ -400,12 +413,12 @@ class BdfIntegrator(Integrator):
     def _on_held_breakpoint(self, t):
         """True when t is one of the system's held breakpoints (within the
         breakpoints' fuzz)."""
-        held = self._held
-        if not held.size:
+        held = self._held_list
+        if not held:
             return False
         fuzz = BREAKPOINT_FUZZ * EPS * max(1.0, abs(t))
-        k = int(np.searchsorted(held, t - fuzz))
-        return k < held.size and held[k] <= t + fuzz
+        k = bisect.bisect_left(held, t - fuzz)
+        return k < len(held) and held[k] <= t + fuzz
 
     def _across_held_jump(self, bdf):
         """At a held breakpoint where the driver `bdf` ended: the next segment
@@ -414,17 +427,25 @@ class BdfIntegrator(Integrator):
         another side there (the discrete state changed: a new driver). Returns False
         when the jump cannot be carried (a right-hand side not finite).
 
-        The jump's first two derivatives at t: d' = f+(t, y) - f-(t, y), and d'' the
-        difference of the derivatives of f+ and f- along their own solutions, each
-        (f(t + e, y + e f(t, y)) - f(t, y)) / e, e = JUMP_DIFFERENCE times the last
-        step, kept for the positions (d'' = the speeds' d') and the components after
-        the speeds (works, currents), whose history is then exact where the forces
-        are polynomial in time between the jumps."""
+        The jump's first two derivatives at t (`_jump_taylor`): d' = f+(t, y) -
+        f-(t, y), the right-hand sides after and before the held values changed
+        (zero for the positions: the speeds are continuous), and d'' = the speeds'
+        d' for the positions; for the other components, where every speed is in the
+        error test, the difference of the derivatives of f+ and f- along their own
+        solutions, each (f(t + e, y + e f(t, y)) - f(t, y)) / e, e = JUMP_DIFFERENCE
+        times the last step, so that the history is exact where the forces are
+        polynomial in time between the jumps. Where the error test leaves speeds out
+        (the damped elastic modes of flexible bodies) their d'' holds the damping of
+        those stiff modes, and every speed's through the coupling, whose Taylor
+        polynomial misleads over the history (the rig of the test-rig guide: a third
+        more steps with it): d'' is then the positions' alone, at two right-hand
+        sides a sample instead of four."""
         t, y = bdf.t, bdf.y
         system = self.system
+        full = self._full_taylor
         e = JUMP_DIFFERENCE * max(float(bdf._s.fs[_k.F_HUSED]), 1e-9 * max(abs(t), 1.0))
         before = system.rhs(t, y)
-        before_e = system.rhs(t + e, y + e * before)
+        before_e = system.rhs(t + e, y + e * before) if full else None
         g = self._enter_segment(t, y, keep_sides=True)
         if g is not None and not np.array_equal(g > 0.0, bdf.switch_reference > 0.0):
             self._earlier.append(bdf.statistics())
@@ -433,17 +454,18 @@ class BdfIntegrator(Integrator):
             self._bdf.set_switch_reference(g)
             return True
         after = system.rhs(t, y)
-        after_e = system.rhs(t + e, y + e * after)
-        jump = np.array([after - before, ((after_e - after) - (before_e - before)) / e])
-        if not np.all(np.isfinite(jump)):
+        taylor = self._taylor
+        np.subtract(after, before, out=taylor[0])
+        if full:
+            after_e = system.rhs(t + e, y + e * after)
+            taylor[1] = ((after_e - after) - (before_e - before)) / e
+        if not np.isfinite(taylor).all():
             return False
         nq = system.second_order
-        jump[0, :nq] = 0.0  # the positions' rates: continuous speeds
-        # the speeds' y'' jump holds the damping of the stiff elastic modes, whose
-        # Taylor polynomial misleads over the history (the rig: 16 % more steps)
-        jump[1, nq : 2 * nq] = 0.0
+        taylor[0, :nq] = 0.0  # the positions' rates: continuous speeds
+        taylor[1, :nq] = taylor[0, nq : 2 * nq]
         self._behind = None
-        self._carry(bdf, t, y, after, jump)
+        self._carry(bdf, t, y, after, taylor)
         if g is not None:
             bdf.set_switch_reference(g)
         self.held_jumps += 1
@@ -477,6 +499,7 @@ class BdfIntegrator(Integrator):
         if y_row is not None:
             y_out = y_row
         t_out[0] = t
+        bdf._s.iv[_k.I_ALIGN] = self._align
         n = bdf.advance_into(t_out, y_out, yp_out)
         if bdf.status_code != _k.ST_RUNNING:
             n = self._settle(bdf, t_out, y_out, n)
@@ -536,6 +559,7 @@ class GalphaIntegrator(BdfIntegrator):
     controls the step)."""
 
     name = "galpha"
+    aligns_steps = False
 
     def __init__(self, system, t0, y0, t_end, rtol, atol, max_step=np.inf,
                  rho_inf=RHO_INF, fixed_step=None):

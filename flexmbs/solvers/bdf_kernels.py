@@ -108,6 +108,7 @@ H0_FRACTION = 1e-3         # first step: 1e-3 (t_end - t0), and h |y'|_w <= 1/2 
 H0_YP_LIMIT = 0.5
 H_MIN_UROUND = 4.0         # step floor: 4 eps |t| (DASSL: 4 eps max(|t|, |t_out|))
 TSTOP_FUZZ = 100.0         # a step within 100 eps of t_end is stretched to end there
+ALIGN_FUZZ = 1e-9          # r / h within this above an integer n: n equal steps (_aligned_step)
 FD_MIN_SCALE = 1e-3        # a value that is small, not negligible, in any component:
                            # SQRT_EPS * FD_MIN_SCALE floors difference increments
 IC_MAX_ITER = 10           # Newton iterations for consistent initial values
@@ -178,7 +179,8 @@ I_USE_MASS = 13    # 1: a mass hook re-forms Gr = R + cj A(y) between difference
 I_REST_AGE = 14    # steps since the difference Jacobian behind R
 I_REFORM_DUE = 15  # 1: the last step's iteration was slow; re-form G from the mass hook
 I_REFRESH_RULE = 16  # REFRESH_IDA or REFRESH_GALPHA (_nls)
-NI = 17
+I_ALIGN = 17       # 1: the steps are spread to end on t_end in equal steps (_aligned_step)
+NI = 18
 
 # ---- when a kept G is refreshed (iv[I_REFRESH_RULE]) -------------------------------
 REFRESH_IDA = 0     # IDA's: kept while cj / cj_old is in [0.6, 1.667], updates scaled
@@ -1496,12 +1498,35 @@ def bdf_initial_conditions(residual, jacobian, args, s, t0):
 
 
 @jit_entry
+def _aligned_step(h, h_used, r, snap):
+    """The step that reaches t_end, r (s) ahead, in equal steps no longer than the
+    step h the error control proposed: r / ceil(r / h). The last accepted step h_used
+    is kept, to the bit, where it reaches t_end in as many steps (within `snap`, half
+    of which _step stretches or cuts the last one by, TSTOP_FUZZ): the steps at
+    constant h and order then go on counting across t_end (_set_coeffs), so that the
+    order can rise (_complete_step) where t_end is a held breakpoint, the segments
+    are equal and the step a sample takes is the same every sample. ALIGN_FUZZ: a
+    ratio r / h within it above an integer is that integer (rounding)."""
+    if h >= r:
+        if h_used > 0.0 and abs(r - h_used) <= 0.5 * snap:
+            return h_used
+        return r
+    n = np.ceil(r / h * (1.0 - ALIGN_FUZZ))
+    if h_used > 0.0 and h >= h_used:
+        m = np.floor(r / h_used + 0.5)
+        if m == n and abs(r - m * h_used) <= 0.5 * snap:
+            return h_used
+    return r / n
+
+
+@jit_entry
 def next_step_size(s, tn, outputs_done, budget_used):
     """The head of a step loop once the outputs up to t_n are filled (bdf_advance,
     galpha_kernels.galpha_advance): marks the run finished at t_end, and returns
     False when the loop stops (not running, outputs done, step budget used, or the
     step below the floor h_min: ST_STEP_TOO_SMALL); else sets fs[F_H], the step from
-    t_n (the fixed step if there is one), cut or stretched to end at t_end, and
+    t_n (the fixed step if there is one), cut or stretched to end at t_end (with
+    s.iv[I_ALIGN] set, spread to reach it in equal steps: _aligned_step), and
     returns True."""
     fs, iv = s.fs, s.iv
     t_end = fs[F_T_END]
@@ -1511,7 +1536,10 @@ def next_step_size(s, tn, outputs_done, budget_used):
         return False
     if fs[F_H_FIXED] > 0.0:
         fs[F_H] = fs[F_H_FIXED]
-    if tn + fs[F_H] * (1.0 + TSTOP_FUZZ * EPS) >= t_end:
+    elif iv[I_ALIGN] != 0:
+        fs[F_H] = _aligned_step(fs[F_H], fs[F_HUSED], t_end - tn,
+                                TSTOP_FUZZ * EPS * abs(t_end))
+    if tn + fs[F_H] * (1.0 + TSTOP_FUZZ * EPS) >= t_end and iv[I_ALIGN] == 0:
         fs[F_H] = t_end - tn
     elif fs[F_H] < max(fs[F_H_MIN], H_MIN_UROUND * EPS * abs(tn)):
         fs[F_T_FAIL] = tn
