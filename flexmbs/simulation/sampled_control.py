@@ -32,6 +32,7 @@ import numpy as np
 from ..kinematics.timefunctions import evaluate_time_function
 from ..model.timefunctions import compile_time_functions
 from ..solvers.events import BREAKPOINT_FUZZ, EPS, sorted_times
+from ..solvers.typed_call import TypedCall
 from .instruments import SampledInstrument
 
 __all__ = ["SampledControllers"]
@@ -118,6 +119,7 @@ class SampledControllers:
             marks += [times, times + c.delay]
         self.kind, self.ptr, self.data = compile_time_functions(setpoints)
         self.tf3 = np.zeros(3)
+        self._evaluate = TypedCall(evaluate_time_function)  # (no dispatch: once a sample)
         events.sort(key=lambda e: (max(e[0], t0), e[1]))
         self.events = events
         self.next = 0
@@ -151,7 +153,7 @@ class SampledControllers:
     def _setpoint(self, sp, t):
         if sp < 0:
             return 0.0
-        evaluate_time_function(self.kind, self.ptr, self.data, sp, float(t), np.nan, self.tf3)
+        self._evaluate(self.kind, self.ptr, self.data, sp, float(t), np.nan, self.tf3)
         return float(self.tf3[0])
 
     def _read(self, entry, t, y):

@@ -592,8 +592,8 @@ class BDF:
             self._last_out = t_out[nf - 1]
         return nf, Y[:nf], YP[:nf]
 
-    def advance_into(self, t_out, y_out, yp_out):
-        """advance(t_out) without a step budget, into the caller's arrays y_out,
+    def advance_into(self, t_out, y_out, yp_out, max_steps=NO_STEP_LIMIT):
+        """advance(t_out, max_steps) (no budget by default), into the caller's arrays y_out,
         yp_out (len(t_out), n, float64, C order) and without checking its arguments:
         the caller keeps advance's contract (t_out float64, increasing, after the
         last output and within the last step's start and t_end). For a caller that
@@ -602,7 +602,7 @@ class BDF:
         if not self._started:
             return 0
         start = time.perf_counter()
-        nf = int(self._advance(*self._advance_args, t_out, y_out, yp_out, NO_STEP_LIMIT))
+        nf = int(self._advance(*self._advance_args, t_out, y_out, yp_out, max_steps))
         self.wall_time += time.perf_counter() - start
         self._status = int(self._s.iv[_k.I_STATUS])
         if nf:

@@ -165,6 +165,7 @@ class BdfIntegrator(Integrator):
         self.horizon_moves = 0  # restart_at calls: the end moved on
         self._switches = None   # system.switches called without type dispatch
         self._one = (np.zeros(1), np.zeros((1, system.n)), np.zeros((1, system.n)))
+        self._rates = np.zeros((1, system.n))
         self._refresh_due = False
         self._until = None       # restart_at's next output: bdf's first step ends there
         self._behind = None      # (driver, time): the last segment's, for late outputs
@@ -361,8 +362,15 @@ class BdfIntegrator(Integrator):
             k += 1
         return k
 
+    def _rates_buffer(self, rows):
+        """(rows, n) of a buffer for the rates at the outputs, which no one reads."""
+        if self._rates.shape[0] < rows:
+            self._rates = np.zeros((max(rows, 2 * self._rates.shape[0]), self.system.n))
+        return self._rates[:rows]
+
     def _advance_impl(self, t_out, y_out, wall_budget):
         start = time.perf_counter()
+        t_out = np.ascontiguousarray(t_out, dtype=float)  # (advance_into's contract)
         n = self._outputs_behind(t_out, y_out, 0)
         steps = STEPS_PER_CALL if self.system.refresh is None else STEPS_PER_REFRESH
         while n < len(t_out):
@@ -381,8 +389,7 @@ class BdfIntegrator(Integrator):
             bdf = self._bdf
             bdf._s.iv[_k.I_ALIGN] = self._align
             m = int(np.searchsorted(t_out, self._segment_end, side="right"))
-            k, Y, _ = bdf.advance(t_out[n:m], max_steps=steps)
-            y_out[n:n + k] = Y
+            k = bdf.advance_into(t_out[n:m], y_out[n:m], self._rates_buffer(m - n), steps)
             n = self._settle(bdf, t_out, y_out, n + k)
             self._refresh_due = (self._bdf.status == "running" and
                                  self.system.refresh is not None)
