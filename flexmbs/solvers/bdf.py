@@ -537,7 +537,9 @@ class BDF:
         if not t_end > self.t:
             raise ValueError(f"t_end must be after t = {self.t}, got {t_end}")
         s = self._s
-        taylor = np.ascontiguousarray(np.atleast_2d(taylor), dtype=float)
+        if not (type(taylor) is np.ndarray and taylor.ndim == 2 and taylor.dtype == np.float64
+                and taylor.flags.c_contiguous):
+            taylor = np.ascontiguousarray(np.atleast_2d(taylor), dtype=float)
         if taylor.shape[1] != self.n:
             raise ValueError(f"taylor must have {self.n} columns, got {taylor.shape}")
         if self._carry_kernel is None:

@@ -4,6 +4,7 @@ inside numba, Python called once per chunk of steps to write outputs and show
 progress."""
 
 import bisect
+import math
 import time
 import warnings
 from contextlib import contextmanager
@@ -170,12 +171,12 @@ class BdfIntegrator(Integrator):
         self._until = None       # restart_at's next output: bdf's first step ends there
         self._behind = None      # (driver, time): the last segment's, for late outputs
         breaks = system.breakpoints if system.breakpoints is not None else ()
-        self._breakpoints = sorted_times(breaks)
+        # sorted lists: bisecting one costs a tenth of an array's searchsorted
+        self._breakpoints = sorted_times(breaks).tolist()
         held = system.held_breakpoints
         if held is None or np.any(system.algebraic if system.algebraic is not None else 0):
             held = ()  # a multiplier jumps with the forces: start again there
-        self._held = sorted_times(held)
-        self._held_list = self._held.tolist()  # (bisect on a list: a tenth of searchsorted's cost)
+        self._held = sorted_times(held).tolist()
         self._same_breakpoints = False
         self._align = 0  # 1: the segment ends at a held breakpoint (aligns_steps)
         self._taylor = np.zeros((2, system.n))  # the jump's d', d'' (_across_held_jump)
@@ -293,7 +294,7 @@ class BdfIntegrator(Integrator):
     def set_breakpoints(self, times):
         """The system's breakpoints from now on (s; the laws of the model changed:
         an input port set aside its law, flexmbs.model.ports)."""
-        self._breakpoints = sorted_times(times)
+        self._breakpoints = sorted_times(times).tolist()
         self._same_breakpoints = False
 
     def restart_at(self, t, y, t_end=None, inputs=True, until=None):
@@ -420,7 +421,7 @@ class BdfIntegrator(Integrator):
     def _on_held_breakpoint(self, t):
         """True when t is one of the system's held breakpoints (within the
         breakpoints' fuzz)."""
-        held = self._held_list
+        held = self._held
         if not held:
             return False
         fuzz = BREAKPOINT_FUZZ * EPS * max(1.0, abs(t))
@@ -454,7 +455,7 @@ class BdfIntegrator(Integrator):
         before = system.rhs(t, y)
         before_e = system.rhs(t + e, y + e * before) if full else None
         g = self._enter_segment(t, y, keep_sides=True)
-        if g is not None and not np.array_equal(g > 0.0, bdf.switch_reference > 0.0):
+        if g is not None and (g > 0.0).tobytes() != (bdf._s.gsw > 0.0).tobytes():
             self._earlier.append(bdf.statistics())
             self._behind = None
             self._bdf = self._start(t, y, system.rhs(t, y))
@@ -466,7 +467,7 @@ class BdfIntegrator(Integrator):
         if full:
             after_e = system.rhs(t + e, y + e * after)
             taylor[1] = ((after_e - after) - (before_e - before)) / e
-        if not np.isfinite(taylor).all():
+        if not math.isfinite(taylor.sum()):  # (a NaN or inf anywhere propagates)
             return False
         nq = system.second_order
         taylor[0, :nq] = 0.0  # the positions' rates: continuous speeds
