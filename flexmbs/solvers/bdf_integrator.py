@@ -435,7 +435,7 @@ class BdfIntegrator(Integrator):
         another side there (the discrete state changed: a new driver). Returns False
         when the jump cannot be carried (a right-hand side not finite).
 
-        The jump's first two derivatives at t (`_jump_taylor`): d' = f+(t, y) -
+        The jump's first two derivatives at t: d' = f+(t, y) -
         f-(t, y), the right-hand sides after and before the held values changed
         (zero for the positions: the speeds are continuous), and d'' = the speeds'
         d' for the positions; for the other components, where every speed is in the
