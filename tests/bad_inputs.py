@@ -25,6 +25,7 @@ H2, FB, H8, RD, SC, SP, RIG, BR, CH = (
     "chain_planar_4",
 )
 FE = "fe_plate"
+GP = "gear_pair"
 RFL = "flexible_link_rig"
 
 BAD_MODELS = [
@@ -222,6 +223,24 @@ BAD_MODELS = [
     (RD, "contacts.wheel.axis", [0.0, 0.0, 0.0], ['"wheel"', "axis"]),
     (RD, "contacts.wheel.normal", [0.0, 0.0], ['"wheel"', "normal"]),
     (RD, "contacts.wheel.type", "sliding_disk", ['"wheel"', "type"]),
+    # couplers
+    (GP, "couplers.mesh.joint", "nojoint", ['"mesh"', "joint", "nojoint"]),
+    (GP, "couplers.mesh.joint", DELETE, ['"mesh"', "joint"]),
+    (GP, "couplers.mesh.leader", "nojoint", ['"mesh"', "leader", "nojoint"]),
+    (GP, "couplers.mesh.leader", DELETE, ['"mesh"', "leader"]),
+    (GP, "couplers.mesh.leader", "wheel_axle", ['"mesh"', "leader", "itself"]),
+    (GP, "couplers.mesh.coordinate", 1, ['"mesh"', "coordinate", "0..0"]),
+    (GP, "couplers.mesh.leader_coordinate", -1, ['"mesh"', "leader_coordinate"]),
+    (GP, "couplers.mesh.multiplier", 0.0, ['"mesh"', "multiplier", "other than 0"]),
+    (GP, "couplers.mesh.multiplier", NAN, ['"mesh"', "multiplier"]),
+    (GP, "couplers.mesh.offset", INF, ['"mesh"', "offset"]),
+    (GP, "couplers.back", {"joint": "pinion_axle", "leader": "wheel_axle"},
+     ['"back"', "leader", "circle"]),
+    (GP, "couplers.twice", {"joint": "wheel_axle", "leader": "pinion_axle"},
+     ['"twice"', "joint", "already follows"]),
+    (GP, "drivers.turn", {"joint": "wheel_axle", "law": "constant", "value": 0.0},
+     ['"mesh"', "joint", "prescribed"]),
+    (GP, "solver.formulation", "absolute", ['"mesh"', "formulation"]),
     # structure
     (FB, "bodies", {}, ['"crank_pivot"', "unknown body"]),
     (FB, "joints", {}, ["joint"]),

@@ -320,6 +320,7 @@ _BUILDERS: dict[str, Callable[[Model, str, dict[str, Any], str | None], object]]
     "bodies": _add_body,
     "joints": _fields_to("add_joint"),
     "drivers": _named(_add_driver),
+    "couplers": _fields_to("add_coupler"),
     "actuators": _named(_add_actuator),
     "forces": _named(_add_force),
     "springs": _fields_to("add_spring"),

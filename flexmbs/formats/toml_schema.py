@@ -318,6 +318,16 @@ _SPRING = _Schema(
     },
     ("body1", "marker1", "body2", "marker2", "stiffness"),
 )
+_COUPLER = _Schema(
+    {
+        **_ON_COORDINATE,
+        "leader": STRING,
+        "leader_coordinate": INTEGER,
+        "multiplier": NUMBER,
+        "offset": NUMBER,
+    },
+    ("joint", "leader"),
+)
 _INSTRUMENT = {
     "dead_time": NUMBER,
     "lag": NUMBER,
@@ -448,6 +458,7 @@ _SECTIONS = (
     "bodies",
     "joints",
     "drivers",
+    "couplers",
     "actuators",
     "forces",
     "springs",

@@ -19,8 +19,9 @@ against the URDF (its link or joint). The mapping:
   it. The limits of a revolute or prismatic joint become `limits` with compliant stops
   (flexmbs.dynamics.stops) that hold the joint's effort at STOP_PENETRATION into
   them, damped over STOP_DAMPING_TIME, written out for the user to set to the real
-  stops; velocity limits are noted in comments; a mimic joint is held at its relation
-  to its leader's start (flexmbs.formats.urdf_joints);
+  stops; velocity limits are noted in comments; a mimic joint follows its leader
+  through a coupler, or is held where a held leader puts it
+  (flexmbs.formats.urdf_joints);
 * gravity along -z (9.81 m/s^2), which URDF leaves to the simulator.
 
 `flexible`: links replaced by beams, each "LINK:AXIS[:ELEMENTS]" (AXIS x, y or z of the
@@ -57,6 +58,8 @@ from .urdf_joints import (  # noqa: F401 - the stops' constants, read from here 
     joint_motion,
     joint_start,
     massless_chains,
+    mimic_coupler_lines,
+    mimic_followers,
     mimic_note,
     mimic_values,
     toml_key,
@@ -316,7 +319,9 @@ def _model_text(
             )
         else:
             body_lines += _rigid_body_lines(body, os.fspath(path), notes)
-    loose = [jname for j, jname, _ in tree.joints if j.mimic is not None]
+    followers = mimic_followers(robot, held.values)
+    coupled = {j.name for j in followers}
+    loose = [jname for j, jname, _ in tree.joints if j.mimic is not None and j.name not in coupled]
     if loose:
         notes.append(
             "mimic joints move freely, their leader not a revolute, continuous or "
@@ -329,9 +334,27 @@ def _model_text(
             child = tree.link_names[chain[-1].child]
             joint_text += general_lines(chain, jname, parent, child, notes)
         else:
-            joint_text += joint_lines(j, jname, parent, tree.link_names[j.child], notes)
+            child = tree.link_names[j.child]
+            joint_text += joint_lines(j, jname, parent, child, notes, j.name in coupled)
+    if followers:
+        joint_text += mimic_coupler_lines(followers, _model_coordinates(tree))
+        notes.append(
+            "mimic joints follow their leader through a coupler (q = multiplier "
+            "q_leader + offset, a constraint; their start is their leader's): "
+            + ", ".join(f"{j.name} (mimics {j.mimic.joint})" for j in followers if j.mimic)
+        )
     lines = _head_lines(path, tree, name, gravity, bool(flex), notes)
     return "\n".join(lines + body_lines + joint_text) + "\n"
+
+
+def _model_coordinates(tree: _Tree) -> dict[str, tuple[str, int]]:
+    """URDF joint -> (the model's joint, its coordinate) of every moving joint: a
+    revolute of a chain made one `general` joint is that joint's coordinate."""
+    out = {}
+    for j, jname, _ in tree.joints:
+        for k, member in enumerate(tree.composite.get(j.name, [j])):
+            out[member.name] = (jname, k)
+    return out
 
 
 def _held_joints(
@@ -342,8 +365,9 @@ def _held_joints(
     notes: list[str],
 ) -> _Held:
     """The joints held fixed: those carrying no mass (at their start) and the mimic
-    joints (at their relation to their leader's start, flexmbs.formats.urdf_joints); the
-    revolute chains through massless links; UrdfError when no moving link carries mass."""
+    joints of held joints (at their relation to their leader's held value,
+    flexmbs.formats.urdf_joints); the revolute chains through massless links;
+    UrdfError when no moving link carries mass."""
     carried = _subtree_mass(robot, by_parent)
     moving = [j.child for j in robot.joints.values() if j.type != "fixed"]
     if (moving or floating_base) and sum(carried[c] for c in moving) + (
