@@ -241,6 +241,9 @@ BAD_MODELS = [
     (GP, "drivers.turn", {"joint": "wheel_axle", "law": "constant", "value": 0.0},
      ['"mesh"', "joint", "prescribed"]),
     (GP, "solver.formulation", "absolute", ['"mesh"', "formulation"]),
+    (GP, "sensors.mesh_torques.coupler", "nocoupler", ['"mesh_torques"', "coupler",
+                                                        "nocoupler"]),
+    (GP, "sensors.mesh_torques.coupler", DELETE, ['"mesh_torques"', "coupler"]),
     # structure
     (FB, "bodies", {}, ['"crank_pivot"', "unknown body"]),
     (FB, "joints", {}, ["joint"]),

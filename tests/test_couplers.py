@@ -19,6 +19,7 @@ from flexmbs.analysis.linearize import linearize
 from flexmbs.dynamics.constrained import make_consistent
 from flexmbs.formats.serialize import model_to_dict
 from flexmbs.formats.toml_reader import load_model
+from flexmbs.io.results import open_result
 from flexmbs.model import Model
 from flexmbs.model.library import four_bar
 from flexmbs.model.timefunctions import Constant, Harmonic
@@ -94,6 +95,7 @@ def _driven_pair(k, offset, torque=None, leader_driver=None, follower_kind="revo
         m.add_driver("swing", "leader", leader_driver)
     m.add_sensor("x_leader", "joint_coordinate", joint="leader")
     m.add_sensor("x_follower", "joint_coordinate", joint="follower")
+    m.add_sensor("mesh", "coupler_reaction", coupler="gear")
     return m
 
 
@@ -112,6 +114,12 @@ def test_torque_on_the_follower_accelerates_the_combined_inertia(tmp_path):
     cm = compile_model(_driven_pair(k, offset, torque=tau))
     lam = sim.y[:, 2 * cm.nq + cm.nworks]
     assert lam == pytest.approx(tau - 0.05 * k * a, rel=1e-7)
+    # the coupler's sensor: -lambda on the follower, k lambda on the leader (N m),
+    # which alone turns the leader: k lambda = I_l a
+    mesh = sim.sensor("mesh")
+    assert mesh[:, 0] == pytest.approx(-lam, rel=1e-12)
+    assert mesh[:, 1] == pytest.approx(0.3 * a, rel=1e-7)
+    assert open_result(path).sensor_units["mesh"] == ["N m", "N m"]
     report = energy_balance(path)
     assert report["passed"], report["failed_because"]
     assert sim.energy[-1, 0] == pytest.approx(tau * (k * 0.5 * a), rel=1e-7)  # T = W

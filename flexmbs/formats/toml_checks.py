@@ -26,6 +26,7 @@ from .toml_schema import (
     _CONTROLLER,
     _CONTROLLER_INPUT,
     _COUPLER,
+    _COUPLER_SENSOR,
     _CUT_JOINT_SENSOR,
     _DRIVER_BASE,
     _DRIVER_REQUIRED,
@@ -255,6 +256,8 @@ def _sensor_schema(sensor_type: str) -> _Schema:
         return _CENTERLINE_SENSOR
     if sensor_type == "contact_reaction":
         return _CONTACT_SENSOR
+    if sensor_type == "coupler_reaction":
+        return _COUPLER_SENSOR
     if sensor_type in ("strain_energy", "elastic_coordinates"):
         return _BODY_SENSOR
     return _MARKER_SENSOR

@@ -348,6 +348,7 @@ _CENTERLINE_SENSOR = _typed({"body": STRING, "frame": STRING, "subdivisions": IN
 _BODY_SENSOR = _typed({"body": STRING}, ("body",))
 _CUT_JOINT_SENSOR = _typed({"joint": STRING, "frame": STRING}, ("joint",))
 _CONTACT_SENSOR = _typed({"contact": STRING, "frame": STRING}, ("contact",))
+_COUPLER_SENSOR = _typed({"coupler": STRING}, ("coupler",))
 _CONTACT = _typed(
     {
         "disk": STRING,

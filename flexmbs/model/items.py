@@ -405,6 +405,7 @@ class Sensor:
     point: np.ndarray | None = None
     subdivisions: int | None = None
     contact: str | None = None
+    coupler: str | None = None
     dead_time: float = 0.0
     lag: float = 0.0
     resolution: float = 0.0
