@@ -208,3 +208,26 @@ def test_a_cut_joint_cannot_be_coupled():
     with pytest.raises(ModelError, match='coupler "gear": field "joint": joint "coupler_rocker" '
                                          "is cut"):
         compile_model(model)
+
+
+def test_the_projection_formulation_holds_the_coupler_too():
+    sim = simulate(load_model(GEAR_PAIR), None, t_end=1.1, method="bdf", rtol=1e-10,
+                   atol=1e-12, output_step=2e-3, constraints="projection")
+    assert sim.success, sim.message
+    pinion, wheel = sim.sensor("pinion_angle"), sim.sensor("wheel_angle")
+    assert np.abs(wheel - K * pinion).max() < 1e-8
+    zeros = _rising_zeros(sim.t, pinion)
+    assert len(zeros) == 1  # in 1.1 s, at three quarters of a period from the start
+    t_up = zeros[0]
+    assert t_up == pytest.approx(0.75 * _pair_period(0.3), rel=1e-6)
+
+
+@pytest.mark.parametrize("settings, words", [
+    ({"method": "scipy-radau"}, ["couplers mesh", '"bdf" or "ida"']),
+    ({"formulation": "order-n"}, ["couplers", "formulation"]),
+])
+def test_solvers_without_constraints_refuse_a_coupler(settings, words):
+    with pytest.raises(ModelError) as err:
+        simulate(load_model(GEAR_PAIR), None, t_end=0.01, **settings)
+    for w in words:
+        assert w in str(err.value)
