@@ -11,6 +11,7 @@ import pytest
 
 from flexmbs import simulate
 from flexmbs.analysis.energy import energy_balance
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.formats.urdf import import_urdf
 from flexmbs.formats.urdf_reader import UrdfError
 from flexmbs.io.results import open_result
@@ -86,6 +87,12 @@ def test_a_kinematic_only_description_imports_with_a_density(tmp_path):
     assert any("ur5_kinematic" not in n and "forearm_link" in n for n in done.notes)
     forearm = done.model.bodies["forearm_link"]
     assert 3.0 < forearm.mass < 10.0 and 0.1 < forearm.com[2] < 0.3  # along its 0.39 m
+    assert forearm.density == 2700.0 and forearm.shapes[0].type == "mesh"
+    model_file = tmp_path / "ur5_kinematic.toml"  # the model file says where the masses
+    model_file.write_text(done.text)              # come from: one density to change
+    again = load_model(model_file, overrides=["bodies.forearm_link.density=1350.0"])
+    assert again.bodies["forearm_link"].mass == pytest.approx(forearm.mass / 2, rel=1e-12)
+    assert again.bodies["upper_arm_link"].mass == done.model.bodies["upper_arm_link"].mass
     simulate(done.model, tmp_path / "run.h5", t_end=0.2)
     assert energy_balance(tmp_path / "run.h5")["passed"]
 

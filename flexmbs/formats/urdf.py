@@ -11,7 +11,10 @@ against the URDF (its link or joint). The mapping:
   their frames become markers named after them. Links fixed to the root link, and the
   root link itself, are the ground.
 * inertials: mass, the centre of mass at the inertial origin, the inertia about it
-  turned into body axes, I_body = R I R^T (R the inertial frame's rotation);
+  turned into body axes, I_body = R I R^T (R the inertial frame's rotation); with
+  `density`, a body whose links have no <inertial> is written as that `density` and
+  its links' collision (else visual) `shapes` in the body frame, which the reader
+  turns into its mass and inertia (flexmbs.model.solid_shapes);
 * joints: `revolute` and `continuous` -> revolute, `prismatic` -> prismatic,
   `floating` -> free, `planar` -> planar (`axis`, the plane's normal); the joint's
   origin is a marker on the parent body (position and orientation of the joint frame),
