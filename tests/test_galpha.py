@@ -334,6 +334,21 @@ def test_a_work_quadratic_in_the_speeds_is_left_out_of_the_newton_rate(omega, rh
         assert abs(e1 + y[2] - e0) < 1e-8 * e0
 
 
+def test_the_newton_rate_norm_leaves_out_the_quadratures_however_large():
+    """_wrms_newton's two norms against numpy's: every component, and all but the
+    quadratures (mask MASK_QUADRATURE), when the quadratures' update outweighs the
+    rest's by 1e20 (a difference of the two sums would leave nothing of the rest)."""
+    from flexmbs.solvers.bdf_kernels import MASK_QUADRATURE, _wrms_newton
+
+    v = np.array([3e-6, -2e-5, 4e14, 1e-3])
+    w = np.array([1e3, 2e2, 1e2, 1e1])
+    mask = np.array([1.0, 1.0, MASK_QUADRATURE, 0.0])
+    full, rate = _wrms_newton(v, w, mask, 1e-3, 1)
+    x = v * w * np.array([1.0, 1.0, 1.0, 1e-3])  # an index-2 multiplier: h its weight
+    assert full == pytest.approx(np.sqrt(np.mean(x**2)), rel=1e-15)
+    assert rate == pytest.approx(np.sqrt(np.sum(x[[0, 1, 3]] ** 2) / 4), rel=1e-15)
+
+
 def test_a_failing_run_fails_with_a_status_and_an_intact_file(tmp_path):
     """A link of no mass and no inertia (M* singular from the start): the run fails
     with the iteration matrix named, and the file holds the status and the state."""

@@ -301,17 +301,17 @@ def _wrms_newton(v, w, mask, h, index2):
     multiplier's Newton error is 1/h times larger for the same error in the positions
     it moves; unscaled, a tight atol makes the iteration fail on rounding)."""
     f = min(h, 1.0) if index2 != 0 else 1.0
-    s = 0.0
+    s = 0.0  # the sums apart: the quadratures' may outweigh the rest by 1e40
     sq = 0.0
     for i in range(v.size):
         x = v[i] * w[i]
         if mask[i] == 0.0:
             x *= f
-        x *= x
-        s += x
         if mask[i] == MASK_QUADRATURE:
-            sq += x
-    return np.sqrt(s / v.size), np.sqrt(max(s - sq, 0.0) / v.size)
+            sq += x * x
+        else:
+            s += x * x
+    return np.sqrt((s + sq) / v.size), np.sqrt(s / v.size)
 
 
 @jit_entry
