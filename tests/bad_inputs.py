@@ -13,6 +13,7 @@ DELETE = "<delete>"
 NAN = float("nan")
 INF = float("inf")
 RIGID = {"mass": 1.0, "inertia": [1.0, 1.0, 1.0], "inertia_about": "com"}
+BOX = {"type": "box", "size": [0.05, 0.05, 0.5], "position": [0.0, 0.0, -0.25]}
 H2, FB, H8, RD, SC, SP, RIG, BR, CH = (
     "huang_two_link",
     "four_bar",
@@ -94,6 +95,30 @@ BAD_MODELS = [
         {"mass": 1.0, "inertia": [1.0, 1.0, 1.0], "inertia_about": "com"},
         ['"ground"'],
     ),
+    # rigid bodies of a density and shapes
+    (FB, "bodies.crank.density", 2700.0, ['"crank"', '"mass"', "density"]),
+    (FB, "bodies.crank", {"density": 2700.0}, ['"crank"', '"density"', "shapes"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": []}, ['"crank"', '"density"']),
+    (FB, "bodies.crank", {"density": 0.0, "shapes": [BOX]}, ['"crank"', '"density"', "> 0"]),
+    (FB, "bodies.crank", {"density": -2700.0, "shapes": [BOX]}, ['"crank"', '"density"']),
+    (FB, "bodies.crank", {"density": NAN, "shapes": [BOX]}, ['"crank"', '"density"']),
+    (FB, "bodies.crank.shapes", [BOX], ['"crank"', '"shapes"', "density"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "cone", "radius": 0.1}]},
+     ['"crank"', "shapes[0].type", "cone"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [BOX, {"type": "sphere", "radius": -0.1}]},
+     ['"crank"', "shapes[1].radius"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "cylinder", "radius": 0.1}]},
+     ['"crank"', "shapes[0].length"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "box", "size": [0.1, 0.2]}]},
+     ['"crank"', "shapes[0].size"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "box", "size": [0.1, 0.2, 0.0]}]},
+     ['"crank"', "shapes[0].size"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{**BOX, "colour": "red"}]},
+     ['"crank"', "shapes[0].colour"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "mesh", "file": "none.stl"}]},
+     ['"crank"', "shapes[0].file", "none.stl"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{**BOX, "position": [0.0, 1.0]}]},
+     ['"crank"', "shapes[0].position"]),
     # joints
     (FB, "joints.crank_pivot.type", "hinge", ['"crank_pivot"', "type"]),
     (FB, "joints.crank_pivot.parent", "nobody", ['"crank_pivot"', "parent", "nobody"]),

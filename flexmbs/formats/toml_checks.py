@@ -46,6 +46,7 @@ from .toml_schema import (
     _SECTION_SENSOR,
     _SECTIONS,
     _SETTINGS_SECTIONS,
+    _SHAPE,
     _SOLVER_METHOD,
     _SPRING,
     _STRAIN_SENSOR,
@@ -188,6 +189,8 @@ def _check_body(name: str, table: dict[str, Any], item: str) -> None:
         _check_fe(name, table, item)
         return
     _check_fields(table, _BODY, item)
+    for k, shape in enumerate(table.get("shapes", [])):
+        _check_fields(shape, _SHAPE, item, f"shapes[{k}].")
     _check_markers(table, name)
 
 

@@ -289,7 +289,7 @@ def _add_body(model: Model, name: str, table: dict[str, Any], base: str | None) 
     elif table.get("type") == "fe":
         model.add_fe_body(name, base=base, **_without(table, "type", "markers"))
     else:
-        model.add_rigid_body(name, **_without(table, "type", "markers"))
+        model.add_rigid_body(name, base=base, **_without(table, "type", "markers"))
     for marker, marker_table in table.get("markers", {}).items():
         model.add_marker(name, marker, **marker_table)
 

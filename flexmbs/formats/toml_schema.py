@@ -164,9 +164,22 @@ _BODY = _typed(
         "com": VECTOR,
         "inertia": VECTOR_OR_MATRIX,
         "inertia_about": STRING,
+        "density": NUMBER,
+        "shapes": TABLES,
         "markers": TABLE,
     },
-    ("mass", "inertia", "inertia_about"),
+)  # mass, inertia and inertia_about, or density and shapes (the builder checks which)
+_SHAPE = _typed(
+    {
+        "size": VECTOR,
+        "radius": NUMBER,
+        "length": NUMBER,
+        "file": STRING,
+        "scale": VECTOR,
+        "position": VECTOR,
+        **_AXES,
+    },
+    ("type",),
 )
 _BEAM = _typed(
     {
