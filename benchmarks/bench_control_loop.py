@@ -7,7 +7,8 @@ a call of Simulator.step costs beyond the integration.
    * the rotary flexible link of examples/rotary_flexible_link.py (a hub on a DC
      servo, a steel ruler in two modes) under its LQR state feedback;
    * a UR5 (example-robot-data's URDF) whose upper arm, forearm and first wrist link
-     are beams (three modes each, with their modal derivatives), torque motors on its
+     are beams at `flexmbs import-urdf`'s defaults (their lowest modes with correction
+     modes and modal derivatives, damped in bands), torque motors on its
      six joints under a PD with gravity held by the initial pose, moving all six
      joints by 0.3 rad along quintic paths.
    Real-time factor = simulated time / wall time of the loop (compilation and the
@@ -95,14 +96,10 @@ def ur5():
     from flexmbs.formats.urdf import urdf_model_text
     from flexmbs.model import Constant
 
-    # three modes and their derivatives, light structural damping (not the import's
-    # correction modes and damping bands, whose critical damping above 1 kHz the fixed
-    # step's Newton iteration does not converge on while the arm falls uncontrolled)
-    sets = [f"bodies.{spec.split(':')[0]}.{setting}" for spec in UR5_FLEXIBLE
-            for setting in ("modes=3", "correction_modes=false", "modal_damping=0.0",
-                            "alpha=1e-5")]
-    sets += ["solver.method=galpha", "solver.rtol=1e-5", "solver.atol=1e-8", "solver.t_end=2.0",
-             f"solver.fixed_step={DT}"]
+    # the beams at the import's defaults: modes with their correction modes and
+    # derivatives, damped in bands
+    sets = ["solver.method=galpha", "solver.rtol=1e-5", "solver.atol=1e-8", "solver.t_end=2.0",
+            f"solver.fixed_step={DT}"]
     model = loads_model(urdf_model_text(UR5, UR5_FLEXIBLE), str(UR5), sets)
     joints = [n for n, j in model.joints.items() if j.type == "revolute"]
     for name in joints:

@@ -8,7 +8,8 @@ example-robot-data package (the test extra), and six arms with one link made a b
 walk: for each URDF, `flexmbs.formats.urdf.import_urdf` at the defaults (timed), a run of
 0.5 s under gravity at the imported solver settings (timed, integration and writing
 the result file) and `flexmbs energy`'s check; or the one line of its refusal. Results
-in benchmarks/results/urdf_robots.json.
+in benchmarks/results/urdf_robots.json. `walk FILE ...` walks the named URDFs (paths
+under the package's robots folder) and replaces their rows in the results.
 
 flexible: for each arm of FLEXIBLE, the whole `flexmbs run` process of 1 s (a separate
 process, kernels warm, timed from outside) of the rigid import and of the import with
@@ -69,7 +70,8 @@ def walk_one(path):
         t1 = time.perf_counter()
         simulate(done.model, out, t_end=0.5)
         row["run_s"] = time.perf_counter() - t1
-        row["dof"] = len(open_result(out).coordinate_names)
+        # the coordinates less one per coupler (a mimic joint follows its leader)
+        row["dof"] = len(open_result(out).coordinate_names) - len(done.model.couplers)
         balance = energy_balance(out)
     row["verdict"] = "passes" if balance["passed"] else "fails"
     row["why"] = "; ".join(balance["failed_because"])
@@ -81,13 +83,18 @@ def walk(args):
     from flexmbs.formats.urdf import import_urdf
 
     import_urdf(ROBOTS / "ur_description/urdf/ur5_robot.urdf")  # the kernels loaded once
+    paths = [ROBOTS / f for f in args.files] or sorted(ROBOTS.rglob("*.urdf"))
     rows = []
-    for path in sorted(ROBOTS.rglob("*.urdf")):
+    for path in paths:
         row = walk_one(path)
         print(json.dumps({k: v for k, v in row.items() if k != "notes"}), flush=True)
         rows.append(row)
     doc = {"package": "example-robot-data", "t_end": 0.5, "rows": rows,
            "load": os.getloadavg()[0]}
+    if args.files:  # replace those rows of the whole walk
+        doc = json.loads((RESULTS / "urdf_robots.json").read_text())
+        new = {r["robot"]: r for r in rows}
+        doc["rows"] = [new.get(r["robot"], r) for r in doc["rows"]]
     (RESULTS / "urdf_robots.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 
@@ -187,6 +194,7 @@ def table(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["walk", "flexible", "table"])
+    parser.add_argument("files", nargs="*", help="walk: these URDFs only (under the robots folder)")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     {"walk": walk, "flexible": flexible, "table": table}[args.what](args)

@@ -13,6 +13,7 @@ DELETE = "<delete>"
 NAN = float("nan")
 INF = float("inf")
 RIGID = {"mass": 1.0, "inertia": [1.0, 1.0, 1.0], "inertia_about": "com"}
+BOX = {"type": "box", "size": [0.05, 0.05, 0.5], "position": [0.0, 0.0, -0.25]}
 H2, FB, H8, RD, SC, SP, RIG, BR, CH = (
     "huang_two_link",
     "four_bar",
@@ -25,6 +26,7 @@ H2, FB, H8, RD, SC, SP, RIG, BR, CH = (
     "chain_planar_4",
 )
 FE = "fe_plate"
+GP = "gear_pair"
 RFL = "flexible_link_rig"
 
 BAD_MODELS = [
@@ -93,6 +95,30 @@ BAD_MODELS = [
         {"mass": 1.0, "inertia": [1.0, 1.0, 1.0], "inertia_about": "com"},
         ['"ground"'],
     ),
+    # rigid bodies of a density and shapes
+    (FB, "bodies.crank.density", 2700.0, ['"crank"', '"mass"', "density"]),
+    (FB, "bodies.crank", {"density": 2700.0}, ['"crank"', '"density"', "shapes"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": []}, ['"crank"', '"density"']),
+    (FB, "bodies.crank", {"density": 0.0, "shapes": [BOX]}, ['"crank"', '"density"', "> 0"]),
+    (FB, "bodies.crank", {"density": -2700.0, "shapes": [BOX]}, ['"crank"', '"density"']),
+    (FB, "bodies.crank", {"density": NAN, "shapes": [BOX]}, ['"crank"', '"density"']),
+    (FB, "bodies.crank.shapes", [BOX], ['"crank"', '"shapes"', "density"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "cone", "radius": 0.1}]},
+     ['"crank"', "shapes[0].type", "cone"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [BOX, {"type": "sphere", "radius": -0.1}]},
+     ['"crank"', "shapes[1].radius"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "cylinder", "radius": 0.1}]},
+     ['"crank"', "shapes[0].length"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "box", "size": [0.1, 0.2]}]},
+     ['"crank"', "shapes[0].size"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "box", "size": [0.1, 0.2, 0.0]}]},
+     ['"crank"', "shapes[0].size"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{**BOX, "colour": "red"}]},
+     ['"crank"', "shapes[0].colour"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{"type": "mesh", "file": "none.stl"}]},
+     ['"crank"', "shapes[0].file", "none.stl"]),
+    (FB, "bodies.crank", {"density": 2700.0, "shapes": [{**BOX, "position": [0.0, 1.0]}]},
+     ['"crank"', "shapes[0].position"]),
     # joints
     (FB, "joints.crank_pivot.type", "hinge", ['"crank_pivot"', "type"]),
     (FB, "joints.crank_pivot.parent", "nobody", ['"crank_pivot"', "parent", "nobody"]),
@@ -222,6 +248,27 @@ BAD_MODELS = [
     (RD, "contacts.wheel.axis", [0.0, 0.0, 0.0], ['"wheel"', "axis"]),
     (RD, "contacts.wheel.normal", [0.0, 0.0], ['"wheel"', "normal"]),
     (RD, "contacts.wheel.type", "sliding_disk", ['"wheel"', "type"]),
+    # couplers
+    (GP, "couplers.mesh.joint", "nojoint", ['"mesh"', "joint", "nojoint"]),
+    (GP, "couplers.mesh.joint", DELETE, ['"mesh"', "joint"]),
+    (GP, "couplers.mesh.leader", "nojoint", ['"mesh"', "leader", "nojoint"]),
+    (GP, "couplers.mesh.leader", DELETE, ['"mesh"', "leader"]),
+    (GP, "couplers.mesh.leader", "wheel_axle", ['"mesh"', "leader", "itself"]),
+    (GP, "couplers.mesh.coordinate", 1, ['"mesh"', "coordinate", "0..0"]),
+    (GP, "couplers.mesh.leader_coordinate", -1, ['"mesh"', "leader_coordinate"]),
+    (GP, "couplers.mesh.multiplier", 0.0, ['"mesh"', "multiplier", "other than 0"]),
+    (GP, "couplers.mesh.multiplier", NAN, ['"mesh"', "multiplier"]),
+    (GP, "couplers.mesh.offset", INF, ['"mesh"', "offset"]),
+    (GP, "couplers.back", {"joint": "pinion_axle", "leader": "wheel_axle"},
+     ['"back"', "leader", "circle"]),
+    (GP, "couplers.twice", {"joint": "wheel_axle", "leader": "pinion_axle"},
+     ['"twice"', "joint", "already follows"]),
+    (GP, "drivers.turn", {"joint": "wheel_axle", "law": "constant", "value": 0.0},
+     ['"mesh"', "joint", "prescribed"]),
+    (GP, "solver.formulation", "absolute", ['"mesh"', "formulation"]),
+    (GP, "sensors.mesh_torques.coupler", "nocoupler", ['"mesh_torques"', "coupler",
+                                                        "nocoupler"]),
+    (GP, "sensors.mesh_torques.coupler", DELETE, ['"mesh_torques"', "coupler"]),
     # structure
     (FB, "bodies", {}, ['"crank_pivot"', "unknown body"]),
     (FB, "joints", {}, ["joint"]),

@@ -33,7 +33,7 @@ def test_every_field_of_the_model_file_is_documented():
                tr._ACTUATOR_SENSOR, tr._STRAIN_SENSOR, tr._SECTION_SENSOR,
                tr._CENTERLINE_SENSOR, tr._BEAM, tr._BEAM_MARKER, tr._MATERIAL,
                tr._CONTACT, tr._CONTACT_SENSOR, tr._FE, tr._FE_INTERFACE, tr._FE_MARKER,
-               tr._BODY_SENSOR] + \
+               tr._BODY_SENSOR, tr._SHAPE] + \
         [schema for _, schema in tr.SECTIONS.values()]
     fields = {f for s in schemas for f in s.fields} | set(tr._DRIVER_BASE)
     fields |= {f for law in tr.LAW_FIELDS.values() for f in law}

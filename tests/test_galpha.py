@@ -24,6 +24,18 @@ def _oscillator(t, y, yp, args, out):
     out[1] = yp[1] + w * w * y[0]
 
 
+@numba.njit(cache=True)
+def _damped_with_work(t, y, yp, args, out):
+    """q' = u, u' = -w^2 q - c u, and with a third unknown its dissipated work
+    W' = c u^2, a quadrature (args[0] = [w, zeta], c = 2 zeta w)."""
+    w, z = args[0][0], args[0][1]
+    c = 2.0 * z * w
+    out[0] = yp[0] - y[1]
+    out[1] = yp[1] + w * w * y[0] + c * y[1]
+    if out.size > 2:
+        out[2] = yp[2] - c * y[1] * y[1]
+
+
 def _run_oscillator(omega, t_end, rho, fixed_step=None, rtol=1e-6, atol=1e-9,
                     t_out=None):
     y0 = np.array([1.0, 0.0])
@@ -286,6 +298,55 @@ def test_the_flexible_four_bar_re_forms_its_iteration_matrix(monkeypatch):
     assert plain.statistics["njac"] > 0.25 * plain.statistics["nsteps"]
     assert plain.statistics["nres"] > 2 * st["nres"]
     assert np.abs(sim.sensors[:, :2] - plain.sensors[:, :2]).max() < 1e-6
+
+
+def _damped_run(omega, rho, work, quadrature, h=1e-3, t_end=0.02):
+    q0 = 1e-3
+    n = 3 if work else 2
+    y0, yp0 = np.zeros(n), np.zeros(n)
+    y0[0], yp0[1] = q0, -omega * omega * q0
+    ga = GeneralizedAlpha(_damped_with_work, (np.array([omega, 1.0]),), 0.0, y0, yp0, t_end,
+                          1e-8, 1e-10, rho_inf=rho, second_order=1, fixed_step=h,
+                          quadrature=np.array([False, False, True]) if quadrature else None)
+    done, y, _ = ga.advance(np.array([t_end]))
+    return ga, (y[0] if done else None)
+
+
+@pytest.mark.parametrize("omega, rho", [(2 * np.pi * 100, 1.0), (2 * np.pi * 1e4, 0.9)])
+def test_a_work_quadratic_in_the_speeds_is_left_out_of_the_newton_rate(omega, rho):
+    """A critically damped mode and its dissipated work W' = c u^2 at a fixed 1 ms step
+    (h omega = 0.63, and 63 as a stiff beam mode): the work's first Newton update,
+    linear in the speed's, is undone by its second while the motion has converged,
+    and measured in the rate that failed the iteration at the first step. Left out of
+    the rate (`quadrature`), the step converges; the motion is that of the system
+    without the work, and at rho_inf = 1 (the implicit midpoint rule, whose step
+    loses exactly h c u_mid^2) the work closes the energy balance to the tolerance."""
+    failed, _ = _damped_run(omega, rho, work=True, quadrature=False)
+    assert failed.status == "failed" and "Newton" in failed.message
+    ga, y = _damped_run(omega, rho, work=True, quadrature=True)
+    assert ga.status == "finished"
+    plain, y2 = _damped_run(omega, rho, work=False, quadrature=False)
+    assert plain.status == "finished"
+    assert abs(y[0] - y2[0]) < 1e-10 * 1e-3 and abs(y[1] - y2[1]) < 1e-10 * omega * 1e-3
+    if rho == 1.0:
+        e0 = 0.5 * (omega * 1e-3) ** 2
+        e1 = 0.5 * omega**2 * y[0] ** 2 + 0.5 * y[1] ** 2
+        assert abs(e1 + y[2] - e0) < 1e-8 * e0
+
+
+def test_the_newton_rate_norm_leaves_out_the_quadratures_however_large():
+    """_wrms_newton's two norms against numpy's: every component, and all but the
+    quadratures (mask MASK_QUADRATURE), when the quadratures' update outweighs the
+    rest's by 1e20 (a difference of the two sums would leave nothing of the rest)."""
+    from flexmbs.solvers.bdf_kernels import MASK_QUADRATURE, _wrms_newton
+
+    v = np.array([3e-6, -2e-5, 4e14, 1e-3])
+    w = np.array([1e3, 2e2, 1e2, 1e1])
+    mask = np.array([1.0, 1.0, MASK_QUADRATURE, 0.0])
+    full, rate = _wrms_newton(v, w, mask, 1e-3, 1)
+    x = v * w * np.array([1.0, 1.0, 1.0, 1e-3])  # an index-2 multiplier: h its weight
+    assert full == pytest.approx(np.sqrt(np.mean(x**2)), rel=1e-15)
+    assert rate == pytest.approx(np.sqrt(np.sum(x[[0, 1, 3]] ** 2) / 4), rel=1e-15)
 
 
 def test_a_failing_run_fails_with_a_status_and_an_intact_file(tmp_path):

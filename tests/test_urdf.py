@@ -2,6 +2,7 @@
 imported, and their mass matrix and gravity torques checked against Pinocchio's on
 the same URDF."""
 
+import math
 import sysconfig
 from pathlib import Path
 
@@ -25,22 +26,14 @@ AGREE = 1e-10  # of the largest entry: the same rigid-body dynamics, two algorit
 @pytest.mark.parametrize("urdf", [UR5, PANDA], ids=["ur5", "panda"])
 def test_mass_matrix_and_gravity_are_pinocchios(urdf):
     """The same mass matrix and gravity torques as Pinocchio's; the Panda's mimic
-    finger, which the import holds at its relation to its leader's start, locked there
-    in Pinocchio's model too (a finger 1 mm off moves the entries 1e-6 of the largest)."""
+    finger, which the import ties to its leader by a coupler (a constraint, which
+    leaves the mass matrix and the forces as they are), a joint of both models."""
     imported = load_urdf(urdf)
     cm = compile_model(imported)
     model = pin.buildModelFromUrdf(str(urdf))
-    held = {
-        j.name: j.mimic.multiplier * imported.joints[j.mimic.joint].initial[0] + j.mimic.offset
-        for j in parse_urdf(urdf).joints.values()
-        if j.mimic is not None
-    }
-    assert sorted(held) == (["panda_finger_joint2"] if urdf == PANDA else [])
-    if held:
-        reference = pin.neutral(model)
-        for name, q in held.items():
-            reference[model.joints[model.getJointId(name)].idx_q] = q
-        model = pin.buildReducedModel(model, [model.getJointId(n) for n in held], reference)
+    mimics = [j.name for j in parse_urdf(urdf).joints.values() if j.mimic is not None]
+    assert mimics == (["panda_finger_joint2"] if urdf == PANDA else [])
+    assert [c.joint for c in imported.couplers.values()] == mimics
     data = model.createData()
     names = [model.names[i] for i in range(1, model.njoints)]
     assert sorted(names) == sorted(cm.coordinate_names) and model.nq == cm.nq
@@ -232,54 +225,115 @@ MIMIC_GRIPPER = """<robot name="gripper">
 </robot>"""
 
 
-def test_mimic_joints_are_held_at_their_relation_to_the_leaders_start(tmp_path):
+def test_mimic_joints_follow_their_leaders_through_couplers(tmp_path):
     """A gripper whose right finger mimics the left (q = -q_left + 0.005) and whose
-    right fingertip mimics the right finger (10 q_right): both held where the relation
-    puts them at the left finger's start (0 lies outside its limits, so 1 mm inside:
-    0.011 m; the right finger at -0.006 m, the tip at -0.06 rad), their links merged
-    into the palm with their masses; a mimic of a joint the URDF lacks moves freely;
-    all noted, nothing refused; the model runs and keeps its energy balance."""
+    right fingertip mimics the right finger (10 q_right): each a joint of the model
+    and a coupler, started where the relation puts it at the left finger's start (0
+    lies outside its limits, so 1 mm inside: 0.011 m; the right finger at -0.006 m,
+    the tip at -0.06 rad); a mimic of a joint the URDF lacks moves freely; all noted.
+    Under gravity along the fingers the left one slides and the others follow it to
+    the solver's tolerance, the energy balance closed."""
     from flexmbs import simulate
     from flexmbs.analysis.energy import energy_balance
     from flexmbs.formats.urdf import import_urdf
 
     urdf = tmp_path / "gripper.urdf"
     urdf.write_text(MIMIC_GRIPPER)
-    done = import_urdf(urdf)
+    done = import_urdf(urdf, gravity=(0.0, -9.81, 0.0))
     model = done.model
-    assert set(model.joints) == {"wrist", "left_finger", "odd"}
+    assert set(model.joints) == {"wrist", "left_finger", "right_finger", "right_tip", "odd"}
     assert model.joints["left_finger"].initial[0] == pytest.approx(0.011)
-    palm = model.bodies["palm"]
-    assert palm.mass == pytest.approx(1.0 + 0.1 + 0.05)
-    right = palm.markers["right"]
-    assert np.allclose(right.position, [0.0, -0.02 - 0.006, 0.1], atol=1e-15)
-    tip = palm.markers["tip"]
-    turn = np.array([[1, 0, 0], [0, np.cos(-0.06), -np.sin(-0.06)],
-                     [0, np.sin(-0.06), np.cos(-0.06)]])
-    assert np.allclose(tip.position, [0.0, -0.026, 0.15], atol=1e-15)
-    assert np.allclose(tip.orientation, turn, atol=1e-15)
-    held = [n for n in done.notes if n.startswith("mimic joints held")]
-    assert len(held) == 1 and "right_finger (mimics left_finger) at -0.006 m" in held[0]
-    assert "right_tip (mimics right_finger) at -0.06 rad" in held[0]
+    finger, tip = model.couplers["right_finger"], model.couplers["right_tip"]
+    assert (finger.joint, finger.leader, finger.multiplier, finger.offset) == (
+        "right_finger", "left_finger", -1.0, 0.005)
+    assert (tip.joint, tip.leader, tip.multiplier, tip.offset) == (
+        "right_tip", "right_finger", 10.0, 0.0)
+    assert model.bodies["palm"].mass == pytest.approx(1.0)
+    cm = compile_model(model)
+    start = dict(zip(cm.coordinate_names, cm.q0))
+    assert start["right_finger"] == pytest.approx(-0.006)
+    assert start["right_tip"] == pytest.approx(-0.06)
+    assert not cm.warnings
+    coupled = [n for n in done.notes if n.startswith("mimic joints follow their leader")]
+    assert len(coupled) == 1
+    assert "right_finger (mimics left_finger), right_tip (mimics right_finger)" in coupled[0]
+    assert not any(n.startswith("mimic joints of held joints") for n in done.notes)
     assert any(n.startswith("mimic joints move freely") and "odd" in n for n in done.notes)
-    simulate(model, tmp_path / "gripper.h5", t_end=0.2)
-    assert energy_balance(tmp_path / "gripper.h5")["passed"]
+    path = tmp_path / "gripper.h5"
+    sim = simulate(model, path, t_end=0.15, rtol=1e-8, atol=1e-10)
+    assert sim.success, sim.message
+    names = list(cm.coordinate_names)
+    q = sim.y[:, : cm.nq]
+    left, right, turn = (q[:, names.index(n)] for n in ("left_finger", "right_finger",
+                                                        "right_tip"))
+    assert left[-1] - left[0] > 0.01  # it slid more than 1 cm, inside its limits
+    assert np.abs(right - (-left + 0.005)).max() < 1e-9
+    assert np.abs(turn - 10.0 * right).max() < 1e-8
+    assert energy_balance(path)["passed"]
 
 
-def test_a_published_robots_mimic_grippers_are_held(tmp_path):
+MIMIC_OF_HELD = """<robot name="held">
+  <link name="base"/>
+  <link name="arm"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="flag"/>
+  <link name="finger"><inertial><mass value="0.1"/>
+    <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <joint name="dial" type="revolute"><parent link="arm"/><child link="flag"/>
+    <axis xyz="1 0 0"/><limit lower="0.2" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="finger_joint" type="revolute"><parent link="arm"/><child link="finger"/>
+    <origin xyz="0 0 0.1"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/>
+    <mimic joint="dial" multiplier="2" offset="0.1"/></joint>
+</robot>"""
+
+
+def test_a_mimic_of_a_held_joint_is_held_where_its_leader_is(tmp_path):
+    """The leader carries no mass and is held (at 1 degree inside its limits): its
+    mimic is held at 2 x 0.2175 + 0.1 rad, its link merged into its parent."""
+    from flexmbs.formats.urdf import import_urdf
+
+    urdf = tmp_path / "held.urdf"
+    urdf.write_text(MIMIC_OF_HELD)
+    done = import_urdf(urdf)
+    assert set(done.model.joints) == {"shoulder"} and not done.model.couplers
+    held = [n for n in done.notes if n.startswith("mimic joints of held joints")]
+    value = 2 * (0.2 + math.radians(1.0)) + 0.1
+    assert len(held) == 1 and f"finger_joint (mimics dial) at {value:.6g} rad" in held[0]
+    assert done.model.bodies["arm"].mass == pytest.approx(1.1)
+
+
+def test_a_published_robots_mimic_grippers_follow_their_fingers(tmp_path):
     """TIAGo Pro's two grippers: five joints of each mimic its finger joint (multiplier
-    1 or -1), held at the finger's start, 1 degree inside its limits; the leaders stay
-    joints of the model, and the robot runs under gravity keeping its energy balance."""
+    1 or -1) and follow it through couplers, started from the finger's start, 1 degree
+    inside its limits; the robot runs under gravity with the couplings held and its
+    energy balance closed."""
     from flexmbs import simulate
     from flexmbs.analysis.energy import energy_balance
     from flexmbs.formats.urdf import import_urdf
 
     done = import_urdf(ROBOTS / "tiago_pro_description/robots/tiago_pro.urdf")
-    held = next(n for n in done.notes if n.startswith("mimic joints held"))
+    coupled = next(n for n in done.notes if n.startswith("mimic joints follow their leader"))
+    model = done.model
     for side in ("left", "right"):
-        assert held.count(f"(mimics gripper_{side}_finger_joint)") == 5
-        assert f"gripper_{side}_finger_joint" in done.model.joints
-        assert f"gripper_{side}_inner_finger_left_joint" not in done.model.joints
-    assert "at -0.0174533 rad" in held and "at 0.0174533 rad" in held
-    simulate(done.model, tmp_path / "tiago.h5", t_end=0.2)
-    assert energy_balance(tmp_path / "tiago.h5")["passed"]
+        assert coupled.count(f"(mimics gripper_{side}_finger_joint)") == 5
+        leader = f"gripper_{side}_finger_joint"
+        followers = [c for c in model.couplers.values() if c.leader == leader]
+        assert len(followers) == 5 and all(abs(c.multiplier) == 1.0 for c in followers)
+        assert f"gripper_{side}_inner_finger_left_joint" in model.joints
+    cm = compile_model(model)
+    assert not cm.warnings
+    start = dict(zip(cm.coordinate_names, cm.q0))
+    for c in model.couplers.values():
+        assert start[c.joint] == pytest.approx(c.multiplier * start[c.leader] + c.offset)
+    path = tmp_path / "tiago.h5"
+    sim = simulate(model, path, t_end=0.2)
+    assert sim.success, sim.message
+    q = sim.y[:, : cm.nq]
+    names = list(cm.coordinate_names)
+    for c in model.couplers.values():
+        gap = q[:, names.index(c.joint)] - c.multiplier * q[:, names.index(c.leader)] - c.offset
+        assert np.abs(gap).max() < 1e-8
+    assert energy_balance(path)["passed"]

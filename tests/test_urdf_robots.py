@@ -11,6 +11,7 @@ import pytest
 
 from flexmbs import simulate
 from flexmbs.analysis.energy import energy_balance
+from flexmbs.formats.toml_reader import load_model
 from flexmbs.formats.urdf import import_urdf
 from flexmbs.formats.urdf_reader import UrdfError
 from flexmbs.io.results import open_result
@@ -86,5 +87,36 @@ def test_a_kinematic_only_description_imports_with_a_density(tmp_path):
     assert any("ur5_kinematic" not in n and "forearm_link" in n for n in done.notes)
     forearm = done.model.bodies["forearm_link"]
     assert 3.0 < forearm.mass < 10.0 and 0.1 < forearm.com[2] < 0.3  # along its 0.39 m
+    assert forearm.density == 2700.0 and forearm.shapes[0].type == "mesh"
+    model_file = tmp_path / "ur5_kinematic.toml"  # the model file says where the masses
+    model_file.write_text(done.text)              # come from: one density to change
+    again = load_model(model_file, overrides=["bodies.forearm_link.density=1350.0"])
+    assert again.bodies["forearm_link"].mass == pytest.approx(forearm.mass / 2, rel=1e-12)
+    assert again.bodies["upper_arm_link"].mass == done.model.bodies["upper_arm_link"].mass
     simulate(done.model, tmp_path / "run.h5", t_end=0.2)
     assert energy_balance(tmp_path / "run.h5")["passed"]
+
+
+def test_a_flexible_ur5_at_the_imported_defaults_runs_galpha_at_a_fixed_1ms_step(tmp_path):
+    """The UR5 with its upper arm a beam at the import's defaults (four modes with their
+    correction modes and derivatives, damped in bands, critically above 1 kHz: up to
+    h omega = 216 at 1 ms) and geared motors with rotor inertias, falling under
+    gravity: galpha at a fixed 1 ms step failed its Newton iteration at the third step
+    on the rate of the dissipated work, quadratic in the critically damped speeds
+    (flexmbs.solvers.bdf_kernels._wrms_newton). It runs without a failed iteration,
+    and its energy balance closes."""
+    from flexmbs.model import Constant
+
+    done = import_urdf(ROBOTS / "ur_description/urdf/ur5_robot.urdf",
+                       flexible=["upper_arm_link:z"])
+    model = done.model
+    assert model.bodies["upper_arm_link"].modal_damping == "bands"
+    for name in [n for n, j in model.joints.items() if j.type == "revolute"]:
+        model.add_actuator(f"{name}_motor", name, type="torque", torque=Constant(0.0),
+                           gear_ratio=100.0, rotor_inertia=5e-5)
+    out = tmp_path / "run.h5"
+    result = simulate(model, out, t_end=0.05, method="galpha", fixed_step=1e-3)
+    assert result.status == "finished", result.message
+    assert result.statistics["nconvfail"] == 0
+    balance = energy_balance(out)
+    assert balance["passed"], balance["failed_because"]

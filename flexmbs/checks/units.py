@@ -140,6 +140,13 @@ def sensor_units(model: Model, name: str, size: int) -> list[str]:
         actuator = model.actuators[sensor.actuator]
         unit = _joint_coordinate_unit(model, actuator.joint, actuator.coordinate)
         return ["N" if unit == "m" else "N m"]
+    if kind == "coupler_reaction":
+        assert sensor.coupler is not None
+        c = model.couplers[sensor.coupler]
+        return [
+            "N" if _joint_coordinate_unit(model, joint, k) == "m" else "N m"
+            for joint, k in (c.follower_key, c.leader_key)
+        ]
     if kind == "constraint_residual":
         half = size // 2  # Phi of each row (m or rad), then dPhi/dt
         return ["m, rad"] * half + ["m/s, rad/s"] * (size - half)

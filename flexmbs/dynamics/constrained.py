@@ -60,6 +60,7 @@ class ConstraintReport:
     rank: int = 0
     cut: list = field(default_factory=list)
     contacts: list = field(default_factory=list)
+    couplers: list = field(default_factory=list)
     redundant: list = field(default_factory=list)
     position_change: float = 0.0
     speed_change: float = 0.0
@@ -74,6 +75,8 @@ class ConstraintReport:
         if self.contacts:
             parts.append("rolling contacts " +
                          ", ".join(f'"{name}"' for name in self.contacts))
+        if self.couplers:
+            parts.append("couplers " + ", ".join(f'"{name}"' for name in self.couplers))
         lines = [f"{'; '.join(parts)}; {self.rows} constraint equations of "
                  f"rank {self.rank}"]
         if self.redundant:
@@ -105,7 +108,8 @@ def make_consistent(cm, t0=0.0):
     m = cm.arrays
     nrows = len(m.con_kind)
     report = ConstraintReport(rows=nrows, cut=list(cm.topology.cut_joint_names),
-                              contacts=list(getattr(cm.model, "contacts", {})))
+                              contacts=list(getattr(cm.model, "contacts", {})),
+                              couplers=list(getattr(cm.model, "couplers", {})))
     if nrows == 0:
         return report
     holonomic = np.flatnonzero(np.asarray(m.con_kind) != CONTACT_TANGENT)
@@ -128,9 +132,11 @@ def make_consistent(cm, t0=0.0):
                                             chol)
     else:
         goal = " and ".join(["close the loops"] * bool(report.cut) +
-                            ["put the disks on their planes"] * bool(report.contacts))
+                            ["put the disks on their planes"] * bool(report.contacts) +
+                            ["hold the couplers"] * bool(report.couplers))
         hint = " and ".join(["near a closed configuration"] * bool(report.cut) +
-                            ["with each disk touching its plane"] * bool(report.contacts))
+                            ["with each disk touching its plane"] * bool(report.contacts) +
+                            ["that the couplers allow"] * bool(report.couplers))
         raise ModelError(f"the initial coordinates cannot be made to {goal} (constraint "
                          f"residual {np.abs(phi[holonomic]).max():.3g} after "
                          f"{PROJECTION_ITERATIONS} iterations): give initial joint values "

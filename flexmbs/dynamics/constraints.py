@@ -50,6 +50,17 @@ the plane at the same point).
 A knife edge is the same with R = 0 (P_c the marker D itself, a the blade direction):
 the normal row and the t1 row only (no velocity across the blade; along it and about
 the normal the edge moves freely).
+
+A coupler j (flexmbs.model.coupler) ties the joint coordinate of column f to that of
+column l (coupler_col[j] = [f, l]) with the multiplier k and the offset o:
+
+    phi = x_f - k x_l - o        (rad or m)
+    phid = x_f' - k x_l'         (rad/s or m/s)
+    Phi_q = e_f - k e_l          (constant; a prescribed column's entry in con_jacx)
+
+so Phi_t = 0 unless the leader is prescribed (its rate then is the rheonomic part of
+phid), and the bias gamma = d/dt(Phi_q) u is zero. Its multiplier is the generalized
+force -lambda on x_f and k lambda on x_l.
 """
 
 from ..kinematics.markers import marker_frame, marker_partial_velocities
@@ -57,7 +68,7 @@ from ..numerics.linalg import cross
 from ..runtime.config import jit, jit_inline, jit_shared
 
 __all__ = ["constraint_terms", "cut_joint_reaction", "contact_geometry",
-           "contact_reaction"]
+           "contact_reaction", "coupler_rows"]
 
 
 @jit_shared
@@ -157,6 +168,38 @@ def _contact_rows(m, ws, j):
 
 
 @jit
+def _jacobian_entry(m, ws, r, col, value):
+    """Phi_q of row r at column `col`: into con_jac at its q index, or into con_jacx
+    where the column is prescribed."""
+    qc = m.col_qindex[col]
+    if qc >= 0:
+        ws.con_jac[r, qc] += value
+    else:
+        ws.con_jacx[r, col] += value
+
+
+@jit
+def coupler_rows(m, ws):
+    """The rows of the couplers into ws.con_phi, con_phid, con_jac, con_jacx (module
+    docstring), from the column values and rates ws.x, ws.xd (after
+    forward_kinematics)."""
+    first = m.contact_row_ptr[m.contact_row_ptr.shape[0] - 1]
+    for j in range(m.coupler_col.shape[0]):
+        r = first + j
+        f = m.coupler_col[j, 0]
+        l = m.coupler_col[j, 1]
+        k = m.coupler_multiplier[j]
+        for c in range(ws.con_jac.shape[1]):
+            ws.con_jac[r, c] = 0.0
+        for c in range(ws.con_jacx.shape[1]):
+            ws.con_jacx[r, c] = 0.0
+        ws.con_phi[r] = ws.x[f] - k * ws.x[l] - m.coupler_offset[j]
+        ws.con_phid[r] = ws.xd[f] - k * ws.xd[l]
+        _jacobian_entry(m, ws, r, f, 1.0)
+        _jacobian_entry(m, ws, r, l, -k)
+
+
+@jit
 def contact_reaction(m, ws, j, lam, force, point):
     """force (3,) global: the force of rolling contact j on its disk (N), applied at
     the contact point `point` (3,) (global, m), from the multipliers lam of the active
@@ -193,8 +236,8 @@ def _row_vectors(m, ws, r, g, h, d):
 def constraint_terms(m, ws):
     """ws.con_phi, ws.con_phid (ncr,), ws.con_jac (ncr, nq) and ws.con_jacx (ncr, nc,
     the prescribed coordinates' columns) for every constraint row of the cut joints,
-    then of the rolling contacts (after forward_kinematics; rows in the order of the
-    tables, redundant ones included). Units: m (position rows) or 1 (orientation
+    of the rolling contacts, then of the couplers (after forward_kinematics; rows in
+    the order of the tables, redundant ones included). Units: m (position rows) or 1 (orientation
     rows), per s for phid; the contacts' tangent rows are velocity rows only (m/s in
     con_phid, con_phi = 0)."""
     g = ws.con_g
@@ -253,6 +296,7 @@ def constraint_terms(m, ws):
                         ws.con_jacx[r, c] = s
     for j in range(m.contact_radius.shape[0]):
         _contact_rows(m, ws, j)
+    coupler_rows(m, ws)
 
 
 @jit

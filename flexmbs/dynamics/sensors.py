@@ -211,7 +211,9 @@ def sensor_values(m, ws, t, works, out):
     (redundant ones too). joint_coordinate and joint_rate of a cut joint: from its
     two markers (`_cut_joint_coordinate`; an angle in (-pi, pi]). contact_reaction: A_f^T F
     (N), the force of a rolling contact on its disk from its multipliers, then A_f^T (P_c -
-    r_f) (m), the contact point. strain_energy: a flexible body's strain energy
+    r_f) (m), the contact point. coupler_reaction: -lambda, k lambda, the generalized
+    forces of a coupler on its follower's and its leader's coordinates (N m or N; 0
+    while its row is switched off as redundant). strain_energy: a flexible body's strain energy
     (body_strain_energy, J); elastic_coordinates: its elastic coordinates (linear rows).
     """
     af = ws.sensor_frame_axes
@@ -252,6 +254,13 @@ def sensor_values(m, ws, t, works, out):
             continue
         if kind == 21:
             out[o] = body_strain_energy(m, ws, m.body_flex[m.sensor_body[k]])
+            continue
+        if kind == 25:
+            j = m.sensor_coord[k]
+            a = m.con_active[m.contact_row_ptr[m.contact_row_ptr.shape[0] - 1] + j]
+            lam = works[work_count(m) + a] if a >= 0 else 0.0
+            out[o] = -lam
+            out[o + 1] = m.coupler_multiplier[j] * lam
             continue
         if kind == 8 or kind == 10 or kind == 11 or kind == 22:
             for r in range(m.sensor_offset[k + 1] - o):

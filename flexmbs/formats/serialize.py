@@ -59,7 +59,7 @@ def model_to_dict(model: Model) -> dict[str, object]:
         d["contacts"] = _plain(model.contacts)
     if getattr(model, "user_laws", None):
         d["user_laws"] = _plain(model.user_laws)
-    for kind in ("frictions", "backlashes", "controllers"):
+    for kind in ("couplers", "frictions", "backlashes", "controllers"):
         if getattr(model, kind, None):
             d[kind] = _plain(getattr(model, kind))
     return d

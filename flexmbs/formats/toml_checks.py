@@ -25,6 +25,8 @@ from .toml_schema import (
     _CONTACT_SENSOR,
     _CONTROLLER,
     _CONTROLLER_INPUT,
+    _COUPLER,
+    _COUPLER_SENSOR,
     _CUT_JOINT_SENSOR,
     _DRIVER_BASE,
     _DRIVER_REQUIRED,
@@ -44,6 +46,7 @@ from .toml_schema import (
     _SECTION_SENSOR,
     _SECTIONS,
     _SETTINGS_SECTIONS,
+    _SHAPE,
     _SOLVER_METHOD,
     _SPRING,
     _STRAIN_SENSOR,
@@ -186,6 +189,8 @@ def _check_body(name: str, table: dict[str, Any], item: str) -> None:
         _check_fe(name, table, item)
         return
     _check_fields(table, _BODY, item)
+    for k, shape in enumerate(table.get("shapes", [])):
+        _check_fields(shape, _SHAPE, item, f"shapes[{k}].")
     _check_markers(table, name)
 
 
@@ -254,6 +259,8 @@ def _sensor_schema(sensor_type: str) -> _Schema:
         return _CENTERLINE_SENSOR
     if sensor_type == "contact_reaction":
         return _CONTACT_SENSOR
+    if sensor_type == "coupler_reaction":
+        return _COUPLER_SENSOR
     if sensor_type in ("strain_energy", "elastic_coordinates"):
         return _BODY_SENSOR
     return _MARKER_SENSOR
@@ -286,6 +293,7 @@ _NAMED_SECTIONS: dict[str, tuple[str, Callable[[str, dict[str, Any], str], None]
     "bodies": ("body", _check_body),
     "joints": ("joint", _fields_of(_JOINT)),
     "drivers": ("driver", _check_driver),
+    "couplers": ("coupler", _fields_of(_COUPLER)),
     "actuators": ("actuator", _check_actuator),
     "forces": ("force", _check_force),
     "springs": ("spring", _fields_of(_SPRING)),

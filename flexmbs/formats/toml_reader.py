@@ -289,7 +289,7 @@ def _add_body(model: Model, name: str, table: dict[str, Any], base: str | None) 
     elif table.get("type") == "fe":
         model.add_fe_body(name, base=base, **_without(table, "type", "markers"))
     else:
-        model.add_rigid_body(name, **_without(table, "type", "markers"))
+        model.add_rigid_body(name, base=base, **_without(table, "type", "markers"))
     for marker, marker_table in table.get("markers", {}).items():
         model.add_marker(name, marker, **marker_table)
 
@@ -320,6 +320,7 @@ _BUILDERS: dict[str, Callable[[Model, str, dict[str, Any], str | None], object]]
     "bodies": _add_body,
     "joints": _fields_to("add_joint"),
     "drivers": _named(_add_driver),
+    "couplers": _fields_to("add_coupler"),
     "actuators": _named(_add_actuator),
     "forces": _named(_add_force),
     "springs": _fields_to("add_spring"),

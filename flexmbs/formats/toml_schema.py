@@ -164,9 +164,22 @@ _BODY = _typed(
         "com": VECTOR,
         "inertia": VECTOR_OR_MATRIX,
         "inertia_about": STRING,
+        "density": NUMBER,
+        "shapes": TABLES,
         "markers": TABLE,
     },
-    ("mass", "inertia", "inertia_about"),
+)  # mass, inertia and inertia_about, or density and shapes (the builder checks which)
+_SHAPE = _typed(
+    {
+        "size": VECTOR,
+        "radius": NUMBER,
+        "length": NUMBER,
+        "file": STRING,
+        "scale": VECTOR,
+        "position": VECTOR,
+        **_AXES,
+    },
+    ("type",),
 )
 _BEAM = _typed(
     {
@@ -318,6 +331,16 @@ _SPRING = _Schema(
     },
     ("body1", "marker1", "body2", "marker2", "stiffness"),
 )
+_COUPLER = _Schema(
+    {
+        **_ON_COORDINATE,
+        "leader": STRING,
+        "leader_coordinate": INTEGER,
+        "multiplier": NUMBER,
+        "offset": NUMBER,
+    },
+    ("joint", "leader"),
+)
 _INSTRUMENT = {
     "dead_time": NUMBER,
     "lag": NUMBER,
@@ -338,6 +361,7 @@ _CENTERLINE_SENSOR = _typed({"body": STRING, "frame": STRING, "subdivisions": IN
 _BODY_SENSOR = _typed({"body": STRING}, ("body",))
 _CUT_JOINT_SENSOR = _typed({"joint": STRING, "frame": STRING}, ("joint",))
 _CONTACT_SENSOR = _typed({"contact": STRING, "frame": STRING}, ("contact",))
+_COUPLER_SENSOR = _typed({"coupler": STRING}, ("coupler",))
 _CONTACT = _typed(
     {
         "disk": STRING,
@@ -448,6 +472,7 @@ _SECTIONS = (
     "bodies",
     "joints",
     "drivers",
+    "couplers",
     "actuators",
     "forces",
     "springs",

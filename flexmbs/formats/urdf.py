@@ -11,7 +11,10 @@ against the URDF (its link or joint). The mapping:
   their frames become markers named after them. Links fixed to the root link, and the
   root link itself, are the ground.
 * inertials: mass, the centre of mass at the inertial origin, the inertia about it
-  turned into body axes, I_body = R I R^T (R the inertial frame's rotation);
+  turned into body axes, I_body = R I R^T (R the inertial frame's rotation); with
+  `density`, a body whose links have no <inertial> is written as that `density` and
+  its links' collision (else visual) `shapes` in the body frame, which the reader
+  turns into its mass and inertia (flexmbs.model.solid_shapes);
 * joints: `revolute` and `continuous` -> revolute, `prismatic` -> prismatic,
   `floating` -> free, `planar` -> planar (`axis`, the plane's normal); the joint's
   origin is a marker on the parent body (position and orientation of the joint frame),
@@ -19,8 +22,9 @@ against the URDF (its link or joint). The mapping:
   it. The limits of a revolute or prismatic joint become `limits` with compliant stops
   (flexmbs.dynamics.stops) that hold the joint's effort at STOP_PENETRATION into
   them, damped over STOP_DAMPING_TIME, written out for the user to set to the real
-  stops; velocity limits are noted in comments; a mimic joint is held at its relation
-  to its leader's start (flexmbs.formats.urdf_joints);
+  stops; velocity limits are noted in comments; a mimic joint follows its leader
+  through a coupler, or is held where a held leader puts it
+  (flexmbs.formats.urdf_joints);
 * gravity along -z (9.81 m/s^2), which URDF leaves to the simulator.
 
 `flexible`: links replaced by beams, each "LINK:AXIS[:ELEMENTS]" (AXIS x, y or z of the
@@ -46,9 +50,10 @@ from numpy.typing import NDArray
 
 from ..errors import ModelError
 from ..model.description import GROUND, Model
+from ..model.solid_shapes import Shape, shapes_solid
 from .toml_reader import loads_model
 from .urdf_beam import FlexibleSpec, beam_lines, beam_material, flexible_specs
-from .urdf_geometry import shapes_inertial
+from .urdf_geometry import density_lines, link_shapes, posed_shape
 from .urdf_joints import (  # noqa: F401 - the stops' constants, read from here too
     STOP_DAMPING_TIME,
     STOP_PENETRATION,
@@ -57,6 +62,8 @@ from .urdf_joints import (  # noqa: F401 - the stops' constants, read from here 
     joint_motion,
     joint_start,
     massless_chains,
+    mimic_coupler_lines,
+    mimic_followers,
     mimic_note,
     mimic_values,
     toml_key,
@@ -105,6 +112,8 @@ class _Body:
     second: NDArray[np.float64] = field(default_factory=lambda: np.zeros((3, 3)))
     markers: dict[str, NDArray[np.float64]] = field(default_factory=dict)  # name -> 4 x 4
     notes: list[str] = field(default_factory=list)
+    given_mass: float = 0.0  # of <inertial>s, not of shapes at a --density
+    shapes: list[Shape] = field(default_factory=list)  # body frame, --density
 
     def add_inertial(self, pose: NDArray[np.float64], mass: float, inertia: NDArray) -> None:
         """A link's inertial at `pose` (4 x 4, body frame): mass, inertia about its
@@ -224,20 +233,20 @@ def _inertia_from_shapes(
     for link in robot.links.values():
         if link.has_inertial:
             continue
-        shapes = link.collisions or link.visuals
-        solid = shapes_inertial(shapes, density, path) if shapes else None
-        if solid is None:
+        found, lost = link_shapes(link.collisions or link.visuals, path)
+        missing += lost
+        if not found:
             continue
-        mass, com, inertia, lost = solid
+        mass, com, inertia = shapes_solid(found, density)
         link.mass, link.inertia, link.has_inertial = mass, inertia, True
         link.inertial_origin = np.eye(4)
         link.inertial_origin[:3, 3] = com
+        link.density_shapes = found
         treated.append(link.name)
-        missing += lost
     if treated:
         notes.append(
-            f"mass and inertia from the shapes at {density:g} kg/m^3 (no <inertial>): "
-            + ", ".join(treated)
+            f"mass and inertia from the shapes at {density:g} kg/m^3 (no <inertial>; "
+            "the bodies' `density` and `shapes`): " + ", ".join(treated)
         )
     if missing:
         notes.append(
@@ -315,8 +324,10 @@ def _model_text(
                 body, link, flex[body.name], tree.joints, material, notes
             )
         else:
-            body_lines += _rigid_body_lines(body, os.fspath(path), notes)
-    loose = [jname for j, jname, _ in tree.joints if j.mimic is not None]
+            body_lines += _rigid_body_lines(body, os.fspath(path), density, notes)
+    followers = mimic_followers(robot, held.values)
+    coupled = {j.name for j in followers}
+    loose = [jname for j, jname, _ in tree.joints if j.mimic is not None and j.name not in coupled]
     if loose:
         notes.append(
             "mimic joints move freely, their leader not a revolute, continuous or "
@@ -329,9 +340,27 @@ def _model_text(
             child = tree.link_names[chain[-1].child]
             joint_text += general_lines(chain, jname, parent, child, notes)
         else:
-            joint_text += joint_lines(j, jname, parent, tree.link_names[j.child], notes)
+            child = tree.link_names[j.child]
+            joint_text += joint_lines(j, jname, parent, child, notes, j.name in coupled)
+    if followers:
+        joint_text += mimic_coupler_lines(followers, _model_coordinates(tree))
+        notes.append(
+            "mimic joints follow their leader through a coupler (q = multiplier "
+            "q_leader + offset, a constraint; their start is their leader's): "
+            + ", ".join(f"{j.name} (mimics {j.mimic.joint})" for j in followers if j.mimic)
+        )
     lines = _head_lines(path, tree, name, gravity, bool(flex), notes)
     return "\n".join(lines + body_lines + joint_text) + "\n"
+
+
+def _model_coordinates(tree: _Tree) -> dict[str, tuple[str, int]]:
+    """URDF joint -> (the model's joint, its coordinate) of every moving joint: a
+    revolute of a chain made one `general` joint is that joint's coordinate."""
+    out = {}
+    for j, jname, _ in tree.joints:
+        for k, member in enumerate(tree.composite.get(j.name, [j])):
+            out[member.name] = (jname, k)
+    return out
 
 
 def _held_joints(
@@ -342,8 +371,9 @@ def _held_joints(
     notes: list[str],
 ) -> _Held:
     """The joints held fixed: those carrying no mass (at their start) and the mimic
-    joints (at their relation to their leader's start, flexmbs.formats.urdf_joints); the
-    revolute chains through massless links; UrdfError when no moving link carries mass."""
+    joints of held joints (at their relation to their leader's held value,
+    flexmbs.formats.urdf_joints); the revolute chains through massless links;
+    UrdfError when no moving link carries mass."""
     carried = _subtree_mass(robot, by_parent)
     moving = [j.child for j in robot.joints.values() if j.type != "fixed"]
     if (moving or floating_base) and sum(carried[c] for c in moving) + (
@@ -429,6 +459,8 @@ def _tree(
         link = robot.links[link_name]
         if body_name != GROUND and link.mass:
             body.add_inertial(pose @ link.inertial_origin, link.mass, link.inertia)
+            body.shapes += [posed_shape(shape, pose) for shape in link.density_shapes]
+            body.given_mass += 0.0 if link.density_shapes else link.mass
         for j in by_parent.get(link_name, []):
             joint_pose = pose @ j.origin
             child, last = link_names[j.child], j.child
@@ -468,7 +500,9 @@ def _tree(
     return tree
 
 
-def _rigid_body_lines(body: _Body, source: str, notes: list[str]) -> list[str]:
+def _rigid_body_lines(
+    body: _Body, source: str, density: float | None, notes: list[str]
+) -> list[str]:
     """The `[bodies.NAME]` table of a rigid body and its markers: the links merged
     into it, their inertia repaired where it is inconsistent (noted); UrdfError for a
     body without mass or an inertia no repair can make."""
@@ -491,6 +525,17 @@ def _rigid_body_lines(body: _Body, source: str, notes: list[str]) -> list[str]:
         )
     if note:
         notes.append(f'link "{body.name}": {note}')
+    if body.shapes and density is not None:
+        if body.given_mass == 0.0:
+            lines = ["", f"[bodies.{toml_key(body.name)}]"]
+            lines += density_lines(body.name, density, body.mass, body.shapes)
+            for marker, pose in body.markers.items():
+                lines += _marker_lines(body.name, marker, pose)
+            return lines
+        notes.append(
+            f'link "{body.name}": its mass written as numbers, the links merged into it '
+            "given by <inertial> and by their shapes at the density together"
+        )
     lines = [
         "",
         f"[bodies.{toml_key(body.name)}]",

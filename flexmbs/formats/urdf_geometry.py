@@ -5,33 +5,28 @@ Mesh paths (`resolve_mesh`): as ROS finds them, through ROS_PACKAGE_PATH, the UR
 own folder tree and the description packages installed with Python
 (flexmbs.formats.mesh_paths).
 
-Mass and inertia (`shapes_inertial`), each shape a solid of uniform density rho
-(kg/m^3), its inertia about its centre in its own axes:
-
-* box a x b x c: m = rho a b c, I = m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2);
-* cylinder of radius r, length h along z: m = rho pi r^2 h,
-  I = diag(m (3 r^2 + h^2)/12, same, m r^2/2);
-* sphere of radius r: m = rho 4/3 pi r^3, I = 2/5 m r^2 (each axis);
-* mesh: its volume, centre and inertia (trimesh), scaled; a mesh that does not close
-  a volume counts as its convex hull (as MuJoCo does).
-
-The shapes add in the link frame: m = sum m_k, c = sum m_k c_k / m,
-I = sum R_k I_k R_k^T + m_k ([c_k - c]^2 1 - (c_k - c)(c_k - c)^T).
+Mass and inertia (`shapes_inertial`): each shape a solid of uniform density, added in
+the link frame, by flexmbs.model.solid_shapes (the code that computes a model file
+body's `density` and `shapes`); `link_shapes` gives the shapes as that module takes
+them, mesh files resolved, those that are not found or enclose no volume left out.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..model.solid_shapes import Shape, shape_solid, shapes_solid
 from .mesh_paths import resolve_mesh_path
+from .urdf_joints import toml_key, toml_matrix, toml_number, toml_vector
 from .urdf_reader import UrdfGeometry
 
-__all__ = ["resolve_mesh", "shapes_inertial"]
+__all__ = ["density_lines", "link_shapes", "posed_shape", "resolve_mesh", "shapes_inertial"]
 
 
 def resolve_mesh(filename: str, urdf: str | os.PathLike[str]) -> Path | None:
@@ -40,52 +35,44 @@ def resolve_mesh(filename: str, urdf: str | os.PathLike[str]) -> Path | None:
     return resolve_mesh_path(filename, Path(urdf).resolve().parent)
 
 
-def _solid(
-    shape: UrdfGeometry, density: float, urdf: str | os.PathLike[str]
-) -> tuple[float, NDArray[np.float64], NDArray[np.float64]] | None:
-    """(mass, centre in the shape's frame, inertia about it in the shape's axes) of one
-    shape; None for a mesh file that cannot be found or read."""
-    s = shape.size
+def _model_shape(shape: UrdfGeometry, urdf: str | os.PathLike[str]) -> Shape | None:
+    """The URDF shape as flexmbs.model.solid_shapes takes it, in the link frame; None
+    for a mesh file that cannot be found, read (trimesh), or that encloses no volume."""
+    origin = np.asarray(shape.origin, float)
+    position, axes = origin[:3, 3].copy(), origin[:3, :3].copy()
+    s = np.asarray(shape.size, float)
     if shape.kind == "box":
-        m = density * float(np.prod(s))
-        a, b, c = s
-        return m, np.zeros(3), m / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+        return Shape("box", position, axes, size=s.copy())
     if shape.kind == "cylinder":
-        r, h = s
-        m = density * np.pi * r * r * h
-        side = m * (3.0 * r * r + h * h) / 12.0
-        return m, np.zeros(3), np.diag([side, side, 0.5 * m * r * r])
+        return Shape("cylinder", position, axes, radius=float(s[0]), length=float(s[1]))
     if shape.kind == "sphere":
-        r = s[0]
-        m = density * 4.0 / 3.0 * np.pi * r**3
-        return m, np.zeros(3), 0.4 * m * r * r * np.eye(3)
+        return Shape("sphere", position, axes, radius=float(s[0]))
     path = resolve_mesh(shape.filename, urdf)
     if path is None:
         return None
+    mesh = Shape("mesh", position, axes, file=os.fspath(path.resolve()), scale=s.copy())
     try:
-        import trimesh
-    except ImportError:
+        shape_solid(mesh, 1.0)
+    except (ImportError, ValueError):
         return None
-    try:
-        loaded = trimesh.load(os.fspath(path), force="mesh", process=True)
-    except Exception:  # noqa: BLE001 - a mesh trimesh cannot read counts as absent
-        return None
-    if not hasattr(loaded, "vertices") or len(loaded.vertices) < 4:
-        return None
-    mesh = loaded.copy()
-    mesh.apply_transform(np.diag([*s, 1.0]))
-    if not mesh.is_volume:
-        try:
-            mesh = mesh.convex_hull
-        except Exception:  # noqa: BLE001 - a flat or degenerate mesh has no volume
-            return None
-    mesh.density = density
-    if not mesh.volume > 0.0:
-        return None
-    m = float(mesh.mass)
-    c = np.asarray(mesh.center_mass, float)
-    inertia = np.asarray(mesh.moment_inertia, float)  # about the centre of mass
-    return m, c, 0.5 * (inertia + inertia.T)
+    return mesh
+
+
+def link_shapes(
+    shapes: Sequence[UrdfGeometry], urdf: str | os.PathLike[str]
+) -> tuple[list[Shape], list[str]]:
+    """(the shapes of a link that have a volume, as flexmbs.model.solid_shapes takes
+    them; the mesh files not found or not read) of `shapes`, the URDF being `urdf`."""
+    found, missing = [], []
+    for shape in shapes:
+        model_shape = _model_shape(shape, urdf)
+        if model_shape is None:
+            if shape.kind == "mesh":
+                missing.append(shape.filename)
+            continue
+        if shape_solid(model_shape, 1.0)[0] > 0.0:
+            found.append(model_shape)
+    return found, missing
 
 
 def shapes_inertial(
@@ -94,25 +81,47 @@ def shapes_inertial(
     """(mass kg, centre of mass m, inertia about it kg m^2, in the link frame, and the
     mesh files that were not found or read) of `shapes` at `density` (the module
     docstring); None when no shape has a volume."""
-    parts = []
-    missing = []
-    for shape in shapes:
-        solid = _solid(shape, density, urdf)
-        if solid is None:
-            if shape.kind == "mesh":
-                missing.append(shape.filename)
-            continue
-        m, c, inertia = solid
-        if not m > 0.0:
-            continue
-        r = shape.origin[:3, :3]
-        parts.append((m, shape.origin[:3, :3] @ c + shape.origin[:3, 3], r @ inertia @ r.T))
-    if not parts:
+    found, missing = link_shapes(shapes, urdf)
+    if not found:
         return None
-    mass = float(sum(p[0] for p in parts))
-    com: NDArray[np.float64] = np.sum([p[0] * p[1] for p in parts], axis=0) / mass
-    inertia = np.zeros((3, 3))
-    for m, c, i in parts:
-        d = c - com
-        inertia += i + m * (d @ d * np.eye(3) - np.outer(d, d))
-    return mass, com, 0.5 * (inertia + inertia.T), missing
+    mass, com, inertia = shapes_solid(found, density)
+    return mass, com, inertia, missing
+
+
+def posed_shape(shape: Shape, pose: NDArray[np.float64]) -> Shape:
+    """`shape` (in a link frame) in the frame where that link frame is at `pose` (4 x 4)."""
+    r = pose[:3, :3]
+    return replace(
+        shape, position=r @ shape.position + pose[:3, 3], orientation=r @ shape.orientation
+    )
+
+
+def density_lines(body: str, density: float, mass: float, shapes: Sequence[Shape]) -> list[str]:
+    """The `density` and `shapes` of a body's table (flexmbs.model.solid_shapes), the
+    mass they make noted."""
+    lines = [
+        f"density = {toml_number(density)}  # kg/m^3, filling the shapes below: "
+        f"{mass:.6g} kg (--density)"
+    ]
+    for shape in shapes:
+        lines += ["", f"[[bodies.{toml_key(body)}.shapes]]", f'type = "{shape.type}"']
+        if shape.type == "box":
+            lines.append(f"size = {toml_vector(np.asarray(shape.size))}  # m")
+        elif shape.type == "mesh":
+            lines.append(f"file = {toml_key(str(shape.file))}")
+            scale = np.ones(3) if shape.scale is None else shape.scale
+            if not np.array_equal(scale, np.ones(3)):
+                lines.append(f"scale = {toml_vector(scale)}")
+        else:
+            lines.append(f"radius = {toml_number(float(shape.radius or 0.0))}  # m")
+            if shape.type == "cylinder":
+                lines.append(
+                    f"length = {toml_number(float(shape.length or 0.0))}  # m, along its z"
+                )
+        if np.any(shape.position != 0.0):
+            lines.append(f"position = {toml_vector(shape.position)}  # m, link frame")
+        if not np.array_equal(shape.orientation, np.eye(3)):
+            lines.append(
+                f"orientation = {toml_matrix(shape.orientation)}  # columns: the shape's axes"
+            )
+    return lines

@@ -1,13 +1,15 @@
 """The joints of a URDF as flexmbs joints (flexmbs.formats.urdf): their types, limits
 with compliant stops, starts inside the limits, revolute chains through massless links
-made one `general` joint, and the joints held fixed (carrying no mass, or mimicking
-another joint: flexmbs has no item that ties one joint coordinate to another).
+made one `general` joint, the mimic joints as couplers, and the joints held fixed
+(carrying no mass, or mimicking a held joint).
 
-A mimic joint, q = multiplier q_leader + offset, is held at that value of its leader's
-start (a leader that mimics in turn, or is held, at its own held value): the
-mimicking link then moves with its parent, as a gripper's second finger closed on the
-first's start. A mimic joint whose leader is not a joint of the URDF, or is not a
-revolute, continuous or prismatic joint, moves freely (noted).
+A mimic joint, q = multiplier q_leader + offset, whose leader is a moving joint of the
+model (not held; a mimic that follows in turn counts) follows it through a coupler
+(flexmbs.model.coupler, written by `mimic_coupler_lines`), its start its leader's
+times the multiplier plus the offset. A mimic of a held joint is held at that value
+of its leader's held value: the mimicking link then moves with its parent. A mimic
+joint whose leader is not a joint of the URDF, is not a revolute, continuous or
+prismatic joint, or mimics in a circle, moves freely (noted).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ __all__ = [
     "joint_motion",
     "mimic_values",
     "mimic_note",
+    "mimic_followers",
+    "mimic_coupler_lines",
     "massless_chains",
     "joint_lines",
     "general_lines",
@@ -94,7 +98,12 @@ def joint_motion(j: UrdfJoint, q: float) -> NDArray[np.float64]:
     return pose
 
 
-def joint_lines(j: UrdfJoint, name: str, parent: str, child: str, notes: list[str]) -> list[str]:
+def joint_lines(
+    j: UrdfJoint, name: str, parent: str, child: str, notes: list[str], coupled: bool = False
+) -> list[str]:
+    """The `[joints.NAME]` table of a revolute, continuous, prismatic, floating or
+    planar joint; `coupled`: a mimic joint that follows its leader through a coupler
+    (its start is the leader's, so no start of its own is written)."""
     kind = JOINT_TYPES[j.type]
     out = [
         "",
@@ -112,11 +121,16 @@ def joint_lines(j: UrdfJoint, name: str, parent: str, child: str, notes: list[st
         if j.limit is not None and j.limit.velocity is not None:
             out.append(f"# velocity limit {j.limit.velocity} rad/s (not enforced)")
     else:
-        out += _limit_lines(kind, j, notes)
+        out += _limit_lines(kind, j, notes, own_start=not coupled)
     if j.mimic is not None:
         out.append(
             f"# mimics {j.mimic.joint} (multiplier {j.mimic.multiplier}, offset "
-            f"{j.mimic.offset}): not enforced, the joint moves freely"
+            f"{j.mimic.offset}): "
+            + (
+                "follows it through the coupler of the same name"
+                if coupled
+                else "not enforced, the joint moves freely"
+            )
         )
     return out
 
@@ -217,9 +231,9 @@ def general_lines(
     return out
 
 
-def _limit_lines(kind: str, j: UrdfJoint, notes: list[str]) -> list[str]:
+def _limit_lines(kind: str, j: UrdfJoint, notes: list[str], own_start: bool = True) -> list[str]:
     """The `limits` of a revolute or prismatic joint and their stops (module text),
-    its start inside them; comments for what is not enforced."""
+    its start inside them (with `own_start`); comments for what is not enforced."""
     limit = j.limit
     if limit is None or limit.lower is None or limit.upper is None:
         return []
@@ -235,7 +249,7 @@ def _limit_lines(kind: str, j: UrdfJoint, notes: list[str]) -> list[str]:
         f"limit_stiffness = {toml_number(stiffness)}",
         f"limit_damping = {toml_number(stiffness * STOP_DAMPING_TIME)}",
     ]
-    start = joint_start(j)
+    start = joint_start(j) if own_start else 0.0
     if start != 0.0:
         out.append(f"initial = {toml_number(start)}  # within the limits")
         notes.append(
@@ -247,32 +261,97 @@ def _limit_lines(kind: str, j: UrdfJoint, notes: list[str]) -> list[str]:
     return out
 
 
+MIMIC_KINDS = ("revolute", "continuous", "prismatic")
+
+
+def _mimic_leader(robot: UrdfRobot, j: UrdfJoint) -> UrdfJoint | None:
+    """The joint that mimic joint `j` follows, where it can: a revolute, continuous or
+    prismatic joint of the URDF, its chain of leaders not coming back to `j`."""
+    if j.mimic is None or j.type not in MIMIC_KINDS:
+        return None
+    leader = robot.joints.get(j.mimic.joint)
+    seen = {j.name}
+    k = leader
+    while k is not None:
+        if k.type not in MIMIC_KINDS or k.name in seen:
+            return None
+        if k.mimic is None:
+            return leader
+        seen.add(k.name)
+        k = robot.joints.get(k.mimic.joint)
+    return None
+
+
 def mimic_values(robot: UrdfRobot, held: dict[str, float]) -> dict[str, float]:
     """{mimic joint: the coordinate it is held at} (the module docstring): q =
-    multiplier q_leader + offset at the leader's start, or at the leader's own held
-    value; the joints of `held` and the mimic joints that move freely left out."""
+    multiplier q_leader + offset at the leader's held value, for the mimic joints whose
+    leader is held (a joint of `held`, or a mimic held in turn); the joints of `held`,
+    the mimic joints that follow a moving leader and those that move freely left
+    out."""
     out: dict[str, float] = {}
-    kinds = ("revolute", "continuous", "prismatic")
 
-    def value(j: UrdfJoint, seen: set[str]) -> float | None:
+    def value(j: UrdfJoint) -> float | None:
         if j.name in held:
             return held[j.name]
         if j.name in out:
             return out[j.name]
-        if j.mimic is None:
-            return joint_start(j)
-        leader = robot.joints.get(j.mimic.joint)
-        if leader is None or leader.type not in kinds or leader.name in seen:
+        leader = _mimic_leader(robot, j)
+        if leader is None:
             return None
-        q = value(leader, seen | {j.name})
+        q = value(leader)
+        assert j.mimic is not None
         return None if q is None else j.mimic.multiplier * q + j.mimic.offset
 
     for j in robot.joints.values():
-        if j.mimic is None or j.name in held or j.type not in kinds:
+        if j.mimic is None or j.name in held:
             continue
-        q = value(j, set())
+        q = value(j)
         if q is not None:
             out[j.name] = q
+    return out
+
+
+def mimic_followers(robot: UrdfRobot, held: dict[str, float]) -> list[UrdfJoint]:
+    """The mimic joints that follow a moving joint of the model through a coupler:
+    neither they nor their leader held (`held`: every joint held, the mimic joints of
+    `mimic_values` among them), their leader one that `_mimic_leader` accepts."""
+    return [
+        j
+        for j in robot.joints.values()
+        if j.mimic is not None
+        and j.name not in held
+        and _mimic_leader(robot, j) is not None
+        and j.mimic.joint not in held
+    ]
+
+
+def mimic_coupler_lines(
+    followers: Sequence[UrdfJoint], coordinate_of: dict[str, tuple[str, int]]
+) -> list[str]:
+    """The `[couplers.NAME]` tables of the mimic joints `followers`, each named after
+    its joint in the model; coordinate_of: URDF joint -> (the model's joint, the
+    coordinate) (a revolute of a chain made one `general` joint is one of its
+    coordinates)."""
+    out: list[str] = []
+    for j in followers:
+        assert j.mimic is not None
+        joint, coordinate = coordinate_of[j.name]
+        leader, leader_coordinate = coordinate_of[j.mimic.joint]
+        unit = "m" if j.type == "prismatic" else "rad"
+        out += [
+            "",
+            f"[couplers.{toml_key(joint if coordinate == 0 else f'{joint}_{coordinate}')}]"
+            f"  # URDF mimic: {j.name} = {j.mimic.multiplier:g} {j.mimic.joint} "
+            f"+ {j.mimic.offset:g} {unit}",
+            f"joint = {toml_key(joint)}",
+            f"leader = {toml_key(leader)}",
+            f"multiplier = {toml_number(j.mimic.multiplier)}",
+            f"offset = {toml_number(j.mimic.offset)}  # {unit}",
+        ]
+        if coordinate:
+            out.append(f"coordinate = {coordinate}")
+        if leader_coordinate:
+            out.append(f"leader_coordinate = {leader_coordinate}")
     return out
 
 
@@ -285,7 +364,6 @@ def mimic_note(robot: UrdfRobot, mimics: dict[str, float]) -> str:
         unit = "m" if j.type == "prismatic" else "rad"
         held.append(f"{name} (mimics {leader}) at {q:.6g} {unit}")
     return (
-        "mimic joints held at their leader's start times the multiplier plus the offset "
-        "(flexmbs has no item that ties one joint coordinate to another; held, each "
-        "link moves with its parent): " + ", ".join(held)
+        "mimic joints of held joints, held at their leader's held value times the "
+        "multiplier plus the offset (each link moves with its parent): " + ", ".join(held)
     )

@@ -21,6 +21,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from xml.parsers import expat
 
 import numpy as np
@@ -71,6 +72,7 @@ class UrdfLink:
     has_inertial: bool = False
     collisions: list[UrdfGeometry] = field(default_factory=list)
     visuals: list[UrdfGeometry] = field(default_factory=list)
+    density_shapes: list[Any] = field(default_factory=list)  # its mass's shapes, --density
 
 
 @dataclass

@@ -76,6 +76,7 @@ def _refuse(model: Model) -> None:
     for kind, table in (
         ("user law", getattr(model, "user_laws", {})),
         ("contact", getattr(model, "contacts", {})),
+        ("coupler", getattr(model, "couplers", {})),
         ("friction", getattr(model, "frictions", {})),
         ("backlash", getattr(model, "backlashes", {})),
         ("controller", getattr(model, "controllers", {})),
@@ -83,6 +84,7 @@ def _refuse(model: Model) -> None:
         for name in table:
             what = {
                 "contact": "rolling contacts are",
+                "coupler": "couplers are",
                 "friction": "joint friction is",
                 "backlash": "backlash is",
                 "controller": "controllers are",

@@ -106,6 +106,10 @@ class ModelArrays(NamedTuple):
         (disk marker axes), contact_normal (ncontact, 3) the plane's normal (plane
         marker axes), contact_radius (ncontact,) m; contact_row_ptr (ncontact+1,) its
         rows among con_*
+    coupler_col (ncoupler, 2): the columns [follower, leader] of each coupler,
+        coupler_multiplier k, coupler_offset o (rad or m) (ncoupler,): its row
+        x_f - k x_l - o (con_kind 4) is row contact_row_ptr[-1] + j of con_*
+        (flexmbs.model.coupler)
     lin_ptr (nrow + 1,), lin_q, lin_coef: linear sensor rows, row r =
         sum coef q[lin_q] over lin_ptr[r]:lin_ptr[r+1]
     point_position (npt, 3): undeformed centre-line points (body axes, m)
@@ -245,6 +249,9 @@ class ModelArrays(NamedTuple):
     contact_normal: np.ndarray
     contact_radius: np.ndarray
     contact_row_ptr: np.ndarray
+    coupler_col: np.ndarray
+    coupler_multiplier: np.ndarray
+    coupler_offset: np.ndarray
     lin_ptr: np.ndarray
     lin_q: np.ndarray
     lin_coef: np.ndarray

@@ -22,6 +22,7 @@ from .vocabulary import GENERATED_PREFIX, GROUND, NAME_PATTERN, ORIGIN, SENSOR_N
 if TYPE_CHECKING:
     from .backlash import Backlash
     from .controllers import Controller
+    from .coupler import Coupler
     from .friction import Friction
     from .items import Actuator, BeamBody, Contact, Driver, Force, Joint, RigidBody, Sensor, Spring
     from .user_laws import UserLawItem
@@ -47,6 +48,7 @@ class DescriptionBase:
         self.ground_markers = {ORIGIN: Marker(ORIGIN, GROUND, np.zeros(3), np.eye(3))}
         self.joints: dict[str, Joint] = {}
         self.drivers: dict[str, Driver] = {}
+        self.couplers: dict[str, Coupler] = {}
         self.actuators: dict[str, Actuator] = {}
         self.forces: dict[str, Force] = {}
         self.springs: dict[str, Spring] = {}

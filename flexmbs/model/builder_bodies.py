@@ -42,6 +42,7 @@ from .field_checks import (
     _vector,
 )
 from .items import BeamBody, Marker, RigidBody
+from .shape_input import density_solid
 from .vocabulary import GROUND, ORIGIN
 
 if TYPE_CHECKING:
@@ -59,16 +60,57 @@ class BodyItems(DescriptionBase):
     def add_rigid_body(
         self,
         name: str,
-        mass: float,
-        inertia: ArrayLike,
-        inertia_about: str,
-        com: ArrayLike = (0.0, 0.0, 0.0),
+        mass: float | None = None,
+        inertia: ArrayLike | None = None,
+        inertia_about: str | None = None,
+        com: ArrayLike | None = None,
+        density: float | None = None,
+        shapes: Sequence[Any] | None = None,
+        base: str | None = None,
     ) -> RigidBody:
-        """Add a rigid body; `inertia_about` is "com" or "origin" (of the body frame)."""
+        """Add a rigid body: its `mass`, `inertia` (about "com" or "origin" of the
+        body frame, `inertia_about`) and `com`; or its `density` (kg/m^3) and `shapes`
+        (tables or flexmbs.model.solid_shapes.Shape: boxes, cylinders, spheres and
+        meshes, mesh files relative to `base`, default the model file's folder), whose
+        mass, centre of mass and inertia it takes (flexmbs.model.shape_input)."""
         item = f'body "{name}"'
         self._new_body(name, item)
+        if density is not None:
+            given = [
+                k
+                for k, v in (
+                    ("mass", mass),
+                    ("inertia", inertia),
+                    ("inertia_about", inertia_about),
+                    ("com", com),
+                )
+                if v is not None
+            ]
+            if given:
+                raise ModelError(
+                    "a body with a density takes its mass, centre of mass and inertia from "
+                    "its shapes: give a density and shapes, or a mass and an inertia, not both",
+                    item,
+                    given[0],
+                )
+            if base is None and self.source_path:
+                base = os.path.dirname(os.path.abspath(self.source_path))
+            rho, parsed, (m, c, i_c) = density_solid(density, shapes or [], base, item)
+            return self._keep_body(RigidBody(name, m, c, i_c, density=rho, shapes=parsed))
+        if shapes:
+            raise ModelError(
+                "shapes give a body its mass only with a density (kg/m^3): add `density`, "
+                "or leave the shapes out",
+                item,
+                "shapes",
+            )
+        for key, value in (("mass", mass), ("inertia", inertia), ("inertia_about", inertia_about)):
+            if value is None:
+                raise ModelError(
+                    f'missing required field "{key}" (or give `density` and `shapes`)', item, key
+                )
         m = _scalar(mass, item, "mass", positive=True)
-        c = _vector(com, 3, item, "com")
+        c = _vector((0.0, 0.0, 0.0) if com is None else com, 3, item, "com")
         inertia_in = _inertia_matrix(inertia, item, "inertia")
         if inertia_about not in ("com", "origin"):
             raise ModelError(

@@ -1,6 +1,6 @@
 """The Model builder's methods that add joints and loads (flexmbs.model.description):
-joints, drivers, point forces and torques, springs, user force laws and rolling
-contacts."""
+joints, drivers, couplers, point forces and torques, springs, user force laws and
+rolling contacts."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from .timefunctions import Constant, check_time_function
 from .vocabulary import CONTACT_TYPES, FORCE_TYPES, GROUND, JOINT_TYPES, ORIGIN
 
 if TYPE_CHECKING:
+    from .coupler import Coupler
     from .timefunctions import TimeFunction
     from .user_laws import LawFunction, UserLaw, UserLawItem
 
@@ -26,8 +27,8 @@ __all__ = ["JointItems"]
 
 
 class JointItems(DescriptionBase):
-    """Model.add_joint, add_driver, add_force, add_spring, add_user_law and
-    add_contact."""
+    """Model.add_joint, add_driver, add_coupler, add_force, add_spring, add_user_law
+    and add_contact."""
 
     def add_joint(
         self,
@@ -123,6 +124,31 @@ class JointItems(DescriptionBase):
         check_time_function(function, item, "function")
         self.drivers[name] = Driver(name, joint, int(coordinate), function)
         return self.drivers[name]
+
+    def add_coupler(
+        self,
+        name: str,
+        joint: str,
+        leader: str,
+        coordinate: int = 0,
+        leader_coordinate: int = 0,
+        multiplier: float = 1.0,
+        offset: float = 0.0,
+    ) -> Coupler:
+        """Tie coordinate `coordinate` of `joint` (the follower) to coordinate
+        `leader_coordinate` of `leader`: x_f = multiplier x_l + offset (offset in rad
+        or m), a constraint with its multiplier, as a cut joint's
+        (flexmbs.model.coupler). The follower is a free coordinate of a tree joint
+        and follows one leader; its start is the leader's times the multiplier plus
+        the offset."""
+        from .coupler import coupler_item
+
+        item = f'coupler "{name}"'
+        self._new_name(name, self.couplers, item)
+        self.couplers[name] = coupler_item(
+            self, name, joint, leader, coordinate, leader_coordinate, multiplier, offset
+        )
+        return self.couplers[name]
 
     def add_force(
         self,

@@ -37,6 +37,7 @@ class SensorItems(DescriptionBase):
         point: ArrayLike | None = None,
         subdivisions: int = 1,
         contact: str | None = None,
+        coupler: str | None = None,
         dead_time: float = 0.0,
         lag: float = 0.0,
         resolution: float = 0.0,
@@ -52,7 +53,9 @@ class SensorItems(DescriptionBase):
         axial strain at the section point `point` = [y, z] (m, section axes), the
         curvatures or the section forces; or the beam's deformed centre line
         (`subdivisions` points per element); or the force of a rolling `contact` on
-        its disk and the contact point (type "contact_reaction"). As an instrument
+        its disk and the contact point (type "contact_reaction"); or the generalized
+        forces of a `coupler` on its follower's and its leader's coordinates (type
+        "coupler_reaction", N m or N). As an instrument
         gives it (flexmbs.simulation.instruments): through a first-order `lag` (time constant,
         s), after a `dead_time` (s), rounded to its `resolution` (an encoder's
         step; 0: none). What a sampled controller reads goes through its own
@@ -67,6 +70,7 @@ class SensorItems(DescriptionBase):
             frame=frame,
             actuator=actuator,
             contact=contact,
+            coupler=coupler,
         )
         instrument = _instrument(
             item,
@@ -95,6 +99,10 @@ class SensorItems(DescriptionBase):
             sensor = self._section_sensor(name, type, cast(str, body), element, at, point, item)
         elif type == "contact_reaction":
             sensor = self._contact_sensor(name, contact, frame, item)
+        elif type == "coupler_reaction":
+            if coupler not in self.couplers:
+                raise ModelError(f'unknown coupler "{coupler}"', item, "coupler")
+            sensor = Sensor(name, type, coupler=coupler)
         elif type.startswith("actuator"):
             sensor = self._actuator_sensor(name, type, actuator, item)
         elif type in ("joint_reaction", "constraint_residual"):

@@ -21,6 +21,7 @@ from .arrays import ACTUATOR_CODES, ModelArrays, Workspace
 from .band_layout import bordered_band_layout
 from .compiled_model import CompiledModel
 from .constraint_tables import constraint_tables
+from .coupler import coupled_start, coupler_columns
 from .description import GROUND, BeamBody, FeBody, Joint, Marker, RigidBody
 from .drive_tables import motor_tables, stop_tables
 from .geometric_tables import geometric_tables
@@ -519,7 +520,12 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     )
     contacts = list(model.contacts.values())
     cut_joints = [model.joints[name] for name in topo.cut_joint_names]
-    con_arrays, con_texts = constraint_tables(model, cut_joints, markers.id, contacts)
+    couplers = list(model.couplers.values())
+    coupler_cols = coupler_columns(couplers, coords.column_of, coords.qindex)
+    coupler_notes = coupled_start(couplers, coupler_cols, coords.qindex, coords.q0, coords.u0)
+    con_arrays, con_texts = constraint_tables(
+        model, cut_joints, markers.id, contacts, couplers, coupler_cols
+    )
     sensors = list(model.sensors.values())
     stab = sensor_tables(
         model,
@@ -564,7 +570,7 @@ def compile_model(model: Model, absolute_joints: Mapping[str, str] | None = None
     )
     cm.constraint_texts = con_texts
     cm.ports = input_ports(model, coords.actuator_functions, force_functions)
-    cm.warnings += _cut_joint_notes(model, topo)
+    cm.warnings += _cut_joint_notes(model, topo) + coupler_notes
     complete_initial_state(cm)
     return cm
 

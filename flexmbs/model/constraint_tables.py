@@ -26,6 +26,11 @@ equations along the plane's two tangent directions, nonholonomic: no position
 equation). A knife edge is the same with radius 0 and the first tangent row only (t1,
 across the blade). Their geometry is in the contact_* arrays; x, y, c of their rows
 are unused.
+
+A coupler (flexmbs.model.coupler) gives one row of kind 4 (COUPLER), after the
+contacts' rows: x_f - k x_l - o = 0 between the joint coordinates of columns
+coupler_col = [follower, leader], k and o in coupler_multiplier, coupler_offset; x, y,
+c of its row are unused.
 """
 
 from __future__ import annotations
@@ -37,9 +42,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ..codes import CONTACT_NORMAL, CONTACT_TANGENT, ORIENTATION, POSITION
+from ..codes import CONTACT_NORMAL, CONTACT_TANGENT, COUPLER, ORIENTATION, POSITION
 
 if TYPE_CHECKING:
+    from .coupler import Coupler
     from .description import Model
     from .items import Contact, Joint
 
@@ -51,6 +57,7 @@ __all__ = [
     "ORIENTATION",
     "CONTACT_NORMAL",
     "CONTACT_TANGENT",
+    "COUPLER",
     "CONTACT_ROWS",
 ]
 
@@ -130,11 +137,14 @@ def constraint_tables(
     cut_joints: Sequence[Joint],
     marker_id: Callable[[str, str], int],
     contacts: Sequence[Contact] = (),
+    couplers: Sequence[Coupler] = (),
+    coupler_cols: Sequence[tuple[int, int]] = (),
 ) -> tuple[dict[str, np.ndarray], list[str]]:
-    """dict of the ModelArrays fields cut_*, contact_* and con_* and the row
-    descriptions, for the cut joints `cut_joints` (Joint objects), then the rolling
-    contacts `contacts` (Contact objects); marker_id(body, marker) gives marker-table
-    indices. Every row starts active (`con_active`); redundant ones are switched off
+    """dict of the ModelArrays fields cut_*, contact_*, coupler_* and con_* and the
+    row descriptions, for the cut joints `cut_joints` (Joint objects), the rolling
+    contacts `contacts` (Contact objects), then the couplers `couplers` at their
+    columns `coupler_cols` ((follower, leader) each); marker_id(body, marker) gives
+    marker-table indices. Every row starts active (`con_active`); redundant ones are switched off
     when the initial state is made consistent (flexmbs.dynamics.constrained)."""
     kind, x, y, c, joint_of, texts = [], [], [], [], [], []
     mp, mo, ptr = [], [], [0]
@@ -163,6 +173,16 @@ def constraint_tables(
             c.append(0.0)
             texts.append(f'contact "{contact.name}": {text}')
         cptr.append(len(kind))
+    for coupler in couplers:
+        kind.append(COUPLER)
+        x.append(np.zeros(3))
+        y.append(np.zeros(3))
+        c.append(0.0)
+        texts.append(
+            f'coupler "{coupler.name}": {coupler.joint}[{coupler.coordinate}] = '
+            f"{coupler.multiplier:g} {coupler.leader}[{coupler.leader_coordinate}] "
+            f"+ {coupler.offset:g}"
+        )
     i64 = np.int64
     arrays = dict(
         cut_marker_parent=np.array(mp, dtype=i64),
@@ -174,6 +194,9 @@ def constraint_tables(
         contact_normal=np.array(normal, dtype=float).reshape(-1, 3),
         contact_radius=np.array(radius, dtype=float),
         contact_row_ptr=np.array(cptr, dtype=i64),
+        coupler_col=np.array(coupler_cols, dtype=i64).reshape(-1, 2),
+        coupler_multiplier=np.array([k.multiplier for k in couplers], dtype=float),
+        coupler_offset=np.array([k.offset for k in couplers], dtype=float),
         con_kind=np.array(kind, dtype=i64),
         con_x=np.array(x, dtype=float).reshape(-1, 3),
         con_y=np.array(y, dtype=float).reshape(-1, 3),

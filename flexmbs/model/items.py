@@ -47,13 +47,17 @@ class Marker:
 @dataclass
 class RigidBody:
     """A rigid body. `com` (m) in the body frame; `inertia` (kg m^2) about the centre of
-    mass in body axes (the file may give it about the frame origin; it is converted)."""
+    mass in body axes (the file may give it about the frame origin; it is converted).
+    A body given by its `density` (kg/m^3) and `shapes` (flexmbs.model.solid_shapes)
+    keeps them; its mass, centre of mass and inertia are theirs."""
 
     name: str
     mass: float
     com: np.ndarray
     inertia: np.ndarray
     markers: dict = field(default_factory=dict)
+    density: float | None = None
+    shapes: list = field(default_factory=list)
 
     @property
     def inertia_about_origin(self) -> NDArray[np.float64]:
@@ -405,6 +409,7 @@ class Sensor:
     point: np.ndarray | None = None
     subdivisions: int | None = None
     contact: str | None = None
+    coupler: str | None = None
     dead_time: float = 0.0
     lag: float = 0.0
     resolution: float = 0.0

@@ -59,6 +59,7 @@ SENSOR_CODES = {
     "joint_reaction": 13,
     "constraint_residual": 14,
     "contact_reaction": 16,
+    "coupler_reaction": 25,
     "strain_energy": 21,
     "elastic_coordinates": 22,
     "actuator_current": 23,
@@ -86,6 +87,7 @@ SENSOR_SIZES = {
     21: 1,
     23: 1,
     24: 1,
+    25: 2,
 }
 CUT_COORDINATE_CODES = {
     (0, "translation"): 17,
@@ -320,6 +322,9 @@ class _SensorCompiler:
             return self._centerline_row(s, code)
         if code in (13, 14):
             return self._reaction_row(s, code, size)
+        if code == 25:
+            assert s.coupler is not None
+            return _SensorRow(code, size, coord=list(self.model.couplers).index(s.coupler))
         if code == 16:
             assert s.contact is not None
             coord = self.contacts.index(s.contact)

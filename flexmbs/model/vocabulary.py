@@ -36,6 +36,7 @@ SENSOR_TYPES = (
     "joint_reaction",
     "constraint_residual",
     "contact_reaction",
+    "coupler_reaction",
     "strain_energy",
     "elastic_coordinates",
 )

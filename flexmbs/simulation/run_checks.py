@@ -32,9 +32,10 @@ def check_solver_fits(model, cm, s, report):
             [f"cut joints {', '.join(cm.topology.cut_joint_names)}"]
             * bool(cm.topology.cut_joint_names)
             + [f"rolling contacts {', '.join(model.contacts)}"] * bool(cm.ncontacts)
+            + [f"couplers {', '.join(model.couplers)}"] * bool(getattr(model, "couplers", {}))
         )
         raise ModelError(
-            f"a model with closed loops or rolling contacts ({what}) is "
+            f"a model with closed loops, rolling contacts or couplers ({what}) is "
             f'a DAE: expected the solver "bdf" or "ida", got "{s.method}"',
             "solver",
             "method",
@@ -63,7 +64,7 @@ def check_solver_fits(model, cm, s, report):
     if report is not None and s.formulation == "order-n":
         raise ModelError(
             "the Order-N formulation is for trees without constraints; "
-            "this model has closed loops or rolling contacts",
+            "this model has closed loops, rolling contacts or couplers",
             "solver",
             "formulation",
         )

@@ -170,6 +170,15 @@ def _error_test(cm, n):
     return None if test.all() else test
 
 
+def _quadratures(cm, n):
+    """The works in the state (W_nc and each actuator's work, flexmbs.model.arrays):
+    quadratures, W' = P(q, u), that no other row reads; not the DC motors'
+    electrical states, which drive their torques."""
+    quad = np.zeros(n, dtype=bool)
+    quad[2 * cm.nq : 2 * cm.nq + 1 + cm.nactuators] = True
+    return quad
+
+
 def _with_discontinuities(cm, system):
     """The system's breakpoints (the times where a time function of the model jumps
     or kinks), its segment hook (the piece of each time function in force on a
@@ -181,6 +190,7 @@ def _with_discontinuities(cm, system):
     m, ws = cm.arrays, system.ws
     system.breakpoints = time_function_breakpoints(m.tf_kind, m.tf_ptr, m.tf_data)
     system.error_test = _error_test(cm, system.n)
+    system.quadrature = _quadratures(cm, system.n)
 
     def set_segment(t_start, t_end):
         ws.segment_time[0] = 0.5 * (t_start + t_end)

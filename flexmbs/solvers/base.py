@@ -58,6 +58,9 @@ class System:
     `error_test` (bool, size n, or None: every differential component) marks the
     components in `bdf`'s local error test (flexmbs.simulation leaves out the elastic
     speeds of damped flexible bodies: docs/explanation/bdf.md, "The error test").
+    `quadrature` (bool, size n, or None) marks the components no row of the
+    residual reads (the works), which `bdf` and `galpha` leave out of the Newton
+    rate (flexmbs.solvers.bdf_kernels._wrms_newton).
 
     Discontinuities (flexmbs.solvers.events): `breakpoints` (sorted times, s) where
     the forces jump or kink in time; `set_segment(t_start, t_end)` makes the
@@ -92,6 +95,7 @@ class System:
     dae_elastic_columns: np.ndarray | None = None
     dae_layout: tuple | None = None
     error_test: np.ndarray | None = None
+    quadrature: np.ndarray | None = None
     breakpoints: np.ndarray | None = None
     set_segment: object = None
     switches: object = None

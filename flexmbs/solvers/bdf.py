@@ -43,6 +43,7 @@ from .bdf_arguments import (
     checked_columns,
     checked_layout,
     checked_masks,
+    checked_quadrature,
     checked_second_order_count,
     checked_span,
     checked_steps,
@@ -250,6 +251,10 @@ class BDF:
         and the order choice (None: every differential component). A mechanical
         system tests its positions and leaves out their speeds (flexmbs.solvers.
         bdf_integrator.BdfIntegrator), as the generalized-alpha driver does.
+    quadrature : optional (n,) bool mask of the quadratures: differential
+        components that no row of the residual reads (a mechanical system's works,
+        W' = P(q, u)). They are in the Newton iteration's convergence test but not
+        in its rate, which they follow (bdf_kernels._wrms_newton).
     switches : optional numba-jitted ``switches(t, y, args, out)`` writing the
         `nswitch` switch functions g(t, y) into `out`: the step loop stops after the
         step on which one changes sign (status "switched"; `interpolate` then gives
@@ -264,7 +269,7 @@ class BDF:
                  second_order=0, mass=None, max_order=MAX_ORDER, h0=None,
                  h_max=np.inf, h_min=0.0, calc_ic=True, epcon=EPCON, fixed_step=None,
                  history=None, index2=False, elastic_columns=None, layout=None,
-                 error_test=None, switches=None, nswitch=0):
+                 error_test=None, switches=None, nswitch=0, quadrature=None):
         check_functions(residual, args, jacobian, mass, switches, nswitch, _JIT)
         jcol, elastic_columns = checked_columns(
             np.size(y0), jacobian, jacobian_columns, mass, second_order, elastic_columns)
@@ -300,6 +305,8 @@ class BDF:
         s.rtol[:] = rtol
         s.atol[:] = atol
         s.mask[:] = np.where(alg, 0.0, 1.0)
+        if quadrature is not None:
+            s.mask[checked_quadrature(quadrature, n, alg)] = _k.MASK_QUADRATURE
         s.etest[:] = np.where(etest, 1.0, 0.0)
         self._set_scalars(s, t0, t_end, h_max, h_min, epcon, fixed_step, max_order, ns,
                           index2, mass, jacobian, jcol, elastic_columns)

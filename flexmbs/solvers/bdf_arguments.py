@@ -7,7 +7,7 @@ import numpy as np
 from . import bdf_kernels as _k
 
 __all__ = ["is_jitted", "check_functions", "checked_columns", "checked_span",
-           "checked_tolerance", "checked_masks", "checked_second_order_count",
+           "checked_tolerance", "checked_masks", "checked_quadrature", "checked_second_order_count",
            "checked_steps", "checked_layout"]
 
 MAX_ORDER = _k.MAXORD
@@ -81,6 +81,18 @@ def checked_span(t0, t_end, y0, yp0):
     if yp0.shape != (n,) or not np.all(np.isfinite(yp0)):
         raise ValueError(f"yp0 must be {n} finite values, got shape {yp0.shape}")
     return t0, t_end, y0, yp0
+
+
+def checked_quadrature(quadrature, n, algebraic):
+    """The quadratures' mask of n values, none of them algebraic."""
+    quad = np.asarray(quadrature)
+    if quad.shape != (n,) or quad.dtype.kind not in "biu":
+        raise ValueError(f"quadrature must be a bool/int mask of {n} values, "
+                         f"got shape {quad.shape}")
+    quad = quad != 0
+    if np.any(quad & algebraic):
+        raise ValueError("quadrature marks algebraic components")
+    return quad
 
 
 def checked_masks(algebraic, error_test, n):

@@ -265,7 +265,8 @@ class BdfIntegrator(Integrator):
                    h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
                    calc_ic=False, index2=index2, layout=system.dae_layout,
                    h0=INDEX2_FIRST_STEP * (end - t) if index2 else None,
-                   error_test=system.error_test, **self._driver_options())
+                   error_test=system.error_test, quadrature=system.quadrature,
+                   **self._driver_options())
 
     def _locate_switch(self, bdf, t_out, y_out, n):
         """After a driver stopped on a state event: the crossing t* on its last step,
@@ -656,4 +657,4 @@ class GalphaIntegrator(BdfIntegrator):
             h_min=BDF_STEP_FLOOR * self.t_end - BDF_STEP_FLOOR * self.t0,
             index2=index2, h0=h0, positions=system.npositions, layout=system.dae_layout,
             fixed_step=(None if fixed_step is None else min(fixed_step, end - t)),
-            **self._driver_options())
+            quadrature=system.quadrature, **self._driver_options())

@@ -61,7 +61,8 @@ class GeneralizedAlpha(BDF):
                  rho_inf=RHO_INF, algebraic=None, jacobian=None, jacobian_columns=None,
                  second_order=0, mass=None, h0=None, h_max=np.inf, h_min=0.0,
                  epcon=0.33, fixed_step=None, index2=False, positions=None,
-                 elastic_columns=None, layout=None, switches=None, nswitch=0):
+                 elastic_columns=None, layout=None, switches=None, nswitch=0,
+                 quadrature=None):
         if not (isinstance(rho_inf, (int, float, np.floating, np.integer))
                 and 0.0 <= rho_inf <= 1.0):
             raise ValueError(f"rho_inf must be a number in [0, 1], got {rho_inf!r}")
@@ -83,7 +84,8 @@ class GeneralizedAlpha(BDF):
                          mass=mass, max_order=2, h0=h0, h_max=h_max, h_min=h_min,
                          calc_ic=False, epcon=epcon, fixed_step=fixed_step,
                          index2=index2, elastic_columns=elastic_columns,
-                         layout=layout, switches=switches, nswitch=nswitch)
+                         layout=layout, switches=switches, nswitch=nswitch,
+                         quadrature=quadrature)
 
     @staticmethod
     def _first_step(y0, yp0, span, rtol, atol, npos):
