@@ -76,6 +76,9 @@ MAX_NEWTON_ITER = 4        # corrector iterations per attempt (IDA maxcor)
 MAX_CONV_FAILS = 10        # Newton failures in one step before giving up (IDA maxncf)
 MAX_ERR_FAILS = 10         # error-test failures in one step before giving up (maxnef)
 RATE_MAX = 0.9             # Newton rate above which the iteration is declared failing
+RATE_NOISE = 1e-6          # a first update (less the quadratures) below this times epcon
+                           # is converged: the ratio of the next to it is rounding's (an
+                           # exact predictor: a history carried across a held jump)
 MASK_QUADRATURE = 2.0      # s.mask of a quadrature (BdfState)
 SS_FRESH = 20.0            # initial rate factor s = rate / (1 - rate) (IDA: 20)
 SS_CJ_CHANGED = 100.0      # s after cj changed since the last step (IDA: 100)
@@ -986,8 +989,8 @@ def _nls(residual, jacobian, mass, args, s, tn):
                 if delnrm <= NEWTON_TINY * EPS * ynorm:
                     return _OK
             else:
-                rate = ((ratenrm / fs[F_OLDNRM]) ** (1.0 / m) if fs[F_OLDNRM] > 0.0
-                        else 0.0)
+                rate = ((ratenrm / fs[F_OLDNRM]) ** (1.0 / m)
+                        if fs[F_OLDNRM] > RATE_NOISE * epcon else 0.0)
                 if rate > RATE_MAX:
                     break
                 fs[F_SS] = rate / (1.0 - rate)
