@@ -211,8 +211,7 @@ def tight(folder, trial):
 
 
 def unheld(folder, trial):
-    """Churned, on a file system where room cannot be held: the free space seen decides,
-    and a write that fails in the race leaves the last commit."""
+    """Churned, on a file system without fallocate: the room is held by writing it."""
     results.reserve = lambda fd, nbytes: None
     return churned(folder, trial)
 

@@ -109,9 +109,10 @@ def test_less_room_than_one_commit_writes_the_rows_that_fit(tmp_path):
 
 @needs_mount
 def test_where_room_cannot_be_held_a_failed_write_leaves_the_last_commit(tmp_path):
-    """On a file system without fallocate the free space seen decides, and another
-    process can take it before the write: a write that fails then leaves the file as
-    the last commit left it, the status saying why."""
+    """On a file system without fallocate the writer holds each commit's room by
+    writing zeros past the file's end, so another process filling the disk meanwhile
+    cannot fail a commit half-way: the file holds every committed row as written and
+    the status says why the run stopped."""
     for trial in scenario("unheld", tmp_path, trials=2):
         seen = trial["freed"]
         assert seen["values_as_written"] and not seen["damage"], trial

@@ -489,3 +489,56 @@ def test_plot_writes_png(tmp_path):
     with pytest.raises(ValueError):
         plot_result(path, ["energy.nope"], tmp_path / "b.png")
     assert not (tmp_path / "b.png").exists()
+
+
+def test_holding_room_by_writing_fills_past_the_end_or_gives_it_back(tmp_path, monkeypatch):
+    """hold_by_writing writes zeros from `start` over what lies past the file's end, and
+    on a full disk cuts the file back to its size and says so."""
+    import errno
+
+    from flexmbs.io import disk_room
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x" * 100)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        assert disk_room.hold_by_writing(fd, 60, 3 * disk_room.ZERO_BLOCK + 5)
+        data = path.read_bytes()
+        assert len(data) == 60 + 3 * disk_room.ZERO_BLOCK + 5
+        assert data[:100] == b"x" * 100 and data[100:] == bytes(len(data) - 100)
+
+        def full(fd, data, offset):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(disk_room.os, "pwrite", full)
+        assert disk_room.hold_by_writing(fd, len(data), 10) is False
+        assert os.fstat(fd).st_size == len(data)
+    finally:
+        os.close(fd)
+
+
+def test_where_fallocate_is_missing_a_commit_writes_its_room_first(tmp_path, monkeypatch):
+    """Without fallocate each commit's room is written past the end of the HDF5 file
+    before the commit (so no other process can take it), and the file, ending in
+    zeros HDF5 has not used, reads back every row."""
+    import flexmbs.io.results as results
+
+    monkeypatch.setattr(results, "reserve", lambda fd, nbytes: None)
+    held = []
+    real = results.hold_by_writing
+
+    def spy(fd, start, nbytes):
+        held.append((start, nbytes))
+        return real(fd, start, nbytes)
+
+    monkeypatch.setattr(results, "hold_by_writing", spy)
+    path = tmp_path / "zeros.h5"
+    w = make_writer(path)
+    t = 0.01 * np.arange(400)
+    w.append(t, *rows(t))
+    w.flush()
+    assert held and os.path.getsize(path) >= held[-1][0] + held[-1][1] - results.STATUS_ROOM
+    w.close("finished")
+    r = open_result(path)
+    assert r.status == "finished" and not r.damage
+    np.testing.assert_array_equal(r.time, t)

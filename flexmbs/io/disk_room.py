@@ -7,8 +7,11 @@ and btrfs support): the blocks are the file's from then on, counted by `du`, and
 later write that grows the file into them needs no new block. `release(fd)` gives back
 what is held past the end (a truncation to the file's own size). Where holding is not
 possible (another system, a file system without it), `reserve` says so with None and
-the caller falls back on the free space it can see (`room_for`), which another
-process may take before the write.
+the caller holds the room by writing it: `hold_by_writing(fd, start, nbytes)` writes
+zeros over the bytes from `start` (where the file's writer will write next) that lie
+past the file's end, so the disk gives its blocks to the file before the writer needs
+them. The file then ends in zeros its writer has not used (its size grows to
+start + nbytes); a reader that reads the file by its own structure (HDF5) ignores them.
 
 The limit a file-size limit (RLIMIT_FSIZE, `ulimit -f`) sets is not room that can be
 held: `room_for` counts it.
@@ -24,7 +27,7 @@ import resource
 import shutil
 import sys
 
-__all__ = ["reserve", "release", "room_for", "NO_ROOM_ERRORS"]
+__all__ = ["reserve", "hold_by_writing", "release", "room_for", "NO_ROOM_ERRORS"]
 
 FALLOC_FL_KEEP_SIZE = 0x01
 NO_ROOM_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -72,6 +75,32 @@ def reserve(fd: int, nbytes: int) -> bool | None:
     if code == errno.EINTR:
         return reserve(fd, nbytes)
     raise OSError(code, os.strerror(code))
+
+
+ZERO_BLOCK = 1 << 20
+"""Bytes of zeros written at a time by hold_by_writing."""
+
+
+def hold_by_writing(fd: int, start: int, nbytes: int) -> bool:
+    """Hold the bytes [start, start + nbytes) of the open file `fd` by writing zeros over
+    the part of them past its end (what lies before the end is the file's already).
+
+    True when they are held; False when the disk (or a quota, or a file-size limit)
+    has not that much room, the file then cut back to its size before. Other errors
+    are raised as OSError.
+    """
+    size = os.fstat(fd).st_size
+    at, end = max(size, int(start)), int(start) + int(nbytes)
+    zeros = bytes(min(ZERO_BLOCK, max(end - at, 0)))
+    try:
+        while at < end:
+            at += os.pwrite(fd, zeros[: end - at], at)
+    except OSError as exc:
+        if exc.errno not in NO_ROOM_ERRORS:
+            raise
+        os.ftruncate(fd, size)
+        return False
+    return True
 
 
 def release(fd: int) -> None:

@@ -78,7 +78,7 @@ import flexmbs
 
 from ..checks.units import rate_units
 from ..errors import ResultWriteError
-from .disk_room import release, reserve, room_for, size_limit_room
+from .disk_room import hold_by_writing, release, reserve, room_for, size_limit_room
 from .output_lock import OutputLock
 from .result_groups import (
     ENERGY_DESCRIPTIONS,
@@ -594,20 +594,26 @@ class ResultWriter:
         statistics = statistics_bytes(self._pending_statistics)
         whole = self._bytes_for_rows(rows) + statistics + STATUS_ROOM
         self._room_seen = (room_for(self.path), whole)
-        if whole <= size_limit_room(self.path):
-            held = reserve(self._fd, whole)
-            if held or (held is None and whole <= self._room_seen[0]):
-                return rows, True
+        if whole <= size_limit_room(self.path) and self._hold(whole, self._room_seen[0]):
+            return rows, True
         for _ in range(ROOM_ATTEMPTS):  # another process may take the room seen first
             room = room_for(self.path)
             self._room_seen = (room, whole)
             fit = self._rows_within(rows, room - STATUS_ROOM)
             if fit == 0:
                 return 0, False
-            held = reserve(self._fd, self._bytes_for_rows(fit) + STATUS_ROOM)
-            if held is not False:
+            if self._hold(self._bytes_for_rows(fit) + STATUS_ROOM, room):
                 return fit, False
         return 0, False
+
+    def _hold(self, nbytes: int, room: int) -> bool:
+        """Hold `nbytes` of disk for the next writes (disk_room): past the file's end
+        where the file system can (`reserve`), else, within the `room` seen, by
+        writing zeros from where HDF5 writes next, the end of its address space."""
+        held = reserve(self._fd, nbytes)
+        if held is None and nbytes <= room:
+            held = hold_by_writing(self._fd, self._file.id.get_filesize(), nbytes)
+        return bool(held)
 
     def _rows_within(self, rows: int, room: int) -> int:
         """The most of the first `rows` pending rows whose commit needs at most `room`
