@@ -26,10 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..errors import ModelError
-from .field_checks import _check_not_prescribed, _scalar
+from .field_checks import _check_joint_coordinate, _check_not_prescribed, _scalar
 
 __all__ = ["Coupler", "coupler_item", "coupler_columns", "coupled_start"]
 
@@ -56,27 +54,6 @@ class Coupler:
         return (self.leader, self.leader_coordinate)
 
 
-def _coordinate_of(
-    joints: Mapping[str, Any], joint: object, coordinate: object, item: str, fields: tuple[str, str]
-) -> None:
-    """ModelError (naming fields[0], the joint, or fields[1], its coordinate) unless
-    `joint` names a joint of `joints` and `coordinate` one of its coordinates."""
-    if not isinstance(joint, str) or joint not in joints:
-        raise ModelError(f'unknown joint "{joint}"', item, fields[0])
-    nd = joints[joint].ndof
-    if (
-        isinstance(coordinate, bool)
-        or not isinstance(coordinate, (int, np.integer))
-        or not 0 <= coordinate < nd
-    ):
-        raise ModelError(
-            f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}'
-            + (" (a fixed joint has none)" if nd == 0 else ""),
-            item,
-            fields[1],
-        )
-
-
 def coupler_item(
     model: Any,
     name: str,
@@ -91,8 +68,10 @@ def coupler_item(
     exist, the follower is not driven, follows no other coupler and is not the
     leader, and the chain of leaders does not come back to it."""
     item = f'coupler "{name}"'
-    _coordinate_of(model.joints, joint, coordinate, item, ("joint", "coordinate"))
-    _coordinate_of(model.joints, leader, leader_coordinate, item, ("leader", "leader_coordinate"))
+    _check_joint_coordinate(model.joints, joint, coordinate, item)
+    _check_joint_coordinate(
+        model.joints, leader, leader_coordinate, item, ("leader", "leader_coordinate")
+    )
     _check_not_prescribed(model.drivers.values(), joint, coordinate, item, "a coupler's follower")
     k = _scalar(multiplier, item, "multiplier")
     if k == 0.0:

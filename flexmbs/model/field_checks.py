@@ -397,12 +397,17 @@ def _check_inertia(
 
 
 def _check_joint_coordinate(
-    joints: Mapping[str, _HasCoordinates], joint: str, coordinate: object, item: str
+    joints: Mapping[str, _HasCoordinates],
+    joint: object,
+    coordinate: object,
+    item: str,
+    fields: tuple[str, str] = ("joint", "coordinate"),
 ) -> None:
-    """ModelError unless `joint` names one of `joints` and `coordinate` is the index of
-    one of its coordinates."""
-    if joint not in joints:
-        raise ModelError(f'unknown joint "{joint}"', item, "joint")
+    """ModelError (naming fields[0], the joint's field, or fields[1], the coordinate's)
+    unless `joint` names one of `joints` and `coordinate` is the index of one of its
+    coordinates."""
+    if not isinstance(joint, str) or joint not in joints:
+        raise ModelError(f'unknown joint "{joint}"', item, fields[0])
     nd = joints[joint].ndof
     if (
         isinstance(coordinate, bool)
@@ -410,9 +415,10 @@ def _check_joint_coordinate(
         or not 0 <= coordinate < nd
     ):
         raise ModelError(
-            f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}',
+            f'expected a coordinate index 0..{nd - 1} of joint "{joint}", got {coordinate!r}'
+            + (" (a fixed joint has none)" if nd == 0 else ""),
             item,
-            "coordinate",
+            fields[1],
         )
 
 
