@@ -26,7 +26,7 @@ MODELS = ROOT / "data" / "models"
 HERE = Path(__file__).resolve().parent
 SIZE = (640, 400)
 VIEWS = {"chain_planar_4": "xz", "four_bar": "xy", "four_bar_flexible": "xy",
-         "slider_crank_flexible": "xy", "rolling_disk_straight": "iso"}
+         "slider_crank_flexible": "xy", "rolling_disk_straight": "iso", "gear_pair": "xz"}
 UR5 = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data"
        / "robots/ur_description/urdf/ur5_robot.urdf")
 
